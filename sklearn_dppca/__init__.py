@@ -1,0 +1,14 @@
+"""sklearn-dppca: differentially private PCA and its five standard pictures.
+
+Public estimators follow scikit-learn's API; the mechanisms live in
+:mod:`sklearn_dppca.privacy`, the pictures in :mod:`sklearn_dppca.display`.
+"""
+
+from ._directions import DPKendallDirections
+from ._kendall import spherical_kendall
+from ._pca import DPPCA
+from ._scree import DPScree
+
+__version__ = "0.1.0"
+
+__all__ = ["DPKendallDirections", "DPPCA", "DPScree", "spherical_kendall", "__version__"]

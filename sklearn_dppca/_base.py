@@ -1,0 +1,70 @@
+"""What the three private estimators share: projection, tags, ledger bookkeeping."""
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ._validation import validate_features
+
+
+class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Base class: ``transform`` projects on ``components_``.
+
+    The projection is not mean-centred: no location of the data is released to
+    centre it with. It is also not a differentially private release about the
+    rows it is applied to; only the fitted attributes are.
+    """
+
+    @property
+    def _n_features_out(self):
+        return self.n_components_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+    def _projection_scale(self):
+        """Per-component divisor of the projection (1 unless whitening)."""
+        return None
+
+    def transform(self, X):
+        """Project ``X`` on the private directions.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features_in_)
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components_)
+            ``X @ components_.T``, in the dtype of ``X`` (float32 stays float32).
+            Not centred: subtract a private centre (for example
+            ``DPPCA.frame_.center``) if you need one.
+        """
+        check_is_fitted(self)
+        X = validate_features(self, X, reset=False)
+        projection = X @ self.components_.T.astype(X.dtype, copy=False)
+        scale = self._projection_scale()
+        if scale is not None:
+            projection /= scale.astype(X.dtype, copy=False)
+        return projection
+
+    def _set_privacy(self, ledger, eps, delta):
+        """Store the ledger and the spend, checking it stays within the grant."""
+        self.privacy_spent_ = ledger.check_within(eps, delta)
+        self.privacy_ledger_ = ledger.to_list()
+
+    def _feature_names(self):
+        names = getattr(self, "feature_names_in_", None)
+        if names is not None:
+            return [str(name) for name in names]
+        return [f"x{j}" for j in range(self.n_features_in_)]
+
+
+def orient_components(eigenvectors):
+    """Deterministic signs: each column's largest absolute entry is made positive."""
+    rows = np.argmax(np.abs(eigenvectors), axis=0)
+    signs = np.sign(eigenvectors[rows, np.arange(eigenvectors.shape[1])])
+    signs[signs == 0] = 1.0
+    return eigenvectors * signs

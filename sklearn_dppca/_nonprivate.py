@@ -1,0 +1,33 @@
+"""The ordinary (non-private) PCA reference, stored only on request."""
+
+import numpy as np
+from sklearn.utils import Bunch
+
+
+def nonprivate_reference(X, private_components):
+    """Ordinary PCA of ``X`` aligned to the private directions, for comparison only.
+
+    NOT PRIVATE: every value here is computed from the raw data without noise.
+
+    Returns a Bunch with ``components`` (k, p) covariance eigenvectors ordered by
+    decreasing eigenvalue, each sign-flipped so that ``v_hat . v_tilde >= 0``;
+    ``explained_variance`` (k,) the covariance eigenvalues; ``explained_variance_ratio``
+    over the k retained (as the private PVE); ``scores`` (n, k) mean-centred.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n_components = private_components.shape[0]
+    mean = X.mean(axis=0)
+    covariance = np.atleast_2d(np.cov(X, rowvar=False))
+    eigenvalues, eigenvectors = np.linalg.eigh(covariance)
+    order = np.argsort(eigenvalues)[::-1][:n_components]
+    components = eigenvectors[:, order].T
+    signs = np.where(np.sum(components * private_components, axis=1) < 0, -1.0, 1.0)
+    components *= signs[:, None]
+    variance = np.clip(eigenvalues[order], 0, None)
+    total = variance.sum()
+    return Bunch(
+        components=components,
+        explained_variance=variance,
+        explained_variance_ratio=variance / total if total > 0 else np.zeros_like(variance),
+        scores=(X - mean) @ components.T,
+    )

@@ -1,0 +1,426 @@
+"""The integrated private PCA: directions, scree and score summary on one budget."""
+
+import numbers
+import time
+import warnings
+
+import numpy as np
+from sklearn.utils import Bunch
+from sklearn.utils.validation import check_is_fitted
+
+from ._base import _PrivateProjection
+from ._directions import SENSITIVITY_RULES, private_kendall_directions
+from ._nonprivate import nonprivate_reference
+from ._scores import (
+    FRAME_SHARE,
+    HISTOGRAM_METHODS,
+    frame_edges,
+    normalised,
+    private_frame,
+    private_histograms,
+    split_by_noisy_totals,
+    synthetic_points,
+)
+from ._scree import (
+    SCREE_METHODS,
+    _VarianceMixin,
+    check_method_params,
+    explained_variance_ratio,
+    post_process_variances,
+    private_variances,
+)
+from ._summary import FitSummary, budget_line, directions_table, reference_line
+from ._validation import (
+    check_budget_params,
+    check_choice,
+    check_n_components,
+    check_n_jobs,
+    check_pairs,
+    validate_features,
+)
+from .privacy import PrivacyBudget, PrivacyLedger, check_generator
+from .privacy._calibration import NOISE_METHODS
+from .privacy._histograms import histogram_counts
+
+DEFAULT_SPLIT = {"loading": 0.4, "scree": 0.2, "score": 0.4}
+
+
+def check_bins(bins):
+    """``bins``: an int >= 1 (both axes) or a pair of ints >= 1."""
+    pair = (bins, bins) if isinstance(bins, numbers.Integral) else bins
+    try:
+        pair = tuple(pair)
+    except TypeError:
+        raise TypeError(f"bins must be an int or a pair of ints, got {bins!r}.") from None
+    if len(pair) != 2 or not all(
+        isinstance(b, numbers.Integral) and not isinstance(b, bool) and b >= 1 for b in pair
+    ):
+        raise ValueError(f"bins must be an int >= 1 or a pair of ints >= 1, got {bins!r}.")
+    return int(pair[0]), int(pair[1])
+
+
+def check_axes(axes, n_components):
+    """Two distinct 0-based component indices below ``n_components``."""
+    try:
+        pair = tuple(axes)
+    except TypeError:
+        raise TypeError(f"axes must be a pair of component indices, got {axes!r}.") from None
+    if len(pair) != 2 or not all(
+        isinstance(a, numbers.Integral) and not isinstance(a, bool) for a in pair
+    ):
+        raise ValueError(f"axes must be a pair of ints, got {axes!r}.")
+    if pair[0] == pair[1]:
+        raise ValueError(f"axes must name two different components, got {axes!r}.")
+    if not all(0 <= a < n_components for a in pair):
+        raise ValueError(
+            f"axes={axes!r} out of range: components are 0..{n_components - 1} "
+            f"(n_components={n_components})."
+        )
+    return int(pair[0]), int(pair[1])
+
+
+def check_budget_split(budget_split):
+    """Fractions of ``loading``, ``scree`` and ``score``; missing parts get 0."""
+    if budget_split is None:
+        return dict(DEFAULT_SPLIT)
+    if not isinstance(budget_split, dict):
+        raise TypeError(f"budget_split must be a dict or None, got {budget_split!r}.")
+    unknown = sorted(set(budget_split) - set(DEFAULT_SPLIT))
+    if unknown:
+        raise ValueError(
+            f"budget_split has unknown parts {unknown}; parts are {sorted(DEFAULT_SPLIT)}."
+        )
+    split = {part: budget_split.get(part, 0.0) for part in DEFAULT_SPLIT}
+    for part in ("loading", "scree"):
+        if not split[part]:
+            raise ValueError(f"budget_split[{part!r}] must be > 0, got {split[part]!r}.")
+    return split
+
+
+def check_groups(groups, y, n_samples):
+    """The public label list and each row's position in it (or None, None)."""
+    if groups is None:
+        return None, None
+    if isinstance(groups, str) or not hasattr(groups, "__iter__"):
+        raise TypeError(f"groups must be a list of labels, got {groups!r}.")
+    labels = list(groups)
+    if len(labels) < 1 or len(set(labels)) != len(labels):
+        raise ValueError(f"groups must be a non-empty list of distinct labels, got {groups!r}.")
+    if y is None:
+        raise ValueError("groups is set, so fit(X, y) needs y: each row's group label.")
+    y = np.asarray(y, dtype=object).ravel()
+    if y.shape[0] != n_samples:
+        raise ValueError(f"y has {y.shape[0]} labels, X has {n_samples} rows.")
+    position = {label: index for index, label in enumerate(labels)}
+    try:
+        codes = np.array([position[label] for label in y])
+    except (KeyError, TypeError):
+        outside = sorted({repr(label) for label in y if label not in position})[:5]
+        raise ValueError(
+            f"y contains labels outside groups={labels!r}: {', '.join(outside)}."
+        ) from None
+    return labels, codes
+
+
+class DPPCA(_VarianceMixin, _PrivateProjection):
+    """Differentially private PCA with a private score summary (the seeds' dp_pca).
+
+    One privacy budget ``(eps, delta)`` is split over three releases that every
+    picture shares (seed 001):
+
+    * ``loading``: the private directions (noisy spherical Kendall matrix, as
+      :class:`DPKendallDirections`);
+    * ``scree``: the private variances along those directions (as :class:`DPScree`);
+    * ``score``: a private summary of the scores on ``axes``: a frame (35% of the
+      score eps, delta 0: two private medians and a private radial quantile) and a
+      2-D histogram on it (65% of the eps, all of the score delta), from which
+      synthetic score points are drawn for free.
+
+    With ``groups`` (a public list of labels), ``fit(X, y)`` also releases one
+    histogram per group on the common frame; every group gets the whole histogram
+    budget, because one changed row moves one count in the concatenated vector.
+    With ``groups=None``, ``y`` is ignored (as :class:`sklearn.decomposition.PCA`
+    does).
+
+    Parameters
+    ----------
+    n_components : int, default=2
+        Components kept; the score summary needs at least 2.
+    eps : float, default=1.0
+        Total privacy budget, > 0.
+    delta : float, default=1e-5
+        Total privacy budget, in (0, 1).
+    budget_split : dict, default=None
+        Shares of ``loading``, ``scree`` and ``score`` (of both eps and delta).
+        Default ``{"loading": 0.4, "scree": 0.2, "score": 0.4}``; shares summing
+        above 1 are an error; a missing or 0 ``score`` share skips the score summary.
+    scree_method : {"clipped", "huber", "pmwm"}, default="clipped"
+    scree_params : dict, default=None
+        Tuning values of the scree method (see :class:`DPScree`).
+    histogram : {"additive", "sparse"}, default="additive"
+        Gaussian noise on every cell (L2 sensitivity sqrt(2)) or the stability
+        histogram (Laplace on non-empty cells plus a threshold, L1 sensitivity 2).
+    bins : int or (int, int), default=(20, 20)
+    axes : (int, int), default=(0, 1)
+        The two components (0-based) of the score summary.
+    n_synthetic : int, default=None
+        Number of synthetic score points; None uses ``n_samples`` (public).
+    synthetic_jitter : float, default=0.25
+        Gaussian jitter of the synthetic points, in cell widths (0 turns it off).
+    groups : list, default=None
+        Public list of group labels; ``y`` then holds each row's label.
+    noise : {"analytic", "classical"}, default="analytic"
+    sensitivity : {"standard", "tight"}, default="standard"
+    pairs : "all" or int, default="all"
+    duplicates : {"ignore", "raise"}, default="ignore"
+    compute_nonprivate : bool, default=False
+        Store the ordinary PCA (and the exact histogram on the same grid) in
+        ``nonprivate_``. NOT private: for comparison only, never publish it.
+    whiten : bool, default=False
+        ``transform`` divides by the square root of the private variances.
+    random_state : None, int or numpy.random.Generator, default=None
+    n_jobs : int, default=None
+    verbose : int, default=0
+        Print progress of each stage.
+
+    Attributes
+    ----------
+    components_, explained_variance_, explained_variance_raw_,
+    explained_variance_ratio_, noise_scale_, clip_bounds_ : see DPScree
+    kendall_matrix_ : ndarray of shape (n_features_in_, n_features_in_)
+    axes_ : tuple of int
+    frame_ : Bunch or None
+        ``center`` (2,), ``radius``, ``half_width`` (1.2 radius), ``extent``
+        ``(x_min, x_max, y_min, y_max)``.
+    bin_edges_ : tuple of two ndarrays or None
+    score_histogram_ : ndarray of shape bins or None
+        Normalised private histogram, indexed ``[ix, iy]`` (with groups: the sum of
+        the group histograms, normalised).
+    groups_ : list or None
+    score_histograms_ : dict or None
+        Label -> normalised private histogram of that group.
+    synthetic_scores_ : ndarray of shape (n_synthetic, 2) or None
+    synthetic_groups_ : ndarray of shape (n_synthetic,) or None
+    budget_ : dict
+        The (eps, delta) granted to each part.
+    privacy_spent_, privacy_ledger_, nonprivate_, n_components_, n_samples_,
+    n_features_in_, feature_names_in_ : see DPKendallDirections
+
+    Examples
+    --------
+    >>> from sklearn_dppca import DPPCA
+    >>> from sklearn_dppca.datasets import make_gaussian_clusters
+    >>> X, y = make_gaussian_clusters(200, return_groups=True, random_state=0)
+    >>> pca = DPPCA(eps=1.0, groups=sorted(set(y)), random_state=0).fit(X, y)
+    >>> pca.score_histogram_.shape
+    (20, 20)
+    >>> pca.transform(X).shape
+    (1000, 2)
+    """
+
+    def __init__(self, n_components=2, *, eps=1.0, delta=1e-5, budget_split=None,
+                 scree_method="clipped", scree_params=None, histogram="additive",
+                 bins=(20, 20), axes=(0, 1), n_synthetic=None, synthetic_jitter=0.25,
+                 groups=None, noise="analytic", sensitivity="standard", pairs="all",
+                 duplicates="ignore", compute_nonprivate=False, whiten=False,
+                 random_state=None, n_jobs=None, verbose=0):
+        self.n_components = n_components
+        self.eps = eps
+        self.delta = delta
+        self.budget_split = budget_split
+        self.scree_method = scree_method
+        self.scree_params = scree_params
+        self.histogram = histogram
+        self.bins = bins
+        self.axes = axes
+        self.n_synthetic = n_synthetic
+        self.synthetic_jitter = synthetic_jitter
+        self.groups = groups
+        self.noise = noise
+        self.sensitivity = sensitivity
+        self.pairs = pairs
+        self.duplicates = duplicates
+        self.compute_nonprivate = compute_nonprivate
+        self.whiten = whiten
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def _check_params(self):
+        eps, delta = check_budget_params(self.eps, self.delta)
+        check_choice(self.scree_method, SCREE_METHODS, "scree_method")
+        check_choice(self.histogram, HISTOGRAM_METHODS, "histogram")
+        check_choice(self.noise, NOISE_METHODS, "noise")
+        check_choice(self.sensitivity, SENSITIVITY_RULES, "sensitivity")
+        check_choice(self.duplicates, ("ignore", "raise"), "duplicates")
+        check_pairs(self.pairs)
+        check_n_jobs(self.n_jobs)
+        jitter = self.synthetic_jitter
+        if isinstance(jitter, bool) or not isinstance(jitter, numbers.Real) or not (
+            0 <= jitter < np.inf
+        ):
+            raise ValueError(f"synthetic_jitter must be a finite number >= 0, got {jitter!r}.")
+        n_synthetic = self.n_synthetic
+        if n_synthetic is not None and (
+            isinstance(n_synthetic, bool)
+            or not isinstance(n_synthetic, numbers.Integral)
+            or n_synthetic < 0
+        ):
+            raise ValueError(f"n_synthetic must be None or an int >= 0, got {n_synthetic!r}.")
+        parts = PrivacyBudget(eps, delta).split(check_budget_split(self.budget_split))
+        return eps, delta, parts
+
+    def _progress(self, message, start):
+        if self.verbose:
+            print(f"[DPPCA] {message} ({time.perf_counter() - start:.1f} s)", flush=True)
+
+    def fit(self, X, y=None):
+        """Release directions, variances and the score summary of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,), default=None
+            Group labels, read only when ``groups`` is set.
+
+        Returns
+        -------
+        self
+        """
+        start = time.perf_counter()
+        eps, delta, parts = self._check_params()
+        scree_params = check_method_params(self.scree_method, self.scree_params,
+                                           "scree_params")
+        bins = check_bins(self.bins)
+        X = validate_features(self, X, reset=True)
+        n_components = check_n_components(self.n_components, X.shape[1])
+        with_scores = n_components >= 2 and parts["score"] is not None
+        axes = check_axes(self.axes, n_components) if n_components >= 2 else None
+        labels, codes = check_groups(self.groups, y, X.shape[0])
+        rng = check_generator(self.random_state)
+        ledger = PrivacyLedger()
+
+        released = private_kendall_directions(
+            X, eps=parts["loading"].eps, delta=parts["loading"].delta, noise=self.noise,
+            sensitivity=self.sensitivity, pairs=check_pairs(self.pairs),
+            duplicates=self.duplicates, n_jobs=self.n_jobs, rng=rng, ledger=ledger,
+        )
+        components = released.eigenvectors[:, :n_components].T.copy()
+        self._progress("directions released", start)
+        raw, noise_scale, bounds = private_variances(
+            X, components, method=self.scree_method, params=scree_params,
+            eps=parts["scree"].eps, delta=parts["scree"].delta, noise=self.noise,
+            rng=rng, ledger=ledger,
+        )
+        self._progress("variances released", start)
+
+        self.n_samples_ = X.shape[0]
+        self.n_components_ = n_components
+        self.components_ = components
+        self.kendall_matrix_ = released.kendall_matrix
+        self.method_label_ = self.scree_method
+        self.explained_variance_raw_ = raw
+        self.explained_variance_ = post_process_variances(raw, monotone=True)
+        self.explained_variance_ratio_ = explained_variance_ratio(self.explained_variance_)
+        self.noise_scale_ = noise_scale
+        self.clip_bounds_ = bounds
+        self.axes_ = axes
+        self.groups_ = labels
+        self.budget_ = {part: (budget.eps, budget.delta) if budget else (0.0, 0.0)
+                        for part, budget in parts.items()}
+        self._reset_score_summary()
+        if with_scores:
+            self._fit_scores(X, parts["score"], labels, codes, bins, rng, ledger)
+            self._progress("score summary released", start)
+        elif n_components < 2:
+            warnings.warn(
+                "n_components < 2: the score summary needs two components and is skipped; "
+                "its budget is not spent.",
+                UserWarning,
+                stacklevel=2,
+            )
+        self.nonprivate_ = self._nonprivate(X) if self.compute_nonprivate else None
+        self._set_privacy(ledger, eps, delta)
+        return self
+
+    def _reset_score_summary(self):
+        self.frame_ = self.bin_edges_ = self.score_histogram_ = None
+        self.score_histograms_ = self.synthetic_scores_ = self.synthetic_groups_ = None
+
+    def _fit_scores(self, X, budget, labels, codes, bins, rng, ledger):
+        scores = X.astype(np.float64) @ self.components_[list(self.axes_)].T
+        self.frame_ = private_frame(scores, FRAME_SHARE * budget.eps, rng, ledger)
+        self.bin_edges_ = frame_edges(self.frame_, bins)
+        counts = private_histograms(
+            scores, self.bin_edges_, method=self.histogram,
+            eps=(1 - FRAME_SHARE) * budget.eps, delta=budget.delta, noise=self.noise,
+            rng=rng, ledger=ledger, labels=codes,
+            label_list=None if labels is None else np.arange(len(labels)),
+        )
+        n_points = self.n_samples_ if self.n_synthetic is None else self.n_synthetic
+        if labels is None:
+            self.score_histogram_ = normalised(counts)
+            self.synthetic_scores_ = synthetic_points(
+                self.score_histogram_, self.bin_edges_, n_points, rng, self.synthetic_jitter)
+            return
+        self.score_histogram_ = normalised(counts.sum(axis=0))
+        self.score_histograms_ = {
+            label: normalised(group_counts, f"histogram of group {label!r}")
+            for label, group_counts in zip(labels, counts)
+        }
+        sizes = split_by_noisy_totals(n_points, counts, rng)
+        points = [
+            synthetic_points(self.score_histograms_[label], self.bin_edges_, size, rng,
+                             self.synthetic_jitter)
+            for label, size in zip(labels, sizes)
+        ]
+        self.synthetic_scores_ = np.vstack(points)
+        self.synthetic_groups_ = np.concatenate([
+            np.full(len(group_points), label, dtype=object)
+            for label, group_points in zip(labels, points)
+        ])
+
+    def _nonprivate(self, X):
+        reference = nonprivate_reference(X, self.components_)
+        if self.frame_ is not None:
+            scores = X.astype(np.float64) @ self.components_[list(self.axes_)].T
+            exact = histogram_counts(scores, *self.bin_edges_)
+            total = exact.sum()
+            reference.score_histogram = exact / total if total > 0 else exact.astype(float)
+        return reference
+
+    def summary(self):
+        """Budget table by part, PVE, frame and histogram method, the directions.
+
+        Returns
+        -------
+        FitSummary
+        """
+        check_is_fitted(self)
+        budget_lines = [
+            f"  {part:<8} eps = {eps:<10.4g} delta = {delta:.3g}"
+            for part, (eps, delta) in self.budget_.items()
+        ]
+        sections = [
+            (None, [
+                f"Data: {self.n_samples_} observations x {self.n_features_in_} variables",
+                f"Components: {self.n_components_}",
+            ]),
+            ("Privacy budget by part:", budget_lines),
+            ("Private variances (post-processed):", self._scree_lines()),
+        ]
+        if self.frame_ is not None:
+            center, half = self.frame_.center, self.frame_.half_width
+            groups = "none" if self.groups_ is None else ", ".join(map(str, self.groups_))
+            sections.append(("Score summary:", [
+                f"  axes: PC{self.axes_[0] + 1} x PC{self.axes_[1] + 1}",
+                f"  frame: centre ({center[0]:.4g}, {center[1]:.4g}), half width {half:.4g}",
+                f"  histogram: {self.histogram}, bins {self.score_histogram_.shape}",
+                f"  groups: {groups}",
+                f"  synthetic points: {len(self.synthetic_scores_)}",
+            ]))
+        heading, table = directions_table(self.components_, self._feature_names())
+        sections.append((heading, table))
+        sections.append((None, [budget_line(*self.privacy_spent_),
+                                reference_line(self.nonprivate_ is not None)]))
+        return FitSummary("DP PCA Summary", sections)

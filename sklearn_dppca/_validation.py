@@ -1,0 +1,105 @@
+"""Input and parameter validation shared by the estimators.
+
+Only scikit-learn's public API is used (``sklearn.utils.validation``).
+"""
+
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.utils.validation import validate_data
+
+from .privacy import check_delta, check_eps
+
+FLOAT_DTYPES = (np.float64, np.float32)
+
+
+def _is_dataframe(X):
+    return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
+
+
+def _non_numeric_columns(X):
+    """Names of the DataFrame columns that are not numeric (bool counts as numeric)."""
+    from pandas.api.types import is_numeric_dtype
+
+    return [column for column, dtype in zip(X.columns, X.dtypes) if not is_numeric_dtype(dtype)]
+
+
+def validate_features(estimator, X, *, reset):
+    """Validate ``X`` for ``fit`` (``reset=True``) or ``transform``.
+
+    DataFrame columns that are not numeric are dropped with a ``UserWarning``
+    naming them at ``fit``, and the same columns are dropped again at
+    ``transform``. The result is a 2-D float64 or float32 array (float32 is kept),
+    finite, with at least 2 rows at ``fit``. Sets ``n_features_in_`` and
+    ``feature_names_in_`` at ``fit`` through scikit-learn's ``validate_data``.
+    """
+    if _is_dataframe(X):
+        if reset:
+            dropped = _non_numeric_columns(X)
+            if dropped and len(dropped) == X.shape[1]:
+                raise ValueError(
+                    "X has no numeric columns; non-numeric columns: "
+                    f"{[str(c) for c in dropped]}."
+                )
+            if dropped:
+                warnings.warn(
+                    f"Dropping non-numeric columns of X: {[str(c) for c in dropped]}.",
+                    UserWarning,
+                    stacklevel=3,
+                )
+            estimator._dropped_columns_ = dropped
+        dropped = [c for c in getattr(estimator, "_dropped_columns_", []) if c in X.columns]
+        if dropped:
+            X = X.drop(columns=dropped)
+    elif reset:
+        estimator._dropped_columns_ = []
+    return validate_data(
+        estimator,
+        X,
+        reset=reset,
+        dtype=list(FLOAT_DTYPES),
+        ensure_min_samples=2 if reset else 1,
+    )
+
+
+def check_n_components(n_components, n_available, name="n_components"):
+    """``None`` means all ``n_available``; otherwise an int in [1, n_available]."""
+    if n_components is None:
+        return n_available
+    if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral):
+        raise TypeError(f"{name} must be None or an int, got {n_components!r}.")
+    if not 1 <= n_components <= n_available:
+        raise ValueError(
+            f"{name}={n_components} must lie in [1, {n_available}] "
+            f"(n_features={n_available})."
+        )
+    return int(n_components)
+
+
+def check_choice(value, choices, name):
+    """``value`` must be one of ``choices`` (a tuple of strings)."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}.")
+    return value
+
+
+def check_budget_params(eps, delta):
+    """Validate the total budget of a fit: eps > 0, delta in (0, 1)."""
+    return check_eps(eps, "eps"), check_delta(delta, "delta")
+
+
+def check_n_jobs(n_jobs):
+    if n_jobs is not None and (
+        isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0
+    ):
+        raise ValueError(f"n_jobs must be None or a non-zero int, got {n_jobs!r}.")
+    return n_jobs
+
+
+def check_pairs(pairs):
+    if pairs == "all":
+        return pairs
+    if isinstance(pairs, bool) or not isinstance(pairs, numbers.Integral) or pairs < 1:
+        raise ValueError(f"pairs must be 'all' or an int >= 1, got {pairs!r}.")
+    return int(pairs)

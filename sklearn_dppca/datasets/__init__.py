@@ -1,0 +1,7 @@
+"""Data sets: the synthetic Gaussian clusters of the R package (``gau``) and thin
+pandas wrappers around scikit-learn's bundled real data sets (no network access)."""
+
+from ._generators import make_gaussian_clusters
+from ._loaders import load_breast_cancer_frame, load_wine_frame
+
+__all__ = ["load_breast_cancer_frame", "load_wine_frame", "make_gaussian_clusters"]

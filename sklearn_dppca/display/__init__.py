@@ -1,0 +1,26 @@
+"""The five DP PCA pictures, scikit-learn style displays.
+
+Each display follows scikit-learn's ``RocCurveDisplay`` pattern: the constructor
+takes computed values, ``plot(ax=None, ...)`` draws and returns the display, and the
+class method ``from_estimator(estimator, ...)`` reads a fitted estimator's released
+attributes. Displays draw only released (private) quantities and post-processing of
+them; a stored non-private reference (``compute_nonprivate=True``) is overlaid in
+grey, dashed or hollow, and labelled "non-private reference". matplotlib is
+imported only when something is drawn.
+"""
+
+from ._biplot import BiplotDisplay
+from ._loading import LoadingDisplay
+from ._overview import plot_overview
+from ._score import ScoreDisplay
+from ._scree import ScreeDisplay
+from ._variable import VariableDisplay
+
+__all__ = [
+    "BiplotDisplay",
+    "LoadingDisplay",
+    "ScoreDisplay",
+    "ScreeDisplay",
+    "VariableDisplay",
+    "plot_overview",
+]

@@ -1,0 +1,428 @@
+"""DP biplot: synthetic score points and private variable arrows."""
+
+import numbers
+
+import numpy as np
+
+from ._common import (
+    NONPRIVATE_COLOR,
+    NONPRIVATE_LABEL,
+    NONPRIVATE_LINESTYLE,
+    add_legend,
+    as_components,
+    as_vector,
+    check_axes_pair,
+    check_bool,
+    check_estimator_for,
+    check_feature_names,
+    check_kw,
+    check_matplotlib_support,
+    component_label,
+    draw_arrows,
+    draw_labels,
+    estimator_axes,
+    estimator_feature_names,
+    frame_get,
+    get_axes,
+    group_colors,
+    label_fontsize,
+    nonprivate_get,
+    nonprivate_reference,
+    select_variables,
+    set_square_limits,
+)
+
+_ARROW_COLOR = "0.1"
+
+
+def check_alpha(alpha):
+    """``alpha`` must be a real number in [0, 1]."""
+    if (
+        isinstance(alpha, bool)
+        or not isinstance(alpha, numbers.Real)
+        or not np.isfinite(alpha)
+        or not 0.0 <= float(alpha) <= 1.0
+    ):
+        raise ValueError(f"alpha must be a number in [0, 1], got {alpha!r}.")
+    return float(alpha)
+
+
+def biplot_coordinates(components, explained_variance, scores, frame_center, n_samples,
+                       axes, alpha, center):
+    """DP biplot coordinates (ALGORITHMS.md E, seed 001 section 3.2).
+
+    ``d_l = sqrt((n - 1) lambda_l)``; ``G = (s* - c) / d^alpha``;
+    ``H_j = v_j d^alpha``; ``gamma = r_G / r_H`` with ``r_G`` the 0.9 quantile of
+    the distances of the ``G_i`` from their mean and ``r_H = max_j ||H_j||``
+    (``gamma = 0`` when either is 0). With ``center=True``, ``c`` is the private
+    frame centre and the arrows start at 0; with ``center=False``, ``c = 0`` and
+    the arrows start at ``(c_a / d_a^alpha, c_b / d_b^alpha)``.
+
+    Returns
+    -------
+    G : ndarray of shape (n_synthetic, 2)
+    arrows : ndarray of shape (n_features, 2)
+        ``gamma * H``.
+    origin : ndarray of shape (2,)
+    gamma : float
+    """
+    a, b = axes
+    lam = np.asarray(explained_variance, dtype=float)[[a, b]]
+    if alpha > 0 and np.any(lam == 0):
+        raise ValueError(
+            f"alpha={alpha:g} divides by the private singular values d_l = "
+            "sqrt((n - 1) lambda_l), and a private variance of the shown components "
+            f"is 0 (explained_variance[{a}], [{b}] = {lam[0]:g}, {lam[1]:g}); use "
+            "alpha=0."
+        )
+    d_alpha = np.sqrt((n_samples - 1) * lam) ** alpha
+    c = np.asarray(frame_center, dtype=float)
+    scores = np.asarray(scores, dtype=float)
+    G = (scores - (c if center else 0.0)) / d_alpha
+    V = np.asarray(components, dtype=float)
+    H = V[[a, b]].T * d_alpha
+    if len(G):
+        r_G = float(np.quantile(np.hypot(*(G - G.mean(axis=0)).T), 0.9))
+    else:
+        r_G = 0.0
+    r_H = float(np.max(np.hypot(H[:, 0], H[:, 1]))) if len(H) else 0.0
+    gamma = r_G / r_H if r_G > 0 and r_H > 0 else 0.0
+    origin = np.zeros(2) if center else c / d_alpha
+    return G, gamma * H, origin, gamma
+
+
+class BiplotDisplay:
+    """DP biplot: synthetic observations and private variable arrows.
+
+    It is recommended to use :meth:`from_estimator` to create a display. With
+    ``d_l = sqrt((n - 1) lambda_l)`` built from the private variances, the
+    synthetic score points ``s*`` (sampled from the private histogram) are drawn at
+    ``G = (s* - c) / d^alpha`` and variable ``j`` as an arrow ``gamma * H_j``,
+    ``H_j = v_j d^alpha``; ``gamma`` rescales the arrows so that the longest one
+    matches the 0.9 quantile of the points' distances from their mean. Everything
+    is post-processing of released values.
+
+    Parameters
+    ----------
+    components : array-like of shape (n_components, n_features)
+        Private directions.
+    explained_variance : array-like of shape (n_components,)
+        Private non-negative variances.
+    synthetic_scores : array-like of shape (n_synthetic, 2)
+        Synthetic score points on the components ``axes``.
+    frame_center : array-like of shape (2,)
+        Private frame centre.
+    n_samples : int
+        Number of rows (public).
+    feature_names : list of str, default=None
+    axes : tuple of 2 int, default=(0, 1)
+        0-based indices of the components the synthetic scores are on.
+    alpha : float in [0, 1], default=1.0
+        Share of the singular-value scaling given to the variables: 0 keeps the
+        score scale and draws the raw direction coefficients; 1 divides the
+        scores by ``d`` and multiplies the directions by ``d``.
+    center : bool, default=True
+        Subtract the private frame centre from the points (arrows start at 0);
+        with False the arrows start at the centre in the scaled coordinates.
+    explained_variance_ratio : array-like, default=None
+        Private PVE for the axis labels.
+    synthetic_groups : array-like of shape (n_synthetic,), default=None
+        Group labels of the synthetic points (coloured, with a legend).
+    nonprivate_components, nonprivate_variance, nonprivate_scores : \
+            array-like, default=None
+        Ordinary PCA (NOT private). When given, the ordinary biplot arrows
+        (scaled by their own ``gamma``) are drawn grey and dashed from the same
+        origin.
+
+    Attributes
+    ----------
+    gamma_ : float
+        The arrow scaling factor.
+    observation_coordinates_ : ndarray of shape (n_synthetic, 2)
+        ``G``, the drawn points.
+    variable_coordinates_ : ndarray of shape (n_features, 2)
+        ``gamma * H`` for every variable; the arrow of variable ``j`` runs from
+        ``arrow_origin_`` to ``arrow_origin_ + variable_coordinates_[j]``.
+    arrow_origin_ : ndarray of shape (2,)
+    variables_ : list of str
+        Variables drawn (``arrows_[i]`` is ``variables_[i]``).
+    arrows_ : list of matplotlib Annotation
+    texts_ : list of matplotlib Text
+    scatter_ : matplotlib PathCollection or list of PathCollection
+        The points; one collection per group with ``synthetic_groups``.
+    nonprivate_arrows_ : list of matplotlib Annotation
+    nonprivate_gamma_ : float or None
+    ax_ : matplotlib Axes
+    figure_ : matplotlib Figure
+    """
+
+    def __init__(
+        self,
+        components,
+        explained_variance,
+        synthetic_scores,
+        frame_center,
+        n_samples,
+        *,
+        feature_names=None,
+        axes=(0, 1),
+        alpha=1.0,
+        center=True,
+        explained_variance_ratio=None,
+        synthetic_groups=None,
+        nonprivate_components=None,
+        nonprivate_variance=None,
+        nonprivate_scores=None,
+    ):
+        self.components = components
+        self.explained_variance = explained_variance
+        self.synthetic_scores = synthetic_scores
+        self.frame_center = frame_center
+        self.n_samples = n_samples
+        self.feature_names = feature_names
+        self.axes = axes
+        self.alpha = alpha
+        self.center = center
+        self.explained_variance_ratio = explained_variance_ratio
+        self.synthetic_groups = synthetic_groups
+        self.nonprivate_components = nonprivate_components
+        self.nonprivate_variance = nonprivate_variance
+        self.nonprivate_scores = nonprivate_scores
+
+    def plot(
+        self,
+        ax=None,
+        *,
+        variables=None,
+        show_nonprivate=True,
+        arrow_kw=None,
+        text_kw=None,
+        scatter_kw=None,
+        **kwargs,
+    ):
+        """Draw the DP biplot.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure is created when None.
+        variables : None, "all", or list of str or int, default=None
+            Arrows to draw; None draws all variables when there are at most 30,
+            else the 30 longest arrows.
+        show_nonprivate : bool, default=True
+            Draw the non-private reference arrows when the display has them.
+        arrow_kw : dict, default=None
+            Arrow properties (``arrowprops`` of
+            :meth:`matplotlib.axes.Axes.annotate`).
+        text_kw : dict, default=None
+            Passed to :meth:`matplotlib.axes.Axes.text` for the variable labels.
+        scatter_kw : dict, default=None
+            Passed to :meth:`matplotlib.axes.Axes.scatter` for the points.
+        **kwargs : dict
+            Added to ``arrow_kw``.
+
+        Returns
+        -------
+        display : BiplotDisplay
+        """
+        check_matplotlib_support("BiplotDisplay.plot")
+        show_nonprivate = check_bool(show_nonprivate, "show_nonprivate")
+        arrow_kw = check_kw(arrow_kw, "arrow_kw")
+        arrow_kw.update(kwargs)
+        text_kw = check_kw(text_kw, "text_kw")
+        scatter_kw = check_kw(scatter_kw, "scatter_kw")
+        alpha = check_alpha(self.alpha)
+        center = check_bool(self.center, "center")
+        V = as_components(self.components)
+        k, p = V.shape
+        lam = as_vector(self.explained_variance, "explained_variance", k, nonnegative=True)
+        a, b = check_axes_pair(self.axes, k)
+        names = check_feature_names(self.feature_names, p)
+        S = np.asarray(self.synthetic_scores, dtype=float)
+        if S.ndim != 2 or S.shape[1] != 2 or not np.all(np.isfinite(S)):
+            raise ValueError(
+                "synthetic_scores must be a finite array of shape (n_synthetic, 2), "
+                f"got shape {S.shape}."
+            )
+        c = as_vector(self.frame_center, "frame_center", 2)
+        n = self.n_samples
+        if isinstance(n, bool) or not isinstance(n, (numbers.Integral, np.integer)) or n < 2:
+            raise ValueError(f"n_samples must be an integer >= 2, got {n!r}.")
+        ratio = (
+            None
+            if self.explained_variance_ratio is None
+            else as_vector(self.explained_variance_ratio, "explained_variance_ratio", k)
+        )
+        groups = None
+        if self.synthetic_groups is not None:
+            groups = np.asarray(self.synthetic_groups, dtype=object)
+            if groups.shape != (S.shape[0],):
+                raise ValueError(
+                    "synthetic_groups must have one label per synthetic score point."
+                )
+
+        G, arrows, origin, gamma = biplot_coordinates(
+            V, lam, S, c, int(n), (a, b), alpha, center
+        )
+        idx = select_variables(variables, names, np.hypot(arrows[:, 0], arrows[:, 1]))
+
+        ref_arrows = None
+        self.nonprivate_gamma_ = None
+        if (
+            show_nonprivate
+            and self.nonprivate_components is not None
+            and self.nonprivate_variance is not None
+            and self.nonprivate_scores is not None
+        ):
+            V_ref = as_components(self.nonprivate_components, "nonprivate_components")
+            lam_ref = as_vector(self.nonprivate_variance, "nonprivate_variance",
+                                nonnegative=True)
+            S_ref = np.asarray(self.nonprivate_scores, dtype=float)
+            if (
+                V_ref.shape == V.shape
+                and lam_ref.shape == lam.shape
+                and S_ref.ndim == 2
+                and S_ref.shape[1] > max(a, b)
+                and not (alpha > 0 and np.any(lam_ref[[a, b]] == 0))
+            ):
+                _, ref_all, _, gamma_ref = biplot_coordinates(
+                    V_ref, lam_ref, S_ref[:, [a, b]], np.zeros(2), int(n), (a, b),
+                    alpha, True,
+                )
+                ref_arrows = origin + ref_all[idx]
+                self.nonprivate_gamma_ = gamma_ref
+
+        ax, fig = get_axes(ax, "BiplotDisplay.plot")
+        from matplotlib.lines import Line2D
+
+        self.gamma_ = gamma
+        self.observation_coordinates_ = G
+        self.variable_coordinates_ = arrows
+        self.arrow_origin_ = origin
+        self.variables_ = [names[j] for j in idx]
+        self.nonprivate_arrows_ = []
+        self.ax_ = ax
+        self.figure_ = fig
+
+        ends = origin + arrows[idx]
+        limit_points = [G, ends, origin[None, :]]
+        if ref_arrows is not None:
+            limit_points.append(ref_arrows)
+        set_square_limits(ax, np.vstack(limit_points), pad=0.06)
+        kw_line = {"color": "0.8", "linewidth": 0.8, "zorder": 0}
+        ax.axhline(origin[1], **kw_line)
+        ax.axvline(origin[0], **kw_line)
+
+        handles = []
+        size = float(np.clip(6000.0 / max(len(G), 1), 1.5, 14.0))
+        defaults = {"s": size, "alpha": 0.5, "linewidths": 0, "zorder": 1}
+        if groups is not None:
+            labels = list(dict.fromkeys(groups.tolist()))
+            colors = group_colors(labels)
+            self.scatter_ = []
+            for label in labels:
+                mask = groups == label
+                kw = dict(defaults, color=colors[label], label=str(label))
+                kw.update(scatter_kw)
+                self.scatter_.append(ax.scatter(G[mask, 0], G[mask, 1], **kw))
+                handles.append(Line2D([], [], color=colors[label], marker="o",
+                                      linestyle="", label=str(label)))
+        else:
+            kw = dict(defaults, color="C0", label="synthetic points")
+            kw.update(scatter_kw)
+            self.scatter_ = ax.scatter(G[:, 0], G[:, 1], **kw)
+            handles.append(Line2D([], [], color=kw.get("color", "C0"), marker="o",
+                                  linestyle="", label="synthetic points"))
+        if ref_arrows is not None:
+            self.nonprivate_arrows_ = draw_arrows(
+                ax, ref_arrows, origin=origin, color=NONPRIVATE_COLOR,
+                linestyle=NONPRIVATE_LINESTYLE, linewidth=1.0,
+            )
+            handles.append(Line2D([], [], color=NONPRIVATE_COLOR,
+                                  linestyle=NONPRIVATE_LINESTYLE, label=NONPRIVATE_LABEL))
+        kw = {"color": _ARROW_COLOR}
+        kw.update(arrow_kw)
+        self.arrows_ = draw_arrows(ax, ends, origin=origin, arrow_kw=kw)
+        handles.insert(0, Line2D([], [], color=kw.get("color", _ARROW_COLOR),
+                                 label="private variables"))
+        tkw = {"bbox": {"boxstyle": "round,pad=0.15", "facecolor": "white",
+                        "edgecolor": "none", "alpha": 0.7}}
+        tkw.update(text_kw)
+        self.texts_ = draw_labels(ax, ends, self.variables_, origin=origin,
+                                  fontsize=label_fontsize(len(idx)), text_kw=tkw)
+        suffix = "" if alpha == 0 else (
+            " / d" if alpha == 1 else f" / d^{alpha:g}"
+        )
+        ax.set_xlabel(component_label(a, ratio) + suffix)
+        ax.set_ylabel(component_label(b, ratio) + suffix)
+        ax.set_title(f"DP biplot (synthetic points, private directions, alpha={alpha:g})")
+        add_legend(ax, handles, where="right", markerscale=1.5)
+        return self
+
+    @classmethod
+    def from_estimator(
+        cls,
+        estimator,
+        *,
+        ax=None,
+        alpha=1.0,
+        center=True,
+        axes=None,
+        variables=None,
+        show_nonprivate=True,
+        arrow_kw=None,
+        text_kw=None,
+        scatter_kw=None,
+        **kwargs,
+    ):
+        """Draw the DP biplot of a fitted :class:`~sklearn_dppca.DPPCA`.
+
+        Reads ``components_``, ``explained_variance_``, ``synthetic_scores_``,
+        ``synthetic_groups_``, ``frame_``, ``n_samples_``, ``axes_``, the private
+        PVE and the non-private reference (when stored).
+
+        Parameters
+        ----------
+        estimator : DPPCA
+            Fitted estimator.
+        ax : matplotlib Axes, default=None
+        alpha : float in [0, 1], default=1.0
+        center : bool, default=True
+        axes : tuple of 2 int, default=None
+            Must be None or the estimator's ``axes_``.
+        variables, show_nonprivate, arrow_kw, text_kw, scatter_kw, **kwargs
+            See :meth:`plot`.
+
+        Returns
+        -------
+        display : BiplotDisplay
+        """
+        check_matplotlib_support("BiplotDisplay.from_estimator")
+        check_estimator_for(estimator, "BiplotDisplay")
+        axes = estimator_axes(estimator, axes, "BiplotDisplay")
+        reference = nonprivate_reference(estimator)
+        display = cls(
+            estimator.components_,
+            estimator.explained_variance_,
+            estimator.synthetic_scores_,
+            frame_get(estimator.frame_, "center"),
+            estimator.n_samples_,
+            feature_names=estimator_feature_names(estimator),
+            axes=axes,
+            alpha=alpha,
+            center=center,
+            explained_variance_ratio=getattr(estimator, "explained_variance_ratio_", None),
+            synthetic_groups=getattr(estimator, "synthetic_groups_", None),
+            nonprivate_components=nonprivate_get(reference, "components"),
+            nonprivate_variance=nonprivate_get(reference, "explained_variance"),
+            nonprivate_scores=nonprivate_get(reference, "scores"),
+        )
+        return display.plot(
+            ax=ax,
+            variables=variables,
+            show_nonprivate=show_nonprivate,
+            arrow_kw=arrow_kw,
+            text_kw=text_kw,
+            scatter_kw=scatter_kw,
+            **kwargs,
+        )

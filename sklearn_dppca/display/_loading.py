@@ -1,0 +1,377 @@
+"""DP loading plot: the coefficients of the private directions."""
+
+import numpy as np
+
+from ._common import (
+    NONPRIVATE_COLOR,
+    NONPRIVATE_LABEL,
+    NONPRIVATE_LINESTYLE,
+    NONPRIVATE_MARKER_KW,
+    PRIVATE_COLOR,
+    add_legend,
+    as_components,
+    as_vector,
+    check_axes_pair,
+    check_bool,
+    check_component_indices,
+    check_estimator_for,
+    check_feature_names,
+    check_kind,
+    check_kw,
+    check_matplotlib_support,
+    component_label,
+    draw_arrows,
+    draw_labels,
+    draw_zero_lines,
+    estimator_feature_names,
+    get_axes,
+    label_fontsize,
+    nonprivate_get,
+    nonprivate_reference,
+    select_variables,
+    set_square_limits,
+)
+
+_KINDS = ("vector", "point", "heatmap")
+
+
+class LoadingDisplay:
+    """DP loading plot: coefficients of the private directions.
+
+    It is recommended to use :meth:`from_estimator` to create a display. For two
+    components ``a`` and ``b``, variable ``j`` sits at ``(v_ja, v_jb)``, the
+    coefficients of the private directions (``components_[a, j]``,
+    ``components_[b, j]``): an arrow from the origin (``kind="vector"``) or a point
+    (``kind="point"``). ``kind="heatmap"`` shows the signed coefficients of several
+    components at once. The signs of a direction are arbitrary (``v`` and ``-v``
+    are the same axis).
+
+    Parameters
+    ----------
+    components : array-like of shape (n_components, n_features)
+        Private directions, one per row (``components_``).
+    feature_names : list of str, default=None
+        Variable names; default ``"x0", "x1", ...``.
+    explained_variance_ratio : array-like of shape (n_components,), default=None
+        Private PVE, used in the axis labels when given.
+    nonprivate_components : array-like of shape (n_components, n_features), \
+            default=None
+        Ordinary PCA directions sign-aligned to the private ones (NOT private),
+        drawn as a grey reference.
+
+    Attributes
+    ----------
+    arrows_ : list of matplotlib Annotation
+        ``kind="vector"``: one arrow per variable; ``arrows_[i].xy`` is its end.
+    scatter_ : matplotlib PathCollection or None
+        ``kind="point"``: the points.
+    texts_ : list of matplotlib Text
+        Variable labels.
+    image_ : matplotlib AxesImage or None
+        ``kind="heatmap"``: the signed loadings, rows are variables.
+    colorbar_ : matplotlib Colorbar or None
+        ``kind="heatmap"``: its colour bar.
+    cell_texts_ : list of matplotlib Text
+        ``kind="heatmap"``: values written in the cells (small heatmaps without
+        a reference).
+    nonprivate_arrows_ : list of matplotlib Annotation
+        Reference arrows (``kind="vector"``).
+    nonprivate_scatter_ : matplotlib PathCollection or None
+        Reference markers (``kind="point"``: hollow circles; ``kind="heatmap"``:
+        small squares at the cell centres coloured by the reference loading).
+    variables_ : list of str
+        Names of the variables drawn, in drawing order.
+    ax_ : matplotlib Axes
+    figure_ : matplotlib Figure
+
+    Examples
+    --------
+    >>> import numpy as np, matplotlib.pyplot as plt
+    >>> from sklearn_dppca.display import LoadingDisplay
+    >>> V = np.linalg.qr(np.random.default_rng(0).normal(size=(5, 3)))[0].T
+    >>> disp = LoadingDisplay(V, feature_names=list("abcde")).plot(kind="point")
+    >>> plt.close("all")
+    """
+
+    def __init__(
+        self,
+        components,
+        *,
+        feature_names=None,
+        explained_variance_ratio=None,
+        nonprivate_components=None,
+    ):
+        self.components = components
+        self.feature_names = feature_names
+        self.explained_variance_ratio = explained_variance_ratio
+        self.nonprivate_components = nonprivate_components
+
+    def plot(
+        self,
+        ax=None,
+        *,
+        kind="vector",
+        axes=(0, 1),
+        variables=None,
+        components=None,
+        show_nonprivate=True,
+        arrow_kw=None,
+        text_kw=None,
+        cmap="RdBu_r",
+        **kwargs,
+    ):
+        """Draw the loading plot.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure is created when None.
+        kind : {"vector", "point", "heatmap"}, default="vector"
+            Arrows from the origin, points, or a heatmap of signed loadings.
+        axes : tuple of 2 int, default=(0, 1)
+            0-based indices of the two components (``kind`` "vector" and "point").
+        variables : None, "all", or list of str or int, default=None
+            Variables to draw, by name or 0-based index. None draws all of them
+            when there are at most 30, else the 30 with the largest loadings on
+            the shown components.
+        components : list of int, default=None
+            ``kind="heatmap"``: 0-based indices of the components shown; default
+            the first ``min(n_components, 10)``.
+        show_nonprivate : bool, default=True
+            Draw the non-private reference when the display has one.
+        arrow_kw : dict, default=None
+            ``kind="vector"``: arrow properties (``arrowprops`` of
+            :meth:`matplotlib.axes.Axes.annotate`); ``kind="point"``: passed to
+            :meth:`~matplotlib.axes.Axes.scatter`; ``kind="heatmap"``: passed to
+            :meth:`~matplotlib.axes.Axes.imshow`.
+        text_kw : dict, default=None
+            Passed to :meth:`matplotlib.axes.Axes.text` for the variable labels.
+        cmap : str or Colormap, default="RdBu_r"
+            Diverging colour map of the heatmap, centred at 0.
+        **kwargs : dict
+            Added to ``arrow_kw``.
+
+        Returns
+        -------
+        display : LoadingDisplay
+        """
+        check_matplotlib_support("LoadingDisplay.plot")
+        kind = check_kind(kind, _KINDS)
+        show_nonprivate = check_bool(show_nonprivate, "show_nonprivate")
+        arrow_kw = check_kw(arrow_kw, "arrow_kw")
+        arrow_kw.update(kwargs)
+        text_kw = check_kw(text_kw, "text_kw")
+        V = as_components(self.components)
+        k, p = V.shape
+        names = check_feature_names(self.feature_names, p)
+        ratio = (
+            None
+            if self.explained_variance_ratio is None
+            else as_vector(self.explained_variance_ratio, "explained_variance_ratio", k)
+        )
+        V_ref = None
+        if self.nonprivate_components is not None and show_nonprivate:
+            V_ref = as_components(self.nonprivate_components, "nonprivate_components")
+            if V_ref.shape != V.shape:
+                raise ValueError(
+                    f"nonprivate_components has shape {V_ref.shape}; components has "
+                    f"shape {V.shape}."
+                )
+
+        if kind == "heatmap":
+            comps = check_component_indices(components, k)
+            weights = np.sqrt(np.sum(V[comps] ** 2, axis=0))
+        else:
+            if components is not None:
+                raise ValueError(
+                    "components selects the heatmap's components; for kind="
+                    f"{kind!r} use axes."
+                )
+            a, b = check_axes_pair(axes, k)
+            weights = np.hypot(V[a], V[b])
+        idx = select_variables(variables, names, weights)
+
+        ax, fig = get_axes(ax, "LoadingDisplay.plot")
+        self.arrows_ = []
+        self.scatter_ = None
+        self.texts_ = []
+        self.image_ = None
+        self.colorbar_ = None
+        self.cell_texts_ = []
+        self.nonprivate_arrows_ = []
+        self.nonprivate_scatter_ = None
+        self.variables_ = [names[j] for j in idx]
+        self.ax_ = ax
+        self.figure_ = fig
+
+        if kind == "heatmap":
+            self._plot_heatmap(ax, V, V_ref, idx, comps, ratio, arrow_kw, text_kw, cmap)
+            return self
+
+        coords = np.column_stack([V[a, idx], V[b, idx]])
+        ref = None if V_ref is None else np.column_stack([V_ref[a, idx], V_ref[b, idx]])
+        limit_points = coords if ref is None else np.vstack([coords, ref])
+        set_square_limits(ax, limit_points, center=(0.0, 0.0), pad=0.12,
+                          minimum=0.05)
+        draw_zero_lines(ax)
+        fontsize = label_fontsize(len(idx))
+        handles = []
+        from matplotlib.lines import Line2D
+
+        if ref is not None:
+            if kind == "vector":
+                self.nonprivate_arrows_ = draw_arrows(
+                    ax, ref, color=NONPRIVATE_COLOR, linestyle=NONPRIVATE_LINESTYLE,
+                    linewidth=1.0,
+                )
+                handles.append(Line2D([], [], color=NONPRIVATE_COLOR,
+                                      linestyle=NONPRIVATE_LINESTYLE,
+                                      label=NONPRIVATE_LABEL))
+            else:
+                self.nonprivate_scatter_ = ax.scatter(
+                    ref[:, 0], ref[:, 1], s=36, label=NONPRIVATE_LABEL, zorder=2,
+                    **NONPRIVATE_MARKER_KW,
+                )
+                handles.append(self.nonprivate_scatter_)
+
+        if kind == "vector":
+            kw = {"color": PRIVATE_COLOR}
+            kw.update(arrow_kw)
+            self.arrows_ = draw_arrows(ax, coords, arrow_kw=kw)
+            handles.insert(0, Line2D([], [], color=kw.get("color", PRIVATE_COLOR),
+                                     label="private loadings"))
+        else:
+            kw = {"color": PRIVATE_COLOR, "s": 30, "label": "private loadings",
+                  "zorder": 3}
+            kw.update(arrow_kw)
+            self.scatter_ = ax.scatter(coords[:, 0], coords[:, 1], **kw)
+            handles.insert(0, self.scatter_)
+
+        self.texts_ = draw_labels(ax, coords, self.variables_, fontsize=fontsize,
+                                  text_kw=text_kw, center=np.zeros(2))
+        ax.set_xlabel(component_label(a, ratio))
+        ax.set_ylabel(component_label(b, ratio))
+        ax.set_title("DP loadings (private directions)")
+        if ref is not None:
+            add_legend(ax, handles, where="right")
+        return self
+
+    def _plot_heatmap(self, ax, V, V_ref, idx, comps, ratio, image_kw, text_kw, cmap):
+        M = V[np.ix_(comps, idx)].T  # rows: variables, columns: components
+        M_ref = None if V_ref is None else V_ref[np.ix_(comps, idx)].T
+        vmax = float(np.max(np.abs(M)))
+        if M_ref is not None:
+            vmax = max(vmax, float(np.max(np.abs(M_ref))))
+        if vmax <= 0:
+            vmax = 1.0
+        kw = {"cmap": cmap, "vmin": -vmax, "vmax": vmax, "aspect": "auto",
+              "interpolation": "nearest"}
+        kw.update(image_kw)
+        self.image_ = ax.imshow(M, **kw)
+        self.colorbar_ = ax.figure.colorbar(self.image_, ax=ax, fraction=0.05, pad=0.03)
+        self.colorbar_.set_label("private loading")
+        n_vars, n_comp = M.shape
+        fontsize = label_fontsize(n_vars)
+        ax.set_yticks(np.arange(n_vars))
+        tkw = {"fontsize": fontsize}
+        tkw.update(text_kw)
+        self.texts_ = ax.set_yticklabels(self.variables_, **tkw)
+        ax.set_xticks(np.arange(n_comp))
+        ax.set_xticklabels([component_label(c, ratio).replace(" (", "\n(") for c in comps],
+                           fontsize=label_fontsize(n_comp, base=8.5))
+        ax.tick_params(length=0)
+        if M_ref is not None:
+            import matplotlib
+
+            ax.apply_aspect()
+            bbox = ax.get_window_extent()
+            cell_pt = min(bbox.width / n_comp, bbox.height / n_vars) * 72 / ax.figure.dpi
+            yy, xx = np.mgrid[0:n_vars, 0:n_comp]
+            cm = matplotlib.colormaps[cmap] if isinstance(cmap, str) else cmap
+            self.nonprivate_scatter_ = ax.scatter(
+                xx.ravel(), yy.ravel(), c=M_ref.ravel(), cmap=cm, vmin=-vmax, vmax=vmax,
+                marker="s", s=(0.42 * cell_pt) ** 2, edgecolors=NONPRIVATE_COLOR,
+                linewidths=0.8, label=f"{NONPRIVATE_LABEL} (inner squares)",
+            )
+            ax.set_xlim(-0.5, n_comp - 0.5)
+            ax.set_ylim(n_vars - 0.5, -0.5)
+            from matplotlib.lines import Line2D
+
+            proxy = Line2D([], [], marker="s", linestyle="", markerfacecolor="white",
+                           markeredgecolor=NONPRIVATE_COLOR, markersize=8,
+                           label=f"{NONPRIVATE_LABEL} (inner squares, same colour scale)")
+            add_legend(ax, [proxy], where="below", offset=34 if ratio is not None else 22,
+                       frameon=False)
+        elif n_vars * n_comp <= 150:
+            for (row, col), value in np.ndenumerate(M):
+                self.cell_texts_.append(
+                    ax.text(col, row, f"{value:.2f}", ha="center", va="center",
+                            fontsize=min(fontsize, 7.5),
+                            color="white" if abs(value) > 0.6 * vmax else "black")
+                )
+        ax.set_title("DP loadings heatmap (private directions)")
+
+    @classmethod
+    def from_estimator(
+        cls,
+        estimator,
+        *,
+        ax=None,
+        kind="vector",
+        axes=None,
+        variables=None,
+        components=None,
+        show_nonprivate=True,
+        arrow_kw=None,
+        text_kw=None,
+        cmap="RdBu_r",
+        **kwargs,
+    ):
+        """Draw the DP loading plot of a fitted estimator.
+
+        Works with :class:`~sklearn_dppca.DPKendallDirections`,
+        :class:`~sklearn_dppca.DPScree` and :class:`~sklearn_dppca.DPPCA`; reads
+        ``components_``, the private PVE (when there is one) and the non-private
+        reference (when stored).
+
+        Parameters
+        ----------
+        estimator : DPKendallDirections, DPScree or DPPCA
+            Fitted estimator.
+        ax : matplotlib Axes, default=None
+        kind : {"vector", "point", "heatmap"}, default="vector"
+        axes : tuple of 2 int, default=None
+            0-based component indices; default the estimator's ``axes_`` when it
+            has them, else ``(0, 1)``.
+        variables, components, show_nonprivate, arrow_kw, text_kw, cmap, **kwargs
+            See :meth:`plot`.
+
+        Returns
+        -------
+        display : LoadingDisplay
+        """
+        check_matplotlib_support("LoadingDisplay.from_estimator")
+        check_estimator_for(estimator, "LoadingDisplay")
+        if axes is None:
+            fitted = getattr(estimator, "axes_", None)
+            axes = (0, 1) if fitted is None else tuple(int(a) for a in fitted)
+        display = cls(
+            estimator.components_,
+            feature_names=estimator_feature_names(estimator),
+            explained_variance_ratio=getattr(estimator, "explained_variance_ratio_", None),
+            nonprivate_components=nonprivate_get(
+                nonprivate_reference(estimator), "components"
+            ),
+        )
+        return display.plot(
+            ax=ax,
+            kind=kind,
+            axes=axes,
+            variables=variables,
+            components=components,
+            show_nonprivate=show_nonprivate,
+            arrow_kw=arrow_kw,
+            text_kw=text_kw,
+            cmap=cmap,
+            **kwargs,
+        )

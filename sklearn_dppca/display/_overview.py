@@ -1,0 +1,274 @@
+"""One figure with the five DP PCA pictures and the privacy ledger."""
+
+import textwrap
+
+import numpy as np
+
+from ._biplot import BiplotDisplay
+from ._common import (
+    check_axes_pair,
+    check_kw,
+    check_matplotlib_support,
+    unsupported_reason,
+)
+from ._loading import LoadingDisplay
+from ._score import ScoreDisplay
+from ._scree import ScreeDisplay
+from ._variable import VariableDisplay
+
+_MAX_LEDGER_ROWS = 14
+
+
+def _fmt(value, spec):
+    try:
+        return format(float(value), spec)
+    except (TypeError, ValueError):
+        return "-" if value is None else str(value)
+
+
+def _skip(ax, title, reason):
+    ax.set_axis_off()
+    ax.set_title(title, color="0.4")
+    ax.text(0.5, 0.5, textwrap.fill(reason, 42), ha="center", va="center",
+            transform=ax.transAxes, fontsize=9, color="0.3",
+            bbox={"boxstyle": "round,pad=0.6", "facecolor": "0.95", "edgecolor": "0.7"})
+
+
+def _ledger_table(ax, estimator):
+    ax.set_axis_off()
+    ledger = list(getattr(estimator, "privacy_ledger_", None) or [])
+    spent = getattr(estimator, "privacy_spent_", None)
+    rows = []
+    for entry in ledger:
+        rows.append([
+            str(entry.get("step", "")),
+            str(entry.get("mechanism", "")),
+            _fmt(entry.get("eps"), ".4g"),
+            _fmt(entry.get("delta"), ".3g"),
+            _fmt(entry.get("noise_scale"), ".4g"),
+        ])
+    if len(rows) > _MAX_LEDGER_ROWS:
+        hidden = len(rows) - (_MAX_LEDGER_ROWS - 1)
+        rows = rows[: _MAX_LEDGER_ROWS - 1] + [[f"... {hidden} more", "", "", "", ""]]
+    if spent is not None:
+        rows.append(["total spent", "basic composition", _fmt(spent[0], ".4g"),
+                     _fmt(spent[1], ".3g"), ""])
+    if not rows:
+        ax.text(0.5, 0.5, "no privacy ledger", ha="center", va="center",
+                transform=ax.transAxes)
+        return None
+    table = ax.table(
+        cellText=rows,
+        colLabels=["step", "mechanism", "eps", "delta", "noise scale"],
+        loc="center",
+        cellLoc="left",
+        colLoc="left",
+    )
+    table.auto_set_font_size(False)
+    table.set_fontsize(8)
+    table.auto_set_column_width(list(range(5)))
+    for (row, _), cell in table.get_celld().items():
+        cell.set_edgecolor("0.8")
+        if row == 0:
+            cell.set_text_props(weight="bold")
+            cell.set_facecolor("0.92")
+        elif spent is not None and row == len(rows):
+            cell.set_text_props(weight="bold")
+    ax.set_title("Privacy ledger (each row is one mechanism call)")
+    return table
+
+
+def plot_overview(
+    estimator,
+    *,
+    figsize=None,
+    axes=None,
+    scree_kw=None,
+    loading_kw=None,
+    score_kw=None,
+    variable_kw=None,
+    biplot_kw=None,
+    **fig_kw,
+):
+    """Draw the five DP PCA pictures and the privacy ledger in one figure.
+
+    Panels: scree, loadings, variable circle (first row); scores, biplot (second
+    row); the privacy ledger as a table (step, mechanism, eps, delta, noise
+    scale) at the bottom. A panel the estimator cannot supply (no variances for a
+    :class:`~sklearn_dppca.DPKendallDirections`, no score summary for a
+    :class:`~sklearn_dppca.DPScree`) says so instead of a picture.
+
+    Parameters
+    ----------
+    estimator : DPKendallDirections, DPScree or DPPCA
+        Fitted estimator.
+    figsize : tuple of 2 float, default=None
+        Figure size in inches; default (16, 13).
+    axes : tuple of 2 int, default=None
+        0-based components of the two-axis pictures; default the estimator's
+        ``axes_`` when it has them, else ``(0, 1)``. The score and biplot panels
+        exist only for the estimator's ``axes_``.
+    scree_kw, loading_kw, score_kw, variable_kw, biplot_kw : dict, default=None
+        Keyword arguments of the ``from_estimator`` of each display, e.g.
+        ``score_kw={"kind": "histogram"}`` or ``biplot_kw={"alpha": 0.5}``.
+    **fig_kw : dict
+        Passed to :func:`matplotlib.pyplot.figure`.
+
+    Returns
+    -------
+    figure : matplotlib Figure
+        The figure; ``figure.displays_`` maps each drawn panel's name
+        (``"scree"``, ``"loading"``, ``"score"``, ``"variable"``, ``"biplot"``) to
+        its display.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from sklearn_dppca import DPPCA
+    >>> from sklearn_dppca.datasets import make_gaussian_clusters
+    >>> from sklearn_dppca.display import plot_overview
+    >>> X = make_gaussian_clusters(60, random_state=0)
+    >>> fig = plot_overview(DPPCA(n_components=3, random_state=0).fit(X))
+    >>> plt.close(fig)
+    """
+    check_matplotlib_support("plot_overview")
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(estimator)
+    reason = unsupported_reason(estimator, "LoadingDisplay")
+    if reason is not None:
+        raise TypeError(reason.replace("LoadingDisplay", "plot_overview"))
+    kws = {
+        name: check_kw(kw, f"{name}_kw")
+        for name, kw in (("scree", scree_kw), ("loading", loading_kw),
+                         ("score", score_kw), ("variable", variable_kw),
+                         ("biplot", biplot_kw))
+    }
+    for name, kw in kws.items():
+        for key in ("ax", "axes"):
+            if key in kw:
+                raise ValueError(
+                    f"{name}_kw must not set {key!r}: plot_overview places the panels "
+                    "(use its axes parameter for the components)."
+                )
+    k = int(estimator.n_components_)
+    fitted_axes = getattr(estimator, "axes_", None)
+    if axes is None:
+        axes = (0, 1) if fitted_axes is None else tuple(int(a) for a in fitted_axes)
+    two_axes = k >= 2
+    if two_axes:
+        axes = check_axes_pair(axes, k)
+
+    import matplotlib.pyplot as plt
+
+    fig_kw.setdefault("layout", "constrained")
+    fig = plt.figure(figsize=figsize or (16, 13), **fig_kw)
+    grid = fig.add_gridspec(3, 3, height_ratios=[1, 1, 0.55])
+    ax_scree = fig.add_subplot(grid[0, 0])
+    ax_loading = fig.add_subplot(grid[0, 1])
+    ax_variable = fig.add_subplot(grid[0, 2])
+    ax_score = fig.add_subplot(grid[1, 0])
+    ax_biplot = fig.add_subplot(grid[1, 1])
+    ax_extra = fig.add_subplot(grid[1, 2])
+    ax_ledger = fig.add_subplot(grid[2, :])
+    displays = {}
+
+    # scree
+    reason = unsupported_reason(estimator, "ScreeDisplay")
+    if reason is None:
+        displays["scree"] = ScreeDisplay.from_estimator(
+            estimator, ax=ax_scree, **{"cumulative": True, **kws["scree"]}
+        )
+    else:
+        _skip(ax_scree, "DP scree", reason)
+
+    # loadings
+    loading = {"kind": "vector" if two_axes else "heatmap", **kws["loading"]}
+    if loading["kind"] != "heatmap":
+        loading["axes"] = axes
+    displays["loading"] = LoadingDisplay.from_estimator(estimator, ax=ax_loading, **loading)
+
+    # variable circle
+    reason = unsupported_reason(estimator, "VariableDisplay")
+    if reason is None and not two_axes:
+        reason = "The variable plot needs at least 2 components."
+    if reason is None:
+        displays["variable"] = VariableDisplay.from_estimator(
+            estimator, ax=ax_variable, axes=axes, **kws["variable"]
+        )
+    else:
+        _skip(ax_variable, "DP variable plot", reason)
+
+    # scores and biplot need the released score summary on these axes
+    score_reason = unsupported_reason(estimator, "ScoreDisplay")
+    if score_reason is None and tuple(int(a) for a in fitted_axes) != tuple(axes):
+        score_reason = (
+            f"The private score summary was released for axes={tuple(fitted_axes)!r}, "
+            f"not {tuple(axes)!r}."
+        )
+    if score_reason is None:
+        displays["score"] = ScoreDisplay.from_estimator(
+            estimator, ax=ax_score, **{"kind": "both", **kws["score"]}
+        )
+    else:
+        _skip(ax_score, "DP scores", score_reason)
+    biplot_reason = unsupported_reason(estimator, "BiplotDisplay")
+    if biplot_reason is None:
+        biplot_reason = score_reason
+    if biplot_reason is None:
+        biplot = {"alpha": 1.0, **kws["biplot"]}
+        lam = np.asarray(estimator.explained_variance_)[list(axes)]
+        if biplot["alpha"] > 0 and np.any(lam == 0):
+            biplot_reason = (
+                "A private variance of the shown components is 0, so the alpha>0 "
+                "biplot is undefined; pass biplot_kw={'alpha': 0}."
+            )
+    if biplot_reason is None:
+        displays["biplot"] = BiplotDisplay.from_estimator(estimator, ax=ax_biplot,
+                                                          **biplot)
+    else:
+        _skip(ax_biplot, "DP biplot", biplot_reason)
+
+    _summary_panel(ax_extra, estimator)
+    _ledger_table(ax_ledger, estimator)
+    eps, delta = getattr(estimator, "privacy_spent_", (np.nan, np.nan))
+    fig.suptitle(
+        f"{type(estimator).__name__}: differentially private PCA of "
+        f"{estimator.n_samples_} rows x {estimator.n_features_in_} variables "
+        f"(privacy spent: eps = {eps:.3g}, delta = {delta:.3g})",
+        fontsize=13,
+    )
+    fig.displays_ = displays
+    return fig
+
+
+def _summary_panel(ax, estimator):
+    """Plain facts about the release, next to the pictures."""
+    ax.set_axis_off()
+    eps, delta = getattr(estimator, "privacy_spent_", (np.nan, np.nan))
+    lines = [
+        f"estimator: {type(estimator).__name__}",
+        f"rows n = {estimator.n_samples_}, variables p = {estimator.n_features_in_}",
+        f"components kept: {estimator.n_components_}",
+        f"privacy spent: eps = {eps:.4g}, delta = {delta:.3g}",
+    ]
+    if getattr(estimator, "frame_", None) is not None:
+        bins = np.shape(estimator.score_histogram_)
+        lines.append(f"score histogram: {bins[0]} x {bins[1]} cells")
+        synthetic = getattr(estimator, "synthetic_scores_", None)
+        if synthetic is not None:
+            lines.append(f"synthetic points: {len(synthetic)}")
+        groups = getattr(estimator, "groups_", None)
+        if groups:
+            lines.append(f"groups (public labels): {', '.join(map(str, groups))}")
+    reference = getattr(estimator, "nonprivate_", None)
+    lines.append("")
+    if reference is not None:
+        lines.append("Grey dashed / hollow marks: the non-private reference.")
+        lines.append("It is NOT private: do not publish it.")
+    else:
+        lines.append("Everything drawn is a released (private) quantity")
+        lines.append("or post-processing of one.")
+    ax.text(0.02, 0.95, "\n".join(lines), ha="left", va="top", transform=ax.transAxes,
+            fontsize=9.5, family="monospace", wrap=True)
+    ax.set_title("Release")

@@ -1,0 +1,586 @@
+"""DP score plot: the private histogram of the scores and synthetic points."""
+
+import numpy as np
+
+from ._common import (
+    NONPRIVATE_COLOR,
+    NONPRIVATE_LABEL,
+    NONPRIVATE_LINESTYLE,
+    NONPRIVATE_MARKER_KW,
+    PRIVATE_COLOR,
+    add_legend,
+    as_vector,
+    check_bool,
+    check_estimator_for,
+    check_kind,
+    check_kw,
+    check_matplotlib_support,
+    component_label,
+    estimator_axes,
+    frame_get,
+    group_colors,
+    hdr_levels,
+    nonprivate_get,
+    nonprivate_reference,
+    thin_points,
+)
+
+_KINDS = ("histogram", "points", "both")
+_GROUP_MODES = ("colors", "facets")
+_HDR_MASSES = (0.5, 0.9)
+_MAX_REFERENCE_POINTS = 1500
+
+
+def _point_size(n_points):
+    return float(np.clip(6000.0 / max(n_points, 1), 1.5, 14.0))
+
+
+def _check_pair(pair, name):
+    try:
+        a, b = (int(v) for v in pair)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a pair of 0-based component indices, "
+                         f"got {pair!r}.") from None
+    return a, b
+
+
+class ScoreDisplay:
+    """DP score plot: private histogram of the scores and synthetic points.
+
+    It is recommended to use :meth:`from_estimator` to create a display. Only the
+    released score summary is drawn: the private frame (its centre and extent),
+    the private normalised histogram on the frame's grid (one per group when the
+    estimator released group-wise histograms), and synthetic points sampled from
+    it. No individual score is ever shown.
+
+    Parameters
+    ----------
+    frame : Bunch or dict
+        The private frame, with ``center`` (2,) and ``extent``
+        ``(x_min, x_max, y_min, y_max)`` (``frame_`` of
+        :class:`~sklearn_dppca.DPPCA`).
+    bin_edges : tuple of 2 arrays
+        Cell edges along the two axes, lengths ``bins[0] + 1`` and
+        ``bins[1] + 1``.
+    histogram : array-like of shape bins
+        Private normalised histogram, indexed ``[ix, iy]``.
+    synthetic_scores : array-like of shape (n_synthetic, 2), default=None
+        Synthetic points sampled from the private histogram.
+    group_histograms : dict, default=None
+        Group label -> private normalised histogram of shape ``bins``.
+    synthetic_groups : array-like of shape (n_synthetic,), default=None
+        Group label of each synthetic point.
+    axes : tuple of 2 int, default=(0, 1)
+        0-based indices of the components the scores are on (axis labels).
+    explained_variance_ratio : array-like, default=None
+        Private PVE for the axis labels.
+    nonprivate_scores : array-like of shape (n_samples, n_components), default=None
+        Mean-centred ordinary PCA scores (NOT private): hollow grey markers
+        (a subsample of at most 1500). They are mean-centred, so with
+        ``center=False`` they are drawn around the private frame centre.
+    nonprivate_histogram : array-like of shape bins, default=None
+        The true normalised histogram on the same grid (NOT private): grey dashed
+        contours holding 50% and 90% of its mass.
+
+    Attributes
+    ----------
+    mesh_ : matplotlib QuadMesh, list of QuadMesh, ndarray of QuadMesh, or None
+        The histogram cells (``pcolormesh``): one QuadMesh; with
+        ``kind="histogram", groups="colors"`` a list with one translucent layer
+        per group (in ``groups_`` order); with ``groups="facets"`` an array with
+        one per facet. Each array is a released histogram transposed (rows
+        are y).
+    scatter_ : matplotlib PathCollection, list of PathCollection, or None
+        The synthetic points; one collection per group with groups.
+    colorbar_ : matplotlib Colorbar or None
+    nonprivate_contour_ : matplotlib ContourSet or None
+    nonprivate_scatter_ : matplotlib PathCollection or None
+    groups_ : list or None
+        Group labels drawn.
+    ax_ : matplotlib Axes or ndarray of Axes
+        One Axes, or one per group with ``groups="facets"``.
+    bounding_ax_ : matplotlib Axes or None
+        With ``groups="facets"`` and a single (or no) ``ax``: the axes whose area
+        the facets share (switched off).
+    figure_ : matplotlib Figure
+    """
+
+    def __init__(
+        self,
+        frame,
+        bin_edges,
+        histogram,
+        *,
+        synthetic_scores=None,
+        group_histograms=None,
+        synthetic_groups=None,
+        axes=(0, 1),
+        explained_variance_ratio=None,
+        nonprivate_scores=None,
+        nonprivate_histogram=None,
+    ):
+        self.frame = frame
+        self.bin_edges = bin_edges
+        self.histogram = histogram
+        self.synthetic_scores = synthetic_scores
+        self.group_histograms = group_histograms
+        self.synthetic_groups = synthetic_groups
+        self.axes = axes
+        self.explained_variance_ratio = explained_variance_ratio
+        self.nonprivate_scores = nonprivate_scores
+        self.nonprivate_histogram = nonprivate_histogram
+
+    # ------------------------------------------------------------------ validation
+    def _validate(self):
+        xe = as_vector(self.bin_edges[0], "bin_edges[0]")
+        ye = as_vector(self.bin_edges[1], "bin_edges[1]")
+        if len(xe) < 2 or len(ye) < 2 or np.any(np.diff(xe) <= 0) or np.any(
+            np.diff(ye) <= 0
+        ):
+            raise ValueError("bin_edges must be two increasing arrays of length >= 2.")
+        shape = (len(xe) - 1, len(ye) - 1)
+
+        def hist(values, name):
+            values = np.asarray(values, dtype=float)
+            if values.shape != shape:
+                raise ValueError(
+                    f"{name} must have shape {shape} to match bin_edges, got "
+                    f"{values.shape}."
+                )
+            if not np.all(np.isfinite(values)) or np.any(values < 0):
+                raise ValueError(f"{name} must be finite and non-negative.")
+            return values
+
+        H = hist(self.histogram, "histogram")
+        groups = None
+        if self.group_histograms is not None:
+            groups = {g: hist(h, f"group_histograms[{g!r}]")
+                      for g, h in dict(self.group_histograms).items()}
+        S = None
+        if self.synthetic_scores is not None:
+            S = np.asarray(self.synthetic_scores, dtype=float)
+            if S.ndim != 2 or S.shape[1] != 2:
+                raise ValueError(
+                    f"synthetic_scores must have shape (n_synthetic, 2), got {S.shape}."
+                )
+        S_groups = None
+        if self.synthetic_groups is not None:
+            S_groups = np.asarray(self.synthetic_groups, dtype=object)
+            if S is None or S_groups.shape != (S.shape[0],):
+                raise ValueError(
+                    "synthetic_groups must have one label per synthetic score point."
+                )
+        center = as_vector(frame_get(self.frame, "center"), "frame['center']", 2)
+        extent = as_vector(frame_get(self.frame, "extent"), "frame['extent']", 4)
+        a, b = _check_pair(self.axes, "axes")
+        ratio = self.explained_variance_ratio
+        if ratio is not None:
+            ratio = as_vector(ratio, "explained_variance_ratio")
+            if max(a, b) >= len(ratio):
+                raise ValueError(
+                    f"axes={self.axes!r} is out of range for {len(ratio)} components."
+                )
+        return xe, ye, H, groups, S, S_groups, center, extent, (a, b), ratio
+
+    # ------------------------------------------------------------------ plotting
+    def plot(
+        self,
+        ax=None,
+        *,
+        kind="histogram",
+        groups="colors",
+        center=False,
+        show_nonprivate=True,
+        hist_kw=None,
+        scatter_kw=None,
+        **kwargs,
+    ):
+        """Draw the DP score plot.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, list of Axes or None, default=None
+            Axes to draw on; a new figure is created when None. With
+            ``groups="facets"``: a list/array with one Axes per group, or a
+            single Axes whose area is split into a row of facets.
+        kind : {"histogram", "points", "both"}, default="histogram"
+            The private histogram as cells on the private frame, the synthetic
+            points, or both.
+        groups : {"colors", "facets"} or None, default="colors"
+            How to show groups, when the display has them: ``"colors"`` draws one
+            colour per group on one axes (synthetic points coloured by group;
+            for ``kind="histogram"``, one translucent layer per group whose opacity
+            is the group's private share per cell, on a common scale; for
+            ``kind="both"``, the coloured points over the overall histogram in
+            grey);
+            ``"facets"`` draws a row of small multiples sharing x, y and the colour
+            scale; None ignores the groups.
+        center : bool, default=False
+            Subtract the private frame centre from everything drawn.
+        show_nonprivate : bool, default=True
+            Draw the non-private reference when the display has one (not with
+            facets).
+        hist_kw : dict, default=None
+            Passed to :meth:`matplotlib.axes.Axes.pcolormesh`.
+        scatter_kw : dict, default=None
+            Passed to :meth:`matplotlib.axes.Axes.scatter`.
+        **kwargs : dict
+            Added to ``hist_kw`` (``kind`` "histogram" or "both") or
+            ``scatter_kw`` (``kind="points"``).
+
+        Returns
+        -------
+        display : ScoreDisplay
+        """
+        check_matplotlib_support("ScoreDisplay.plot")
+        kind = check_kind(kind, _KINDS)
+        if groups is not None:
+            groups = check_kind(groups, _GROUP_MODES, "groups")
+        center = check_bool(center, "center")
+        show_nonprivate = check_bool(show_nonprivate, "show_nonprivate")
+        hist_kw = check_kw(hist_kw, "hist_kw")
+        scatter_kw = check_kw(scatter_kw, "scatter_kw")
+        (scatter_kw if kind == "points" else hist_kw).update(kwargs)
+        xe, ye, H, group_hists, S, S_groups, c, extent, (a, b), ratio = self._validate()
+
+        if kind in ("points", "both") and S is None:
+            raise ValueError(f"kind={kind!r} needs synthetic_scores.")
+        labels = None
+        if groups is not None:
+            hist_groups = list(group_hists) if group_hists is not None else None
+            point_groups = (
+                list(dict.fromkeys(S_groups.tolist())) if S_groups is not None else None
+            )
+            if point_groups is not None and hist_groups is not None:
+                point_groups = hist_groups + [
+                    g for g in point_groups if g not in hist_groups
+                ]
+            if groups == "facets":
+                if kind in ("histogram", "both") and hist_groups is None:
+                    raise ValueError(
+                        f"groups='facets' with kind={kind!r} needs group_histograms; "
+                        "fit DPPCA with groups=[...] to release them."
+                    )
+                if kind in ("points", "both") and point_groups is None:
+                    raise ValueError(
+                        f"groups='facets' with kind={kind!r} needs synthetic_groups; "
+                        "fit DPPCA with groups=[...] to release them."
+                    )
+                labels = point_groups if point_groups is not None else hist_groups
+            elif kind == "histogram":
+                labels = hist_groups
+            else:
+                labels = point_groups
+        self.groups_ = labels
+        shift = c if center else np.zeros(2)
+        xe_s, ye_s = xe - shift[0], ye - shift[1]
+        ext = (extent[0] - shift[0], extent[1] - shift[0],
+               extent[2] - shift[1], extent[3] - shift[1])
+
+        ref_points = ref_hist = None
+        if show_nonprivate and groups != "facets":
+            if self.nonprivate_scores is not None and kind in ("points", "both"):
+                scores = np.asarray(self.nonprivate_scores, dtype=float)
+                if scores.ndim != 2 or scores.shape[1] <= max(a, b):
+                    raise ValueError(
+                        "nonprivate_scores must have shape (n_samples, n_components) "
+                        f"with more than {max(a, b)} columns, got {scores.shape}."
+                    )
+                # mean-centred: put them around the private centre when not centring
+                ref_points = thin_points(scores[:, [a, b]], _MAX_REFERENCE_POINTS)
+                ref_points = ref_points + (c - shift)
+            if self.nonprivate_histogram is not None and kind in ("histogram", "both"):
+                ref_hist = np.asarray(self.nonprivate_histogram, dtype=float)
+                if ref_hist.shape != H.shape:
+                    raise ValueError(
+                        f"nonprivate_histogram must have shape {H.shape}, got "
+                        f"{ref_hist.shape}."
+                    )
+            if kind == "both" and ref_hist is not None:
+                ref_points = None  # one reference per picture is enough
+
+        self.mesh_ = None
+        self.scatter_ = None
+        self.colorbar_ = None
+        self.nonprivate_contour_ = None
+        self.nonprivate_scatter_ = None
+        self.bounding_ax_ = None
+        scatter_defaults = {"s": _point_size(len(S) if S is not None else 1),
+                            "alpha": 0.55, "linewidths": 0, "zorder": 3}
+
+        if groups == "facets":
+            self._plot_facets(ax, kind, labels, xe_s, ye_s, group_hists, S, S_groups,
+                              shift, ext, (a, b), ratio, center, hist_kw, scatter_kw,
+                              scatter_defaults)
+            return self
+
+        from ._common import get_axes
+
+        ax, fig = get_axes(ax, "ScoreDisplay.plot")
+        self.ax_ = ax
+        self.figure_ = fig
+        handles = []
+        colors = group_colors(labels) if labels is not None else None
+        from matplotlib.lines import Line2D
+
+        if kind == "histogram" and labels is not None:
+            self._plot_group_layers(ax, fig, labels, colors, xe_s, ye_s, group_hists,
+                                    hist_kw, handles)
+        elif kind in ("histogram", "both"):
+            grey = kind == "both"
+            kw = {"cmap": "Greys" if grey else "Blues", "vmin": 0.0,
+                  "vmax": float(H.max()) if H.max() > 0 else 1.0, "shading": "flat",
+                  "zorder": 1}
+            if grey:
+                kw["alpha"] = 0.8
+            kw.update(hist_kw)
+            self.mesh_ = ax.pcolormesh(xe_s, ye_s, H.T, **kw)
+            self.colorbar_ = fig.colorbar(self.mesh_, ax=ax, fraction=0.046, pad=0.03)
+            self.colorbar_.set_label("share of rows per cell (private)")
+        if kind in ("histogram", "both"):
+            if ref_hist is not None:
+                levels = hdr_levels(ref_hist, _HDR_MASSES)
+                if len(levels) and ref_hist.min() < ref_hist.max() and min(H.shape) > 1:
+                    xc = (xe_s[:-1] + xe_s[1:]) / 2
+                    yc = (ye_s[:-1] + ye_s[1:]) / 2
+                    self.nonprivate_contour_ = ax.contour(
+                        xc, yc, ref_hist.T, levels=levels, colors=[NONPRIVATE_COLOR],
+                        linestyles=NONPRIVATE_LINESTYLE, linewidths=1.2, zorder=4,
+                    )
+                    handles.append(Line2D([], [], color=NONPRIVATE_COLOR,
+                                          linestyle=NONPRIVATE_LINESTYLE,
+                                          label=f"{NONPRIVATE_LABEL} (50%/90% regions)"))
+
+        if kind in ("points", "both"):
+            if labels is not None and S_groups is not None:
+                self.scatter_ = []
+                for label in labels:
+                    mask = S_groups == label
+                    kw = dict(scatter_defaults, color=colors[label], label=str(label))
+                    kw.update(scatter_kw)
+                    self.scatter_.append(
+                        ax.scatter(S[mask, 0] - shift[0], S[mask, 1] - shift[1], **kw)
+                    )
+                    handles.append(Line2D([], [], color=colors[label], marker="o",
+                                          linestyle="", label=str(label)))
+            else:
+                kw = dict(scatter_defaults, color=PRIVATE_COLOR,
+                          label="synthetic points")
+                kw.update(scatter_kw)
+                self.scatter_ = ax.scatter(S[:, 0] - shift[0], S[:, 1] - shift[1], **kw)
+                handles.append(Line2D([], [], color=kw.get("color", PRIVATE_COLOR),
+                                      marker="o", linestyle="", label="synthetic points"))
+        if ref_points is not None:
+            self.nonprivate_scatter_ = ax.scatter(
+                ref_points[:, 0], ref_points[:, 1], s=10, label=NONPRIVATE_LABEL,
+                zorder=2, **NONPRIVATE_MARKER_KW,
+            )
+            handles.append(self.nonprivate_scatter_)
+
+        self._decorate(ax, ext, (a, b), ratio, center, xlabel=True, ylabel=True)
+        ax.set_title(self._title(kind))
+        if handles:
+            add_legend(ax, handles, where="below", markerscale=1.5)
+        return self
+
+    def _plot_group_layers(self, ax, fig, labels, colors, xe_s, ye_s, group_hists,
+                           hist_kw, handles):
+        """One translucent layer per group: opacity is the group's private share."""
+        from matplotlib.cm import ScalarMappable
+        from matplotlib.colors import LinearSegmentedColormap, Normalize, to_rgb
+        from matplotlib.patches import Patch
+
+        vmax = max(float(h.max()) for h in group_hists.values())
+        vmax = vmax if vmax > 0 else 1.0
+        meshes = []
+        for label in labels:
+            if label not in group_hists:
+                continue
+            rgb = to_rgb(colors[label])
+            cmap = LinearSegmentedColormap.from_list(
+                f"dp_group_{label}", [(*rgb, 0.0), (*rgb, 0.85)]
+            )
+            kw = {"cmap": cmap, "vmin": 0.0, "vmax": vmax, "shading": "flat",
+                  "zorder": 2}
+            kw.update(hist_kw)
+            meshes.append(ax.pcolormesh(xe_s, ye_s, group_hists[label].T, **kw))
+            handles.append(Patch(facecolor=colors[label], alpha=0.85, label=str(label)))
+        self.mesh_ = meshes
+        opacity = LinearSegmentedColormap.from_list(
+            "dp_opacity", [(0.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 0.85)]
+        )
+        mappable = ScalarMappable(norm=Normalize(0.0, vmax), cmap=opacity)
+        self.colorbar_ = fig.colorbar(mappable, ax=ax, fraction=0.046, pad=0.03)
+        self.colorbar_.set_label("share of the group's rows per cell (private; opacity)")
+
+    def _title(self, kind):
+        return {
+            "histogram": "DP scores (private histogram)",
+            "points": "DP scores (synthetic points from the private histogram)",
+            "both": "DP scores (private histogram, synthetic points)",
+        }[kind]
+
+    @staticmethod
+    def _decorate(ax, ext, axes, ratio, center, xlabel, ylabel):
+        a, b = axes
+        ax.set_xlim(ext[0], ext[1])
+        ax.set_ylim(ext[2], ext[3])
+        ax.set_aspect("equal", adjustable="box")
+        suffix = " - private centre" if center else ""
+        if xlabel:
+            ax.set_xlabel(component_label(a, ratio) + suffix)
+        if ylabel:
+            ax.set_ylabel(component_label(b, ratio) + suffix)
+
+    def _facet_axes(self, ax, n):
+        import matplotlib.pyplot as plt
+        from matplotlib.axes import Axes
+
+        if ax is None:
+            fig = plt.figure(figsize=(2.6 * n + 1.2, 3.3), layout="constrained")
+            axs = fig.subplots(1, n, sharex=True, sharey=True, squeeze=False)[0]
+            return np.asarray(axs, dtype=object), fig, None
+        if isinstance(ax, Axes):
+            fig = ax.figure
+            ax.set_axis_off()
+            spec = ax.get_subplotspec()
+            axs = []
+            if spec is not None:
+                from matplotlib.gridspec import GridSpecFromSubplotSpec
+
+                gs = GridSpecFromSubplotSpec(1, n, subplot_spec=spec, wspace=0.08)
+                for i in range(n):
+                    axs.append(fig.add_subplot(gs[0, i], sharex=axs[0] if axs else None,
+                                               sharey=axs[0] if axs else None))
+            else:
+                x0, y0, w, h = ax.get_position().bounds
+                width = w / n
+                for i in range(n):
+                    axs.append(fig.add_axes([x0 + i * width, y0, width * 0.92, h],
+                                            sharex=axs[0] if axs else None,
+                                            sharey=axs[0] if axs else None))
+            return np.asarray(axs, dtype=object), fig, ax
+        axs = np.asarray(ax, dtype=object).ravel()
+        if len(axs) != n or not all(isinstance(x, Axes) for x in axs):
+            raise ValueError(
+                f"ax must be None, one Axes, or {n} Axes (one per group) with "
+                f"groups='facets'; got {len(axs)} object(s)."
+            )
+        return axs, axs[0].figure, None
+
+    def _plot_facets(self, ax, kind, labels, xe_s, ye_s, group_hists, S, S_groups,
+                     shift, ext, axes, ratio, center, hist_kw, scatter_kw,
+                     scatter_defaults):
+        axs, fig, bounding = self._facet_axes(ax, len(labels))
+        self.ax_ = axs
+        self.figure_ = fig
+        self.bounding_ax_ = bounding
+        colors = group_colors(labels)
+        meshes, scatters = [], []
+        vmax = 1.0
+        if kind in ("histogram", "both"):
+            vmax = max(float(h.max()) for h in group_hists.values()) or 1.0
+        for i, (label, sub) in enumerate(zip(labels, axs)):
+            if kind in ("histogram", "both"):
+                kw = {"cmap": "Greys" if kind == "both" else "Blues", "vmin": 0.0,
+                      "vmax": vmax, "shading": "flat", "zorder": 1}
+                kw.update(hist_kw)
+                if label in group_hists:
+                    meshes.append(sub.pcolormesh(xe_s, ye_s, group_hists[label].T, **kw))
+            if kind in ("points", "both"):
+                mask = S_groups == label
+                kw = dict(scatter_defaults, color=colors[label])
+                kw["s"] = _point_size(max(int(mask.sum()), 1))
+                kw.update(scatter_kw)
+                scatters.append(
+                    sub.scatter(S[mask, 0] - shift[0], S[mask, 1] - shift[1], **kw)
+                )
+            self._decorate(sub, ext, axes, ratio, center, xlabel=True, ylabel=(i == 0))
+            sub.set_title(str(label), color=colors[label] if kind != "histogram"
+                          else "black")
+            if i > 0:
+                sub.tick_params(labelleft=False)
+        self.mesh_ = np.asarray(meshes, dtype=object) if meshes else None
+        self.scatter_ = scatters if scatters else None
+        if meshes:
+            self.colorbar_ = fig.colorbar(meshes[-1], ax=list(axs), fraction=0.025,
+                                          pad=0.02, shrink=0.9)
+            self.colorbar_.set_label("share of the group's rows per cell (private)")
+        title = self._title(kind) + " by group"
+        if bounding is not None:
+            bounding.set_title(title, pad=18)
+        elif ax is None:
+            fig.suptitle(title)
+
+    @classmethod
+    def from_estimator(
+        cls,
+        estimator,
+        *,
+        ax=None,
+        kind="histogram",
+        groups="colors",
+        center=False,
+        axes=None,
+        show_nonprivate=True,
+        hist_kw=None,
+        scatter_kw=None,
+        **kwargs,
+    ):
+        """Draw the DP score plot of a fitted :class:`~sklearn_dppca.DPPCA`.
+
+        Reads ``frame_``, ``bin_edges_``, ``score_histogram_``,
+        ``score_histograms_``, ``synthetic_scores_``, ``synthetic_groups_``,
+        ``groups_``, ``axes_``, the private PVE and the non-private reference
+        (when stored).
+
+        Parameters
+        ----------
+        estimator : DPPCA
+            Fitted estimator.
+        ax : matplotlib Axes, list of Axes or None, default=None
+        kind, groups, center, show_nonprivate, hist_kw, scatter_kw, **kwargs
+            See :meth:`plot`.
+        axes : tuple of 2 int, default=None
+            Must be None or the estimator's ``axes_``: the score summary exists
+            only for the axes it was released on.
+
+        Returns
+        -------
+        display : ScoreDisplay
+
+        Raises
+        ------
+        TypeError
+            For estimators without a score summary (DPKendallDirections, DPScree).
+        """
+        check_matplotlib_support("ScoreDisplay.from_estimator")
+        check_estimator_for(estimator, "ScoreDisplay")
+        axes = estimator_axes(estimator, axes, "ScoreDisplay")
+        reference = nonprivate_reference(estimator)
+        group_hists = getattr(estimator, "score_histograms_", None)
+        order = getattr(estimator, "groups_", None)
+        if group_hists is not None and order is not None:
+            group_hists = {g: group_hists[g] for g in order if g in group_hists}
+        display = cls(
+            estimator.frame_,
+            estimator.bin_edges_,
+            estimator.score_histogram_,
+            synthetic_scores=getattr(estimator, "synthetic_scores_", None),
+            group_histograms=group_hists,
+            synthetic_groups=getattr(estimator, "synthetic_groups_", None),
+            axes=axes,
+            explained_variance_ratio=getattr(estimator, "explained_variance_ratio_", None),
+            nonprivate_scores=nonprivate_get(reference, "scores"),
+            nonprivate_histogram=nonprivate_get(reference, "score_histogram"),
+        )
+        return display.plot(
+            ax=ax,
+            kind=kind,
+            groups=groups,
+            center=center,
+            show_nonprivate=show_nonprivate,
+            hist_kw=hist_kw,
+            scatter_kw=scatter_kw,
+            **kwargs,
+        )

@@ -1,0 +1,65 @@
+"""Differential-privacy building blocks: calibration, mechanisms, quantiles,
+histograms, mean estimators, budgets and the ledger.
+
+Every mechanism here states its sensitivity under fixed-size replacement adjacency
+(two data sets of the same size that differ in one row), draws only from the
+``numpy.random.Generator`` it is given, and records its spend in a
+:class:`PrivacyLedger` when handed one. This package imports nothing from the rest of
+:mod:`sklearn_dppca`.
+"""
+
+from ._audit import clopper_pearson, empirical_eps_lower_bound
+from ._budget import PrivacyBudget, PrivacyLedger
+from ._calibration import (
+    check_delta,
+    check_eps,
+    gaussian_delta,
+    gaussian_noise_scale,
+    laplace_noise_scale,
+)
+from ._histograms import (
+    additive_histogram,
+    dyadic_argmax,
+    grid_cell_index,
+    histogram_counts,
+    normalise_histogram,
+    sparse_histogram,
+)
+from ._means import clipped_pair_mean, huber_mean, monotone_scree, pmwm_mean
+from ._mechanisms import (
+    gaussian_mechanism,
+    laplace_mechanism,
+    symmetric_gaussian_noise,
+    symmetric_matrix_gaussian,
+)
+from ._quantiles import quantile, upper_quantile
+from ._rng import check_generator
+
+__all__ = [
+    "PrivacyBudget",
+    "PrivacyLedger",
+    "additive_histogram",
+    "check_delta",
+    "check_eps",
+    "check_generator",
+    "clipped_pair_mean",
+    "clopper_pearson",
+    "dyadic_argmax",
+    "empirical_eps_lower_bound",
+    "gaussian_delta",
+    "gaussian_mechanism",
+    "gaussian_noise_scale",
+    "grid_cell_index",
+    "histogram_counts",
+    "huber_mean",
+    "laplace_mechanism",
+    "laplace_noise_scale",
+    "monotone_scree",
+    "normalise_histogram",
+    "pmwm_mean",
+    "quantile",
+    "sparse_histogram",
+    "symmetric_gaussian_noise",
+    "symmetric_matrix_gaussian",
+    "upper_quantile",
+]

@@ -1,0 +1,158 @@
+"""Empirical privacy auditing: a statistical lower bound on ``eps`` from samples.
+
+If a mechanism ``M`` is ``(eps, delta)``-DP, then for neighbouring inputs ``D``,
+``D'`` and every event ``E``: ``P[M(D) in E] <= exp(eps) P[M(D') in E] + delta``.
+Running ``M`` many times on ``D`` and on ``D'`` and estimating both probabilities
+with confidence bounds gives, for one event,
+
+    eps >= ln((lower bound of P[M(D) in E] - delta) / upper bound of P[M(D') in E])
+
+with the stated confidence. A bound above the claimed ``eps`` means the claim is
+false (or the audit was unlucky, with probability at most ``alpha``); a bound
+below it proves nothing but is the expected outcome for a correct mechanism. The
+auditor is only as sharp as the neighbours and the scalar statistic it is given:
+choose the worst-case neighbours and a statistic that separates them.
+"""
+
+import math
+import numbers
+
+import numpy as np
+from scipy.stats import beta as beta_distribution
+
+
+def clopper_pearson(k, n, alpha=0.05):
+    """Exact (Clopper-Pearson) two-sided confidence interval for a binomial rate.
+
+    Parameters
+    ----------
+    k : int or array-like of int
+        Number of successes, ``0 <= k <= n``.
+    n : int
+        Number of trials, ``>= 1``.
+    alpha : float, default=0.05
+        The interval covers the rate with probability at least ``1 - alpha``;
+        each end on its own is a one-sided bound at level ``1 - alpha/2``.
+
+    Returns
+    -------
+    lower, upper : float or ndarray
+    """
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+        raise ValueError(f"n must be an int >= 1, got {n!r}.")
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) \
+            or not 0 < alpha < 1:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}.")
+    k = np.asarray(k)
+    if not np.issubdtype(k.dtype, np.integer) or np.any((k < 0) | (k > n)):
+        raise ValueError(f"k must be integers in [0, n={n}].")
+    k = k.astype(float)
+    # Beta quantiles of the exact interval; the ends at k = 0 and k = n are 0 and 1
+    # (their Beta parameters would be 0, so feed a valid placeholder and overwrite).
+    lower = np.where(k > 0, beta_distribution.ppf(alpha / 2, np.maximum(k, 1),
+                                                  n - k + 1), 0.0)
+    upper = np.where(k < n, beta_distribution.ppf(1 - alpha / 2, k + 1,
+                                                  np.maximum(n - k, 1)), 1.0)
+    if lower.ndim == 0:
+        return float(lower), float(upper)
+    return lower, upper
+
+
+def _check_stats(stats, name):
+    stats = np.asarray(stats, dtype=float).ravel()
+    if stats.size < 2 or np.any(np.isnan(stats)):
+        raise ValueError(f"{name} must hold at least 2 statistics and no NaN.")
+    return stats
+
+
+def _event_counts(stats, thresholds):
+    """Counts of ``S > t`` and of ``S <= t`` for each threshold ``t``."""
+    at_most = np.searchsorted(np.sort(stats), thresholds, side="right")
+    return stats.size - at_most, at_most
+
+
+def _eps_bounds(stats_a, stats_b, thresholds, delta, alpha):
+    """Lower confidence bounds on eps for every test, as a flat array.
+
+    The tests are the events ``S > t`` and ``S <= t`` in both directions (``D``
+    against ``D'`` and ``D'`` against ``D``); each combines a lower bound on the
+    first rate and an upper bound on the second, one-sided at ``alpha/2`` each.
+    """
+    above_a, below_a = _event_counts(stats_a, thresholds)
+    above_b, below_b = _event_counts(stats_b, thresholds)
+    bounds = []
+    for (k_first, n_first), (k_second, n_second) in (
+        ((above_a, stats_a.size), (above_b, stats_b.size)),
+        ((below_a, stats_a.size), (below_b, stats_b.size)),
+        ((above_b, stats_b.size), (above_a, stats_a.size)),
+        ((below_b, stats_b.size), (below_a, stats_a.size)),
+    ):
+        first_lower, _ = clopper_pearson(k_first, n_first, alpha)
+        _, second_upper = clopper_pearson(k_second, n_second, alpha)
+        excess = first_lower - delta
+        # second_upper > 0 always; the placeholder keeps log away from excess <= 0.
+        bounds.append(np.where(excess > 0,
+                               np.log(np.maximum(excess, 1e-300) / second_upper), 0.0))
+    return np.concatenate(bounds)
+
+
+def empirical_eps_lower_bound(stats_a, stats_b, delta, *, alpha=0.05,
+                              n_thresholds=100, selection_fraction=0.5):
+    """Lower confidence bound on the ``eps`` of a mechanism from its outputs.
+
+    ``stats_a`` and ``stats_b`` are scalar statistics of independent runs of the
+    mechanism on neighbouring inputs ``D`` and ``D'``. Tests are the events
+    ``S > t`` and ``S <= t`` for thresholds ``t``, in both directions. Each test
+    bounds ``eps`` from ``P_D[E] <= exp(eps) P_D'[E] + delta`` with a
+    Clopper-Pearson lower bound on the first rate and an upper bound on the second.
+
+    A held-out split keeps the result a valid confidence bound although the best
+    test is picked from the data: the first ``selection_fraction`` of each sample
+    proposes up to ``n_thresholds`` thresholds (pooled quantiles) and picks the test
+    with the highest bound; only that test is then evaluated on the remaining
+    runs, at level ``alpha``. The runs must be independent and identically
+    distributed (their order carries no information).
+
+    Parameters
+    ----------
+    stats_a, stats_b : array-like of shape (n_runs,)
+        Statistics of the runs on ``D`` and on ``D'``.
+    delta : float
+        The ``delta`` of the claim being audited, in [0, 1).
+    alpha : float, default=0.05
+        With probability at least ``1 - alpha`` the result does not exceed the
+        true ``eps`` of a mechanism that is ``(eps, delta)``-DP.
+    n_thresholds : int, default=100
+        Number of candidate thresholds.
+    selection_fraction : float, default=0.5
+        Share of the runs used to choose the test, in (0, 1).
+
+    Returns
+    -------
+    float
+        The lower bound, ``>= 0`` (0 when no test shows anything).
+    """
+    stats_a = _check_stats(stats_a, "stats_a")
+    stats_b = _check_stats(stats_b, "stats_b")
+    if isinstance(delta, bool) or not isinstance(delta, numbers.Real) \
+            or not 0 <= delta < 1:
+        raise ValueError(f"delta must lie in [0, 1), got {delta!r}.")
+    if isinstance(n_thresholds, bool) or not isinstance(n_thresholds, numbers.Integral) \
+            or n_thresholds < 1:
+        raise ValueError(f"n_thresholds must be an int >= 1, got {n_thresholds!r}.")
+    if not 0 < selection_fraction < 1:
+        raise ValueError(f"selection_fraction must lie in (0, 1), got "
+                         f"{selection_fraction!r}.")
+    cut_a = min(max(1, int(stats_a.size * selection_fraction)), stats_a.size - 1)
+    cut_b = min(max(1, int(stats_b.size * selection_fraction)), stats_b.size - 1)
+    select_a, held_a = stats_a[:cut_a], stats_a[cut_a:]
+    select_b, held_b = stats_b[:cut_b], stats_b[cut_b:]
+    levels = np.linspace(0, 1, n_thresholds + 2)[1:-1]
+    thresholds = np.unique(np.quantile(np.concatenate((select_a, select_b)), levels,
+                                       method="inverted_cdf"))
+    selection = _eps_bounds(select_a, select_b, thresholds, delta, alpha)
+    best = int(np.argmax(selection))
+    best_threshold = thresholds[best % thresholds.size:][:1]
+    held_out = _eps_bounds(held_a, held_b, best_threshold, delta, alpha)
+    # The four tests on one threshold come in the order of _eps_bounds.
+    return max(0.0, float(held_out[best // thresholds.size]))

@@ -1,0 +1,300 @@
+"""Two-dimensional grids, exact counts and their private releases.
+
+Cells are indexed with x varying fastest: the flat index of cell ``(ix, iy)`` is
+``ix + m_x * iy``. Intervals are right-closed, ``(e_j, e_{j+1}]``, and the first one
+is also closed on the left, ``[e_0, e_1]``, so every point of ``[e_0, e_m]`` falls in
+exactly one cell.
+
+Sensitivity under replacement adjacency: changing one row moves at most one unit of
+count from one cell to another (possibly to or from "outside the grid"), so the
+count array changes by at most ``sqrt(2)`` in L2 norm and by at most 2 in L1 norm.
+This holds as well for the concatenated per-group count arrays, even when the
+changed row switches group, since the row still leaves one cell and enters one.
+"""
+
+import math
+import numbers
+
+import numpy as np
+
+from ._calibration import check_delta, check_eps, laplace_noise_scale
+from ._mechanisms import gaussian_mechanism, laplace_mechanism
+
+# One row leaves one cell and enters another.
+HISTOGRAM_L2_SENSITIVITY = math.sqrt(2.0)
+HISTOGRAM_L1_SENSITIVITY = 2.0
+
+
+def _check_edges(edges, name):
+    edges = np.asarray(edges, dtype=float)
+    if edges.ndim != 1 or edges.size < 2:
+        raise ValueError(f"{name} must be a 1-D array of at least 2 edges, got shape "
+                         f"{edges.shape}.")
+    if not np.all(np.isfinite(edges)) or np.any(np.diff(edges) <= 0):
+        raise ValueError(f"{name} must be finite and strictly increasing.")
+    return edges
+
+
+def _check_points(points):
+    points = np.asarray(points, dtype=float)
+    if points.ndim != 2 or points.shape[1] != 2:
+        raise ValueError(f"points must have shape (n, 2), got {points.shape}.")
+    return points
+
+
+def _check_counts(counts):
+    counts = np.asarray(counts, dtype=float)
+    if counts.ndim not in (2, 3) or counts.size == 0:
+        raise ValueError("counts must be a non-empty array of shape (m_x, m_y) or "
+                         f"(n_groups, m_x, m_y), got {counts.shape}.")
+    if not np.all(np.isfinite(counts)) or np.any(counts < 0):
+        raise ValueError("counts must be finite and non-negative.")
+    return counts
+
+
+def _axis_index(values, edges):
+    """Interval of each value, right-closed with the first closed; -1 outside."""
+    index = np.searchsorted(edges, values, side="left") - 1
+    index[values == edges[0]] = 0
+    outside = ~((values >= edges[0]) & (values <= edges[-1]))  # NaN is outside too
+    index[outside] = -1
+    return index
+
+
+def grid_cell_index(points, x_edges, y_edges):
+    """Flat cell index of each point (x varying fastest), -1 outside the grid.
+
+    Parameters
+    ----------
+    points : array-like of shape (n, 2)
+    x_edges : array-like of shape (m_x + 1,)
+        Strictly increasing edges along x.
+    y_edges : array-like of shape (m_y + 1,)
+
+    Returns
+    -------
+    ndarray of shape (n,), int
+        ``ix + m_x * iy`` for points in the grid, -1 otherwise (also for NaN).
+    """
+    points = _check_points(points)
+    x_edges = _check_edges(x_edges, "x_edges")
+    y_edges = _check_edges(y_edges, "y_edges")
+    ix = _axis_index(points[:, 0], x_edges)
+    iy = _axis_index(points[:, 1], y_edges)
+    return np.where((ix >= 0) & (iy >= 0), ix + (x_edges.size - 1) * iy, -1)
+
+
+def _group_codes(groups, labels, n_rows):
+    """Position of each row's label in the public list ``labels``."""
+    if labels is None:
+        raise ValueError("labels (the public list of group labels) is required when "
+                         "groups is given; it is never read off the data.")
+    labels = list(labels)
+    if not labels:
+        raise ValueError("labels must not be empty.")
+    lookup = {label: code for code, label in enumerate(labels)}
+    if len(lookup) != len(labels):
+        raise ValueError("labels must not contain duplicates.")
+    groups = np.asarray(groups, dtype=object).ravel()
+    if groups.size != n_rows:
+        raise ValueError(f"groups has {groups.size} entries for {n_rows} points.")
+    try:
+        return np.fromiter((lookup[g] for g in groups), dtype=np.intp, count=n_rows)
+    except KeyError as error:
+        raise ValueError(
+            f"groups contains the label {error.args[0]!r}, which is not in labels."
+        ) from None
+
+
+def histogram_counts(points, x_edges, y_edges, groups=None, labels=None):
+    """Exact counts of points per cell (not private by itself).
+
+    Parameters
+    ----------
+    points : array-like of shape (n, 2)
+    x_edges, y_edges : array-like
+        Cell edges, see :func:`grid_cell_index`. Points outside are not counted.
+    groups : array-like of shape (n,), optional
+        Each row's group label.
+    labels : sequence, optional
+        The public list of group labels; required with ``groups``. A row whose
+        label is not in it raises ``ValueError``.
+
+    Returns
+    -------
+    counts : ndarray of shape (m_x, m_y), or (len(labels), m_x, m_y) with groups
+        ``counts[..., ix, iy]`` is the number of points in cell ``(ix, iy)``.
+
+    Notes
+    -----
+    Replacing one row changes the (concatenated) array by L2 norm at most
+    ``sqrt(2)`` and L1 norm at most 2.
+    """
+    points = _check_points(points)
+    cells = grid_cell_index(points, x_edges, y_edges)
+    m_x, m_y = len(x_edges) - 1, len(y_edges) - 1
+    n_cells = m_x * m_y
+    if groups is None:
+        if labels is not None:
+            raise ValueError("labels was given without groups.")
+        codes, n_groups = np.zeros(len(cells), dtype=np.intp), 1
+    else:
+        codes = _group_codes(groups, labels, len(cells))
+        n_groups = len(labels)
+    inside = cells >= 0
+    flat = np.bincount(codes[inside] * n_cells + cells[inside],
+                       minlength=n_groups * n_cells)
+    # Flat cells run x fastest, i.e. y-major blocks of m_x: transpose to (x, y).
+    counts = flat.reshape(n_groups, m_y, m_x).transpose(0, 2, 1).astype(float)
+    return counts if groups is not None else counts[0]
+
+
+def additive_histogram(counts, eps, delta, rng, *, noise="analytic", ledger=None,
+                       step="additive histogram"):
+    """Gaussian noise on every cell, then clamp at 0.
+
+    One Gaussian mechanism covers the whole array (all groups together) with L2
+    sensitivity ``sqrt(2)``: replacing one row takes one unit from one cell and
+    adds one to another, also across groups. The noise is added to empty cells as
+    well, so the support reveals nothing.
+
+    Parameters
+    ----------
+    counts : array-like of shape (m_x, m_y) or (n_groups, m_x, m_y)
+        Exact counts from :func:`histogram_counts`.
+    eps, delta : float
+        Privacy parameters of the release, ``(eps, delta)``-DP.
+    rng : numpy.random.Generator
+    noise : {"analytic", "classical"}, default="analytic"
+    ledger : PrivacyLedger, optional
+    step : str, default="additive histogram"
+
+    Returns
+    -------
+    ndarray of the shape of ``counts``
+        Noisy counts clamped at 0 (use :func:`normalise_histogram` to normalise).
+    """
+    counts = _check_counts(counts)
+    noisy, _ = gaussian_mechanism(counts, HISTOGRAM_L2_SENSITIVITY, eps, delta, rng,
+                                  noise=noise, ledger=ledger, step=step)
+    return np.maximum(noisy, 0.0)
+
+
+def _sparse_threshold(eps, delta):
+    """Release threshold ``2 ln(2/delta)/eps + 1`` of :func:`sparse_histogram`."""
+    return 2.0 * math.log(2.0 / delta) / eps + 1.0
+
+
+def sparse_histogram(counts, eps, delta, rng, *, ledger=None, step="sparse histogram"):
+    """Stability histogram (Karwa & Vadhan): noise on non-empty cells only.
+
+    Each non-empty cell gets ``Lap(2/eps)``; a noisy count below
+    ``2 ln(2/delta)/eps + 1`` is set to 0; the rest are clamped at 0. Empty cells
+    stay 0 and draw no noise.
+
+    Privacy: ``(eps, delta)``-DP under replacement adjacency. On the cells that are
+    non-empty in both neighbours the count vector has L1 sensitivity 2 (one row
+    leaves a cell and enters another, also across groups), hence ``Lap(2/eps)``.
+    A cell that is non-empty in only one neighbour holds a count of 1 there, and
+    ``1 + Lap(2/eps)`` passes the threshold with probability ``delta/4 <= delta``.
+
+    Parameters
+    ----------
+    counts : array-like of shape (m_x, m_y) or (n_groups, m_x, m_y)
+    eps : float
+    delta : float in (0, 1)
+    rng : numpy.random.Generator
+    ledger : PrivacyLedger, optional
+    step : str, default="sparse histogram"
+
+    Returns
+    -------
+    ndarray of the shape of ``counts``
+    """
+    counts = _check_counts(counts)
+    eps = check_eps(eps)
+    delta = check_delta(delta)
+    noise_scale = laplace_noise_scale(HISTOGRAM_L1_SENSITIVITY, eps)
+    noisy = np.zeros_like(counts)
+    occupied = counts > 0
+    noisy[occupied] = counts[occupied] + rng.laplace(0.0, noise_scale,
+                                                     size=int(occupied.sum()))
+    noisy[noisy < _sparse_threshold(eps, delta)] = 0.0
+    if ledger is not None:
+        ledger.record(step=step, mechanism="stability histogram (laplace, threshold)",
+                      eps=eps, delta=delta, sensitivity=HISTOGRAM_L1_SENSITIVITY,
+                      sensitivity_norm="L1", noise_scale=noise_scale)
+    return np.maximum(noisy, 0.0)
+
+
+def normalise_histogram(counts):
+    """Normalise noisy counts to probabilities (post-processing).
+
+    A 2-D array is normalised to sum 1; a 3-D array (groups first) is normalised
+    per group.
+
+    Raises
+    ------
+    ValueError
+        If every count (of some group) is zero, since there is nothing to normalise.
+    """
+    counts = _check_counts(counts)
+    totals = counts.sum(axis=(-2, -1), keepdims=True)
+    if np.any(totals <= 0):
+        where = "" if counts.ndim == 2 else (
+            f" (group {int(np.flatnonzero(totals.ravel() <= 0)[0])})")
+        raise ValueError(f"all noisy counts are zero{where}; increase eps or reduce "
+                         "bins.")
+    return counts / totals
+
+
+def _check_exponent(value, name):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {value!r}.")
+    return int(value)
+
+
+def dyadic_argmax(values, eps, rng, *, k_min=-40, k_max=40, ledger=None,
+                  step="dyadic argmax"):
+    """Private power of two at the most populated dyadic bin of ``values``.
+
+    Each value ``v > 0`` goes to bin ``floor(log2 v)`` clamped to ``[k_min, k_max]``
+    (``+inf`` to ``k_max``); values ``<= 0`` go to ``k_min``. Every bin count gets
+    ``Lap(2/eps)`` and ``2.0 ** k`` is returned for the bin ``k`` with the largest
+    noisy count.
+
+    Privacy: pure ``eps``-DP when one row changes at most one value. That value
+    moves between two bins, so the bin counts have L1 sensitivity 2.
+
+    Parameters
+    ----------
+    values : array-like of shape (m,)
+        No NaN.
+    eps : float
+    rng : numpy.random.Generator
+    k_min, k_max : int, default=-40, 40
+        Public range of the exponents, ``k_min <= k_max``.
+    ledger : PrivacyLedger, optional
+    step : str, default="dyadic argmax"
+
+    Returns
+    -------
+    float
+    """
+    k_min = _check_exponent(k_min, "k_min")
+    k_max = _check_exponent(k_max, "k_max")
+    if k_min > k_max:
+        raise ValueError(f"k_min must be <= k_max, got {k_min} > {k_max}.")
+    values = np.asarray(values, dtype=float).ravel()
+    if values.size == 0 or np.any(np.isnan(values)):
+        raise ValueError("values must be non-empty and contain no NaN.")
+    # frexp gives v = mantissa * 2**exponent with mantissa in [0.5, 1): exactly
+    # floor(log2 v) = exponent - 1, without the rounding of a floating log2.
+    _, exponent = np.frexp(values)
+    bins = np.clip(exponent.astype(np.int64) - 1, k_min, k_max)
+    bins[values <= 0] = k_min
+    bins[np.isposinf(values)] = k_max
+    bin_counts = np.bincount(bins - k_min, minlength=k_max - k_min + 1)
+    noisy, _ = laplace_mechanism(bin_counts, HISTOGRAM_L1_SENSITIVITY, eps, rng,
+                                 ledger=ledger, step=step)
+    return 2.0 ** (k_min + int(np.argmax(noisy)))

@@ -1,0 +1,344 @@
+"""One-dimensional private means for the scree, and the helpers around them.
+
+The estimators take values ``w_1..w_m`` of which one data row affects exactly one
+(the paired form of the scree: ``w = (v^T (x_a - x_b))^2 / 2`` over a
+data-independent matching of the rows). Sensitivities below are under replacement
+adjacency on those values.
+"""
+
+import math
+import numbers
+
+import numpy as np
+
+from ._budget import PrivacyLedger
+from ._calibration import check_delta, check_eps
+from ._histograms import dyadic_argmax
+from ._mechanisms import gaussian_mechanism
+from ._quantiles import _check_values, quantile
+
+
+def _check_fraction(value, name, low, high):
+    """A real number strictly inside ``(low, high)``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r}.")
+    value = float(value)
+    if not low < value < high:
+        raise ValueError(f"{name} must lie strictly between {low} and {high}, got "
+                         f"{value!r}.")
+    return value
+
+
+def _check_bound(value, name):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number (or +-inf), got {value!r}.")
+    value = float(value)
+    if math.isnan(value):
+        raise ValueError(f"{name} must not be NaN.")
+    return value
+
+
+def _gaussian_release(value, sensitivity, eps, delta, rng, noise, ledger, step):
+    """Gaussian mechanism that also accepts a zero sensitivity (a constant)."""
+    if sensitivity > 0:
+        noisy, _ = gaussian_mechanism(value, sensitivity, eps, delta, rng, noise=noise,
+                                      ledger=ledger, step=step)
+        return noisy
+    # The statistic is a function of earlier private releases only: no noise is
+    # needed, and the share stays charged as granted.
+    if ledger is not None:
+        ledger.record(step=step, mechanism=f"gaussian ({noise}), zero sensitivity",
+                      eps=eps, delta=delta, sensitivity=0.0, noise_scale=0.0)
+    return float(value)
+
+
+# ----------------------------------------------------------------------------- PMWM
+
+def _clipped_mean(values, low, high):
+    """Mean of ``values`` clipped to ``[low, high]``; sensitivity ``(high-low)/m``."""
+    return float(np.clip(values, low, high).mean())
+
+
+def _trimming_interval(low, high, a, b):
+    """Clamp the private quantiles into the public ``[a, b]``, with fallbacks.
+
+    Falls back to ``[a, b]`` when the interval is not finite or reversed; when
+    ``[a, b]`` is unbounded too, the two released quantiles are taken in
+    increasing order (post-processing). Raises when no finite interval is left.
+    """
+    low, high = min(max(low, a), b), min(max(high, a), b)
+    if math.isfinite(high - low) and high >= low:
+        return low, high
+    if math.isfinite(b - a):
+        return a, b
+    low, high = min(low, high), max(low, high)
+    if not math.isfinite(high - low):
+        raise ValueError("The private trimming interval is unbounded; give finite "
+                         "public bounds a and b.")
+    return low, high
+
+
+def pmwm_mean(w, eps, delta, rng, *, beta=1.01, trim_const=10, eta=0.01, a=0.0,
+              b=np.inf, split=True, noise="analytic", ledger=None, step="pmwm mean"):
+    """Private mean by private winsorisation (PMWM, Ramsay & Spicker 2025).
+
+    1. Trim level ``p = min(max(trim_const / m_q, eta), 0.49)``, ``m_q`` the number
+       of values used for the quantiles.
+    2. ``L``, ``U``: fully unbounded Durfee quantiles (:func:`quantile`) at levels
+       ``p`` and ``1 - p``, clamped into the public ``[a, b]`` (see below for the
+       fallbacks).
+    3. Release ``mean(clip(w, L, U)) + N(0, s^2)`` over the ``m_m`` values of the
+       mean part, ``s`` calibrated to L2 sensitivity ``(U - L) / m_m``.
+
+    Budget. With ``split=True`` a random, data-independent permutation splits ``w``
+    into a quantile half (``m_q = floor(m/2)``) and a mean half (``m_m = m - m_q``).
+    One row lies in one half only, so the halves compose in parallel and each uses
+    the whole budget: ``eps/2`` per quantile and ``(eps, delta)`` for the mean; the
+    ledger gets one entry of ``(eps, delta)`` whose ``parts`` list the three calls.
+    With ``split=False`` all values serve both: ``eps/4`` per quantile and
+    ``(eps/2, delta)`` for the mean, three ledger entries.
+
+    Sensitivity (one row changes one value): each quantile search releases count
+    comparisons of sensitivity 1 (pure DP); given ``L`` and ``U``, the clipped
+    mean changes by at most ``(U - L) / m_m``.
+
+    If the clamped interval is not finite or ``U < L``, ``[a, b]`` is used; if
+    ``[a, b]`` is unbounded too, the two quantiles in increasing order; a
+    remaining unbounded interval raises ``ValueError``. If ``U == L`` the clipped
+    mean is the constant ``L`` and is released as is.
+
+    Parameters
+    ----------
+    w : array-like of shape (m,)
+        Finite values; ``m >= 2`` with ``split=True``.
+    eps : float
+    delta : float in (0, 1)
+    rng : numpy.random.Generator
+    beta : float, default=1.01
+        Grid ratio of the quantile searches.
+    trim_const : float, default=10
+    eta : float, default=0.01
+        Smallest trim level, in (0, 0.5).
+    a, b : float, default=0, inf
+        Public bounds of the values (``a < b``, may be infinite).
+    split : bool, default=True
+    noise : {"analytic", "classical"}, default="analytic"
+    ledger : PrivacyLedger, optional
+    step : str, default="pmwm mean"
+
+    Returns
+    -------
+    float
+    """
+    w = _check_values(w, "w")
+    eps = check_eps(eps)
+    delta = check_delta(delta)
+    if isinstance(trim_const, bool) or not isinstance(trim_const, numbers.Real) \
+            or not (math.isfinite(trim_const) and trim_const > 0):
+        raise ValueError(f"trim_const must be a finite number > 0, got {trim_const!r}.")
+    eta = _check_fraction(eta, "eta", 0.0, 0.5)
+    a, b = _check_bound(a, "a"), _check_bound(b, "b")
+    if not a < b:
+        raise ValueError(f"a must be < b, got a={a!r}, b={b!r}.")
+    if split:
+        if w.size < 2:
+            raise ValueError("split=True needs at least 2 values in w.")
+        order = rng.permutation(w.size)
+        quantile_part, mean_part = w[order[: w.size // 2]], w[order[w.size // 2:]]
+        quantile_eps, mean_eps = eps, eps
+        parts = PrivacyLedger()  # the three calls, reported as one parallel entry
+    else:
+        quantile_part = mean_part = w
+        quantile_eps, mean_eps = eps / 2, eps / 2
+        parts = ledger
+    trim = min(max(trim_const / quantile_part.size, eta), 0.49)
+    low = quantile(quantile_part, trim, quantile_eps / 2, rng, beta=beta,
+                   ledger=parts, step=f"{step}/lower quantile")
+    high = quantile(quantile_part, 1 - trim, quantile_eps / 2, rng, beta=beta,
+                    ledger=parts, step=f"{step}/upper quantile")
+    low, high = _trimming_interval(low, high, a, b)
+    sensitivity = (high - low) / mean_part.size
+    estimate = _gaussian_release(_clipped_mean(mean_part, low, high), sensitivity,
+                                 mean_eps, delta, rng, noise, parts, f"{step}/mean")
+    if split and ledger is not None:
+        mean_entry = parts.entries[-1]
+        ledger.record(step=step, mechanism="parallel composition (disjoint halves)",
+                      eps=eps, delta=delta, sensitivity=mean_entry["sensitivity"],
+                      noise_scale=mean_entry["noise_scale"], parts=parts.to_list())
+    return estimate
+
+
+# ---------------------------------------------------------------------------- Huber
+
+def _pair_block_medians(w, rng):
+    """Block medians of ``(w_a - w_b)^2 / 2`` over a random pairing of ``w``.
+
+    One changed value changes one pair, hence one block median.
+    """
+    m = w.size
+    pairs = w[rng.permutation(m)[: 2 * (m // 2)]].reshape(-1, 2)
+    with np.errstate(over="ignore"):  # an overflow is +inf, binned at k_max
+        halved_squares = (pairs[:, 0] - pairs[:, 1]) ** 2 / 2
+    n_blocks = max(1, math.floor(math.sqrt(m) / 2))
+    return np.array([np.median(block) for block in np.array_split(halved_squares,
+                                                                   n_blocks)])
+
+
+def _huber_tau(scale, gd_eps, m):
+    """Robustification ``tau = sqrt(m2) sqrt(eps m / sqrt((1 + ln m) ln m))``."""
+    log_m = math.log(m)
+    tau = math.sqrt(scale) * math.sqrt(gd_eps * m / math.sqrt((1 + log_m) * log_m))
+    return tau if math.isfinite(tau) and tau > 0 else 1.0
+
+
+def _huber_gradient(w, mu, tau):
+    """``mean(clip(w - mu, -tau, tau))``; sensitivity ``2 tau / m``."""
+    return float(np.clip(w - mu, -tau, tau).mean())
+
+
+def huber_mean(w, eps, delta, rng, *, m2_frac=0.25, k_min=-40, k_max=40,
+               noise="analytic", ledger=None, step="huber mean"):
+    """Private mean by noisy gradient descent on the Huber loss (Yu, Ren & Zhou 2024).
+
+    1. Scale, with ``eps_m2 = m2_frac * eps`` (pure): pair the values at random,
+       ``s = (w_a - w_b)^2 / 2``, split into ``M = max(1, floor(sqrt(m)/2))``
+       blocks, take the block medians and release ``m2`` by
+       :func:`dyadic_argmax` (L1 sensitivity 2: one changed value moves one
+       median between two bins).
+    2. ``tau = sqrt(m2) sqrt(eps_gd m / sqrt((1 + ln m) ln m))`` with
+       ``eps_gd = eps - eps_m2`` (1 when not positive and finite).
+    3. ``T = max(1, ceil(ln m))`` steps from ``mu = 0`` with step size 1:
+       ``mu <- mu + mean(clip(w - mu, -tau, tau)) + N(0, s^2)``, each step a
+       Gaussian mechanism at ``(eps_gd / T, delta / T)`` on L2 sensitivity
+       ``2 tau / m`` (one changed value moves its clipped residual by at most
+       ``2 tau``; ``mu`` is an earlier release).
+
+    Every share is spent: the ledger gets one scale entry and ``T`` step entries
+    summing to ``(eps, delta)``.
+
+    Parameters
+    ----------
+    w : array-like of shape (m,)
+        Finite values, ``m >= 2``.
+    eps : float
+    delta : float in (0, 1)
+    rng : numpy.random.Generator
+    m2_frac : float, default=0.25
+        Share of ``eps`` for the scale, in (0, 1).
+    k_min, k_max : int, default=-40, 40
+        Exponent range of the dyadic scale search.
+    noise : {"analytic", "classical"}, default="analytic"
+    ledger : PrivacyLedger, optional
+    step : str, default="huber mean"
+
+    Returns
+    -------
+    float
+    """
+    w = _check_values(w, "w")
+    if w.size < 2:
+        raise ValueError("huber_mean needs at least 2 values in w.")
+    eps = check_eps(eps)
+    delta = check_delta(delta)
+    m2_frac = _check_fraction(m2_frac, "m2_frac", 0.0, 1.0)
+    m = w.size
+    scale_eps = m2_frac * eps
+    gd_eps = eps - scale_eps
+    scale = dyadic_argmax(_pair_block_medians(w, rng), scale_eps, rng, k_min=k_min,
+                          k_max=k_max, ledger=ledger, step=f"{step}/scale")
+    tau = _huber_tau(scale, gd_eps, m)
+    n_steps = max(1, math.ceil(math.log(m)))
+    mu = 0.0
+    for t in range(n_steps):
+        # mu + gradient: adding the earlier release mu is post-processing.
+        mu, _ = gaussian_mechanism(mu + _huber_gradient(w, mu, tau), 2 * tau / m,
+                                   gd_eps / n_steps, delta / n_steps, rng, noise=noise,
+                                   ledger=ledger, step=f"{step}/gd step {t + 1}")
+    return mu
+
+
+# --------------------------------------------------------------- non-private helpers
+
+def clipped_pair_mean(y, clip):
+    """``(1/C(n,2)) sum_{i<j} min((y_i - y_j)^2 / 2, clip)`` in ``O(n log n)``.
+
+    Not a private release by itself. Replacing one value changes ``n - 1`` of the
+    ``C(n, 2)`` terms, each by at most ``clip``, so the result has sensitivity
+    ``2 clip / n`` (the basis of the ``clipped`` scree).
+
+    How: sort ``y``. Pairs further apart than ``r = sqrt(2 clip)`` contribute
+    ``clip`` and are only counted. The close pairs are summed through prefix sums of
+    ``z`` and ``z^2`` within "clusters" (maximal runs of sorted values whose gaps
+    are ``<= r``; a close pair never crosses a gap wider than ``r``), with ``z`` the
+    value minus its cluster's mean: this keeps the prefix sums small, so a far
+    outlier neither overflows nor cancels the precision of the others.
+
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        Finite values, ``n >= 2``.
+    clip : float
+        ``> 0``; ``np.inf`` gives the plain pairwise variance.
+
+    Returns
+    -------
+    float
+    """
+    y = np.sort(_check_values(y, "y"))
+    n = y.size
+    if n < 2:
+        raise ValueError(f"y needs at least 2 values, got {n}.")
+    if isinstance(clip, bool) or not isinstance(clip, numbers.Real) \
+            or not float(clip) > 0:
+        raise ValueError(f"clip must be a number > 0 (np.inf allowed), got {clip!r}.")
+    clip = float(clip)
+    reach = math.sqrt(2 * clip)
+    cluster = np.concatenate(([0], np.cumsum(np.diff(y) > reach)))
+    cluster_size = np.bincount(cluster)
+    z = y - (np.bincount(cluster, weights=y) / cluster_size)[cluster]
+    cluster_end = np.cumsum(cluster_size)[cluster]
+    # Close partners of i are j in [i + 1, end_i), never past the cluster.
+    start = np.arange(1, n + 1)
+    end = np.minimum(np.searchsorted(y, y + reach, side="right"), cluster_end)
+    sum_z = np.concatenate(([0.0], np.cumsum(z)))
+    sum_z2 = np.concatenate(([0.0], np.cumsum(z * z)))
+    n_close = end - start
+    close = 0.5 * ((sum_z2[end] - sum_z2[start]) - 2 * z * (sum_z[end] - sum_z[start])
+                   + n_close * z * z)
+    # Round-off may push a sum of terms in [0, clip] a hair outside.
+    close = np.maximum(close, 0.0)
+    if math.isfinite(clip):
+        close = np.minimum(close, n_close * clip)
+    total = math.fsum(close)
+    if math.isfinite(clip):
+        total += clip * float(np.sum(n - end))
+    return total / (n * (n - 1) / 2)
+
+
+def monotone_scree(values):
+    """Non-negative, non-increasing least-squares fit (post-processing).
+
+    Clamp at 0, fit the closest non-increasing sequence in least squares (pool
+    adjacent violators, unit weights), clamp at 0 again.
+
+    Examples
+    --------
+    >>> monotone_scree([3, 5, 1, 2, -1]).tolist()
+    [4.0, 4.0, 1.5, 1.5, 0.0]
+    """
+    values = np.asarray(values, dtype=float)
+    if values.ndim != 1 or not np.all(np.isfinite(values)):
+        raise ValueError("values must be a 1-D array of finite numbers.")
+    # Each block is [sum, count]; a block whose mean exceeds the previous one's
+    # violates the order and is pooled with it.
+    blocks = []
+    for value in np.maximum(values, 0.0):
+        blocks.append([value, 1])
+        while len(blocks) > 1 and (blocks[-1][0] * blocks[-2][1]
+                                   > blocks[-2][0] * blocks[-1][1]):
+            total, count = blocks.pop()
+            blocks[-1][0] += total
+            blocks[-1][1] += count
+    fitted = np.concatenate([np.full(count, total / count) for total, count in blocks]
+                            ) if blocks else np.empty(0)
+    return np.maximum(fitted, 0.0)

@@ -1,0 +1,114 @@
+"""The basic additive mechanisms: Gaussian (vectors and symmetric matrices), Laplace.
+
+Every function draws only from the ``numpy.random.Generator`` it is given and, when
+handed a :class:`~sklearn_dppca.privacy.PrivacyLedger`, records what it spent.
+"""
+
+import math
+
+import numpy as np
+
+from ._calibration import (
+    check_delta,
+    check_eps,
+    gaussian_noise_scale,
+    laplace_noise_scale,
+)
+
+
+def gaussian_mechanism(value, sensitivity, eps, delta, rng, *, noise="analytic",
+                       ledger=None, step="gaussian"):
+    """Release ``value + N(0, sigma^2 I)``, ``sigma`` calibrated to L2 ``sensitivity``.
+
+    Parameters
+    ----------
+    value : float or array-like
+        The exact statistic. Its L2 sensitivity (largest change of the whole
+        vector between neighbouring data sets) must be at most ``sensitivity``.
+    sensitivity, eps, delta : float
+        Calibration inputs, see :func:`gaussian_noise_scale`.
+    rng : numpy.random.Generator
+    noise : {"analytic", "classical"}
+    ledger : PrivacyLedger, optional
+    step : str
+        Name of this call in the ledger.
+
+    Returns
+    -------
+    noisy : ndarray or float
+    noise_scale : float
+    """
+    noise_scale = gaussian_noise_scale(sensitivity, eps, delta, noise)
+    value = np.asarray(value, dtype=float)
+    noisy = value + noise_scale * rng.standard_normal(value.shape)
+    if ledger is not None:
+        ledger.record(step=step, mechanism=f"gaussian ({noise})", eps=eps, delta=delta,
+                      sensitivity=sensitivity, noise_scale=noise_scale)
+    return (float(noisy) if noisy.ndim == 0 else noisy), noise_scale
+
+
+def laplace_mechanism(value, sensitivity, eps, rng, *, ledger=None, step="laplace"):
+    """Release ``value + Lap(sensitivity / eps)`` per coordinate (L1 ``sensitivity``).
+
+    Pure ``eps``-DP when the L1 sensitivity of the whole vector is at most
+    ``sensitivity``. Returns ``(noisy, noise_scale)``.
+    """
+    noise_scale = laplace_noise_scale(sensitivity, eps)
+    value = np.asarray(value, dtype=float)
+    noisy = value + rng.laplace(0.0, noise_scale, size=value.shape)
+    if ledger is not None:
+        ledger.record(step=step, mechanism="laplace", eps=eps, delta=0.0,
+                      sensitivity=sensitivity, sensitivity_norm="L1",
+                      noise_scale=noise_scale)
+    return (float(noisy) if noisy.ndim == 0 else noisy), noise_scale
+
+
+def symmetric_gaussian_noise(n_features, noise_scale, rng):
+    """A symmetric ``n_features x n_features`` Gaussian noise matrix.
+
+    Diagonal entries are ``N(0, noise_scale^2)``, off-diagonal ones
+    ``N(0, noise_scale^2 / 2)``. Draws ``p (p + 1) / 2`` standard normals in one
+    call, the ``p`` diagonal ones first, then the strict lower triangle row by row
+    ((2,1), (3,1), (3,2), ... in 1-based indices), as the seeds do.
+
+    Why this is the Gaussian mechanism: the map from a symmetric matrix ``A`` to the
+    packed vector ``(A_11, ..., A_pp, sqrt(2) A_21, sqrt(2) A_31, ...)`` preserves
+    the Frobenius norm, and this noise is iid ``N(0, noise_scale^2)`` on that vector.
+    """
+    p = int(n_features)
+    draws = rng.standard_normal(p * (p + 1) // 2)
+    noise = np.diag(draws[:p])
+    rows, cols = np.tril_indices(p, k=-1)
+    noise[rows, cols] = draws[p:] / math.sqrt(2)
+    noise[cols, rows] = noise[rows, cols]
+    return noise * noise_scale
+
+
+def symmetric_matrix_gaussian(matrix, sensitivity, eps, delta, rng, *, noise="analytic",
+                              ledger=None, step="symmetric matrix"):
+    """Release ``matrix + E`` with ``E`` from :func:`symmetric_gaussian_noise`.
+
+    ``sensitivity`` is the Frobenius sensitivity of the symmetric ``matrix``.
+    Returns ``(noisy_matrix, noise_scale)`` where ``noise_scale`` is the diagonal
+    standard deviation.
+    """
+    matrix = np.asarray(matrix, dtype=float)
+    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
+        raise ValueError(f"matrix must be square, got shape {matrix.shape}.")
+    noise_scale = gaussian_noise_scale(sensitivity, eps, delta, noise)
+    noisy = matrix + symmetric_gaussian_noise(matrix.shape[0], noise_scale, rng)
+    if ledger is not None:
+        ledger.record(step=step, mechanism=f"symmetric gaussian ({noise})", eps=eps,
+                      delta=delta, sensitivity=sensitivity, sensitivity_norm="Frobenius",
+                      noise_scale=noise_scale)
+    return noisy, noise_scale
+
+
+__all__ = [
+    "gaussian_mechanism",
+    "laplace_mechanism",
+    "symmetric_gaussian_noise",
+    "symmetric_matrix_gaussian",
+    "check_eps",
+    "check_delta",
+]

@@ -1,0 +1,190 @@
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from sklearn_dppca import DPKendallDirections, spherical_kendall
+from sklearn_dppca._directions import kendall_sensitivity
+
+
+def gaussian_data(n=400, scales=(3.0, 1.0, 0.5), seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, len(scales))) * np.asarray(scales)
+
+
+def test_classical_noise_scale_matches_the_seeds_formula():
+    # Seed 002: n = 50, eps = 0.5, delta = 1e-3, sigma = 4 sqrt(2 ln(1.25/delta)) / (n eps)
+    X = gaussian_data(n=50)
+    est = DPKendallDirections(eps=0.5, delta=1e-3, noise="classical", random_state=0).fit(X)
+    assert est.noise_scale_ == pytest.approx(0.6042367252, rel=1e-9)
+    assert est.noise_scale_ == pytest.approx(4 * math.sqrt(2 * math.log(1250)) / 25, rel=1e-12)
+
+
+def test_noise_law_over_many_seeds():
+    X = gaussian_data(n=60)
+    exact = spherical_kendall(X)
+    draws = []
+    for seed in range(400):
+        est = DPKendallDirections(eps=1.0, delta=1e-5, random_state=seed).fit(X)
+        assert np.array_equal(est.kendall_matrix_, est.kendall_matrix_.T)
+        draws.append(est.kendall_matrix_ - exact)
+    noise = np.array(draws) / est.noise_scale_
+    diagonal = noise[:, np.arange(3), np.arange(3)].ravel()
+    off_diagonal = noise[:, [1, 2, 2], [0, 0, 1]].ravel()
+    # 1200 draws each: the sd estimate is within ~6% at 3 standard errors.
+    assert np.std(diagonal) == pytest.approx(1.0, rel=0.07)
+    assert np.std(off_diagonal) == pytest.approx(1 / math.sqrt(2), rel=0.07)
+    assert abs(np.mean(diagonal)) < 0.1 and abs(np.mean(off_diagonal)) < 0.1
+
+
+def test_components_are_oriented_orthonormal_eigenvectors_of_the_release():
+    X = gaussian_data()
+    est = DPKendallDirections(n_components=2, random_state=1).fit(X)
+    V = est.components_
+    assert V.shape == (2, 3)
+    np.testing.assert_allclose(V @ V.T, np.eye(2), atol=1e-12)
+    np.testing.assert_allclose(est.kendall_matrix_ @ V.T, V.T * est.kendall_eigenvalues_[:2],
+                               atol=1e-10)
+    assert np.all(np.diff(est.kendall_eigenvalues_) <= 0)
+    rows = np.argmax(np.abs(V), axis=1)
+    assert np.all(V[np.arange(2), rows] > 0)
+
+
+def test_recovers_the_leading_direction_with_a_large_budget():
+    X = gaussian_data(n=2000, scales=(5.0, 1.0, 1.0))
+    est = DPKendallDirections(n_components=1, eps=50.0, random_state=0).fit(X)
+    assert abs(est.components_[0, 0]) > 0.99
+
+
+def test_tight_sensitivity_and_analytic_calibration_give_less_noise():
+    X = gaussian_data(n=100)
+    base = DPKendallDirections(eps=0.5, noise="classical", random_state=0).fit(X)
+    tight = DPKendallDirections(eps=0.5, noise="classical", sensitivity="tight",
+                                random_state=0).fit(X)
+    analytic = DPKendallDirections(eps=0.5, random_state=0).fit(X)
+    assert tight.noise_scale_ / base.noise_scale_ == pytest.approx(math.sqrt(2) / 2, rel=1e-12)
+    assert analytic.noise_scale_ < base.noise_scale_
+    assert kendall_sensitivity(100, "standard") == pytest.approx(0.04)
+
+
+def test_classical_warns_at_large_eps_and_analytic_does_not():
+    X = gaussian_data(n=50)
+    with pytest.warns(UserWarning, match="noise='analytic'"):
+        DPKendallDirections(eps=1.0, noise="classical", random_state=0).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        DPKendallDirections(eps=5.0, random_state=0).fit(X)
+
+
+def test_ledger_and_spend():
+    X = gaussian_data(n=80)
+    est = DPKendallDirections(eps=0.7, delta=1e-6, random_state=0).fit(X)
+    assert est.privacy_spent_ == (0.7, 1e-6)
+    (entry,) = est.privacy_ledger_
+    assert entry["eps"] == 0.7 and entry["delta"] == 1e-6
+    assert entry["sensitivity"] == pytest.approx(4 / 80)
+    assert entry["noise_scale"] == est.noise_scale_
+    for key in ("step", "mechanism", "eps", "delta", "sensitivity", "noise_scale"):
+        assert key in entry
+
+
+def test_same_seed_same_release_and_input_untouched():
+    X = gaussian_data()
+    X_copy = X.copy()
+    first = DPKendallDirections(random_state=3).fit(X).components_
+    second = DPKendallDirections(random_state=3).fit(X).components_
+    np.testing.assert_array_equal(first, second)
+    np.testing.assert_array_equal(X, X_copy)
+
+
+def test_transform_projects_and_keeps_float32():
+    X = gaussian_data().astype(np.float32)
+    est = DPKendallDirections(n_components=2, random_state=0).fit(X)
+    Z = est.transform(X)
+    assert Z.dtype == np.float32
+    np.testing.assert_allclose(Z, X.astype(float) @ est.components_.T, rtol=1e-5, atol=1e-5)
+
+
+def test_nonprivate_reference_is_aligned_covariance_pca():
+    X = gaussian_data(n=500)
+    est = DPKendallDirections(eps=5.0, compute_nonprivate=True, random_state=0).fit(X)
+    reference = est.nonprivate_
+    covariance = np.cov(X, rowvar=False)
+    np.testing.assert_allclose(covariance @ reference.components.T,
+                               reference.components.T * reference.explained_variance,
+                               atol=1e-10)
+    assert np.all(np.sum(reference.components * est.components_, axis=1) >= 0)
+    np.testing.assert_allclose(reference.scores.mean(axis=0), 0, atol=1e-10)
+    assert DPKendallDirections(random_state=0).fit(X).nonprivate_ is None
+
+
+def test_duplicates_raise_or_are_ignored():
+    X = np.vstack([gaussian_data(n=20), gaussian_data(n=20)[:3]])
+    with pytest.raises(ValueError, match="duplicates"):
+        DPKendallDirections(duplicates="raise", random_state=0).fit(X)
+    DPKendallDirections(random_state=0).fit(X)
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"eps": 0}, "eps"),
+        ({"eps": -1.0}, "eps"),
+        ({"eps": float("nan")}, "eps"),
+        ({"delta": 0.0}, "delta"),
+        ({"delta": 1.0}, "delta"),
+        ({"noise": "laplace"}, "noise"),
+        ({"sensitivity": "loose"}, "sensitivity"),
+        ({"duplicates": "keep"}, "duplicates"),
+        ({"pairs": 0}, "pairs"),
+        ({"n_components": 4}, "n_components"),
+        ({"n_components": 0}, "n_components"),
+    ],
+)
+def test_invalid_parameters_are_named(params, match):
+    with pytest.raises(ValueError, match=match):
+        DPKendallDirections(**params).fit(gaussian_data(n=30))
+
+
+@pytest.mark.parametrize(
+    "X, match",
+    [
+        (np.array([[1.0, np.nan], [2.0, 3.0], [0.0, 1.0]]), "NaN"),
+        (np.array([[1.0, np.inf], [2.0, 3.0], [0.0, 1.0]]), "infinity"),
+        (np.array([[1.0, 2.0]]), "minimum of 2"),
+        (np.array([["a", "b"], ["c", "d"]]), "string|float"),
+    ],
+)
+def test_bad_data_is_a_value_error(X, match):
+    with pytest.raises(ValueError, match=match):
+        DPKendallDirections().fit(X)
+
+
+def test_dataframe_non_numeric_columns_are_dropped_with_a_warning():
+    pd = pytest.importorskip("pandas")
+    X = gaussian_data(n=50)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    frame["city"] = ["x", "y"] * 25
+    est = DPKendallDirections(n_components=2, random_state=0)
+    with pytest.warns(UserWarning, match="city"):
+        est.fit(frame)
+    assert list(est.feature_names_in_) == ["a", "b", "c"]
+    np.testing.assert_allclose(est.transform(frame), X @ est.components_.T)
+    est.set_output(transform="pandas")
+    out = est.transform(frame)
+    assert list(out.columns) == ["dpkendalldirections0", "dpkendalldirections1"]
+
+
+def test_summary_prints_like_the_seeds():
+    X = gaussian_data(n=50)
+    est = DPKendallDirections(eps=0.5, delta=1e-3, random_state=0).fit(X)
+    text = str(est.summary())
+    assert "DP PC Directions Summary" in text
+    assert "Data: 50 observations x 3 variables" in text
+    assert "Components: 3 PC directions" in text
+    assert "first 3 variables x first 3 PCs" in text
+    assert "eps = 0.5 ; delta = 0.001" in text
+    assert "Non-private reference: not stored" in text
+    assert f"{est.components_[0, 0]:.3f}" in text
+    assert "<table>" in est.summary()._repr_html_()

@@ -1,0 +1,219 @@
+import math
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.pipeline import make_pipeline
+
+from sklearn_dppca import DPPCA
+from sklearn_dppca.datasets import make_gaussian_clusters
+
+
+def gaussian_scores_data(n, seed, shift=20.0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, 4)) * [4.0, 2.0, 1.0, 0.5] + shift
+
+
+def ledger_totals(estimator):
+    entries = estimator.privacy_ledger_
+    return (math.fsum(e["eps"] for e in entries), math.fsum(e["delta"] for e in entries))
+
+
+@pytest.mark.parametrize("histogram", ["additive", "sparse"])
+@pytest.mark.parametrize("with_groups", [False, True])
+def test_budget_accounting(histogram, with_groups):
+    X, y = make_gaussian_clusters(150, n_features=10, return_groups=True, random_state=0)
+    groups = sorted(set(y)) if with_groups else None
+    pca = DPPCA(eps=2.0, delta=1e-5, histogram=histogram, groups=groups,
+                random_state=0).fit(X, y)
+    eps, delta = ledger_totals(pca)
+    assert eps == pytest.approx(2.0, rel=1e-12) and delta == pytest.approx(1e-5, rel=1e-12)
+    assert pca.privacy_spent_[0] <= 2.0 and pca.privacy_spent_[1] <= 1e-5
+    steps = [entry["step"] for entry in pca.privacy_ledger_]
+    assert steps[0] == "loading"
+    assert sum(step.startswith("score/frame") for step in steps) == 3
+    assert sum(step.startswith("score/histogram") for step in steps) == 1
+    frame_eps = sum(e["eps"] for e in pca.privacy_ledger_ if e["step"].startswith("score/frame"))
+    assert frame_eps == pytest.approx(0.35 * 0.4 * 2.0)
+    assert all(e["delta"] == 0 for e in pca.privacy_ledger_ if e["step"].startswith("score/frame"))
+
+
+def test_custom_budget_split_is_recorded():
+    X = gaussian_scores_data(500, 0)
+    split = {"loading": 0.5, "scree": 0.25, "score": 0.25}
+    pca = DPPCA(eps=1.0, budget_split=split, random_state=0).fit(X)
+    assert pca.budget_["loading"] == (0.5, 0.5e-5)
+    loading = [e for e in pca.privacy_ledger_ if e["step"] == "loading"][0]
+    assert loading["eps"] == 0.5
+
+
+def test_frame_covers_about_99_percent():
+    X = gaussian_scores_data(10_000, 1)
+    pca = DPPCA(eps=1.0, random_state=0).fit(X)
+    scores = X @ pca.components_.T
+    x_min, x_max, y_min, y_max = pca.frame_.extent
+    inside = ((scores[:, 0] >= x_min) & (scores[:, 0] <= x_max)
+              & (scores[:, 1] >= y_min) & (scores[:, 1] <= y_max))
+    assert inside.mean() >= 0.98
+    # centre near the true median of the scores, square frame
+    np.testing.assert_allclose(pca.frame_.center, np.median(scores, axis=0), atol=1.0)  # 1/4 sd
+    assert x_max - x_min == pytest.approx(y_max - y_min)
+    assert pca.frame_.half_width == pytest.approx(1.2 * pca.frame_.radius)
+
+
+def test_histogram_error_shrinks_with_n_eps():
+    errors = {}
+    for n, eps in [(500, 0.5), (20_000, 4.0)]:
+        distances = []
+        for seed in range(3):
+            pca = DPPCA(eps=eps, compute_nonprivate=True, random_state=seed).fit(
+                gaussian_scores_data(n, seed))
+            distances.append(np.abs(pca.score_histogram_ - pca.nonprivate_.score_histogram).sum())
+        errors[n] = np.mean(distances)
+    assert errors[20_000] < 0.5 * errors[500]
+    assert errors[20_000] < 0.2
+
+
+def test_histogram_and_synthetic_points_are_consistent():
+    X = gaussian_scores_data(2000, 2)
+    pca = DPPCA(bins=(8, 12), n_synthetic=3000, synthetic_jitter=0.0, random_state=0).fit(X)
+    assert pca.score_histogram_.shape == (8, 12)
+    assert pca.score_histogram_.sum() == pytest.approx(1.0)
+    assert np.all(pca.score_histogram_ >= 0)
+    assert len(pca.bin_edges_[0]) == 9 and len(pca.bin_edges_[1]) == 13
+    points = pca.synthetic_scores_
+    assert points.shape == (3000, 2)
+    # without jitter every point lies in a cell of positive mass
+    ix = np.clip(np.searchsorted(pca.bin_edges_[0], points[:, 0]) - 1, 0, 7)
+    iy = np.clip(np.searchsorted(pca.bin_edges_[1], points[:, 1]) - 1, 0, 11)
+    assert np.all(pca.score_histogram_[ix, iy] > 0)
+
+
+def test_groups_share_one_grid_and_hide_exact_sizes():
+    X, y = make_gaussian_clusters(300, n_features=10, return_groups=True, random_state=0)
+    labels = sorted(set(y))
+    pca = DPPCA(groups=labels, random_state=0).fit(X, y)
+    assert pca.groups_ == labels
+    assert set(pca.score_histograms_) == set(labels)
+    for histogram in pca.score_histograms_.values():
+        assert histogram.shape == pca.score_histogram_.shape
+        assert histogram.sum() == pytest.approx(1.0)
+    assert set(pca.synthetic_groups_) <= set(labels)
+    exact = {label: int(np.sum(y == label)) for label in labels}
+    synthetic = {label: int(np.sum(pca.synthetic_groups_ == label)) for label in labels}
+    assert synthetic != exact                       # sizes come from noisy totals
+    assert sum(synthetic.values()) == len(y)        # n itself is public
+
+
+def test_groups_need_known_labels():
+    X, y = make_gaussian_clusters(50, n_features=10, return_groups=True, random_state=0)
+    with pytest.raises(ValueError, match="outside groups"):
+        DPPCA(groups=["G1", "G2"], random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="needs y"):
+        DPPCA(groups=["G1"], random_state=0).fit(X)
+
+
+def test_y_is_ignored_without_groups():
+    X = gaussian_scores_data(300, 3)
+    target = np.random.default_rng(0).normal(size=300)
+    pca = DPPCA(random_state=0).fit(X, target)
+    assert pca.score_histograms_ is None and pca.groups_ is None
+    model = make_pipeline(DPPCA(random_state=0), Ridge()).fit(X, target)
+    assert model[0].score_histograms_ is None
+
+
+def test_one_component_skips_the_score_summary():
+    X = gaussian_scores_data(300, 4)
+    with pytest.warns(UserWarning, match="skipped"):
+        pca = DPPCA(n_components=1, eps=1.0, random_state=0).fit(X)
+    assert pca.frame_ is None and pca.synthetic_scores_ is None
+    assert not any(e["step"].startswith("score") for e in pca.privacy_ledger_)
+    assert pca.privacy_spent_[0] == pytest.approx(0.6)
+
+
+def test_gau_groups_pipeline_classifies_well_above_chance():
+    X, y = make_gaussian_clusters(return_groups=True, random_state=0)
+    rng = np.random.default_rng(1)
+    test = rng.random(len(y)) < 0.3
+    model = make_pipeline(DPPCA(n_components=4, eps=1.0, random_state=0),
+                          LogisticRegression(max_iter=2000))
+    model.fit(X[~test], y[~test])
+    assert model.score(X[test], y[test]) > 0.6      # chance is 0.2
+
+
+def test_nonprivate_reference_holds_the_exact_histogram():
+    X = gaussian_scores_data(1000, 5)
+    pca = DPPCA(compute_nonprivate=True, random_state=0).fit(X)
+    reference = pca.nonprivate_
+    assert reference.score_histogram.shape == pca.score_histogram_.shape
+    assert reference.score_histogram.sum() == pytest.approx(1.0, abs=0.02)
+    assert reference.scores.shape == (1000, 2)
+
+
+def test_verbose_prints_progress(capsys):
+    DPPCA(verbose=1, random_state=0).fit(gaussian_scores_data(200, 6))
+    assert "[DPPCA] directions released" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"axes": (0, 0)}, "axes"),
+        ({"axes": (0, 2)}, "axes"),
+        ({"axes": (-1, 1)}, "axes"),
+        ({"bins": 0}, "bins"),
+        ({"bins": (10, 0)}, "bins"),
+        ({"bins": (10, 2.5)}, "bins"),
+        ({"budget_split": {"loading": 0.6, "scree": 0.3, "score": 0.4}}, "sum"),
+        ({"budget_split": {"loading": 0.5, "scree": 0.2, "plots": 0.1}}, "unknown"),
+        ({"budget_split": {"loading": -0.1, "scree": 0.2, "score": 0.1}}, "loading"),
+        ({"histogram": "dense"}, "histogram"),
+        ({"scree_method": "robust"}, "scree_method"),
+        ({"scree_params": {"nope": 1}}, "nope"),
+        ({"n_synthetic": -1}, "n_synthetic"),
+        ({"synthetic_jitter": -0.5}, "synthetic_jitter"),
+        ({"eps": 0.0}, "eps"),
+        ({"delta": 1.5}, "delta"),
+    ],
+)
+def test_invalid_parameters(params, match):
+    with pytest.raises(ValueError, match=match):
+        DPPCA(**params).fit(gaussian_scores_data(100, 0))
+
+
+@pytest.mark.parametrize(
+    "X, match",
+    [
+        (np.array([[np.nan, 1.0], [1.0, 2.0], [3.0, 1.0]]), "NaN"),
+        (np.array([[1.0, 2.0]]), "minimum of 2"),
+    ],
+)
+def test_bad_data(X, match):
+    with pytest.raises(ValueError, match=match):
+        DPPCA().fit(X)
+
+
+def test_summary_has_budget_table_and_frame():
+    X, y = make_gaussian_clusters(100, n_features=10, return_groups=True, random_state=0)
+    pca = DPPCA(groups=sorted(set(y)), random_state=0).fit(X, y)
+    text = str(pca.summary())
+    for needle in ("DP PCA Summary", "loading", "scree", "score", "frame: centre",
+                   "histogram: additive", "groups: G1"):
+        assert needle in text
+
+
+def test_sparse_histogram_all_zero_warns_and_draws_nothing():
+    X = gaussian_scores_data(30, 7)
+    with pytest.warns(UserWarning, match="0 after clamping"):
+        pca = DPPCA(histogram="sparse", eps=0.1, random_state=0).fit(X)
+    assert pca.synthetic_scores_.shape == (0, 2)
+    assert np.all(pca.score_histogram_ == 0)
+
+
+def test_no_runtime_warnings_on_constant_column():
+    X = gaussian_scores_data(200, 8)
+    X[:, 3] = 7.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        DPPCA(n_components=3, random_state=0).fit(X).transform(X)
