@@ -7,8 +7,18 @@ Public estimators follow scikit-learn's API; the mechanisms live in
 from ._directions import DPKendallDirections
 from ._kendall import spherical_kendall
 from ._pca import DPPCA
+from ._release import ReleasedPCA, export_release, load_release
 from ._scree import DPScree
 
 __version__ = "0.1.0"
 
-__all__ = ["DPKendallDirections", "DPPCA", "DPScree", "spherical_kendall", "__version__"]
+__all__ = [
+    "DPKendallDirections",
+    "DPPCA",
+    "DPScree",
+    "ReleasedPCA",
+    "export_release",
+    "load_release",
+    "spherical_kendall",
+    "__version__",
+]

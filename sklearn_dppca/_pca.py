@@ -291,6 +291,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         eps, delta, parts = self._check_params()
         scree_params = check_method_params(self.scree_method, self.scree_params,
                                            "scree_params")
+        if self.scree_method == "clipped" and "pairs" not in (self.scree_params or {}):
+            scree_params["pairs"] = self.pairs   # one pair design choice for the fit
         bins = check_bins(self.bins)
         X = validate_features(self, X, reset=True)
         n_components = check_n_components(self.n_components, X.shape[1])

@@ -38,7 +38,7 @@ SCREE_DEFAULTS = {
         "max_steps": 5000,
         "pairs": "all",          # pairs of the U-statistic ("norm" only): "all" or m
     },
-    "huber": {"m2_frac": 0.25, "k_min": -40, "k_max": 40},
+    "huber": {"m2_frac": 0.25, "k_min": -40, "k_max": 40, "block_size": 16},
     "pmwm": {"beta": 1.01, "trim_const": 10.0, "eta": 0.01, "a": 0.0, "b": math.inf,
              "split": True},
 }
@@ -281,11 +281,19 @@ class DPScree(_VarianceMixin, _PrivateProjection):
 
     Methods:
 
-    * ``"clipped"`` (default): the U-statistic of ``min((v.(x_i - x_j))^2 / 2, C_l)``
-      over all pairs, computed in O(n log n) per component. ``C="auto"`` takes
-      ``C_l`` from a private upper quantile (level 0.99) of randomly paired values,
-      spending ``quantile_share`` of the budget; the k statistics are then released
-      jointly by one Gaussian mechanism with L2 sensitivity ``(2/n) ||C||_2``.
+    * ``"clipped"`` (default): a clipped U-statistic over pairs, released for all k
+      components by one Gaussian mechanism. With ``clip="norm"`` (default) each pair
+      difference is shrunk to norm ``sqrt(2 C)`` and ``U_l`` is the mean of
+      ``(v_l.d_clipped)^2 / 2``; the term vectors are non-negative and sum to at most
+      ``C``, so the k-vector has L2 sensitivity ``2 sqrt(2) C / n`` whatever k, and
+      ONE private quantile (of ``||x_a - x_b||^2 / 2`` over a random matching) gives
+      ``C``. With ``clip="component"`` (the seeds' form) each component is clipped
+      at its own ``C_l`` from its own private quantile,
+      ``U_l = mean min((v_l.(x_i - x_j))^2 / 2, C_l)`` in O(n log n), with L2
+      sensitivity ``(2/n) ||C||_2``. The quantile budget is then split over the k
+      components, and at small ``n eps`` the searches stop far below the intended
+      level (on p = 10, n = 2000, eps = 1 the median worst top-3 error is 0.66
+      against 0.27 with norm clipping), hence the default.
     * ``"huber"``: noisy gradient descent on a Huber loss after a private scale,
       on ``n/2`` randomly paired values (Yu, Ren & Zhou 2024).
     * ``"pmwm"``: private winsorised mean between private quantiles, on randomly
@@ -304,9 +312,13 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     method : {"clipped", "huber", "pmwm"}, default="clipped"
     method_params : dict, default=None
         Tuning values of the method (unknown names are an error):
-        ``clipped``: ``C`` ("auto" or public float(s)), ``quantile_share`` (0.25),
-        ``quantile_level`` (0.99), ``beta`` (1.05), ``max_steps`` (5000);
-        ``huber``: ``m2_frac`` (0.25), ``k_min`` (-40), ``k_max`` (40);
+        ``clipped``: ``clip`` ("norm" or "component"), ``C`` ("auto" or a public
+        bound: on ``||d||^2 / 2`` for "norm", per component for "component"),
+        ``quantile_share`` (0.25), ``quantile_level`` (0.95: clipping at 0.95 costs a
+        few percent of bias and halves the noise of 0.99), ``beta`` (1.05),
+        ``max_steps`` (5000), ``pairs`` ("all" or m partners per row, "norm" only);
+        ``huber``: ``m2_frac`` (0.25), ``k_min`` (-40), ``k_max`` (40),
+        ``block_size`` (16);
         ``pmwm``: ``beta`` (1.01), ``trim_const`` (10), ``eta`` (0.01), ``a`` (0),
         ``b`` (inf), ``split`` (True).
     directions : None, fitted DPKendallDirections or DPPCA, or array, default=None

@@ -91,7 +91,12 @@ def test_budget_totals_and_ledger(method):
     delta = math.fsum(entry["delta"] for entry in scree.privacy_ledger_)
     assert eps == pytest.approx(0.8, rel=1e-12) and delta == pytest.approx(2e-6, rel=1e-12)
     assert scree.privacy_spent_[0] <= 0.8 and scree.privacy_spent_[1] <= 2e-6
-    assert scree.noise_scale_.shape == (4,) and np.all(scree.noise_scale_ > 0)
+    assert scree.noise_scale_.shape == (4,) and np.all(scree.noise_scale_ >= 0)
+    if method == "clipped":
+        # one joint release: the same sigma = GaussSD(2 sqrt(2) C / n) on every component
+        entry = scree.privacy_ledger_[-1]
+        assert entry["sensitivity"] == pytest.approx(2 * math.sqrt(2) * scree.clip_bounds_[0] / 500)
+        assert np.all(scree.noise_scale_ == entry["noise_scale"])
 
 
 def test_monotone_post_processing_and_pve():

@@ -29,7 +29,8 @@ from ._common import (
     nonprivate_get,
     nonprivate_reference,
     select_variables,
-    set_square_limits,
+    set_equal_limits,
+    settle_layout,
 )
 
 _ARROW_COLOR = "0.1"
@@ -308,11 +309,18 @@ class BiplotDisplay:
         limit_points = [G, ends, origin[None, :]]
         if ref_arrows is not None:
             limit_points.append(ref_arrows)
-        set_square_limits(ax, np.vstack(limit_points), pad=0.06)
+        set_equal_limits(ax, np.vstack(limit_points), pad=0.04)
         kw_line = {"color": "0.8", "linewidth": 0.8, "zorder": 0}
         ax.axhline(origin[1], **kw_line)
         ax.axvline(origin[0], **kw_line)
 
+        suffix = "" if alpha == 0 else (
+            " / d" if alpha == 1 else f" / d^{alpha:g}"
+        )
+        ax.set_xlabel(component_label(a, ratio) + suffix)
+        ax.set_ylabel(component_label(b, ratio) + suffix)
+        ax.set_title(f"DP biplot (synthetic points, alpha={alpha:g})")
+        settle_layout(ax)
         handles = []
         size = float(np.clip(6000.0 / max(len(G), 1), 1.5, 14.0))
         defaults = {"s": size, "alpha": 0.5, "linewidths": 0, "zorder": 1}
@@ -345,18 +353,9 @@ class BiplotDisplay:
         self.arrows_ = draw_arrows(ax, ends, origin=origin, arrow_kw=kw)
         handles.insert(0, Line2D([], [], color=kw.get("color", _ARROW_COLOR),
                                  label="private variables"))
-        tkw = {"bbox": {"boxstyle": "round,pad=0.15", "facecolor": "white",
-                        "edgecolor": "none", "alpha": 0.7}}
-        tkw.update(text_kw)
         self.texts_ = draw_labels(ax, ends, self.variables_, origin=origin,
-                                  fontsize=label_fontsize(len(idx)), text_kw=tkw)
-        suffix = "" if alpha == 0 else (
-            " / d" if alpha == 1 else f" / d^{alpha:g}"
-        )
-        ax.set_xlabel(component_label(a, ratio) + suffix)
-        ax.set_ylabel(component_label(b, ratio) + suffix)
-        ax.set_title(f"DP biplot (synthetic points, private directions, alpha={alpha:g})")
-        add_legend(ax, handles, where="right", markerscale=1.5)
+                                  fontsize=label_fontsize(len(idx)), text_kw=text_kw)
+        add_legend(ax, handles, where="below", markerscale=1.5)
         return self
 
     @classmethod

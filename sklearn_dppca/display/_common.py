@@ -246,6 +246,37 @@ def label_fontsize(n_labels, base=9.0, smallest=5.5):
     return max(smallest, base - 0.15 * (n_labels - 10))
 
 
+_SETTLE = {"enabled": True}
+
+
+class no_settle:
+    """Context manager: :func:`settle_layout` does nothing inside (the caller has
+    laid the figure out already; running a constrained layout per panel of a big
+    figure is slow)."""
+
+    def __enter__(self):
+        self._previous = _SETTLE["enabled"]
+        _SETTLE["enabled"] = False
+        return self
+
+    def __exit__(self, *exc):
+        _SETTLE["enabled"] = self._previous
+        return False
+
+
+def settle_layout(ax):
+    """Run the figure's layout engine now, so that sizes measured in points (label
+    boxes, arrow heads) match the final axes size as closely as possible."""
+    if not _SETTLE["enabled"]:
+        return
+    engine = ax.figure.get_layout_engine()
+    if engine is not None:
+        try:
+            engine.execute(ax.figure)
+        except Exception:  # a failed early layout only costs precision
+            pass
+
+
 def data_per_point(ax):
     """Data units per typographic point along x and y (after the aspect is applied)."""
     ax.apply_aspect()
@@ -256,6 +287,15 @@ def data_per_point(ax):
     width = max(bbox.width * points_per_pixel, 1e-9)
     height = max(bbox.height * points_per_pixel, 1e-9)
     return abs(x1 - x0) / width, abs(y1 - y0) / height
+
+
+def _label_widths(labels, fontsize):
+    """Estimated label widths in points (average glyph ~0.68 em, plus padding)."""
+    return np.array([0.68 * fontsize * max(len(str(lab)), 1) + 3.0 for lab in labels])
+
+
+def _label_height(fontsize):
+    return 1.35 * fontsize + 1.0
 
 
 def place_labels(ax, ends, labels, *, origin=(0.0, 0.0), fontsize=9.0, gap=2.0,
@@ -273,8 +313,8 @@ def place_labels(ax, ends, labels, *, origin=(0.0, 0.0), fontsize=9.0, gap=2.0,
     if n == 0:
         return ends.copy()
     dx_pt, dy_pt = data_per_point(ax)
-    widths = np.array([0.62 * fontsize * max(len(str(lab)), 1) for lab in labels]) * dx_pt
-    heights = np.full(n, 1.25 * fontsize) * dy_pt
+    widths = _label_widths(labels, fontsize) * dx_pt
+    heights = np.full(n, _label_height(fontsize)) * dy_pt
     vec = ends - np.asarray(origin, dtype=float)
     norms = np.hypot(vec[:, 0], vec[:, 1])
     unit = np.zeros_like(vec)
@@ -321,8 +361,8 @@ def label_extent(ax, positions, labels, fontsize):
     if len(positions) == 0:
         return None
     dx_pt, dy_pt = data_per_point(ax)
-    widths = np.array([0.62 * fontsize * max(len(str(lab)), 1) for lab in labels]) * dx_pt
-    heights = 1.25 * fontsize * dy_pt
+    widths = _label_widths(labels, fontsize) * dx_pt
+    heights = _label_height(fontsize) * dy_pt
     return (
         float(np.min(positions[:, 0] - widths / 2)),
         float(np.max(positions[:, 0] + widths / 2)),
@@ -381,11 +421,33 @@ def set_square_limits(ax, points, center=None, pad=0.1, minimum=None):
     return center, half
 
 
-def draw_labels(ax, ends, labels, *, origin=(0.0, 0.0), fontsize=9.0, text_kw=None,
-                center=None):
-    """Write ``labels`` next to arrow ends, growing the square limits if needed.
+def set_equal_limits(ax, points, pad=0.08):
+    """Limits holding ``points`` with a margin, on an equal-aspect axes.
 
-    Returns the list of matplotlib Text.
+    Unlike :func:`set_square_limits` the two ranges may differ, so no room is
+    wasted on empty half-planes.
+    """
+    points = np.asarray(points, dtype=float).reshape(-1, 2)
+    points = points[np.all(np.isfinite(points), axis=1)]
+    if len(points) == 0:
+        points = np.zeros((1, 2))
+    lo = points.min(axis=0)
+    hi = points.max(axis=0)
+    span = float(np.max(hi - lo))
+    if span <= 0:
+        span = 1.0
+    margin = pad * span
+    ax.set_xlim(lo[0] - margin, hi[0] + margin)
+    ax.set_ylim(lo[1] - margin, hi[1] + margin)
+    ax.set_aspect("equal", adjustable="box")
+
+
+def draw_labels(ax, ends, labels, *, origin=(0.0, 0.0), fontsize=9.0, text_kw=None,
+                center=None, background=True):
+    """Write ``labels`` next to arrow ends, growing the limits if they spill out.
+
+    ``center`` (a point) keeps the limits symmetric about it when they grow;
+    otherwise each side grows on its own. Returns the list of matplotlib Text.
     """
     ends = np.asarray(ends, dtype=float).reshape(-1, 2)
     if len(ends) == 0:
@@ -395,16 +457,28 @@ def draw_labels(ax, ends, labels, *, origin=(0.0, 0.0), fontsize=9.0, text_kw=No
         ext = label_extent(ax, pos, labels, fontsize)
         x0, x1 = ax.get_xlim()
         y0, y1 = ax.get_ylim()
-        mid = np.array([(x0 + x1) / 2, (y0 + y1) / 2]) if center is None else center
-        need = max(mid[0] - ext[0], ext[1] - mid[0], mid[1] - ext[2], ext[3] - mid[1])
-        half = max(x1 - x0, y1 - y0) / 2
-        if need <= half:
-            break
-        half = need * 1.03
-        ax.set_xlim(mid[0] - half, mid[0] + half)
-        ax.set_ylim(mid[1] - half, mid[1] + half)
+        if center is not None:
+            mid = np.asarray(center, dtype=float)
+            need = max(mid[0] - ext[0], ext[1] - mid[0], mid[1] - ext[2], ext[3] - mid[1])
+            half = max(x1 - x0, y1 - y0) / 2
+            if need <= half:
+                break
+            half = need * 1.03
+            ax.set_xlim(mid[0] - half, mid[0] + half)
+            ax.set_ylim(mid[1] - half, mid[1] + half)
+        else:
+            margin = 0.02 * max(x1 - x0, y1 - y0)
+            nx0, nx1 = min(x0, ext[0] - margin), max(x1, ext[1] + margin)
+            ny0, ny1 = min(y0, ext[2] - margin), max(y1, ext[3] + margin)
+            if (nx0, nx1, ny0, ny1) == (x0, x1, y0, y1):
+                break
+            ax.set_xlim(nx0, nx1)
+            ax.set_ylim(ny0, ny1)
         pos = place_labels(ax, ends, labels, origin=origin, fontsize=fontsize)
     kw = {"fontsize": fontsize, "ha": "center", "va": "center", "zorder": 5}
+    if background:
+        kw["bbox"] = {"boxstyle": "round,pad=0.1", "facecolor": "white",
+                      "edgecolor": "none", "alpha": 0.65}
     kw.update(text_kw or {})
     return [ax.text(x, y, str(lab), **kw) for (x, y), lab in zip(pos, labels)]
 
@@ -412,18 +486,30 @@ def draw_labels(ax, ends, labels, *, origin=(0.0, 0.0), fontsize=9.0, text_kw=No
 def draw_arrows(ax, ends, origin=(0.0, 0.0), arrow_kw=None, **defaults):
     """One arrow (an Annotation) per row of ``ends``, from ``origin``.
 
-    ``annotation.xy`` is the arrow end and ``annotation.xyann`` its start.
+    ``annotation.xy`` is the arrow end and ``annotation.xyann`` its start. Heads
+    shrink on short arrows so that they do not pile up at the origin (call after
+    the limits are set).
     """
-    props = {"arrowstyle": "-|>", "shrinkA": 0, "shrinkB": 0, "linewidth": 1.2,
-             "mutation_scale": 10}
+    props = {"arrowstyle": "-|>", "shrinkA": 0, "shrinkB": 0, "linewidth": 1.2}
     props.update(defaults)
     props.update(arrow_kw or {})
-    origin = tuple(float(o) for o in origin)
+    origin = np.asarray(origin, dtype=float)
+    ends = np.asarray(ends, dtype=float).reshape(-1, 2)
+    head = props.pop("mutation_scale", None)
+    if head is None and len(ends):
+        dx_pt, dy_pt = data_per_point(ax)
+        length_pt = np.hypot((ends[:, 0] - origin[0]) / dx_pt,
+                             (ends[:, 1] - origin[1]) / dy_pt)
+        heads = np.clip(0.3 * length_pt, 2.0, 10.0)
+    else:
+        heads = np.full(len(ends), 10.0 if head is None else float(head))
     arrows = []
-    for end in np.asarray(ends, dtype=float).reshape(-1, 2):
+    start = (float(origin[0]), float(origin[1]))
+    for end, size in zip(ends, heads):
         arrows.append(
-            ax.annotate("", xy=(float(end[0]), float(end[1])), xytext=origin,
-                        arrowprops=dict(props), annotation_clip=False, zorder=3)
+            ax.annotate("", xy=(float(end[0]), float(end[1])), xytext=start,
+                        arrowprops=dict(props, mutation_scale=float(size)),
+                        annotation_clip=False, zorder=3)
         )
     return arrows
 
@@ -502,6 +588,23 @@ def unsupported_reason(estimator, display_name):
     return None
 
 
+def check_fitted(estimator, caller_name):
+    """``check_is_fitted``, with a TypeError for objects that are no estimators."""
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    try:
+        check_is_fitted(estimator)
+    except NotFittedError:
+        raise
+    except (AttributeError, TypeError) as exc:
+        raise TypeError(
+            f"{caller_name} needs a fitted estimator of sklearn_dppca "
+            "(DPKendallDirections, DPScree or DPPCA); got "
+            f"{type(estimator).__name__}, which is not a scikit-learn estimator."
+        ) from exc
+
+
 def check_estimator_for(estimator, display_name):
     """Check ``estimator`` is fitted and can feed ``display_name``.
 
@@ -512,9 +615,7 @@ def check_estimator_for(estimator, display_name):
     TypeError
         When it is not one of the estimators the display supports.
     """
-    from sklearn.utils.validation import check_is_fitted
-
-    check_is_fitted(estimator)
+    check_fitted(estimator, display_name)
     reason = unsupported_reason(estimator, display_name)
     if reason is not None:
         raise TypeError(reason)
@@ -579,6 +680,8 @@ def add_legend(ax, handles=None, *, where="inside", offset=None, **kwargs):
     else:
         labels = [h.get_label() for h in handles]
     keep = [(h, lab) for h, lab in zip(handles, labels) if lab and not lab.startswith("_")]
+    # the non-private reference always comes last
+    keep.sort(key=lambda item: item[1].startswith(NONPRIVATE_LABEL))
     if not keep:
         return None
     kwargs.setdefault("fontsize", "small")

@@ -29,7 +29,8 @@ from ._common import (
     nonprivate_get,
     nonprivate_reference,
     select_variables,
-    set_square_limits,
+    set_equal_limits,
+    settle_layout,
 )
 
 _KINDS = ("vector", "point", "heatmap")
@@ -210,10 +211,13 @@ class LoadingDisplay:
 
         coords = np.column_stack([V[a, idx], V[b, idx]])
         ref = None if V_ref is None else np.column_stack([V_ref[a, idx], V_ref[b, idx]])
-        limit_points = coords if ref is None else np.vstack([coords, ref])
-        set_square_limits(ax, limit_points, center=(0.0, 0.0), pad=0.12,
-                          minimum=0.05)
+        limit_points = [coords, np.zeros((1, 2))] + ([] if ref is None else [ref])
+        set_equal_limits(ax, np.vstack(limit_points), pad=0.08)
         draw_zero_lines(ax)
+        ax.set_xlabel(component_label(a, ratio))
+        ax.set_ylabel(component_label(b, ratio))
+        ax.set_title("DP loadings (private directions)")
+        settle_layout(ax)
         fontsize = label_fontsize(len(idx))
         handles = []
         from matplotlib.lines import Line2D
@@ -248,12 +252,9 @@ class LoadingDisplay:
             handles.insert(0, self.scatter_)
 
         self.texts_ = draw_labels(ax, coords, self.variables_, fontsize=fontsize,
-                                  text_kw=text_kw, center=np.zeros(2))
-        ax.set_xlabel(component_label(a, ratio))
-        ax.set_ylabel(component_label(b, ratio))
-        ax.set_title("DP loadings (private directions)")
+                                  text_kw=text_kw)
         if ref is not None:
-            add_legend(ax, handles, where="right")
+            add_legend(ax, handles, where="below")
         return self
 
     def _plot_heatmap(self, ax, V, V_ref, idx, comps, ratio, image_kw, text_kw, cmap):
@@ -290,7 +291,7 @@ class LoadingDisplay:
             cm = matplotlib.colormaps[cmap] if isinstance(cmap, str) else cmap
             self.nonprivate_scatter_ = ax.scatter(
                 xx.ravel(), yy.ravel(), c=M_ref.ravel(), cmap=cm, vmin=-vmax, vmax=vmax,
-                marker="s", s=(0.42 * cell_pt) ** 2, edgecolors=NONPRIVATE_COLOR,
+                marker="s", s=(0.55 * cell_pt) ** 2, edgecolors=NONPRIVATE_COLOR,
                 linewidths=0.8, label=f"{NONPRIVATE_LABEL} (inner squares)",
             )
             ax.set_xlim(-0.5, n_comp - 0.5)

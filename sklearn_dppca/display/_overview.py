@@ -7,6 +7,8 @@ import numpy as np
 from ._biplot import BiplotDisplay
 from ._common import (
     check_axes_pair,
+    check_fitted,
+    no_settle,
     check_kw,
     check_matplotlib_support,
     unsupported_reason,
@@ -57,16 +59,21 @@ def _ledger_table(ax, estimator):
         ax.text(0.5, 0.5, "no privacy ledger", ha="center", va="center",
                 transform=ax.transAxes)
         return None
+    header = ["step", "mechanism", "eps", "delta", "noise scale"]
+    # column widths in proportion to their longest entry; the table fills the axes
+    lengths = np.array([max(len(r[i]) for r in rows + [header]) for i in range(5)],
+                       dtype=float)
+    widths = (lengths + 2) / np.sum(lengths + 2)
     table = ax.table(
         cellText=rows,
-        colLabels=["step", "mechanism", "eps", "delta", "noise scale"],
-        loc="center",
+        colLabels=header,
+        colWidths=list(widths),
+        bbox=[0.0, 0.0, 1.0, 1.0],
         cellLoc="left",
         colLoc="left",
     )
     table.auto_set_font_size(False)
-    table.set_fontsize(8)
-    table.auto_set_column_width(list(range(5)))
+    table.set_fontsize(7.5 if lengths.sum() < 90 else 6.5)
     for (row, _), cell in table.get_celld().items():
         cell.set_edgecolor("0.8")
         if row == 0:
@@ -92,9 +99,9 @@ def plot_overview(
 ):
     """Draw the five DP PCA pictures and the privacy ledger in one figure.
 
-    Panels: scree, loadings, variable circle (first row); scores, biplot (second
-    row); the privacy ledger as a table (step, mechanism, eps, delta, noise
-    scale) at the bottom. A panel the estimator cannot supply (no variances for a
+    Panels: scree, loadings, variable circle (first row); scores, biplot, and a
+    summary of the release with the privacy ledger as a table (step, mechanism,
+    eps, delta, noise scale) (second row). A panel the estimator cannot supply (no variances for a
     :class:`~sklearn_dppca.DPKendallDirections`, no score summary for a
     :class:`~sklearn_dppca.DPScree`) says so instead of a picture.
 
@@ -103,7 +110,7 @@ def plot_overview(
     estimator : DPKendallDirections, DPScree or DPPCA
         Fitted estimator.
     figsize : tuple of 2 float, default=None
-        Figure size in inches; default (16, 13).
+        Figure size in inches; default (17, 11).
     axes : tuple of 2 int, default=None
         0-based components of the two-axis pictures; default the estimator's
         ``axes_`` when it has them, else ``(0, 1)``. The score and biplot panels
@@ -132,9 +139,7 @@ def plot_overview(
     >>> plt.close(fig)
     """
     check_matplotlib_support("plot_overview")
-    from sklearn.utils.validation import check_is_fitted
-
-    check_is_fitted(estimator)
+    check_fitted(estimator, "plot_overview")
     reason = unsupported_reason(estimator, "LoadingDisplay")
     if reason is not None:
         raise TypeError(reason.replace("LoadingDisplay", "plot_overview"))
@@ -162,15 +167,43 @@ def plot_overview(
     import matplotlib.pyplot as plt
 
     fig_kw.setdefault("layout", "constrained")
-    fig = plt.figure(figsize=figsize or (16, 13), **fig_kw)
-    grid = fig.add_gridspec(3, 3, height_ratios=[1, 1, 0.55])
+    fig = plt.figure(figsize=figsize or (17, 11), **fig_kw)
+    grid = fig.add_gridspec(2, 3)
     ax_scree = fig.add_subplot(grid[0, 0])
     ax_loading = fig.add_subplot(grid[0, 1])
     ax_variable = fig.add_subplot(grid[0, 2])
     ax_score = fig.add_subplot(grid[1, 0])
     ax_biplot = fig.add_subplot(grid[1, 1])
-    ax_extra = fig.add_subplot(grid[1, 2])
-    ax_ledger = fig.add_subplot(grid[2, :])
+    corner = grid[1, 2].subgridspec(2, 1, height_ratios=[0.8, 1.2])
+    ax_extra = fig.add_subplot(corner[0])
+    ax_ledger = fig.add_subplot(corner[1])
+    for ax, title in ((ax_scree, "DP scree"), (ax_loading, "DP loadings"),
+                      (ax_variable, "DP variable plot"), (ax_score, "DP scores"),
+                      (ax_biplot, "DP biplot")):
+        ax.set_title(title)
+        ax.set_xlabel("DP PC1 (00.0%)")
+        ax.set_ylabel("DP PC2 (00.0%)")
+    # lay the empty panels out once; the panels then measure their final size
+    if fig.get_layout_engine() is not None:
+        fig.get_layout_engine().execute(fig)
+    with no_settle():
+        displays = _draw_panels(estimator, axes, two_axes, fitted_axes, kws, ax_scree,
+                                ax_loading, ax_variable, ax_score, ax_biplot)
+    _summary_panel(ax_extra, estimator)
+    _ledger_table(ax_ledger, estimator)
+    eps, delta = getattr(estimator, "privacy_spent_", (np.nan, np.nan))
+    fig.suptitle(
+        f"{type(estimator).__name__}: differentially private PCA of "
+        f"{estimator.n_samples_} rows x {estimator.n_features_in_} variables "
+        f"(privacy spent: eps = {eps:.3g}, delta = {delta:.3g})",
+        fontsize=13,
+    )
+    fig.displays_ = displays
+    return fig
+
+
+def _draw_panels(estimator, axes, two_axes, fitted_axes, kws, ax_scree, ax_loading,
+                 ax_variable, ax_score, ax_biplot):
     displays = {}
 
     # scree
@@ -208,7 +241,7 @@ def plot_overview(
         )
     if score_reason is None:
         displays["score"] = ScoreDisplay.from_estimator(
-            estimator, ax=ax_score, **{"kind": "both", **kws["score"]}
+            estimator, ax=ax_score, **{"kind": "histogram", **kws["score"]}
         )
     else:
         _skip(ax_score, "DP scores", score_reason)
@@ -218,7 +251,9 @@ def plot_overview(
     if biplot_reason is None:
         biplot = {"alpha": 1.0, **kws["biplot"]}
         lam = np.asarray(estimator.explained_variance_)[list(axes)]
-        if biplot["alpha"] > 0 and np.any(lam == 0):
+        alpha = biplot["alpha"]
+        if (isinstance(alpha, (int, float)) and not isinstance(alpha, bool)
+                and alpha > 0 and np.any(lam == 0)):
             biplot_reason = (
                 "A private variance of the shown components is 0, so the alpha>0 "
                 "biplot is undefined; pass biplot_kw={'alpha': 0}."
@@ -228,18 +263,7 @@ def plot_overview(
                                                           **biplot)
     else:
         _skip(ax_biplot, "DP biplot", biplot_reason)
-
-    _summary_panel(ax_extra, estimator)
-    _ledger_table(ax_ledger, estimator)
-    eps, delta = getattr(estimator, "privacy_spent_", (np.nan, np.nan))
-    fig.suptitle(
-        f"{type(estimator).__name__}: differentially private PCA of "
-        f"{estimator.n_samples_} rows x {estimator.n_features_in_} variables "
-        f"(privacy spent: eps = {eps:.3g}, delta = {delta:.3g})",
-        fontsize=13,
-    )
-    fig.displays_ = displays
-    return fig
+    return displays
 
 
 def _summary_panel(ax, estimator):

@@ -28,11 +28,11 @@ from ._common import (
 _KINDS = ("histogram", "points", "both")
 _GROUP_MODES = ("colors", "facets")
 _HDR_MASSES = (0.5, 0.9)
-_MAX_REFERENCE_POINTS = 1500
+_MAX_REFERENCE_POINTS = 600
 
 
 def _point_size(n_points):
-    return float(np.clip(6000.0 / max(n_points, 1), 1.5, 14.0))
+    return float(np.clip(12000.0 / max(n_points, 1), 2.0, 14.0))
 
 
 def _check_pair(pair, name):
@@ -75,12 +75,13 @@ class ScoreDisplay:
     explained_variance_ratio : array-like, default=None
         Private PVE for the axis labels.
     nonprivate_scores : array-like of shape (n_samples, n_components), default=None
-        Mean-centred ordinary PCA scores (NOT private): hollow grey markers
-        (a subsample of at most 1500). They are mean-centred, so with
-        ``center=False`` they are drawn around the private frame centre.
+        Mean-centred ordinary PCA scores (NOT private), drawn as hollow grey
+        markers (a subsample of at most 600) with ``kind`` "points" or "both"
+        when there is no ``nonprivate_histogram``. They are mean-centred, so
+        with ``center=False`` they are drawn around the private frame centre.
     nonprivate_histogram : array-like of shape bins, default=None
         The true normalised histogram on the same grid (NOT private): grey dashed
-        contours holding 50% and 90% of its mass.
+        contours holding 50% and 90% of its mass (every ``kind``).
 
     Attributes
     ----------
@@ -279,7 +280,14 @@ class ScoreDisplay:
 
         ref_points = ref_hist = None
         if show_nonprivate and groups != "facets":
-            if self.nonprivate_scores is not None and kind in ("points", "both"):
+            if self.nonprivate_histogram is not None:
+                ref_hist = np.asarray(self.nonprivate_histogram, dtype=float)
+                if ref_hist.shape != H.shape:
+                    raise ValueError(
+                        f"nonprivate_histogram must have shape {H.shape}, got "
+                        f"{ref_hist.shape}."
+                    )
+            elif self.nonprivate_scores is not None and kind in ("points", "both"):
                 scores = np.asarray(self.nonprivate_scores, dtype=float)
                 if scores.ndim != 2 or scores.shape[1] <= max(a, b):
                     raise ValueError(
@@ -289,15 +297,6 @@ class ScoreDisplay:
                 # mean-centred: put them around the private centre when not centring
                 ref_points = thin_points(scores[:, [a, b]], _MAX_REFERENCE_POINTS)
                 ref_points = ref_points + (c - shift)
-            if self.nonprivate_histogram is not None and kind in ("histogram", "both"):
-                ref_hist = np.asarray(self.nonprivate_histogram, dtype=float)
-                if ref_hist.shape != H.shape:
-                    raise ValueError(
-                        f"nonprivate_histogram must have shape {H.shape}, got "
-                        f"{ref_hist.shape}."
-                    )
-            if kind == "both" and ref_hist is not None:
-                ref_points = None  # one reference per picture is enough
 
         self.mesh_ = None
         self.scatter_ = None
@@ -337,19 +336,18 @@ class ScoreDisplay:
             self.mesh_ = ax.pcolormesh(xe_s, ye_s, H.T, **kw)
             self.colorbar_ = fig.colorbar(self.mesh_, ax=ax, fraction=0.046, pad=0.03)
             self.colorbar_.set_label("share of rows per cell (private)")
-        if kind in ("histogram", "both"):
-            if ref_hist is not None:
-                levels = hdr_levels(ref_hist, _HDR_MASSES)
-                if len(levels) and ref_hist.min() < ref_hist.max() and min(H.shape) > 1:
-                    xc = (xe_s[:-1] + xe_s[1:]) / 2
-                    yc = (ye_s[:-1] + ye_s[1:]) / 2
-                    self.nonprivate_contour_ = ax.contour(
-                        xc, yc, ref_hist.T, levels=levels, colors=[NONPRIVATE_COLOR],
-                        linestyles=NONPRIVATE_LINESTYLE, linewidths=1.2, zorder=4,
-                    )
-                    handles.append(Line2D([], [], color=NONPRIVATE_COLOR,
-                                          linestyle=NONPRIVATE_LINESTYLE,
-                                          label=f"{NONPRIVATE_LABEL} (50%/90% regions)"))
+        if ref_hist is not None:
+            levels = hdr_levels(ref_hist, _HDR_MASSES)
+            if len(levels) and ref_hist.min() < ref_hist.max() and min(H.shape) > 1:
+                xc = (xe_s[:-1] + xe_s[1:]) / 2
+                yc = (ye_s[:-1] + ye_s[1:]) / 2
+                self.nonprivate_contour_ = ax.contour(
+                    xc, yc, ref_hist.T, levels=levels, colors=[NONPRIVATE_COLOR],
+                    linestyles=NONPRIVATE_LINESTYLE, linewidths=1.2, zorder=4,
+                )
+                handles.append(Line2D([], [], color=NONPRIVATE_COLOR,
+                                      linestyle=NONPRIVATE_LINESTYLE,
+                                      label=f"{NONPRIVATE_LABEL} (50%/90% regions)"))
 
         if kind in ("points", "both"):
             if labels is not None and S_groups is not None:
@@ -372,8 +370,8 @@ class ScoreDisplay:
                                       marker="o", linestyle="", label="synthetic points"))
         if ref_points is not None:
             self.nonprivate_scatter_ = ax.scatter(
-                ref_points[:, 0], ref_points[:, 1], s=10, label=NONPRIVATE_LABEL,
-                zorder=2, **NONPRIVATE_MARKER_KW,
+                ref_points[:, 0], ref_points[:, 1], s=8, label=NONPRIVATE_LABEL,
+                zorder=2, alpha=0.6, **NONPRIVATE_MARKER_KW,
             )
             handles.append(self.nonprivate_scatter_)
 
@@ -416,8 +414,8 @@ class ScoreDisplay:
     def _title(self, kind):
         return {
             "histogram": "DP scores (private histogram)",
-            "points": "DP scores (synthetic points from the private histogram)",
-            "both": "DP scores (private histogram, synthetic points)",
+            "points": "DP scores (synthetic, from private histogram)",
+            "both": "DP scores (private histogram + synthetic)",
         }[kind]
 
     @staticmethod

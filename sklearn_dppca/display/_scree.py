@@ -256,7 +256,7 @@ class ScreeDisplay:
         ax.set_xlabel("private component")
         ax.set_title("DP scree (private variances)")
         add_legend(ax, handles, where="below", offset=62 if len(x) > 8 else 36,
-                   fontsize="x-small")
+                   fontsize="x-small", ncol=2)
         self.ax_ = ax
         self.figure_ = fig
         return self

@@ -27,6 +27,7 @@ from ._common import (
     nonprivate_reference,
     select_variables,
     set_square_limits,
+    settle_layout,
 )
 
 
@@ -208,6 +209,13 @@ class VariableDisplay:
 
         set_square_limits(ax, [(-1.0, -1.0), (1.0, 1.0)], center=(0.0, 0.0), pad=0.1)
         draw_zero_lines(ax)
+        ax.set_xlabel(component_label(a, ratio))
+        ax.set_ylabel(component_label(b, ratio))
+        title = "DP variable plot (private correlations)"
+        if self.omitted_:
+            title += f"\n{len(self.omitted_)} variable(s) with zero implied variance omitted"
+        ax.set_title(title)
+        settle_layout(ax)
         self.circle_ = Circle((0.0, 0.0), 1.0, fill=False, edgecolor="0.45",
                               linewidth=1.0, zorder=1)
         ax.add_patch(self.circle_)
@@ -228,14 +236,8 @@ class VariableDisplay:
         self.texts_ = draw_labels(ax, self.coordinates_, self.variables_,
                                   fontsize=label_fontsize(len(idx)), text_kw=text_kw,
                                   center=np.zeros(2))
-        ax.set_xlabel(component_label(a, ratio))
-        ax.set_ylabel(component_label(b, ratio))
-        title = "DP variable plot (private correlation circle)"
-        if self.omitted_:
-            title += f"\n{len(self.omitted_)} variable(s) with zero implied variance omitted"
-        ax.set_title(title)
         if ref is not None:
-            add_legend(ax, handles, where="right")
+            add_legend(ax, handles, where="below")
         return self
 
     @classmethod

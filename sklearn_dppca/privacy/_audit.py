@@ -14,11 +14,10 @@ auditor is only as sharp as the neighbours and the scalar statistic it is given:
 choose the worst-case neighbours and a statistic that separates them.
 """
 
-import math
 import numbers
 
 import numpy as np
-from scipy.stats import beta as beta_distribution
+from scipy.special import betaincinv
 
 
 def clopper_pearson(k, n, alpha=0.05):
@@ -49,10 +48,10 @@ def clopper_pearson(k, n, alpha=0.05):
     k = k.astype(float)
     # Beta quantiles of the exact interval; the ends at k = 0 and k = n are 0 and 1
     # (their Beta parameters would be 0, so feed a valid placeholder and overwrite).
-    lower = np.where(k > 0, beta_distribution.ppf(alpha / 2, np.maximum(k, 1),
-                                                  n - k + 1), 0.0)
-    upper = np.where(k < n, beta_distribution.ppf(1 - alpha / 2, k + 1,
-                                                  np.maximum(n - k, 1)), 1.0)
+    # Beta(a, b) quantile at level x: betaincinv(a, b, x).
+    lower = np.where(k > 0, betaincinv(np.maximum(k, 1), n - k + 1, alpha / 2), 0.0)
+    upper = np.where(k < n, betaincinv(k + 1, np.maximum(n - k, 1), 1 - alpha / 2),
+                     1.0)
     if lower.ndim == 0:
         return float(lower), float(upper)
     return lower, upper
@@ -151,8 +150,7 @@ def empirical_eps_lower_bound(stats_a, stats_b, delta, *, alpha=0.05,
     thresholds = np.unique(np.quantile(np.concatenate((select_a, select_b)), levels,
                                        method="inverted_cdf"))
     selection = _eps_bounds(select_a, select_b, thresholds, delta, alpha)
-    best = int(np.argmax(selection))
-    best_threshold = thresholds[best % thresholds.size:][:1]
-    held_out = _eps_bounds(held_a, held_b, best_threshold, delta, alpha)
-    # The four tests on one threshold come in the order of _eps_bounds.
-    return max(0.0, float(held_out[best // thresholds.size]))
+    # _eps_bounds lays out the tests kind by kind, each over all thresholds.
+    kind, threshold = divmod(int(np.argmax(selection)), thresholds.size)
+    held_out = _eps_bounds(held_a, held_b, thresholds[[threshold]], delta, alpha)
+    return max(0.0, float(held_out[kind]))

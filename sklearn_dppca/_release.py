@@ -1,0 +1,732 @@
+"""Write the released quantities of a fit to JSON, and read them back.
+
+A *release* is what a data custodian may publish after a private fit: the noisy
+directions, variances, score frame, histograms and synthetic points, the public
+facts (``n``, ``p``, column names, declared group labels, parameters) and the
+privacy ledger. :func:`export_release` writes exactly those, never the data or
+anything computed from it without noise; :func:`load_release` reads them into a
+:class:`ReleasedPCA`, which every display of :mod:`sklearn_dppca.display` accepts in
+place of a fitted estimator.
+"""
+
+import json
+import math
+import numbers
+import os
+
+import numpy as np
+from sklearn.utils import Bunch
+
+__all__ = ["ReleasedPCA", "export_release", "load_release"]
+
+#: Name and version of the JSON layout written by :func:`export_release`.
+FORMAT = "sklearn-dppca-release/1"
+_FORMAT_PREFIX = "sklearn-dppca-release/"
+
+#: The only key under which non-private values may ever appear.
+NONPRIVATE_KEY = "nonprivate_reference_NOT_PRIVATE"
+
+#: Estimator parameters that are never written: a seed lets anyone who knows it
+#: regenerate the noise and subtract it from the release.
+_WITHHELD_PARAMS = ("random_state",)
+
+# Released arrays: JSON key -> (attribute, number of dimensions)
+_ARRAYS = {
+    "components": ("components_", 2),
+    "explained_variance": ("explained_variance_", 1),
+    "explained_variance_raw": ("explained_variance_raw_", 1),
+    "explained_variance_ratio": ("explained_variance_ratio_", 1),
+    "noise_scale": ("noise_scale_", None),
+    "clip_bounds": ("clip_bounds_", 1),
+    "kendall_matrix": ("kendall_matrix_", 2),
+    "kendall_eigenvalues": ("kendall_eigenvalues_", 1),
+    "score_histogram": ("score_histogram_", 2),
+    "synthetic_scores": ("synthetic_scores_", 2),
+}
+
+_NONPRIVATE_ARRAYS = {
+    "components": 2,
+    "explained_variance": 1,
+    "explained_variance_ratio": 1,
+    "scores": 2,
+    "score_histogram": 2,
+}
+
+_RESERVED = frozenset(
+    list(_ARRAYS)
+    + [
+        "format", "software", "estimator", "n_samples", "n_features", "feature_names",
+        "n_components", "axes", "frame", "bin_edges", "groups", "score_histograms",
+        "synthetic_groups", "budget", "privacy_spent", "privacy_ledger", NONPRIVATE_KEY,
+    ]
+)
+
+
+# --------------------------------------------------------------------------------------
+# conversion helpers
+# --------------------------------------------------------------------------------------
+def _finite_array(value, name, ndim=None):
+    """A float ndarray of ``value``; NaN or inf is an error (a release is finite)."""
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"Release field {name!r} is not numeric.") from None
+    if ndim is not None and array.ndim != ndim:
+        raise ValueError(
+            f"Release field {name!r} must have {ndim} dimension(s), got shape {array.shape}."
+        )
+    if not np.all(np.isfinite(array)):
+        raise ValueError(
+            f"Release field {name!r} contains NaN or inf; a release must be finite, "
+            "so nothing is written."
+        )
+    return array
+
+
+def _finite_float(value, name):
+    return float(_finite_array(value, name, ndim=0))
+
+
+def _label(value, name="group label"):
+    """A group label as a JSON scalar (str, int, finite float or bool)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, (str, bool)) or value is None:
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        if not math.isfinite(value):
+            raise ValueError(f"A {name} is NaN or inf: {value!r}.")
+        return float(value)
+    raise TypeError(
+        f"A {name} must be a str, int, float or bool to be written to JSON, got "
+        f"{type(value).__name__} {value!r}."
+    )
+
+
+def _metadata(value):
+    """Public metadata (parameters, ledger) as plain JSON values.
+
+    Non-finite floats become the strings ``"inf"``, ``"-inf"`` or ``"nan"`` (JSON
+    has no such numbers); arrays become lists; a fitted estimator passed as a
+    parameter becomes its class name.
+    """
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        value = float(value)
+        if math.isfinite(value):
+            return value
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {str(key): _metadata(item) for key, item in value.items()}
+    if isinstance(value, np.ndarray):
+        return [_metadata(item) for item in value.tolist()]
+    if isinstance(value, (list, tuple)):
+        return [_metadata(item) for item in value]
+    if hasattr(value, "get_params") and hasattr(value, "fit"):
+        return {"estimator": type(value).__name__}
+    if isinstance(value, np.random.Generator):
+        return "numpy.random.Generator"
+    return repr(value)
+
+
+def _json_metadata(value):
+    """Inverse of :func:`_metadata` for numbers written as strings."""
+    if isinstance(value, str) and value in ("inf", "-inf", "nan"):
+        return float(value)
+    if isinstance(value, dict):
+        return {key: _json_metadata(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_json_metadata(item) for item in value]
+    return value
+
+
+def _get(estimator, attribute):
+    return getattr(estimator, attribute, None)
+
+
+def _feature_names(estimator):
+    names = getattr(estimator, "feature_names_in_", None)
+    if names is not None:
+        return [str(name) for name in names]
+    return [f"x{j}" for j in range(int(estimator.n_features_in_))]
+
+
+def _frame_value(frame, key):
+    try:
+        return frame[key]
+    except (KeyError, TypeError, IndexError):
+        return getattr(frame, key)
+
+
+# --------------------------------------------------------------------------------------
+# export
+# --------------------------------------------------------------------------------------
+def export_release(estimator, path=None, *, include_nonprivate=False, extra=None):
+    """Collect the released quantities of a fitted estimator as JSON.
+
+    The result holds exactly what the fit released (noisy directions, private
+    variances, score frame, histograms and synthetic points, clip bounds), the public
+    facts (``n_samples``, ``n_features``, column names, the declared group labels,
+    the estimator's class and parameters) and the privacy ledger with the total
+    spend. The data, the exact statistics and the seed are never written:
+    ``random_state`` is withheld (anyone who knows a seed can regenerate the noise;
+    ``estimator.seeded`` only says whether one was set).
+
+    Parameters
+    ----------
+    estimator : DPPCA, DPScree, DPKendallDirections or ReleasedPCA
+        A fitted estimator of this package (or a loaded release).
+    path : str or path-like, default=None
+        Where to write the JSON (UTF-8, indented). None writes nothing.
+    include_nonprivate : bool, default=False
+        Also write the estimator's non-private reference (``nonprivate_``, stored
+        with ``compute_nonprivate=True``) under the single key
+        ``"nonprivate_reference_NOT_PRIVATE"``. Those values are computed from the
+        raw data without noise: never publish such a file.
+    extra : dict, default=None
+        Additional public metadata written at the top level (JSON-able values; a
+        key of the release itself is an error).
+
+    Returns
+    -------
+    release : dict
+        The JSON content, as written.
+
+    Raises
+    ------
+    ValueError
+        If a released value is NaN or infinite (nothing is written), if
+        ``include_nonprivate=True`` but no reference is stored, or if ``extra``
+        reuses a key of the release.
+    TypeError
+        If ``estimator`` is not a fitted private estimator of this package.
+
+    Notes
+    -----
+    Layout (format ``"sklearn-dppca-release/1"``): ``axes`` are 0-based component
+    indices; ``frame`` has ``center``, ``radius``, ``half_width`` and ``extent``
+    ``[x_min, x_max, y_min, y_max]``; ``score_histogram`` is indexed ``[ix][iy]``;
+    ``score_histograms`` is a list aligned with ``groups``; ``privacy_spent`` is
+    ``{"eps": ..., "delta": ...}``; non-finite numbers in metadata (a parameter
+    set to infinity) are written as the strings ``"inf"``, ``"-inf"``, ``"nan"``.
+
+    Examples
+    --------
+    >>> from sklearn_dppca import DPPCA, export_release, load_release
+    >>> from sklearn_dppca.datasets import make_gaussian_clusters
+    >>> X = make_gaussian_clusters(100, random_state=0)
+    >>> pca = DPPCA(random_state=0).fit(X)
+    >>> release = export_release(pca)
+    >>> release["privacy_spent"]["eps"] <= 1.0
+    True
+    >>> load_release(release).components_.shape
+    (2, 20)
+    """
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(estimator)
+    for attribute in ("components_", "privacy_ledger_", "privacy_spent_", "n_features_in_"):
+        if getattr(estimator, attribute, None) is None:
+            raise TypeError(
+                f"export_release needs a fitted DPKendallDirections, DPScree or DPPCA "
+                f"(or a ReleasedPCA); {type(estimator).__name__} has no {attribute}."
+            )
+    if not isinstance(include_nonprivate, (bool, np.bool_)):
+        raise TypeError(f"include_nonprivate must be a bool, got {include_nonprivate!r}.")
+
+    components = _finite_array(estimator.components_, "components", ndim=2)
+    n_components, n_features = components.shape
+    eps, delta = estimator.privacy_spent_
+    release = {
+        "format": FORMAT,
+        "software": _software(),
+        "estimator": _estimator_block(estimator),
+        "n_samples": int(estimator.n_samples_),
+        "n_features": int(n_features),
+        "feature_names": _feature_names(estimator),
+        "n_components": int(n_components),
+        "privacy_spent": {"eps": _finite_float(eps, "privacy_spent"),
+                          "delta": _finite_float(delta, "privacy_spent")},
+        "privacy_ledger": _metadata(list(estimator.privacy_ledger_)),
+    }
+    budget = _get(estimator, "budget_")
+    if budget is not None:
+        release["budget"] = {
+            str(part): [_finite_float(value, f"budget[{part!r}]") for value in pair]
+            for part, pair in budget.items()
+        }
+    for key, (attribute, ndim) in _ARRAYS.items():
+        value = _get(estimator, attribute)
+        if value is None:
+            release[key] = None
+            continue
+        array = _finite_array(value, key, ndim)
+        release[key] = array.tolist()
+    if np.ndim(_get(estimator, "noise_scale_")) not in (0, 1):
+        raise ValueError("Release field 'noise_scale' must be a number or a vector.")
+    release.update(_score_block(estimator))
+    if include_nonprivate:
+        reference = _get(estimator, "nonprivate_")
+        if reference is None:
+            raise ValueError(
+                "include_nonprivate=True but the estimator stores no non-private "
+                "reference; fit it with compute_nonprivate=True."
+            )
+        release[NONPRIVATE_KEY] = _nonprivate_block(reference)
+    if isinstance(estimator, ReleasedPCA) and estimator.release_:
+        # keep the metadata a loaded release came with (``extra`` may override it)
+        extra = {**estimator.release_, **(extra or {})}
+    if extra is not None:
+        if not isinstance(extra, dict):
+            raise TypeError(f"extra must be a dict or None, got {type(extra).__name__}.")
+        clash = sorted(set(map(str, extra)) & _RESERVED)
+        if clash:
+            raise ValueError(f"extra must not reuse keys of the release: {clash}.")
+        release.update({str(key): _metadata(value) for key, value in extra.items()})
+
+    text = json.dumps(release, indent=1, allow_nan=False)   # a last guard against NaN
+    if path is not None:
+        with open(os.fspath(path), "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.write("\n")
+    return release
+
+
+def _software():
+    from . import __version__
+
+    return {"name": "sklearn-dppca", "version": __version__}
+
+
+def _estimator_block(estimator):
+    if isinstance(estimator, ReleasedPCA):
+        return {
+            "class": estimator.estimator_class_,
+            "params": _metadata(estimator.estimator_params_),
+            "seeded": bool(estimator.seeded_),
+        }
+    params = estimator.get_params(deep=False) if hasattr(estimator, "get_params") else {}
+    seeded = params.get("random_state") is not None
+    public = {key: value for key, value in params.items() if key not in _WITHHELD_PARAMS}
+    return {"class": type(estimator).__name__, "params": _metadata(public),
+            "seeded": bool(seeded)}
+
+
+def _score_block(estimator):
+    """Axes, frame, bin edges, group histograms and synthetic points (or nulls)."""
+    block = {"axes": None, "frame": None, "bin_edges": None, "groups": None,
+             "score_histograms": None, "synthetic_groups": None}
+    axes = _get(estimator, "axes_")
+    if axes is not None:
+        block["axes"] = [int(a) for a in axes]
+    groups = _get(estimator, "groups_")
+    if groups is not None:
+        block["groups"] = [_label(label) for label in groups]
+    frame = _get(estimator, "frame_")
+    if frame is not None:
+        block["frame"] = {
+            "center": _finite_array(_frame_value(frame, "center"), "frame.center",
+                                    1).tolist(),
+            "radius": _finite_float(_frame_value(frame, "radius"), "frame.radius"),
+            "half_width": _finite_float(_frame_value(frame, "half_width"),
+                                        "frame.half_width"),
+            "extent": _finite_array(_frame_value(frame, "extent"), "frame.extent",
+                                    1).tolist(),
+        }
+    edges = _get(estimator, "bin_edges_")
+    if edges is not None:
+        block["bin_edges"] = [
+            _finite_array(edge, f"bin_edges[{axis}]", 1).tolist()
+            for axis, edge in enumerate(edges)
+        ]
+    histograms = _get(estimator, "score_histograms_")
+    if histograms is not None:
+        order = list(groups) if groups is not None else list(histograms)
+        block["score_histograms"] = [
+            _finite_array(histograms[label], f"score_histograms[{label!r}]", 2).tolist()
+            for label in order
+        ]
+        if groups is None:
+            block["groups"] = [_label(label) for label in order]
+    synthetic_groups = _get(estimator, "synthetic_groups_")
+    if synthetic_groups is not None:
+        block["synthetic_groups"] = [_label(label) for label in synthetic_groups]
+    return block
+
+
+def _nonprivate_block(reference):
+    block = {
+        "WARNING": (
+            "NOT PRIVATE: these values are computed from the raw data without noise. "
+            "They are for judging the private release only; never publish them."
+        )
+    }
+    for key, ndim in _NONPRIVATE_ARRAYS.items():
+        try:
+            value = reference[key]
+        except (KeyError, TypeError):
+            value = getattr(reference, key, None)
+        block[key] = None if value is None else _finite_array(
+            value, f"{NONPRIVATE_KEY}.{key}", ndim).tolist()
+    return block
+
+
+# --------------------------------------------------------------------------------------
+# load
+# --------------------------------------------------------------------------------------
+def load_release(path_or_dict):
+    """Read a release written by :func:`export_release`.
+
+    Parameters
+    ----------
+    path_or_dict : str, path-like or dict
+        A JSON file, or the dict :func:`export_release` returned.
+
+    Returns
+    -------
+    release : ReleasedPCA
+        A read-only object with the fitted attributes of the estimator that made
+        the release; pass it to any display's ``from_estimator`` or to
+        :func:`~sklearn_dppca.display.plot_overview`.
+
+    Raises
+    ------
+    ValueError
+        If the content is not a release of a known format, is inconsistent (shapes)
+        or holds a NaN or infinite value.
+
+    Examples
+    --------
+    >>> from sklearn_dppca import DPPCA, export_release, load_release
+    >>> from sklearn_dppca.datasets import make_gaussian_clusters
+    >>> X = make_gaussian_clusters(100, random_state=0)
+    >>> released = load_release(export_release(DPPCA(random_state=0).fit(X)))
+    >>> released.score_histogram_.shape
+    (20, 20)
+    """
+    if isinstance(path_or_dict, dict):
+        content = path_or_dict
+    else:
+        with open(os.fspath(path_or_dict), encoding="utf-8") as handle:
+            try:
+                content = json.load(handle, parse_constant=_reject_constant)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path_or_dict}: not valid JSON ({error}).") from None
+    return ReleasedPCA(content)
+
+
+def _reject_constant(name):
+    raise ValueError(f"A release must not contain {name}.")
+
+
+def _frozen(array):
+    array = np.array(array, dtype=np.float64)
+    array.setflags(write=False)
+    return array
+
+
+class ReleasedPCA:
+    """A loaded release: the fitted attributes of a private PCA, read-only.
+
+    Built by :func:`load_release` from the JSON of :func:`export_release`. It
+    carries the attributes the displays read (``components_``,
+    ``explained_variance_``, ``explained_variance_ratio_``, ``frame_``,
+    ``bin_edges_``, ``score_histogram_``, ``score_histograms_``,
+    ``synthetic_scores_``, ``synthetic_groups_``, ``groups_``, ``axes_``,
+    ``privacy_spent_``, ``privacy_ledger_``, ...), counts as fitted for
+    scikit-learn, and cannot be refitted: it holds no data. An attribute the
+    release does not contain (for example the score summary of a
+    :class:`~sklearn_dppca.DPScree`) is None.
+
+    Parameters
+    ----------
+    release : dict
+        The content of a release (see :func:`export_release`).
+
+    Attributes
+    ----------
+    n_samples_ : int
+        Number of rows of the fit (public).
+    n_features_in_ : int
+        Number of variables (public).
+    feature_names_in_ : ndarray of str
+        Column names (public); ``x0, x1, ...`` for a fit on an array.
+    n_components_ : int
+        Number of components released.
+    components_ : ndarray of shape (n_components, n_features)
+        Private directions, one per row.
+    explained_variance_ : ndarray of shape (n_components,) or None
+        Private variances (post-processed).
+    explained_variance_raw_ : ndarray of shape (n_components,) or None
+        Private variances as released.
+    explained_variance_ratio_ : ndarray of shape (n_components,) or None
+        Private PVE over the retained components.
+    noise_scale_ : float, ndarray or None
+        Standard deviation(s) of the Gaussian noise of the release.
+    clip_bounds_ : ndarray or None
+        Private clip bound(s) of the scree.
+    kendall_matrix_ : ndarray of shape (n_features, n_features) or None
+        The released noisy Kendall matrix.
+    kendall_eigenvalues_ : ndarray or None
+        Its eigenvalues (a DPKendallDirections release).
+    axes_ : tuple of int or None
+    frame_ : Bunch or None
+        ``center``, ``radius``, ``half_width``, ``extent``.
+    bin_edges_ : tuple of two ndarrays or None
+    score_histogram_ : ndarray or None
+    groups_ : list or None
+    score_histograms_ : dict or None
+    synthetic_scores_ : ndarray of shape (n_synthetic, 2) or None
+    synthetic_groups_ : ndarray of object or None
+    budget_ : dict or None
+    privacy_spent_ : tuple (eps, delta)
+    privacy_ledger_ : list of dict
+    nonprivate_ : Bunch or None
+        Only when the file holds the ``"nonprivate_reference_NOT_PRIVATE"`` key.
+        NOT private.
+    estimator_class_ : str
+    estimator_params_ : dict
+        Public parameters of the estimator (``random_state`` is never written).
+    seeded_ : bool
+        Whether the fit used a fixed ``random_state``.
+    method_label_ : str or None
+        The scree method.
+    release_ : dict
+        The extra top-level metadata of the file (for example what the command
+        line adds).
+    """
+
+    def __init__(self, release):
+        if not isinstance(release, dict):
+            raise TypeError(f"A release is a dict, got {type(release).__name__}.")
+        fmt = release.get("format")
+        if not isinstance(fmt, str) or not fmt.startswith(_FORMAT_PREFIX):
+            raise ValueError(
+                f"Not a sklearn-dppca release (format {fmt!r}; expected {FORMAT!r})."
+            )
+        if fmt != FORMAT:
+            raise ValueError(
+                f"Release format {fmt!r} is not supported by this version (reads {FORMAT!r})."
+            )
+        values = {}
+        try:
+            self._read(release, values)
+        except KeyError as error:
+            raise ValueError(f"The release has no {error.args[0]!r} entry.") from None
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    @staticmethod
+    def _read(release, values):
+        components = _finite_array(release["components"], "components", 2)
+        n_components, n_features = components.shape
+        if n_components < 1 or n_features < 1:
+            raise ValueError(f"components has an empty shape {components.shape}.")
+        if int(release["n_features"]) != n_features or int(
+            release["n_components"]
+        ) != n_components:
+            raise ValueError(
+                f"components has shape {components.shape}, but n_components="
+                f"{release['n_components']} and n_features={release['n_features']}."
+            )
+        names = [str(name) for name in release["feature_names"]]
+        if len(names) != n_features:
+            raise ValueError(
+                f"feature_names has {len(names)} names for {n_features} features."
+            )
+        values.update(
+            n_samples_=int(release["n_samples"]),
+            n_features_in_=int(n_features),
+            feature_names_in_=np.array(names, dtype=object),
+            n_components_=int(n_components),
+            components_=_frozen(components),
+        )
+        for key, (attribute, ndim) in _ARRAYS.items():
+            if key == "components":
+                continue
+            value = release.get(key)
+            if key == "synthetic_scores" and value is not None and len(value) == 0:
+                value = np.empty((0, 2))
+            values[attribute] = None if value is None else _frozen(
+                _finite_array(value, key, ndim))
+        for key in ("explained_variance", "explained_variance_raw",
+                    "explained_variance_ratio"):
+            value = values[_ARRAYS[key][0]]
+            if value is not None and value.shape != (n_components,):
+                raise ValueError(f"{key} has shape {value.shape}, expected ({n_components},).")
+
+        axes = release.get("axes")
+        values["axes_"] = None if axes is None else tuple(int(a) for a in axes)
+        frame = release.get("frame")
+        values["frame_"] = None if frame is None else Bunch(
+            center=_frozen(_finite_array(frame["center"], "frame.center", 1)),
+            radius=_finite_float(frame["radius"], "frame.radius"),
+            half_width=_finite_float(frame["half_width"], "frame.half_width"),
+            extent=tuple(float(v) for v in _finite_array(frame["extent"], "frame.extent", 1)),
+        )
+        edges = release.get("bin_edges")
+        values["bin_edges_"] = None if edges is None else tuple(
+            _frozen(_finite_array(edge, f"bin_edges[{axis}]", 1))
+            for axis, edge in enumerate(edges)
+        )
+        groups = release.get("groups")
+        values["groups_"] = None if groups is None else [_label(g) for g in groups]
+        histograms = release.get("score_histograms")
+        if histograms is None:
+            values["score_histograms_"] = None
+        else:
+            if groups is None or len(groups) != len(histograms):
+                raise ValueError("score_histograms must be a list aligned with groups.")
+            values["score_histograms_"] = {
+                label: _frozen(_finite_array(hist, f"score_histograms[{label!r}]", 2))
+                for label, hist in zip(values["groups_"], histograms)
+            }
+        synthetic_groups = release.get("synthetic_groups")
+        if synthetic_groups is None:
+            values["synthetic_groups_"] = None
+        else:
+            labels = np.empty(len(synthetic_groups), dtype=object)
+            labels[:] = [_label(g) for g in synthetic_groups]
+            labels.setflags(write=False)
+            values["synthetic_groups_"] = labels
+        budget = release.get("budget")
+        values["budget_"] = None if budget is None else {
+            part: tuple(float(v) for v in pair) for part, pair in budget.items()
+        }
+        spent = release["privacy_spent"]
+        values["privacy_spent_"] = (_finite_float(spent["eps"], "privacy_spent.eps"),
+                                    _finite_float(spent["delta"], "privacy_spent.delta"))
+        values["privacy_ledger_"] = _json_metadata(list(release["privacy_ledger"]))
+        estimator = release.get("estimator") or {}
+        params = _json_metadata(dict(estimator.get("params") or {}))
+        values["estimator_class_"] = str(estimator.get("class", "unknown"))
+        values["estimator_params_"] = params
+        values["seeded_"] = bool(estimator.get("seeded", False))
+        method = params.get("scree_method", params.get("method"))
+        values["method_label_"] = method if values["explained_variance_"] is not None else None
+        reference = release.get(NONPRIVATE_KEY)
+        values["nonprivate_"] = None if reference is None else Bunch(**{
+            key: None if reference.get(key) is None else _frozen(
+                _finite_array(reference[key], f"{NONPRIVATE_KEY}.{key}", ndim))
+            for key, ndim in _NONPRIVATE_ARRAYS.items()
+        })
+        values["release_"] = {key: value for key, value in release.items()
+                              if key not in _RESERVED}
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"ReleasedPCA is read-only: cannot set {name!r}.")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"ReleasedPCA is read-only: cannot delete {name!r}.")
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import Tags, TargetTags, TransformerTags
+
+        return Tags(estimator_type=None, target_tags=TargetTags(required=False),
+                    transformer_tags=TransformerTags())
+
+    def __repr__(self):
+        eps, delta = self.privacy_spent_
+        return (
+            f"ReleasedPCA({self.estimator_class_}, n_samples={self.n_samples_}, "
+            f"n_features={self.n_features_in_}, n_components={self.n_components_}, "
+            f"eps={eps:g}, delta={delta:g})"
+        )
+
+    def fit(self, X=None, y=None):
+        """Not available: a release holds no data to fit on.
+
+        Parameters
+        ----------
+        X : ignored
+        y : ignored
+
+        Raises
+        ------
+        TypeError
+            Always.
+        """
+        raise TypeError(
+            "A ReleasedPCA is a loaded release and holds no data; fit a DPPCA instead."
+        )
+
+    def transform(self, X):
+        """Project ``X`` on the released directions: ``X @ components_.T``.
+
+        Not centred, as the estimators' ``transform`` (subtract ``frame_.center``
+        for the score axes if you need a centre). The projection of rows you pass
+        is not a private release.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components)
+        """
+        if hasattr(X, "columns"):
+            missing = [name for name in self.feature_names_in_ if name not in X.columns]
+            if missing:
+                raise ValueError(f"X lacks the released columns {missing}.")
+            X = X[list(self.feature_names_in_)]
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X must have shape (n_samples, {self.n_features_in_}), got {X.shape}."
+            )
+        return X @ self.components_.T
+
+    def summary(self):
+        """The printed summary of the release (nothing is recomputed).
+
+        Returns
+        -------
+        FitSummary
+        """
+        from ._summary import FitSummary, budget_line, directions_table, reference_line
+
+        sections = [(None, [
+            f"Estimator: {self.estimator_class_}",
+            f"Data: {self.n_samples_} observations x {self.n_features_in_} variables",
+            f"Components: {self.n_components_}",
+        ])]
+        if self.budget_:
+            sections.append(("Privacy budget by part:", [
+                f"  {part:<8} eps = {eps:<10.4g} delta = {delta:.3g}"
+                for part, (eps, delta) in self.budget_.items()
+            ]))
+        if self.explained_variance_ is not None:
+            lines = [f"Scree method: {self.method_label_}"]
+            for l, (variance, ratio) in enumerate(
+                zip(self.explained_variance_, self.explained_variance_ratio_)
+            ):
+                lines.append(f"  PC{l + 1}: variance {variance:.4g}  PVE {100 * ratio:.1f}%")
+            sections.append(("Private variances (post-processed):", lines))
+        if self.frame_ is not None:
+            center, half = self.frame_.center, self.frame_.half_width
+            groups = "none" if self.groups_ is None else ", ".join(map(str, self.groups_))
+            n_synthetic = 0 if self.synthetic_scores_ is None else len(self.synthetic_scores_)
+            sections.append(("Score summary:", [
+                f"  axes: PC{self.axes_[0] + 1} x PC{self.axes_[1] + 1}",
+                f"  frame: centre ({center[0]:.4g}, {center[1]:.4g}), half width {half:.4g}",
+                f"  histogram: {self.estimator_params_.get('histogram', '?')}, "
+                f"bins {self.score_histogram_.shape}",
+                f"  groups: {groups}",
+                f"  synthetic points: {n_synthetic}",
+            ]))
+        heading, table = directions_table(self.components_, list(self.feature_names_in_))
+        sections.append((heading, table))
+        sections.append((None, [budget_line(*self.privacy_spent_),
+                                reference_line(self.nonprivate_ is not None)]))
+        return FitSummary("DP PCA Release Summary", sections)

@@ -1,0 +1,143 @@
+import numpy as np
+import pytest
+
+from sklearn_dppca.datasets import (
+    load_breast_cancer_frame,
+    load_wine_frame,
+    make_gaussian_clusters,
+)
+
+LABELS = ["G1", "G2", "G3", "G4", "G5"]
+
+
+def test_gau_defaults_shape_and_labels():
+    X, groups = make_gaussian_clusters(return_groups=True, random_state=0)
+    assert X.shape == (5000, 20)
+    assert X.dtype == np.float64
+    assert groups.shape == (5000,)
+    assert list(dict.fromkeys(groups.tolist())) == LABELS
+    for label in LABELS:
+        assert np.sum(groups == label) == 1000
+    # rows come in group blocks, G1 first (as the R package binds them)
+    assert list(groups[:1000]) == ["G1"] * 1000
+    assert list(groups[-1000:]) == ["G5"] * 1000
+
+
+def test_gau_recipe_means_and_scales():
+    X, groups = make_gaussian_clusters(4000, return_groups=True, random_state=1)
+    expected_mean = np.zeros((5, 20))
+    expected_mean[1, 0:5] = 5
+    expected_mean[2, 0:5] = -3
+    expected_mean[3, 5:10] = -1
+    expected_mean[4, 5:10] = 3
+    expected_var = np.array([1, 1, 5, 5, 8])
+    for g, label in enumerate(LABELS):
+        rows = X[groups == label]
+        se = np.sqrt(expected_var[g] / len(rows))
+        assert np.all(np.abs(rows.mean(axis=0) - expected_mean[g]) < 5 * se)
+        assert np.allclose(rows.var(axis=0, ddof=1), expected_var[g], rtol=0.1)
+        # spherical: no correlation between columns
+        corr = np.corrcoef(rows, rowvar=False)
+        assert np.max(np.abs(corr - np.eye(20))) < 0.1
+
+
+def test_return_x_only_and_more_features():
+    X = make_gaussian_clusters(10, n_features=12, random_state=0)
+    assert isinstance(X, np.ndarray) and X.shape == (50, 12)
+
+
+def test_reproducible_and_generator_accepted():
+    a = make_gaussian_clusters(20, random_state=3)
+    b = make_gaussian_clusters(20, random_state=3)
+    c = make_gaussian_clusters(20, random_state=np.random.default_rng(3))
+    assert np.array_equal(a, b)
+    assert np.array_equal(a, c)
+    assert not np.array_equal(a, make_gaussian_clusters(20, random_state=4))
+
+
+def test_as_frame():
+    pd = pytest.importorskip("pandas")
+    X, y = make_gaussian_clusters(7, as_frame=True, return_groups=True, random_state=0)
+    assert isinstance(X, pd.DataFrame) and isinstance(y, pd.Series)
+    assert list(X.columns) == [f"V{j}" for j in range(1, 21)]
+    assert y.name == "group"
+    assert sorted(y.unique()) == LABELS
+    X_only = make_gaussian_clusters(7, as_frame=True, random_state=0)
+    assert isinstance(X_only, pd.DataFrame)
+    assert np.array_equal(X_only.to_numpy(), X.to_numpy())
+
+
+def test_custom_means_scales_and_counts():
+    means = [[0.0, 0.0], [10.0, -10.0]]
+    X, y = make_gaussian_clusters(
+        [300, 100], n_features=2, means=means, scales=[[1.0, 0.1], [2.0, 2.0]],
+        return_groups=True, random_state=0,
+    )
+    assert X.shape == (400, 2)
+    assert list(dict.fromkeys(y.tolist())) == ["G1", "G2"]
+    assert np.sum(y == "G1") == 300
+    assert X[y == "G1"][:, 1].std() < 0.2
+    assert np.allclose(X[y == "G2"].mean(axis=0), [10, -10], atol=0.7)
+    # user means and no scales: unit variance
+    Z = make_gaussian_clusters(2000, n_features=2, means=[[0, 0]], random_state=0)
+    assert np.allclose(Z.std(axis=0), 1, atol=0.06)
+    # a scalar scale
+    Z = make_gaussian_clusters(2000, n_features=2, means=[[0, 0]], scales=0.0,
+                               random_state=0)
+    assert np.all(Z == 0)
+
+
+def test_shuffle_keeps_labels_with_rows():
+    X, y = make_gaussian_clusters(200, return_groups=True, shuffle=True, random_state=0)
+    assert list(y[:5]) != ["G1"] * 5 or list(y[5:10]) != ["G1"] * 5
+    assert X[y == "G2"][:, :5].mean() == pytest.approx(5, abs=0.2)
+    assert X[y == "G5"][:, 5:10].mean() == pytest.approx(3, abs=0.3)
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"n_features": 5}, "n_features"),
+        ({"n_features": 0}, "n_features"),
+        ({"n_features": 2.5}, "n_features"),
+        ({"n_samples_per_group": 0}, "n_samples_per_group"),
+        ({"n_samples_per_group": 1.5}, "n_samples_per_group"),
+        ({"n_samples_per_group": True}, "n_samples_per_group"),
+        ({"n_samples_per_group": [1, 2]}, "n_samples_per_group"),
+        ({"n_samples_per_group": [0, 0, 0, 0, 0]}, "n_samples_per_group"),
+        ({"n_samples_per_group": [1, 2, -1, 1, 1]}, "n_samples_per_group"),
+        ({"means": np.zeros((3, 4))}, "means"),
+        ({"means": [[np.nan] * 20]}, "means"),
+        ({"scales": [1.0, 2.0]}, "scales"),
+        ({"scales": [1, 1, 1, 1, -1]}, "scales"),
+        ({"return_groups": "yes"}, "return_groups"),
+        ({"as_frame": 1}, "as_frame"),
+        ({"shuffle": None}, "shuffle"),
+    ],
+)
+def test_invalid_arguments(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        make_gaussian_clusters(**kwargs)
+
+
+def test_invalid_random_state():
+    with pytest.raises((TypeError, ValueError), match="random_state"):
+        make_gaussian_clusters(5, random_state="seed")
+
+
+def test_load_wine_frame():
+    pd = pytest.importorskip("pandas")
+    X, y = load_wine_frame()
+    assert isinstance(X, pd.DataFrame) and X.shape == (178, 13)
+    assert "alcohol" in X.columns and "target" not in X.columns
+    assert y.name == "class" and len(y) == 178
+    assert y.value_counts().to_dict() == {"class_1": 71, "class_0": 59, "class_2": 48}
+    assert not X.isna().any().any()
+
+
+def test_load_breast_cancer_frame():
+    pd = pytest.importorskip("pandas")
+    X, y = load_breast_cancer_frame()
+    assert isinstance(X, pd.DataFrame) and X.shape == (569, 30)
+    assert y.value_counts().to_dict() == {"benign": 357, "malignant": 212}
+    assert np.all(X.dtypes == np.float64)

@@ -1,0 +1,144 @@
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.table import Table  # noqa: E402
+from sklearn.exceptions import NotFittedError  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_display_common import (  # noqa: E402
+    NotFitted,
+    _close_figures,  # noqa: F401
+    make_fake,
+    real_estimators,
+    save_png,
+)
+
+from sklearn_dppca.display import (  # noqa: E402
+    BiplotDisplay,
+    LoadingDisplay,
+    ScoreDisplay,
+    ScreeDisplay,
+    VariableDisplay,
+    plot_overview,
+)
+
+
+def _table(fig):
+    tables = [t for ax in fig.axes for t in ax.tables if isinstance(t, Table)]
+    assert len(tables) == 1
+    cells = tables[0].get_celld()
+    n_rows = max(r for r, _ in cells) + 1
+    return [[cells[(r, c)].get_text().get_text() for c in range(5)] for r in range(n_rows)]
+
+
+def _titles(fig):
+    return [ax.get_title() for ax in fig.axes]
+
+
+def test_dppca_overview_has_all_panels(tmp_path):
+    est = make_fake("dppca", nonprivate=True)
+    fig = plot_overview(est)
+    assert isinstance(fig, Figure)
+    assert set(fig.displays_) == {"scree", "loading", "score", "variable", "biplot"}
+    assert isinstance(fig.displays_["scree"], ScreeDisplay)
+    assert isinstance(fig.displays_["loading"], LoadingDisplay)
+    assert isinstance(fig.displays_["score"], ScoreDisplay)
+    assert isinstance(fig.displays_["variable"], VariableDisplay)
+    assert isinstance(fig.displays_["biplot"], BiplotDisplay)
+    assert all(d.figure_ is fig for d in fig.displays_.values())
+    rows = _table(fig)
+    assert rows[0] == ["step", "mechanism", "eps", "delta", "noise scale"]
+    assert len(rows) == 1 + len(est.privacy_ledger_) + 1
+    assert rows[1][:3] == ["loading", "gaussian", "0.4"]
+    assert rows[-1][0] == "total spent" and rows[-1][2] == "1"
+    assert "eps = 1" in fig._suptitle.get_text()
+    save_png(fig, tmp_path)
+
+
+def test_scree_overview_skips_the_score_panels(tmp_path):
+    fig = plot_overview(make_fake("scree"))
+    assert set(fig.displays_) == {"scree", "loading", "variable"}
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert any("ScoreDisplay needs a fitted DPPCA" in t.replace("\n", " ") for t in texts)
+    assert any("BiplotDisplay needs a fitted DPPCA" in t.replace("\n", " ") for t in texts)
+    save_png(fig, tmp_path)
+
+
+def test_directions_overview():
+    fig = plot_overview(make_fake("directions"))
+    assert set(fig.displays_) == {"loading"}
+    texts = " ".join(t.get_text().replace("\n", " ") for ax in fig.axes for t in ax.texts)
+    assert "ScreeDisplay needs a fitted DPScree or DPPCA" in texts
+    assert "VariableDisplay needs" in texts
+
+
+def test_options_are_passed_to_the_panels():
+    est = make_fake("dppca", k=3)
+    fig = plot_overview(est, figsize=(12, 8), score_kw={"kind": "points", "groups": None},
+                        biplot_kw={"alpha": 0.0}, loading_kw={"kind": "heatmap"})
+    assert tuple(fig.get_size_inches()) == (12, 8)
+    assert fig.displays_["score"].mesh_ is None
+    assert "alpha=0" in fig.displays_["biplot"].ax_.get_title()
+    assert fig.displays_["loading"].image_ is not None
+    # other components: the score summary exists for axes_ only
+    fig = plot_overview(est, axes=(0, 2))
+    assert set(fig.displays_) == {"scree", "loading", "variable"}
+    assert np.allclose(fig.displays_["loading"].arrows_[0].xy, est.components_[[0, 2], 0])
+
+
+def test_one_component_and_zero_variance():
+    est = make_fake("scree", k=3)
+    est.n_components_ = 1
+    est.components_ = est.components_[:1]
+    est.explained_variance_ = est.explained_variance_[:1]
+    est.explained_variance_ratio_ = np.ones(1)
+    fig = plot_overview(est)
+    assert fig.displays_["loading"].image_ is not None  # heatmap
+    assert "variable" not in fig.displays_
+    zero = make_fake("dppca", k=3)
+    zero.explained_variance_ = np.array([2.0, 0.0, 0.0])
+    fig = plot_overview(zero)
+    assert "biplot" not in fig.displays_
+    assert "biplot" in plot_overview(zero, biplot_kw={"alpha": 0}).displays_
+
+
+def test_errors():
+    with pytest.raises(NotFittedError):
+        plot_overview(NotFitted())
+    est = make_fake("dppca")
+    with pytest.raises(ValueError, match="score_kw"):
+        plot_overview(est, score_kw={"ax": None})
+    with pytest.raises(TypeError, match="biplot_kw"):
+        plot_overview(est, biplot_kw=1)
+    with pytest.raises(ValueError, match="axes"):
+        plot_overview(est, axes=(1, 1))
+
+    class Unrelated:
+        def fit(self):
+            return self
+
+    with pytest.raises(TypeError):
+        plot_overview(Unrelated())
+
+
+def test_real_estimators(tmp_path):
+    real = real_estimators()
+    expected = {
+        "directions": {"loading"},
+        "scree": {"scree", "loading", "variable"},
+        "dppca": {"scree", "loading", "variable", "score", "biplot"},
+    }
+    for key, panels in expected.items():
+        fig = plot_overview(real[key])
+        assert set(fig.displays_) == panels
+        assert len(_table(fig)) == len(real[key].privacy_ledger_) + 2
+        if key == "dppca":
+            save_png(fig, tmp_path, f"{key}.png")
+        plt.close(fig)

@@ -1,0 +1,239 @@
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from sklearn.exceptions import NotFittedError  # noqa: E402
+from sklearn.utils import Bunch  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_display_common import (  # noqa: E402
+    NotFitted,
+    _close_figures,  # noqa: F401
+    make_fake,
+    real_estimators,
+    save_png,
+)
+
+from sklearn_dppca.display import ScoreDisplay  # noqa: E402
+
+
+def _mesh_values(mesh, shape):
+    """The histogram a QuadMesh shows, back in [ix, iy] order."""
+    return np.asarray(mesh.get_array()).reshape(shape[1], shape[0]).T
+
+
+def _mesh_x_edges(mesh):
+    coords = mesh.get_coordinates()  # (ny + 1, nx + 1, 2)
+    return coords[0, :, 0], coords[:, 0, 1]
+
+
+def test_histogram_cells_are_the_released_histogram(tmp_path):
+    est = make_fake("dppca", bins=(12, 10))
+    fig, ax = plt.subplots()
+    disp = ScoreDisplay.from_estimator(est, ax=ax, groups=None)
+    assert disp.ax_ is ax and disp.figure_ is fig
+    H = est.score_histogram_
+    assert np.allclose(_mesh_values(disp.mesh_, H.shape), H)
+    xe, ye = _mesh_x_edges(disp.mesh_)
+    assert np.allclose(xe, est.bin_edges_[0]) and np.allclose(ye, est.bin_edges_[1])
+    # one shared scale from 0, a colour bar, the frame as the limits, equal aspect
+    assert disp.mesh_.get_clim() == (0.0, pytest.approx(H.max()))
+    assert disp.colorbar_ is not None
+    assert np.allclose(ax.get_xlim(), est.frame_.extent[:2])
+    assert np.allclose(ax.get_ylim(), est.frame_.extent[2:])
+    assert ax.get_aspect() == 1.0
+    assert ax.get_xlabel() == f"DP PC1 ({100 * est.explained_variance_ratio_[0]:.1f}%)"
+    assert "private histogram" in ax.get_title()
+    assert disp.scatter_ is None
+    save_png(fig, tmp_path)
+
+
+def test_points_and_center():
+    est = make_fake("dppca", groups=False)
+    c = est.frame_.center
+    disp = ScoreDisplay.from_estimator(est, kind="points")
+    assert np.allclose(disp.scatter_.get_offsets(), est.synthetic_scores_)
+    assert disp.mesh_ is None
+    disp = ScoreDisplay.from_estimator(est, kind="both", center=True)
+    assert np.allclose(disp.scatter_.get_offsets(), est.synthetic_scores_ - c)
+    xe, ye = _mesh_x_edges(disp.mesh_)
+    assert np.allclose(xe, est.bin_edges_[0] - c[0])
+    assert np.allclose(ye, est.bin_edges_[1] - c[1])
+    assert np.allclose(disp.ax_.get_xlim(), np.array(est.frame_.extent[:2]) - c[0])
+    assert "centre" in disp.ax_.get_xlabel()
+
+
+def test_groups_as_colors():
+    est = make_fake("dppca", n_groups=3)
+    pts = ScoreDisplay.from_estimator(est, kind="points")
+    assert pts.groups_ == ["G1", "G2", "G3"]
+    assert len(pts.scatter_) == 3
+    for label, collection in zip(pts.groups_, pts.scatter_):
+        mask = est.synthetic_groups_ == label
+        assert np.allclose(collection.get_offsets(), est.synthetic_scores_[mask])
+    colors = [tuple(c.get_facecolor()[0][:3]) for c in pts.scatter_]
+    assert len(set(colors)) == 3
+    legend = [t.get_text() for t in pts.ax_.get_legend().get_texts()]
+    assert legend[:3] == ["G1", "G2", "G3"]
+    # histogram: one translucent layer per group on a common scale
+    hist = ScoreDisplay.from_estimator(est)
+    assert len(hist.mesh_) == 3
+    vmax = max(h.max() for h in est.score_histograms_.values())
+    for label, mesh in zip(hist.groups_, hist.mesh_):
+        H = est.score_histograms_[label]
+        assert np.allclose(_mesh_values(mesh, H.shape), H)
+        assert mesh.get_clim() == (0.0, pytest.approx(vmax))
+    # both: the overall histogram in grey under the coloured points
+    both = ScoreDisplay.from_estimator(est, kind="both")
+    assert np.allclose(_mesh_values(both.mesh_, est.score_histogram_.shape),
+                       est.score_histogram_)
+    assert len(both.scatter_) == 3
+
+
+def test_groups_as_facets(tmp_path):
+    est = make_fake("dppca", n_groups=3)
+    disp = ScoreDisplay.from_estimator(est, kind="both", groups="facets")
+    assert disp.ax_.shape == (3,)
+    assert disp.bounding_ax_ is None
+    vmax = max(h.max() for h in est.score_histograms_.values())
+    for label, sub, mesh, points in zip(disp.groups_, disp.ax_, disp.mesh_,
+                                        disp.scatter_):
+        assert sub.get_title() == label
+        H = est.score_histograms_[label]
+        assert np.allclose(_mesh_values(mesh, H.shape), H)
+        assert mesh.get_clim() == (0.0, pytest.approx(vmax))
+        mask = est.synthetic_groups_ == label
+        assert np.allclose(points.get_offsets(), est.synthetic_scores_[mask])
+        assert np.allclose(sub.get_xlim(), est.frame_.extent[:2])
+    # shared x and y
+    assert disp.ax_[0].get_shared_x_axes().joined(disp.ax_[0], disp.ax_[2])
+    assert disp.ax_[0].get_shared_y_axes().joined(disp.ax_[0], disp.ax_[1])
+    save_png(disp.figure_, tmp_path)
+
+
+def test_facets_in_given_axes():
+    est = make_fake("dppca", n_groups=3)
+    fig, axs = plt.subplots(1, 3)
+    disp = ScoreDisplay.from_estimator(est, ax=axs, groups="facets")
+    assert list(disp.ax_) == list(axs)
+    # one Axes is split into a row of facets
+    fig, ax = plt.subplots()
+    disp = ScoreDisplay.from_estimator(est, ax=ax, groups="facets", kind="points")
+    assert disp.bounding_ax_ is ax and not ax.axison
+    assert len(disp.ax_) == 3 and all(sub.figure is fig for sub in disp.ax_)
+    with pytest.raises(ValueError, match="one per group"):
+        ScoreDisplay.from_estimator(est, ax=axs[:2], groups="facets")
+
+
+def test_nonprivate_overlay():
+    est = make_fake("dppca", nonprivate=True)
+    disp = ScoreDisplay.from_estimator(est, groups=None)
+    assert disp.nonprivate_contour_ is not None
+    legend = [t.get_text() for t in disp.ax_.get_legend().get_texts()]
+    assert any(t.startswith("non-private reference") for t in legend)
+    assert ScoreDisplay.from_estimator(est, show_nonprivate=False).nonprivate_contour_ is None
+    # without the true histogram, the mean-centred scores as hollow markers
+    d = ScoreDisplay(est.frame_, est.bin_edges_, est.score_histogram_,
+                     synthetic_scores=est.synthetic_scores_,
+                     nonprivate_scores=est.nonprivate_.scores)
+    d.plot(kind="points", center=True)
+    offsets = d.nonprivate_scatter_.get_offsets()
+    assert len(offsets) <= 600
+    assert d.nonprivate_scatter_.get_facecolors().size == 0
+    # drawn around the private centre when not centring
+    d.plot(kind="points", center=False)
+    shifted = d.nonprivate_scatter_.get_offsets()
+    assert np.allclose(shifted - offsets, est.frame_.center)
+
+
+def test_values_from_a_plain_dict_frame():
+    est = make_fake("dppca")
+    frame = {"center": est.frame_.center, "extent": est.frame_.extent}
+    disp = ScoreDisplay(frame, est.bin_edges_, est.score_histogram_,
+                        axes=(1, 2)).plot()
+    assert disp.ax_.get_xlabel() == "DP PC2"
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"kind": "dots"}, "kind"),
+        ({"groups": "rainbow"}, "groups"),
+        ({"center": "yes"}, "center"),
+        ({"hist_kw": 1}, "hist_kw"),
+    ],
+)
+def test_bad_plot_arguments(kwargs, match):
+    est = make_fake("dppca")
+    with pytest.raises((ValueError, TypeError), match=match):
+        ScoreDisplay.from_estimator(est, **kwargs)
+
+
+def test_missing_pieces():
+    est = make_fake("dppca", groups=False)
+    base = ScoreDisplay(est.frame_, est.bin_edges_, est.score_histogram_)
+    with pytest.raises(ValueError, match="synthetic_scores"):
+        base.plot(kind="points")
+    with pytest.raises(ValueError, match="facets"):
+        base.plot(groups="facets")
+    # groups="colors" without groups: one colour, no error
+    assert ScoreDisplay.from_estimator(est, kind="points").groups_ is None
+    with pytest.raises(ValueError, match="histogram"):
+        ScoreDisplay(est.frame_, est.bin_edges_, np.ones((3, 3))).plot()
+    with pytest.raises(ValueError, match="non-negative"):
+        ScoreDisplay(est.frame_, est.bin_edges_, -est.score_histogram_).plot()
+    with pytest.raises(ValueError, match="synthetic_scores"):
+        ScoreDisplay(est.frame_, est.bin_edges_, est.score_histogram_,
+                     synthetic_scores=np.ones((4, 3))).plot()
+    with pytest.raises(ValueError, match="axes"):
+        ScoreDisplay(est.frame_, est.bin_edges_, est.score_histogram_, axes=(0, 5),
+                     explained_variance_ratio=[0.5, 0.3, 0.2]).plot()
+
+
+def test_axes_must_be_the_released_ones():
+    est = make_fake("dppca", k=3)
+    assert ScoreDisplay.from_estimator(est, axes=(0, 1)) is not None
+    with pytest.raises(ValueError, match="axes"):
+        ScoreDisplay.from_estimator(est, axes=(0, 2))
+    with pytest.raises(ValueError, match="axes"):
+        ScoreDisplay.from_estimator(est, axes=(1, 1))
+
+
+def test_unsupported_estimators():
+    for kind, name in (("scree", "FakeDPScree"), ("directions", "FakeDPKendallDirections")):
+        with pytest.raises(TypeError, match=f"ScoreDisplay needs a fitted DPPCA; {name} "
+                                            "has no score summary"):
+            ScoreDisplay.from_estimator(make_fake(kind))
+    with pytest.raises(NotFittedError):
+        ScoreDisplay.from_estimator(NotFitted())
+    skipped = make_fake("dppca")
+    skipped.frame_ = None
+    with pytest.raises(TypeError, match="skipped"):
+        ScoreDisplay.from_estimator(skipped)
+
+
+def test_real_estimators(tmp_path):
+    real = real_estimators()
+    est = real["dppca"]
+    for kind in ("histogram", "points", "both"):
+        for groups in ("colors", "facets", None):
+            disp = ScoreDisplay.from_estimator(est, kind=kind, groups=groups,
+                                               center=kind == "both")
+            if groups == {"histogram": "colors", "points": None, "both": "facets"}[kind]:
+                save_png(disp.figure_, tmp_path, f"{kind}_{groups}.png")
+            plt.close("all")
+    disp = ScoreDisplay.from_estimator(est, groups=None)
+    assert np.allclose(_mesh_values(disp.mesh_, est.score_histogram_.shape),
+                       est.score_histogram_)
+    assert disp.groups_ is None
+    assert ScoreDisplay.from_estimator(est).groups_ == ["G1", "G2", "G3", "G4", "G5"]
+    plain = ScoreDisplay.from_estimator(real["dppca_plain"], kind="both")
+    assert np.allclose(plain.scatter_.get_offsets(), real["dppca_plain"].synthetic_scores_)
+    for key in ("scree", "directions"):
+        with pytest.raises(TypeError, match="ScoreDisplay needs a fitted DPPCA"):
+            ScoreDisplay.from_estimator(real[key])
