@@ -2,17 +2,19 @@
 
 For each (n, p) this prints, all measured in this one process:
 
-* our kernel's time (best of a few) with ``n_jobs=1`` and ``n_jobs=2``;
+* our kernel's time (best of a few) with ``n_jobs=1`` (CPU and wall seconds) and
+  ``n_jobs=2`` (wall seconds);
 * its effective rate ``4 n^2 p / t`` (the flop count of the plain Gram formulation)
   against the DGEMM rate of NumPy's ``A @ B`` for a square product of the same flop
-  count (capped at 3000), with BLAS on 1 and on all threads;
+  count (side capped at 3000): 1 job against 1 BLAS thread, 2 jobs against all;
 * its speed-up over a vectorised NumPy Gram-trick baseline (chunked rows, full-row
-  Gram, W = 1 / D2, then X^T diag(W 1) X - X^T W X);
+  Gram, W = 1 / D2, then X^T diag(W 1) X - X^T W X), likewise paired;
 
 and, in a fresh subprocess, the peak memory of one call at n = 40000, p = 10.
 
 Usage: ``python benchmarks/bench_kendall.py [--quick] [--repeat R]``.
-Other processes on the machine add noise: compare numbers from the same run.
+Other processes on the machine add noise to wall times: compare numbers from the same
+run, and prefer the CPU-second ratios for one job.
 """
 
 import argparse
@@ -29,19 +31,17 @@ from sklearn_dppca._kendall import spherical_kendall
 
 FULL_SIZES = [(4000, 50), (12000, 5), (20000, 20)]
 QUICK_SIZES = [(2000, 50), (5000, 5), (6000, 20)]
-TARGETS = {
-    "rate at n=4000, p=50 (x DGEMM, same threads)": 0.5,
-    "speed-up at n=12000, p=5 (x NumPy Gram)": 5.0,
-}
+def best_time(function, repeat, clock=time.perf_counter):
+    """Shortest time of ``repeat`` calls (the least disturbed by other load).
 
-
-def best_time(function, repeat):
-    """Shortest wall time of ``repeat`` calls (the least disturbed by other load)."""
+    ``clock=time.process_time`` measures CPU seconds instead of wall seconds: for
+    single-threaded runs that is robust to other processes sharing the cores.
+    """
     times = []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = clock()
         function()
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
     return min(times)
 
 
@@ -61,42 +61,70 @@ def numpy_gram_baseline(X, chunk=1024):
     return total * 2 / (n * (n - 1))
 
 
-def dgemm_rate(flops, repeat, threads):
-    """GFlop/s of NumPy's A @ B for a square product of about ``flops`` flops."""
+def dgemm_rates(flops, repeat):
+    """GFlop/s of NumPy's A @ B for a square product of about ``flops`` flops.
+
+    Returns the rates on one thread (per CPU second) and on all threads (per wall
+    second).
+    """
     size = int(min(3000, max(256, round((flops / 2) ** (1 / 3)))))
     rng = np.random.default_rng(0)
     A, B = rng.standard_normal((2, size, size))
-    with threadpool_limits(limits=threads, user_api="blas"):
-        A @ B  # warm the threads up
-        seconds = best_time(lambda: A @ B, repeat)
-    return 2 * size**3 / seconds / 1e9
+    product = 2 * size**3 / 1e9
+    with threadpool_limits(limits=1, user_api="blas"):
+        one = product / best_time(lambda: A @ B, repeat, time.process_time)
+    A @ B  # wake the BLAS threads up
+    return one, product / best_time(lambda: A @ B, repeat)
 
 
 def bench_size(n, p, repeat):
+    """Time ours, DGEMM and the NumPy baseline at one size; print and return them."""
     X = np.random.default_rng(n + p).standard_normal((n, p))
-    flops = 4 * n * n * p
-    ours = {jobs: best_time(lambda: spherical_kendall(X, n_jobs=jobs), repeat)
-            for jobs in (1, 2)}
-    dgemm = {1: dgemm_rate(flops, repeat, 1), "all": dgemm_rate(flops, repeat, None)}
-    baseline = best_time(lambda: numpy_gram_baseline(X), max(1, repeat // 2))
+    nominal = 4 * n * n * p / 1e9
+    serial = lambda: spherical_kendall(X, n_jobs=1)  # noqa: E731
+    ours = {
+        "1 job, CPU s": best_time(serial, repeat, time.process_time),
+        "1 job, wall s": best_time(serial, repeat),
+        "2 jobs, wall s": best_time(lambda: spherical_kendall(X, n_jobs=2), repeat),
+    }
+    dgemm_one, dgemm_all = dgemm_rates(nominal * 1e9, repeat)
+    with threadpool_limits(limits=1, user_api="blas"):
+        baseline_cpu = best_time(lambda: numpy_gram_baseline(X), 2, time.process_time)
+    baseline_wall = best_time(lambda: numpy_gram_baseline(X), 2)
     error = np.max(np.abs(numpy_gram_baseline(X) - spherical_kendall(X)))
 
-    print(f"\nn={n}, p={p}   (nominal 4 n^2 p = {flops / 1e9:.2f} GFlop)")
-    for jobs, seconds in ours.items():
-        rate = flops / seconds / 1e9
-        print(f"  ours n_jobs={jobs}: {seconds:8.3f} s  effective {rate:6.1f} GFlop/s"
-              f"  = {rate / dgemm[1]:.2f} x DGEMM(1 thread), "
-              f"{rate / dgemm['all']:.2f} x DGEMM(all threads)"
-              f"  | {baseline / seconds:5.1f} x faster than NumPy Gram")
-    print(f"  DGEMM: {dgemm[1]:.1f} GFlop/s on 1 thread, {dgemm['all']:.1f} on all "
-          f"threads;  NumPy Gram baseline {baseline:.3f} s (max |diff| {error:.1e})")
-    return ours, dgemm, baseline
+    print(f"\nn={n}, p={p}   (nominal 4 n^2 p = {nominal:.2f} GFlop)")
+    print(f"  DGEMM: {dgemm_one:.1f} GFlop/s on 1 thread (CPU s), {dgemm_all:.1f} on "
+          f"all threads (wall s)")
+    print(f"  NumPy Gram baseline: {baseline_cpu:.3f} CPU s on 1 BLAS thread, "
+          f"{baseline_wall:.3f} wall s on all (max |K diff| {error:.1e})")
+    for label, seconds in ours.items():
+        rate = nominal / seconds
+        dgemm = dgemm_one if label.startswith("1 job, CPU") else dgemm_all
+        baseline = baseline_cpu if label.startswith("1 job, CPU") else baseline_wall
+        print(f"  ours {label:14s} {seconds:8.3f}  effective {rate:6.1f} GFlop/s = "
+              f"{rate / dgemm:.2f} x DGEMM  | {baseline / seconds:5.1f} x NumPy Gram")
+    return {"ours": ours, "dgemm": (dgemm_one, dgemm_all),
+            "baseline": (baseline_cpu, baseline_wall), "nominal": nominal}
 
 
 PEAK_MEMORY_SCRIPT = textwrap.dedent("""
     import resource, sys, time, tracemalloc
     import numpy as np
     from sklearn_dppca._kendall import spherical_kendall
+
+    def peak_rss():
+        # VmHWM belongs to this process image; ru_maxrss can carry over the RSS of
+        # the parent that forked us (Linux keeps it across exec).
+        try:
+            with open("/proc/self/status") as status:
+                for line in status:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) * 1024
+        except OSError:
+            pass
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
     n, p, run = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "run"
     X = np.random.default_rng(0).standard_normal((n, p))
     spherical_kendall(X[:300])  # load everything lazily imported
@@ -107,13 +135,12 @@ PEAK_MEMORY_SCRIPT = textwrap.dedent("""
     seconds = time.perf_counter() - start
     traced_peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    max_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(traced_peak, max_rss, seconds)
+    print(traced_peak, peak_rss(), seconds)
 """)
 
 
 def peak_memory(n, p):
-    """(traced peak, max RSS, max RSS without the call, seconds) in fresh processes."""
+    """(traced peak, peak RSS, peak RSS without the call, seconds), fresh processes."""
     def run(mode):
         out = subprocess.run([sys.executable, "-c", PEAK_MEMORY_SCRIPT, str(n), str(p),
                               mode], capture_output=True, text=True, check=True,
@@ -135,27 +162,34 @@ def main():
         print(f"{name}={os.environ.get(name, '(unset)')}")
     print(f"cores: {os.cpu_count()}")
 
+    # Memory first, while this process is still small (a forked child starts as
+    # a copy of it).
+    n_mem, p_mem = (10000, 10) if args.quick else (40000, 10)
+    traced, rss, rss_idle, seconds = peak_memory(n_mem, p_mem)
+
     results = {}
     for n, p in QUICK_SIZES if args.quick else FULL_SIZES:
         results[(n, p)] = bench_size(n, p, args.repeat)
 
-    n_mem, p_mem = (10000, 10) if args.quick else (40000, 10)
-    traced, rss, rss_idle, seconds = peak_memory(n_mem, p_mem)
     print(f"\npeak memory at n={n_mem}, p={p_mem} ({seconds:.2f} s): "
-          f"tracemalloc peak {traced / 2**20:.1f} MiB, max RSS {rss / 2**20:.0f} MiB "
-          f"(process without the call: {rss_idle / 2**20:.0f} MiB)")
+          f"tracemalloc peak {traced / 2**20:.1f} MiB, peak RSS {rss / 2**20:.0f} MiB "
+          f"(same process without the call: {rss_idle / 2**20:.0f} MiB)")
 
     if not args.quick:
-        ours, dgemm, _ = results[(4000, 50)]
-        rate_1 = 4 * 4000**2 * 50 / ours[1] / 1e9 / dgemm[1]
-        rate_2 = 4 * 4000**2 * 50 / ours[2] / 1e9 / dgemm["all"]
-        ours, _, baseline = results[(12000, 5)]
-        print("\ntargets:")
-        print(f"  n=4000, p=50 rate >= 0.5 x DGEMM: {rate_1:.2f} (1 thread each), "
-              f"{rate_2:.2f} (2 threads each)")
-        print(f"  n=12000, p=5 >= 5 x NumPy Gram: {baseline / ours[1]:.1f} (n_jobs=1), "
-              f"{baseline / ours[2]:.1f} (n_jobs=2)")
-        print(f"  n=40000, p=10 peak < 1 GiB: max RSS {rss / 2**30:.3f} GiB")
+        print("\ntargets (1 job: CPU seconds against 1-thread DGEMM and baseline; "
+              "2 jobs: wall seconds against all-thread DGEMM and baseline):")
+        r = results[(4000, 50)]
+        one = r["nominal"] / r["ours"]["1 job, CPU s"] / r["dgemm"][0]
+        two = r["nominal"] / r["ours"]["2 jobs, wall s"] / r["dgemm"][1]
+        print(f"  n=4000, p=50 effective rate >= 0.5 x DGEMM: {one:.2f} (1 job), "
+              f"{two:.2f} (2 jobs)")
+        r = results[(12000, 5)]
+        one = r["baseline"][0] / r["ours"]["1 job, CPU s"]
+        two = r["baseline"][1] / r["ours"]["2 jobs, wall s"]
+        print(f"  n=12000, p=5 >= 5 x NumPy Gram: {one:.1f} (1 job), "
+              f"{two:.1f} (2 jobs)")
+        print(f"  n=40000, p=10 peak < 1 GiB: peak RSS {rss / 2**30:.3f} GiB, "
+              f"traced {traced / 2**20:.1f} MiB")
 
 
 if __name__ == "__main__":

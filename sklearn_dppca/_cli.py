@@ -510,7 +510,7 @@ def _fit(options, out, err):
     if options.components > n_features:
         raise UserError(
             f"--components {options.components}: the data have only {n_features} numeric "
-            "column(s)."
+            f"column(s); use --components {n_features} or fewer."
         )
     if options.components >= 2 and max(options.axes) >= options.components:
         raise UserError(

@@ -142,3 +142,27 @@ def test_real_estimators(tmp_path):
         if key == "dppca":
             save_png(fig, tmp_path, f"{key}.png")
         plt.close(fig)
+
+
+def test_loaded_releases(tmp_path):
+    """Every display accepts a loaded release in place of the fitted estimator."""
+    sklearn_dppca = pytest.importorskip("sklearn_dppca")
+    if not hasattr(sklearn_dppca, "load_release"):
+        pytest.skip("load_release is not available")
+    real = real_estimators()
+    loaded = {
+        key: sklearn_dppca.load_release(sklearn_dppca.export_release(
+            real[key], include_nonprivate=real[key].nonprivate_ is not None))
+        for key in ("directions", "scree", "dppca")
+    }
+    fig = plot_overview(loaded["dppca"])
+    assert set(fig.displays_) == {"scree", "loading", "score", "variable", "biplot"}
+    assert fig._suptitle.get_text().startswith("DPPCA (loaded release)")
+    save_png(fig, tmp_path)
+    est = real["dppca"]
+    disp = BiplotDisplay.from_estimator(loaded["dppca"])
+    assert disp.gamma_ == pytest.approx(BiplotDisplay.from_estimator(est).gamma_)
+    with pytest.raises(TypeError, match=r"ScoreDisplay needs a fitted DPPCA; DPScree "
+                                        r"\(loaded release\) has no score summary"):
+        ScoreDisplay.from_estimator(loaded["scree"])
+    assert set(plot_overview(loaded["directions"]).displays_) == {"loading"}

@@ -8,7 +8,6 @@ matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from sklearn.exceptions import NotFittedError  # noqa: E402
-from sklearn.utils import Bunch  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_display_common import (  # noqa: E402
@@ -237,3 +236,15 @@ def test_real_estimators(tmp_path):
     for key in ("scree", "directions"):
         with pytest.raises(TypeError, match="ScoreDisplay needs a fitted DPPCA"):
             ScoreDisplay.from_estimator(real[key])
+
+
+def test_hist_kw_norm_replaces_the_linear_scale():
+    from matplotlib.colors import PowerNorm
+
+    est = make_fake("dppca")
+    for groups in (None, "colors", "facets"):
+        disp = ScoreDisplay.from_estimator(est, groups=groups,
+                                           hist_kw={"norm": PowerNorm(0.5)})
+        mesh = disp.mesh_ if groups is None else disp.mesh_[0]
+        assert isinstance(mesh.norm, PowerNorm)
+        plt.close("all")

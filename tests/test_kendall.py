@@ -137,6 +137,16 @@ def test_input_is_not_modified_and_read_only_input_works():
     np.testing.assert_array_equal(X, before)
 
 
+def test_read_only_memmap_input(tmp_path):
+    X = np.random.default_rng(41).standard_normal((200, 3)).astype(np.float32)
+    np.save(tmp_path / "X.npy", X)
+    mapped = np.load(tmp_path / "X.npy", mmap_mode="r")
+    assert not mapped.flags.writeable
+    assert_close(spherical_kendall(mapped), direct_kendall(X))
+    assert_close(spherical_kendall(mapped, pairs=6, random_state=0),
+                 spherical_kendall(X, pairs=6, random_state=0))
+
+
 def test_fortran_ordered_and_list_input():
     X = np.asfortranarray(np.random.default_rng(5).standard_normal((60, 4)))
     expected = direct_kendall(X)

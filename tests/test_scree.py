@@ -180,3 +180,42 @@ def test_summary_lists_variances():
     scree = DPScree(n_components=2, random_state=0).fit(spectrum_data(300, 1))
     text = str(scree.summary())
     assert "DP Scree Summary" in text and "PC2: variance" in text
+
+
+def test_auto_clip_rule_uses_public_quantities_only():
+    from sklearn_dppca._scree import SCREE_DEFAULTS, choose_clip
+
+    params = dict(SCREE_DEFAULTS["clipped"])
+    # tail count (n/2)(1 - 0.95) against the search slack (2k / eps_q) ln(1000)
+    assert choose_clip(params, 2000, 10, 0.5) == "norm"
+    assert choose_clip(params, 200_000, 2, 0.5) == "component"
+    assert choose_clip(dict(params, clip="component"), 100, 10, 0.1) == "component"
+    assert choose_clip(dict(params, C=3.0), 200_000, 2, 1.0) == "norm"
+    assert choose_clip(dict(params, C=[3.0, 1.0]), 100, 2, 1.0) == "component"
+
+
+def test_component_clipping_releases_u_over_c_with_sqrt_k_sensitivity():
+    rng = np.random.default_rng(11)
+    n, bounds, components = 300, np.array([50.0, 0.5, 0.02]), np.eye(3)
+    for _ in range(10):
+        X = rng.normal(size=(n, 3)) * 1e-4
+        neighbour = X.copy()
+        neighbour[rng.integers(n)] = [1e5, -1e5, 1e5]
+        change = np.linalg.norm((clipped_u_statistics(X, components, bounds)
+                                 - clipped_u_statistics(neighbour, components, bounds))
+                                / bounds)
+        assert change <= 2 * math.sqrt(3) / n * (1 + 1e-12)
+        assert change > 0.99 * 2 * math.sqrt(3) / n
+
+
+def test_component_clipping_keeps_small_scale_components():
+    # columns in very different units: a norm bound set by the big column would drown
+    # the small one; per-component bounds keep each relative error small
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(40_000, 2)) * [1000.0, 1.0] + [5e4, 3.0]
+    scree = DPScree(eps=1.0, directions=np.eye(2), monotone=False,
+                    method_params={"clip": "component", "pairs": 8}, random_state=0).fit(X)
+    np.testing.assert_allclose(scree.explained_variance_, [1e6, 1.0], rtol=0.15)
+    norm = DPScree(eps=1.0, directions=np.eye(2), monotone=False,
+                   method_params={"clip": "norm", "pairs": 8}, random_state=0).fit(X)
+    assert norm.noise_scale_[1] > 100 * scree.noise_scale_[1]

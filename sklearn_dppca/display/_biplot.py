@@ -310,6 +310,11 @@ class BiplotDisplay:
         if ref_arrows is not None:
             limit_points.append(ref_arrows)
         set_equal_limits(ax, np.vstack(limit_points), pad=0.04)
+        (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+        if (x1 - x0) < 0.75 * (y1 - y0):  # a narrow box: fewer x ticks
+            ax.locator_params(axis="x", nbins=4)
+        elif (y1 - y0) < 0.75 * (x1 - x0):
+            ax.locator_params(axis="y", nbins=4)
         kw_line = {"color": "0.8", "linewidth": 0.8, "zorder": 0}
         ax.axhline(origin[1], **kw_line)
         ax.axvline(origin[0], **kw_line)

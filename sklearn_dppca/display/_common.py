@@ -562,6 +562,15 @@ _NEEDS = {
 }
 
 
+def estimator_name(estimator):
+    """The estimator's class name; for a loaded release, the class that made it."""
+    origin = getattr(estimator, "estimator_class_", None)
+    name = type(estimator).__name__
+    if isinstance(origin, str) and origin and origin != name:
+        return f"{origin} (loaded release)"
+    return name
+
+
 def _has(estimator, attribute):
     return getattr(estimator, attribute, None) is not None
 
@@ -572,7 +581,7 @@ def unsupported_reason(estimator, display_name):
     Assumes the estimator is fitted (see :func:`check_estimator_for`).
     """
     attributes, supported, missing = _NEEDS[display_name]
-    name = type(estimator).__name__
+    name = estimator_name(estimator)
     if not _has(estimator, "privacy_ledger_"):
         return (
             f"{display_name} needs a fitted {supported} from sklearn_dppca; {name} "
@@ -580,9 +589,7 @@ def unsupported_reason(estimator, display_name):
         )
     if not all(_has(estimator, a) for a in attributes):
         extra = ""
-        if display_name in ("ScoreDisplay", "BiplotDisplay") and _has(
-            estimator, "explained_variance_"
-        ) and hasattr(estimator, "frame_"):
+        if display_name in ("ScoreDisplay", "BiplotDisplay") and "DPPCA" in name:
             extra = " (its score part was skipped, e.g. with fewer than 2 components)"
         return f"{display_name} needs a fitted {supported}; {name} has {missing}{extra}."
     return None
@@ -659,7 +666,7 @@ def estimator_axes(estimator, axes, display_name):
     if requested != fitted:
         raise ValueError(
             f"axes={tuple(axes)!r}: the private score summary of this "
-            f"{type(estimator).__name__} was released for axes={fitted!r} only; "
+            f"{estimator_name(estimator)} was released for axes={fitted!r} only; "
             f"{display_name} cannot draw other axes without a new fit (which "
             "spends budget)."
         )

@@ -78,8 +78,10 @@ class LoadingDisplay:
     nonprivate_arrows_ : list of matplotlib Annotation
         Reference arrows (``kind="vector"``).
     nonprivate_scatter_ : matplotlib PathCollection or None
-        Reference markers (``kind="point"``: hollow circles; ``kind="heatmap"``:
-        small squares at the cell centres coloured by the reference loading).
+        Reference markers (``kind="point"``: hollow circles).
+    nonprivate_cells_ : matplotlib PatchCollection or None
+        ``kind="heatmap"``: inner rectangles in every cell, coloured by the
+        reference loading on the same colour scale.
     variables_ : list of str
         Names of the variables drawn, in drawing order.
     ax_ : matplotlib Axes
@@ -201,6 +203,7 @@ class LoadingDisplay:
         self.cell_texts_ = []
         self.nonprivate_arrows_ = []
         self.nonprivate_scatter_ = None
+        self.nonprivate_cells_ = None
         self.variables_ = [names[j] for j in idx]
         self.ax_ = ax
         self.figure_ = fig
@@ -283,24 +286,24 @@ class LoadingDisplay:
         ax.tick_params(length=0)
         if M_ref is not None:
             import matplotlib
+            from matplotlib.collections import PatchCollection
+            from matplotlib.lines import Line2D
+            from matplotlib.patches import Rectangle
 
-            ax.apply_aspect()
-            bbox = ax.get_window_extent()
-            cell_pt = min(bbox.width / n_comp, bbox.height / n_vars) * 72 / ax.figure.dpi
-            yy, xx = np.mgrid[0:n_vars, 0:n_comp]
             cm = matplotlib.colormaps[cmap] if isinstance(cmap, str) else cmap
-            self.nonprivate_scatter_ = ax.scatter(
-                xx.ravel(), yy.ravel(), c=M_ref.ravel(), cmap=cm, vmin=-vmax, vmax=vmax,
-                marker="s", s=(0.55 * cell_pt) ** 2, edgecolors=NONPRIVATE_COLOR,
-                linewidths=0.8, label=f"{NONPRIVATE_LABEL} (inner squares)",
+            inner = [Rectangle((col - 0.22, row - 0.27), 0.44, 0.54)
+                     for row in range(n_vars) for col in range(n_comp)]
+            self.nonprivate_cells_ = PatchCollection(
+                inner, cmap=cm, edgecolors=NONPRIVATE_COLOR, linewidths=0.8, zorder=2,
             )
+            self.nonprivate_cells_.set_array(M_ref.ravel())
+            self.nonprivate_cells_.set_clim(-vmax, vmax)
+            ax.add_collection(self.nonprivate_cells_)
             ax.set_xlim(-0.5, n_comp - 0.5)
             ax.set_ylim(n_vars - 0.5, -0.5)
-            from matplotlib.lines import Line2D
-
             proxy = Line2D([], [], marker="s", linestyle="", markerfacecolor="white",
                            markeredgecolor=NONPRIVATE_COLOR, markersize=8,
-                           label=f"{NONPRIVATE_LABEL} (inner squares, same colour scale)")
+                           label=f"{NONPRIVATE_LABEL} (inner boxes, same colour scale)")
             add_legend(ax, [proxy], where="below", offset=34 if ratio is not None else 22,
                        frameon=False)
         elif n_vars * n_comp <= 150:

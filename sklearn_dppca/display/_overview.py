@@ -8,6 +8,7 @@ from ._biplot import BiplotDisplay
 from ._common import (
     check_axes_pair,
     check_fitted,
+    estimator_name,
     no_settle,
     check_kw,
     check_matplotlib_support,
@@ -68,7 +69,9 @@ def _ledger_table(ax, estimator):
         cellText=rows,
         colLabels=header,
         colWidths=list(widths),
-        bbox=[0.0, 0.0, 1.0, 1.0],
+        # rows keep a readable height; a short ledger sits at the top
+        bbox=[0.0, 1.0 - min(1.0, 0.1 * (len(rows) + 1)), 1.0,
+              min(1.0, 0.1 * (len(rows) + 1))],
         cellLoc="left",
         colLoc="left",
     )
@@ -193,7 +196,7 @@ def plot_overview(
     _ledger_table(ax_ledger, estimator)
     eps, delta = getattr(estimator, "privacy_spent_", (np.nan, np.nan))
     fig.suptitle(
-        f"{type(estimator).__name__}: differentially private PCA of "
+        f"{estimator_name(estimator)}: differentially private PCA of "
         f"{estimator.n_samples_} rows x {estimator.n_features_in_} variables "
         f"(privacy spent: eps = {eps:.3g}, delta = {delta:.3g})",
         fontsize=13,
@@ -271,7 +274,7 @@ def _summary_panel(ax, estimator):
     ax.set_axis_off()
     eps, delta = getattr(estimator, "privacy_spent_", (np.nan, np.nan))
     lines = [
-        f"estimator: {type(estimator).__name__}",
+        f"estimator: {estimator_name(estimator)}",
         f"rows n = {estimator.n_samples_}, variables p = {estimator.n_features_in_}",
         f"components kept: {estimator.n_components_}",
         f"privacy spent: eps = {eps:.4g}, delta = {delta:.3g}",

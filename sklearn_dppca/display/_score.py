@@ -18,6 +18,7 @@ from ._common import (
     component_label,
     estimator_axes,
     frame_get,
+    get_axes,
     group_colors,
     hdr_levels,
     nonprivate_get,
@@ -313,8 +314,6 @@ class ScoreDisplay:
                               scatter_defaults)
             return self
 
-        from ._common import get_axes
-
         ax, fig = get_axes(ax, "ScoreDisplay.plot")
         self.ax_ = ax
         self.figure_ = fig
@@ -333,6 +332,9 @@ class ScoreDisplay:
             if grey:
                 kw["alpha"] = 0.8
             kw.update(hist_kw)
+            if "norm" in hist_kw:  # a norm carries its own limits
+                kw.pop("vmin", None)
+                kw.pop("vmax", None)
             self.mesh_ = ax.pcolormesh(xe_s, ye_s, H.T, **kw)
             self.colorbar_ = fig.colorbar(self.mesh_, ax=ax, fraction=0.046, pad=0.03)
             self.colorbar_.set_label("share of rows per cell (private)")
@@ -401,13 +403,17 @@ class ScoreDisplay:
             kw = {"cmap": cmap, "vmin": 0.0, "vmax": vmax, "shading": "flat",
                   "zorder": 2}
             kw.update(hist_kw)
+            if "norm" in hist_kw:  # a norm carries its own limits
+                kw.pop("vmin", None)
+                kw.pop("vmax", None)
             meshes.append(ax.pcolormesh(xe_s, ye_s, group_hists[label].T, **kw))
             handles.append(Patch(facecolor=colors[label], alpha=0.85, label=str(label)))
         self.mesh_ = meshes
         opacity = LinearSegmentedColormap.from_list(
             "dp_opacity", [(0.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 0.85)]
         )
-        mappable = ScalarMappable(norm=Normalize(0.0, vmax), cmap=opacity)
+        mappable = ScalarMappable(norm=hist_kw.get("norm", Normalize(0.0, vmax)),
+                                  cmap=opacity)
         self.colorbar_ = fig.colorbar(mappable, ax=ax, fraction=0.046, pad=0.03)
         self.colorbar_.set_label("share of the group's rows per cell (private; opacity)")
 
@@ -483,6 +489,9 @@ class ScoreDisplay:
                 kw = {"cmap": "Greys" if kind == "both" else "Blues", "vmin": 0.0,
                       "vmax": vmax, "shading": "flat", "zorder": 1}
                 kw.update(hist_kw)
+                if "norm" in hist_kw:  # a norm carries its own limits
+                    kw.pop("vmin", None)
+                    kw.pop("vmax", None)
                 if label in group_hists:
                     meshes.append(sub.pcolormesh(xe_s, ye_s, group_hists[label].T, **kw))
             if kind in ("points", "both"):

@@ -1,0 +1,71 @@
+"""The documentation builds with ``sphinx-build -W`` and lists every public name."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import sklearn_dppca
+from sklearn_dppca import datasets, display, privacy
+
+REPO = Path(__file__).resolve().parents[1]
+DOC = REPO / "doc"
+
+
+def _public_names():
+    names = [f"sklearn_dppca.{name}" for name in sklearn_dppca.__all__
+             if not name.startswith("__")]
+    for module in (display, datasets, privacy):
+        names += [f"{module.__name__}.{name}" for name in module.__all__]
+    return names
+
+
+def test_api_page_lists_every_public_name():
+    text = (DOC / "api.rst").read_text(encoding="utf-8")
+    listed = set()
+    module = None
+    for line in text.splitlines():
+        match = re.match(r"\.\. currentmodule:: (\S+)", line)
+        if match:
+            module = match.group(1)
+        elif re.match(r"^   [A-Za-z_]\w*$", line) and module:
+            listed.add(f"{module}.{line.strip()}")
+    missing = sorted(set(_public_names()) - listed)
+    assert not missing, f"doc/api.rst does not list {missing}"
+
+
+@pytest.mark.slow
+def test_docs_build_without_warnings(tmp_path):
+    """Build the HTML with warnings as errors, without running the gallery."""
+    for module in ("sphinx", "numpydoc", "sphinx_gallery"):
+        pytest.importorskip(module)
+    source = tmp_path / "doc"
+    shutil.copytree(DOC, source, ignore=shutil.ignore_patterns(
+        "_build", "generated", "auto_examples", "sg_execution_times.rst"))
+    if (REPO / "examples").is_dir():
+        shutil.copytree(REPO / "examples", tmp_path / "examples")
+    output = tmp_path / "html"
+    env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": os.pathsep.join(
+        [str(REPO)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
+    done = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+         "-D", "plot_gallery=0", str(source), str(output)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=110,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    for page in ("index.html", "user_guide.html", "cli.html", "api.html",
+                 "benchmarks.html", "generated/sklearn_dppca.DPPCA.html",
+                 "generated/sklearn_dppca.load_release.html",
+                 "generated/sklearn_dppca.display.plot_overview.html",
+                 "generated/sklearn_dppca.privacy.PrivacyLedger.html"):
+        assert (output / page).is_file(), page
+    guide = (output / "user_guide.html").read_text(encoding="utf-8")
+    for phrase in ("Mironov", "nonprivate_reference_NOT_PRIVATE", "frame_.center",
+                   "random_state=None", "Balle and Wang"):
+        assert phrase in guide, phrase
+    assert (output / "_images" / "overview.png").is_file() or (
+        output / "_static" / "overview.png").is_file()

@@ -1,0 +1,292 @@
+"""The JSON release: exactly the released quantities, finite, and loadable by the displays."""
+
+import copy
+import json
+import math
+
+import numpy as np
+import pytest
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
+
+from sklearn_dppca import (
+    DPPCA,
+    DPKendallDirections,
+    DPScree,
+    ReleasedPCA,
+    export_release,
+    load_release,
+)
+from sklearn_dppca._release import FORMAT, NONPRIVATE_KEY
+from sklearn_dppca.datasets import make_gaussian_clusters
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from sklearn_dppca.display import (  # noqa: E402
+    BiplotDisplay,
+    LoadingDisplay,
+    ScoreDisplay,
+    ScreeDisplay,
+    VariableDisplay,
+    plot_overview,
+)
+
+GROUPS = ["G1", "G2", "G3", "G4", "G5"]
+RELEASE_KEYS = {
+    "format", "software", "estimator", "n_samples", "n_features", "feature_names",
+    "n_components", "components", "explained_variance", "explained_variance_raw",
+    "explained_variance_ratio", "noise_scale", "clip_bounds", "kendall_matrix",
+    "kendall_eigenvalues", "axes", "frame", "bin_edges", "score_histogram", "groups",
+    "score_histograms", "synthetic_scores", "synthetic_groups", "budget",
+    "privacy_spent", "privacy_ledger",
+}
+DISPLAYS = [ScreeDisplay, LoadingDisplay, ScoreDisplay, VariableDisplay, BiplotDisplay]
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_gaussian_clusters(60, return_groups=True, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def fitted(data):
+    X, y = data
+    return DPPCA(n_components=3, groups=GROUPS, compute_nonprivate=True,
+                 random_state=0).fit(X, y)
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _walk(value):
+    """Every key and leaf of a JSON value."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _walk(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _walk(item)
+    else:
+        yield value
+
+
+def test_export_holds_exactly_the_released_quantities(fitted):
+    release = export_release(fitted)
+    assert set(release) == RELEASE_KEYS
+    assert release["format"] == FORMAT
+    # valid strict JSON: no NaN or infinity anywhere
+    text = json.dumps(release, allow_nan=False)
+    assert "NaN" not in text and "Infinity" not in text
+    assert release["n_samples"] == 300 and release["n_features"] == 20
+    assert release["feature_names"] == [f"x{j}" for j in range(20)]
+    assert np.array_equal(release["components"], fitted.components_)
+    assert release["groups"] == GROUPS
+    assert len(release["score_histograms"]) == len(GROUPS)
+    assert release["axes"] == [0, 1]
+    assert len(release["privacy_ledger"]) == len(fitted.privacy_ledger_)
+    spent = release["privacy_spent"]
+    assert spent["eps"] <= 1.0 and spent["delta"] <= 1e-5
+    assert math.isclose(spent["eps"], sum(e["eps"] for e in release["privacy_ledger"]))
+
+
+def test_no_nonprivate_value_and_no_seed_without_request(fitted):
+    release = export_release(fitted)
+    keys = [key for key in _walk(release) if isinstance(key, str)]
+    assert NONPRIVATE_KEY not in release
+    assert not any("nonprivate" in key.lower() for key in release)
+    assert "NOT_PRIVATE" not in json.dumps(release)
+    # the ordinary PCA scores and directions appear nowhere
+    reference = fitted.nonprivate_
+    assert not np.allclose(release["components"], reference.components)
+    assert "random_state" not in release["estimator"]["params"]
+    assert release["estimator"]["seeded"] is True
+    assert "random_state" not in keys
+
+
+def test_nonprivate_reference_only_under_its_key(fitted):
+    release = export_release(fitted, include_nonprivate=True)
+    assert set(release) == RELEASE_KEYS | {NONPRIVATE_KEY}
+    block = release[NONPRIVATE_KEY]
+    assert "NOT PRIVATE" in block["WARNING"]
+    assert np.allclose(block["components"], fitted.nonprivate_.components)
+    assert np.allclose(block["scores"], fitted.nonprivate_.scores)
+    loaded = load_release(release)
+    assert loaded.nonprivate_ is not None
+    assert np.allclose(loaded.nonprivate_.explained_variance,
+                       fitted.nonprivate_.explained_variance)
+
+
+def test_include_nonprivate_needs_a_stored_reference(data):
+    X, _ = data
+    pca = DPPCA(random_state=0).fit(X)
+    with pytest.raises(ValueError, match="compute_nonprivate"):
+        export_release(pca, include_nonprivate=True)
+
+
+def test_file_round_trip_restores_every_attribute(fitted, tmp_path):
+    path = tmp_path / "released.json"
+    written = export_release(fitted, path)
+    assert json.loads(path.read_text(encoding="utf-8")) == written
+    loaded = load_release(path)
+    assert isinstance(loaded, ReleasedPCA)
+    check_is_fitted(loaded)
+    for attribute in ("components_", "explained_variance_", "explained_variance_raw_",
+                      "explained_variance_ratio_", "score_histogram_",
+                      "synthetic_scores_", "kendall_matrix_", "clip_bounds_"):
+        assert np.array_equal(getattr(loaded, attribute),
+                              getattr(fitted, attribute)), attribute
+    assert loaded.n_samples_ == fitted.n_samples_
+    assert loaded.n_features_in_ == fitted.n_features_in_
+    assert loaded.n_components_ == fitted.n_components_
+    assert loaded.axes_ == fitted.axes_
+    assert loaded.groups_ == fitted.groups_
+    assert np.array_equal(loaded.frame_.center, fitted.frame_.center)
+    assert loaded.frame_.radius == fitted.frame_.radius
+    assert loaded.frame_.half_width == fitted.frame_.half_width
+    assert np.allclose(loaded.frame_.extent, fitted.frame_.extent)
+    for mine, theirs in zip(loaded.bin_edges_, fitted.bin_edges_):
+        assert np.array_equal(mine, theirs)
+    assert list(loaded.score_histograms_) == GROUPS
+    for label in GROUPS:
+        assert np.array_equal(loaded.score_histograms_[label],
+                              fitted.score_histograms_[label])
+    assert list(loaded.synthetic_groups_) == list(fitted.synthetic_groups_)
+    assert loaded.privacy_spent_ == fitted.privacy_spent_
+    assert loaded.privacy_ledger_ == fitted.privacy_ledger_
+    assert loaded.budget_ == fitted.budget_
+    assert loaded.nonprivate_ is None
+    assert loaded.estimator_class_ == "DPPCA"
+    assert loaded.estimator_params_["groups"] == GROUPS
+
+
+def test_released_pca_is_read_only_and_cannot_be_refitted(fitted, data):
+    loaded = load_release(export_release(fitted))
+    with pytest.raises(AttributeError, match="read-only"):
+        loaded.components_ = np.zeros((3, 20))
+    with pytest.raises(AttributeError):
+        del loaded.frame_
+    with pytest.raises(ValueError):
+        loaded.components_[0, 0] = 1.0
+    with pytest.raises(TypeError, match="holds no data"):
+        loaded.fit(data[0])
+    assert "DPPCA" in repr(loaded)
+
+
+def test_released_transform_matches_the_estimator(fitted, data):
+    loaded = load_release(export_release(fitted))
+    assert np.allclose(loaded.transform(data[0]), fitted.transform(data[0]))
+    with pytest.raises(ValueError, match="shape"):
+        loaded.transform(data[0][:, :5])
+
+
+def test_every_display_accepts_a_loaded_release(fitted, tmp_path):
+    path = tmp_path / "released.json"
+    export_release(fitted, path, include_nonprivate=True)
+    loaded = load_release(path)
+    for display in DISPLAYS:
+        shown = display.from_estimator(loaded)
+        assert shown.ax_ is not None and shown.figure_ is not None
+    figure = plot_overview(loaded)
+    assert set(figure.displays_) == {"scree", "loading", "score", "variable", "biplot"}
+    summary = str(loaded.summary())
+    assert "DP PCA Release Summary" in summary and "PC3" in summary
+    assert "stored (not private)" in summary
+
+
+def test_scree_and_directions_releases(data):
+    X, _ = data
+    scree = load_release(export_release(DPScree(n_components=3, random_state=0).fit(X)))
+    assert scree.frame_ is None and scree.score_histogram_ is None
+    assert scree.explained_variance_.shape == (3,)
+    ScreeDisplay.from_estimator(scree)
+    with pytest.raises(TypeError):
+        ScoreDisplay.from_estimator(scree)
+    directions = load_release(export_release(DPKendallDirections(2, random_state=0).fit(X)))
+    assert directions.explained_variance_ is None
+    assert directions.kendall_eigenvalues_.shape == (20,)
+    LoadingDisplay.from_estimator(directions)
+    with pytest.raises(TypeError):
+        ScreeDisplay.from_estimator(directions)
+    plot_overview(directions)
+
+
+@pytest.mark.parametrize("attribute, value", [
+    ("explained_variance_", np.nan),
+    ("synthetic_scores_", np.inf),
+    ("components_", -np.inf),
+])
+def test_non_finite_values_are_never_written(fitted, tmp_path, attribute, value):
+    broken = copy.deepcopy(fitted)
+    array = getattr(broken, attribute).copy()
+    array.flat[0] = value
+    setattr(broken, attribute, array)
+    path = tmp_path / "released.json"
+    with pytest.raises(ValueError, match="NaN or inf"):
+        export_release(broken, path)
+    assert not path.exists()
+
+
+def test_load_rejects_bad_content(fitted, tmp_path):
+    release = export_release(fitted)
+    with pytest.raises(ValueError, match="format"):
+        load_release({**release, "format": "something-else/1"})
+    with pytest.raises(ValueError, match="not supported"):
+        load_release({**release, "format": "sklearn-dppca-release/99"})
+    with pytest.raises(ValueError, match="components"):
+        load_release({**release, "components": release["components"][:2]})
+    with pytest.raises(ValueError, match="no 'privacy_spent'"):
+        load_release({k: v for k, v in release.items() if k != "privacy_spent"})
+    path = tmp_path / "nan.json"
+    path.write_text(json.dumps(release).replace(
+        str(release["explained_variance"][0]), "NaN", 1), encoding="utf-8")
+    with pytest.raises(ValueError, match="NaN"):
+        load_release(path)
+    path.write_text("{not json", encoding="utf-8")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        load_release(path)
+
+
+def test_integer_group_labels_keep_their_type(data):
+    X, y = data
+    codes = np.array([int(label[1:]) for label in y])
+    pca = DPPCA(groups=[1, 2, 3, 4, 5], random_state=0).fit(X, codes)
+    release = export_release(pca)
+    assert release["groups"] == [1, 2, 3, 4, 5]
+    loaded = load_release(json.loads(json.dumps(release)))
+    assert list(loaded.score_histograms_) == [1, 2, 3, 4, 5]
+    assert set(loaded.synthetic_groups_) <= {1, 2, 3, 4, 5}
+    ScoreDisplay.from_estimator(loaded)
+
+
+def test_extra_metadata_is_kept_and_cannot_shadow_the_release(fitted):
+    release = export_release(fitted, extra={"data_source": "unit test", "rows": np.int64(3)})
+    assert release["data_source"] == "unit test" and release["rows"] == 3
+    loaded = load_release(release)
+    assert loaded.release_ == {"data_source": "unit test", "rows": 3}
+    assert export_release(loaded)["data_source"] == "unit test"
+    with pytest.raises(ValueError, match="reuse keys"):
+        export_release(fitted, extra={"components": [[0.0]]})
+
+
+def test_infinite_parameters_are_written_as_strings(data):
+    X, _ = data
+    pca = DPPCA(scree_method="pmwm", scree_params={"b": np.inf}, random_state=0).fit(X)
+    release = export_release(pca)
+    assert release["estimator"]["params"]["scree_params"]["b"] == "inf"
+    json.dumps(release, allow_nan=False)
+    assert load_release(release).estimator_params_["scree_params"]["b"] == np.inf
+
+
+def test_unfitted_or_foreign_estimators_are_refused():
+    with pytest.raises(NotFittedError):
+        export_release(DPPCA())
+    from sklearn.decomposition import PCA
+
+    with pytest.raises(TypeError, match="privacy_ledger_"):
+        export_release(PCA(2).fit(np.random.default_rng(0).normal(size=(20, 3))))
