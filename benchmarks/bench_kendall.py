@@ -12,7 +12,8 @@ For each (n, p) this prints, all measured in this one process:
 
 and, in a fresh subprocess, the peak memory of one call at n = 40000, p = 10.
 
-Usage: ``python benchmarks/bench_kendall.py [--quick] [--repeat R]``.
+Usage: ``python benchmarks/bench_kendall.py [--quick] [--repeat R]`` with the
+package installed (or ``PYTHONPATH=.`` and the extension built in place).
 Other processes on the machine add noise to wall times: compare numbers from the same
 run, and prefer the CPU-second ratios for one job.
 """

@@ -4,7 +4,8 @@ Times both on a log-log grid of n (p = 10), prints the fitted slopes of log t on
 log n (about 2 for all pairs, 1 for pairs=m), then the speed ratio of pairs=64 over
 all pairs at n = 100000.
 
-Usage: ``python benchmarks/bench_kendall_scaling.py [--quick] [--n-jobs J]``.
+Usage: ``python benchmarks/bench_kendall_scaling.py [--quick] [--n-jobs J]``
+with the package installed (or ``PYTHONPATH=.``).
 """
 
 import argparse

@@ -1,7 +1,6 @@
 """
-=================================================================
 Private PCA of the breast cancer data next to ordinary PCA
-=================================================================
+==========================================================
 
 The Wisconsin breast cancer data (569 tumours, 30 features, bundled with
 scikit-learn) with its two public diagnosis labels. :class:`~sklearn_dppca.DPPCA`

@@ -1,7 +1,6 @@
 """
-======================================================
 How the privacy budget changes each picture
-======================================================
+===========================================
 
 The same data, three budgets: ``eps`` = 0.2, 1 and 5 (``delta = 1e-5``). Smaller
 ``eps`` means more noise in every released quantity, and every picture shows it
@@ -9,8 +8,10 @@ in its own way: flatter or disordered screes, loadings that wander from the
 true directions (grey, dashed: the non-private reference), score histograms where
 noise cells spread over the whole frame.
 
-The data are the Gaussian clusters of :func:`~sklearn_dppca.datasets.make_gaussian_clusters`
-with 300 rows per group (1500 rows), so that the example runs quickly.
+The data are the Gaussian clusters of
+:func:`~sklearn_dppca.datasets.make_gaussian_clusters` (the R package's ``gau``
+recipe) with 600 rows per group instead of 1000, so that the three fits run
+quickly.
 """
 
 # %%
@@ -27,7 +28,7 @@ from sklearn_dppca.display import (
     VariableDisplay,
 )
 
-X, groups = make_gaussian_clusters(300, return_groups=True, as_frame=True,
+X, groups = make_gaussian_clusters(600, return_groups=True, as_frame=True,
                                    random_state=0)
 labels = ["G1", "G2", "G3", "G4", "G5"]
 budgets = (0.2, 1.0, 5.0)

@@ -1,7 +1,6 @@
 """
-=====================================================
 Private PCA of the wine data next to ordinary PCA
-=====================================================
+=================================================
 
 The wine recognition data (178 wines, 13 chemical measurements, three cultivars,
 bundled with scikit-learn) is small: with only 178 rows, the noise that protects

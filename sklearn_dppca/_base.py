@@ -33,11 +33,11 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features_in_)
+        X : array-like of shape (n_samples, n_features)
 
         Returns
         -------
-        X_new : ndarray of shape (n_samples, n_components_)
+        X_new : ndarray of shape (n_samples, n_components)
             ``X @ components_.T``, in the dtype of ``X`` (float32 stays float32).
             Not centred: subtract a private centre (for example
             ``DPPCA.frame_.center``) if you need one.

@@ -116,18 +116,18 @@ class DPKendallDirections(_PrivateProjection):
 
     Attributes
     ----------
-    components_ : ndarray of shape (n_components_, n_features_in_)
+    components_ : ndarray of shape (n_components, n_features)
         Private directions (orthonormal rows), largest absolute loading positive.
-    kendall_matrix_ : ndarray of shape (n_features_in_, n_features_in_)
+    kendall_matrix_ : ndarray of shape (n_features, n_features)
         The released noisy Kendall matrix.
-    kendall_eigenvalues_ : ndarray of shape (n_features_in_,)
+    kendall_eigenvalues_ : ndarray of shape (n_features,)
         Its eigenvalues, descending.
     noise_scale_ : float
         Standard deviation of the diagonal noise (off-diagonal: divided by sqrt(2)).
     n_components_ : int
     n_samples_ : int
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Defined only when ``X`` has string column names.
     privacy_spent_ : tuple (eps, delta)
     privacy_ledger_ : list of dict

@@ -167,6 +167,14 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         Number of synthetic score points; None uses ``n_samples`` (public).
     synthetic_jitter : float, default=0.25
         Gaussian jitter of the synthetic points, in cell widths (0 turns it off).
+    histogram_threshold : float, default=3.0
+        With ``histogram="additive"``, noisy counts below this many noise standard
+        deviations are set to 0 before normalising and drawing synthetic points
+        (free post-processing of the release). Clamping at 0 alone leaves about
+        ``0.4 sigma`` of pure noise in every empty cell, which on a 20 x 20 grid can
+        outweigh the real rows (on the gau data with groups, about 75% of the
+        synthetic points); at 3 sigma about 0.1% of empty cells survive. 0
+        reproduces the seeds' plain clamping.
     groups : list, default=None
         Public list of group labels; ``y`` then holds each row's label.
     noise : {"analytic", "classical"}, default="analytic"
@@ -187,7 +195,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     ----------
     components_, explained_variance_, explained_variance_raw_,
     explained_variance_ratio_, noise_scale_, clip_bounds_ : see DPScree
-    kendall_matrix_ : ndarray of shape (n_features_in_, n_features_in_)
+    kendall_matrix_ : ndarray of shape (n_features, n_features)
     axes_ : tuple of int
     frame_ : Bunch or None
         ``center`` (2,), ``radius``, ``half_width`` (1.2 radius), ``extent``
@@ -221,7 +229,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     def __init__(self, n_components=2, *, eps=1.0, delta=1e-5, budget_split=None,
                  scree_method="clipped", scree_params=None, histogram="additive",
                  bins=(20, 20), axes=(0, 1), n_synthetic=None, synthetic_jitter=0.25,
-                 groups=None, noise="analytic", sensitivity="standard", pairs="all",
+                 histogram_threshold=3.0, groups=None, noise="analytic", sensitivity="standard", pairs="all",
                  duplicates="ignore", compute_nonprivate=False, whiten=False,
                  random_state=None, n_jobs=None, verbose=0):
         self.n_components = n_components
@@ -235,6 +243,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         self.axes = axes
         self.n_synthetic = n_synthetic
         self.synthetic_jitter = synthetic_jitter
+        self.histogram_threshold = histogram_threshold
         self.groups = groups
         self.noise = noise
         self.sensitivity = sensitivity
@@ -255,11 +264,12 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         check_choice(self.duplicates, ("ignore", "raise"), "duplicates")
         check_pairs(self.pairs)
         check_n_jobs(self.n_jobs)
-        jitter = self.synthetic_jitter
-        if isinstance(jitter, bool) or not isinstance(jitter, numbers.Real) or not (
-            0 <= jitter < np.inf
-        ):
-            raise ValueError(f"synthetic_jitter must be a finite number >= 0, got {jitter!r}.")
+        for name in ("synthetic_jitter", "histogram_threshold"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
+                0 <= value < np.inf
+            ):
+                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}.")
         n_synthetic = self.n_synthetic
         if n_synthetic is not None and (
             isinstance(n_synthetic, bool)
@@ -359,6 +369,9 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
             rng=rng, ledger=ledger, labels=codes,
             label_list=None if labels is None else np.arange(len(labels)),
         )
+        if self.histogram == "additive" and self.histogram_threshold > 0:
+            noise_scale = ledger.entries[-1]["noise_scale"]
+            counts = np.where(counts >= self.histogram_threshold * noise_scale, counts, 0.0)
         n_points = self.n_samples_ if self.n_synthetic is None else self.n_synthetic
         if labels is None:
             self.score_histogram_ = normalised(counts)

@@ -373,16 +373,16 @@ class DPScree(_VarianceMixin, _PrivateProjection):
 
     Attributes
     ----------
-    components_ : ndarray of shape (n_components_, n_features_in_)
-    explained_variance_ : ndarray of shape (n_components_,)
+    components_ : ndarray of shape (n_components, n_features)
+    explained_variance_ : ndarray of shape (n_components,)
         Private variances after post-processing.
-    explained_variance_raw_ : ndarray of shape (n_components_,)
+    explained_variance_raw_ : ndarray of shape (n_components,)
         Private variances as released (may be negative or unordered).
-    explained_variance_ratio_ : ndarray of shape (n_components_,)
+    explained_variance_ratio_ : ndarray of shape (n_components,)
         PVE over the retained components.
-    noise_scale_ : ndarray of shape (n_components_,)
+    noise_scale_ : ndarray of shape (n_components,)
         Standard deviation of the Gaussian noise on each raw variance.
-    clip_bounds_ : ndarray of shape (n_components_,) or None
+    clip_bounds_ : ndarray of shape (n_components,) or None
         Released clip bounds (``method="clipped"``).
     n_components_, n_samples_, n_features_in_, feature_names_in_ : see DPKendallDirections
     privacy_spent_ : tuple (eps, delta)

@@ -91,9 +91,9 @@ def test_histogram_and_synthetic_points_are_consistent():
 
 
 def test_groups_share_one_grid_and_hide_exact_sizes():
-    X, y = make_gaussian_clusters(300, n_features=10, return_groups=True, random_state=0)
+    X, y = make_gaussian_clusters(1000, n_features=10, return_groups=True, random_state=0)
     labels = sorted(set(y))
-    pca = DPPCA(groups=labels, random_state=0).fit(X, y)
+    pca = DPPCA(groups=labels, bins=10, random_state=0).fit(X, y)
     assert pca.groups_ == labels
     assert set(pca.score_histograms_) == set(labels)
     for histogram in pca.score_histograms_.values():
@@ -217,3 +217,16 @@ def test_no_runtime_warnings_on_constant_column():
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         DPPCA(n_components=3, random_state=0).fit(X).transform(X)
+
+
+def test_histogram_threshold_is_post_processing_of_the_same_release():
+    X = gaussian_scores_data(3000, 9)
+    plain = DPPCA(histogram_threshold=0.0, random_state=4).fit(X)
+    cut = DPPCA(histogram_threshold=3.0, random_state=4).fit(X)
+    assert plain.privacy_ledger_ == cut.privacy_ledger_          # same spend, same noise
+    kept = cut.score_histogram_ > 0
+    assert kept.sum() < (plain.score_histogram_ > 0).sum()
+    # the kept cells are exactly the largest ones, renormalised
+    assert plain.score_histogram_[kept].min() >= plain.score_histogram_[~kept].max()
+    np.testing.assert_allclose(cut.score_histogram_[kept],
+                               plain.score_histogram_[kept] / plain.score_histogram_[kept].sum())

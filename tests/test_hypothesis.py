@@ -1,0 +1,600 @@
+"""Property-based tests: every entry point either succeeds or says what is wrong.
+
+For generated inputs (shapes from 2 x 1 up to 60 x 8, values from 1e-300 to 1e300 of
+both signs with subnormals and zeros, constant columns, identical and duplicated
+rows, NaN and inf anywhere, int/bool/float32/object arrays, lists, pandas
+DataFrames with mixed dtypes and categorical or string columns, SciPy sparse
+matrices) and generated parameters, the outcome of ``spherical_kendall``,
+``DPKendallDirections``, ``DPScree`` and ``DPPCA`` (fit, transform, summary), and of
+every display's ``from_estimator`` on a fitted ``DPPCA``, is always either
+
+* a result of the right shape in which every number (every fitted attribute, the
+  ledger, the transform, the summary) is finite, or
+* a ``ValueError`` / ``TypeError`` whose message names the problem, and only when
+  the input really has that problem (predicted independently from the input),
+
+never another exception and never a ``RuntimeWarning`` (all run under
+``warnings.simplefilter("error", RuntimeWarning)``).
+
+Data domain: DPScree and DPPCA release variances, squares of the data's scale, so
+they accept ``max |X| <= 2**500`` (about 3.3e150) and raise a ValueError naming X
+beyond; DPKendallDirections and ``spherical_kendall`` are scale invariant and
+accept every finite float.
+
+Example counts: the default ``ci`` profile runs >= 2000 generated cases per entry
+point (derandomized, so CI is reproducible, no example database). Run more with
+
+    HYPOTHESIS_PROFILE=thorough pytest tests/test_hypothesis.py   # x10, random seeds
+    HYPOTHESIS_PROFILE=quick pytest tests/test_hypothesis.py      # x0.05, for editing
+
+The displays are slow to draw (tens of ms each, matplotlib), so they get fewer
+cases than the estimators (see ``DISPLAY_EXAMPLES``).
+"""
+
+import math
+import os
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, Phase, given, note, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, spherical_kendall
+
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+_SCALE = {"ci": 1.0, "quick": 0.05, "thorough": 10.0}
+if PROFILE not in _SCALE:
+    raise ValueError(f"HYPOTHESIS_PROFILE must be one of {sorted(_SCALE)}, got {PROFILE!r}.")
+
+
+def _settings(examples):
+    return settings(
+        max_examples=max(10, int(examples * _SCALE[PROFILE])),
+        deadline=None,
+        derandomize=PROFILE != "thorough",
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                               HealthCheck.filter_too_much],
+        print_blob=True,
+        # CI reports the first failing example as found: shrinking these inputs can
+        # take many minutes. The thorough profile shrinks.
+        phases=tuple(Phase) if PROFILE == "thorough" else (
+            Phase.explicit, Phase.reuse, Phase.generate),
+        report_multiple_bugs=PROFILE == "thorough",
+    )
+
+
+ESTIMATOR_EXAMPLES = 2000
+DISPLAY_EXAMPLES = 150
+OVERVIEW_EXAMPLES = 25
+
+# The public data domain of the estimators that release variances.
+VARIANCE_LIMIT = 2.0 ** 500
+
+MAX_ROWS, MAX_COLS = 60, 8
+
+
+# --------------------------------------------------------------------------- inputs
+
+def _finite_floats():
+    # Magnitudes from 1e-300 to 1e300 (and zeros, subnormals), both signs.
+    return st.one_of(
+        st.floats(min_value=-1e300, max_value=1e300, allow_nan=False),
+        st.builds(lambda sign, mantissa, exponent: sign * mantissa * 10.0 ** exponent,
+                  st.sampled_from([-1.0, 1.0]), st.floats(1.0, 9.999),
+                  st.integers(-300, 299)),
+    )
+
+
+@st.composite
+def numeric_matrices(draw, min_rows=2):
+    """A float64 matrix (n, p) with the structures that break numerical code."""
+    n = draw(st.integers(min_rows, MAX_ROWS))
+    p = draw(st.integers(1, MAX_COLS))
+    kind = draw(st.sampled_from(["elements", "gaussian", "gaussian", "gaussian",
+                                 "lattice"]))
+    if kind == "elements":
+        X = draw(hnp.arrays(np.float64, (n, p), elements=_finite_floats()))
+    else:
+        rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+        if kind == "lattice":   # small integers: many exact ties and duplicates
+            X = rng.integers(-2, 3, size=(n, p)).astype(float)
+        else:
+            X = rng.standard_normal((n, p))
+        # column scales and offsets over the whole float range
+        exponents = draw(st.lists(st.integers(-300, 300), min_size=1, max_size=p))
+        scales = 10.0 ** np.resize(np.array(exponents, dtype=float), p)
+        offset = draw(st.sampled_from([0.0, 1.0, -7.5, 1e6, -1e150, 1e300]))
+        with np.errstate(over="ignore", under="ignore"):
+            X = X * scales
+            if offset:
+                # a far offset on a small spread: catastrophic cancellation
+                X = X / max(1.0, np.max(np.abs(X)) / abs(offset)) + offset
+        X = np.clip(np.nan_to_num(X, posinf=1e300, neginf=-1e300), -1e300, 1e300)
+    structure = draw(st.sampled_from(["none", "none", "constant column",
+                                      "identical rows", "duplicates", "near duplicates"]))
+    if structure == "constant column":
+        column = draw(st.integers(0, p - 1))
+        X[:, column] = draw(_finite_floats())
+    elif structure == "identical rows":
+        X[:] = X[0]
+    elif structure == "duplicates":
+        X[n // 2:] = X[: n - n // 2]
+    elif structure == "near duplicates":
+        X[1::2] = np.nextafter(X[::2][: len(X[1::2])], np.inf)
+    if draw(st.integers(0, 9)) == 0:     # NaN or inf somewhere, 10% of the cases
+        bad = draw(st.sampled_from([np.nan, np.inf, -np.inf]))
+        X[draw(st.integers(0, n - 1)), draw(st.integers(0, p - 1))] = bad
+    return X
+
+
+class Case:
+    """A generated input: the object passed in and what the estimator should see."""
+
+    def __init__(self, data, values, container, n_numeric_columns=None):
+        self.data = data                  # what is passed to fit
+        self.values = values              # float64 numeric values the estimator sees
+        self.container = container
+        self.n_numeric = values.shape[1] if n_numeric_columns is None else n_numeric_columns
+
+    def __repr__(self):
+        return (f"Case({self.container}, shape={getattr(self.data, 'shape', None)}, "
+                f"values=\n{np.array2string(self.values, threshold=80)})")
+
+
+@st.composite
+def inputs(draw, min_rows=2):
+    X = draw(numeric_matrices(min_rows=min_rows))
+    container = draw(st.sampled_from([
+        "float64", "float64", "float64", "float32", "int", "bool", "object", "list",
+        "dataframe", "dataframe mixed", "dataframe mixed", "sparse",
+    ]))
+    with np.errstate(all="ignore"):
+        if container == "float64":
+            return Case(X, X, container)
+        if container == "float32":
+            data = X.astype(np.float32)        # large values become inf: an error
+            return Case(data, data.astype(np.float64), container)
+        if container == "int":
+            finite = np.where(np.isfinite(X), X, 0.0)
+            data = np.clip(np.round(finite), -2.0**62, 2.0**62).astype(np.int64)
+            return Case(data, data.astype(np.float64), container)
+        if container == "bool":
+            data = np.where(np.isfinite(X), X, 0.0) > 0
+            return Case(data, data.astype(np.float64), container)
+        if container == "object":
+            return Case(X.astype(object), X, container)
+        if container == "list":
+            return Case(X.tolist(), X, container)
+        if container == "sparse":
+            return Case(sp.csr_matrix(np.nan_to_num(X)), X, container)
+        frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+        if container == "dataframe mixed":
+            n, p = X.shape
+            # numeric columns of other dtypes
+            kinds = draw(st.lists(st.sampled_from(["float64", "float32", "int", "bool"]),
+                                  min_size=p, max_size=p))
+            values = X.copy()
+            for j, kind in enumerate(kinds):
+                column = X[:, j]
+                if kind == "float32":
+                    frame[f"x{j}"] = column.astype(np.float32)
+                elif kind == "int" and np.all(np.isfinite(column)):
+                    frame[f"x{j}"] = np.clip(np.round(column), -2.0**62,
+                                             2.0**62).astype(np.int64)
+                elif kind == "bool" and np.all(np.isfinite(column)):
+                    frame[f"x{j}"] = column > 0
+                values[:, j] = frame[f"x{j}"].to_numpy(dtype=np.float64)
+            # non-numeric columns, dropped with a warning
+            rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+            extra = draw(st.sets(st.sampled_from(["category", "string", "datetime"]),
+                                 max_size=3))
+            if "category" in extra:
+                frame.insert(0, "cat", pd.Categorical(rng.choice(["a", "b"], n)))
+            if "string" in extra:
+                frame["name"] = rng.choice(["u", "v", "w"], n).astype(object)
+            if "datetime" in extra:
+                frame["when"] = pd.Timestamp("2020-01-01") + pd.to_timedelta(
+                    rng.integers(0, 100, n), unit="D")
+            if draw(st.booleans()):
+                # only the non-numeric columns: nothing left to fit on
+                if extra:
+                    return Case(frame.drop(columns=[f"x{j}" for j in range(p)]),
+                                np.empty((n, 0)), container, 0)
+            return Case(frame, values, container)
+        return Case(frame, X, container)
+
+
+def _expected_input_errors(case, *, variance_limit):
+    """Every problem of the input, as (exception types, message regex) pairs.
+
+    An input with several problems may report any one of them; an input with
+    none must not raise (beyond the parameter-dependent errors of each test).
+    """
+    values = case.values
+    if case.container == "sparse":
+        return [((TypeError, ValueError), r"[Ss]parse")]
+    if case.n_numeric == 0:
+        return [((ValueError,), r"numeric")]
+    problems = []
+    if values.shape[0] < 2:
+        problems.append(((ValueError,), r"sample"))
+    if not np.all(np.isfinite(values)):
+        problems.append(((ValueError,), r"NaN|infinity|finite"))
+    elif variance_limit and np.max(np.abs(values)) > VARIANCE_LIMIT:
+        problems.append(((ValueError,), r"X .*too large"))
+    return problems
+
+
+# ---------------------------------------------------------------------- assertions
+
+def _all_finite(value, path="", seen=None):
+    """Paths of every non-finite number inside ``value`` (arrays, dicts, Bunches...)."""
+    seen = set() if seen is None else seen
+    if id(value) in seen:
+        return []
+    seen.add(id(value))
+    if isinstance(value, (bool, np.bool_, str, type(None))):
+        return []
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return [] if math.isfinite(float(value)) else [path]
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "fc":
+            return [] if np.all(np.isfinite(value)) else [path]
+        if value.dtype == object:
+            return [p for i, item in enumerate(value.ravel())
+                    for p in _all_finite(item, f"{path}[{i}]", seen)]
+        return []
+    if isinstance(value, dict):
+        return [p for key, item in value.items()
+                for p in _all_finite(item, f"{path}[{key!r}]", seen)]
+    if isinstance(value, (list, tuple)):
+        return [p for i, item in enumerate(value)
+                for p in _all_finite(item, f"{path}[{i}]", seen)]
+    return []
+
+
+def _check_fitted(estimator, n_components, n_features):
+    attributes = {name: value for name, value in vars(estimator).items()
+                  if name.endswith("_") and not name.startswith("__")}
+    bad = _all_finite(attributes)
+    assert not bad, f"non-finite fitted attributes: {bad}"
+    assert estimator.components_.shape == (n_components, n_features)
+    gram = estimator.components_ @ estimator.components_.T
+    np.testing.assert_allclose(gram, np.eye(n_components), atol=1e-8)
+    eps, delta = estimator.privacy_spent_
+    assert 0 < eps <= estimator.eps and 0 <= delta <= estimator.delta
+    for entry in estimator.privacy_ledger_:
+        assert entry["noise_scale"] >= 0
+
+
+def _check_transform(estimator, case, n_components):
+    """transform of the fitted data: finite, right shape and dtype, or a clear error."""
+    try:
+        projection = estimator.transform(case.data)
+    except ValueError as error:
+        # whitening by a tiny variance, or float32 data near its largest value
+        assert re.search(r"X .*too large|overflow", str(error)), str(error)
+        return
+    projection = np.asarray(projection)
+    assert projection.shape == (case.values.shape[0], n_components)
+    assert np.all(np.isfinite(projection)), "transform returned non-finite values"
+    if case.container == "float32":
+        assert projection.dtype == np.float32
+
+
+def _check_summary(estimator):
+    summary = estimator.summary()
+    text = str(summary)
+    html = summary._repr_html_()
+    assert text and html
+    assert not re.search(r"\b(nan|inf)\b", text), text
+
+
+def _run(fit, expected, extra_errors=()):
+    """Run ``fit()`` under RuntimeWarning-as-error; check the error contract.
+
+    ``expected`` lists the errors the input must raise one of (empty: none);
+    ``extra_errors`` lists (condition, types, regex) for parameter-dependent
+    errors. Returns the result of ``fit`` or None when it (correctly) raised.
+    """
+    allowed = list(expected) + [rule[1:] for rule in extra_errors if rule[0]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        warnings.simplefilter("error", RuntimeWarning)
+        try:
+            result = fit()
+        except (ValueError, TypeError) as error:
+            message = str(error)
+            note(f"raised {type(error).__name__}: {message}")
+            for types, pattern in allowed:
+                if isinstance(error, types) and re.search(pattern, message):
+                    return None
+            raise AssertionError(
+                f"unexpected {type(error).__name__}: {message!r}; allowed: {allowed}"
+            ) from error
+    assert not expected, f"expected an error matching {expected}, got a result"
+    return result
+
+
+# ----------------------------------------------------------------- spherical_kendall
+
+@_settings(ESTIMATOR_EXAMPLES)
+@given(case=inputs(min_rows=1), duplicates=st.sampled_from(["ignore", "raise"]),
+       pairs=st.one_of(st.just("all"), st.integers(1, 6)))
+def test_spherical_kendall_property(case, duplicates, pairs):
+    values = case.values
+    expected = _expected_input_errors(case, variance_limit=False)
+    if case.container.startswith("dataframe") and case.data.shape[1] != values.shape[1]:
+        # spherical_kendall does not drop non-numeric columns: they are an error
+        expected = [((ValueError, TypeError), r"convert|float|numeric")]
+    n = values.shape[0]
+    odd_design = isinstance(pairs, int) and pairs % 2 == 1 and n % 2 == 1 \
+        and pairs < n - 1
+    coincident = n >= 2 and (len(np.unique(values, axis=0)) < n
+                             if np.all(np.isfinite(values)) else False)
+    K = _run(
+        lambda: spherical_kendall(case.data, duplicates=duplicates, pairs=pairs,
+                                  random_state=0),
+        expected,
+        [(odd_design, (ValueError,), r"pairs=\d+ is odd"),
+         (duplicates == "raise" and coincident, (ValueError,), r"coincident")],
+    )
+    if K is None:
+        return
+    p = values.shape[1]
+    assert K.shape == (p, p) and np.all(np.isfinite(K))
+    np.testing.assert_allclose(K, K.T, atol=1e-15)
+    assert -1e-12 <= np.trace(K) <= 1 + 1e-12
+    assert np.min(np.linalg.eigvalsh(K)) >= -1e-12
+
+
+# ------------------------------------------------------------- DPKendallDirections
+
+@_settings(ESTIMATOR_EXAMPLES)
+@given(case=inputs(), n_components=st.one_of(st.none(), st.integers(1, MAX_COLS + 1)),
+       sensitivity=st.sampled_from(["standard", "tight"]),
+       duplicates=st.sampled_from(["ignore", "ignore", "raise"]),
+       compute_nonprivate=st.booleans(), eps=st.sampled_from([0.1, 1.0, 10.0]))
+def test_dp_kendall_directions_property(case, n_components, sensitivity, duplicates,
+                                        compute_nonprivate, eps):
+    expected = _expected_input_errors(case, variance_limit=False)
+    values = case.values
+    p = values.shape[1]
+    finite = not expected
+    coincident = finite and len(np.unique(values, axis=0)) < values.shape[0]
+    estimator = DPKendallDirections(
+        n_components, eps=eps, sensitivity=sensitivity, duplicates=duplicates,
+        compute_nonprivate=compute_nonprivate, random_state=0)
+    fitted = _run(
+        lambda: estimator.fit(case.data),
+        expected,
+        [(finite and n_components is not None and n_components > p, (ValueError,),
+          r"n_components=\d+ must lie in"),
+         (finite and duplicates == "raise" and coincident, (ValueError,), r"coincident"),
+         # the non-private reference is a covariance: squares of the data's scale
+         (finite and compute_nonprivate and np.max(np.abs(values)) > VARIANCE_LIMIT,
+          (ValueError,), r"compute_nonprivate.*X .*too large")],
+    )
+    if fitted is None:
+        return
+    k = p if n_components is None else n_components
+    _check_fitted(fitted, k, p)
+    assert fitted.kendall_matrix_.shape == (p, p)
+    _check_transform(fitted, case, k)
+    _check_summary(fitted)
+
+
+# --------------------------------------------------------------------------- DPScree
+
+@st.composite
+def scree_params(draw):
+    method = draw(st.sampled_from(["clipped", "clipped", "huber", "pmwm"]))
+    params = None
+    if method == "clipped":
+        params = draw(st.sampled_from([
+            None, {"clip": "norm"}, {"clip": "component"},
+            {"clip": "norm", "pairs": 3}, {"clip": "component", "quantile_level": 0.5},
+        ]))
+    elif method == "pmwm":
+        params = draw(st.sampled_from([None, {"split": False}]))
+    return method, params
+
+
+def _paired_method_too_small(method, params, n):
+    """huber and pmwm (split) pair the rows and need two pairs."""
+    split = (params or {}).get("split", True)
+    return n < 4 and (method == "huber" or (method == "pmwm" and split))
+
+
+@_settings(ESTIMATOR_EXAMPLES)
+@given(case=inputs(), method_params=scree_params(),
+       n_components=st.one_of(st.none(), st.integers(1, MAX_COLS + 1)),
+       whiten=st.booleans(), monotone=st.booleans(),
+       eps=st.sampled_from([0.1, 1.0, 10.0]))
+def test_dp_scree_property(case, method_params, n_components, whiten, monotone, eps):
+    method, params = method_params
+    expected = _expected_input_errors(case, variance_limit=True)
+    values = case.values
+    n, p = values.shape
+    finite = not expected
+    design_pairs = (params or {}).get("pairs")
+    estimator = DPScree(n_components, eps=eps, method=method, method_params=params,
+                        whiten=whiten, monotone=monotone, random_state=0)
+    fitted = _run(
+        lambda: estimator.fit(case.data),
+        expected,
+        [(finite and n_components is not None and n_components > p, (ValueError,),
+          r"n_components=\d+ must lie in"),
+         (finite and _paired_method_too_small(method, params, n), (ValueError,),
+          r"at least 4 rows"),
+         (finite and design_pairs is not None and design_pairs % 2 == 1 and n % 2 == 1
+          and design_pairs < n - 1, (ValueError,), r"pairs=\d+ is odd")],
+    )
+    if fitted is None:
+        return
+    k = p if n_components is None else n_components
+    _check_fitted(fitted, k, p)
+    for name in ("explained_variance_", "explained_variance_raw_",
+                 "explained_variance_ratio_", "noise_scale_"):
+        assert getattr(fitted, name).shape == (k,), name
+    assert np.all(fitted.explained_variance_ >= 0)
+    ratio = fitted.explained_variance_ratio_
+    assert np.all(ratio >= 0) and (np.sum(ratio) == 0 or abs(np.sum(ratio) - 1) < 1e-9)
+    if monotone:
+        assert np.all(np.diff(fitted.explained_variance_) <= 0)
+    _check_transform(fitted, case, k)
+    _check_summary(fitted)
+
+
+# ----------------------------------------------------------------------------- DPPCA
+
+@st.composite
+def dppca_params(draw):
+    return dict(
+        n_components=draw(st.integers(1, MAX_COLS + 1)),
+        eps=draw(st.sampled_from([0.1, 1.0, 10.0])),
+        scree_method=draw(st.sampled_from(["clipped", "clipped", "huber", "pmwm"])),
+        histogram=draw(st.sampled_from(["additive", "sparse"])),
+        bins=draw(st.sampled_from([1, 3, (5, 2), (20, 20)])),
+        sensitivity=draw(st.sampled_from(["standard", "tight"])),
+        pairs=draw(st.sampled_from(["all", "all", 2, 3])),
+        compute_nonprivate=draw(st.booleans()),
+        whiten=draw(st.booleans()),
+        synthetic_jitter=draw(st.sampled_from([0.0, 0.25])),
+        n_synthetic=draw(st.sampled_from([None, 0, 7])),
+    )
+
+
+@_settings(ESTIMATOR_EXAMPLES)
+@given(case=inputs(), params=dppca_params(),
+       groups=st.sampled_from([None, None, None, ["a", "b"], ["a", "b", "c"]]),
+       label_seed=st.integers(0, 2**16), outside_label=st.booleans())
+def test_dppca_property(case, params, groups, label_seed, outside_label):
+    expected = _expected_input_errors(case, variance_limit=True)
+    values = case.values
+    n, p = values.shape
+    finite = not expected
+    y = None
+    if groups is not None:
+        y = np.random.default_rng(label_seed).choice(groups, size=n).astype(object)
+        if outside_label:
+            y[0] = "z"
+    k = params["n_components"]
+    pairs = params["pairs"]
+    estimator = DPPCA(groups=groups, random_state=0, **params)
+    fitted = _run(
+        lambda: estimator.fit(case.data, y),
+        expected,
+        [(finite and k > p, (ValueError,), r"n_components=\d+ must lie in"),
+         (finite and k <= p and _paired_method_too_small(params["scree_method"], None, n),
+          (ValueError,), r"at least 4 rows"),
+         (finite and k <= p and isinstance(pairs, int) and pairs % 2 == 1 and n % 2 == 1
+          and pairs < n - 1, (ValueError,), r"pairs=\d+ is odd"),
+         (finite and k <= p and groups is not None and outside_label, (ValueError,),
+          r"labels outside groups")],
+    )
+    if fitted is None:
+        return
+    _check_fitted(fitted, k, p)
+    if k >= 2:
+        bins = (params["bins"],) * 2 if isinstance(params["bins"], int) else params["bins"]
+        assert fitted.score_histogram_.shape == bins
+        total = fitted.score_histogram_.sum()
+        assert total == 0 or abs(total - 1) < 1e-9
+        n_points = n if params["n_synthetic"] is None else params["n_synthetic"]
+        assert fitted.synthetic_scores_.shape in ((n_points, 2), (0, 2))
+        x_min, x_max, y_min, y_max = fitted.frame_.extent
+        assert x_min < x_max and y_min < y_max
+    else:
+        assert fitted.frame_ is None
+    _check_transform(fitted, case, k)
+    _check_summary(fitted)
+
+
+# -------------------------------------------------------------------------- displays
+
+def _display_classes():
+    display = pytest.importorskip("sklearn_dppca.display")
+    names = ["ScreeDisplay", "LoadingDisplay", "ScoreDisplay", "VariableDisplay",
+             "BiplotDisplay"]
+    if not all(hasattr(display, name) for name in names + ["plot_overview"]):
+        pytest.skip("sklearn_dppca.display lacks some displays")
+    return display, [getattr(display, name) for name in names]
+
+
+def _finite_axes(ax):
+    limits = np.array(list(ax.get_xlim()) + list(ax.get_ylim()), dtype=float)
+    return bool(np.all(np.isfinite(limits)))
+
+
+@st.composite
+def fitted_dppca(draw):
+    """A DPPCA fitted on a generated, valid numeric input."""
+    X = draw(numeric_matrices())
+    assume_finite = np.all(np.isfinite(X)) and np.max(np.abs(X)) <= VARIANCE_LIMIT
+    if not assume_finite:
+        X = np.random.default_rng(0).standard_normal(X.shape)
+    params = draw(dppca_params())
+    params["n_components"] = min(params["n_components"], X.shape[1])
+    params["pairs"] = "all"
+    if X.shape[0] < 4:
+        params["scree_method"] = "clipped"
+    groups = draw(st.sampled_from([None, ["a", "b"]]))
+    y = None if groups is None else np.resize(["a", "b"], X.shape[0]).astype(object)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        warnings.simplefilter("error", RuntimeWarning)
+        return DPPCA(groups=groups, random_state=0, **params).fit(X, y)
+
+
+_DISPLAY_ERRORS = r"component|score|axes|variance|synthetic|histogram|frame|DPPCA"
+
+
+@_settings(DISPLAY_EXAMPLES)
+@given(estimator=fitted_dppca(), center=st.booleans())
+def test_displays_from_estimator_property(estimator, center):
+    import matplotlib.pyplot as plt
+
+    _, classes = _display_classes()
+    figure, ax = plt.subplots()
+    try:
+        for cls in classes:
+            ax.clear()
+            kwargs = {"center": center} if cls.__name__ in ("BiplotDisplay",
+                                                            "ScoreDisplay") else {}
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                warnings.simplefilter("error", RuntimeWarning)
+                try:
+                    display = cls.from_estimator(estimator, ax=ax, **kwargs)
+                except (ValueError, TypeError) as error:
+                    # only a one-component fit lacks what a display needs
+                    assert estimator.n_components_ < 2, str(error)
+                    assert re.search(_DISPLAY_ERRORS, str(error)), str(error)
+                    continue
+            assert display.ax_ is not None and display.figure_ is not None
+            assert _finite_axes(display.ax_), f"{cls.__name__}: non-finite axis limits"
+    finally:
+        plt.close("all")
+
+
+@_settings(OVERVIEW_EXAMPLES)
+@given(estimator=fitted_dppca())
+def test_plot_overview_property(estimator):
+    import matplotlib.pyplot as plt
+
+    display, _ = _display_classes()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            warnings.simplefilter("error", RuntimeWarning)
+            figure = display.plot_overview(estimator)
+        assert all(_finite_axes(ax) for ax in figure.axes)
+    finally:
+        plt.close("all")
