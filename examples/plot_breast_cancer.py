@@ -31,7 +31,7 @@ X, y = load_breast_cancer_frame()
 X = np.log1p(X)
 diagnoses = ["benign", "malignant"]
 
-dppca = DPPCA(n_components=4, eps=2.0, delta=1e-5, groups=diagnoses, bins=(15, 15),
+dppca = DPPCA(n_components=4, eps=2.0, delta=1e-5, groups=diagnoses, bins=(10, 10),
               compute_nonprivate=True, random_state=0)
 dppca.fit(X, y)
 print("privacy spent:", dppca.privacy_spent_)

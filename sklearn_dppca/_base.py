@@ -44,10 +44,17 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         """
         check_is_fitted(self)
         X = validate_features(self, X, reset=False)
-        projection = X @ self.components_.T.astype(X.dtype, copy=False)
-        scale = self._projection_scale()
-        if scale is not None:
-            projection /= scale.astype(X.dtype, copy=False)
+        with np.errstate(over="ignore", invalid="ignore"):
+            projection = X @ self.components_.T.astype(X.dtype, copy=False)
+            scale = self._projection_scale()
+            if scale is not None:
+                projection /= scale.astype(X.dtype, copy=False)
+        if not np.all(np.isfinite(projection)):
+            raise ValueError(
+                f"The projection of X overflows {X.dtype}: X is too large to project "
+                "(or to whiten by a tiny variance). Divide X by a constant, or pass "
+                "float64 data."
+            )
         return projection
 
     def _set_privacy(self, ledger, eps, delta):

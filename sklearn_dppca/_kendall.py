@@ -1,8 +1,12 @@
-"""The spherical Kendall matrix: input checks, pair designs and parallel dispatch.
+"""The spherical Kendall matrix and the floored pair scatter: input checks, pair
+designs and parallel dispatch.
 
 The numerical work happens in :mod:`sklearn_dppca._kendall_kernel`. This module
 prepares its inputs, splits the pairs into tasks, runs the tasks through joblib and
-adds the partial sums in a fixed order.
+adds the partial sums in a fixed order. Both public functions share one code path:
+:func:`pair_scatter` sums ``d d^T / max(||d||^2, floor)`` over pairs, and
+:func:`spherical_kendall` is ``pair_scatter(floor=0)`` plus the handling of
+coincident pairs.
 
 Exactness of the all-pairs path. The kernel gets squared distances from a Gram
 product, ``|a|^2 + |b|^2 - 2 a.b``, and adds the pair terms through
@@ -24,9 +28,25 @@ about ``eps * S / D2`` relative accuracy on a pair, where ``S = |a|^2 + |b|^2`` 
   terms carry relative errors of a few times ``16 eps`` at worst, far below the
   1e-12 agreement with a direct pair loop that the tests demand (measured: about
   1e-15).
+
+The floor changes none of this: a kept pair's weight ``1 / max(D2, floor)`` has the
+relative error of ``D2`` (or none), and its term's error relative to the term is still
+``eps * S / D2``. The floor travels in two forms. The exact path gets it as
+``mantissa * 2**exponent`` in the units of ``X`` and compares it with each pair's
+rescaled ``||d||^2`` through ``ldexp``, so neither can overflow or underflow. The Gram
+path gets it in the prescaled units (``floor * 2**(-2 e)`` for the prescaling factor
+``2**-e``), where every squared distance is below ``4 p``. A larger floor (also one
+whose scaled value would overflow) gives every pair the same weight ``1 / floor``;
+the kernel then runs with the floor ``4 p * 2**(2 e)`` in its place (still above
+every squared distance, so the sum is the same up to the constant factor) and the
+sum is multiplied by ``4 p * 2**(2 e) / floor``, computed from mantissas and
+exponents. A scaled floor that underflows is below ``2**-1022``, while every pair the
+Gram path keeps has ``D2 >= 2**-900``: it changes none of their weights, and the
+exact path never sees the scaled value.
 """
 
 import functools
+import math
 import numbers
 from typing import NamedTuple
 
@@ -165,8 +185,89 @@ def pair_design(n_samples, m, rng):
     return PairDesign(order=order, offsets=offsets, half_offset=half_offset)
 
 
+def pair_scatter(X, *, floor, pairs="all", random_state=None, n_jobs=None,
+                 progress=None):
+    """Mean over pairs of rows of the floored scatter ``d d^T / max(||d||^2, floor)``.
+
+    ``S = (1 / #pairs) * sum_pairs d d^T / max(||d||^2, floor)``, ``d = x_i - x_j``,
+    over all pairs ``i < j`` or over the pairs of an ``m``-partner design. A pair
+    farther apart than ``sqrt(floor)`` contributes its unit direction ``u u^T``
+    (Frobenius norm 1), a closer one ``d d^T / floor`` (norm ``||d||^2 / floor < 1``),
+    a coincident one 0.
+
+    ``floor = 0`` gives the spherical Kendall matrix with ``duplicates="ignore"``
+    (bit for bit: :func:`spherical_kendall` is this function with ``floor = 0``). A
+    floor above every squared distance gives the plain pair scatter over ``floor``
+    (``2 / floor`` times the sample covariance, normalised by ``n``, for all pairs).
+    ``bound * pair_scatter(X, floor=2 * bound)`` is the mean of
+    ``(d d^T / 2) min(1, 2 bound / ||d||^2)``: the norm-clipped pair scatter of the
+    DP scree.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Finite numeric data, float64 or float32 (computed in float64), ``n >= 2``.
+        Never modified.
+    floor : float
+        Finite, ``>= 0``, in the squared units of ``X``.
+    pairs : "all" or int, default="all"
+        As for :func:`spherical_kendall`: all pairs, or a random design pairing every
+        row with exactly ``m`` others (``m >= n - 1`` uses all pairs; an odd ``m``
+        needs an even ``n``).
+    random_state : None, int, numpy.random.Generator or RandomState, default=None
+        Draws the pair design (one :func:`pair_design` call, one permutation) when
+        ``pairs`` is an int below ``n - 1``; unused otherwise.
+    n_jobs : int, default=None
+        Parallel tasks, as for :func:`spherical_kendall`; the result does not depend
+        on it.
+    progress : callable, default=None
+        ``progress(pairs_done, pairs_total)`` after each task, as for
+        :func:`spherical_kendall`.
+
+    Returns
+    -------
+    S : ndarray of shape (n_features, n_features)
+        Symmetric positive semi-definite, trace at most 1.
+
+    Raises
+    ------
+    ValueError
+        For a negative, non-finite or non-numeric ``floor``, and as
+        :func:`spherical_kendall` for ``X``, ``pairs`` and ``n_jobs``.
+    TypeError
+        For a ``floor``, ``n_jobs`` or ``pairs`` of the wrong type.
+
+    Notes
+    -----
+    **Sensitivity.** Every term has Frobenius norm at most 1 and is ``c u u^T`` with
+    ``0 <= c <= 1``, so replacing one row moves each of its ``m`` terms (``n - 1``
+    for all pairs) by at most ``sqrt(2)`` in Frobenius norm (``||a u u^T - b v v^T||_F^2
+    = a^2 + b^2 - 2 a b (u.v)^2 <= a^2 + b^2 <= 2``) and ``S`` by at most
+    ``2 sqrt(2) / n``, as for the spherical Kendall matrix.
+
+    **Accuracy and cost.** Those of :func:`spherical_kendall`, for every floor: the
+    floor only changes each pair's weight, in the same kernel (module docstring of
+    ``sklearn_dppca._kendall``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dppca._kendall import pair_scatter, spherical_kendall
+    >>> X = np.random.default_rng(0).standard_normal((400, 3))
+    >>> bool(np.array_equal(pair_scatter(X, floor=0.0), spherical_kendall(X)))
+    True
+    >>> S = pair_scatter(X, floor=1e6)   # above every squared distance
+    >>> cov = np.cov(X, rowvar=False, bias=True)
+    >>> bool(np.allclose(S, 2 * 400 / 399 * cov / 1e6, rtol=1e-12, atol=0))
+    True
+    """
+    floor = _check_floor(floor)
+    total, n_terms, _ = _pair_sum(X, floor, pairs, random_state, n_jobs, progress)
+    return total / n_terms
+
+
 def spherical_kendall(X, *, duplicates="ignore", n_jobs=None, pairs="all",
-                      random_state=None):
+                      random_state=None, progress=None):
     """Spherical Kendall matrix of the rows of ``X``.
 
     ``K = 2 / (n (n - 1)) * sum_{i < j} u_ij u_ij^T`` with the unit differences
@@ -199,6 +300,13 @@ def spherical_kendall(X, *, duplicates="ignore", n_jobs=None, pairs="all",
     random_state : None, int, numpy.random.Generator or RandomState, default=None
         Draws the pair design when ``pairs`` is an int; unused for ``"all"``. The
         design never depends on the data.
+    progress : callable, default=None
+        Called as ``progress(pairs_done, pairs_total)`` after each parallel task, from
+        the calling thread (never from the compiled kernel, which runs without the
+        GIL); ``pairs_done`` grows to ``pairs_total`` (the number of pairs summed) at
+        the last call. About ``MAX_TASKS = 128`` calls for large inputs, one for small
+        ones. Keep it cheap: tasks wait for it. Exceptions it raises stop the
+        computation.
 
     Returns
     -------
@@ -255,15 +363,8 @@ def spherical_kendall(X, *, duplicates="ignore", n_jobs=None, pairs="all",
     0
     """
     _check_duplicates(duplicates)
-    _check_n_jobs(n_jobs)
-    m = None if isinstance(pairs, str) and pairs == "all" else _check_pairs(pairs)
-    X = _check_rows(X)
-    n_samples = X.shape[0]
-    if m is None or m >= n_samples - 1:
-        total, n_terms, coincident = _all_pairs_sum(X, n_jobs)
-    else:
-        design = pair_design(n_samples, m, check_generator(random_state))
-        total, n_terms, coincident = _design_sum(X, design, n_jobs)
+    total, n_terms, coincident = _pair_sum(X, 0.0, pairs, random_state, n_jobs,
+                                           progress)
     n_coincident, first_pair = coincident
     if duplicates == "raise" and n_coincident:
         raise ValueError(
@@ -273,6 +374,32 @@ def spherical_kendall(X, *, duplicates="ignore", n_jobs=None, pairs="all",
             "them a zero term."
         )
     return total / n_terms
+
+
+def _pair_sum(X, floor, pairs, random_state, n_jobs, progress):
+    """Validate, draw the design if any, and sum the floored terms.
+
+    Returns the sum, the number of pairs and ``(n_coincident, first_pair)``.
+    """
+    _check_n_jobs(n_jobs)
+    m = None if isinstance(pairs, str) and pairs == "all" else _check_pairs(pairs)
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be None or callable, got {progress!r}.")
+    X = _check_rows(X)
+    n_samples = X.shape[0]
+    if m is None or m >= n_samples - 1:
+        return _all_pairs_sum(X, floor, n_jobs, progress)
+    design = pair_design(n_samples, m, check_generator(random_state))
+    return _design_sum(X, design, floor, n_jobs, progress)
+
+
+def _check_floor(floor):
+    if isinstance(floor, bool) or not isinstance(floor, numbers.Real):
+        raise TypeError(f"floor must be a real number >= 0, got {floor!r}.")
+    floor = float(floor)
+    if not (math.isfinite(floor) and floor >= 0.0):
+        raise ValueError(f"floor must be finite and >= 0, got {floor!r}.")
+    return floor
 
 
 def _check_duplicates(duplicates):
@@ -309,16 +436,22 @@ def _check_rows(X):
         dtype = np.asarray(X).dtype
     if getattr(dtype, "kind", None) in ("U", "S"):
         raise ValueError(f"X must be numeric, got an array of strings ({dtype}).")
-    X = check_array(X, dtype=[np.float64, np.float32], ensure_min_samples=2,
-                    input_name="X")
+    # check_array's finiteness test sums X first: rows near +-DBL_MAX overflow that
+    # sum (a harmless warning, after which it checks every entry).
+    with np.errstate(over="ignore", invalid="ignore"):
+        X = check_array(X, dtype=[np.float64, np.float32], ensure_min_samples=2,
+                        input_name="X")
     return np.ascontiguousarray(X, dtype=np.float64)
 
 
-def _all_pairs_sum(X, n_jobs):
-    """Sum of u u^T over all pairs, the number of pairs, and the coincident pairs."""
+def _all_pairs_sum(X, floor, n_jobs, progress):
+    """Sum of the floored terms over all pairs, the number of pairs, and the
+    coincident pairs."""
     n_samples = X.shape[0]
     block_size = min(BLOCK_SIZE, n_samples)
-    X_scaled = _scaled_by_power_of_two(X)
+    X_scaled, exponent = _scaled_by_power_of_two(X)
+    floor_mantissa, floor_exponent, scaled_floor, factor = _floor_parts(
+        floor, exponent, X.shape[1])
     order = _compact_order(X_scaled, block_size)
     X_scaled = np.ascontiguousarray(X_scaled[order])
     X_blocks = np.ascontiguousarray(X[order])
@@ -328,10 +461,52 @@ def _all_pairs_sum(X, n_jobs):
     tasks = _group_runs(_block_runs(len(block_starts) - 1))
     results = _run_tasks(
         _all_pairs_task,
-        [(X_blocks, X_scaled, centres, block_starts, order, runs) for runs in tasks],
+        [(X_blocks, X_scaled, centres, block_starts, order, runs, floor_mantissa,
+          floor_exponent, scaled_floor) for runs in tasks],
         n_jobs,
+        progress,
+        [_pairs_in_runs(runs, block_starts) for runs in tasks],
     )
-    return _with_count(results, n_samples * (n_samples - 1) // 2)
+    total, n_terms, coincident = _with_count(results, n_samples * (n_samples - 1) // 2)
+    if factor != 1.0:
+        total = total * factor
+    return total, n_terms, coincident
+
+
+def _floor_parts(floor, exponent, n_features):
+    """The floor as the kernel takes it, for rows prescaled by ``2**-exponent``.
+
+    Returns ``(mantissa, floor_exponent, scaled_floor, factor)``: the floor used is
+    ``mantissa * 2**floor_exponent`` in the units of ``X`` (``scaled_floor`` in the
+    prescaled units) and the kernel's sum is to be multiplied by ``factor``.
+    Prescaled rows have ``max |x| < 1``, so every squared distance is below
+    ``cap = 4 p``; a floor above ``cap`` (in prescaled units) gives every pair the
+    weight ``1 / floor``, and is replaced by ``cap`` with ``factor = cap / floor``.
+    Mantissas and integer exponents keep all of this free of overflow (Python's
+    ``math.ldexp`` only underflows, to a subnormal or 0, where the true value is
+    that small).
+    """
+    mantissa, floor_exponent = math.frexp(floor)
+    cap_mantissa, cap_exponent = math.frexp(4.0 * n_features)
+    cap_exponent += 2 * exponent
+    if mantissa == 0.0 or (floor_exponent, mantissa) <= (cap_exponent, cap_mantissa):
+        return (mantissa, floor_exponent,
+                math.ldexp(mantissa, floor_exponent - 2 * exponent), 1.0)
+    factor = math.ldexp(cap_mantissa / mantissa, cap_exponent - floor_exponent)
+    return cap_mantissa, cap_exponent, 4.0 * n_features, factor
+
+
+def _pairs_in_runs(runs, block_starts):
+    """Number of pairs in the block pairs of ``runs`` (for progress reports)."""
+    sizes = np.diff(block_starts)
+    cumulative = np.concatenate([[0], np.cumsum(sizes)])
+    count = 0
+    for block_i, first, stop in runs:
+        size_i = int(sizes[block_i])
+        count += size_i * int(cumulative[stop] - cumulative[first])
+        if first == block_i:  # the diagonal block pair counts i < j only
+            count -= size_i * size_i - size_i * (size_i - 1) // 2
+    return count
 
 
 def _with_count(results, n_terms):
@@ -339,51 +514,97 @@ def _with_count(results, n_terms):
     return total, n_terms, coincident
 
 
-def _all_pairs_task(X_blocks, X_scaled, centres, block_starts, order, runs):
+def _all_pairs_task(X_blocks, X_scaled, centres, block_starts, order, runs,
+                    floor_mantissa, floor_exponent, scaled_floor):
     """One parallel task: the partial sum over the block pairs in ``runs``.
 
-    Module level and made of arrays only, so that joblib can pickle it (dask).
+    Module level and made of arrays and numbers only, so that joblib can pickle it
+    (dask). BLAS is held to one thread here too, for workers in other processes.
     """
-    return all_pairs_partial(X_blocks, X_scaled, centres, block_starts, runs, order)
+    with _blas_controller().limit(limits=1, user_api="blas"):
+        return all_pairs_partial(X_blocks, X_scaled, centres, block_starts, runs, order,
+                                 floor_mantissa, floor_exponent, scaled_floor)
 
 
-def _design_sum(X, design, n_jobs):
-    """Sum of u u^T over the design pairs, their number, and the coincident pairs."""
+def _design_sum(X, design, floor, n_jobs, progress):
+    """Sum of the floored terms over the design pairs, their number, and the
+    coincident pairs."""
     n_samples = X.shape[0]
     X_ring = np.ascontiguousarray(X[design.order])
     n_tasks = max(1, min(MAX_TASKS, n_samples // DESIGN_CHUNK))
     edges = np.linspace(0, n_samples, n_tasks + 1).astype(np.intp)
+    floor_mantissa, floor_exponent = math.frexp(floor)
+    half = design.half_offset
     results = _run_tasks(
         _design_task,
         [
-            (X_ring, design.order, design.offsets, design.half_offset, start, stop)
+            (X_ring, design.order, design.offsets, half, start, stop, floor_mantissa,
+             floor_exponent)
             for start, stop in zip(edges[:-1], edges[1:])
         ],
         n_jobs,
+        progress,
+        [int(stop - start) * len(design.offsets)
+         + (max(0, min(int(stop), half) - int(start)) if half else 0)
+         for start, stop in zip(edges[:-1], edges[1:])],
     )
     return _with_count(results, n_samples * design.n_partners // 2)
 
 
-def _design_task(X_ring, order, offsets, half_offset, start, stop):
+def _design_task(X_ring, order, offsets, half_offset, start, stop, floor_mantissa,
+                 floor_exponent):
     """One parallel task: the partial sum over the pairs owned by ring positions
     ``start <= t < stop`` (module level, so that joblib can pickle it)."""
     return design_partial(X_ring, order, offsets, int(half_offset), int(start),
-                          int(stop))
+                          int(stop), floor_mantissa, floor_exponent)
 
 
-def _run_tasks(function, task_args, n_jobs):
+def _indexed_task(function, index, *args):
+    """``(index, function(*args))``: lets results that arrive out of order be put
+    back in task order."""
+    return index, function(*args)
+
+
+def _run_tasks(function, task_args, n_jobs, progress=None, task_pairs=None):
     """Results of ``function(*args)`` for every task, in task order.
 
     BLAS is held to one thread: the kernel's DGEMMs are small (one block pair each)
     and multi-threading them costs more in synchronisation than it gains (ten times
     slower on two cores); parallelism comes from the tasks instead.
+
+    With ``progress``, ``progress(done, total)`` is called from this thread after each
+    task (in the order tasks finish), ``done`` summing ``task_pairs`` of the finished
+    tasks. The results are still returned, and so added, in task order.
     """
+    if progress is None:
+        def report(index):
+            pass
+    else:
+        total = int(sum(task_pairs))
+        done = 0
+
+        def report(index):
+            nonlocal done
+            done += int(task_pairs[index])
+            progress(done, total)
+
     with _blas_controller().limit(limits=1, user_api="blas"):
         if joblib.effective_n_jobs(n_jobs) == 1:
-            return [function(*args) for args in task_args]
-        return joblib.Parallel(n_jobs=n_jobs, prefer="threads")(
-            joblib.delayed(function)(*args) for args in task_args
+            results = []
+            for index, args in enumerate(task_args):
+                results.append(function(*args))
+                report(index)
+            return results
+        results = [None] * len(task_args)
+        finished = joblib.Parallel(n_jobs=n_jobs, prefer="threads",
+                                   return_as="generator_unordered")(
+            joblib.delayed(_indexed_task)(function, index, *args)
+            for index, args in enumerate(task_args)
         )
+        for index, result in finished:
+            results[index] = result
+            report(index)
+        return results
 
 
 @functools.cache
@@ -406,17 +627,18 @@ def _combine(results):
 
 
 def _scaled_by_power_of_two(X):
-    """``X`` times the power of two that puts ``max |X|`` in [0.5, 1).
+    """``(X * 2**-e, e)`` for the power of two that puts ``max |X|`` in [0.5, 1).
 
     Exact except where entries far below the maximum underflow; the kernel sends the
     pairs that this could affect to its exact path, which reads the original rows.
+    ``e = 0`` when ``X`` is all zeros.
     """
     largest = float(np.max(np.abs(X)))
     if largest == 0.0:
-        return X.copy()
-    _, exponent = np.frexp(largest)
+        return X.copy(), 0
+    _, exponent = math.frexp(largest)
     with np.errstate(under="ignore"):
-        return np.ldexp(X, -int(exponent))
+        return np.ldexp(X, -exponent), exponent
 
 
 def _compact_order(X, block_size):

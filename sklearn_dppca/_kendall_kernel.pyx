@@ -1,8 +1,13 @@
 # cython: language_level=3
-"""Compiled kernels for the spherical Kendall matrix.
+"""Compiled kernels for the spherical Kendall matrix and the floored pair scatter.
 
 Two entry points, each called by :mod:`sklearn_dppca._kendall` once per parallel
-task; each returns the *unnormalised* partial sum of ``u u^T`` over its pairs:
+task; each returns the *unnormalised* partial sum over its pairs of the floored term
+
+    ``d d^T / max(|d|^2, floor)``,  ``d = x_i - x_j``
+
+(``floor = 0``: the unit-vector term ``u u^T`` of the spherical Kendall matrix; a
+coincident pair always contributes 0):
 
 ``all_pairs_partial``
     All pairs of rows within a list of block pairs, through the Gram-product
@@ -13,8 +18,16 @@ task; each returns the *unnormalised* partial sum of ``u u^T`` over its pairs:
     The pairs of a circulant pair design (the incomplete U-statistic), every pair
     computed exactly from its difference vector.
 
-Exact pairs turn into unit vectors that are buffered and added with one DSYRK per
-full buffer. Both kernels release the GIL for all their numerical work, allocate
+Exact pairs turn into (shrunk) unit vectors that are buffered and added with one DSYRK
+per full buffer.
+
+The floor is passed as ``mantissa * 2**exponent`` in the units of the original rows
+(``mantissa`` in [0.5, 1), or 0 for no floor), so that the exact path, which rescales
+each difference by its own power of two, can put the floor in the same units without
+overflow or underflow. The Gram path, which works on rows prescaled by a power of two,
+gets the floor in those units as a plain double; the caller keeps it at most ``4 p``
+(above every squared distance of rows with ``max |x| < 1``), so a Gram weight is never
+0 (0 marks the pairs left to the exact path). Both kernels release the GIL for all their numerical work, allocate
 their buffers (as NumPy arrays, so that ``tracemalloc`` sees them) before releasing
 it, and never write to their inputs.
 
@@ -61,8 +74,8 @@ cdef double ZERO = 0.0
 
 
 cdef struct ExactPairs:
-    # Pairs computed from their exact difference: unit vectors wait in ``units``
-    # (``filled`` of ``capacity`` rows of p) until a DSYRK adds them to ``acc``.
+    # Pairs computed from their exact difference: (shrunk) unit vectors wait in
+    # ``units`` (``filled`` of ``capacity`` rows of p) until a DSYRK adds them to ``acc``.
     double* units
     Py_ssize_t filled
     Py_ssize_t capacity
@@ -73,6 +86,10 @@ cdef struct ExactPairs:
     Py_ssize_t n_coincident
     Py_ssize_t first_i
     Py_ssize_t first_j
+    # The floor, floor_mantissa * 2**floor_exponent in the units of the original rows
+    # (floor_mantissa == 0: no floor).
+    double floor_mantissa
+    int floor_exponent
 
 
 cdef struct Workspace:
@@ -93,40 +110,44 @@ cdef struct Workspace:
 
 # ----------------------------------------------------------------- exact pair path
 cdef double _rescaled_difference(const double* x_i, const double* x_j, Py_ssize_t p,
-                                 double* diff) noexcept nogil:
+                                 double* diff, int* scale_exponent) noexcept nogil:
     """Write (x_i - x_j) * 2**-e into diff, 2**e near its largest coordinate.
 
-    Returns |diff|^2 (in [0.25, p]), or 0 when the rows coincide. Finite inputs near
-    +-DBL_MAX can overflow the subtraction; the difference is then taken at half
-    scale, exact at those magnitudes. Power-of-two scaling leaves the unit vector
-    unchanged.
+    Returns |diff|^2 (in [0.25, p]), or 0 when the rows coincide, and stores e in
+    scale_exponent. Finite inputs near +-DBL_MAX can overflow the subtraction; the
+    difference is then taken at half scale, exact at those magnitudes (and e counts
+    the halving). Power-of-two scaling leaves the unit vector unchanged.
     """
     cdef Py_ssize_t k
-    cdef int exponent
+    cdef int exponent, halved = 0
     cdef double largest = 0.0, squared_norm = 0.0
     for k in range(p):
         diff[k] = x_i[k] - x_j[k]
         largest = max(largest, fabs(diff[k]))
     if largest > DBL_MAX:
+        halved = 1
         largest = 0.0
         for k in range(p):
             diff[k] = 0.5 * x_i[k] - 0.5 * x_j[k]
             largest = max(largest, fabs(diff[k]))
+    scale_exponent[0] = 0
     if largest == 0.0:
         return 0.0
     frexp(largest, &exponent)
     for k in range(p):
         diff[k] = ldexp(diff[k], -exponent)
         squared_norm += diff[k] * diff[k]
+    scale_exponent[0] = exponent + halved
     return squared_norm
 
 
 cdef double _exact_squared_norm(const double* x_i, const double* x_j, Py_ssize_t p,
-                                double* diff) noexcept nogil:
-    """Write a positive multiple of x_i - x_j into diff; return |diff|^2 (0: coincide).
+                                double* diff, int* scale_exponent) noexcept nogil:
+    """Write (x_i - x_j) * 2**-e into diff and e into scale_exponent; return |diff|^2
+    (0: the rows coincide).
 
-    The common case costs one pass; only a difference whose squared norm leaves the
-    safe range (or overflows) is rescaled.
+    The common case costs one pass (e = 0); only a difference whose squared norm
+    leaves the safe range (or overflows) is rescaled.
     """
     cdef Py_ssize_t k
     cdef double squared_norm = 0.0
@@ -135,8 +156,9 @@ cdef double _exact_squared_norm(const double* x_i, const double* x_j, Py_ssize_t
         squared_norm += diff[k] * diff[k]
     # Written so that NaN (from an overflowed difference) fails the test too.
     if SAFE_SQUARED_LOW <= squared_norm <= SAFE_SQUARED_HIGH:
+        scale_exponent[0] = 0
         return squared_norm
-    return _rescaled_difference(x_i, x_j, p, diff)
+    return _rescaled_difference(x_i, x_j, p, diff, scale_exponent)
 
 
 cdef void _flush_units(ExactPairs* exact, Py_ssize_t p) noexcept nogil:
@@ -151,11 +173,20 @@ cdef void _flush_units(ExactPairs* exact, Py_ssize_t p) noexcept nogil:
 cdef void _add_exact_pair(ExactPairs* exact, const double* x_i, const double* x_j,
                           Py_ssize_t p, Py_ssize_t row_i,
                           Py_ssize_t row_j) noexcept nogil:
-    """Buffer the unit vector of x_i - x_j, or note a coincident pair (rows numbered
-    row_i and row_j in the caller's original numbering)."""
+    """Buffer the vector v of x_i - x_j with v v^T = d d^T / max(|d|^2, floor), or note
+    a coincident pair (rows numbered row_i and row_j in the caller's original
+    numbering).
+
+    v = u sqrt(min(1, |d|^2 / floor)) for the unit vector u. With diff = d 2**-e,
+    |d|^2 / floor = (|diff|^2 / mantissa) 2**(2 e - exponent): ldexp keeps that ratio
+    right (or saturates it to 0 or inf, where the true ratio is that far) whatever the
+    magnitudes of d and of the floor.
+    """
     cdef Py_ssize_t k
-    cdef double squared_norm = _exact_squared_norm(x_i, x_j, p, exact.diff)
-    cdef double inverse_norm
+    cdef int scale_exponent
+    cdef double squared_norm = _exact_squared_norm(x_i, x_j, p, exact.diff,
+                                                   &scale_exponent)
+    cdef double inverse_norm, ratio
     cdef double* unit
     cdef Py_ssize_t low, high
     if squared_norm == 0.0:
@@ -168,6 +199,11 @@ cdef void _add_exact_pair(ExactPairs* exact, const double* x_i, const double* x_
             exact.first_j = high
         return
     inverse_norm = 1.0 / sqrt(squared_norm)
+    if exact.floor_mantissa > 0.0:
+        ratio = ldexp(squared_norm / exact.floor_mantissa,
+                      2 * scale_exponent - exact.floor_exponent)
+        if ratio < 1.0:
+            inverse_norm = inverse_norm * sqrt(ratio)
     unit = exact.units + exact.filled * p
     for k in range(p):
         unit[k] = exact.diff[k] * inverse_norm
@@ -200,26 +236,37 @@ cdef void _centre_block(const double* rows, Py_ssize_t n_rows, Py_ssize_t p,
 cdef Py_ssize_t _weight_row(double* gram_row, double norm_i,
                             const double* norms_j, Py_ssize_t start,
                             Py_ssize_t stop, double* column_sums,
-                            double relative_floor,
-                            double absolute_floor) noexcept nogil:
-    """Turn one row of A B^T into weights w = 1 / D2 in place; return #exact pairs.
+                            double relative_floor, double absolute_floor,
+                            double weight_floor) noexcept nogil:
+    """Turn one row of A B^T into weights w = 1 / max(D2, weight_floor) in place;
+    return #exact pairs.
 
     A pair is kept when D2 >= relative_floor * S + absolute_floor; any other pair
-    gets w = 0 here and is left to the exact path (1 / D2 is never 0 otherwise, so
-    the zeros mark those pairs).
+    gets w = 0 here and is left to the exact path (a kept pair's w is never 0, as
+    D2 and weight_floor are at most 4 p, so the zeros mark those pairs).
 
     Why the bit operations: under GCC's default -ftrapping-math a floating-point
     comparison or select keeps this, the hottest scalar loop, from being vectorised.
-    The sign bit of ``margin`` gives the same decision, and masking the bits of w
-    with it leaves the loop free of branches and comparisons.
+    The sign bits of ``margin`` and ``below`` give the same decisions, and masking
+    bits with them leaves the loop free of branches and comparisons. With
+    weight_floor = 0 every kept pair has D2 > 0 and gets 1 / D2 bit for bit.
     """
     cdef Py_ssize_t j
     cdef uint64_t n_exact = 0, margin_bits, weight_bits, goes_exact
-    cdef double both, squared_distance, margin, weight
+    cdef uint64_t below_bits, distance_bits, floor_bits, floored
+    cdef double both, squared_distance, margin, weight, below
+    memcpy(&floor_bits, &weight_floor, sizeof(double))
     for j in range(start, stop):
         both = norm_i + norms_j[j]
         squared_distance = both - 2.0 * gram_row[j]
         margin = squared_distance - (relative_floor * both + absolute_floor)
+        # max(D2, weight_floor) by bits: all ones in floored when D2 < weight_floor
+        below = squared_distance - weight_floor
+        memcpy(&below_bits, &below, sizeof(double))
+        memcpy(&distance_bits, &squared_distance, sizeof(double))
+        floored = 0 - (below_bits >> 63)
+        distance_bits = (distance_bits & ~floored) | (floor_bits & floored)
+        memcpy(&squared_distance, &distance_bits, sizeof(double))
         weight = 1.0 / squared_distance
         memcpy(&margin_bits, &margin, sizeof(double))
         memcpy(&weight_bits, &weight, sizeof(double))
@@ -267,7 +314,7 @@ cdef void _block_pair(Workspace* work, ExactPairs* exact, const double* X,
                       const Py_ssize_t* order, Py_ssize_t start_i, Py_ssize_t size_i,
                       Py_ssize_t start_j, Py_ssize_t size_j, bint diagonal,
                       Py_ssize_t p, double relative_floor,
-                      double absolute_floor) noexcept nogil:
+                      double absolute_floor, double weight_floor) noexcept nogil:
     """Weights of the block pair (I, J), with A = work.A and B = work.B centred alike.
 
     Adds W [B 1] to work.weighted, B^T diag(W^T 1) B to work.acc (or, on the diagonal
@@ -291,7 +338,8 @@ cdef void _block_pair(Workspace* work, ExactPairs* exact, const double* X,
         first_col = i + 1 if diagonal else 0
         memset(gram_row, 0, first_col * sizeof(double))
         if _weight_row(gram_row, work.norms_a[i], norms_j, first_col, size_j,
-                       work.column_sums, relative_floor, absolute_floor):
+                       work.column_sums, relative_floor, absolute_floor,
+                       weight_floor):
             for j in range(first_col, size_j):
                 if gram_row[j] == 0.0:
                     _add_exact_pair(exact, X + (start_i + i) * p,
@@ -313,7 +361,7 @@ cdef void _block_run(Workspace* work, ExactPairs* exact, const double* X,
                      const Py_ssize_t* block_starts, const Py_ssize_t* order,
                      Py_ssize_t block_i, Py_ssize_t first_j, Py_ssize_t stop_j,
                      Py_ssize_t p, double relative_floor,
-                     double absolute_floor) noexcept nogil:
+                     double absolute_floor, double weight_floor) noexcept nogil:
     """Add the pairs of the block pairs (block_i, J), first_j <= J < stop_j.
 
     Every block is centred on ``centre`` (that of block_i), so A = X_I - c is built
@@ -334,7 +382,7 @@ cdef void _block_run(Workspace* work, ExactPairs* exact, const double* X,
                           p, centre, work.B, work.norms_b)
         _block_pair(work, exact, X, order, start_i, size_i, start_j,
                     block_starts[block_j + 1] - start_j, block_j == block_i, p,
-                    relative_floor, absolute_floor)
+                    relative_floor, absolute_floor, weight_floor)
     for i in range(size_i):
         work.diagonal_sums[i] += work.weighted[i * (p + 1) + p]
     _add_weighted_squares(work.A, size_i, p, work.diagonal_sums, work.scratch,
@@ -344,7 +392,7 @@ cdef void _block_run(Workspace* work, ExactPairs* exact, const double* X,
 
 # ------------------------------------------------------------------ entry points
 cdef ExactPairs _exact_pairs(double[::1] units, double[::1] acc, double[::1] diff,
-                             Py_ssize_t p):
+                             Py_ssize_t p, double floor_mantissa, int floor_exponent):
     cdef ExactPairs exact
     exact.units = &units[0]
     exact.filled = 0
@@ -354,6 +402,8 @@ cdef ExactPairs _exact_pairs(double[::1] units, double[::1] acc, double[::1] dif
     exact.n_coincident = 0
     exact.first_i = -1
     exact.first_j = -1
+    exact.floor_mantissa = floor_mantissa
+    exact.floor_exponent = floor_exponent
     return exact
 
 
@@ -369,8 +419,10 @@ def _symmetric_from_upper(acc, p):
 
 def all_pairs_partial(const double[:, ::1] X, const double[:, ::1] X_scaled,
                       const double[:, ::1] centres, const Py_ssize_t[::1] block_starts,
-                      const Py_ssize_t[:, ::1] runs, const Py_ssize_t[::1] order):
-    """Unnormalised sum of u u^T over the pairs of some block pairs.
+                      const Py_ssize_t[:, ::1] runs, const Py_ssize_t[::1] order,
+                      double floor_mantissa=0.0, int floor_exponent=0,
+                      double scaled_floor=0.0):
+    """Unnormalised sum of d d^T / max(|d|^2, floor) over the pairs of some block pairs.
 
     Parameters
     ----------
@@ -387,11 +439,18 @@ def all_pairs_partial(const double[:, ::1] X, const double[:, ::1] X_scaled,
         ``I <= J0 <= J < J1``; the pairs of ``(I, I)`` are those with ``i < j``.
     order : ndarray of shape (n,), intp
         Original row number of each row of ``X`` (to report coincident pairs).
+    floor_mantissa, floor_exponent : float, int
+        The floor is ``floor_mantissa * 2**floor_exponent`` in the units of ``X``;
+        ``floor_mantissa`` is 0 (no floor) or in [0.5, 1).
+    scaled_floor : float
+        The same floor in the units of ``X_scaled``, at most ``4 p`` (the caller
+        clamps it: every squared distance of ``X_scaled`` is below ``4 p``).
 
     Returns
     -------
     total : ndarray of shape (p, p)
-        Sum of ``d d^T / |d|^2`` over the non-coincident pairs, ``d = x_i - x_j``.
+        Sum of ``d d^T / max(|d|^2, floor)`` over the non-coincident pairs,
+        ``d = x_i - x_j``.
     n_coincident : int
         Number of pairs with ``x_i == x_j``.
     first_coincident : tuple of two int
@@ -402,6 +461,8 @@ def all_pairs_partial(const double[:, ::1] X, const double[:, ::1] X_scaled,
     cdef Py_ssize_t b = int(np.max(np.diff(block_starts))) if runs.shape[0] else 0
     cdef double relative_floor = GRAM_RELATIVE_FLOOR
     cdef double absolute_floor = GRAM_ABSOLUTE_FLOOR
+    if not 0.0 <= scaled_floor <= 4.0 * p:
+        raise ValueError(f"scaled_floor must lie in [0, 4 p], got {scaled_floor!r}.")
     if runs.shape[0] == 0:
         return np.zeros((p, p)), 0, (-1, -1)
 
@@ -417,7 +478,8 @@ def all_pairs_partial(const double[:, ::1] X, const double[:, ::1] X_scaled,
     cdef double[::1] acc_exact = np.zeros(p * p)
     cdef double[::1] diff = np.empty(p)
     cdef double[::1] units = _unit_buffer(p)
-    cdef ExactPairs exact = _exact_pairs(units, acc_exact, diff, p)
+    cdef ExactPairs exact = _exact_pairs(units, acc_exact, diff, p, floor_mantissa,
+                                         floor_exponent)
     cdef Workspace work
     work.A = &A[0]
     work.B = &B[0]
@@ -436,7 +498,7 @@ def all_pairs_partial(const double[:, ::1] X, const double[:, ::1] X_scaled,
             _block_run(&work, &exact, &X[0, 0], &X_scaled[0, 0],
                        &centres[runs[q, 0], 0], &block_starts[0], &order[0],
                        runs[q, 0], runs[q, 1], runs[q, 2], p, relative_floor,
-                       absolute_floor)
+                       absolute_floor, scaled_floor)
         _flush_units(&exact, p)
     total = _symmetric_from_upper(acc, p) + _symmetric_from_upper(acc_exact, p)
     return total, exact.n_coincident, (exact.first_i, exact.first_j)
@@ -444,8 +506,10 @@ def all_pairs_partial(const double[:, ::1] X, const double[:, ::1] X_scaled,
 
 def design_partial(const double[:, ::1] X_ring, const Py_ssize_t[::1] order,
                    const Py_ssize_t[::1] offsets, Py_ssize_t half_offset,
-                   Py_ssize_t start, Py_ssize_t stop):
-    """Unnormalised sum of u u^T over the design pairs owned by some ring positions.
+                   Py_ssize_t start, Py_ssize_t stop, double floor_mantissa=0.0,
+                   int floor_exponent=0):
+    """Unnormalised sum of d d^T / max(|d|^2, floor) over the design pairs owned by
+    some ring positions.
 
     Ring position ``t`` in ``[start, stop)`` owns the pairs ``(t, t + o mod n)`` for
     each ``o`` in ``offsets`` and, when ``half_offset > 0`` and ``t < half_offset``,
@@ -463,6 +527,8 @@ def design_partial(const double[:, ::1] X_ring, const Py_ssize_t[::1] order,
         ``n / 2`` when the design pairs antipodes, else 0.
     start, stop : int
         Range of ring positions.
+    floor_mantissa, floor_exponent : float, int
+        The floor, as for :func:`all_pairs_partial`.
 
     Returns
     -------
@@ -474,7 +540,8 @@ def design_partial(const double[:, ::1] X_ring, const Py_ssize_t[::1] order,
     cdef double[::1] acc = np.zeros(p * p)
     cdef double[::1] diff = np.empty(p)
     cdef double[::1] units = _unit_buffer(p)
-    cdef ExactPairs exact = _exact_pairs(units, acc, diff, p)
+    cdef ExactPairs exact = _exact_pairs(units, acc, diff, p, floor_mantissa,
+                                         floor_exponent)
 
     with nogil:
         for t in range(start, stop):

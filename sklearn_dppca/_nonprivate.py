@@ -3,6 +3,8 @@
 import numpy as np
 from sklearn.utils import Bunch
 
+from ._validation import MAX_ABS_VALUE
+
 
 def nonprivate_reference(X, private_components):
     """Ordinary PCA of ``X`` aligned to the private directions, for comparison only.
@@ -15,6 +17,13 @@ def nonprivate_reference(X, private_components):
     over the k retained (as the private PVE); ``scores`` (n, k) mean-centred.
     """
     X = np.asarray(X, dtype=np.float64)
+    largest = float(np.max(np.abs(X)))
+    if largest > MAX_ABS_VALUE:   # the squares of the covariance must not overflow
+        raise ValueError(
+            f"compute_nonprivate=True: X has values up to {largest:.3g}, too large for "
+            "the covariance matrix (it needs max |X| <= 2**500). Divide X by a "
+            "constant or set compute_nonprivate=False."
+        )
     n_components = private_components.shape[0]
     mean = X.mean(axis=0)
     covariance = np.atleast_2d(np.cov(X, rowvar=False))

@@ -34,6 +34,7 @@ from ._validation import (
     check_budget_params,
     check_choice,
     check_n_components,
+    check_max_abs,
     check_n_jobs,
     check_pairs,
     validate_features,
@@ -304,7 +305,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         if self.scree_method == "clipped" and "pairs" not in (self.scree_params or {}):
             scree_params["pairs"] = self.pairs   # one pair design choice for the fit
         bins = check_bins(self.bins)
-        X = validate_features(self, X, reset=True)
+        X = check_max_abs(validate_features(self, X, reset=True), "DPPCA's variances")
         n_components = check_n_components(self.n_components, X.shape[1])
         with_scores = n_components >= 2 and parts["score"] is not None
         axes = check_axes(self.axes, n_components) if n_components >= 2 else None
@@ -361,7 +362,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
 
     def _fit_scores(self, X, budget, labels, codes, bins, rng, ledger):
         scores = X.astype(np.float64) @ self.components_[list(self.axes_)].T
-        self.frame_ = private_frame(scores, FRAME_SHARE * budget.eps, rng, ledger)
+        self.frame_ = private_frame(scores, FRAME_SHARE * budget.eps, rng, ledger,
+                                    cells=max(bins))
         self.bin_edges_ = frame_edges(self.frame_, bins)
         counts = private_histograms(
             scores, self.bin_edges_, method=self.histogram,

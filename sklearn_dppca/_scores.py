@@ -14,7 +14,7 @@ RADIUS_LEVEL = 0.99     # level of the private radial quantile
 FRAME_MARGIN = 1.2      # the frame is centre +- 1.2 radius
 
 
-def private_frame(scores, eps, rng, ledger, step="score/frame"):
+def private_frame(scores, eps, rng, ledger, step="score/frame", cells=1):
     """A square frame around the score cloud, pure ``eps``-DP.
 
     ``eps`` is split in three: the private median of each coordinate (fully unbounded
@@ -36,7 +36,11 @@ def private_frame(scores, eps, rng, ledger, step="score/frame"):
             f"The private score frame is degenerate (centre {center}, radius {radius}); "
             "the scores may be too large to frame. Rescale X."
         )
-    half_width = FRAME_MARGIN * radius
+    # Post-processing (free): far from the origin a tiny private radius would make
+    # the ``cells`` cells of an axis narrower than the float spacing at the centre
+    # (equal bin edges); widen the frame to at least 8 spacings per cell.
+    half_width = max(FRAME_MARGIN * radius,
+                     8.0 * cells * float(np.max(np.spacing(np.abs(center)))))
     extent = (center[0] - half_width, center[0] + half_width,
               center[1] - half_width, center[1] + half_width)
     return Bunch(center=center, radius=float(radius), half_width=float(half_width),
@@ -70,8 +74,9 @@ def normalised(counts, what="score histogram"):
     total = float(np.sum(counts))
     if total <= 0:
         warnings.warn(
-            f"Every noisy cell of the {what} is 0 after clamping; increase eps, reduce "
-            "bins or use histogram='additive'. No synthetic points are drawn from it.",
+            f"Every noisy cell of the {what} is 0 after clamping and thresholding; "
+            "increase eps, reduce bins, lower histogram_threshold (additive) or use "
+            "histogram='additive' (sparse). No synthetic points are drawn from it.",
             UserWarning,
             stacklevel=3,
         )

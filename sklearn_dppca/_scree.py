@@ -17,6 +17,7 @@ from ._validation import (
     check_choice,
     check_n_components,
     check_n_jobs,
+    check_max_abs,
     check_pairs,
     validate_features,
 )
@@ -118,20 +119,18 @@ def norm_clipped_scatter(X, bound, pairs, rng):
     ``v.M v`` is the mean of ``(v.d_clipped)^2 / 2``: the clipped variance along
     ``v``. Pairs: all of them, or an ``m``-partner design from ``rng``.
     """
-    design = pair_design(X.shape[0], X.shape[0] - 1 if pairs == "all" else pairs, rng)
-    rows = X[design.order].astype(np.float64)
-    scatter = np.zeros((X.shape[1], X.shape[1]))
-    n_terms = 0
-    offsets = list(design.offsets) + ([design.half_offset] if design.half_offset else [])
-    for offset in offsets:
-        # the antipodal offset pairs each row once, not twice
-        stop = offset if offset == design.half_offset else rows.shape[0]
-        differences = rows[:stop] - np.roll(rows, -offset, axis=0)[:stop]
-        squared = np.einsum("ij,ij->i", differences, differences) / 2
-        weights = np.minimum(1.0, bound / np.where(squared > 0, squared, bound)) / 2
-        scatter += (differences * weights[:, None]).T @ differences
-        n_terms += stop
-    return scatter / n_terms
+    # (d d^T / 2) min(1, 2 bound / ||d||^2) = bound d d^T / max(||d||^2, 2 bound): the
+    # kernel's floored pair scatter, exact to about 1e-15 (sklearn_dppca._kendall).
+    from ._kendall import pair_scatter
+
+    rng = check_generator(rng)
+    n_samples = X.shape[0]
+    if pairs == "all" or pairs >= n_samples - 1:
+        # All pairs need no design; the permutation a complete design would draw is
+        # still drawn, so the random stream (and every later draw) stays as before.
+        rng.permutation(n_samples)
+        return bound * pair_scatter(X, floor=2 * bound, pairs="all")
+    return bound * pair_scatter(X, floor=2 * bound, pairs=pairs, random_state=rng)
 
 
 def _norm_clipped_variances(X, components, params, eps, delta, noise, rng, ledger, step):
@@ -229,6 +228,10 @@ def _per_component_variances(estimator, X, components, params, eps, delta, noise
                              ledger, step):
     """Split the budget evenly over components; one 1-D mean estimate each."""
     n_components = components.shape[0]
+    if X.shape[0] < 4 and (estimator is huber_mean or params.get("split", False)):
+        name = "huber" if estimator is huber_mean else "pmwm (split=True)"
+        raise ValueError(f"The {name} scree pairs the rows and needs at least 4 rows "
+                         f"(2 pairs); X has n_samples={X.shape[0]}.")
     values = paired_values(X, components, rng)
     estimates, noise_scales = [], []
     for l in range(n_components):
@@ -435,7 +438,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         params = check_method_params(method, self.method_params)
         check_choice(self.noise, NOISE_METHODS, "noise")
         check_n_jobs(self.n_jobs)
-        X = validate_features(self, X, reset=True)
+        X = check_max_abs(validate_features(self, X, reset=True), "DPScree's variances")
         rng = check_generator(self.random_state)
         ledger = PrivacyLedger()
         directions, (scree_eps, scree_delta) = self._directions(X, eps, delta, rng, ledger)

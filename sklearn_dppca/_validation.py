@@ -13,6 +13,14 @@ from .privacy import check_delta, check_eps
 
 FLOAT_DTYPES = (np.float64, np.float32)
 
+# The public data domain of the estimators that release variances (DPScree, DPPCA)
+# and of the non-private reference: ``max |X| <= 2**500`` (about 3.3e150). Their
+# statistics are squares of the data's scale (a pair difference of such rows
+# projected on a unit vector, squared, stays below ``p 2**1002``), so no float
+# overflows; beyond it the variances themselves may not be representable. The
+# directions (DPKendallDirections) are scale invariant and have no such limit.
+MAX_ABS_VALUE = 2.0 ** 500
+
 
 def _is_dataframe(X):
     return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
@@ -54,13 +62,33 @@ def validate_features(estimator, X, *, reset):
             X = X.drop(columns=dropped)
     elif reset:
         estimator._dropped_columns_ = []
-    return validate_data(
-        estimator,
-        X,
-        reset=reset,
-        dtype=list(FLOAT_DTYPES),
-        ensure_min_samples=2 if reset else 1,
-    )
+    # scikit-learn's finiteness check first sums X, which emits a RuntimeWarning
+    # (invalid value) when X holds both +inf and -inf; its ValueError follows.
+    with np.errstate(invalid="ignore", over="ignore"):
+        return validate_data(
+            estimator,
+            X,
+            reset=reset,
+            dtype=list(FLOAT_DTYPES),
+            ensure_min_samples=2 if reset else 1,
+        )
+
+
+def check_max_abs(X, what):
+    """Raise a ValueError naming X when ``max |X|`` exceeds :data:`MAX_ABS_VALUE`.
+
+    The limit is a public rule (the data domain), so the privacy guarantee holds
+    for all neighbouring data sets inside it; it is not a private release.
+    """
+    largest = float(np.max(np.abs(X))) if X.size else 0.0
+    if largest > MAX_ABS_VALUE:
+        raise ValueError(
+            f"X has values up to {largest:.3g} in absolute value: too large for "
+            f"{what}, which are squares of the data's scale; they need "
+            "max |X| <= 2**500 (about 3.3e150). Divide X by a constant (the "
+            "directions do not change; the variances scale by its square)."
+        )
+    return X
 
 
 def check_n_components(n_components, n_available, name="n_components"):

@@ -192,3 +192,11 @@ def test_real_estimators(tmp_path):
     for key in ("scree", "directions"):
         with pytest.raises(TypeError, match="BiplotDisplay needs a fitted DPPCA"):
             BiplotDisplay.from_estimator(real[key])
+
+
+def test_no_synthetic_points():
+    """A release can hold no synthetic point (every noisy cell thresholded away)."""
+    V = np.eye(3)[:2]
+    disp = BiplotDisplay(V, [2.0, 1.0], np.empty((0, 2)), [0.0, 0.0], 50).plot()
+    assert disp.gamma_ == 0.0
+    assert disp.observation_coordinates_.shape == (0, 2)

@@ -79,14 +79,13 @@ def test_groups_as_colors():
     assert len(set(colors)) == 3
     legend = [t.get_text() for t in pts.ax_.get_legend().get_texts()]
     assert legend[:3] == ["G1", "G2", "G3"]
-    # histogram: one translucent layer per group on a common scale
+    # histogram: one translucent layer per group, each relative to its peak
     hist = ScoreDisplay.from_estimator(est)
     assert len(hist.mesh_) == 3
-    vmax = max(h.max() for h in est.score_histograms_.values())
     for label, mesh in zip(hist.groups_, hist.mesh_):
         H = est.score_histograms_[label]
         assert np.allclose(_mesh_values(mesh, H.shape), H)
-        assert mesh.get_clim() == (0.0, pytest.approx(vmax))
+        assert mesh.get_clim() == (0.0, pytest.approx(H.max()))
     # both: the overall histogram in grey under the coloured points
     both = ScoreDisplay.from_estimator(est, kind="both")
     assert np.allclose(_mesh_values(both.mesh_, est.score_histogram_.shape),
@@ -248,3 +247,20 @@ def test_hist_kw_norm_replaces_the_linear_scale():
         mesh = disp.mesh_ if groups is None else disp.mesh_[0]
         assert isinstance(mesh.norm, PowerNorm)
         plt.close("all")
+
+
+def test_empty_histograms_are_drawn_without_error(tmp_path):
+    """Thresholding can leave a group (or everything) with no mass at all."""
+    est = make_fake("dppca", n_groups=3)
+    est.score_histograms_["G2"] = np.zeros_like(est.score_histogram_)
+    keep = est.synthetic_groups_ != "G2"
+    est.synthetic_scores_ = est.synthetic_scores_[keep]
+    est.synthetic_groups_ = est.synthetic_groups_[keep]
+    for kind in ("histogram", "points", "both"):
+        for groups in ("colors", "facets", None):
+            disp = ScoreDisplay.from_estimator(est, kind=kind, groups=groups)
+            assert "G2" in (disp.groups_ or ["G2"])
+            plt.close("all")
+    empty = ScoreDisplay(est.frame_, est.bin_edges_, np.zeros_like(est.score_histogram_),
+                         synthetic_scores=np.empty((0, 2)))
+    save_png(empty.plot(kind="both").figure_, tmp_path)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from sklearn_dppca._kendall import pair_design, spherical_kendall
+from sklearn_dppca._kendall import pair_design, pair_scatter, spherical_kendall
 
 TOL = 1e-12
 
@@ -336,21 +336,32 @@ def test_n_jobs_two_equals_serial():
 
 
 def test_joblib_dask_backend_equals_serial():
+    # n = 3000 gives 78 tasks of the all-pairs kernel (67 for pairs=m at n = 150000
+    # would be slow here; 8000 rows give 3 design tasks); progress is reported from
+    # the calling thread while the tasks run on the cluster.
     distributed = pytest.importorskip("dask.distributed")
     import joblib
 
     rng = np.random.default_rng(17)
-    X = rng.standard_normal((1500, 4))
+    X = rng.standard_normal((3000, 10)) + 5.0
+    X[100] = X[2000] + 1e-9  # a near-duplicate pair for the exact path
+    X_design = rng.standard_normal((8000, 10))
     serial = spherical_kendall(X)
-    serial_m = spherical_kendall(X, pairs=12, random_state=1)
-    with distributed.LocalCluster(n_workers=2, processes=False,
+    serial_m = spherical_kendall(X_design, pairs=12, random_state=1)
+    serial_floor = pair_scatter(X, floor=10.0)
+    calls = []
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster):
         with joblib.parallel_backend("dask"):
-            with_dask = spherical_kendall(X)
-            with_dask_m = spherical_kendall(X, pairs=12, random_state=1)
+            with_dask = spherical_kendall(X, n_jobs=-1,
+                                          progress=lambda *args: calls.append(args))
+            with_dask_m = spherical_kendall(X_design, pairs=12, random_state=1)
+            with_dask_floor = pair_scatter(X, floor=10.0)
     assert_close(with_dask, serial)
     assert_close(with_dask_m, serial_m)
+    assert_close(with_dask_floor, serial_floor)
+    assert calls[-1] == (3000 * 2999 // 2,) * 2
 
 
 # ------------------------------------------------------------------------ validation

@@ -212,7 +212,8 @@ class ScoreDisplay:
             How to show groups, when the display has them: ``"colors"`` draws one
             colour per group on one axes (synthetic points coloured by group;
             for ``kind="histogram"``, one translucent layer per group whose opacity
-            is the group's private share per cell, on a common scale; for
+            is the private share of each cell relative to the group's largest
+            cell; for
             ``kind="both"``, the coloured points over the overall histogram in
             grey);
             ``"facets"`` draws a row of small multiples sharing x, y and the colour
@@ -305,8 +306,10 @@ class ScoreDisplay:
         self.nonprivate_contour_ = None
         self.nonprivate_scatter_ = None
         self.bounding_ax_ = None
+        # lighter points over a histogram, so that its cells stay visible
         scatter_defaults = {"s": _point_size(len(S) if S is not None else 1),
-                            "alpha": 0.55, "linewidths": 0, "zorder": 3}
+                            "alpha": 0.35 if kind == "both" else 0.55,
+                            "linewidths": 0, "zorder": 3}
 
         if groups == "facets":
             self._plot_facets(ax, kind, labels, xe_s, ye_s, group_hists, S, S_groups,
@@ -385,13 +388,14 @@ class ScoreDisplay:
 
     def _plot_group_layers(self, ax, fig, labels, colors, xe_s, ye_s, group_hists,
                            hist_kw, handles):
-        """One translucent layer per group: opacity is the group's private share."""
+        """One translucent layer per group; opacity is the cell's private share
+        relative to the group's largest cell (each group on its own scale, so that
+        a group concentrated in one cell does not wash out the others; the facets
+        compare groups on one scale)."""
         from matplotlib.cm import ScalarMappable
         from matplotlib.colors import LinearSegmentedColormap, Normalize, to_rgb
         from matplotlib.patches import Patch
 
-        vmax = max(float(h.max()) for h in group_hists.values())
-        vmax = vmax if vmax > 0 else 1.0
         meshes = []
         for label in labels:
             if label not in group_hists:
@@ -400,8 +404,9 @@ class ScoreDisplay:
             cmap = LinearSegmentedColormap.from_list(
                 f"dp_group_{label}", [(*rgb, 0.0), (*rgb, 0.85)]
             )
-            kw = {"cmap": cmap, "vmin": 0.0, "vmax": vmax, "shading": "flat",
-                  "zorder": 2}
+            peak = float(group_hists[label].max())
+            kw = {"cmap": cmap, "vmin": 0.0, "vmax": peak if peak > 0 else 1.0,
+                  "shading": "flat", "zorder": 2}
             kw.update(hist_kw)
             if "norm" in hist_kw:  # a norm carries its own limits
                 kw.pop("vmin", None)
@@ -412,10 +417,10 @@ class ScoreDisplay:
         opacity = LinearSegmentedColormap.from_list(
             "dp_opacity", [(0.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 0.85)]
         )
-        mappable = ScalarMappable(norm=hist_kw.get("norm", Normalize(0.0, vmax)),
+        mappable = ScalarMappable(norm=hist_kw.get("norm", Normalize(0.0, 1.0)),
                                   cmap=opacity)
         self.colorbar_ = fig.colorbar(mappable, ax=ax, fraction=0.046, pad=0.03)
-        self.colorbar_.set_label("share of the group's rows per cell (private; opacity)")
+        self.colorbar_.set_label("cell share / group's largest cell (private; opacity)")
 
     def _title(self, kind):
         return {

@@ -1,0 +1,432 @@
+"""Tests of the floored pair scatter ``pair_scatter`` and of what is built on it.
+
+``pair_scatter(X, floor=f)`` is the mean over pairs of ``d d^T / max(||d||^2, f)``;
+``f = 0`` is the spherical Kendall matrix, and ``bound * pair_scatter(X, floor=2 bound)``
+is the norm-clipped scatter of the DP scree (``_scree.norm_clipped_scatter``). Every
+value is checked against a slow direct loop over the pairs, and the sensitivity
+claims of the estimators built on them against adversarial neighbouring data sets.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from test_kendall import DATASETS, direct_kendall
+
+from sklearn_dppca import DPKendallDirections
+from sklearn_dppca._kendall import pair_design, pair_scatter, spherical_kendall
+from sklearn_dppca._scree import norm_clipped_scatter
+
+TOL = 1e-12
+DBL_MAX = np.finfo(np.float64).max
+
+
+# --------------------------------------------------------------------------- helpers
+def direct_pair_scatter(X, floor, pairs=None):
+    """Slow reference: mean over pairs of ``d d^T / max(||d||^2, floor)``.
+
+    ``pairs`` is an array of (i, j) rows, or None for all pairs i < j. Each difference
+    is divided by its largest coordinate ``c`` first, ``e = d / c``; then the term is
+    ``e e^T / max(||e||^2, floor / c / c)``, so no square overflows or underflows
+    (a quotient ``floor / c / c`` that does is that far above or below ``||e||^2``).
+    Coincident pairs give a zero term.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n, p = X.shape
+    if pairs is None:
+        pairs = np.array([(i, j) for i in range(n) for j in range(i + 1, n)])
+    total = np.zeros((p, p))
+    with np.errstate(over="ignore", under="ignore"):
+        for start in range(0, len(pairs), 4096):
+            chunk = pairs[start:start + 4096]
+            diffs = X[chunk[:, 0]] - X[chunk[:, 1]]
+            if not np.all(np.isfinite(diffs)):  # differences of rows near +-DBL_MAX
+                diffs = 0.5 * X[chunk[:, 0]] - 0.5 * X[chunk[:, 1]]
+                floor_here = floor / 4
+            else:
+                floor_here = floor
+            largest = np.max(np.abs(diffs), axis=1)
+            keep = largest > 0
+            units = diffs[keep] / largest[keep, None]
+            floors = floor_here / largest[keep] / largest[keep]
+            weights = 1.0 / np.maximum(np.einsum("ij,ij->i", units, units), floors)
+            total += (units * weights[:, None]).T @ units
+    return total / len(pairs)
+
+
+def direct_clipped_scatter(X, bound, pairs=None):
+    """Slow reference for the DP scree: mean of ``(d d^T / 2) min(1, 2 bound / ||d||^2)``."""
+    X = np.asarray(X, dtype=np.float64)
+    n, p = X.shape
+    if pairs is None:
+        pairs = np.array([(i, j) for i in range(n) for j in range(i + 1, n)])
+    total = np.zeros((p, p))
+    for i, j in pairs:
+        d = X[i] - X[j]
+        squared = d @ d
+        factor = 0.5 if squared <= 2 * bound else bound / squared
+        total += factor * np.outer(d, d)
+    return total / len(pairs)
+
+
+def ring_offset_scatter(X, bound, pairs, rng):
+    """The DP scree's former NumPy implementation (a loop over ring offsets), kept
+    as a second reference for ``norm_clipped_scatter``."""
+    design = pair_design(X.shape[0], X.shape[0] - 1 if pairs == "all" else pairs, rng)
+    rows = X[design.order].astype(np.float64)
+    scatter = np.zeros((X.shape[1], X.shape[1]))
+    n_terms = 0
+    offsets = list(design.offsets) + ([design.half_offset] if design.half_offset else [])
+    for offset in offsets:
+        stop = offset if offset == design.half_offset else rows.shape[0]
+        differences = rows[:stop] - np.roll(rows, -offset, axis=0)[:stop]
+        squared = np.einsum("ij,ij->i", differences, differences) / 2
+        weights = np.minimum(1.0, bound / np.maximum(squared, bound)) / 2
+        scatter += (differences * weights[:, None]).T @ differences
+        n_terms += stop
+    return scatter / n_terms
+
+
+def assert_relative(actual, expected, tol=TOL):
+    """Largest entry error at most ``tol`` times the largest entry of ``expected``.
+
+    A reference below the normal range (its true value underflows) is only asked
+    to be matched to within the subnormal range.
+    """
+    assert actual.shape == expected.shape
+    scale = np.max(np.abs(expected))  # np.linalg.norm would underflow below 1e-154
+    err = np.max(np.abs(actual - expected))
+    if scale < 1e-290:
+        assert err <= 1e-300, f"max abs error {err:.3e} on a {scale:.1e} reference"
+    else:
+        assert err <= tol * scale, f"relative error {err / scale:.3e} > {tol:.0e}"
+
+
+def typical_squared_distance(X, seed=0):
+    """A squared distance of the order of those of the rows (at most DBL_MAX)."""
+    X = np.asarray(X, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    i, j = rng.integers(len(X), size=(2, 200))
+    diffs = (0.5 * X[i] - 0.5 * X[j])[i != j]
+    with np.errstate(over="ignore"):
+        return float(min(np.median(np.max(np.abs(diffs), axis=1)) ** 2 * 4, DBL_MAX))
+
+
+def _floors(X):
+    typical = typical_squared_distance(X)
+    return [typical * 1e-3, typical, min(typical * 1e3, DBL_MAX), 1e-300, 1e300,
+            DBL_MAX, 5e-324]
+
+
+CASES = [(name, index) for name in sorted(DATASETS) for index in range(7)]
+
+
+# ------------------------------------------------------------ agreement with the loop
+@pytest.mark.parametrize("name, floor_index", CASES)
+def test_all_pairs_match_direct_loop(name, floor_index):
+    X = DATASETS[name]
+    floor = _floors(X)[floor_index]
+    assert_relative(pair_scatter(X, floor=floor), direct_pair_scatter(X, floor))
+
+
+@pytest.mark.parametrize("name", sorted(DATASETS))
+def test_floor_zero_is_spherical_kendall_bit_for_bit(name):
+    X = DATASETS[name]
+    np.testing.assert_array_equal(pair_scatter(X, floor=0.0), spherical_kendall(X))
+    np.testing.assert_array_equal(pair_scatter(X, floor=0), spherical_kendall(X))
+    assert np.max(np.abs(pair_scatter(X, floor=0.0) - direct_kendall(X))) <= TOL
+    if X.shape[0] > 12:
+        np.testing.assert_array_equal(
+            pair_scatter(X, floor=0.0, pairs=6, random_state=2),
+            spherical_kendall(X, pairs=6, random_state=2))
+
+
+@pytest.mark.parametrize("n, m", [(101, 6), (100, 5), (64, 1), (300, 16)])
+@pytest.mark.parametrize("floor_index", range(7))
+def test_pairs_m_match_direct_loop_over_the_design(n, m, floor_index):
+    rng = np.random.default_rng(n + m)
+    X = rng.standard_cauchy((n, 4)) + 1e3
+    X[3] = X[4] + 1e-9  # a near-duplicate pair, whichever its design
+    X[7] = X[8]  # and a coincident one
+    floor = _floors(X)[floor_index]
+    design = pair_design(n, m, np.random.default_rng(12))
+    assert_relative(pair_scatter(X, floor=floor, pairs=m, random_state=12),
+                    direct_pair_scatter(X, floor, design.pairs()))
+
+
+@pytest.mark.parametrize("floor", [0.0, 1e-200, 1.0, 1e200, DBL_MAX])
+def test_pairs_m_extreme_values(floor):
+    rng = np.random.default_rng(13)
+    X = np.vstack([rng.standard_normal((20, 3)) * 1e300,
+                   rng.standard_normal((20, 3)) * 1e-300,
+                   rng.standard_normal((20, 3))])
+    X[0] = [DBL_MAX, -DBL_MAX, 1.0]
+    X[1] = [-DBL_MAX, DBL_MAX, 0.0]
+    design = pair_design(60, 6, np.random.default_rng(1))
+    assert_relative(pair_scatter(X, floor=floor, pairs=6, random_state=1),
+                    direct_pair_scatter(X, floor, design.pairs()))
+    assert_relative(pair_scatter(X, floor=floor), direct_pair_scatter(X, floor))
+
+
+def test_floor_near_every_distance_in_the_gram_path():
+    # Far from the origin, clustered, with a floor inside the spread of the squared
+    # distances: many Gram-path pairs on both sides of the floor.
+    rng = np.random.default_rng(21)
+    X = rng.standard_normal((700, 5)) * [1.0, 3.0, 0.3, 1.0, 0.01] + 1e4
+    X[::40] = X[1::40] + 1e-8
+    squared = np.sum((X[:350] - X[350:]) ** 2, axis=1)
+    for floor in np.quantile(squared, [0.1, 0.5, 0.9]):
+        assert_relative(pair_scatter(X, floor=floor), direct_pair_scatter(X, floor))
+
+
+def test_floor_above_every_distance_gives_the_plain_scatter():
+    # Then every weight is 1 / floor: the kernel runs with a smaller floor that is
+    # still above every squared distance, and rescales.
+    rng = np.random.default_rng(22)
+    X = rng.standard_normal((500, 4)) * [2.0, 1.0, 0.5, 0.1] + 3.0
+    n = len(X)
+    covariance = np.cov(X, rowvar=False, bias=True)
+    for scale, floor in ((1.0, 1e3), (1.0, 1e100), (1.0, 1e300), (1e150, 1e305),
+                         (1e-100, 1e-10), (2.0**-500, 2.0**-990)):
+        expected = 2 * n / (n - 1) * covariance * (scale / floor * scale)
+        assert_relative(pair_scatter(X * scale, floor=floor), expected)
+        design = pair_design(n, 6, np.random.default_rng(0))
+        assert_relative(pair_scatter(X * scale, floor=floor, pairs=6, random_state=0),
+                        direct_pair_scatter(X * scale, floor, design.pairs()))
+    # A floor whose value in the kernel's prescaled units overflows: the result,
+    # below 4 p / 2**1024, underflows as the direct loop's does.
+    tiny = pair_scatter(X * 1e-300, floor=1e10)
+    assert np.all(np.abs(tiny) <= 1e-300)
+    assert_relative(tiny, direct_pair_scatter(X * 1e-300, 1e10))
+
+
+def test_floor_below_every_distance_is_spherical_kendall():
+    X = np.random.default_rng(23).standard_normal((300, 3)) * 1e200
+    K = spherical_kendall(X)
+    for floor in (5e-324, 1e-300, 1.0, 1e100):
+        assert_relative(pair_scatter(X, floor=floor), K)
+
+
+@pytest.mark.parametrize("block_size, run_length, max_tasks",
+                         [(32, 3, 5), (50, 1, 1000), (7, 4, 64)])
+def test_block_layout_and_n_jobs_do_not_change_the_result(monkeypatch, block_size,
+                                                         run_length, max_tasks):
+    from sklearn_dppca import _kendall
+
+    X = DATASETS["near_duplicates"][:, :3] * [1.0, 1e-2, 1e2]
+    floor = typical_squared_distance(X)
+    expected = direct_pair_scatter(X, floor)
+    serial = pair_scatter(X, floor=floor)
+    monkeypatch.setattr(_kendall, "BLOCK_SIZE", block_size)
+    monkeypatch.setattr(_kendall, "RUN_LENGTH", run_length)
+    monkeypatch.setattr(_kendall, "MAX_TASKS", max_tasks)
+    assert_relative(pair_scatter(X, floor=floor), expected)
+    np.testing.assert_array_equal(pair_scatter(X, floor=floor, n_jobs=2),
+                                  pair_scatter(X, floor=floor, n_jobs=1))
+    assert_relative(serial, expected)
+
+
+def test_properties_symmetric_psd_trace_at_most_one():
+    X = np.random.default_rng(24).standard_normal((400, 5)) * [5, 3, 1, 0.5, 0.1]
+    previous = np.inf
+    for floor in (0.0, 0.1, 1.0, 10.0, 100.0):
+        S = pair_scatter(X, floor=floor)
+        np.testing.assert_array_equal(S, S.T)
+        assert np.linalg.eigvalsh(S).min() >= -1e-12
+        assert np.trace(S) <= 1 + 1e-12
+        assert np.trace(S) <= previous + 1e-12  # a higher floor shrinks every term
+        previous = np.trace(S)
+
+
+# ---------------------------------------------------------------- design and inputs
+def test_design_is_drawn_once_from_the_generator():
+    X = np.random.default_rng(25).standard_normal((200, 3))
+    rng = np.random.default_rng(5)
+    S = pair_scatter(X, floor=1.0, pairs=8, random_state=rng)
+    reference = np.random.default_rng(5)
+    design = pair_design(200, 8, reference)
+    assert rng.integers(2**62) == reference.integers(2**62)  # same stream position
+    assert_relative(S, direct_pair_scatter(X, 1.0, design.pairs()))
+    # all pairs (also m >= n - 1) draw nothing, like spherical_kendall
+    rng = np.random.default_rng(6)
+    pair_scatter(X, floor=1.0, pairs=500, random_state=rng)
+    assert rng.integers(2**62) == np.random.default_rng(6).integers(2**62)
+
+
+def test_reproducible_and_independent_of_n_jobs():
+    X = np.random.default_rng(26).standard_normal((9000, 4))
+    a = pair_scatter(X, floor=2.0, pairs=10, random_state=3)
+    np.testing.assert_array_equal(
+        a, pair_scatter(X, floor=2.0, pairs=10, random_state=3, n_jobs=2))
+    b = pair_scatter(X[:1500], floor=2.0)
+    np.testing.assert_array_equal(b, pair_scatter(X[:1500], floor=2.0, n_jobs=-1))
+
+
+def test_float32_list_and_read_only_input():
+    X = np.random.default_rng(27).standard_normal((80, 3)).astype(np.float32)
+    expected = direct_pair_scatter(X.astype(np.float64), 0.5)
+    assert_relative(pair_scatter(X, floor=0.5), expected)
+    assert_relative(pair_scatter(X.tolist(), floor=0.5), expected)
+    X.setflags(write=False)
+    assert_relative(pair_scatter(X, floor=np.float32(0.5)), expected)
+
+
+@pytest.mark.parametrize("floor, error", [
+    (-1.0, ValueError), (-1e-300, ValueError), (np.nan, ValueError),
+    (np.inf, ValueError), (-np.inf, ValueError), ("1.0", TypeError),
+    (None, TypeError), (True, TypeError), (1 + 0j, TypeError),
+])
+def test_invalid_floor(floor, error):
+    X = np.random.default_rng(28).standard_normal((10, 2))
+    with pytest.raises(error, match="floor"):
+        pair_scatter(X, floor=floor)
+
+
+def test_floor_is_keyword_only_and_required():
+    X = np.random.default_rng(29).standard_normal((10, 2))
+    with pytest.raises(TypeError):
+        pair_scatter(X, 1.0)
+    with pytest.raises(TypeError):
+        pair_scatter(X)
+
+
+# ------------------------------------------------------------------------- progress
+@pytest.mark.parametrize("kwargs", [{}, {"n_jobs": 2}, {"pairs": 10, "random_state": 0},
+                                    {"pairs": 7, "random_state": 0, "n_jobs": 2}])
+def test_progress_reports_every_task(kwargs):
+    X = np.random.default_rng(30).standard_normal((6000, 3))
+    calls = []
+    result = spherical_kendall(X, progress=lambda done, total: calls.append((done, total)),
+                               **kwargs)
+    np.testing.assert_array_equal(result, spherical_kendall(X, **kwargs))
+    n_pairs = 6000 * 5999 // 2 if "pairs" not in kwargs else 6000 * kwargs["pairs"] // 2
+    assert len(calls) > 1
+    assert all(total == n_pairs for _, total in calls)
+    done = [d for d, _ in calls]
+    assert done == sorted(done) and done[0] > 0 and done[-1] == n_pairs
+    calls.clear()
+    pair_scatter(X, floor=1.0, progress=lambda *args: calls.append(args), **kwargs)
+    assert calls[-1] == (n_pairs, n_pairs)
+
+
+def test_progress_pair_counts_with_partial_blocks(monkeypatch):
+    from sklearn_dppca import _kendall
+
+    monkeypatch.setattr(_kendall, "BLOCK_SIZE", 7)
+    monkeypatch.setattr(_kendall, "RUN_LENGTH", 3)
+    calls = []
+    spherical_kendall(np.random.default_rng(31).standard_normal((100, 2)),
+                      progress=lambda *args: calls.append(args))
+    assert calls[-1] == (4950, 4950)
+
+
+def test_progress_errors():
+    X = np.random.default_rng(32).standard_normal((10, 2))
+    with pytest.raises(TypeError, match="progress"):
+        spherical_kendall(X, progress="yes")
+
+    def stop(done, total):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        pair_scatter(X, floor=1.0, progress=stop)
+
+
+# ------------------------------------------------------- the DP scree's clipped scatter
+@pytest.mark.parametrize("pairs", ["all", 10, 7, 199])
+def test_norm_clipped_scatter_matches_direct_loop(pairs):
+    rng = np.random.default_rng(33)
+    X = rng.standard_t(2, size=(200, 4)) * [3.0, 1.0, 0.3, 0.1] + 20.0
+    X[5] = X[6]
+    for bound in (0.05, 1.0, 20.0, 1e6):
+        M = norm_clipped_scatter(X, bound, pairs, np.random.default_rng(7))
+        if pairs == "all" or pairs >= 199:
+            design_pairs = None
+        else:
+            design_pairs = pair_design(200, pairs, np.random.default_rng(7)).pairs()
+        assert_relative(M, direct_clipped_scatter(X, bound, design_pairs))
+        assert_relative(M, ring_offset_scatter(X, bound, pairs,
+                                               np.random.default_rng(7)))
+
+
+@pytest.mark.parametrize("pairs", ["all", 12])
+def test_norm_clipped_scatter_keeps_the_random_stream(pairs):
+    # It consumes the generator exactly as the former implementation did (one
+    # design permutation, also for all pairs), so later draws are unchanged.
+    X = np.random.default_rng(34).standard_normal((300, 3))
+    ours, former = np.random.default_rng(8), np.random.default_rng(8)
+    norm_clipped_scatter(X, 1.0, pairs, ours)
+    ring_offset_scatter(X, 1.0, pairs, former)
+    np.testing.assert_array_equal(ours.standard_normal(5), former.standard_normal(5))
+
+
+def _clipped_gap(X, X_prime, V, bound, pairs, seed):
+    def statistic(data):
+        M = norm_clipped_scatter(data, bound, pairs, np.random.default_rng(seed))
+        return np.einsum("lj,jk,lk->l", V, M, V)
+
+    return np.linalg.norm(statistic(X) - statistic(X_prime))
+
+
+@pytest.mark.parametrize("pairs", ["all", 8, 5])
+def test_norm_clipped_sensitivity_adversarial_neighbours(pairs):
+    # n - 1 rows near 0, one row far along e1 against far along e2: the replaced
+    # row's terms move from (C, 0, ...) to (0, C, ...), nearly 2 sqrt(2) C / n.
+    n, p, bound = 200, 4, 1.5
+    rng = np.random.default_rng(35)
+    X = 1e-6 * rng.standard_normal((n, p))
+    X_prime = X.copy()
+    X[-1] = 1e3 * np.eye(p)[0]
+    X_prime[-1] = 1e3 * np.eye(p)[1]
+    limit = 2 * math.sqrt(2) * bound / n
+    for V in (np.eye(p)[:2], np.eye(p), np.eye(p)[[1, 0, 3]]):
+        gap = _clipped_gap(X, X_prime, V, bound, pairs, seed=9)
+        assert 0.999 * limit < gap <= limit * (1 + 1e-12)
+    # a random orthonormal V sees no more
+    Q = np.linalg.qr(rng.standard_normal((p, p)))[0]
+    assert _clipped_gap(X, X_prime, Q[:, :3].T, bound, pairs, seed=9) <= limit * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("pairs", ["all", 6])
+def test_norm_clipped_sensitivity_random_neighbours(pairs):
+    rng = np.random.default_rng(36)
+    n, p = 60, 5
+    for trial in range(20):
+        X = rng.standard_cauchy((n, p))
+        X_prime = X.copy()
+        X_prime[rng.integers(n)] = 10 * rng.standard_cauchy(p)
+        V = np.linalg.qr(rng.standard_normal((p, p)))[0][:, :rng.integers(1, p + 1)].T
+        bound = float(rng.choice([0.1, 1.0, 10.0]))
+        gap = _clipped_gap(X, X_prime, V, bound, pairs, seed=trial)
+        assert gap <= 2 * math.sqrt(2) * bound / n * (1 + 1e-12)
+
+
+# ---------------------------------------- the estimator's pre-noise matrix, pairs=m
+def _far_neighbours(n=200, p=3, seed=37):
+    rng = np.random.default_rng(seed)
+    X = 1e-6 * rng.standard_normal((n, p))
+    X_prime = X.copy()
+    X[-1] = 1e6 * np.eye(p)[0]
+    X_prime[-1] = 1e6 * np.eye(p)[1]
+    return X, X_prime
+
+
+@pytest.mark.parametrize("m", [8, 5, 64])
+def test_directions_pairs_m_sensitivity_at_the_estimator(m):
+    # DPKendallDirections draws the design, then the noise, from one generator: with
+    # the same seed on neighbouring data the noise cancels, and the released matrices
+    # differ exactly as the pre-noise matrices spherical_kendall(X, pairs=m,
+    # random_state=seed) do, by at most the 4 / n the noise is calibrated to.
+    X, X_prime = _far_neighbours()
+    n = X.shape[0]
+    seed = 11
+    kernel_gap = (spherical_kendall(X, pairs=m, random_state=seed)
+                  - spherical_kendall(X_prime, pairs=m, random_state=seed))
+    assert 2.8 / n < np.linalg.norm(kernel_gap) <= 2 * math.sqrt(2) / n + 1e-12
+    fitted = [DPKendallDirections(pairs=m, eps=1.0, random_state=seed).fit(data)
+              for data in (X, X_prime)]
+    released_gap = fitted[0].kendall_matrix_ - fitted[1].kendall_matrix_
+    assert np.max(np.abs(released_gap - kernel_gap)) <= 1e-12
+    assert np.linalg.norm(released_gap) <= 4 / n
+    sensitivities = [entry["sensitivity"] for entry in fitted[0].privacy_ledger_]
+    assert sensitivities == [pytest.approx(4 / n)]
