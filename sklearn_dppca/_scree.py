@@ -34,7 +34,7 @@ SCREE_DEFAULTS = {
         "clip": "auto",          # "norm", "component", or "auto" (chosen from n, k, eps)
         "C": "auto",             # "auto" or a public bound (per component with "component")
         "quantile_share": 0.25,  # share of the scree eps spent on the clip bound(s)
-        "quantile_level": 0.95,  # level of the private upper quantile (see DPScree notes)
+        "quantile_level": 0.97,  # level of the private upper quantile (see DPScree notes)
         "beta": 1.05,            # coarse grid: the search stops less early at small eps
         "max_steps": 5000,
         "pairs": "all",          # pairs of the U-statistic ("norm" only): "all" or m
@@ -348,8 +348,10 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         Tuning values of the method (unknown names are an error):
         ``clipped``: ``clip`` ("auto", "norm" or "component"), ``C`` ("auto" or a public
         bound: on ``||d||^2 / 2`` for "norm", per component for "component"),
-        ``quantile_share`` (0.25), ``quantile_level`` (0.95: clipping at 0.95 costs a
-        few percent of bias and halves the noise of 0.99), ``beta`` (1.05),
+        ``quantile_share`` (0.25), ``quantile_level`` (0.97: on p = 10 Gaussian data
+        the median worst top-3 error is 0.29 / 0.27 / 0.33 at n = 2000 and
+        0.049 / 0.065 / 0.045 at n = 20000 for levels 0.97 / 0.95 / 0.98: lower
+        levels cut noise, higher ones cut clipping bias), ``beta`` (1.05),
         ``max_steps`` (5000), ``pairs`` ("all" or m partners per row, "norm" only);
         ``huber``: ``m2_frac`` (0.25), ``k_min`` (-40), ``k_max`` (40),
         ``block_size`` (16);

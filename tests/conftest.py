@@ -8,3 +8,13 @@ import os
 os.environ.setdefault("SCIPY_ARRAY_API", "1")
 # Plots never need a screen.
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--audit-full",
+        action="store_true",
+        default=False,
+        help="Multiply the run counts of the end-to-end privacy audits "
+        "(tests/test_audit_estimators.py) by 20: sharper bounds, about 20 minutes.",
+    )

@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import sklearn_dppca
+
 pd = pytest.importorskip("pandas")
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
@@ -300,8 +302,11 @@ def test_adult_csv_uses_the_incomplete_u_statistic(tmp_path):
 
 
 def test_module_entry_point(tmp_path):
+    # the package as this process imports it (installed, or built in place)
+    package_root = Path(sklearn_dppca.__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(REPO)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
+        [str(package_root)]
+        + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
     done = subprocess.run([sys.executable, "-m", "sklearn_dppca", "--version"], cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "sklearn_dppca" in done.stdout

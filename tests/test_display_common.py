@@ -5,8 +5,13 @@ computed here in plain NumPy (they are not private; they only have the right sha
 and meaning), so the display tests do not depend on the estimators.
 """
 
+import os
+from pathlib import Path
+
 import numpy as np
 import pytest
+
+import sklearn_dppca
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
@@ -311,7 +316,7 @@ def test_check_estimator_for_not_fitted():
         _common.check_estimator_for(NotFitted(), "LoadingDisplay")
 
 
-def test_importing_package_does_not_import_pyplot():
+def test_importing_package_does_not_import_pyplot(tmp_path):
     import subprocess
     import sys
 
@@ -319,4 +324,7 @@ def test_importing_package_does_not_import_pyplot():
         "import sys; import sklearn_dppca.display, sklearn_dppca.datasets; "
         "assert 'matplotlib.pyplot' not in sys.modules, 'pyplot imported'"
     )
-    subprocess.run([sys.executable, "-c", code], check=True)
+    # run outside the source tree, on the package as this process imports it
+    package_root = Path(sklearn_dppca.__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(package_root)}
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path, env=env)

@@ -124,7 +124,6 @@ def test_default_accuracy_at_n_2000():
     assert median_worst_relative_error(2000, "clipped", range(20)) <= 0.30
 
 
-@pytest.mark.slow
 def test_default_accuracy_at_n_20000():
     assert median_worst_relative_error(20000, "clipped", range(20)) <= 0.06
 

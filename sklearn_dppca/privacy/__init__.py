@@ -34,6 +34,7 @@ from ._mechanisms import (
 )
 from ._quantiles import quantile, upper_quantile
 from ._rng import check_generator
+from ._snapping import snapping
 
 __all__ = [
     "PrivacyBudget",
@@ -58,6 +59,7 @@ __all__ = [
     "normalise_histogram",
     "pmwm_mean",
     "quantile",
+    "snapping",
     "sparse_histogram",
     "symmetric_gaussian_noise",
     "symmetric_matrix_gaussian",

@@ -19,6 +19,7 @@ import numpy as np
 
 from ._calibration import check_delta, check_eps, laplace_noise_scale
 from ._mechanisms import gaussian_mechanism, laplace_mechanism
+from ._snapping import snap
 
 # One row leaves one cell and enters another.
 HISTOGRAM_L2_SENSITIVITY = math.sqrt(2.0)
@@ -224,6 +225,7 @@ def sparse_histogram(counts, eps, delta, rng, *, ledger=None, step="sparse histo
         ledger.record(step=step, mechanism="stability histogram (laplace, threshold)",
                       eps=eps, delta=delta, sensitivity=HISTOGRAM_L1_SENSITIVITY,
                       sensitivity_norm="L1", noise_scale=noise_scale)
+    noisy = snap(noisy, noise_scale, ledger)
     return np.maximum(noisy, 0.0)
 
 

@@ -14,6 +14,7 @@ from ._calibration import (
     gaussian_noise_scale,
     laplace_noise_scale,
 )
+from ._snapping import snap
 
 
 def gaussian_mechanism(value, sensitivity, eps, delta, rng, *, noise="analytic",
@@ -44,6 +45,7 @@ def gaussian_mechanism(value, sensitivity, eps, delta, rng, *, noise="analytic",
     if ledger is not None:
         ledger.record(step=step, mechanism=f"gaussian ({noise})", eps=eps, delta=delta,
                       sensitivity=sensitivity, noise_scale=noise_scale)
+    noisy = snap(noisy, noise_scale, ledger)
     return (float(noisy) if noisy.ndim == 0 else noisy), noise_scale
 
 
@@ -60,6 +62,7 @@ def laplace_mechanism(value, sensitivity, eps, rng, *, ledger=None, step="laplac
         ledger.record(step=step, mechanism="laplace", eps=eps, delta=0.0,
                       sensitivity=sensitivity, sensitivity_norm="L1",
                       noise_scale=noise_scale)
+    noisy = snap(noisy, noise_scale, ledger)
     return (float(noisy) if noisy.ndim == 0 else noisy), noise_scale
 
 
@@ -101,6 +104,7 @@ def symmetric_matrix_gaussian(matrix, sensitivity, eps, delta, rng, *, noise="an
         ledger.record(step=step, mechanism=f"symmetric gaussian ({noise})", eps=eps,
                       delta=delta, sensitivity=sensitivity, sensitivity_norm="Frobenius",
                       noise_scale=noise_scale)
+    noisy = snap(noisy, noise_scale, ledger)
     return noisy, noise_scale
 
 
