@@ -38,7 +38,7 @@ def kendall_sensitivity(n_samples, rule):
 
 
 def private_kendall_directions(X, *, eps, delta, noise, sensitivity, pairs, duplicates,
-                               n_jobs, rng, ledger, step="loading"):
+                               n_jobs, rng, ledger, step="loading", progress=None):
     """Release the noisy Kendall matrix and its eigen-decomposition.
 
     Returns a Bunch with ``kendall_matrix`` (released, symmetric), ``eigenvalues``
@@ -46,7 +46,7 @@ def private_kendall_directions(X, *, eps, delta, noise, sensitivity, pairs, dupl
     ``noise_scale`` (diagonal standard deviation).
     """
     kendall = spherical_kendall(X, duplicates=duplicates, n_jobs=n_jobs, pairs=pairs,
-                                random_state=rng)
+                                random_state=rng, progress=progress)
     noisy, noise_scale = symmetric_matrix_gaussian(
         kendall,
         kendall_sensitivity(X.shape[0], sensitivity),

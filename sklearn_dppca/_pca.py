@@ -11,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import _PrivateProjection
 from ._directions import SENSITIVITY_RULES, private_kendall_directions
 from ._nonprivate import nonprivate_reference
+from ._progress import PairProgress
 from ._scores import (
     FRAME_SHARE,
     HISTOGRAM_METHODS,
@@ -317,6 +318,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
             X, eps=parts["loading"].eps, delta=parts["loading"].delta, noise=self.noise,
             sensitivity=self.sensitivity, pairs=check_pairs(self.pairs),
             duplicates=self.duplicates, n_jobs=self.n_jobs, rng=rng, ledger=ledger,
+            progress=PairProgress("Kendall matrix") if self.verbose else None,
         )
         components = released.eigenvectors[:, :n_components].T.copy()
         self._progress("directions released", start)

@@ -153,7 +153,10 @@ def test_nonprivate_reference_holds_the_exact_histogram():
 
 def test_verbose_prints_progress(capsys):
     DPPCA(verbose=1, random_state=0).fit(gaussian_scores_data(200, 6))
-    assert "[DPPCA] directions released" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "[DPPCA] directions released" in out
+    # the last progress line always comes, with every one of the C(200, 2) pairs done
+    assert "Kendall matrix: 19,900 of 19,900 pairs (100%)" in out
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,38 @@
+"""Progress lines for long fits: pairs processed and an estimate of the time left."""
+
+import sys
+import time
+
+
+class PairProgress:
+    """Callable ``progress(pairs_done, pairs_total)`` that prints at most every
+    ``interval`` seconds, with the share done and the time left at the current rate.
+
+    Parameters
+    ----------
+    label : str
+        What is being computed (printed in front of each line).
+    interval : float, default=2.0
+        Seconds between two lines.
+    stream : file-like, default=sys.stdout
+    """
+
+    def __init__(self, label, interval=2.0, stream=None):
+        self.label = label
+        self.interval = interval
+        self.stream = stream
+        self._start = time.perf_counter()
+        self._last = self._start
+
+    def __call__(self, pairs_done, pairs_total):
+        now = time.perf_counter()
+        finished = pairs_done >= pairs_total
+        if now - self._last < self.interval and not finished:
+            return
+        self._last = now
+        elapsed = now - self._start
+        share = pairs_done / pairs_total if pairs_total else 1.0
+        left = elapsed * (1 - share) / share if share > 0 else float("nan")
+        print(f"[DPPCA] {self.label}: {pairs_done:,} of {pairs_total:,} pairs "
+              f"({100 * share:.0f}%), about {left:.0f} s left",
+              file=self.stream or sys.stdout, flush=True)
