@@ -11,8 +11,7 @@ at all, and the fit warns that it draws no synthetic point for them).
 
 The data are the Gaussian clusters of
 :func:`~sklearn_dppca.datasets.make_gaussian_clusters` (the R package's ``gau``
-recipe) with 300 rows per group instead of 1000, so that the three fits run
-quickly.
+recipe), 1000 rows per group.
 """
 
 # %%
@@ -29,7 +28,7 @@ from sklearn_dppca.display import (
     VariableDisplay,
 )
 
-X, groups = make_gaussian_clusters(300, return_groups=True, as_frame=True,
+X, groups = make_gaussian_clusters(return_groups=True, as_frame=True,
                                    random_state=0)
 labels = ["G1", "G2", "G3", "G4", "G5"]
 budgets = (0.2, 1.0, 5.0)

@@ -7,8 +7,8 @@ R package ``dppca`` (five groups in 20 dimensions, see
 :func:`~sklearn_dppca.datasets.make_gaussian_clusters`) and draws the five
 differentially private PCA pictures: scree, loadings, scores, variable circle and
 biplot. With its defaults, ``make_gaussian_clusters`` draws exactly the R
-package's ``gau`` (1000 rows per group); this example uses 500 rows per group
-so that it runs quickly. More rows mean less noise at the same budget.
+package's ``gau`` (1000 rows per group), used here. More rows mean less noise at
+the same budget.
 
 Everything drawn is a released (private) quantity or post-processing of one:
 the private directions, the private variances along them, the private frame and
@@ -36,7 +36,7 @@ from sklearn_dppca.display import (
     plot_overview,
 )
 
-X, groups = make_gaussian_clusters(500, return_groups=True, as_frame=True,
+X, groups = make_gaussian_clusters(return_groups=True, as_frame=True,
                                    random_state=0)
 labels = ["G1", "G2", "G3", "G4", "G5"]
 dppca = DPPCA(n_components=4, eps=1.0, delta=1e-5, groups=labels, random_state=0)
