@@ -436,6 +436,9 @@ def _check_rows(X):
         dtype = np.asarray(X).dtype
     if getattr(dtype, "kind", None) in ("U", "S"):
         raise ValueError(f"X must be numeric, got an array of strings ({dtype}).")
+    dtypes = getattr(X, "dtypes", None)   # a DataFrame: dates are not coordinates
+    if dtypes is not None and any(getattr(d, "kind", "") in ("M", "m") for d in dtypes):
+        raise TypeError("X must be numeric; it has date or time columns.")
     # check_array's finiteness test sums X first: rows near +-DBL_MAX overflow that
     # sum (a harmless warning, after which it checks every entry).
     with np.errstate(over="ignore", invalid="ignore"):

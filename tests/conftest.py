@@ -16,5 +16,5 @@ def pytest_addoption(parser):
         action="store_true",
         default=False,
         help="Multiply the run counts of the end-to-end privacy audits "
-        "(tests/test_audit_estimators.py) by 20: sharper bounds, about 20 minutes.",
+        "(tests/test_audit_estimators.py) by 20: sharper bounds, about 8 minutes.",
     )

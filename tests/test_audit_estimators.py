@@ -35,7 +35,7 @@ for the claim only.
 
 Run counts are set for CI (about a minute in all). ``pytest --audit-full`` (an
 option defined in ``tests/conftest.py``) multiplies every run count by 20 for a
-sharper audit (about 20 minutes).
+sharper audit (about 8 minutes on two cores).
 """
 
 import math

@@ -46,7 +46,7 @@ from hypothesis import strategies as st
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, spherical_kendall
 
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
-_SCALE = {"ci": 1.0, "quick": 0.05, "thorough": 10.0}
+_SCALE = {"ci": 1.0, "default": 1.0, "quick": 0.05, "thorough": 10.0}
 if PROFILE not in _SCALE:
     raise ValueError(f"HYPOTHESIS_PROFILE must be one of {sorted(_SCALE)}, got {PROFILE!r}.")
 
@@ -59,7 +59,9 @@ def _settings(examples):
         database=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                HealthCheck.filter_too_much],
-        print_blob=False,   # derandomized: a rerun reproduces the failure
+        # derandomized profiles reproduce a failure by rerunning; random ones print
+        # the @reproduce_failure blob
+        print_blob=PROFILE == "thorough",
         # CI reports the first failing example as found: shrinking these inputs can
         # take many minutes. The thorough profile shrinks.
         phases=tuple(Phase) if PROFILE == "thorough" else (
@@ -277,10 +279,21 @@ def _check_fitted(estimator, n_components, n_features):
         assert entry["noise_scale"] >= 0
 
 
+class _strict(warnings.catch_warnings):
+    """RuntimeWarnings are errors; UserWarnings (documented ones) are ignored."""
+
+    def __enter__(self):
+        result = super().__enter__()
+        warnings.simplefilter("ignore", UserWarning)
+        warnings.simplefilter("error", RuntimeWarning)
+        return result
+
+
 def _check_transform(estimator, case, n_components):
     """transform of the fitted data: finite, right shape and dtype, or a clear error."""
     try:
-        projection = estimator.transform(case.data)
+        with _strict():
+            projection = estimator.transform(case.data)
     except ValueError as error:
         # whitening by a tiny variance, or float32 data near its largest value
         assert re.search(r"X .*too large|overflow", str(error)), str(error)
@@ -293,14 +306,15 @@ def _check_transform(estimator, case, n_components):
 
 
 def _check_summary(estimator):
-    summary = estimator.summary()
-    text = str(summary)
-    html = summary._repr_html_()
+    with _strict():
+        summary = estimator.summary()
+        text = str(summary)
+        html = summary._repr_html_()
     assert text and html
     assert not re.search(r"\b(nan|inf)\b", text), text
 
 
-def _run(fit, expected, extra_errors=(), runtime_warnings="error"):
+def _run(fit, expected, extra_errors=()):
     """Run ``fit()`` under RuntimeWarning-as-error; check the error contract.
 
     ``expected`` lists the errors the input must raise one of (empty: none);
@@ -310,7 +324,7 @@ def _run(fit, expected, extra_errors=(), runtime_warnings="error"):
     allowed = list(expected) + [rule[1:] for rule in extra_errors if rule[0]]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        warnings.simplefilter(runtime_warnings, RuntimeWarning)
+        warnings.simplefilter("error", RuntimeWarning)
         try:
             result = fit()
         except (ValueError, TypeError) as error:
@@ -391,12 +405,6 @@ def test_spherical_kendall_property(case, duplicates, pairs):
           r"coincident"),
          # (dates next to numbers: numpy's DTypePromotionError, a TypeError)
          (non_numeric, (ValueError, TypeError), r"convert|float|numeric|promoted")],
-        # KNOWN BUG (reported, sklearn_dppca/_kendall.py _check_rows): scikit-learn's
-        # finiteness check sums X and warns "invalid value" when X holds both +inf
-        # and -inf, before its ValueError. The estimators guard against it
-        # (_validation.validate_features); spherical_kendall does not yet.
-        runtime_warnings="ignore" if np.isposinf(values).any()
-        and np.isneginf(values).any() else "error",
     )
     if K is None:
         return

@@ -402,3 +402,13 @@ def test_numpy_integer_pairs_and_random_state_types():
     K = spherical_kendall(X, pairs=np.int64(4), random_state=np.random.RandomState(0))
     assert K.shape == (2, 2)
     assert abs(np.trace(K) - 1.0) <= 1e-12
+
+
+def test_dataframe_with_dates_is_a_type_error():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"x": [1.0, 2.0, 3.0],
+                          "when": pd.to_datetime(["2020-01-01", "2021-01-01", "2022-01-01"])})
+    with pytest.raises(TypeError, match="date"):
+        spherical_kendall(frame)
+    with pytest.raises(TypeError, match="date"):
+        spherical_kendall(frame[["when"]])
