@@ -11,7 +11,7 @@ from ._base import _PrivateProjection
 from ._directions import private_kendall_directions
 from ._nonprivate import nonprivate_reference
 from ._summary import FitSummary, budget_line, directions_table, reference_line
-from ._kendall import pair_design
+from ._kendall import pair_scatter
 from ._validation import (
     check_budget_params,
     check_choice,
@@ -121,8 +121,6 @@ def norm_clipped_scatter(X, bound, pairs, rng):
     """
     # (d d^T / 2) min(1, 2 bound / ||d||^2) = bound d d^T / max(||d||^2, 2 bound): the
     # kernel's floored pair scatter, exact to about 1e-15 (sklearn_dppca._kendall).
-    from ._kendall import pair_scatter
-
     rng = check_generator(rng)
     n_samples = X.shape[0]
     if pairs == "all" or pairs >= n_samples - 1:

@@ -1,6 +1,7 @@
 """Scree helpers and one-dimensional private means (ALGORITHMS.md C)."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -266,3 +267,13 @@ def test_huber_validation():
         huber_mean([1.0], 1.0, 1e-5, rng)
     with pytest.raises(ValueError, match="k_min"):
         huber_mean(np.arange(10.0), 1.0, 1e-5, rng, k_min=5, k_max=0)
+
+
+def test_huber_warns_when_its_scale_step_is_decided_by_noise():
+    rng = np.random.default_rng(30)
+    # 1000 values -> 31 medians; Laplace(2/0.0125) peak over 81 bins ~ 700 counts
+    with pytest.warns(UserWarning, match="unreliable"):
+        huber_mean(rng.normal(5, 1, 1000), 0.05, 1e-6, rng)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        huber_mean(rng.normal(5, 1, 100_000), 1.0, 1e-6, rng)

@@ -7,6 +7,7 @@ adjacency on those values.
 """
 
 import math
+import warnings
 import numbers
 
 import numpy as np
@@ -201,6 +202,25 @@ def _huber_gradient(w, mu, tau):
     return float(np.clip(w - mu, -tau, tau).mean())
 
 
+def _warn_if_scale_is_noise(n_medians, scale_eps, n_bins):
+    """Warn when the scale step's argmax is decided by its noise, not the data.
+
+    The largest of ``n_bins`` Laplace(2/eps) noises is about ``(2/eps) ln(n_bins)``;
+    with fewer block medians than that, the winning bin is close to random and so is
+    ``tau``. Public quantities only (m, eps, the bin range).
+    """
+    noise_peak = 2.0 / scale_eps * math.log(n_bins)
+    if n_medians < noise_peak:
+        warnings.warn(
+            f"huber_mean: {n_medians} block medians against a noise peak of about "
+            f"{noise_peak:.0f} counts in the private scale step; the scale (and the "
+            "estimate) is unreliable at this budget. Give it more eps or values, or "
+            "use the clipped scree.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
 def huber_mean(w, eps, delta, rng, *, m2_frac=0.25, k_min=-40, k_max=40, block_size=16,
                noise="analytic", ledger=None, step="huber mean"):
     """Private mean by noisy gradient descent on the Huber loss (Yu, Ren & Zhou 2024).
@@ -259,9 +279,11 @@ def huber_mean(w, eps, delta, rng, *, m2_frac=0.25, k_min=-40, k_max=40, block_s
                                    or not isinstance(block_size, numbers.Integral)
                                    or block_size < 1):
         raise ValueError(f"block_size must be None or an int >= 1, got {block_size!r}.")
-    scale = dyadic_argmax(_pair_block_medians(w, rng, block_size), scale_eps, rng,
+    medians = _pair_block_medians(w, rng, block_size)
+    scale = dyadic_argmax(medians, scale_eps, rng,
                           k_min=k_min,
                           k_max=k_max, ledger=ledger, step=f"{step}/scale")
+    _warn_if_scale_is_noise(medians.size, scale_eps, k_max - k_min + 1)
     tau = _huber_tau(scale, gd_eps, m)
     n_steps = max(1, math.ceil(math.log(m)))
     mu = 0.0
