@@ -13,9 +13,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(ROOT))
-
-import sklearn_dppca  # noqa: E402
+try:  # the installed package (it carries the compiled kernel)
+    import sklearn_dppca
+except ImportError:  # a source checkout built in place
+    sys.path.insert(0, str(ROOT))
+    import sklearn_dppca
 
 # -- project --------------------------------------------------------------------------
 project = "sklearn-dppca"

@@ -50,7 +50,9 @@ def test_docs_build_without_warnings(tmp_path):
         shutil.copytree(REPO / "examples", tmp_path / "examples")
     output = tmp_path / "html"
     env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": os.pathsep.join(
-        [str(REPO)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
+        # the package as this process imports it (installed, or built in place)
+        [str(Path(sklearn_dppca.__file__).resolve().parents[1])]
+        + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
     done = subprocess.run(
         [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
          "-D", "plot_gallery=0", str(source), str(output)],

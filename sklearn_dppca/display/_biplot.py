@@ -1,5 +1,6 @@
 """DP biplot: synthetic score points and private variable arrows."""
 
+import math
 import numbers
 
 import numpy as np
@@ -34,6 +35,12 @@ from ._common import (
 )
 
 _ARROW_COLOR = "0.1"
+#: Largest coordinate the biplot draws (limits and margins must stay finite).
+_MAX_COORDINATE = 1e306
+
+
+class BiplotRangeError(ValueError):
+    """The biplot coordinates of these values are not representable (alpha > 0)."""
 
 
 def check_alpha(alpha):
@@ -66,6 +73,13 @@ def biplot_coordinates(components, explained_variance, scores, frame_center, n_s
         ``gamma * H``.
     origin : ndarray of shape (2,)
     gamma : float
+
+    Raises
+    ------
+    ValueError
+        With ``alpha > 0``, when a variance of the shown components is 0; a
+        :class:`BiplotRangeError` when ``gamma`` is not finite or a drawn
+        coordinate is not a float of magnitude at most 1e306.
     """
     a, b = axes
     lam = np.asarray(explained_variance, dtype=float)[[a, b]]
@@ -76,20 +90,33 @@ def biplot_coordinates(components, explained_variance, scores, frame_center, n_s
             f"is 0 (explained_variance[{a}], [{b}] = {lam[0]:g}, {lam[1]:g}); use "
             "alpha=0."
         )
-    d_alpha = np.sqrt((n_samples - 1) * lam) ** alpha
+    # sqrt(n - 1) * sqrt(lambda): the product (n - 1) * lambda may overflow
+    d_alpha = (np.sqrt(n_samples - 1) * np.sqrt(lam)) ** alpha
     c = np.asarray(frame_center, dtype=float)
     scores = np.asarray(scores, dtype=float)
-    G = (scores - (c if center else 0.0)) / d_alpha
     V = np.asarray(components, dtype=float)
-    H = V[[a, b]].T * d_alpha
-    if len(G):
-        r_G = float(np.quantile(np.hypot(*(G - G.mean(axis=0)).T), 0.9))
-    else:
-        r_G = 0.0
-    r_H = float(np.max(np.hypot(H[:, 0], H[:, 1]))) if len(H) else 0.0
-    gamma = r_G / r_H if r_G > 0 and r_H > 0 else 0.0
-    origin = np.zeros(2) if center else c / d_alpha
-    return G, gamma * H, origin, gamma
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        G = (scores - (c if center else 0.0)) / d_alpha
+        H = V[[a, b]].T * d_alpha
+        if len(G):
+            r_G = float(np.quantile(np.hypot(*(G - G.mean(axis=0)).T), 0.9))
+        else:
+            r_G = 0.0
+        r_H = float(np.max(np.hypot(H[:, 0], H[:, 1]))) if len(H) else 0.0
+        gamma = r_G / r_H if r_G > 0 and r_H > 0 else 0.0
+        origin = np.zeros(2) if center else c / d_alpha
+        arrows = gamma * H
+    drawn = np.concatenate([G.ravel(), arrows.ravel(), origin])
+    # (NaN fails the comparison; the margin leaves room for the limits)
+    if not (math.isfinite(gamma) and np.all(np.abs(drawn) <= _MAX_COORDINATE)):
+        raise BiplotRangeError(
+            f"alpha={alpha:g}: the biplot coordinates leave the floating-point range "
+            "(the synthetic scores, of size up to "
+            f"{float(np.max(np.abs(scores), initial=0.0)):.3g}, are divided by d_l^alpha "
+            f"and the directions multiplied by it, with d_l = sqrt((n - 1) lambda_l) and "
+            f"explained_variance[{a}], [{b}] = {lam[0]:.3g}, {lam[1]:.3g}); use alpha=0."
+        )
+    return G, arrows, origin, gamma
 
 
 class BiplotDisplay:
@@ -286,12 +313,16 @@ class BiplotDisplay:
                 and S_ref.shape[1] > max(a, b)
                 and not (alpha > 0 and np.any(lam_ref[[a, b]] == 0))
             ):
-                _, ref_all, _, gamma_ref = biplot_coordinates(
-                    V_ref, lam_ref, S_ref[:, [a, b]], np.zeros(2), int(n), (a, b),
-                    alpha, True,
-                )
-                ref_arrows = origin + ref_all[idx]
-                self.nonprivate_gamma_ = gamma_ref
+                try:
+                    _, ref_all, _, gamma_ref = biplot_coordinates(
+                        V_ref, lam_ref, S_ref[:, [a, b]], np.zeros(2), int(n), (a, b),
+                        alpha, True,
+                    )
+                except BiplotRangeError:   # no reference rather than no biplot
+                    ref_all = None
+                if ref_all is not None:
+                    ref_arrows = origin + ref_all[idx]
+                    self.nonprivate_gamma_ = gamma_ref
 
         ax, fig = get_axes(ax, "BiplotDisplay.plot")
         from matplotlib.lines import Line2D

@@ -4,7 +4,7 @@ import textwrap
 
 import numpy as np
 
-from ._biplot import BiplotDisplay
+from ._biplot import BiplotDisplay, BiplotRangeError
 from ._common import (
     check_axes_pair,
     check_fitted,
@@ -262,9 +262,12 @@ def _draw_panels(estimator, axes, two_axes, fitted_axes, kws, ax_scree, ax_loadi
                 "biplot is undefined; pass biplot_kw={'alpha': 0}."
             )
     if biplot_reason is None:
-        displays["biplot"] = BiplotDisplay.from_estimator(estimator, ax=ax_biplot,
-                                                          **biplot)
-    else:
+        try:
+            displays["biplot"] = BiplotDisplay.from_estimator(estimator, ax=ax_biplot,
+                                                              **biplot)
+        except BiplotRangeError as error:   # raised before anything is drawn
+            biplot_reason = str(error)
+    if biplot_reason is not None:
         _skip(ax_biplot, "DP biplot", biplot_reason)
     return displays
 

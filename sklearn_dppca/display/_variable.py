@@ -47,6 +47,10 @@ def correlation_coordinates(components, explained_variance, axes):
     """
     V = np.asarray(components, dtype=float)
     lam = np.asarray(explained_variance, dtype=float)
+    if lam.size and lam.max() > 0:
+        # r is invariant to a common scale of lambda: dividing by the largest keeps
+        # tiny (subnormal) variances precise, which would put points outside the disc
+        lam = lam / lam.max()
     sigma2 = np.sum(lam[:, None] * V**2, axis=0)
     kept = sigma2 > 0
     a, b = axes
