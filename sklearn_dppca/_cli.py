@@ -608,7 +608,12 @@ def run(argv=None, out=None, err=None):
         if release.nonprivate_ is not None:
             print(f"warning: {path} holds a NON-PRIVATE reference; the figure overlays it: "
                   "never publish it.", file=err)
-        _report(release, options, out, err, json_path=options.json)
+        try:
+            _report(release, options, out, err, json_path=options.json)
+        except (ValueError, TypeError, KeyError, IndexError) as error:
+            # it loads but does not hold together (shapes or indices edited by hand)
+            message = " ".join(str(error).split())
+            raise UserError(f"{path!r} is not a usable release: {message}") from None
         return 0
     estimator, extra = _fit(options, out, err)
     _report(estimator, options, out, err, extra=extra,

@@ -399,8 +399,8 @@ def load_release(path_or_dict):
     Raises
     ------
     ValueError
-        If the content is not a release of a known format, is inconsistent (shapes)
-        or holds a NaN or infinite value.
+        If the content is not a release of a known format, has an entry of the
+        wrong type, is inconsistent (shapes) or holds a NaN or infinite value.
 
     Examples
     --------
@@ -520,6 +520,9 @@ class ReleasedPCA:
             self._read(release, values)
         except KeyError as error:
             raise ValueError(f"The release has no {error.args[0]!r} entry.") from None
+        except (TypeError, AttributeError, IndexError) as error:
+            # an entry of the wrong type (a number where a list belongs, ...)
+            raise ValueError(f"The release has a malformed entry: {error}") from None
         for name, value in values.items():
             object.__setattr__(self, name, value)
 

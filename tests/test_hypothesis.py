@@ -5,8 +5,8 @@ both signs with subnormals and zeros, constant columns, identical and duplicated
 rows, NaN and inf anywhere, int/bool/float32/object arrays, lists, pandas
 DataFrames with mixed dtypes and categorical or string columns, SciPy sparse
 matrices) and generated parameters, the outcome of ``spherical_kendall``,
-``DPKendallDirections``, ``DPScree`` and ``DPPCA`` (fit, transform, summary), and of
-every display's ``from_estimator`` on a fitted ``DPPCA``, is always either
+``DPKendallDirections``, ``DPScree`` and ``DPPCA`` (fit, transform, summary) is always
+either
 
 * a result of the right shape in which every number (every fitted attribute, the
   ledger, the transform, the summary) is finite, or
@@ -27,8 +27,9 @@ point (derandomized, so CI is reproducible, no example database). Run more with
     HYPOTHESIS_PROFILE=thorough pytest tests/test_hypothesis.py   # x10, random seeds
     HYPOTHESIS_PROFILE=quick pytest tests/test_hypothesis.py      # x0.05, for editing
 
-The displays are slow to draw (tens of ms each, matplotlib), so they get fewer
-cases than the estimators (see ``DISPLAY_EXAMPLES``).
+The displays and the command line have their own property tests, on generated
+releases and argument lists: tests/test_hypothesis_displays.py and
+tests/test_hypothesis_cli.py (same profiles).
 """
 
 import math
@@ -38,7 +39,6 @@ import warnings
 
 import numpy as np
 import pandas as pd
-import pytest
 import scipy.sparse as sp
 from hypothesis import HealthCheck, Phase, event, example, given, note, settings
 from hypothesis import strategies as st
@@ -71,8 +71,6 @@ def _settings(examples):
 
 
 ESTIMATOR_EXAMPLES = 2000
-DISPLAY_EXAMPLES = 150
-OVERVIEW_EXAMPLES = 25
 
 # The public data domain of the estimators that release variances.
 VARIANCE_LIMIT = 2.0 ** 500
@@ -595,92 +593,3 @@ def test_dppca_property(case, params, groups, label_seed, outside_label):
     _check_transform(fitted, case, k)
     _check_summary(fitted)
 
-
-# -------------------------------------------------------------------------- displays
-
-def _display_classes():
-    display = pytest.importorskip("sklearn_dppca.display")
-    names = ["ScreeDisplay", "LoadingDisplay", "ScoreDisplay", "VariableDisplay",
-             "BiplotDisplay"]
-    if not all(hasattr(display, name) for name in names + ["plot_overview"]):
-        pytest.skip("sklearn_dppca.display lacks some displays")
-    return display, [getattr(display, name) for name in names]
-
-
-def _finite_axes(ax):
-    limits = np.array(list(ax.get_xlim()) + list(ax.get_ylim()), dtype=float)
-    return bool(np.all(np.isfinite(limits)))
-
-
-@st.composite
-def fitted_dppca(draw):
-    """A DPPCA fitted on a generated, valid numeric input."""
-    X = draw(numeric_matrices())
-    assume_finite = np.all(np.isfinite(X)) and np.max(np.abs(X)) <= VARIANCE_LIMIT
-    if not assume_finite:
-        X = np.random.default_rng(0).standard_normal(X.shape)
-    params = draw(dppca_params())
-    params["n_components"] = min(params["n_components"], X.shape[1])
-    params["pairs"] = "all"
-    if X.shape[0] < 4:
-        params["scree_method"] = "clipped"
-    groups = draw(st.sampled_from([None, ["a", "b"]]))
-    y = None if groups is None else np.resize(["a", "b"], X.shape[0]).astype(object)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        warnings.simplefilter("error", RuntimeWarning)
-        return DPPCA(groups=groups, random_state=0, **params).fit(X, y)
-
-
-_DISPLAY_ERRORS = r"component|score|axes|variance|synthetic|histogram|frame|DPPCA"
-
-
-@_settings(DISPLAY_EXAMPLES)
-@given(estimator=fitted_dppca(), center=st.booleans())
-def test_displays_from_estimator_property(estimator, center):
-    import matplotlib.pyplot as plt
-
-    _, classes = _display_classes()
-    figure = plt.figure()
-    try:
-        for cls in classes:
-            figure.clf()   # also drops the twin axes a ScreeDisplay adds
-            ax = figure.add_subplot()
-            kwargs = {"center": center} if cls.__name__ in ("BiplotDisplay",
-                                                            "ScoreDisplay") else {}
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                warnings.simplefilter("error", RuntimeWarning)
-                try:
-                    display = cls.from_estimator(estimator, ax=ax, **kwargs)
-                except (ValueError, TypeError) as error:
-                    message = str(error)
-                    if cls.__name__ == "BiplotDisplay" and estimator.axes_ and np.any(
-                            estimator.explained_variance_[list(estimator.axes_)] == 0):
-                        # documented: alpha > 0 divides by the private singular values
-                        assert re.search(r"alpha=0", message), message
-                        continue
-                    # only a one-component fit lacks what a display needs
-                    assert estimator.n_components_ < 2, message
-                    assert re.search(_DISPLAY_ERRORS, message), message
-                    continue
-            assert display.ax_ is not None and display.figure_ is not None
-            assert _finite_axes(display.ax_), f"{cls.__name__}: non-finite axis limits"
-    finally:
-        plt.close("all")
-
-
-@_settings(OVERVIEW_EXAMPLES)
-@given(estimator=fitted_dppca())
-def test_plot_overview_property(estimator):
-    import matplotlib.pyplot as plt
-
-    display, _ = _display_classes()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            warnings.simplefilter("error", RuntimeWarning)
-            figure = display.plot_overview(estimator)
-        assert all(_finite_axes(ax) for ax in figure.axes)
-    finally:
-        plt.close("all")

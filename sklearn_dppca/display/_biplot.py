@@ -29,6 +29,7 @@ from ._common import (
     label_fontsize,
     nonprivate_get,
     nonprivate_reference,
+    plain_text,
     select_variables,
     set_equal_limits,
     settle_layout,
@@ -366,11 +367,11 @@ class BiplotDisplay:
             self.scatter_ = []
             for label in labels:
                 mask = groups == label
-                kw = dict(defaults, color=colors[label], label=str(label))
+                kw = dict(defaults, color=colors[label], label=plain_text(label))
                 kw.update(scatter_kw)
                 self.scatter_.append(ax.scatter(G[mask, 0], G[mask, 1], **kw))
                 handles.append(Line2D([], [], color=colors[label], marker="o",
-                                      linestyle="", label=str(label)))
+                                      linestyle="", label=plain_text(label)))
         else:
             kw = dict(defaults, color="C0", label="synthetic points")
             kw.update(scatter_kw)

@@ -231,6 +231,15 @@ def select_variables(variables, feature_names, weights, max_default=30):
     return np.asarray(list(dict.fromkeys(indices)), dtype=int)
 
 
+def plain_text(value):
+    """``str(value)`` escaped so that matplotlib shows it literally.
+
+    Names and labels are data: a pair of ``$`` in them would start mathtext, and an
+    invalid formula (``"price_$_usd_$"``) fails when the figure is drawn.
+    """
+    return str(value).replace("$", r"\$")
+
+
 def component_label(index, explained_variance_ratio=None):
     """``"DP PC1 (42.0%)"`` with the private PVE, ``"DP PC1"`` without."""
     label = f"DP PC{index + 1}"
@@ -480,7 +489,7 @@ def draw_labels(ax, ends, labels, *, origin=(0.0, 0.0), fontsize=9.0, text_kw=No
         kw["bbox"] = {"boxstyle": "round,pad=0.1", "facecolor": "white",
                       "edgecolor": "none", "alpha": 0.65}
     kw.update(text_kw or {})
-    return [ax.text(x, y, str(lab), **kw) for (x, y), lab in zip(pos, labels)]
+    return [ax.text(x, y, plain_text(lab), **kw) for (x, y), lab in zip(pos, labels)]
 
 
 def draw_arrows(ax, ends, origin=(0.0, 0.0), arrow_kw=None, **defaults):

@@ -28,6 +28,7 @@ from ._common import (
     label_fontsize,
     nonprivate_get,
     nonprivate_reference,
+    plain_text,
     select_variables,
     set_equal_limits,
     settle_layout,
@@ -279,7 +280,7 @@ class LoadingDisplay:
         ax.set_yticks(np.arange(n_vars))
         tkw = {"fontsize": fontsize}
         tkw.update(text_kw)
-        self.texts_ = ax.set_yticklabels(self.variables_, **tkw)
+        self.texts_ = ax.set_yticklabels([plain_text(v) for v in self.variables_], **tkw)
         ax.set_xticks(np.arange(n_comp))
         ax.set_xticklabels([component_label(c, ratio).replace(" (", "\n(") for c in comps],
                            fontsize=label_fontsize(n_comp, base=8.5))

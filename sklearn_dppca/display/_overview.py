@@ -10,6 +10,7 @@ from ._common import (
     check_fitted,
     estimator_name,
     no_settle,
+    plain_text,
     check_kw,
     check_matplotlib_support,
     unsupported_reason,
@@ -290,7 +291,8 @@ def _summary_panel(ax, estimator):
             lines.append(f"synthetic points: {len(synthetic)}")
         groups = getattr(estimator, "groups_", None)
         if groups:
-            lines.append(f"groups (public labels): {', '.join(map(str, groups))}")
+            lines.append(
+                f"groups (public labels): {', '.join(map(plain_text, groups))}")
     reference = getattr(estimator, "nonprivate_", None)
     lines.append("")
     if reference is not None:

@@ -23,6 +23,7 @@ from ._common import (
     hdr_levels,
     nonprivate_get,
     nonprivate_reference,
+    plain_text,
     thin_points,
 )
 
@@ -359,13 +360,14 @@ class ScoreDisplay:
                 self.scatter_ = []
                 for label in labels:
                     mask = S_groups == label
-                    kw = dict(scatter_defaults, color=colors[label], label=str(label))
+                    kw = dict(scatter_defaults, color=colors[label],
+                              label=plain_text(label))
                     kw.update(scatter_kw)
                     self.scatter_.append(
                         ax.scatter(S[mask, 0] - shift[0], S[mask, 1] - shift[1], **kw)
                     )
                     handles.append(Line2D([], [], color=colors[label], marker="o",
-                                          linestyle="", label=str(label)))
+                                          linestyle="", label=plain_text(label)))
             else:
                 kw = dict(scatter_defaults, color=PRIVATE_COLOR,
                           label="synthetic points")
@@ -412,7 +414,8 @@ class ScoreDisplay:
                 kw.pop("vmin", None)
                 kw.pop("vmax", None)
             meshes.append(ax.pcolormesh(xe_s, ye_s, group_hists[label].T, **kw))
-            handles.append(Patch(facecolor=colors[label], alpha=0.85, label=str(label)))
+            handles.append(Patch(facecolor=colors[label], alpha=0.85,
+                                 label=plain_text(label)))
         self.mesh_ = meshes
         opacity = LinearSegmentedColormap.from_list(
             "dp_opacity", [(0.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 0.85)]
@@ -508,7 +511,7 @@ class ScoreDisplay:
                     sub.scatter(S[mask, 0] - shift[0], S[mask, 1] - shift[1], **kw)
                 )
             self._decorate(sub, ext, axes, ratio, center, xlabel=True, ylabel=(i == 0))
-            sub.set_title(str(label), color=colors[label] if kind != "histogram"
+            sub.set_title(plain_text(label), color=colors[label] if kind != "histogram"
                           else "black")
             if i > 0:
                 sub.tick_params(labelleft=False)

@@ -1,5 +1,7 @@
 """DP scree plot: private proportions of variance and private variances."""
 
+import math
+
 import numpy as np
 
 from ._common import (
@@ -240,7 +242,10 @@ class ScreeDisplay:
                     if np_var is not None and np_var.max() > vax.get_ylim()[1]:
                         top = float(np_var.max()) * 1.1
                         vax.set_ylim(0, top)
-                        ax.set_ylim(0, top * 100 / total)
+                        # (a reference ~1e306 times the private total would put the
+                        # PVE axis at infinity: the alignment is then given up)
+                        if math.isfinite(top * 100 / total):
+                            ax.set_ylim(0, top * 100 / total)
                 else:
                     vax.set_ylim(bottom=0)
             else:
