@@ -579,6 +579,11 @@ class ReleasedPCA:
             _frozen(_finite_array(edge, f"bin_edges[{axis}]", 1))
             for axis, edge in enumerate(edges)
         )
+        score_part = [values[name] is None
+                      for name in ("frame_", "bin_edges_", "score_histogram_")]
+        if any(score_part) and not all(score_part):
+            raise ValueError("frame, bin_edges and score_histogram are released together "
+                             "(or are all null).")
         groups = release.get("groups")
         values["groups_"] = None if groups is None else [_label(g) for g in groups]
         histograms = release.get("score_histograms")
@@ -606,7 +611,11 @@ class ReleasedPCA:
         spent = release["privacy_spent"]
         values["privacy_spent_"] = (_finite_float(spent["eps"], "privacy_spent.eps"),
                                     _finite_float(spent["delta"], "privacy_spent.delta"))
-        values["privacy_ledger_"] = _json_metadata(list(release["privacy_ledger"]))
+        ledger = _json_metadata(list(release["privacy_ledger"]))
+        if not all(isinstance(entry, dict) for entry in ledger):
+            raise ValueError("privacy_ledger must be a list of objects, one per mechanism "
+                             "call.")
+        values["privacy_ledger_"] = ledger
         estimator = release.get("estimator") or {}
         params = _json_metadata(dict(estimator.get("params") or {}))
         values["estimator_class_"] = str(estimator.get("class", "unknown"))
