@@ -33,41 +33,18 @@ tests/test_hypothesis_cli.py (same profiles).
 """
 
 import math
-import os
 import re
 import warnings
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from hypothesis import HealthCheck, Phase, event, example, given, note, settings
+from hypothesis import event, example, given, note
 from hypothesis import strategies as st
 
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, spherical_kendall
 
-PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
-_SCALE = {"ci": 1.0, "default": 1.0, "quick": 0.05, "thorough": 10.0}
-if PROFILE not in _SCALE:
-    raise ValueError(f"HYPOTHESIS_PROFILE must be one of {sorted(_SCALE)}, got {PROFILE!r}.")
-
-
-def _settings(examples):
-    return settings(
-        max_examples=max(10, int(examples * _SCALE[PROFILE])),
-        deadline=None,
-        derandomize=PROFILE != "thorough",
-        database=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                               HealthCheck.filter_too_much],
-        # derandomized profiles reproduce a failure by rerunning; random ones print
-        # the @reproduce_failure blob
-        print_blob=PROFILE == "thorough",
-        # CI reports the first failing example as found: shrinking these inputs can
-        # take many minutes. The thorough profile shrinks.
-        phases=tuple(Phase) if PROFILE == "thorough" else (
-            Phase.explicit, Phase.reuse, Phase.generate),
-        report_multiple_bugs=PROFILE == "thorough",
-    )
+from _hypothesis_profile import profile_settings as _settings  # noqa: E402
 
 
 ESTIMATOR_EXAMPLES = 2000

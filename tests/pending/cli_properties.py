@@ -46,7 +46,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, event, given, note, settings
+from hypothesis import event, given, note
 from hypothesis import strategies as st
 from threadpoolctl import threadpool_limits
 
@@ -58,26 +58,7 @@ from sklearn_dppca import DPPCA, DPScree, export_release  # noqa: E402
 from sklearn_dppca._cli import main  # noqa: E402
 
 # ------------------------------------------------------------------------ settings
-# The profile mechanism of tests/test_hypothesis.py (kept in step with it).
-PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
-_SCALE = {"ci": 1.0, "default": 1.0, "quick": 0.05, "thorough": 10.0}
-if PROFILE not in _SCALE:
-    raise ValueError(f"HYPOTHESIS_PROFILE must be one of {sorted(_SCALE)}, got {PROFILE!r}.")
-
-
-def _settings(examples):
-    return settings(
-        max_examples=max(10, int(examples * _SCALE[PROFILE])),
-        deadline=None,
-        derandomize=PROFILE != "thorough",
-        database=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                               HealthCheck.filter_too_much],
-        print_blob=PROFILE == "thorough",
-        phases=tuple(Phase) if PROFILE == "thorough" else (
-            Phase.explicit, Phase.reuse, Phase.generate),
-        report_multiple_bugs=PROFILE == "thorough",
-    )
+from _hypothesis_profile import profile_settings as _settings  # noqa: E402
 
 
 CLI_EXAMPLES = 2000

@@ -1,0 +1,34 @@
+"""The hypothesis profile shared by the property-test modules.
+
+``HYPOTHESIS_PROFILE``: ``ci`` (default: derandomized, no example database, no
+shrinking), ``quick`` (x0.05 cases), ``thorough`` (x10 cases, random seeds, shrinking).
+"""
+
+import os
+
+from hypothesis import HealthCheck, Phase, settings
+
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+_SCALE = {"ci": 1.0, "default": 1.0, "quick": 0.05, "thorough": 10.0}
+if PROFILE not in _SCALE:
+    raise ValueError(f"HYPOTHESIS_PROFILE must be one of {sorted(_SCALE)}, got {PROFILE!r}.")
+
+
+def profile_settings(examples):
+    """Settings for a property test of ``examples`` cases under the active profile."""
+    return settings(
+        max_examples=max(10, int(examples * _SCALE[PROFILE])),
+        deadline=None,
+        derandomize=PROFILE != "thorough",
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                               HealthCheck.filter_too_much],
+        # derandomized profiles reproduce a failure by rerunning; random ones print
+        # the @reproduce_failure blob
+        print_blob=PROFILE == "thorough",
+        # CI reports the first failing example as found: shrinking these inputs can
+        # take many minutes. The thorough profile shrinks.
+        phases=tuple(Phase) if PROFILE == "thorough" else (
+            Phase.explicit, Phase.reuse, Phase.generate),
+        report_multiple_bugs=PROFILE == "thorough",
+    )
