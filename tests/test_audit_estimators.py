@@ -134,6 +134,22 @@ def _same_law(real, fast):
     assert ks_2samp(real, fast[: 20 * real.size]).pvalue > 1e-4
 
 
+def _pooled_statistics(make, statistic, fast, X_a, X_b, runs):
+    """Real fits and fast draws on both neighbours, checked to share a law, pooled.
+
+    Shuffled so that the held-out half of the auditor mixes real and fast runs.
+    """
+    real_a = _real_statistics(make, statistic, X_a, runs["real"], 0)
+    real_b = _real_statistics(make, statistic, X_b, runs["real"], 10**6)
+    fast_a = fast(X_a, runs["fast"], np.random.default_rng(1))
+    fast_b = fast(X_b, runs["fast"], np.random.default_rng(2))
+    _same_law(real_a, fast_a)
+    _same_law(real_b, fast_b)
+    rng = np.random.default_rng(3)
+    return (rng.permutation(np.concatenate([real_a, fast_a])),
+            rng.permutation(np.concatenate([real_b, fast_b])))
+
+
 def _real_statistics(make_estimator, statistic, X, n_fits, seed0):
     values = []
     with warnings.catch_warnings():
@@ -196,19 +212,9 @@ def _directions_audit(runs, sensitivity):
         return DPKendallDirections(eps=EPS, delta=DELTA, sensitivity=sensitivity,
                                    random_state=seed)
 
-    real_a = _real_statistics(make, lambda e: _kendall_projection(e.kendall_matrix_),
-                              X_a, runs["real"], 0)
-    real_b = _real_statistics(make, lambda e: _kendall_projection(e.kendall_matrix_),
-                              X_b, runs["real"], 10**6)
-    fast_a = fast(X_a, runs["fast"], np.random.default_rng(1))
-    fast_b = fast(X_b, runs["fast"], np.random.default_rng(2))
-    _same_law(real_a, fast_a)
-    _same_law(real_b, fast_b)
-    stats_a = np.concatenate([real_a, fast_a])
-    stats_b = np.concatenate([real_b, fast_b])
-    # shuffle so that the held-out half of the auditor mixes real and fast runs
-    rng = np.random.default_rng(3)
-    return rng.permutation(stats_a), rng.permutation(stats_b), names, gap
+    stats_a, stats_b = _pooled_statistics(
+        make, lambda e: _kendall_projection(e.kendall_matrix_), fast, X_a, X_b, runs)
+    return stats_a, stats_b, names, gap
 
 
 @pytest.mark.parametrize("sensitivity", ["tight", "standard"])
@@ -269,15 +275,8 @@ def _scree_audit(runs):
     fast = _scree_fast(EPS, DELTA)
     X_a, X_b, names, gap = _worst_pair(_candidates(), fast, runs["pilot"])
     statistic = lambda e: _scree_projection(e.explained_variance_raw_)  # noqa: E731
-    real_a = _real_statistics(_make_scree, statistic, X_a, runs["real"], 0)
-    real_b = _real_statistics(_make_scree, statistic, X_b, runs["real"], 10**6)
-    fast_a = fast(X_a, runs["fast"], np.random.default_rng(1))
-    fast_b = fast(X_b, runs["fast"], np.random.default_rng(2))
-    _same_law(real_a, fast_a)
-    _same_law(real_b, fast_b)
-    rng = np.random.default_rng(3)
-    return (rng.permutation(np.concatenate([real_a, fast_a])),
-            rng.permutation(np.concatenate([real_b, fast_b])), names, gap)
+    stats_a, stats_b = _pooled_statistics(_make_scree, statistic, fast, X_a, X_b, runs)
+    return stats_a, stats_b, names, gap
 
 
 def test_scree_audit_stays_below_claim(runs):
@@ -331,15 +330,8 @@ def _dppca_audit(runs):
                      bins=4, random_state=seed)
 
     statistic = lambda e: _kendall_projection(e.kendall_matrix_)  # noqa: E731
-    real_a = _real_statistics(make, statistic, X_a, runs["real"], 0)
-    real_b = _real_statistics(make, statistic, X_b, runs["real"], 10**6)
-    fast_a = fast(X_a, runs["fast"], np.random.default_rng(1))
-    fast_b = fast(X_b, runs["fast"], np.random.default_rng(2))
-    _same_law(real_a, fast_a)
-    _same_law(real_b, fast_b)
-    rng = np.random.default_rng(3)
-    return (rng.permutation(np.concatenate([real_a, fast_a])),
-            rng.permutation(np.concatenate([real_b, fast_b])), names, gap)
+    stats_a, stats_b = _pooled_statistics(make, statistic, fast, X_a, X_b, runs)
+    return stats_a, stats_b, names, gap
 
 
 def test_dppca_audit_stays_below_claim(runs):
