@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 from sklearn.utils.validation import validate_data
 
+from ._kendall import _check_pairs as _check_partners
 from .privacy import check_delta, check_eps
 
 FLOAT_DTYPES = (np.float64, np.float32)
@@ -126,8 +127,7 @@ def check_n_jobs(n_jobs):
 
 
 def check_pairs(pairs):
-    if pairs == "all":
+    """``"all"`` or the kernel's rule for ``m`` partners per row (an int >= 1)."""
+    if isinstance(pairs, str) and pairs == "all":
         return pairs
-    if isinstance(pairs, bool) or not isinstance(pairs, numbers.Integral) or pairs < 1:
-        raise ValueError(f"pairs must be 'all' or an int >= 1, got {pairs!r}.")
-    return int(pairs)
+    return _check_partners(pairs)
