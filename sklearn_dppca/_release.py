@@ -379,6 +379,264 @@ def _nonprivate_block(reference):
 
 
 # --------------------------------------------------------------------------------------
+# reading: every entry is checked against the layout export_release writes, so a file
+# edited by hand fails here with the entry's name, not later in a display
+# --------------------------------------------------------------------------------------
+def _count(value, name, minimum):
+    """A JSON integer ``>= minimum`` (a bool or ``2.5`` is not a count)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"Release field {name!r} must be an integer, got {value!r}.")
+    if value < minimum:
+        raise ValueError(f"Release field {name!r} must be >= {minimum}, got {value!r}.")
+    return int(value)
+
+
+def _typed(value, kind, name, optional=True):
+    """``value`` if it is a ``kind`` (a JSON object or list), or None if allowed."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, kind):
+        expected = {dict: "an object", list: "a list"}[kind]
+        raise ValueError(
+            f"Release field {name!r} must be {expected}"
+            + (" or null" if optional else "") + f", got {type(value).__name__}."
+        )
+    return value
+
+
+def _released_array(value, name, shape):
+    """A finite, read-only array of the given shape (None in ``shape``: any size)."""
+    if isinstance(value, bool):
+        raise ValueError(f"Release field {name!r} must be numeric, got {value!r}.")
+    array = _finite_array(value, name, len(shape))
+    if any(want is not None and got != want for got, want in zip(array.shape, shape)):
+        expected = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
+        raise ValueError(
+            f"Release field {name!r} has shape {array.shape}, expected {expected}."
+        )
+    return _frozen(array)
+
+
+def _optional_array(release, key, shape):
+    value = release.get(key)
+    return None if value is None else _released_array(value, key, shape)
+
+
+def _non_negative(array, name):
+    if array is not None and np.any(array < 0):
+        raise ValueError(f"Release field {name!r} must be >= 0.")
+    return array
+
+
+def _read_shape(release):
+    components = _released_array(release["components"], "components", (None, None))
+    n_components, n_features = components.shape
+    if n_components < 1 or n_features < 1:
+        raise ValueError(f"components has an empty shape {components.shape}.")
+    if (_count(release["n_features"], "n_features", 1) != n_features
+            or _count(release["n_components"], "n_components", 1) != n_components):
+        raise ValueError(
+            f"components has shape {components.shape}, but n_components="
+            f"{release['n_components']} and n_features={release['n_features']}."
+        )
+    names = _typed(release["feature_names"], list, "feature_names", optional=False)
+    if len(names) != n_features or not all(isinstance(name, str) for name in names):
+        raise ValueError(f"feature_names must be {n_features} strings, got {names!r:.200}.")
+    return dict(
+        n_samples_=_count(release["n_samples"], "n_samples", 2),
+        n_features_in_=n_features,
+        feature_names_in_=np.array(names, dtype=object),
+        n_components_=n_components,
+        components_=components,
+    )
+
+
+def _read_arrays(release, n_components, n_features):
+    values = {
+        f"explained_variance{suffix}_": _optional_array(
+            release, "explained_variance" + suffix, (n_components,))
+        for suffix in ("", "_raw", "_ratio")
+    }
+    scree = [value is None for value in values.values()]
+    if any(scree) and not all(scree):
+        raise ValueError("explained_variance, explained_variance_raw and "
+                         "explained_variance_ratio are released together (or are all null).")
+    noise = release.get("noise_scale")
+    if noise is not None:    # one scale (directions) or one per component (scree)
+        noise = _released_array(noise, "noise_scale",
+                                () if np.ndim(noise) == 0 else (n_components,))
+    values["noise_scale_"] = _non_negative(noise, "noise_scale")
+    bounds = _optional_array(release, "clip_bounds", (None,))
+    if bounds is not None and (len(bounds) not in (1, n_components) or np.any(bounds <= 0)):
+        raise ValueError(f"clip_bounds must be 1 or {n_components} positive numbers.")
+    values["clip_bounds_"] = bounds
+    values["kendall_matrix_"] = _optional_array(release, "kendall_matrix",
+                                                (n_features, n_features))
+    values["kendall_eigenvalues_"] = _optional_array(release, "kendall_eigenvalues",
+                                                     (n_features,))
+    return values
+
+
+def _read_axes(value, n_components):
+    axes = _typed(value, list, "axes")
+    if axes is None:
+        return None
+    if (len(axes) != 2 or axes[0] == axes[1]
+            or not all(_count(a, "axes", 0) < n_components for a in axes)):
+        raise ValueError(
+            f"axes must be two different component indices below {n_components}, "
+            f"got {axes!r}."
+        )
+    return tuple(int(a) for a in axes)
+
+
+def _read_frame(value):
+    frame = _typed(value, dict, "frame")
+    if frame is None:
+        return None
+    center = _released_array(frame["center"], "frame.center", (2,))
+    radius = float(_non_negative(_released_array(frame["radius"], "frame.radius", ()),
+                                 "frame.radius"))
+    half_width = float(_released_array(frame["half_width"], "frame.half_width", ()))
+    extent = _released_array(frame["extent"], "frame.extent", (4,))
+    if not (half_width > 0 and extent[0] < extent[1] and extent[2] < extent[3]):
+        raise ValueError("frame must have half_width > 0 and an extent "
+                         "[x_min, x_max, y_min, y_max] with min < max.")
+    return Bunch(center=center, radius=radius, half_width=half_width,
+                 extent=tuple(float(v) for v in extent))
+
+
+def _read_edges(value):
+    edges = _typed(value, list, "bin_edges")
+    if edges is None:
+        return None
+    if len(edges) != 2:
+        raise ValueError(f"bin_edges must hold two lists of edges, got {len(edges)}.")
+    arrays = tuple(_released_array(edge, f"bin_edges[{axis}]", (None,))
+                   for axis, edge in enumerate(edges))
+    if not all(len(edge) >= 2 and np.all(np.diff(edge) > 0) for edge in arrays):
+        raise ValueError("bin_edges must be two increasing lists of at least 2 edges.")
+    return arrays
+
+
+def _read_labels(value, name):
+    labels = _typed(value, list, name)
+    return None if labels is None else [_label(label) for label in labels]
+
+
+def _read_scores(release, n_components):
+    """Axes, frame, edges, histograms, groups and synthetic points, cross-checked."""
+    axes = _read_axes(release.get("axes"), n_components)
+    frame = _read_frame(release.get("frame"))
+    edges = _read_edges(release.get("bin_edges"))
+    cells = None if edges is None else (len(edges[0]) - 1, len(edges[1]) - 1)
+    histogram = _optional_array(release, "score_histogram", cells or (None, None))
+    present = [part is not None for part in (frame, edges, histogram)]
+    if any(present) and not all(present):
+        raise ValueError("frame, bin_edges and score_histogram are released together "
+                         "(or are all null).")
+    if all(present) and axes is None:
+        raise ValueError("A score summary (frame, histogram) needs its axes.")
+    groups = _read_labels(release.get("groups"), "groups")
+    if groups is not None and (not groups or len(set(map(repr, groups))) != len(groups)):
+        raise ValueError(f"groups must be distinct labels, got {groups!r:.200}.")
+    histograms = _typed(release.get("score_histograms"), list, "score_histograms")
+    if histograms is not None:
+        if groups is None or len(groups) != len(histograms) or histogram is None:
+            raise ValueError("score_histograms must be a list aligned with groups, "
+                             "beside a score_histogram.")
+        histograms = {
+            label: _released_array(hist, f"score_histograms[{label!r}]", histogram.shape)
+            for label, hist in zip(groups, histograms)
+        }
+    value = release.get("synthetic_scores")
+    if value is not None and isinstance(value, (list, np.ndarray)) and len(value) == 0:
+        value = np.empty((0, 2))          # no synthetic points: JSON writes []
+    synthetic = None if value is None else _released_array(value, "synthetic_scores",
+                                                           (None, 2))
+    return dict(axes_=axes, frame_=frame, bin_edges_=edges, score_histogram_=histogram,
+                groups_=groups, score_histograms_=histograms, synthetic_scores_=synthetic,
+                synthetic_groups_=_read_synthetic_groups(release, synthetic, groups))
+
+
+def _read_synthetic_groups(release, synthetic, groups):
+    labels = _read_labels(release.get("synthetic_groups"), "synthetic_groups")
+    if labels is None:
+        return None
+    if synthetic is None or len(labels) != len(synthetic):
+        raise ValueError("synthetic_groups must hold one label per synthetic point.")
+    if groups is not None and not set(map(repr, labels)) <= set(map(repr, groups)):
+        raise ValueError("synthetic_groups holds a label that is not in groups.")
+    array = np.empty(len(labels), dtype=object)
+    array[:] = labels
+    array.setflags(write=False)
+    return array
+
+
+def _eps_delta(pair, name):
+    if len(pair) != 2:
+        raise ValueError(f"{name} must be a pair [eps, delta], got {pair!r}.")
+    eps, delta = (float(_released_array(v, name, ())) for v in pair)
+    if eps < 0 or not 0 <= delta < 1:
+        raise ValueError(f"{name} must have eps >= 0 and 0 <= delta < 1.")
+    return eps, delta
+
+
+def _read_privacy(release):
+    """Spent budget, its split and the ledger; the ledger must not exceed the total."""
+    spent = _typed(release["privacy_spent"], dict, "privacy_spent", optional=False)
+    eps, delta = _eps_delta((spent["eps"], spent["delta"]), "privacy_spent")
+    budget = _typed(release.get("budget"), dict, "budget")
+    if budget is not None:
+        budget = {str(part): _eps_delta(_typed(pair, list, f"budget.{part}",
+                                               optional=False), f"budget.{part}")
+                  for part, pair in budget.items()}
+    ledger = _json_metadata(_typed(release["privacy_ledger"], list, "privacy_ledger",
+                                   optional=False))
+    if not all(isinstance(entry, dict) for entry in ledger):
+        raise ValueError("privacy_ledger must be a list of objects, one per mechanism "
+                         "call.")
+    charged = [_eps_delta((entry.get("eps", 0.0), entry.get("delta", 0.0)),
+                          "privacy_ledger entry") for entry in ledger]
+    ledger_eps = math.fsum(e for e, _ in charged)
+    ledger_delta = math.fsum(d for _, d in charged)
+    if ledger_eps > eps * (1 + 1e-9) or ledger_delta > delta * (1 + 1e-9) + 1e-300:
+        raise ValueError(
+            f"The privacy ledger spends eps={ledger_eps:g}, delta={ledger_delta:g}: more "
+            f"than the release's privacy_spent ({eps:g}, {delta:g})."
+        )
+    if eps > 0 and not ledger:
+        raise ValueError("privacy_ledger is empty but privacy_spent is not.")
+    return dict(privacy_spent_=(eps, delta), budget_=budget, privacy_ledger_=ledger)
+
+
+def _read_estimator(release, has_scree):
+    _typed(release.get("software"), dict, "software")
+    estimator = _typed(release.get("estimator"), dict, "estimator") or {}
+    params = _json_metadata(_typed(estimator.get("params"), dict, "estimator.params") or {})
+    seeded = estimator.get("seeded", False)
+    if not isinstance(seeded, bool):
+        raise ValueError(f"estimator.seeded must be true or false, got {seeded!r}.")
+    method = params.get("scree_method", params.get("method"))
+    return dict(estimator_class_=str(estimator.get("class", "unknown")),
+                estimator_params_=params, seeded_=seeded,
+                method_label_=method if has_scree else None)
+
+
+def _read_nonprivate(value, n_features):
+    reference = _typed(value, dict, NONPRIVATE_KEY)
+    if reference is None:
+        return None
+    arrays = {}
+    for key, ndim in _NONPRIVATE_ARRAYS.items():
+        shape = (None, n_features) if key == "components" else (None,) * ndim
+        value = reference.get(key)
+        arrays[key] = None if value is None else _released_array(
+            value, f"{NONPRIVATE_KEY}.{key}", shape)
+    return Bunch(**arrays)
+
+
+# --------------------------------------------------------------------------------------
 # load
 # --------------------------------------------------------------------------------------
 def load_release(path_or_dict):
@@ -528,107 +786,13 @@ class ReleasedPCA:
 
     @staticmethod
     def _read(release, values):
-        components = _finite_array(release["components"], "components", 2)
-        n_components, n_features = components.shape
-        if n_components < 1 or n_features < 1:
-            raise ValueError(f"components has an empty shape {components.shape}.")
-        if int(release["n_features"]) != n_features or int(
-            release["n_components"]
-        ) != n_components:
-            raise ValueError(
-                f"components has shape {components.shape}, but n_components="
-                f"{release['n_components']} and n_features={release['n_features']}."
-            )
-        names = [str(name) for name in release["feature_names"]]
-        if len(names) != n_features:
-            raise ValueError(
-                f"feature_names has {len(names)} names for {n_features} features."
-            )
-        values.update(
-            n_samples_=int(release["n_samples"]),
-            n_features_in_=int(n_features),
-            feature_names_in_=np.array(names, dtype=object),
-            n_components_=int(n_components),
-            components_=_frozen(components),
-        )
-        for key, (attribute, ndim) in _ARRAYS.items():
-            if key == "components":
-                continue
-            value = release.get(key)
-            if key == "synthetic_scores" and value is not None and len(value) == 0:
-                value = np.empty((0, 2))
-            values[attribute] = None if value is None else _frozen(
-                _finite_array(value, key, ndim))
-        for key in ("explained_variance", "explained_variance_raw",
-                    "explained_variance_ratio"):
-            value = values[_ARRAYS[key][0]]
-            if value is not None and value.shape != (n_components,):
-                raise ValueError(f"{key} has shape {value.shape}, expected ({n_components},).")
-
-        axes = release.get("axes")
-        values["axes_"] = None if axes is None else tuple(int(a) for a in axes)
-        frame = release.get("frame")
-        values["frame_"] = None if frame is None else Bunch(
-            center=_frozen(_finite_array(frame["center"], "frame.center", 1)),
-            radius=_finite_float(frame["radius"], "frame.radius"),
-            half_width=_finite_float(frame["half_width"], "frame.half_width"),
-            extent=tuple(float(v) for v in _finite_array(frame["extent"], "frame.extent", 1)),
-        )
-        edges = release.get("bin_edges")
-        values["bin_edges_"] = None if edges is None else tuple(
-            _frozen(_finite_array(edge, f"bin_edges[{axis}]", 1))
-            for axis, edge in enumerate(edges)
-        )
-        score_part = [values[name] is None
-                      for name in ("frame_", "bin_edges_", "score_histogram_")]
-        if any(score_part) and not all(score_part):
-            raise ValueError("frame, bin_edges and score_histogram are released together "
-                             "(or are all null).")
-        groups = release.get("groups")
-        values["groups_"] = None if groups is None else [_label(g) for g in groups]
-        histograms = release.get("score_histograms")
-        if histograms is None:
-            values["score_histograms_"] = None
-        else:
-            if groups is None or len(groups) != len(histograms):
-                raise ValueError("score_histograms must be a list aligned with groups.")
-            values["score_histograms_"] = {
-                label: _frozen(_finite_array(hist, f"score_histograms[{label!r}]", 2))
-                for label, hist in zip(values["groups_"], histograms)
-            }
-        synthetic_groups = release.get("synthetic_groups")
-        if synthetic_groups is None:
-            values["synthetic_groups_"] = None
-        else:
-            labels = np.empty(len(synthetic_groups), dtype=object)
-            labels[:] = [_label(g) for g in synthetic_groups]
-            labels.setflags(write=False)
-            values["synthetic_groups_"] = labels
-        budget = release.get("budget")
-        values["budget_"] = None if budget is None else {
-            part: tuple(float(v) for v in pair) for part, pair in budget.items()
-        }
-        spent = release["privacy_spent"]
-        values["privacy_spent_"] = (_finite_float(spent["eps"], "privacy_spent.eps"),
-                                    _finite_float(spent["delta"], "privacy_spent.delta"))
-        ledger = _json_metadata(list(release["privacy_ledger"]))
-        if not all(isinstance(entry, dict) for entry in ledger):
-            raise ValueError("privacy_ledger must be a list of objects, one per mechanism "
-                             "call.")
-        values["privacy_ledger_"] = ledger
-        estimator = release.get("estimator") or {}
-        params = _json_metadata(dict(estimator.get("params") or {}))
-        values["estimator_class_"] = str(estimator.get("class", "unknown"))
-        values["estimator_params_"] = params
-        values["seeded_"] = bool(estimator.get("seeded", False))
-        method = params.get("scree_method", params.get("method"))
-        values["method_label_"] = method if values["explained_variance_"] is not None else None
-        reference = release.get(NONPRIVATE_KEY)
-        values["nonprivate_"] = None if reference is None else Bunch(**{
-            key: None if reference.get(key) is None else _frozen(
-                _finite_array(reference[key], f"{NONPRIVATE_KEY}.{key}", ndim))
-            for key, ndim in _NONPRIVATE_ARRAYS.items()
-        })
+        values.update(_read_shape(release))
+        n_components, n_features = values["components_"].shape
+        values.update(_read_arrays(release, n_components, n_features))
+        values.update(_read_scores(release, n_components))
+        values.update(_read_privacy(release))
+        values.update(_read_estimator(release, values["explained_variance_"] is not None))
+        values["nonprivate_"] = _read_nonprivate(release.get(NONPRIVATE_KEY), n_features)
         values["release_"] = {key: value for key, value in release.items()
                               if key not in _RESERVED}
 

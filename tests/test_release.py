@@ -3,6 +3,7 @@
 import copy
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -250,6 +251,103 @@ def test_load_rejects_bad_content(fitted, tmp_path):
     path.write_text("{not json", encoding="utf-8")
     with pytest.raises(ValueError, match="not valid JSON"):
         load_release(path)
+
+
+def _set(key, value):
+    def damage(release):
+        release[key] = value
+    return damage
+
+
+def _set_in(key, inner, value):
+    def damage(release):
+        release[key][inner] = value
+    return damage
+
+
+def _edit(function):
+    def damage(release):
+        function(release)
+    return damage
+
+
+# (damage, the entry the error must name): each leaves a dict that json.dumps
+# accepts but that export_release could never have written. The fitted release has
+# n_components=3, 20 x 20 bins, five groups and synthetic points.
+TAMPERED = {
+    "n_samples bool": (_set("n_samples", True), "n_samples"),
+    "n_samples negative": (_set("n_samples", -1), "n_samples"),
+    "n_samples fraction": (_set("n_samples", 2.5), "n_samples"),
+    "n_components fraction": (_set("n_components", 2.5), "n_components"),
+    "feature names not strings": (_edit(lambda r: r.update(
+        feature_names=list(range(len(r["feature_names"]))))), "feature_names"),
+    "axes repeated": (_set("axes", [0, 0]), "axes"),
+    "axes beyond components": (_set("axes", [0, 3]), "axes"),
+    "axes empty": (_set("axes", []), "axes"),
+    "axes as strings": (_set("axes", ["0", "1"]), "axes"),
+    "axes dropped": (_set("axes", None), "axes"),
+    "frame dropped": (_set("frame", None), "frame"),
+    "frame extent short": (_edit(lambda r: r["frame"].update(
+        extent=r["frame"]["extent"][:3])), "frame.extent"),
+    "frame extent reversed": (_edit(lambda r: r["frame"].update(
+        extent=r["frame"]["extent"][::-1])), "extent"),
+    "frame not an object": (_set("frame", [1.0]), "frame"),
+    "one list of edges": (_edit(lambda r: r.update(bin_edges=r["bin_edges"][:1])),
+                          "bin_edges"),
+    "edges decreasing": (_edit(lambda r: r["bin_edges"].__setitem__(
+        0, r["bin_edges"][0][::-1])), "bin_edges"),
+    "histogram misses a row": (_edit(lambda r: r.update(
+        score_histogram=r["score_histogram"][:-1])), "score_histogram"),
+    "group histogram misses a column": (_edit(lambda r: r["score_histograms"].__setitem__(
+        0, [row[:-1] for row in r["score_histograms"][0]])), "score_histograms"),
+    "group histograms unaligned": (_edit(lambda r: r.update(
+        score_histograms=r["score_histograms"][:-1])), "score_histograms"),
+    "groups a string": (_set("groups", "G1"), "groups"),
+    "groups repeated": (_edit(lambda r: r.update(groups=["G1"] * len(r["groups"]))),
+                        "groups"),
+    "synthetic points in 3-D": (_edit(lambda r: r.update(
+        synthetic_scores=[row + [0.0] for row in r["synthetic_scores"]])),
+        "synthetic_scores"),
+    "synthetic labels short": (_edit(lambda r: r.update(
+        synthetic_groups=r["synthetic_groups"][:-1])), "synthetic_groups"),
+    "synthetic label unknown": (_edit(lambda r: r["synthetic_groups"].__setitem__(
+        0, "nowhere")), "synthetic_groups"),
+    "budget a list": (_set("budget", [1.0]), "budget"),
+    "budget part not a pair": (_set_in("budget", "loading", [0.4]), "budget.loading"),
+    "estimator a string": (_set("estimator", "x"), "estimator"),
+    "estimator params a list": (_set_in("estimator", "params", [1]), "estimator.params"),
+    "seeded a string": (_set_in("estimator", "seeded", "no"), "estimator.seeded"),
+    "software a number": (_set("software", 5), "software"),
+    "ledger an object": (_set("privacy_ledger", {}), "privacy_ledger"),
+    "ledger of numbers": (_set("privacy_ledger", [1, 2]), "privacy_ledger"),
+    "ledger empty": (_set("privacy_ledger", []), "privacy_ledger"),
+    "ledger above the total": (_edit(lambda r: r["privacy_ledger"][0].update(
+        eps=r["privacy_spent"]["eps"] * 2)), "privacy ledger"),
+    "spent delta 1": (_set_in("privacy_spent", "delta", 1.0), "privacy_spent"),
+    "spent a list": (_set("privacy_spent", [1.0, 1e-5]), "privacy_spent"),
+    "noise scale negative": (_edit(lambda r: r.update(
+        noise_scale=[-abs(v) for v in r["noise_scale"]])), "noise_scale"),
+    "noise scale bool": (_set("noise_scale", True), "noise_scale"),
+    "noise scale wrong length": (_set("noise_scale", [1.0] * 7), "noise_scale"),
+    "clip bound zero": (_set("clip_bounds", [0.0]), "clip_bounds"),
+    "kendall matrix 1 x 1": (_set("kendall_matrix", [[1.0]]), "kendall_matrix"),
+    "scree ratio dropped": (_set("explained_variance_ratio", None),
+                            "explained_variance_ratio"),
+    "reference components of other width": (_edit(lambda r: r[NONPRIVATE_KEY].update(
+        components=[[1.0]])), "components"),
+    "reference a list": (_set(NONPRIVATE_KEY, [1.0]), NONPRIVATE_KEY),
+}
+
+
+@pytest.mark.parametrize("case", list(TAMPERED))
+def test_load_rejects_a_tampered_entry_naming_it(fitted, case):
+    """A hand-edited release fails in load_release, naming the entry (issue 9)."""
+    release = copy.deepcopy(export_release(fitted, include_nonprivate=True))
+    load_release(copy.deepcopy(release))            # the untouched release loads
+    damage, entry = TAMPERED[case]
+    damage(release)
+    with pytest.raises(ValueError, match=re.escape(entry)):
+        load_release(json.loads(json.dumps(release)))
 
 
 def test_integer_group_labels_keep_their_type(data):
