@@ -1,6 +1,9 @@
 """Test-session setup shared by every test module."""
 
 import os
+import sys
+
+import pytest
 
 # scikit-learn's array-API check (``check_array_api_input``) runs only when SciPy
 # was imported with array-API support switched on; set it before anything imports
@@ -18,3 +21,12 @@ def pytest_addoption(parser):
         help="Multiply the run counts of the end-to-end privacy audits "
         "(tests/test_audit_estimators.py) by 20: sharper bounds, about 8 minutes.",
     )
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Close every matplotlib figure a test left open (when pyplot is in use)."""
+    yield
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is not None:
+        pyplot.close("all")

@@ -213,12 +213,6 @@ def save_png(fig, tmp_path, name="figure.png"):
     return path
 
 
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
-
 # --------------------------------------------------------------------------------------
 # tests of the helpers
 # --------------------------------------------------------------------------------------

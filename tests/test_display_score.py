@@ -12,7 +12,6 @@ from sklearn.exceptions import NotFittedError  # noqa: E402
 sys.path.insert(0, str(Path(__file__).parent))
 from test_display_common import (  # noqa: E402
     NotFitted,
-    _close_figures,  # noqa: F401
     make_fake,
     real_estimators,
     save_png,

@@ -44,7 +44,7 @@ from hypothesis import strategies as st
 
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, spherical_kendall
 
-from _hypothesis_profile import profile_settings as _settings  # noqa: E402
+from _hypothesis_support import profile_settings as _settings  # noqa: E402
 
 
 ESTIMATOR_EXAMPLES = 2000

@@ -52,30 +52,12 @@ from sklearn_dppca import DPPCA, DPScree, export_release, load_release  # noqa: 
 from sklearn_dppca._cli import main  # noqa: E402
 
 # ------------------------------------------------------------------------ settings
-from _hypothesis_profile import profile_settings as _settings  # noqa: E402
+from _hypothesis_support import integer as _int  # noqa: E402
+from _hypothesis_support import pick as _pick  # noqa: E402
+from _hypothesis_support import profile_settings as _settings  # noqa: E402
 
 
 CLI_EXAMPLES = 2000
-
-# Strategies are built once (building st.sampled_from anew per draw costs more than
-# the draw).
-_STRATEGY_CACHE = {}
-
-
-def _pick(draw, values):
-    """``draw(st.sampled_from(values))``; the first value is the common case."""
-    key = ("pick", repr(values))
-    if key not in _STRATEGY_CACHE:
-        _STRATEGY_CACHE[key] = st.sampled_from(list(values))
-    return draw(_STRATEGY_CACHE[key])
-
-
-def _int(draw, low, high):
-    key = ("int", low, high)
-    if key not in _STRATEGY_CACHE:
-        _STRATEGY_CACHE[key] = st.integers(low, high)
-    return draw(_STRATEGY_CACHE[key])
-
 
 # --------------------------------------------------------------------- CSV files
 

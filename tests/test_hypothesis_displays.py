@@ -72,7 +72,10 @@ from sklearn_dppca.display import (  # noqa: E402
 )
 
 # ------------------------------------------------------------------------ settings
-from _hypothesis_profile import profile_settings as _settings  # noqa: E402
+from _hypothesis_support import boolean as _bool  # noqa: E402
+from _hypothesis_support import integer as _int  # noqa: E402
+from _hypothesis_support import pick as _pick  # noqa: E402
+from _hypothesis_support import profile_settings as _settings  # noqa: E402
 
 
 DISPLAY_EXAMPLES = 2000
@@ -98,31 +101,6 @@ class _strict(warnings.catch_warnings):
 
 
 # ---------------------------------------------------------------- released values
-
-# Strategies are built once: building st.sampled_from(...) anew in every draw costs
-# more than the draw.
-_STRATEGY_CACHE = {}
-
-
-def _pick(draw, values):
-    """``draw(st.sampled_from(values))``."""
-    key = ("pick", repr(values))
-    if key not in _STRATEGY_CACHE:
-        _STRATEGY_CACHE[key] = st.sampled_from(list(values))
-    return draw(_STRATEGY_CACHE[key])
-
-
-def _int(draw, low, high):
-    """``draw(st.integers(low, high))``."""
-    key = ("int", low, high)
-    if key not in _STRATEGY_CACHE:
-        _STRATEGY_CACHE[key] = st.integers(low, high)
-    return draw(_STRATEGY_CACHE[key])
-
-
-def _bool(draw):
-    return _pick(draw, [False, True])
-
 
 def _choice(rng, values):
     """A secondary choice, from the generator hypothesis seeded."""

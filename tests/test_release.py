@@ -23,7 +23,6 @@ from sklearn_dppca.datasets import make_gaussian_clusters
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 
 from sklearn_dppca.display import (  # noqa: E402
     BiplotDisplay,
@@ -56,12 +55,6 @@ def fitted(data):
     X, y = data
     return DPPCA(n_components=3, groups=GROUPS, compute_nonprivate=True,
                  random_state=0).fit(X, y)
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 def _walk(value):

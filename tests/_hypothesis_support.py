@@ -1,4 +1,4 @@
-"""The hypothesis profile shared by the property-test modules.
+"""The hypothesis profile and the cached draws shared by the property-test modules.
 
 ``HYPOTHESIS_PROFILE``: ``ci`` (default: derandomized, no example database, no
 shrinking), ``quick`` (x0.05 cases), ``thorough`` (x10 cases, random seeds, shrinking).
@@ -7,6 +7,7 @@ shrinking), ``quick`` (x0.05 cases), ``thorough`` (x10 cases, random seeds, shri
 import os
 
 from hypothesis import HealthCheck, Phase, settings
+from hypothesis import strategies as st
 
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
 _SCALE = {"ci": 1.0, "default": 1.0, "quick": 0.05, "thorough": 10.0}
@@ -32,3 +33,28 @@ def profile_settings(examples):
             Phase.explicit, Phase.reuse, Phase.generate),
         report_multiple_bugs=PROFILE == "thorough",
     )
+
+
+# Strategies are built once: building st.sampled_from(...) anew in every draw costs
+# more than the draw.
+_STRATEGY_CACHE = {}
+
+
+def pick(draw, values):
+    """``draw(st.sampled_from(values))``; hypothesis favours the first value."""
+    key = ("pick", repr(values))
+    if key not in _STRATEGY_CACHE:
+        _STRATEGY_CACHE[key] = st.sampled_from(list(values))
+    return draw(_STRATEGY_CACHE[key])
+
+
+def integer(draw, low, high):
+    """``draw(st.integers(low, high))``."""
+    key = ("int", low, high)
+    if key not in _STRATEGY_CACHE:
+        _STRATEGY_CACHE[key] = st.integers(low, high)
+    return draw(_STRATEGY_CACHE[key])
+
+
+def boolean(draw):
+    return pick(draw, [False, True])
