@@ -1,12 +1,15 @@
-"""The hypothesis profile and the cached draws shared by the property-test modules.
+"""The hypothesis profile, cached draws and the outcome contract shared by the
+property-test modules.
 
 ``HYPOTHESIS_PROFILE``: ``ci`` (default: derandomized, no example database, no
 shrinking), ``quick`` (x0.05 cases), ``thorough`` (x10 cases, random seeds, shrinking).
 """
 
 import os
+import re
+import warnings
 
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, Phase, event, note, settings
 from hypothesis import strategies as st
 
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
@@ -58,3 +61,41 @@ def integer(draw, low, high):
 
 def boolean(draw):
     return pick(draw, [False, True])
+
+
+class strict_warnings(warnings.catch_warnings):
+    """RuntimeWarnings are errors; UserWarnings (documented ones, missing glyphs)
+    are ignored."""
+
+    def __enter__(self):
+        result = super().__enter__()
+        warnings.simplefilter("ignore", UserWarning)
+        warnings.simplefilter("error", RuntimeWarning)
+        return result
+
+
+def run_contract(call, expected, allowed=(), result_event="a result"):
+    """``call()``: a result, or a ValueError/TypeError the input explains.
+
+    ``expected`` lists (exception types, message regex) of which the call must
+    raise one (empty: it must succeed); ``allowed`` lists further errors it may
+    raise. A RuntimeWarning is an error. Returns the result, or None when the
+    call (correctly) raised.
+    """
+    allowed = list(expected) + list(allowed)
+    try:
+        with strict_warnings():
+            result = call()
+    except (ValueError, TypeError) as error:
+        message = str(error)
+        note(f"raised {type(error).__name__}: {message}")
+        for types, pattern in allowed:
+            if isinstance(error, types) and re.search(pattern, message):
+                event(f"outcome: {type(error).__name__} matching {pattern!r}")
+                return None
+        raise AssertionError(
+            f"unexpected {type(error).__name__}: {message!r}; allowed: {allowed}"
+        ) from error
+    assert not expected, f"expected an error matching {expected}, got a result"
+    event(f"outcome: {result_event}")
+    return result

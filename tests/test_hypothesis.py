@@ -34,17 +34,18 @@ tests/test_hypothesis_cli.py (same profiles).
 
 import math
 import re
-import warnings
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from hypothesis import event, example, given, note
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, spherical_kendall
 
 from _hypothesis_support import profile_settings as _settings  # noqa: E402
+from _hypothesis_support import run_contract  # noqa: E402
+from _hypothesis_support import strict_warnings as _strict_warnings  # noqa: E402
 
 
 ESTIMATOR_EXAMPLES = 2000
@@ -254,20 +255,10 @@ def _check_fitted(estimator, n_components, n_features):
         assert entry["noise_scale"] >= 0
 
 
-class _strict(warnings.catch_warnings):
-    """RuntimeWarnings are errors; UserWarnings (documented ones) are ignored."""
-
-    def __enter__(self):
-        result = super().__enter__()
-        warnings.simplefilter("ignore", UserWarning)
-        warnings.simplefilter("error", RuntimeWarning)
-        return result
-
-
 def _check_transform(estimator, case, n_components):
     """transform of the fitted data: finite, right shape and dtype, or a clear error."""
     try:
-        with _strict():
+        with _strict_warnings():
             projection = estimator.transform(case.data)
     except ValueError as error:
         # whitening by a tiny variance, or float32 data near its largest value
@@ -281,7 +272,7 @@ def _check_transform(estimator, case, n_components):
 
 
 def _check_summary(estimator):
-    with _strict():
+    with _strict_warnings():
         summary = estimator.summary()
         text = str(summary)
         html = summary._repr_html_()
@@ -290,31 +281,12 @@ def _check_summary(estimator):
 
 
 def _run(fit, expected, extra_errors=()):
-    """Run ``fit()`` under RuntimeWarning-as-error; check the error contract.
+    """``fit()`` under the outcome contract (see ``run_contract``).
 
-    ``expected`` lists the errors the input must raise one of (empty: none);
-    ``extra_errors`` lists (condition, types, regex) for parameter-dependent
-    errors. Returns the result of ``fit`` or None when it (correctly) raised.
+    ``extra_errors`` lists (condition, types, regex) of parameter-dependent errors,
+    allowed when their condition holds.
     """
-    allowed = list(expected) + [rule[1:] for rule in extra_errors if rule[0]]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        warnings.simplefilter("error", RuntimeWarning)
-        try:
-            result = fit()
-        except (ValueError, TypeError) as error:
-            message = str(error)
-            note(f"raised {type(error).__name__}: {message}")
-            for types, pattern in allowed:
-                if isinstance(error, types) and re.search(pattern, message):
-                    event(f"outcome: {type(error).__name__} matching {pattern!r}")
-                    return None
-            raise AssertionError(
-                f"unexpected {type(error).__name__}: {message!r}; allowed: {allowed}"
-            ) from error
-    assert not expected, f"expected an error matching {expected}, got a result"
-    event("outcome: a result")
-    return result
+    return run_contract(fit, expected, [rule[1:] for rule in extra_errors if rule[0]])
 
 
 def _case(X, container="float64"):

@@ -26,7 +26,7 @@ The outcome is always either a display whose drawn coordinates and axis limits a
 finite and whose documented artists exist with the right shapes, or a ``ValueError``
 / ``TypeError`` whose message names the problem, raised exactly when the input has
 that problem (predicted independently from the generated input). Never another
-exception, never a ``RuntimeWarning`` (errors, see ``_strict``).
+exception, never a ``RuntimeWarning`` (errors, see ``strict_warnings``).
 
 Cost: one figure and one axes per test are reused; between cases the artists, extra
 axes (twin axes, colour bars, facets) and axes state are removed, with a full
@@ -44,12 +44,10 @@ tests/test_hypothesis.py for ``HYPOTHESIS_PROFILE=quick|thorough``.
 
 import json
 import math
-import re
-import warnings
 
 import numpy as np
 import pytest
-from hypothesis import event, given, note
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 matplotlib = pytest.importorskip("matplotlib")
@@ -76,6 +74,8 @@ from _hypothesis_support import boolean as _bool  # noqa: E402
 from _hypothesis_support import integer as _int  # noqa: E402
 from _hypothesis_support import pick as _pick  # noqa: E402
 from _hypothesis_support import profile_settings as _settings  # noqa: E402
+from _hypothesis_support import run_contract  # noqa: E402
+from _hypothesis_support import strict_warnings as _strict_warnings  # noqa: E402
 
 
 DISPLAY_EXAMPLES = 2000
@@ -87,17 +87,6 @@ DEFAULT_FIGURE_EVERY = 1000
 FULL_CLEAR_EVERY = 20
 OVERVIEW_DRAW_EVERY = 50
 OVERVIEW_CONSTRAINED_EVERY = 10
-
-
-class _strict(warnings.catch_warnings):
-    """RuntimeWarnings are errors; UserWarnings (documented ones, missing glyphs)
-    are ignored."""
-
-    def __enter__(self):
-        result = super().__enter__()
-        warnings.simplefilter("ignore", UserWarning)
-        warnings.simplefilter("error", RuntimeWarning)
-        return result
 
 
 # ---------------------------------------------------------------- released values
@@ -503,24 +492,9 @@ def _run(call, rules):
     """
     expected = [(types, pattern) for condition, types, pattern in rules
                 if condition is True or (condition is not MAY and bool(condition))]
-    allowed = expected + [(types, pattern) for condition, types, pattern in rules
-                          if condition is MAY]
-    try:
-        with _strict():
-            result = call()
-    except (ValueError, TypeError) as error:
-        message = str(error)
-        note(f"raised {type(error).__name__}: {message}")
-        for types, pattern in allowed:
-            if isinstance(error, types) and re.search(pattern, message):
-                event(f"outcome: {type(error).__name__} matching {pattern!r}")
-                return None
-        raise AssertionError(
-            f"unexpected {type(error).__name__}: {message!r}; allowed: {allowed}"
-        ) from error
-    assert not expected, f"expected an error matching {expected}, got a result"
-    event("outcome: a display")
-    return result
+    optional = [(types, pattern) for condition, types, pattern in rules
+                if condition is MAY]
+    return run_contract(call, expected, optional, result_event="a display")
 
 
 # ------------------------------------------------------------------------ figures
@@ -573,7 +547,7 @@ class Canvas:
         return ax, self.count
 
     def render(self):
-        with _strict():
+        with _strict_warnings():
             self.figure.canvas.draw()
 
     def close(self):
@@ -630,7 +604,7 @@ def _draw_default(call):
         return
     figure = display.figure_
     try:
-        with _strict():
+        with _strict_warnings():
             figure.canvas.draw()
         _check_figure(figure, "ax=None")
     finally:
@@ -1087,7 +1061,7 @@ def test_plot_overview_property(generated):
         assert expected <= set(figure.displays_) <= expected | optional
         _check_figure(figure, "plot_overview")
         if count % OVERVIEW_DRAW_EVERY == 0:
-            with _strict():
+            with _strict_warnings():
                 figure.canvas.draw()
     finally:
         plt.close("all")
