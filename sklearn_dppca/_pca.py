@@ -386,7 +386,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
             return
         self.score_histogram_ = normalised(counts.sum(axis=0))
         self.score_histograms_ = {
-            label: normalised(group_counts, f"histogram of group {label!r}")
+            label: normalised(group_counts, f"histogram of group {_label_text(label)}")
             for label, group_counts in zip(labels, counts)
         }
         sizes = split_by_noisy_totals(n_points, counts, rng)
@@ -445,3 +445,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         sections.append((None, [budget_line(*self.privacy_spent_),
                                 reference_line(self.nonprivate_ is not None)]))
         return FitSummary("DP PCA Summary", sections)
+
+
+def _label_text(label):
+    """A group label as the user wrote it (numpy 2 shows ``np.str_('a')`` for 'a')."""
+    return repr(label.item() if isinstance(label, np.generic) else label)

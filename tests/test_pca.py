@@ -39,6 +39,15 @@ def test_budget_accounting(histogram, with_groups):
     assert all(e["delta"] == 0 for e in pca.privacy_ledger_ if e["step"].startswith("score/frame"))
 
 
+def test_empty_group_histogram_warning_names_the_label_as_given():
+    # 150 rows, sparse histograms at eps 2: every group's histogram is thresholded
+    # away; the warning must show 'G1' as the user wrote it (not numpy's np.str_('G1'))
+    X, y = make_gaussian_clusters(150, n_features=10, return_groups=True, random_state=0)
+    with pytest.warns(UserWarning, match=r"histogram of group 'G1' is 0") as record:
+        DPPCA(eps=2.0, histogram="sparse", groups=sorted(set(y)), random_state=0).fit(X, y)
+    assert not any("np." in str(warning.message) for warning in record)
+
+
 def test_custom_budget_split_is_recorded():
     X = gaussian_scores_data(500, 0)
     split = {"loading": 0.5, "scree": 0.25, "score": 0.25}
