@@ -100,7 +100,7 @@ class DPKendallDirections(_PrivateProjection):
     pairs : "all" or int, default="all"
         ``"all"``: the full U-statistic, O(n^2 p). An int ``m``: each row is paired
         with ``m`` others by a data-independent random design (incomplete
-        U-statistic, O(n m p)); the sensitivity is unchanged.
+        U-statistic, O(n m p^2): linear in n); the sensitivity is unchanged.
     duplicates : {"ignore", "raise"}, default="ignore"
         Coincident pairs contribute a zero term (``"ignore"``) or raise a
         ``ValueError`` (``"raise"``, the seeds' behaviour).

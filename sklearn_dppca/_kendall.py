@@ -294,8 +294,8 @@ def spherical_kendall(X, *, duplicates="ignore", n_jobs=None, pairs="all",
         ``"all"``: the complete U-statistic, O(n^2 p) time. An int ``m >= 1``: the
         incomplete U-statistic over a random design pairing every row with exactly
         ``m`` others (``sklearn_dppca._kendall.pair_design``),
-        ``K_m = 2 / (n m) * sum u u^T`` over its ``n m / 2`` pairs, in O(n m p) time
-        for the differences (plus ``n m p^2 / 2`` flops in DSYRK). ``m >= n - 1``
+        ``K_m = 2 / (n m) * sum u u^T`` over its ``n m / 2`` pairs: O(n m p) for the
+        differences plus ``n m p^2 / 2`` flops in DSYRK, O(n m p^2) in all. ``m >= n - 1``
         uses all pairs. An odd ``m`` needs an even ``n``.
     random_state : None, int, numpy.random.Generator or RandomState, default=None
         Draws the pair design when ``pairs`` is an int; unused for ``"all"``. The
