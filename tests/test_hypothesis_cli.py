@@ -18,7 +18,9 @@ stderr captured, on a generated argument list and generated small files:
 Property: the exit status is 0 or 2 and nothing prints a traceback. On 2, stderr is
 argparse's usage message ending in ``...: error: ...`` (usage errors), or exactly one
 ``error: ...`` line, last, after nothing but ``warning: ...`` lines; the error names
-the invalid option when the case has exactly one; nothing is written. A saved
+the invalid option when the case has exactly one; nothing is written; a valid
+CSV file with valid options fails only when ``n`` is too small for the scree
+method or the pair design. A saved
 release always draws; a damaged one only when :func:`load_release` accepts it. On 0, stderr
 holds only ``warning:`` lines, the figure exists in the requested format, and the
 JSON exists, parses without NaN / Infinity tokens and spends at most the requested
@@ -236,6 +238,11 @@ INVALID = {
     "--dpi": (["5", "x", "-100", ""], False),
     "--json": (["missing/dir/out.json", "."], False),
 }
+
+
+# The only errors a valid CSV file with valid options may end in: huber and pmwm
+# pair the rows (n >= 4), an odd number of partners needs an even n.
+VALID_MODE_ERRORS = r"needs at least 4 rows|pairs=\d+ is odd"
 
 
 def _valid_fit_options(draw, p):
@@ -573,6 +580,10 @@ def test_cli_property(case, work_dir, releases_dir):
             assert all(line.startswith("warning: ") for line in lines[:-1]), err
             if expect["names"] is not None:
                 assert expect["names"] in lines[-1], (expect["names"], err)
+            if expect["mode"] == "valid":
+                # valid files and options: a report, unless the public n is too
+                # small for the chosen method or design
+                assert re.search(VALID_MODE_ERRORS, lines[-1]), err
         assert after == before, f"exit 2 but files were written: {after}"
         return
     # a complete run; a damaged release may only draw if load_release (whose own
