@@ -322,3 +322,27 @@ def test_importing_package_does_not_import_pyplot(tmp_path):
     package_root = Path(sklearn_dppca.__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": str(package_root)}
     subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path, env=env)
+
+
+class _Unrelated:
+    """Has ``fit`` but is no scikit-learn estimator (no ``__sklearn_tags__``)."""
+
+    components_ = np.eye(2)
+
+    def fit(self, X=None, y=None):
+        return self
+
+
+@pytest.mark.parametrize("entry", ["ScreeDisplay", "LoadingDisplay", "ScoreDisplay",
+                                   "VariableDisplay", "BiplotDisplay", "plot_overview"])
+@pytest.mark.parametrize("thing", [_Unrelated(), sklearn_dppca.DPPCA, None, "DPPCA"],
+                         ids=["unrelated object", "class", "None", "string"])
+def test_a_non_estimator_is_a_type_error_on_every_scikit_learn(entry, thing):
+    # scikit-learn 1.6's check_is_fitted says NotFittedError for such objects and
+    # later releases AttributeError: the displays decide themselves
+    from sklearn_dppca import display
+
+    function = getattr(display, entry)
+    function = getattr(function, "from_estimator", function)
+    with pytest.raises(TypeError, match="not a scikit-learn estimator instance"):
+        function(thing)

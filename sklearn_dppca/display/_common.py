@@ -605,20 +605,28 @@ def unsupported_reason(estimator, display_name):
 
 
 def check_fitted(estimator, caller_name):
-    """``check_is_fitted``, with a TypeError for objects that are no estimators."""
+    """``check_is_fitted``, with a TypeError for objects that are no estimators.
+
+    An estimator instance has ``__sklearn_tags__`` (scikit-learn >= 1.6). That is
+    checked here first: what ``check_is_fitted`` makes of other objects changed
+    between scikit-learn releases (NotFittedError in 1.6, AttributeError later).
+    """
     from sklearn.exceptions import NotFittedError
     from sklearn.utils.validation import check_is_fitted
 
+    what = (f"the class {estimator.__name__}" if isinstance(estimator, type)
+            else type(estimator).__name__)
+    message = (f"{caller_name} needs a fitted estimator of sklearn_dppca "
+               "(DPKendallDirections, DPScree or DPPCA); got "
+               f"{what}, which is not a scikit-learn estimator instance.")
+    if isinstance(estimator, type) or not hasattr(estimator, "__sklearn_tags__"):
+        raise TypeError(message)
     try:
         check_is_fitted(estimator)
     except NotFittedError:
         raise
     except (AttributeError, TypeError) as exc:
-        raise TypeError(
-            f"{caller_name} needs a fitted estimator of sklearn_dppca "
-            "(DPKendallDirections, DPScree or DPPCA); got "
-            f"{type(estimator).__name__}, which is not a scikit-learn estimator."
-        ) from exc
+        raise TypeError(message) from exc
 
 
 def check_estimator_for(estimator, display_name):
