@@ -455,7 +455,9 @@ class ScoreDisplay:
         if isinstance(ax, Axes):
             fig = ax.figure
             ax.set_axis_off()
-            spec = ax.get_subplotspec()
+            # None for axes placed by add_axes (which lack the method before
+            # matplotlib 3.7)
+            spec = getattr(ax, "get_subplotspec", lambda: None)()
             axs = []
             if spec is not None:
                 from matplotlib.gridspec import GridSpecFromSubplotSpec
