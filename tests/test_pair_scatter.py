@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 import pytest
-from test_kendall import DATASETS, direct_kendall
+from test_kendall import DATASETS, _adversarial_neighbours, direct_kendall
 
 from sklearn_dppca import DPKendallDirections
 from sklearn_dppca._kendall import pair_design, pair_scatter, spherical_kendall
@@ -402,22 +402,13 @@ def test_norm_clipped_sensitivity_random_neighbours(pairs):
 
 
 # ---------------------------------------- the estimator's pre-noise matrix, pairs=m
-def _far_neighbours(n=200, p=3, seed=37):
-    rng = np.random.default_rng(seed)
-    X = 1e-6 * rng.standard_normal((n, p))
-    X_prime = X.copy()
-    X[-1] = 1e6 * np.eye(p)[0]
-    X_prime[-1] = 1e6 * np.eye(p)[1]
-    return X, X_prime
-
-
 @pytest.mark.parametrize("m", [8, 5, 64])
 def test_directions_pairs_m_sensitivity_at_the_estimator(m):
     # DPKendallDirections draws the design, then the noise, from one generator: with
     # the same seed on neighbouring data the noise cancels, and the released matrices
     # differ exactly as the pre-noise matrices spherical_kendall(X, pairs=m,
     # random_state=seed) do, by at most the 4 / n the noise is calibrated to.
-    X, X_prime = _far_neighbours()
+    X, X_prime = _adversarial_neighbours(seed=37)
     n = X.shape[0]
     seed = 11
     kernel_gap = (spherical_kendall(X, pairs=m, random_state=seed)
