@@ -550,7 +550,7 @@ def _read_scores(release, n_components):
             for label, hist in zip(groups, histograms)
         }
     value = release.get("synthetic_scores")
-    if value is not None and isinstance(value, (list, np.ndarray)) and len(value) == 0:
+    if isinstance(value, (list, np.ndarray)) and len(value) == 0:
         value = np.empty((0, 2))          # no synthetic points: JSON writes []
     synthetic = None if value is None else _released_array(value, "synthetic_scores",
                                                            (None, 2))
