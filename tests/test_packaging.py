@@ -38,3 +38,13 @@ def test_ci_runs_the_readme_test_command_and_the_oldest_stage():
     run = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert command in run
     assert run.index(command) < run.index("bash .ci/oldest-deps")
+
+
+def test_readme_and_install_page_state_the_declared_lower_bounds():
+    bounds = _lower_bounds((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    runtime = {"NumPy": "numpy", "SciPy": "scipy", "scikit-learn": "scikit-learn",
+               "matplotlib": "matplotlib", "joblib": "joblib"}
+    for page in (ROOT / "README.rst", ROOT / "doc" / "install.rst"):
+        text = " ".join(page.read_text(encoding="utf-8").split())
+        for shown, name in runtime.items():
+            assert f"{shown} >= {bounds[name]}" in text, (page.name, shown, bounds[name])
