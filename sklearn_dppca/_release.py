@@ -17,6 +17,8 @@ import os
 import numpy as np
 from sklearn.utils import Bunch
 
+from ._validation import check_count
+
 __all__ = ["ReleasedPCA", "export_release", "load_release"]
 
 #: Name and version of the JSON layout written by :func:`export_release`.
@@ -384,11 +386,7 @@ def _nonprivate_block(reference):
 # --------------------------------------------------------------------------------------
 def _count(value, name, minimum):
     """A JSON integer ``>= minimum`` (a bool or ``2.5`` is not a count)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"Release field {name!r} must be an integer, got {value!r}.")
-    if value < minimum:
-        raise ValueError(f"Release field {name!r} must be >= {minimum}, got {value!r}.")
-    return int(value)
+    return check_count(value, f"Release field {name!r}", minimum)
 
 
 def _typed(value, kind, name, optional=True):

@@ -92,6 +92,13 @@ def check_max_abs(X, what):
     return X
 
 
+def check_count(value, name, minimum):
+    """An int ``>= minimum`` (a bool or ``2.5`` is not one); ValueError otherwise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
+    return int(value)
+
+
 def check_n_components(n_components, n_available, name="n_components"):
     """``None`` means all ``n_available``; otherwise an int in [1, n_available]."""
     if n_components is None:

@@ -4,6 +4,7 @@ import numbers
 
 import numpy as np
 
+from .._validation import check_count
 from ..privacy._rng import check_generator
 
 _GAU_N_GROUPS = 5
@@ -23,14 +24,6 @@ def _gau_means(n_features):
 def _gau_scales():
     """Per-group standard deviations: covariances I, I, 5I, 5I, 8I."""
     return np.sqrt(np.array([1.0, 1.0, 5.0, 5.0, 8.0]))
-
-
-def _check_int(value, name, minimum):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
-    return int(value)
 
 
 def make_gaussian_clusters(
@@ -102,7 +95,7 @@ def make_gaussian_clusters(
     >>> sorted(set(groups))
     ['G1', 'G2', 'G3', 'G4', 'G5']
     """
-    n_features = _check_int(n_features, "n_features", 1)
+    n_features = check_count(n_features, "n_features", 1)
     for flag_name, flag in (
         ("return_groups", return_groups),
         ("as_frame", as_frame),
@@ -149,7 +142,7 @@ def make_gaussian_clusters(
     if isinstance(n_samples_per_group, (numbers.Integral, np.integer)) and not isinstance(
         n_samples_per_group, bool
     ):
-        counts = [_check_int(n_samples_per_group, "n_samples_per_group", 1)] * n_groups
+        counts = [check_count(n_samples_per_group, "n_samples_per_group", 1)] * n_groups
     else:
         try:
             counts = list(n_samples_per_group)
@@ -163,7 +156,7 @@ def make_gaussian_clusters(
                 f"n_samples_per_group has {len(counts)} entries but there are "
                 f"{n_groups} groups."
             )
-        counts = [_check_int(c, "n_samples_per_group", 0) for c in counts]
+        counts = [check_count(c, "n_samples_per_group", 0) for c in counts]
         if sum(counts) < 1:
             raise ValueError("n_samples_per_group must give at least one row.")
 
