@@ -9,6 +9,7 @@ from ._kendall import spherical_kendall
 from ._pca import DPPCA
 from ._release import ReleasedPCA, export_release, load_release
 from ._scree import DPScree
+from .privacy import PrivacyUtilityWarning
 
 __version__ = "0.1.0"
 
@@ -16,6 +17,7 @@ __all__ = [
     "DPKendallDirections",
     "DPPCA",
     "DPScree",
+    "PrivacyUtilityWarning",
     "ReleasedPCA",
     "export_release",
     "load_release",

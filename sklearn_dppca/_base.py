@@ -38,13 +38,18 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         Returns
         -------
         X_new : ndarray of shape (n_samples, n_components)
-            ``X @ components_.T``, in the dtype of ``X`` (float32 stays float32).
+            ``X @ components_.T`` (``(X / scale_) @ components_.T`` when the
+            estimator was fitted with ``scale=True``), in the dtype of ``X``
+            (float32 stays float32).
             Not centred: subtract a private centre (for example
             ``DPPCA.frame_.center``) if you need one.
         """
         check_is_fitted(self)
         X = validate_features(self, X, reset=False)
         with np.errstate(over="ignore", invalid="ignore"):
+            spreads = getattr(self, "scale_", None)
+            if spreads is not None:
+                X = X / spreads.astype(X.dtype, copy=False)
             projection = X @ self.components_.T.astype(X.dtype, copy=False)
             scale = self._projection_scale()
             if scale is not None:

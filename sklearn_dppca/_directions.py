@@ -9,12 +9,15 @@ from ._base import _PrivateProjection, orient_components
 from ._kendall import spherical_kendall
 from ._nonprivate import nonprivate_reference
 from ._summary import FitSummary, budget_line, directions_table, reference_line
+from ._spread import release_spreads
 from ._validation import (
+    check_bool,
     check_budget_params,
     check_choice,
     check_n_components,
     check_n_jobs,
     check_pairs,
+    check_share,
     validate_features,
 )
 from .privacy import PrivacyLedger, check_generator, symmetric_matrix_gaussian
@@ -104,6 +107,13 @@ class DPKendallDirections(_PrivateProjection):
     duplicates : {"ignore", "raise"}, default="ignore"
         Coincident pairs contribute a zero term (``"ignore"``) or raise a
         ``ValueError`` (``"raise"``, the seeds' behaviour).
+    scale : bool, default=False
+        Divide each column by a private estimate of its spread first (released
+        as ``scale_``, with ``scale_share`` of the budget): the directions of the
+        correlation matrix rather than of the raw columns, for tables in mixed
+        units. See the user guide, "Units and scaling".
+    scale_share : float, default=0.2
+        Share of ``eps`` and ``delta`` spent on the spreads when ``scale=True``.
     compute_nonprivate : bool, default=False
         Also store the ordinary PCA in ``nonprivate_``. It is NOT private: use it
         to judge the private result, never publish it.
@@ -124,6 +134,8 @@ class DPKendallDirections(_PrivateProjection):
         Its eigenvalues, descending.
     noise_scale_ : float
         Standard deviation of the diagonal noise (off-diagonal: divided by sqrt(2)).
+    scale_ : ndarray of shape (n_features,) or None
+        The private spreads the columns were divided by (``scale=True``), else None.
     n_components_ : int
     n_samples_ : int
     n_features_in_ : int
@@ -155,8 +167,9 @@ class DPKendallDirections(_PrivateProjection):
     """
 
     def __init__(self, n_components=None, *, eps=1.0, delta=1e-5, noise="analytic",
-                 sensitivity="standard", pairs="all", duplicates="ignore",
-                 compute_nonprivate=False, random_state=None, n_jobs=None):
+                 sensitivity="standard", pairs="all", duplicates="ignore", scale=False,
+                 scale_share=0.2, compute_nonprivate=False, random_state=None,
+                 n_jobs=None):
         self.n_components = n_components
         self.eps = eps
         self.delta = delta
@@ -164,6 +177,8 @@ class DPKendallDirections(_PrivateProjection):
         self.sensitivity = sensitivity
         self.pairs = pairs
         self.duplicates = duplicates
+        self.scale = scale
+        self.scale_share = scale_share
         self.compute_nonprivate = compute_nonprivate
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -192,6 +207,14 @@ class DPKendallDirections(_PrivateProjection):
         n_components = check_n_components(self.n_components, X.shape[1])
         rng = check_generator(self.random_state)
         ledger = PrivacyLedger()
+        self.scale_ = None
+        if check_bool(self.scale, "scale"):
+            share = check_share(self.scale_share, "scale_share")
+            spreads = release_spreads(X, eps=eps * share, delta=delta * share,
+                                      noise=self.noise, rng=rng, ledger=ledger,
+                                      feature_names=self._feature_names())
+            X, self.scale_ = spreads.X, spreads.scale
+            eps, delta = eps * (1 - share), delta * (1 - share)
         released = private_kendall_directions(
             X, eps=eps, delta=delta, noise=self.noise, sensitivity=self.sensitivity,
             pairs=pairs, duplicates=self.duplicates, n_jobs=self.n_jobs, rng=rng,
@@ -206,7 +229,7 @@ class DPKendallDirections(_PrivateProjection):
         self.nonprivate_ = (
             nonprivate_reference(X, self.components_) if self.compute_nonprivate else None
         )
-        self._set_privacy(ledger, eps, delta)
+        self._set_privacy(ledger, *check_budget_params(self.eps, self.delta))
         return self
 
     def summary(self):

@@ -1,11 +1,11 @@
 """The integrated private PCA: directions, scree and score summary on one budget."""
 
+import math
 import numbers
 import time
 import warnings
 
 import numpy as np
-from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import _PrivateProjection
@@ -15,6 +15,7 @@ from ._progress import PairProgress
 from ._scores import (
     FRAME_SHARE,
     HISTOGRAM_METHODS,
+    additive_threshold,
     frame_edges,
     normalised,
     private_frame,
@@ -22,16 +23,12 @@ from ._scores import (
     split_by_noisy_totals,
     synthetic_points,
 )
-from ._scree import (
-    SCREE_METHODS,
-    _VarianceMixin,
-    check_method_params,
-    explained_variance_ratio,
-    post_process_variances,
-    private_variances,
-)
+from ._scree import _VarianceMixin
+from ._variances import SCREE_METHODS, check_method_params
+from ._spread import release_spreads
 from ._summary import FitSummary, budget_line, directions_table, reference_line
 from ._validation import (
+    check_bool,
     check_budget_params,
     check_choice,
     check_n_components,
@@ -44,20 +41,34 @@ from .privacy import PrivacyBudget, PrivacyLedger, check_generator
 from .privacy._calibration import NOISE_METHODS
 from .privacy._histograms import histogram_counts
 
-DEFAULT_SPLIT = {"loading": 0.4, "scree": 0.2, "score": 0.4}
+DEFAULT_SPLIT = {"loading": 0.35, "scree": 0.3, "score": 0.35}
+#: With ``scale=True`` the spreads take a part of their own.
+DEFAULT_SCALED_SPLIT = {"loading": 0.3, "scree": 0.25, "scale": 0.2, "score": 0.25}
+BUDGET_PARTS = ("loading", "scree", "scale", "score")
 
 
-def check_bins(bins):
-    """``bins``: an int >= 1 (both axes) or a pair of ints >= 1."""
+def check_bins(bins, n_samples=None, n_groups=1):
+    """``bins``: "auto", an int >= 1 (both axes) or a pair of ints >= 1.
+
+    ``"auto"`` (needs the public ``n_samples`` and number of groups):
+    ``clip(round(sqrt(n / n_groups) / 3), 8, 20)`` cells per axis, so that a
+    group's cells hold enough rows to clear the noise threshold: 20 x 20 for the
+    gau data (5,000 rows), 10 x 10 for it with its 5 groups, 8 x 8 below about
+    600 rows per group.
+    """
+    if isinstance(bins, str) and bins == "auto":
+        side = int(np.clip(round(math.sqrt(n_samples / n_groups) / 3), 8, 20))
+        return side, side
     pair = (bins, bins) if isinstance(bins, numbers.Integral) else bins
     try:
         pair = tuple(pair)
     except TypeError:
-        raise TypeError(f"bins must be an int or a pair of ints, got {bins!r}.") from None
+        raise TypeError(f"bins must be 'auto', an int or a pair of ints, got {bins!r}.") from None
     if len(pair) != 2 or not all(
         isinstance(b, numbers.Integral) and not isinstance(b, bool) and b >= 1 for b in pair
     ):
-        raise ValueError(f"bins must be an int >= 1 or a pair of ints >= 1, got {bins!r}.")
+        raise ValueError(
+            f"bins must be 'auto', an int >= 1 or a pair of ints >= 1, got {bins!r}.")
     return int(pair[0]), int(pair[1])
 
 
@@ -81,21 +92,30 @@ def check_axes(axes, n_components):
     return int(pair[0]), int(pair[1])
 
 
-def check_budget_split(budget_split):
-    """Fractions of ``loading``, ``scree`` and ``score``; missing parts get 0."""
+def check_budget_split(budget_split, scale=False):
+    """Fractions of ``loading``, ``scree``, ``scale`` and ``score``; missing parts get 0.
+
+    ``scale`` is the part of the private spreads: required with ``scale=True``,
+    an error without it (it would buy nothing).
+    """
     if budget_split is None:
-        return dict(DEFAULT_SPLIT)
+        return dict(DEFAULT_SCALED_SPLIT if scale else DEFAULT_SPLIT)
     if not isinstance(budget_split, dict):
         raise TypeError(f"budget_split must be a dict or None, got {budget_split!r}.")
-    unknown = sorted(set(budget_split) - set(DEFAULT_SPLIT))
+    unknown = sorted(set(budget_split) - set(BUDGET_PARTS))
     if unknown:
         raise ValueError(
-            f"budget_split has unknown parts {unknown}; parts are {sorted(DEFAULT_SPLIT)}."
+            f"budget_split has unknown parts {unknown}; parts are {list(BUDGET_PARTS)}."
         )
-    split = {part: budget_split.get(part, 0.0) for part in DEFAULT_SPLIT}
-    for part in ("loading", "scree"):
+    split = {part: budget_split.get(part, 0.0) for part in BUDGET_PARTS}
+    required = ("loading", "scree", "scale") if scale else ("loading", "scree")
+    for part in required:
         if not split[part]:
             raise ValueError(f"budget_split[{part!r}] must be > 0, got {split[part]!r}.")
+    if not scale:
+        if split.pop("scale"):
+            raise ValueError("budget_split['scale'] is spent only with scale=True; "
+                             "drop it or set scale=True.")
     return split
 
 
@@ -153,33 +173,48 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     delta : float, default=1e-5
         Total privacy budget, in (0, 1).
     budget_split : dict, default=None
-        Shares of ``loading``, ``scree`` and ``score`` (of both eps and delta).
-        Default ``{"loading": 0.4, "scree": 0.2, "score": 0.4}``; shares summing
-        above 1 are an error; a missing or 0 ``score`` share skips the score summary.
+        Shares of ``loading``, ``scree``, ``scale`` and ``score`` (of both eps and
+        delta). Default ``{"loading": 0.4, "scree": 0.2, "score": 0.4}``, and
+        ``{"loading": 0.35, "scree": 0.15, "scale": 0.2, "score": 0.3}`` with
+        ``scale=True`` (``scale`` is required then, and an error without it);
+        shares summing above 1 are an error; a missing or 0 ``score`` share skips
+        the score summary. The scree part also pays for the private total
+        variance (a quarter of it).
     scree_method : {"clipped", "huber", "pmwm"}, default="clipped"
     scree_params : dict, default=None
         Tuning values of the scree method (see :class:`DPScree`).
     histogram : {"additive", "sparse"}, default="additive"
         Gaussian noise on every cell (L2 sensitivity sqrt(2)) or the stability
         histogram (Laplace on non-empty cells plus a threshold, L1 sensitivity 2).
-    bins : int or (int, int), default=(20, 20)
+    bins : "auto", int or (int, int), default="auto"
+        Cells per axis of the score histogram. ``"auto"`` takes
+        ``clip(round(sqrt(n / n_groups) / 3), 8, 20)`` (public: ``n`` and the
+        number of declared groups), so that each group's cells hold enough rows
+        to clear the noise threshold: 20 x 20 for 5,000 rows, 10 x 10 for 5
+        groups of 1,000 (on a 20 x 20 grid 0.6 of those groups per fit vanished
+        below the threshold at eps = 1; none at 12 x 12).
     axes : (int, int), default=(0, 1)
         The two components (0-based) of the score summary.
     n_synthetic : int, default=None
         Number of synthetic score points; None uses ``n_samples`` (public).
     synthetic_jitter : float, default=0.25
         Gaussian jitter of the synthetic points, in cell widths (0 turns it off).
-    histogram_threshold : float, default=2.5
+    histogram_threshold : "auto" or float, default="auto"
         With ``histogram="additive"``, noisy counts below this many noise standard
         deviations are set to 0 before normalising and drawing synthetic points
-        (free post-processing of the release). Clamping at 0 alone leaves about
-        ``0.4 sigma`` of pure noise in every empty cell, which on a 20 x 20 grid can
-        outweigh the real rows: on the gau data with groups (eps = 1) the synthetic
-        group centres then miss the true ones by 0.96 score sd on average; 0.42 at
-        2.5 sigma, 0.35 at 3; from 3.5 on, whole spread-out groups fall below the
-        threshold. 0 reproduces the seeds' plain clamping.
+        (free post-processing of the release). ``"auto"`` picks it so that the
+        expected number of cells that hold only noise yet pass, over the whole
+        grid with every group's cells, is 0.5 (3.0 sd on 20 x 20 cells, 3.5 sd
+        with 5 groups); the number is ``expected_noise_cells_``. Clamping at 0
+        alone (``0``, the R package's behaviour) leaves half of the empty cells
+        positive, each drawn like a real cluster.
     groups : list, default=None
         Public list of group labels; ``y`` then holds each row's label.
+    scale : bool, default=False
+        Divide each column by a private estimate of its spread first (released
+        as ``scale_``, paid by the ``scale`` part of ``budget_split``): the PCA
+        of the correlation matrix, for tables in mixed units. Translation
+        invariant; see the user guide, "Units and scaling".
     noise : {"analytic", "classical"}, default="analytic"
     sensitivity : {"standard", "tight"}, default="standard"
     pairs : "all" or int, default="all"
@@ -197,7 +232,9 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     Attributes
     ----------
     components_, explained_variance_, explained_variance_raw_,
-    explained_variance_ratio_, noise_scale_, clip_bounds_ : see DPScree
+    explained_variance_ratio_, noise_scale_, clip_bounds_, total_variance_,
+    total_variance_noise_scale_, feature_variance_,
+    feature_variance_noise_scale_, scale_ : see DPScree
     kendall_matrix_ : ndarray of shape (n_features, n_features)
     axes_ : tuple of int
     frame_ : Bunch or None
@@ -210,6 +247,11 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     groups_ : list or None
     score_histograms_ : dict or None
         Label -> normalised private histogram of that group.
+    histogram_threshold_ : float or None
+        The count below which additive cells were set to 0 (None: sparse).
+    expected_noise_cells_ : float or None
+        Expected number of noise-only cells passing it, over the whole grid
+        (0 for the sparse histogram, which adds noise to non-empty cells only).
     synthetic_scores_ : ndarray of shape (n_synthetic, 2) or None
     synthetic_groups_ : ndarray of shape (n_synthetic,) or None
     budget_ : dict
@@ -224,17 +266,17 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     >>> X, y = make_gaussian_clusters(200, return_groups=True, random_state=0)
     >>> pca = DPPCA(eps=1.0, groups=sorted(set(y)), random_state=0).fit(X, y)
     >>> pca.score_histogram_.shape
-    (20, 20)
+    (8, 8)
     >>> pca.transform(X).shape
     (1000, 2)
     """
 
     def __init__(self, n_components=2, *, eps=1.0, delta=1e-5, budget_split=None,
                  scree_method="clipped", scree_params=None, histogram="additive",
-                 bins=(20, 20), axes=(0, 1), n_synthetic=None, synthetic_jitter=0.25,
-                 histogram_threshold=2.5, groups=None, noise="analytic",
-                 sensitivity="standard", pairs="all", duplicates="ignore",
-                 compute_nonprivate=False, whiten=False,
+                 bins="auto", axes=(0, 1), n_synthetic=None, synthetic_jitter=0.25,
+                 histogram_threshold="auto", groups=None, scale=False,
+                 noise="analytic", sensitivity="standard", pairs="all",
+                 duplicates="ignore", compute_nonprivate=False, whiten=False,
                  random_state=None, n_jobs=None, verbose=0):
         self.n_components = n_components
         self.eps = eps
@@ -249,6 +291,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         self.synthetic_jitter = synthetic_jitter
         self.histogram_threshold = histogram_threshold
         self.groups = groups
+        self.scale = scale
         self.noise = noise
         self.sensitivity = sensitivity
         self.pairs = pairs
@@ -270,10 +313,14 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         check_n_jobs(self.n_jobs)
         for name in ("synthetic_jitter", "histogram_threshold"):
             value = getattr(self, name)
+            if name == "histogram_threshold" and isinstance(value, str) and value == "auto":
+                continue
             if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
                 0 <= value < np.inf
             ):
-                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}.")
+                allowed = "'auto' or " if name == "histogram_threshold" else ""
+                raise ValueError(
+                    f"{name} must be {allowed}a finite number >= 0, got {value!r}.")
         n_synthetic = self.n_synthetic
         if n_synthetic is not None and (
             isinstance(n_synthetic, bool)
@@ -281,7 +328,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
             or n_synthetic < 0
         ):
             raise ValueError(f"n_synthetic must be None or an int >= 0, got {n_synthetic!r}.")
-        parts = PrivacyBudget(eps, delta).split(check_budget_split(self.budget_split))
+        parts = PrivacyBudget(eps, delta).split(
+            check_budget_split(self.budget_split, check_bool(self.scale, "scale")))
         return eps, delta, parts
 
     def _progress(self, message, start):
@@ -307,15 +355,23 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
                                            "scree_params")
         if self.scree_method == "clipped" and "pairs" not in (self.scree_params or {}):
             scree_params["pairs"] = self.pairs   # one pair design choice for the fit
-        bins = check_bins(self.bins)
         X = check_max_abs(validate_features(self, X, reset=True), "DPPCA's variances")
         n_components = check_n_components(self.n_components, X.shape[1])
         with_scores = n_components >= 2 and parts["score"] is not None
         axes = check_axes(self.axes, n_components) if n_components >= 2 else None
         labels, codes = check_groups(self.groups, y, X.shape[0])
+        bins = check_bins(self.bins, X.shape[0], 1 if labels is None else len(labels))
         rng = check_generator(self.random_state)
         ledger = PrivacyLedger()
 
+        self.n_samples_ = X.shape[0]
+        spreads = None
+        if self.scale:
+            spreads = release_spreads(
+                X, eps=parts["scale"].eps, delta=parts["scale"].delta, noise=self.noise,
+                rng=rng, ledger=ledger, feature_names=self._feature_names())
+            X = check_max_abs(spreads.X, "DPPCA's variances (after scaling)")
+            self._progress("spreads released", start)
         released = private_kendall_directions(
             X, eps=parts["loading"].eps, delta=parts["loading"].delta, noise=self.noise,
             sensitivity=self.sensitivity, pairs=check_pairs(self.pairs),
@@ -324,23 +380,15 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         )
         components = released.eigenvectors[:, :n_components].T.copy()
         self._progress("directions released", start)
-        raw, noise_scale, bounds = private_variances(
-            X, components, method=self.scree_method, params=scree_params,
-            eps=parts["scree"].eps, delta=parts["scree"].delta, noise=self.noise,
-            rng=rng, ledger=ledger,
-        )
-        self._progress("variances released", start)
-
-        self.n_samples_ = X.shape[0]
         self.n_components_ = n_components
         self.components_ = components
         self.kendall_matrix_ = released.kendall_matrix
         self.method_label_ = self.scree_method
-        self.explained_variance_raw_ = raw
-        self.explained_variance_ = post_process_variances(raw, monotone=True)
-        self.explained_variance_ratio_ = explained_variance_ratio(self.explained_variance_)
-        self.noise_scale_ = noise_scale
-        self.clip_bounds_ = bounds
+        self._set_spreads(spreads)
+        self._fit_variances(X, self.scree_method, scree_params, parts["scree"].eps,
+                            parts["scree"].delta, pairs=check_pairs(self.pairs),
+                            monotone=True, rng=rng, ledger=ledger)
+        self._progress("variances released", start)
         self.axes_ = axes
         self.groups_ = labels
         self.budget_ = {part: (budget.eps, budget.delta) if budget else (0.0, 0.0)
@@ -361,6 +409,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         return self
 
     def _reset_score_summary(self):
+        self.histogram_threshold_ = self.expected_noise_cells_ = None
         self.frame_ = self.bin_edges_ = self.score_histogram_ = None
         self.score_histograms_ = self.synthetic_scores_ = self.synthetic_groups_ = None
 
@@ -375,9 +424,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
             rng=rng, ledger=ledger, labels=codes,
             label_list=None if labels is None else np.arange(len(labels)),
         )
-        if self.histogram == "additive" and self.histogram_threshold > 0:
-            noise_scale = ledger.entries[-1]["noise_scale"]
-            counts = np.where(counts >= self.histogram_threshold * noise_scale, counts, 0.0)
+        self._threshold_counts(counts, ledger.entries[-1]["noise_scale"])
+        counts = np.where(counts >= (self.histogram_threshold_ or 0.0), counts, 0.0)
         n_points = self.n_samples_ if self.n_synthetic is None else self.n_synthetic
         if labels is None:
             self.score_histogram_ = normalised(counts)
@@ -400,6 +448,16 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
             np.full(len(group_points), label, dtype=object)
             for label, group_points in zip(labels, points)
         ])
+
+    def _threshold_counts(self, counts, noise_scale):
+        """Set ``histogram_threshold_`` (counts) and ``expected_noise_cells_``."""
+        if self.histogram != "additive":
+            # Only non-empty cells get noise: no cell holds noise alone.
+            self.histogram_threshold_, self.expected_noise_cells_ = None, 0.0
+            return
+        sds, expected = additive_threshold(counts.size, self.histogram_threshold)
+        self.histogram_threshold_ = sds * noise_scale
+        self.expected_noise_cells_ = expected
 
     def _nonprivate(self, X):
         reference = nonprivate_reference(X, self.components_)
@@ -437,6 +495,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
                 f"  axes: PC{self.axes_[0] + 1} x PC{self.axes_[1] + 1}",
                 f"  frame: centre ({center[0]:.4g}, {center[1]:.4g}), half width {half:.4g}",
                 f"  histogram: {self.histogram}, bins {self.score_histogram_.shape}",
+                f"  noise-only cells expected to pass (whole grid): "
+                f"{self.expected_noise_cells_:.2g}",
                 f"  groups: {groups}",
                 f"  synthetic points: {len(self.synthetic_scores_)}",
             ]))

@@ -3,39 +3,64 @@
 import warnings
 
 import numpy as np
+from scipy.stats import norm
 from sklearn.utils import Bunch
 
+from .privacy import PrivacyUtilityWarning
 from .privacy._histograms import additive_histogram, histogram_counts, sparse_histogram
-from .privacy._quantiles import quantile, upper_quantile
+from .privacy._quantiles import interval_quantile, positive_quantile, quantile
 
 HISTOGRAM_METHODS = ("additive", "sparse")
 FRAME_SHARE = 0.35      # of the score eps, pure DP (delta 0), seed 001
 RADIUS_LEVEL = 0.99     # level of the private radial quantile
 FRAME_MARGIN = 1.2      # the frame is centre +- 1.2 radius
+NOISE_CELLS_TARGET = 0.5  # expected noise-only cells passing the "auto" threshold
+
+
+#: Shares of the frame's eps: coarse centre (each axis), coarse radius, fine centre
+#: (each axis), radius. The coarse stage only has to land within the fine stage's
+#: range, so the fine centre and the radius, which the picture shows, get more.
+FRAME_STEPS = {"coarse centre": 0.15, "coarse radius": 0.1, "centre": 0.15, "radius": 0.3}
+
+
+#: Points of the fine centre's even grid over [-2 r1, 2 r1].
+FINE_POINTS = 400_001
 
 
 def private_frame(scores, eps, rng, ledger, step="score/frame", cells=1):
     """A square frame around the score cloud, pure ``eps``-DP.
 
-    ``eps`` is split in three: the private median of each coordinate (fully unbounded
-    Durfee quantile) gives the centre ``c``; the private one-sided 0.99 quantile of
-    ``||s_i - c||`` gives the radius ``r``. Each is a count-based search in which one
-    row changes one value. The frame is ``c +- 1.2 r`` on both axes.
+    Six count-based searches (one changed row changes one value in each), with
+    the shares of :data:`FRAME_STEPS` (the centres once per axis):
+
+    1. a coarse centre ``c1``: the fully unbounded private median of each
+       coordinate; its grid is geometric around 0, so far from the origin it is
+       off by up to about 1% of its distance to 0;
+    2. a coarse radius ``r1``: the private 0.99 quantile of ``||s_i - c1||`` on
+       the scale-free grid (it covers the cloud plus the error of ``c1``);
+    3. the fine centre ``c``: ``c1`` plus the private median of each coordinate
+       of ``s_i - c1`` on an even grid over ``[-2 r1, 2 r1]`` (resolution
+       ``r1 / 10^5``), so the centre keeps its resolution wherever the cloud is;
+    4. the radius ``r``: the private 0.99 quantile of ``||s_i - c||``.
+
+    The frame is ``c +- 1.2 r`` on both axes: adding a constant to every row moves
+    the centre and leaves the radius as it was.
     """
-    part = eps / 3
-    center = np.array([
-        quantile(scores[:, axis], 0.5, part, rng, ledger=ledger,
-                 step=f"{step}/median axis {axis + 1}")
+    share = {name: part * eps for name, part in FRAME_STEPS.items()}
+    coarse = np.array([
+        quantile(scores[:, axis], 0.5, share["coarse centre"], rng, ledger=ledger,
+                 step=f"{step}/coarse centre axis {axis + 1}", warn=False)
         for axis in range(2)
     ])
-    distances = np.linalg.norm(scores - center, axis=1)
-    radius = upper_quantile(distances, RADIUS_LEVEL, part, rng, lower=0.0, ledger=ledger,
-                            step=f"{step}/radius")
-    if not (np.isfinite(radius) and radius > 0) or not np.all(np.isfinite(center)):
-        raise ValueError(
-            f"The private score frame is degenerate (centre {center}, radius {radius}); "
-            "the scores may be too large to frame. Rescale X."
-        )
+    reach = 2 * _radius(scores, coarse, share["coarse radius"], rng, ledger,
+                        f"{step}/coarse radius", warn=False)
+    center = coarse + np.array([
+        interval_quantile(scores[:, axis] - coarse[axis], 0.5, share["centre"], rng,
+                          low=-reach, high=reach, n_points=FINE_POINTS, ledger=ledger,
+                          step=f"{step}/centre axis {axis + 1}")
+        for axis in range(2)
+    ])
+    radius = _radius(scores, center, share["radius"], rng, ledger, f"{step}/radius")
     # Post-processing (free): far from the origin a tiny private radius would make
     # the ``cells`` cells of an axis narrower than the float spacing at the centre
     # (equal bin edges); widen the frame to at least 8 spacings per cell.
@@ -47,10 +72,39 @@ def private_frame(scores, eps, rng, ledger, step="score/frame", cells=1):
                  extent=extent)
 
 
+def _radius(scores, center, eps, rng, ledger, step, warn=True):
+    """Private 0.99 quantile of the distances to ``center`` (scale-free grid)."""
+    if not np.all(np.isfinite(center)):
+        raise ValueError("The private score frame is degenerate (its centre is not "
+                         "finite); the scores may be too large to frame. Rescale X.")
+    distances = np.linalg.norm(scores - center, axis=1)
+    radius = positive_quantile(distances, RADIUS_LEVEL, eps, rng, ledger=ledger, step=step,
+                               warn=warn)
+    if not (np.isfinite(radius) and radius > 0):
+        raise ValueError("The private score frame is degenerate (its radius is not "
+                         "finite); the scores may be too large to frame. Rescale X.")
+    return radius
+
+
 def frame_edges(frame, bins):
     """Equal-width bin edges over the frame: one array per axis."""
     x_min, x_max, y_min, y_max = frame.extent
     return np.linspace(x_min, x_max, bins[0] + 1), np.linspace(y_min, y_max, bins[1] + 1)
+
+
+def additive_threshold(n_cells, threshold="auto"):
+    """The additive histogram's threshold, in noise sds, and what it lets through.
+
+    ``"auto"`` picks the threshold ``t`` at which the expected number of cells
+    that hold only noise yet pass, ``n_cells * P(N(0, 1) >= t)``, is
+    :data:`NOISE_CELLS_TARGET` (0.5) over the whole grid, every group's cells
+    included: about 3.0 sd for 400 cells, 3.5 sd for 2,000. A number is taken as
+    it is (0: plain clamping at 0, where half of the empty cells stay positive).
+    Public: it depends on the grid's size only. Returns ``(t, expected)``.
+    """
+    sds = float(norm.isf(NOISE_CELLS_TARGET / n_cells)) if threshold == "auto" \
+        else float(threshold)
+    return sds, float(n_cells * norm.sf(sds))
 
 
 def private_histograms(scores, edges, *, method, eps, delta, noise, rng, ledger,
@@ -77,7 +131,7 @@ def normalised(counts, what="score histogram"):
             f"Every noisy cell of the {what} is 0 after clamping and thresholding; "
             "increase eps, reduce bins, lower histogram_threshold (additive) or use "
             "histogram='additive' (sparse). No synthetic points are drawn from it.",
-            UserWarning,
+            PrivacyUtilityWarning,
             stacklevel=3,
         )
         return np.zeros_like(counts, dtype=float)

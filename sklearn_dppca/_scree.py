@@ -1,287 +1,100 @@
 """Private variances along given or private directions (the DP scree)."""
 
-import math
-import numbers
-import warnings
-
 import numpy as np
+from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import _PrivateProjection
 from ._directions import private_kendall_directions
 from ._nonprivate import nonprivate_reference
+from ._spread import release_spreads
 from ._summary import FitSummary, budget_line, directions_table, reference_line
-from ._kendall import pair_scatter
 from ._validation import (
+    check_bool,
     check_budget_params,
     check_choice,
+    check_max_abs,
     check_n_components,
     check_n_jobs,
-    check_max_abs,
-    check_pairs,
+    check_share,
     validate_features,
 )
-from .privacy import PrivacyLedger, check_generator, gaussian_mechanism
+from ._variances import (
+    SCREE_DEFAULTS,
+    SCREE_METHODS,
+    TOTAL_SHARE,
+    check_method_params,
+    explained_variance_ratio,
+    implied_feature_variances,
+    post_process_variances,
+    private_total_variance,
+    private_variances,
+)
+from .privacy import PrivacyLedger, check_generator
 from .privacy._calibration import NOISE_METHODS
-from .privacy._means import clipped_pair_mean, huber_mean, monotone_scree, pmwm_mean
-from .privacy._quantiles import upper_quantile
-
-SCREE_METHODS = ("clipped", "huber", "pmwm")
-
-# The documented tuning values of each method; ``method_params`` may override them.
-SCREE_DEFAULTS = {
-    "clipped": {
-        "clip": "auto",          # "norm", "component", or "auto" (chosen from n, k, eps)
-        "C": "auto",             # "auto" or a public bound (per component with "component")
-        "quantile_share": 0.25,  # share of the scree eps spent on the clip bound(s)
-        "quantile_level": 0.97,  # level of the private upper quantile (see DPScree notes)
-        "beta": 1.05,            # coarse grid: the search stops less early at small eps
-        "max_steps": 5000,
-        "pairs": "all",          # pairs of the U-statistic ("norm" only): "all" or m
-    },
-    "huber": {"m2_frac": 0.25, "k_min": -40, "k_max": 40, "block_size": 16},
-    "pmwm": {"beta": 1.01, "trim_const": 10.0, "eta": 0.01, "a": 0.0, "b": math.inf,
-             "split": True},
-}
-
-
-def check_method_params(method, method_params, name="method_params"):
-    """Merge ``method_params`` into the defaults of ``method``; reject unknown names."""
-    params = dict(SCREE_DEFAULTS[method])
-    if method_params is None:
-        return params
-    if not isinstance(method_params, dict):
-        raise TypeError(f"{name} must be a dict or None, got {type(method_params).__name__}.")
-    unknown = sorted(set(method_params) - set(params))
-    if unknown:
-        raise ValueError(
-            f"{name} has unknown names {unknown} for method={method!r}; "
-            f"valid names: {sorted(params)}."
-        )
-    params.update(method_params)
-    if method == "clipped":
-        check_choice(params["clip"], ("auto", "norm", "component"), f"{name}['clip']")
-    share = params.get("quantile_share")
-    if share is not None and not (isinstance(share, numbers.Real) and 0 < share < 1):
-        raise ValueError(f"{name}['quantile_share'] must lie in (0, 1), got {share!r}.")
-    return params
-
-
-def random_pairs(n_samples, rng):
-    """A data-independent matching: rows ``first[i]`` and ``second[i]`` form pair i.
-
-    Each row is in at most one pair, so one changed row changes one paired value.
-    """
-    order = rng.permutation(n_samples)
-    n_pairs = n_samples // 2
-    return order[:n_pairs], order[n_pairs:2 * n_pairs]
-
-
-def paired_values(X, components, rng):
-    """``w_il = (v_l . (x_a - x_b))^2 / 2`` over a random matching; shape (n//2, k).
-
-    Its mean estimates the variance along ``v_l`` without any centre.
-    """
-    first, second = random_pairs(X.shape[0], rng)
-    differences = (X[first].astype(np.float64) - X[second]) @ components.T
-    return differences**2 / 2
-
-
-def _check_public_clip(C, n_components):
-    bounds = np.broadcast_to(np.asarray(C, dtype=float), (n_components,)).copy()
-    if not np.all(np.isfinite(bounds) & (bounds > 0)):
-        raise ValueError(f"method_params['C'] must be 'auto' or finite positive, got {C!r}.")
-    return bounds
-
-
-def clipped_u_statistics(X, components, bounds):
-    """The exact (pre-noise) clipped U-statistics, one per component.
-
-    ``U_l = (1 / C(n, 2)) sum_{i<j} min((v_l.(x_i - x_j))^2 / 2, C_l)``, in
-    O(n log n) per component. Replacing one row moves ``U_l`` by at most
-    ``2 C_l / n`` (it touches ``n - 1`` terms, each in ``[0, C_l]``).
-    """
-    projections = X.astype(np.float64) @ components.T
-    return np.array([clipped_pair_mean(projections[:, l], bounds[l])
-                     for l in range(components.shape[0])])
-
-
-def _private_upper_quantile(values, params, eps, rng, ledger, step):
-    return upper_quantile(values, params["quantile_level"], eps, rng, lower=0.0,
-                          beta=params["beta"], max_steps=params["max_steps"],
-                          ledger=ledger, step=step)
-
-
-def norm_clipped_scatter(X, bound, pairs, rng):
-    """``M = mean over pairs of (d d^T / 2) min(1, 2 bound / ||d||^2)``, ``d = x_i - x_j``.
-
-    Each pair difference is shrunk to norm at most ``sqrt(2 bound)``, so
-    ``v.M v`` is the mean of ``(v.d_clipped)^2 / 2``: the clipped variance along
-    ``v``. Pairs: all of them, or an ``m``-partner design from ``rng``.
-    """
-    # (d d^T / 2) min(1, 2 bound / ||d||^2) = bound d d^T / max(||d||^2, 2 bound): the
-    # kernel's floored pair scatter, exact to about 1e-15 (sklearn_dppca._kendall).
-    rng = check_generator(rng)
-    n_samples = X.shape[0]
-    if pairs == "all" or pairs >= n_samples - 1:
-        # All pairs need no design; the permutation a complete design would draw is
-        # still drawn, so the random stream (and every later draw) stays as before.
-        rng.permutation(n_samples)
-        return bound * pair_scatter(X, floor=2 * bound, pairs="all")
-    return bound * pair_scatter(X, floor=2 * bound, pairs=pairs, random_state=rng)
-
-
-def _norm_clipped_variances(X, components, params, eps, delta, noise, rng, ledger, step):
-    """Variances from pair differences clipped in norm to ``sqrt(2 C)``.
-
-    The k-vector of terms ``t_l = (v_l.d_clipped)^2 / 2`` is non-negative with
-    ``sum_l t_l <= ||d_clipped||^2 / 2 <= C`` (orthonormal ``v_l``), so replacing it
-    moves it by at most ``sqrt(2) C`` in L2. One row touches ``n - 1`` of the
-    ``C(n, 2)`` terms (``m`` of the ``n m / 2`` with a design), so the released
-    vector has L2 sensitivity ``2 sqrt(2) C / n``, whatever ``k``: a single clip
-    bound (one private quantile) serves every component.
-    """
-    n_samples, n_components = X.shape
-    if isinstance(params["C"], str):
-        _check_auto(params["C"])
-        first, second = random_pairs(n_samples, rng)
-        differences = X[first].astype(np.float64) - X[second]
-        half_squared_norms = np.einsum("ij,ij->i", differences, differences) / 2
-        bound = _private_upper_quantile(half_squared_norms, params,
-                                        eps * params["quantile_share"], rng, ledger,
-                                        f"{step}/clip bound")
-        eps = eps * (1 - params["quantile_share"])
-    else:
-        bound = float(_check_public_clip(params["C"], 1)[0])
-    scatter = norm_clipped_scatter(X, bound, check_pairs(params["pairs"]), rng)
-    statistic = np.einsum("lj,jk,lk->l", components, scatter, components)
-    noisy, noise_scale = gaussian_mechanism(
-        statistic, 2 * math.sqrt(2) * bound / n_samples, eps, delta, rng, noise=noise,
-        ledger=ledger, step=f"{step}/norm-clipped U-statistics")
-    return noisy, np.full(components.shape[0], noise_scale), np.array([bound])
-
-
-def _check_auto(C):
-    if C != "auto":
-        raise ValueError(f"method_params['C'] must be 'auto' or a float, got {C!r}.")
-
-
-def _clipped_variances(X, components, params, eps, delta, noise, rng, ledger, step):
-    """The clipped U-statistic ``U_l = mean_{i<j} min((v_l.(x_i-x_j))^2/2, C_l)``.
-
-    One row touches ``n - 1`` of the ``C(n, 2)`` terms, each in ``[0, C_l]``, so
-    ``U_l`` moves by at most ``2 C_l / n`` and the vector by ``(2/n) ||C||_2`` in L2.
-    """
-    if choose_clip(params, X.shape[0], components.shape[0], eps) == "norm":
-        return _norm_clipped_variances(X, components, params, eps, delta, noise, rng,
-                                       ledger, step)
-    n_samples, n_components = X.shape[0], components.shape[0]
-    if isinstance(params["C"], str):
-        _check_auto(params["C"])
-        quantile_eps = eps * params["quantile_share"] / n_components
-        values = paired_values(X, components, rng)
-        bounds = np.array([
-            _private_upper_quantile(values[:, l], params, quantile_eps, rng, ledger,
-                                    f"{step}/clip bound PC{l + 1}")
-            for l in range(n_components)
-        ])
-        eps = eps * (1 - params["quantile_share"])
-    else:
-        bounds = _check_public_clip(params["C"], n_components)
-    # Release U_l / C_l: each coordinate moves by at most 2/n, the vector by
-    # 2 sqrt(k)/n in L2. The noise on U_l is then proportional to C_l, so a
-    # component on a small scale is not drowned by the noise of a large one.
-    statistic = clipped_u_statistics(X, components, bounds) / bounds
-    noisy, noise_scale = gaussian_mechanism(
-        statistic, 2.0 * math.sqrt(n_components) / n_samples, eps, delta, rng,
-        noise=noise, ledger=ledger, step=f"{step}/clipped U-statistics (per C_l)")
-    return noisy * bounds, noise_scale * bounds, bounds
-
-
-# Rank slack of a Durfee search: the typical largest of about 1000 Exp(eps/2) noises
-# on the count queries, in units of 2/eps.
-_SEARCH_SLACK = math.log(1000)
-
-
-def choose_clip(params, n_samples, n_components, eps):
-    """``"norm"`` or ``"component"`` for ``clip="auto"``, from public n, k and eps.
-
-    Per-component clipping needs k private quantiles, each with ``eps_q / k``. A
-    search stops early by about ``(2 k / eps_q) ln(steps)`` counts; when that slack
-    exceeds the ``(1 - level)`` tail of the ``n / 2`` paired values, the bounds land
-    far below the intended level and bias every variance down, so one norm bound
-    (one quantile) is used instead. With enough counts, per-component bounds adapt
-    to components on very different scales, which a single norm bound cannot.
-    """
-    if params["clip"] != "auto":
-        return params["clip"]
-    if not isinstance(params["C"], str):
-        return "component" if np.ndim(params["C"]) else "norm"
-    quantile_eps = eps * params["quantile_share"] / n_components
-    tail_count = (n_samples // 2) * (1 - params["quantile_level"])
-    return "component" if tail_count >= 2 / quantile_eps * _SEARCH_SLACK else "norm"
-
-
-def _per_component_variances(estimator, X, components, params, eps, delta, noise, rng,
-                             ledger, step):
-    """Split the budget evenly over components; one 1-D mean estimate each."""
-    n_components = components.shape[0]
-    if X.shape[0] < 4 and (estimator is huber_mean or params.get("split", False)):
-        name = "huber" if estimator is huber_mean else "pmwm (split=True)"
-        raise ValueError(f"The {name} scree pairs the rows and needs at least 4 rows "
-                         f"(2 pairs); X has n_samples={X.shape[0]}.")
-    values = paired_values(X, components, rng)
-    estimates, noise_scales = [], []
-    for l in range(n_components):
-        first_entry = len(ledger.entries)
-        estimates.append(estimator(values[:, l], eps / n_components, delta / n_components,
-                                   rng, noise=noise, ledger=ledger, step=f"{step}/PC{l + 1}",
-                                   **params))
-        noise_scales.append(_last_gaussian_scale(ledger.entries[first_entry:]))
-    return np.array(estimates), np.array(noise_scales), None
-
-
-def _last_gaussian_scale(entries):
-    """Standard deviation of the last Gaussian noise among ledger ``entries``."""
-    scales = [entry["noise_scale"] for entry in entries if "gaussian" in entry["mechanism"]]
-    for entry in entries:
-        scales += [part["noise_scale"] for part in entry.get("parts", ())
-                   if "gaussian" in part.get("mechanism", "")]
-    return scales[-1] if scales else 0.0
-
-
-def private_variances(X, components, *, method, params, eps, delta, noise, rng, ledger,
-                      step="scree"):
-    """Release the variances of ``X`` along the rows of ``components``.
-
-    Returns ``(raw, noise_scale, clip_bounds)``: the noisy variances before
-    post-processing, the standard deviation of the Gaussian noise on each, and the
-    released clip bounds (``None`` unless ``method="clipped"``).
-    """
-    if method == "clipped":
-        return _clipped_variances(X, components, params, eps, delta, noise, rng, ledger, step)
-    estimator = huber_mean if method == "huber" else pmwm_mean
-    return _per_component_variances(estimator, X, components, params, eps, delta, noise,
-                                    rng, ledger, step)
-
-
-def explained_variance_ratio(variances):
-    """PVE over the retained components; zeros (with a warning) if all are 0."""
-    total = float(np.sum(variances))
-    if total <= 0:
-        warnings.warn("All private variances are 0; the PVE is set to 0.", UserWarning,
-                      stacklevel=3)
-        return np.zeros_like(variances)
-    return variances / total
-
-
-def post_process_variances(raw, monotone):
-    """Clamp at 0 and, with ``monotone``, the non-increasing isotonic projection."""
-    return monotone_scree(raw) if monotone else np.clip(raw, 0, None)
+from .privacy._warnings import warn_noise_dominated
 
 
 class _VarianceMixin:
-    """Whitening and summary lines shared by DPScree and DPPCA."""
+    """The scree part of a fit, whitening and summary lines (DPScree and DPPCA)."""
+
+    def _set_spreads(self, spreads):
+        """``scale_`` and, with it, unit variances of the scaled columns."""
+        self.scale_ = None if spreads is None else spreads.scale
+        self._spread_noise = None if spreads is None else spreads.relative_noise
+
+    def _fit_variances(self, X, method, params, eps, delta, *, pairs, monotone, rng,
+                       ledger):
+        """Variances along ``components_`` and the total variance, on one budget.
+
+        The total gets ``TOTAL_SHARE`` of ``eps`` and ``delta``; it is always the
+        norm-clipped U-statistic at the level of the clipped scree (the same
+        clipped second moment, so the PVE is not biased by clipping). The
+        per-column variances follow by post-processing: ones for scaled columns
+        (their spread is 1 by construction, up to the spread's noise), else
+        :func:`implied_feature_variances`.
+        """
+        raw, noise_scale, bounds = private_variances(
+            X, self.components_, method=method, params=params,
+            eps=(1 - TOTAL_SHARE) * eps, delta=(1 - TOTAL_SHARE) * delta,
+            noise=self.noise, rng=rng, ledger=ledger)
+        total_params = dict(SCREE_DEFAULTS["clipped"], pairs=pairs, quantile_share=0.5)
+        if method == "clipped":
+            total_params["quantile_level"] = params["quantile_level"]
+        total, total_noise = private_total_variance(
+            X, total_params, TOTAL_SHARE * eps, TOTAL_SHARE * delta, self.noise, rng,
+            ledger)
+        warn_noise_dominated("variance", [f"PC{l + 1}" for l in range(len(raw))], raw,
+                             noise_scale)
+        warn_noise_dominated("total variance", ["the data"], [total], [total_noise])
+        self.explained_variance_raw_ = raw
+        self.explained_variance_ = post_process_variances(raw, monotone)
+        self.explained_variance_ratio_, self.total_variance_ = explained_variance_ratio(
+            self.explained_variance_, total)
+        self.total_variance_noise_scale_ = total_noise
+        self.noise_scale_ = noise_scale
+        self.clip_bounds_ = bounds
+        self._set_feature_variances()
+
+    def _set_feature_variances(self):
+        if self.scale_ is not None:
+            self.feature_variance_ = np.ones(self.n_features_in_)
+            self.feature_variance_noise_scale_ = self._spread_noise
+            return
+        self.feature_variance_ = implied_feature_variances(
+            self.components_, self.explained_variance_, self.total_variance_)
+        # Propagated noise sd: the retained variances' noise through v_jl^2, the
+        # rest's (total minus retained) through its even split (independent parts).
+        loadings = self.components_**2
+        n_rest = max(self.n_features_in_ - self.n_components_, 1)
+        rest_share = np.clip(1.0 - loadings.sum(axis=0), 0.0, 1.0) / n_rest
+        rest_noise = np.sqrt(self.total_variance_noise_scale_**2
+                             + np.sum(self.noise_scale_**2))
+        self.feature_variance_noise_scale_ = np.sqrt(
+            (self.noise_scale_**2) @ (loadings**2) + (rest_noise * rest_share)**2)
+        warn_noise_dominated("implied variance", self._feature_names(),
+                             self.feature_variance_, self.feature_variance_noise_scale_,
+                             stacklevel=4)
 
     def _projection_scale(self):
         if not self.whiten:
@@ -291,11 +104,17 @@ class _VarianceMixin:
         return np.where(variance > 0, np.sqrt(np.where(variance > 0, variance, 1.0)), np.inf)
 
     def _scree_lines(self):
-        lines = [f"Scree method: {self.method_label_}"]
-        for l, (variance, ratio) in enumerate(
-            zip(self.explained_variance_, self.explained_variance_ratio_)
+        lines = [f"Scree method: {self.method_label_}; PVE is the share of the private "
+                 "total variance"]
+        for l, (variance, noise, ratio) in enumerate(
+            zip(self.explained_variance_, self.noise_scale_, self.explained_variance_ratio_)
         ):
-            lines.append(f"  PC{l + 1}: variance {variance:.4g}  PVE {100 * ratio:.1f}%")
+            lines.append(f"  PC{l + 1}: variance {variance:.4g} +- {noise:.2g} (noise sd)  "
+                         f"PVE {100 * ratio:.1f}%")
+        lines.append(f"  total variance {self.total_variance_:.4g} "
+                     f"+- {self.total_variance_noise_scale_:.2g} (noise sd)")
+        if self.scale_ is not None:
+            lines.append("  columns divided by their private spreads (scale_)")
         return lines
 
 
@@ -361,8 +180,16 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         ledger is carried into this one (its spend counts against ``eps, delta``).
         An array of shape (k, n_features) with orthonormal rows: public directions,
         no spend.
-    directions_share : float, default=0.5
-        Share of ``eps`` and ``delta`` spent on directions when ``directions=None``.
+    directions_share : float, default=0.4
+        Share of ``eps`` and ``delta`` spent on directions when ``directions=None``
+        (of what the spreads leave, with ``scale=True``).
+    scale : bool, default=False
+        Divide each column by a private estimate of its spread first (released
+        as ``scale_``): the PCA of the correlation matrix. Reused directions
+        fitted with ``scale=True`` bring their ``scale_`` (``scale`` must agree).
+    scale_share : float, default=0.2
+        Share of ``eps`` and ``delta`` spent on the spreads when they are
+        released here.
     monotone : bool, default=True
         Post-process the variances to a non-increasing, non-negative sequence
         (isotonic regression; free).
@@ -382,7 +209,23 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     explained_variance_raw_ : ndarray of shape (n_components,)
         Private variances as released (may be negative or unordered).
     explained_variance_ratio_ : ndarray of shape (n_components,)
-        PVE over the retained components.
+        Share of the private total variance, as in scikit-learn's PCA: in [0, 1],
+        summing below 1 when fewer than all components are kept.
+    total_variance_ : float
+        Private total variance (the trace of the covariance; a clipped pairwise
+        second moment released with a quarter of the scree budget), raised to at
+        least the sum of ``explained_variance_``.
+    total_variance_noise_scale_ : float
+        Standard deviation of its noise.
+    feature_variance_ : ndarray of shape (n_features,)
+        Each column's variance in the units the components act on: ones with
+        ``scale=True``, else implied by the scree and the total (free; see
+        :func:`~sklearn_dppca._variances.implied_feature_variances`). The
+        variable circle divides by its square root.
+    feature_variance_noise_scale_ : ndarray of shape (n_features,)
+        Its noise sd (relative noise of the released spreads with ``scale=True``).
+    scale_ : ndarray of shape (n_features,) or None
+        The private spreads the columns were divided by, or None.
     noise_scale_ : ndarray of shape (n_components,)
         Standard deviation of the Gaussian noise on each raw variance.
     clip_bounds_ : ndarray of shape (n_components,) or None
@@ -404,9 +247,9 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     """
 
     def __init__(self, n_components=None, *, eps=1.0, delta=1e-5, method="clipped",
-                 method_params=None, directions=None, directions_share=0.5, monotone=True,
-                 whiten=False, noise="analytic", compute_nonprivate=False,
-                 random_state=None, n_jobs=None):
+                 method_params=None, directions=None, directions_share=0.4, scale=False,
+                 scale_share=0.2, monotone=True, whiten=False, noise="analytic",
+                 compute_nonprivate=False, random_state=None, n_jobs=None):
         self.n_components = n_components
         self.eps = eps
         self.delta = delta
@@ -414,6 +257,8 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         self.method_params = method_params
         self.directions = directions
         self.directions_share = directions_share
+        self.scale = scale
+        self.scale_share = scale_share
         self.monotone = monotone
         self.whiten = whiten
         self.noise = noise
@@ -441,43 +286,63 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         X = check_max_abs(validate_features(self, X, reset=True), "DPScree's variances")
         rng = check_generator(self.random_state)
         ledger = PrivacyLedger()
-        directions, (scree_eps, scree_delta) = self._directions(X, eps, delta, rng, ledger)
+        X, (eps_left, delta_left) = self._scaled(X, eps, delta, rng, ledger)
+        directions, (scree_eps, scree_delta) = self._directions(X, eps_left, delta_left,
+                                                                rng, ledger, eps, delta)
         n_components = check_n_components(self.n_components, directions.shape[0])
-        components = directions[:n_components]
-        raw, noise_scale, bounds = private_variances(
-            X, components, method=method, params=params, eps=scree_eps, delta=scree_delta,
-            noise=self.noise, rng=rng, ledger=ledger,
-        )
         self.n_samples_ = X.shape[0]
         self.n_components_ = n_components
-        self.components_ = components
+        self.components_ = directions[:n_components]
         self.method_label_ = method
-        self.explained_variance_raw_ = raw
-        self.explained_variance_ = post_process_variances(raw, self.monotone)
-        self.explained_variance_ratio_ = explained_variance_ratio(self.explained_variance_)
-        self.noise_scale_ = noise_scale
-        self.clip_bounds_ = bounds
+        self._fit_variances(X, method, params, scree_eps, scree_delta,
+                            pairs=params.get("pairs", "all"), monotone=self.monotone,
+                            rng=rng, ledger=ledger)
         self.nonprivate_ = (
-            nonprivate_reference(X, components) if self.compute_nonprivate else None
+            nonprivate_reference(X, self.components_) if self.compute_nonprivate else None
         )
         self._set_privacy(ledger, eps, delta)
         return self
 
-    def _directions(self, X, eps, delta, rng, ledger):
+    def _scaled(self, X, eps, delta, rng, ledger):
+        """Divide X by private spreads (``scale=True``); the budget left after them.
+
+        Reused directions fitted with ``scale=True`` bring their ``scale_`` (their
+        ledger is carried by :meth:`_reused_directions`); ``scale`` must match.
+        """
+        scale = check_bool(self.scale, "scale")
+        reused = getattr(self.directions, "scale_", None) if _is_estimator(
+            self.directions) else None
+        if _is_estimator(self.directions) and hasattr(self.directions, "scale_") and (
+                (reused is not None) != scale):
+            raise ValueError(f"scale={scale} but directions was fitted with "
+                             f"scale={reused is not None}; they must agree.")
+        if not scale:
+            self._set_spreads(None)
+            return X, (eps, delta)
+        if reused is not None:
+            self._set_spreads(Bunch(scale=reused, relative_noise=np.zeros_like(reused)))
+            return X / reused, (eps, delta)
+        share = check_share(self.scale_share, "scale_share")
+        spreads = release_spreads(X, eps=eps * share, delta=delta * share, noise=self.noise,
+                                  rng=rng, ledger=ledger,
+                                  feature_names=self._feature_names())
+        self._set_spreads(spreads)
+        X = check_max_abs(spreads.X, "DPScree's variances (after scaling)")
+        return X, (eps * (1 - share), delta * (1 - share))
+
+    def _directions(self, X, eps, delta, rng, ledger, total_eps, total_delta):
         """The directions to measure along, and the budget left for the scree."""
         directions = self.directions
         if directions is None:
-            share = self.directions_share
-            if isinstance(share, bool) or not isinstance(share, numbers.Real) or not 0 < share < 1:
-                raise ValueError(f"directions_share must lie in (0, 1), got {share!r}.")
+            share = check_share(self.directions_share, "directions_share")
             released = private_kendall_directions(
                 X, eps=eps * share, delta=delta * share, noise=self.noise,
                 sensitivity="standard", pairs="all", duplicates="ignore",
                 n_jobs=self.n_jobs, rng=rng, ledger=ledger, step="directions",
             )
             return released.eigenvectors.T, (eps * (1 - share), delta * (1 - share))
-        if hasattr(directions, "fit") and hasattr(directions, "get_params"):
-            return self._reused_directions(directions, X, eps, delta, ledger)
+        if _is_estimator(directions):
+            return self._reused_directions(directions, X, total_eps, total_delta, ledger)
         return _public_directions(directions, X.shape[1]), (eps, delta)
 
     def _reused_directions(self, estimator, X, eps, delta, ledger):
@@ -519,6 +384,10 @@ class DPScree(_VarianceMixin, _PrivateProjection):
                         reference_line(self.nonprivate_ is not None)]),
             ],
         )
+
+
+def _is_estimator(value):
+    return hasattr(value, "fit") and hasattr(value, "get_params")
 
 
 def _public_directions(directions, n_features):

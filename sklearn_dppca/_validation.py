@@ -138,3 +138,17 @@ def check_pairs(pairs):
     if isinstance(pairs, str) and pairs == "all":
         return pairs
     return _check_partners(pairs)
+
+
+def check_bool(value, name):
+    """``True`` or ``False`` (NumPy's bool too); ValueError otherwise."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}.")
+    return bool(value)
+
+
+def check_share(value, name):
+    """A share of a budget, strictly between 0 and 1."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
+        raise ValueError(f"{name} must lie in (0, 1), got {value!r}.")
+    return float(value)

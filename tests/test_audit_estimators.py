@@ -48,7 +48,7 @@ from scipy.stats import ks_2samp
 
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, spherical_kendall
 from sklearn_dppca._directions import kendall_sensitivity
-from sklearn_dppca._scree import norm_clipped_scatter
+from sklearn_dppca._variances import norm_clipped_scatter
 from sklearn_dppca.privacy import _calibration, _mechanisms
 from sklearn_dppca.privacy import clopper_pearson, empirical_eps_lower_bound
 

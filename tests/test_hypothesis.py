@@ -460,7 +460,9 @@ def test_dp_scree_property(case, method_params, n_components, whiten, monotone, 
         assert getattr(fitted, name).shape == (k,), name
     assert np.all(fitted.explained_variance_ >= 0)
     ratio = fitted.explained_variance_ratio_
-    assert np.all(ratio >= 0) and (np.sum(ratio) == 0 or abs(np.sum(ratio) - 1) < 1e-9)
+    # shares of the private total: in [0, 1], summing to at most 1
+    assert np.all(ratio >= 0) and np.sum(ratio) <= 1 + 1e-9
+    assert fitted.total_variance_ >= np.sum(fitted.explained_variance_) * (1 - 1e-12)
     if monotone:
         assert np.all(np.diff(fitted.explained_variance_) <= 0)
     _check_transform(fitted, case, k)

@@ -2,7 +2,7 @@
 
 ``pair_scatter(X, floor=f)`` is the mean over pairs of ``d d^T / max(||d||^2, f)``;
 ``f = 0`` is the spherical Kendall matrix, and ``bound * pair_scatter(X, floor=2 bound)``
-is the norm-clipped scatter of the DP scree (``_scree.norm_clipped_scatter``). Every
+is the norm-clipped scatter of the DP scree (``_variances.norm_clipped_scatter``). Every
 value is checked against a slow direct loop over the pairs, and the sensitivity
 claims of the estimators built on them against adversarial neighbouring data sets.
 """
@@ -15,7 +15,7 @@ from test_kendall import DATASETS, _adversarial_neighbours, direct_kendall
 
 from sklearn_dppca import DPKendallDirections
 from sklearn_dppca._kendall import pair_design, pair_scatter, spherical_kendall
-from sklearn_dppca._scree import norm_clipped_scatter
+from sklearn_dppca._variances import norm_clipped_scatter
 
 TOL = 1e-12
 DBL_MAX = np.finfo(np.float64).max

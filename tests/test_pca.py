@@ -32,10 +32,12 @@ def test_budget_accounting(histogram, with_groups):
     assert pca.privacy_spent_[0] <= 2.0 and pca.privacy_spent_[1] <= 1e-5
     steps = [entry["step"] for entry in pca.privacy_ledger_]
     assert steps[0] == "loading"
-    assert sum(step.startswith("score/frame") for step in steps) == 3
+    # coarse centre (2), coarse radius, fine centre (2), radius
+    assert sum(step.startswith("score/frame") for step in steps) == 6
     assert sum(step.startswith("score/histogram") for step in steps) == 1
     frame_eps = sum(e["eps"] for e in pca.privacy_ledger_ if e["step"].startswith("score/frame"))
-    assert frame_eps == pytest.approx(0.35 * 0.4 * 2.0)
+    # the frame's share (0.35) of the default score part (0.35)
+    assert frame_eps == pytest.approx(0.35 * 0.35 * 2.0)
     assert all(e["delta"] == 0 for e in pca.privacy_ledger_ if e["step"].startswith("score/frame"))
 
 
@@ -43,7 +45,7 @@ def test_empty_group_histogram_warning_names_the_label_as_given():
     # 150 rows, sparse histograms at eps 2: every group's histogram is thresholded
     # away; the warning must show 'G1' as the user wrote it (not numpy's np.str_('G1'))
     X, y = make_gaussian_clusters(150, n_features=10, return_groups=True, random_state=0)
-    with pytest.warns(UserWarning, match=r"histogram of group 'G1' is 0") as record:
+    with pytest.warns(UserWarning, match=r"histogram of group 'G\d' is 0") as record:
         DPPCA(eps=2.0, histogram="sparse", groups=sorted(set(y)), random_state=0).fit(X, y)
     assert not any("np." in str(warning.message) for warning in record)
 
@@ -73,14 +75,15 @@ def test_frame_covers_about_99_percent():
 
 def test_histogram_error_shrinks_with_n_eps():
     errors = {}
-    for n, eps in [(500, 0.5), (20_000, 4.0)]:
+    # (below n eps ~ 30 per search the frame itself is noise: PrivacyUtilityWarning)
+    for n, eps in [(2000, 1.0), (20_000, 4.0)]:
         distances = []
         for seed in range(3):
             pca = DPPCA(eps=eps, compute_nonprivate=True, random_state=seed).fit(
                 gaussian_scores_data(n, seed))
             distances.append(np.abs(pca.score_histogram_ - pca.nonprivate_.score_histogram).sum())
         errors[n] = np.mean(distances)
-    assert errors[20_000] < 0.5 * errors[500]
+    assert errors[20_000] < 0.5 * errors[2000]
     assert errors[20_000] < 0.2
 
 
@@ -138,7 +141,7 @@ def test_one_component_skips_the_score_summary():
         pca = DPPCA(n_components=1, eps=1.0, random_state=0).fit(X)
     assert pca.frame_ is None and pca.synthetic_scores_ is None
     assert not any(e["step"].startswith("score") for e in pca.privacy_ledger_)
-    assert pca.privacy_spent_[0] == pytest.approx(0.6)
+    assert pca.privacy_spent_[0] == pytest.approx(0.65)   # loading 0.35 + scree 0.3
 
 
 def test_gau_groups_pipeline_classifies_well_above_chance():

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from sklearn_dppca import DPKendallDirections, DPScree
-from sklearn_dppca._scree import clipped_u_statistics, paired_values, random_pairs
+from sklearn_dppca._variances import clipped_u_statistics, paired_values, random_pairs
 
 SPECTRUM = np.array([10.0, 5.0, 2.0] + [1.0] * 7)
 
@@ -94,7 +94,8 @@ def test_budget_totals_and_ledger(method):
     assert scree.noise_scale_.shape == (4,) and np.all(scree.noise_scale_ >= 0)
     if method == "clipped":
         # one joint release: the same sigma = GaussSD(2 sqrt(2) C / n) on every component
-        entry = scree.privacy_ledger_[-1]
+        entry = [e for e in scree.privacy_ledger_
+                 if e["step"] == "scree/norm-clipped U-statistics"][0]
         assert entry["sensitivity"] == pytest.approx(2 * math.sqrt(2) * scree.clip_bounds_[0] / 500)
         assert np.all(scree.noise_scale_ == entry["noise_scale"])
 
@@ -104,7 +105,9 @@ def test_monotone_post_processing_and_pve():
     scree = DPScree(eps=0.3, random_state=0).fit(X)
     variance = scree.explained_variance_
     assert np.all(np.diff(variance) <= 1e-12) and np.all(variance >= 0)
-    np.testing.assert_allclose(scree.explained_variance_ratio_, variance / variance.sum())
+    np.testing.assert_allclose(scree.explained_variance_ratio_,
+                               variance / scree.total_variance_)
+    assert scree.total_variance_ >= variance.sum()
     raw_only = DPScree(eps=0.3, monotone=False, random_state=0).fit(X)
     np.testing.assert_allclose(raw_only.explained_variance_,
                                np.clip(raw_only.explained_variance_raw_, 0, None))
@@ -182,7 +185,7 @@ def test_summary_lists_variances():
 
 
 def test_auto_clip_rule_uses_public_quantities_only():
-    from sklearn_dppca._scree import SCREE_DEFAULTS, choose_clip
+    from sklearn_dppca._variances import SCREE_DEFAULTS, choose_clip
 
     params = dict(SCREE_DEFAULTS["clipped"])
     # tail count (n/2)(1 - 0.95) against the search slack (2k / eps_q) ln(1000)

@@ -32,13 +32,15 @@ from ._mechanisms import (
     symmetric_gaussian_noise,
     symmetric_matrix_gaussian,
 )
-from ._quantiles import quantile, upper_quantile
+from ._quantiles import interval_quantile, positive_quantile, quantile, upper_quantile
 from ._rng import check_generator
 from ._snapping import snapping
+from ._warnings import PrivacyUtilityWarning
 
 __all__ = [
     "PrivacyBudget",
     "PrivacyLedger",
+    "PrivacyUtilityWarning",
     "additive_histogram",
     "check_delta",
     "check_eps",
@@ -53,11 +55,13 @@ __all__ = [
     "grid_cell_index",
     "histogram_counts",
     "huber_mean",
+    "interval_quantile",
     "laplace_mechanism",
     "laplace_noise_scale",
     "monotone_scree",
     "normalise_histogram",
     "pmwm_mean",
+    "positive_quantile",
     "quantile",
     "snapping",
     "sparse_histogram",

@@ -1,0 +1,335 @@
+"""Private variances along directions: the algorithms of the DP scree.
+
+Data in, released values and ledger entries out; the estimators
+(:class:`~sklearn_dppca.DPScree`, :class:`~sklearn_dppca.DPPCA`) compose them.
+"""
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+
+from ._kendall import pair_scatter
+from ._validation import check_choice, check_pairs
+from .privacy import PrivacyUtilityWarning, check_generator, gaussian_mechanism
+from .privacy._means import clipped_pair_mean, huber_mean, monotone_scree, pmwm_mean
+from .privacy._quantiles import positive_quantile, rank_slack, warn_if_far
+
+SCREE_METHODS = ("clipped", "huber", "pmwm")
+#: Share of the scree budget (eps and delta) spent on the private total variance.
+TOTAL_SHARE = 0.25
+
+# The documented tuning values of each method; ``method_params`` may override them.
+SCREE_DEFAULTS = {
+    "clipped": {
+        "clip": "auto",          # "norm", "component", or "auto" (chosen from n, k, eps)
+        "C": "auto",             # "auto" or a public bound (per component with "component")
+        "quantile_share": 0.25,  # share of the scree eps spent on the clip bound(s)
+        "quantile_level": 0.97,  # level of the private upper quantile (see DPScree notes)
+        "pairs": "all",          # pairs of the U-statistic ("norm" only): "all" or m
+    },
+    "huber": {"m2_frac": 0.25, "k_min": -40, "k_max": 40, "block_size": 16},
+    "pmwm": {"beta": 1.01, "trim_const": 10.0, "eta": 0.01, "a": 0.0, "b": math.inf,
+             "split": True},
+}
+
+
+def check_method_params(method, method_params, name="method_params"):
+    """Merge ``method_params`` into the defaults of ``method``; reject unknown names."""
+    params = dict(SCREE_DEFAULTS[method])
+    if method_params is None:
+        return params
+    if not isinstance(method_params, dict):
+        raise TypeError(f"{name} must be a dict or None, got {type(method_params).__name__}.")
+    unknown = sorted(set(method_params) - set(params))
+    if unknown:
+        raise ValueError(
+            f"{name} has unknown names {unknown} for method={method!r}; "
+            f"valid names: {sorted(params)}."
+        )
+    params.update(method_params)
+    if method == "clipped":
+        check_choice(params["clip"], ("auto", "norm", "component"), f"{name}['clip']")
+    share = params.get("quantile_share")
+    if share is not None and not (isinstance(share, numbers.Real) and 0 < share < 1):
+        raise ValueError(f"{name}['quantile_share'] must lie in (0, 1), got {share!r}.")
+    return params
+
+
+def random_pairs(n_samples, rng):
+    """A data-independent matching: rows ``first[i]`` and ``second[i]`` form pair i.
+
+    Each row is in at most one pair, so one changed row changes one paired value.
+    """
+    order = rng.permutation(n_samples)
+    n_pairs = n_samples // 2
+    return order[:n_pairs], order[n_pairs:2 * n_pairs]
+
+
+def paired_values(X, components, rng):
+    """``w_il = (v_l . (x_a - x_b))^2 / 2`` over a random matching; shape (n//2, k).
+
+    Its mean estimates the variance along ``v_l`` without any centre.
+    """
+    first, second = random_pairs(X.shape[0], rng)
+    differences = (X[first].astype(np.float64) - X[second]) @ components.T
+    return differences**2 / 2
+
+
+def _check_public_clip(C, n_components):
+    bounds = np.broadcast_to(np.asarray(C, dtype=float), (n_components,)).copy()
+    if not np.all(np.isfinite(bounds) & (bounds > 0)):
+        raise ValueError(f"method_params['C'] must be 'auto' or finite positive, got {C!r}.")
+    return bounds
+
+
+def clipped_u_statistics(X, components, bounds):
+    """The exact (pre-noise) clipped U-statistics, one per component.
+
+    ``U_l = (1 / C(n, 2)) sum_{i<j} min((v_l.(x_i - x_j))^2 / 2, C_l)``, in
+    O(n log n) per component. Replacing one row moves ``U_l`` by at most
+    ``2 C_l / n`` (it touches ``n - 1`` terms, each in ``[0, C_l]``).
+    """
+    projections = X.astype(np.float64) @ components.T
+    return np.array([clipped_pair_mean(projections[:, l], bounds[l])
+                     for l in range(components.shape[0])])
+
+
+def _private_upper_quantile(values, params, eps, rng, ledger, step, warn=True):
+    # The scale-free grid: a clip bound in any unit keeps 1% resolution.
+    return positive_quantile(values, params["quantile_level"], eps, rng, ledger=ledger,
+                             step=step, warn=warn)
+
+
+def norm_clipped_scatter(X, bound, pairs, rng):
+    """``M = mean over pairs of (d d^T / 2) min(1, 2 bound / ||d||^2)``, ``d = x_i - x_j``.
+
+    Each pair difference is shrunk to norm at most ``sqrt(2 bound)``, so
+    ``v.M v`` is the mean of ``(v.d_clipped)^2 / 2``: the clipped variance along
+    ``v``. Pairs: all of them, or an ``m``-partner design from ``rng``.
+    """
+    # (d d^T / 2) min(1, 2 bound / ||d||^2) = bound d d^T / max(||d||^2, 2 bound): the
+    # kernel's floored pair scatter, exact to about 1e-15 (sklearn_dppca._kendall).
+    rng = check_generator(rng)
+    n_samples = X.shape[0]
+    if pairs == "all" or pairs >= n_samples - 1:
+        # All pairs need no design; the permutation a complete design would draw is
+        # still drawn, so the random stream (and every later draw) stays as before.
+        rng.permutation(n_samples)
+        return bound * pair_scatter(X, floor=2 * bound, pairs="all")
+    return bound * pair_scatter(X, floor=2 * bound, pairs=pairs, random_state=rng)
+
+
+def _norm_clip_bound(Y, params, eps, rng, ledger, step):
+    """The clip bound on ``||y_a - y_b||^2 / 2``: public, or a private quantile."""
+    if not isinstance(params["C"], str):
+        return float(_check_public_clip(params["C"], 1)[0]), eps
+    _check_auto(params["C"])
+    first, second = random_pairs(Y.shape[0], rng)
+    differences = Y[first] - Y[second]
+    half_squared_norms = np.einsum("ij,ij->i", differences, differences) / 2
+    bound = _private_upper_quantile(half_squared_norms, params,
+                                    eps * params["quantile_share"], rng, ledger,
+                                    f"{step}/clip bound")
+    return bound, eps * (1 - params["quantile_share"])
+
+
+def _norm_clipped_variances(X, components, params, eps, delta, noise, rng, ledger, step):
+    """Variances from the projected pair differences clipped in norm to ``sqrt(2 C)``.
+
+    The clipping happens in the space of the released directions: ``y = V d``
+    (the ``k`` coordinates of a pair difference along the rows ``v_l`` of
+    ``components``), shrunk to norm ``sqrt(2 C)``. The k-vector of terms
+    ``t_l = y_l^2 / 2`` is non-negative with ``sum_l t_l <= C``, so replacing it
+    moves it by at most ``sqrt(2) C`` in L2. One row touches ``n - 1`` of the
+    ``C(n, 2)`` terms (``m`` of the ``n m / 2`` with a design), so the released
+    vector has L2 sensitivity ``2 sqrt(2) C / n``, whatever ``k``: one private
+    quantile (of ``||V (x_a - x_b)||^2 / 2`` over a random matching) gives ``C``.
+    Columns in large units that the directions hardly load on no longer set the
+    bound (they did when the full p-dimensional difference was clipped).
+    """
+    projected = X.astype(np.float64) @ components.T
+    bound, eps = _norm_clip_bound(projected, params, eps, rng, ledger, step)
+    scatter = norm_clipped_scatter(projected, bound, check_pairs(params["pairs"]), rng)
+    noisy, noise_scale = gaussian_mechanism(
+        np.diag(scatter).copy(), 2 * math.sqrt(2) * bound / X.shape[0], eps, delta, rng,
+        noise=noise, ledger=ledger, step=f"{step}/norm-clipped U-statistics")
+    return noisy, np.full(components.shape[0], noise_scale), np.array([bound])
+
+
+def private_total_variance(X, params, eps, delta, noise, rng, ledger, step="scree"):
+    """The private total variance ``E ||x_a - x_b||^2 / 2`` (the trace of the covariance).
+
+    The pair differences are clipped in norm to ``sqrt(2 C)`` with ``C`` a private
+    quantile at the scree's level (as :func:`_norm_clipped_variances` does in the
+    space of the directions), so the total and the variances along the directions
+    are the same kind of clipped second moment and their ratio (the PVE) is not
+    biased by clipping one more than the other. The U-statistic
+    ``mean min(||d||^2 / 2, C)`` moves by at most ``2 C / n`` when one row is
+    replaced. Returns ``(total, noise_scale)``; ``total`` may be negative.
+    """
+    X = X.astype(np.float64)
+    bound, eps = _norm_clip_bound(X, params, eps, rng, ledger, f"{step}/total variance")
+    scatter = norm_clipped_scatter(X, bound, check_pairs(params["pairs"]), rng)
+    return gaussian_mechanism(
+        float(np.trace(scatter)), 2 * bound / X.shape[0], eps, delta, rng, noise=noise,
+        ledger=ledger, step=f"{step}/total variance/norm-clipped U-statistic")
+
+
+def _check_auto(C):
+    if C != "auto":
+        raise ValueError(f"method_params['C'] must be 'auto' or a float, got {C!r}.")
+
+
+def _clipped_variances(X, components, params, eps, delta, noise, rng, ledger, step):
+    """The clipped U-statistic ``U_l = mean_{i<j} min((v_l.(x_i-x_j))^2/2, C_l)``.
+
+    One row touches ``n - 1`` of the ``C(n, 2)`` terms, each in ``[0, C_l]``, so
+    ``U_l`` moves by at most ``2 C_l / n`` and the vector by ``(2/n) ||C||_2`` in L2.
+    """
+    if choose_clip(params, X.shape[0], components.shape[0], eps) == "norm":
+        return _norm_clipped_variances(X, components, params, eps, delta, noise, rng,
+                                       ledger, step)
+    return component_clipped_variances(X, components, params, eps, delta, noise, rng,
+                                       ledger, step)
+
+
+def component_clipped_variances(X, components, params, eps, delta, noise, rng, ledger,
+                                step, labels=None):
+    """Each component clipped at its own bound ``C_l``; one Gaussian for the vector.
+
+    ``params["C"]`` is ``"auto"`` (one private quantile per component, with
+    ``quantile_share`` of ``eps`` split evenly) or public bounds. ``labels`` name
+    the components in the ledger (default ``PC1``, ``PC2``, ...).
+    """
+    n_samples, n_components = X.shape[0], components.shape[0]
+    if labels is None:
+        labels = [f"PC{l + 1}" for l in range(n_components)]
+    if isinstance(params["C"], str):
+        _check_auto(params["C"])
+        quantile_eps = eps * params["quantile_share"] / n_components
+        values = paired_values(X, components, rng)
+        bounds = np.array([
+            _private_upper_quantile(values[:, l], params, quantile_eps, rng, ledger,
+                                    f"{step}/clip bound {labels[l]}", warn=False)
+            for l in range(n_components)
+        ])
+        warn_if_far(values.shape[0], params["quantile_level"], quantile_eps,
+                    f"{step}/clip bounds (each of {n_components})", stacklevel=3)
+        eps = eps * (1 - params["quantile_share"])
+    else:
+        bounds = _check_public_clip(params["C"], n_components)
+    # Release U_l / C_l: each coordinate moves by at most 2/n, the vector by
+    # 2 sqrt(k)/n in L2. The noise on U_l is then proportional to C_l, so a
+    # component on a small scale is not drowned by the noise of a large one.
+    statistic = clipped_u_statistics(X, components, bounds) / bounds
+    noisy, noise_scale = gaussian_mechanism(
+        statistic, 2.0 * math.sqrt(n_components) / n_samples, eps, delta, rng,
+        noise=noise, ledger=ledger, step=f"{step}/clipped U-statistics (per C_l)")
+    return noisy * bounds, noise_scale * bounds, bounds
+
+
+def choose_clip(params, n_samples, n_components, eps):
+    """``"norm"`` or ``"component"`` for ``clip="auto"``, from public n, k and eps.
+
+    Per-component clipping needs k private quantiles, each with ``eps_q / k``. A
+    search stops early by about ``(2 k / eps_q) ln(steps)`` counts; when that slack
+    exceeds the ``(1 - level)`` tail of the ``n / 2`` paired values, the bounds land
+    far below the intended level and bias every variance down, so one norm bound
+    (one quantile) is used instead. With enough counts, per-component bounds adapt
+    to components on very different scales, which a single norm bound cannot.
+    """
+    if params["clip"] != "auto":
+        return params["clip"]
+    if not isinstance(params["C"], str):
+        return "component" if np.ndim(params["C"]) else "norm"
+    quantile_eps = eps * params["quantile_share"] / n_components
+    tail_count = (n_samples // 2) * (1 - params["quantile_level"])
+    return "component" if tail_count >= 2 * rank_slack(quantile_eps) else "norm"
+
+
+def _per_component_variances(estimator, X, components, params, eps, delta, noise, rng,
+                             ledger, step):
+    """Split the budget evenly over components; one 1-D mean estimate each."""
+    n_components = components.shape[0]
+    if X.shape[0] < 4 and (estimator is huber_mean or params.get("split", False)):
+        name = "huber" if estimator is huber_mean else "pmwm (split=True)"
+        raise ValueError(f"The {name} scree pairs the rows and needs at least 4 rows "
+                         f"(2 pairs); X has n_samples={X.shape[0]}.")
+    values = paired_values(X, components, rng)
+    estimates, noise_scales = [], []
+    for l in range(n_components):
+        first_entry = len(ledger.entries)
+        estimates.append(estimator(values[:, l], eps / n_components, delta / n_components,
+                                   rng, noise=noise, ledger=ledger, step=f"{step}/PC{l + 1}",
+                                   **params))
+        noise_scales.append(_last_gaussian_scale(ledger.entries[first_entry:]))
+    return np.array(estimates), np.array(noise_scales), None
+
+
+def _last_gaussian_scale(entries):
+    """Standard deviation of the last Gaussian noise among ledger ``entries``."""
+    scales = [entry["noise_scale"] for entry in entries if "gaussian" in entry["mechanism"]]
+    for entry in entries:
+        scales += [part["noise_scale"] for part in entry.get("parts", ())
+                   if "gaussian" in part.get("mechanism", "")]
+    return scales[-1] if scales else 0.0
+
+
+def private_variances(X, components, *, method, params, eps, delta, noise, rng, ledger,
+                      step="scree"):
+    """Release the variances of ``X`` along the rows of ``components``.
+
+    Returns ``(raw, noise_scale, clip_bounds)``: the noisy variances before
+    post-processing, the standard deviation of the Gaussian noise on each, and the
+    released clip bounds (``None`` unless ``method="clipped"``).
+    """
+    if method == "clipped":
+        return _clipped_variances(X, components, params, eps, delta, noise, rng, ledger, step)
+    estimator = huber_mean if method == "huber" else pmwm_mean
+    return _per_component_variances(estimator, X, components, params, eps, delta, noise,
+                                    rng, ledger, step)
+
+
+def explained_variance_ratio(variances, total_variance):
+    """Shares of the total variance, as scikit-learn's PCA (post-processing).
+
+    The private total is first raised to at least the sum of the retained
+    variances, so every share lies in [0, 1] and they sum to at most 1 (below 1
+    when k < p). Returns ``(ratios, total)``; zeros (with a warning) when
+    everything is 0.
+    """
+    total = max(float(total_variance), float(np.sum(variances)))
+    if total <= 0:
+        warnings.warn("All private variances are 0; the PVE is set to 0.",
+                      PrivacyUtilityWarning, stacklevel=3)
+        return np.zeros_like(variances), 0.0
+    return variances / total, total
+
+
+def implied_feature_variances(components, variances, total_variance):
+    """Each column's variance implied by the released scree (post-processing, free).
+
+    ``s_j^2 = sum_l lambda_l v_jl^2 + R (1 - sum_l v_jl^2) / (p - k)``: the
+    retained variances along the rows ``v_l`` of ``components``, plus the rest of
+    the private total, ``R = total - sum_l lambda_l``, spread evenly over the
+    ``p - k`` directions orthogonal to them. The columns' variances sum to the
+    total; the split of ``R`` is exact when the discarded eigenvalues are equal
+    (isotropic noise) and a model otherwise. With ``k = p`` it is exact.
+    A direct private release of ``p`` variances is far noisier at moderate ``n``
+    (its noise grows with ``sqrt(p)`` or with the largest column's bound).
+    """
+    n_components, n_features = components.shape
+    loadings = components**2
+    retained = variances @ loadings
+    if n_components == n_features:
+        return retained
+    rest = max(float(total_variance) - float(np.sum(variances)), 0.0)
+    return retained + rest * np.clip(1.0 - loadings.sum(axis=0), 0.0, 1.0) / (
+        n_features - n_components)
+
+
+def post_process_variances(raw, monotone):
+    """Clamp at 0 and, with ``monotone``, the non-increasing isotonic projection."""
+    return monotone_scree(raw) if monotone else np.clip(raw, 0, None)

@@ -1,0 +1,215 @@
+"""Private spreads (scale=True), the total variance, PVE of the total, the frame."""
+
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, PrivacyUtilityWarning
+from sklearn_dppca._scores import additive_threshold
+from sklearn_dppca._spread import spreads_from_variances
+from sklearn_dppca._variances import (
+    explained_variance_ratio,
+    implied_feature_variances,
+    norm_clipped_scatter,
+)
+from sklearn_dppca.datasets import make_gaussian_clusters
+from sklearn_dppca.privacy import interval_quantile, positive_quantile
+from sklearn.utils import Bunch
+
+ADULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult.csv"
+
+
+def quiet(estimator, X, y=None):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return estimator.fit(X, y)
+
+
+@pytest.mark.parametrize("unit", [1e-9, 1.0, 1e9])
+def test_positive_quantile_keeps_its_resolution_in_any_unit(unit):
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(20_000) * unit) ** 2 / 2
+    estimates = [positive_quantile(x, 0.9, 1.0, rng) for _ in range(20)]
+    levels = [np.mean(x < estimate) for estimate in estimates]
+    assert 0.88 <= np.median(levels) <= 0.91
+
+
+def test_positive_quantile_puts_zeros_below_every_point():
+    rng = np.random.default_rng(1)
+    x = np.r_[np.zeros(9000), np.full(1000, 5.0)]
+    assert positive_quantile(x, 0.97, 2.0, rng) == pytest.approx(5.0, rel=0.011)
+
+
+def test_interval_quantile_resolution_is_absolute():
+    rng = np.random.default_rng(2)
+    x = 1e6 + rng.standard_normal(20_000)
+    centre = interval_quantile(x - 1e6, 0.5, 1.0, rng, low=-20.0, high=20.0)
+    assert abs(centre - np.median(x - 1e6)) < 0.05
+
+
+def test_small_budget_warns_in_the_utility_category():
+    rng = np.random.default_rng(3)
+    with pytest.warns(PrivacyUtilityWarning, match="probably stopped far"):
+        positive_quantile(np.arange(100.0), 0.97, 0.01, rng)
+
+
+def adversarial_neighbours(n=40, p=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    Y = X.copy()
+    Y[0] = 1e6 * np.ones(p)      # one row moved as far as possible
+    return X, Y
+
+
+@pytest.mark.parametrize("pairs", ["all", 3])
+def test_total_variance_statistic_moves_at_most_2C_over_n(pairs):
+    X, Y = adversarial_neighbours()
+    bound = 0.7
+    # all rows equal, then one moved far: every term of that row goes from 0 to C
+    X, Y = np.zeros_like(X), np.zeros_like(Y)
+    Y[0] = 1e3
+    totals = [np.trace(norm_clipped_scatter(Z, bound, pairs, np.random.default_rng(5)))
+              for Z in (X, Y)]
+    assert abs(totals[0] - totals[1]) <= 2 * bound / X.shape[0] * (1 + 1e-12)
+    if pairs == "all":
+        assert abs(totals[0] - totals[1]) == pytest.approx(2 * bound / X.shape[0])
+
+
+def test_projected_clip_sensitivity_on_adversarial_neighbours():
+    X, Y = adversarial_neighbours(p=6)
+    V = np.linalg.qr(np.random.default_rng(1).normal(size=(6, 2)))[0].T
+    bound = 0.5
+    diag = [np.diag(norm_clipped_scatter(Z @ V.T, bound, "all", np.random.default_rng(0)))
+            for Z in (X, Y)]
+    assert np.linalg.norm(diag[0] - diag[1]) <= 2 * math.sqrt(2) * bound / X.shape[0] * (1 + 1e-12)
+
+
+def test_pve_is_a_share_of_the_total():
+    ratios, total = explained_variance_ratio(np.array([5.0, 3.0]), 10.0)
+    np.testing.assert_allclose(ratios, [0.5, 0.3])
+    ratios, total = explained_variance_ratio(np.array([5.0, 3.0]), 6.0)   # noisy total
+    assert total == 8.0 and ratios.sum() == pytest.approx(1.0)
+    with pytest.warns(PrivacyUtilityWarning):
+        ratios, total = explained_variance_ratio(np.array([0.0, 0.0]), -1.0)
+    assert total == 0.0 and not ratios.any()
+
+
+def test_implied_feature_variances_sum_to_the_total_and_are_exact_at_k_equal_p():
+    rng = np.random.default_rng(0)
+    S = np.cov(rng.normal(size=(500, 4)) @ rng.normal(size=(4, 4)), rowvar=False)
+    values, vectors = np.linalg.eigh(S)
+    np.testing.assert_allclose(implied_feature_variances(vectors.T, values, values.sum()),
+                               np.diag(S))
+    top = vectors[:, -2:].T
+    implied = implied_feature_variances(top, values[-2:], np.trace(S))
+    assert implied.sum() == pytest.approx(np.trace(S))
+    # isotropic rest: exact again
+    S_iso = top.T @ np.diag([9.0, 4.0]) @ top + 1.5 * (np.eye(4) - top.T @ top)
+    np.testing.assert_allclose(implied_feature_variances(top, np.array([9.0, 4.0]),
+                                                         np.trace(S_iso)), np.diag(S_iso))
+
+
+def test_unreliable_spreads_keep_their_unit():
+    released = Bunch(raw=np.array([4.0, 1e-3, 2.0, 1e-250]),
+                     noise_scale=np.array([0.1, 0.01, 0.1, 1e-260]),
+                     clip_bounds=np.array([20.0, 1.0, 2.05, 1e-240]))
+    with pytest.warns(PrivacyUtilityWarning, match="x1, x2, x3"):
+        scale, relative = spreads_from_variances(released, ["x0", "x1", "x2", "x3"])
+    np.testing.assert_allclose(scale, [2.0, 1.0, 1.0, 1.0])
+    assert relative[0] == pytest.approx(0.025) and not relative[1:].any()
+
+
+def mixed_units(n=20_000, seed=0):
+    rng = np.random.default_rng(seed)
+    R = np.full((4, 4), 0.6) + 0.4 * np.eye(4)
+    R[:2, 2:] = R[2:, :2] = 0.0
+    Z = rng.multivariate_normal(np.zeros(4), R, size=n)
+    return Z * np.array([1e-3, 1.0, 1e2, 1e4]) + 5e3, R
+
+
+def test_scale_recovers_the_correlation_pca_in_mixed_units():
+    X, R = mixed_units()
+    pca = quiet(DPPCA(n_components=2, eps=1.0, scale=True, random_state=0), X)
+    top = np.linalg.eigh(R)[1][:, -2:].T
+    singular = np.linalg.svd(pca.components_ @ top.T, compute_uv=False)
+    assert math.sqrt(2 - np.sum(singular**2)) < 0.15
+    assert pca.scale_ == pytest.approx(X.std(axis=0) * pca.scale_[1] / X[:, 1].std(), rel=0.15)
+    np.testing.assert_allclose(pca.feature_variance_, 1.0)
+    # the first two PCs of R hold 0.8 of its trace
+    assert pca.explained_variance_ratio_.sum() == pytest.approx(0.8, abs=0.08)
+    np.testing.assert_allclose(pca.transform(X[:5]),
+                               (X[:5] / pca.scale_) @ pca.components_.T)
+
+
+def test_scale_is_recorded_in_the_ledger_and_split():
+    X, _ = mixed_units(2000)
+    pca = quiet(DPPCA(eps=1.0, scale=True, random_state=0), X)
+    steps = [entry["step"] for entry in pca.privacy_ledger_]
+    assert sum(step.startswith("scale/") for step in steps) == 5   # 4 bounds + 1 release
+    assert pca.budget_["scale"] == (0.2, pytest.approx(2e-6))
+    assert sum(e["eps"] for e in pca.privacy_ledger_) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match=r"budget_split\['scale'\]"):
+        DPPCA(scale=True, budget_split={"loading": 0.5, "scree": 0.5}).fit(X)
+    with pytest.raises(ValueError, match="only with scale=True"):
+        DPPCA(budget_split={"loading": 0.4, "scree": 0.3, "scale": 0.3}).fit(X)
+
+
+@pytest.mark.parametrize("Estimator", [DPKendallDirections, DPScree])
+def test_every_estimator_takes_scale(Estimator):
+    X, _ = mixed_units(3000)
+    fitted = quiet(Estimator(n_components=2, scale=True, random_state=0), X)
+    assert fitted.scale_.shape == (4,) and np.all(fitted.scale_ > 0)
+    assert fitted.privacy_spent_[0] == pytest.approx(1.0)
+
+
+def test_scree_reusing_scaled_directions_must_agree():
+    X, _ = mixed_units(3000)
+    directions = quiet(DPKendallDirections(n_components=2, eps=0.5, scale=True,
+                                           random_state=0), X)
+    scree = quiet(DPScree(directions=directions, scale=True, delta=2e-5, random_state=0), X)
+    np.testing.assert_array_equal(scree.scale_, directions.scale_)
+    with pytest.raises(ValueError, match="must agree"):
+        DPScree(directions=directions, scale=False).fit(X)
+
+
+def test_frame_keeps_its_width_far_from_the_origin():
+    X, y = make_gaussian_clusters(return_groups=True, random_state=0)
+    widths = [quiet(DPPCA(eps=1.0, random_state=seed), X + shift).frame_.half_width
+              for seed in range(3) for shift in (0.0, 1e6)]
+    near, far = np.array(widths[0::2]), np.array(widths[1::2])
+    assert np.all(far / near < 1.25) and np.all(near / far < 1.25)
+
+
+def test_additive_threshold_controls_noise_only_cells():
+    sds, expected = additive_threshold(400)
+    assert expected == pytest.approx(0.5) and sds == pytest.approx(3.023, abs=1e-3)
+    sds, expected = additive_threshold(2000)
+    assert expected == pytest.approx(0.5) and sds == pytest.approx(3.481, abs=1e-3)
+    assert additive_threshold(400, 0)[1] == pytest.approx(200)
+    X, y = make_gaussian_clusters(200, return_groups=True, random_state=0)
+    pca = quiet(DPPCA(groups=sorted(set(y)), random_state=0), X, y)
+    assert pca.expected_noise_cells_ == pytest.approx(0.5)
+    noise = pca.privacy_ledger_[-1]["noise_scale"]
+    cells = 5 * pca.score_histogram_.size
+    assert pca.histogram_threshold_ == pytest.approx(additive_threshold(cells)[0] * noise)
+
+
+def test_noise_dominated_variances_warn():
+    X = np.random.default_rng(0).normal(size=(300, 6))
+    with pytest.warns(PrivacyUtilityWarning, match="noise sd exceeds"):
+        DPScree(n_components=6, eps=0.05, random_state=0).fit(X)
+
+
+@pytest.mark.skipif(not ADULT.exists(), reason="needs ../shared/data/adult.csv")
+def test_adult_scaled_gives_a_positive_scree():
+    pandas = pytest.importorskip("pandas")
+    table = pandas.read_csv(ADULT)
+    for seed in range(2):
+        pca = quiet(DPPCA(eps=1.0, scale=True, pairs=64, random_state=seed), table)
+        assert np.all(np.isfinite(pca.scale_)) and np.all(pca.scale_ > 0)
+        assert pca.scale_[2] > 100          # capital_gain, in dollars, 92% zeros
+        assert np.all(pca.explained_variance_ > 0)
+        assert 0 < pca.explained_variance_ratio_.sum() < 1
