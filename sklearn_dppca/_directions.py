@@ -31,7 +31,7 @@ def kendall_sensitivity(n_samples, rule):
 
     One row of ``n`` touches ``n - 1`` of the ``n (n - 1) / 2`` pair terms (``m`` of
     the ``n m / 2`` terms with ``pairs=m``); each term ``u u^T`` has unit Frobenius
-    norm, so it moves by at most 2 (``"standard"``, the seeds' bound, giving
+    norm, so it moves by at most 2 (``"standard"``, Kim & Jung's bound, giving
     ``4 / n``) and in fact by at most ``sqrt(2)`` because
     ``||u u^T - v v^T||_F^2 = 2 - 2 (u . v)^2`` (``"tight"``, giving
     ``2 sqrt(2) / n``).
@@ -95,10 +95,10 @@ class DPKendallDirections(_PrivateProjection):
         Privacy budget, in (0, 1).
     noise : {"analytic", "classical"}, default="analytic"
         Gaussian calibration. ``"analytic"`` (Balle & Wang 2018) is valid for every
-        eps and never noisier; ``"classical"`` is the seeds' formula
+        eps and never noisier; ``"classical"`` is the classical formula
         ``sigma = Delta sqrt(2 ln(1.25/delta)) / eps`` (warns for eps >= 1).
     sensitivity : {"standard", "tight"}, default="standard"
-        Frobenius sensitivity used: the seeds' ``4/n`` or the exact worst case
+        Frobenius sensitivity used: Kim & Jung's ``4/n`` or the exact worst case
         ``2 sqrt(2)/n`` (less noise at the same budget).
     pairs : "all" or int, default="all"
         ``"all"``: the full U-statistic, O(n^2 p). An int ``m``: each row is paired
@@ -106,7 +106,7 @@ class DPKendallDirections(_PrivateProjection):
         U-statistic, O(n m p^2): linear in n); the sensitivity is unchanged.
     duplicates : {"ignore", "raise"}, default="ignore"
         Coincident pairs contribute a zero term (``"ignore"``) or raise a
-        ``ValueError`` (``"raise"``, the seeds' behaviour).
+        ``ValueError`` (``"raise"``, the R package's behaviour).
     scale : bool, default=False
         Divide each column by a private estimate of its spread first (released
         as ``scale_``, with ``scale_share`` of the budget): the directions of the
@@ -233,7 +233,7 @@ class DPKendallDirections(_PrivateProjection):
         return self
 
     def summary(self):
-        """The seeds' summary: data size, components, budget, the directions.
+        """The summary: data size, components, budget, the directions.
 
         Returns
         -------

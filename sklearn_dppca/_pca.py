@@ -145,10 +145,10 @@ def check_groups(groups, y, n_samples):
 
 
 class DPPCA(_VarianceMixin, _PrivateProjection):
-    """Differentially private PCA with a private score summary (the seeds' dp_pca).
+    """Differentially private PCA with a private score summary (as the R package dppca's dp_pca).
 
     One privacy budget ``(eps, delta)`` is split over three releases that every
-    picture shares (seed 001):
+    picture shares:
 
     * ``loading``: the private directions (noisy spherical Kendall matrix, as
       :class:`DPKendallDirections`);

@@ -1,4 +1,4 @@
-"""The private score summary: frame, 2-D histogram(s) and synthetic points (seed 001)."""
+"""The private score summary: frame, 2-D histogram(s) and synthetic points."""
 
 import warnings
 
@@ -11,7 +11,7 @@ from .privacy._histograms import additive_histogram, histogram_counts, sparse_hi
 from .privacy._quantiles import interval_quantile, positive_quantile, quantile
 
 HISTOGRAM_METHODS = ("additive", "sparse")
-FRAME_SHARE = 0.35      # of the score eps, pure DP (delta 0), seed 001
+FRAME_SHARE = 0.35      # of the score eps, pure DP (delta 0), as in the R package dppca
 RADIUS_LEVEL = 0.99     # level of the private radial quantile
 FRAME_MARGIN = 1.2      # the frame is centre +- 1.2 radius
 NOISE_CELLS_TARGET = 0.5  # expected noise-only cells passing the "auto" threshold

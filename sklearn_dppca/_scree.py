@@ -133,7 +133,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
       ``(v_l.d_clipped)^2 / 2``; the term vectors are non-negative and sum to at most
       ``C``, so the k-vector has L2 sensitivity ``2 sqrt(2) C / n`` whatever k, and
       ONE private quantile (of ``||x_a - x_b||^2 / 2`` over a random matching) gives
-      ``C``. With ``clip="component"`` (the seeds' form) each component is clipped
+      ``C``. With ``clip="component"`` (the R package dppca's form) each component is clipped
       at its own ``C_l`` from its own private quantile,
       ``U_l = mean min((v_l.(x_i - x_j))^2 / 2, C_l)`` in O(n log n); the vector
       ``(U_l / C_l)`` is released (L2 sensitivity ``2 sqrt(k) / n``), so each

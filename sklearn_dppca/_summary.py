@@ -1,4 +1,4 @@
-"""A printable, HTML-renderable summary of a fit (the seeds' ``summary()``)."""
+"""A printable, HTML-renderable summary of a fit (as the R package dppca's ``summary()``)."""
 
 import html
 
@@ -81,7 +81,7 @@ def _html_table(row_names, column_names, values):
 
 
 def directions_table(components, feature_names):
-    """The first 6 variables x first 4 PCs of the directions, as in the seeds."""
+    """The first 6 variables x first 4 PCs of the directions, as the R package dppca prints them."""
     n_rows = min(_MAX_ROWS, components.shape[1])
     n_columns = min(_MAX_COLUMNS, components.shape[0])
     heading = (

@@ -4,7 +4,7 @@ Both Gaussian calibrations return the standard deviation ``sigma`` of the noise 
 makes the Gaussian mechanism ``(eps, delta)``-DP for a query of L2 sensitivity
 ``sensitivity``:
 
-* ``"classical"`` (Dwork & Roth 2014, Thm A.1; the seeds' formula):
+* ``"classical"`` (Dwork & Roth 2014, Thm A.1; the R package's formula):
   ``sigma = sensitivity * sqrt(2 ln(1.25 / delta)) / eps``. Its proof needs
   ``eps < 1``.
 * ``"analytic"`` (Balle & Wang 2018, Thm 8): the smallest ``sigma`` with

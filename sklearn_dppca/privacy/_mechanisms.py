@@ -72,7 +72,7 @@ def symmetric_gaussian_noise(n_features, noise_scale, rng):
     Diagonal entries are ``N(0, noise_scale^2)``, off-diagonal ones
     ``N(0, noise_scale^2 / 2)``. Draws ``p (p + 1) / 2`` standard normals in one
     call, the ``p`` diagonal ones first, then the strict lower triangle row by row
-    ((2,1), (3,1), (3,2), ... in 1-based indices), as the seeds do.
+    ((2,1), (3,1), (3,2), ... in 1-based indices), as the R package dppca does.
 
     Why this is the Gaussian mechanism: the map from a symmetric matrix ``A`` to the
     packed vector ``(A_11, ..., A_pp, sqrt(2) A_21, sqrt(2) A_31, ...)`` preserves
