@@ -39,9 +39,7 @@ class _VarianceMixin:
     """The scree part of a fit, whitening and summary lines (DPScree and DPPCA)."""
 
     def _set_spreads(self, spreads):
-        """``scale_`` and, with it, unit variances of the scaled columns."""
         self.scale_ = None if spreads is None else spreads.scale
-        self._spread_noise = None if spreads is None else spreads.relative_noise
 
     def _fit_variances(self, X, method, params, eps, delta, *, pairs, monotone, rng,
                        ledger):
@@ -77,10 +75,9 @@ class _VarianceMixin:
         self._set_feature_variances()
 
     def _set_feature_variances(self):
-        if self.scale_ is not None:
-            self.feature_variance_ = np.ones(self.n_features_in_)
-            self.feature_variance_noise_scale_ = self._spread_noise
-            return
+        # Implied by the scree and the total, scaled or not: the same clipped
+        # second moment as both, so sum_l r_jl^2 <= 1 in the variable circle (a
+        # column's own spread, a different clipping, could put an arrow past it).
         self.feature_variance_ = implied_feature_variances(
             self.components_, self.explained_variance_, self.total_variance_)
         # Propagated noise sd: the retained variances' noise through v_jl^2, the
@@ -218,12 +215,14 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     total_variance_noise_scale_ : float
         Standard deviation of its noise.
     feature_variance_ : ndarray of shape (n_features,)
-        Each column's variance in the units the components act on: ones with
-        ``scale=True``, else implied by the scree and the total (free; see
-        :func:`~sklearn_dppca._variances.implied_feature_variances`). The
-        variable circle divides by its square root.
+        Each column's variance in the units the components act on (after the
+        spreads with ``scale=True``, so near 1 then), implied by the scree and the
+        total: ``sum_l lambda_l v_jl^2`` plus an even share of the variance the
+        retained components leave (free post-processing; exact when the
+        discarded eigenvalues are equal). The variable circle divides by its
+        square root, so no arrow leaves the unit circle.
     feature_variance_noise_scale_ : ndarray of shape (n_features,)
-        Its noise sd (relative noise of the released spreads with ``scale=True``).
+        Its noise sd, propagated from the scree's and the total's.
     scale_ : ndarray of shape (n_features,) or None
         The private spreads the columns were divided by, or None.
     noise_scale_ : ndarray of shape (n_components,)
@@ -320,7 +319,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
             self._set_spreads(None)
             return X, (eps, delta)
         if reused is not None:
-            self._set_spreads(Bunch(scale=reused, relative_noise=np.zeros_like(reused)))
+            self._set_spreads(Bunch(scale=reused))
             return X / reused, (eps, delta)
         share = check_share(self.scale_share, "scale_share")
         spreads = release_spreads(X, eps=eps * share, delta=delta * share, noise=self.noise,

@@ -85,17 +85,15 @@ def spreads_from_variances(released, feature_names):
             PrivacyUtilityWarning,
             stacklevel=4,
         )
-    variance = np.where(unreliable, 1.0, released.raw)
-    return np.sqrt(variance), np.where(unreliable, 0.0, released.noise_scale / variance)
+    return np.sqrt(np.where(unreliable, 1.0, released.raw))
 
 
 def release_spreads(X, *, eps, delta, noise, rng, ledger, feature_names):
     """The spread step of a ``scale=True`` fit: release the spreads, scale X.
 
-    Returns a Bunch: ``X`` divided by the spreads, ``scale`` (the spreads) and
-    ``relative_noise`` (the noise sd of each released variance, relative).
+    Returns a Bunch: ``X`` divided by the spreads and ``scale`` (the spreads).
     """
     released = private_feature_variances(X, eps=eps, delta=delta, noise=noise, rng=rng,
                                          ledger=ledger, feature_names=feature_names)
-    spreads, relative_noise = spreads_from_variances(released, feature_names)
-    return Bunch(X=X / spreads, scale=spreads, relative_noise=relative_noise)
+    spreads = spreads_from_variances(released, feature_names)
+    return Bunch(X=X / spreads, scale=spreads)

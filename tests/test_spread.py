@@ -117,9 +117,8 @@ def test_unreliable_spreads_keep_their_unit():
                      noise_scale=np.array([0.1, 0.01, 0.1, 1e-260]),
                      clip_bounds=np.array([20.0, 1.0, 2.05, 1e-240]))
     with pytest.warns(PrivacyUtilityWarning, match="x1, x2, x3"):
-        scale, relative = spreads_from_variances(released, ["x0", "x1", "x2", "x3"])
+        scale = spreads_from_variances(released, ["x0", "x1", "x2", "x3"])
     np.testing.assert_allclose(scale, [2.0, 1.0, 1.0, 1.0])
-    assert relative[0] == pytest.approx(0.025) and not relative[1:].any()
 
 
 def mixed_units(n=20_000, seed=0):
@@ -137,7 +136,9 @@ def test_scale_recovers_the_correlation_pca_in_mixed_units():
     singular = np.linalg.svd(pca.components_ @ top.T, compute_uv=False)
     assert math.sqrt(2 - np.sum(singular**2)) < 0.15
     assert pca.scale_ == pytest.approx(X.std(axis=0) * pca.scale_[1] / X[:, 1].std(), rel=0.15)
-    np.testing.assert_allclose(pca.feature_variance_, 1.0)
+    # the scaled columns' implied variances: near 1, summing to the total
+    np.testing.assert_allclose(pca.feature_variance_, 1.0, atol=0.25)
+    assert pca.feature_variance_.sum() == pytest.approx(pca.total_variance_)
     # the first two PCs of R hold 0.8 of its trace
     assert pca.explained_variance_ratio_.sum() == pytest.approx(0.8, abs=0.08)
     np.testing.assert_allclose(pca.transform(X[:5]),
