@@ -14,7 +14,9 @@ def nonprivate_reference(X, private_components):
     Returns a Bunch with ``components`` (k, p) covariance eigenvectors ordered by
     decreasing eigenvalue, each sign-flipped so that ``v_hat . v_tilde >= 0``;
     ``explained_variance`` (k,) the covariance eigenvalues; ``explained_variance_ratio``
-    over the k retained (as the private PVE); ``scores`` (n, k) mean-centred.
+    their shares of the total variance (the trace, as the private PVE);
+    ``total_variance``; ``scores`` (n, k) mean-centred. ``X`` is in the units the
+    private fit worked in (divided by the private ``scale_`` with ``scale=True``).
     """
     X = np.asarray(X, dtype=np.float64)
     largest = float(np.max(np.abs(X)))
@@ -33,10 +35,11 @@ def nonprivate_reference(X, private_components):
     signs = np.where(np.sum(components * private_components, axis=1) < 0, -1.0, 1.0)
     components *= signs[:, None]
     variance = np.clip(eigenvalues[order], 0, None)
-    total = variance.sum()
+    total = float(np.trace(covariance))
     return Bunch(
         components=components,
         explained_variance=variance,
         explained_variance_ratio=variance / total if total > 0 else np.zeros_like(variance),
+        total_variance=total,
         scores=(X - mean) @ components.T,
     )

@@ -14,7 +14,7 @@ def gaussian_data(n=400, scales=(3.0, 1.0, 0.5), seed=0):
 
 
 def test_classical_noise_scale_matches_the_seeds_formula():
-    # Seed 002: n = 50, eps = 0.5, delta = 1e-3, sigma = 4 sqrt(2 ln(1.25/delta)) / (n eps)
+    # The R package's example: n = 50, eps = 0.5, delta = 1e-3, sigma = 4 sqrt(2 ln(1.25/delta)) / (n eps)
     X = gaussian_data(n=50)
     est = DPKendallDirections(eps=0.5, delta=1e-3, noise="classical", random_state=0).fit(X)
     assert est.noise_scale_ == pytest.approx(0.6042367252, rel=1e-9)

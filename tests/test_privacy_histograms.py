@@ -1,4 +1,4 @@
-"""Grids, exact counts and the private histograms (ALGORITHMS.md D)."""
+"""Grids, exact counts and the private histograms (Karwa & Vadhan stability histogram; doc/user_guide.rst)."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""Scree helpers and one-dimensional private means (ALGORITHMS.md C)."""
+"""Scree helpers and one-dimensional private means (Yu, Ren & Zhou 2024; Ramsay & Spicker 2025)."""
 
 import math
 import warnings
@@ -219,7 +219,7 @@ def test_huber_accuracy_at_ten_thousand_values():
 
 
 def test_huber_sqrt_block_rule_is_what_fails_at_ten_thousand_values():
-    # ALGORITHMS.md C's floor(sqrt(m)/2) = 50 medians at m = 1e4: the noisy argmax
+    # The huber scale's floor(sqrt(m)/2) = 50 medians at m = 1e4: the noisy argmax
     # over 81 dyadic bins often picks a wrong scale; this is why block_size exists.
     rng = np.random.default_rng(21)
     estimates = [huber_mean(rng.normal(5, 1, 10_000), 1.0, 1e-5, rng, block_size=None)

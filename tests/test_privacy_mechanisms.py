@@ -1,4 +1,4 @@
-"""The additive mechanisms: noise laws, symmetric matrix noise, the seeds' fixture."""
+"""The additive mechanisms: noise laws, symmetric matrix noise, the R package's fixture."""
 
 import math
 
@@ -102,7 +102,7 @@ class InjectedNormals:
 
 
 def test_seed_fixture_reproduced():
-    # ALGORITHMS.md A.5: the seeds' example, reproduced exactly by the R package.
+    # The example of Kim & Jung's R package dppca, which it reproduces exactly.
     upper = np.array([[0.333097801073, -0.004683739067, 0.009903706654],
                       [0.0, 0.312400318203, -0.037763917091],
                       [0.0, 0.0, 0.354501880724]])

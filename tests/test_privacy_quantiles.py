@@ -1,4 +1,4 @@
-"""Durfee (2023) unbounded private quantiles (ALGORITHMS.md B)."""
+"""Durfee (2023) unbounded private quantiles."""
 
 import math
 import sys

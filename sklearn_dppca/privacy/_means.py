@@ -176,7 +176,8 @@ def _pair_block_medians(w, rng, block_size):
     """Block medians of ``(w_a - w_b)^2 / 2`` over a random pairing of ``w``.
 
     One changed value changes one pair, hence one block median. Blocks hold
-    ``block_size`` pairs; ``None`` gives ALGORITHMS.md's ``floor(sqrt(m)/2)`` blocks.
+    ``block_size`` pairs; ``None`` gives Yu, Ren & Zhou's ``floor(sqrt(m)/2)``
+    blocks.
     """
     m = w.size
     pairs = w[rng.permutation(m)[: 2 * (m // 2)]].reshape(-1, 2)
@@ -253,7 +254,7 @@ def huber_mean(w, eps, delta, rng, *, m2_frac=0.25, k_min=-40, k_max=40, block_s
     k_min, k_max : int, default=-40, 40
         Exponent range of the dyadic scale search.
     block_size : int or None, default=16
-        Pairs per block of the scale step. ``None`` uses ALGORITHMS.md's
+        Pairs per block of the scale step. ``None`` uses Yu, Ren & Zhou's
         ``floor(sqrt(m)/2)`` blocks; with so few medians (50 at m = 1e4) the
         Laplace noise on 81 bins picks a wrong bin about half of the time at
         eps = 1, and a wrong scale ruins ``tau``. Blocks of 16 pairs give
