@@ -147,9 +147,10 @@ def section_scale(args):
 
 def section_slopes(args):
     p, m = 10, 64
-    # All pairs: above n = 37000 the default scree clips per component (O(n log n));
-    # below it, it clips in norm over all pairs (a second O(n^2) pass), so a grid
-    # across that switch would bend the slope.
+    # All pairs: above about n = 28500 (eps = 1, two components) the default scree
+    # clips per component (O(n log n)); below it, it clips in norm over all pairs (a
+    # second O(n^2) pass, in k dimensions), so a grid across that switch would bend
+    # the slope. The private total variance is an O(n^2 p) pass at every n.
     all_sizes = [1000, 2000, 4000, 8000] if args.quick else \
         [40_000, 56_000, 80_000, 113_000]
     design_sizes = [10_000, 30_000, 100_000] if args.quick else \

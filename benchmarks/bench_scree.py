@@ -3,13 +3,13 @@
 Data: Gaussian rows with covariance eigenvalues (10, 5, 2, 1, ..., 1), p = 10, in a
 random orthonormal basis, shifted by +50 in every coordinate (the scree must not
 need a centre). Every method runs with its defaults, ``eps = 1``, ``delta = 1e-5``
-(half of it on the private directions, ``directions_share = 0.5``), ``n`` in
+(40% of it on the private directions, ``directions_share = 0.4``), ``n`` in
 {2000, 20000}, 20 seeds.
 
 Accuracy: for each fit, the worst relative error of the top three private
 variances against the true eigenvalues (10, 5, 2),
 ``max_l |explained_variance_[l] / lambda_l - 1|``, l = 1..3; the table gives its
-median over the seeds (and the 25% and 75% quantiles). Time: the median CPU seconds
+median over the random seeds of the fits (and the 25% and 75% quantiles). Time: the median CPU seconds
 of one ``fit`` (directions included; one job).
 
 Usage: ``python benchmarks/bench_scree.py [--quick]`` with the package installed
