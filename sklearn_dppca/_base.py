@@ -46,14 +46,16 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         """
         check_is_fitted(self)
         X = validate_features(self, X, reset=False)
+        # Divisors stay float64: a spread or a whitening sd below float32's range
+        # must not round to 0 (an overflow is reported below instead).
         with np.errstate(over="ignore", invalid="ignore"):
             spreads = getattr(self, "scale_", None)
             if spreads is not None:
-                X = X / spreads.astype(X.dtype, copy=False)
+                X = (X / spreads).astype(X.dtype, copy=False)
             projection = X @ self.components_.T.astype(X.dtype, copy=False)
             scale = self._projection_scale()
             if scale is not None:
-                projection /= scale.astype(X.dtype, copy=False)
+                projection = (projection / scale).astype(X.dtype, copy=False)
         if not np.all(np.isfinite(projection)):
             raise ValueError(
                 f"The projection of X overflows {X.dtype}: X is too large to project "

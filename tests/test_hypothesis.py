@@ -485,6 +485,7 @@ def dppca_params(draw):
         whiten=draw(st.booleans()),
         synthetic_jitter=draw(st.sampled_from([0.0, 0.25])),
         n_synthetic=draw(st.sampled_from([None, 0, 7])),
+        scale=draw(st.booleans()),
     )
 
 
@@ -493,12 +494,12 @@ def dppca_params(draw):
                                 histogram="additive", bins=(20, 20),
                                 sensitivity="standard", pairs="all",
                                 compute_nonprivate=True, whiten=True,
-                                synthetic_jitter=0.25, n_synthetic=None),
+                                synthetic_jitter=0.25, n_synthetic=None, scale=True),
                     groups=None, label_seed=0, outside_label=False)
 @_hot_spot_examples(params=dict(n_components=2, eps=0.1, scree_method="huber",
                                 histogram="sparse", bins=3, sensitivity="tight",
                                 pairs=3, compute_nonprivate=False, whiten=False,
-                                synthetic_jitter=0.0, n_synthetic=7),
+                                synthetic_jitter=0.0, n_synthetic=7, scale=False),
                     groups=["a", "b"], label_seed=1, outside_label=False)
 @given(case=inputs(), params=dppca_params(),
        groups=st.sampled_from([None, None, None, ["a", "b"], ["a", "b", "c"]]),
@@ -525,11 +526,22 @@ def test_dppca_property(case, params, groups, label_seed, outside_label):
          (finite and k <= p and isinstance(pairs, int) and pairs % 2 == 1 and n % 2 == 1
           and pairs < n - 1, (ValueError,), r"pairs=\d+ is odd"),
          (finite and k <= p and groups is not None and outside_label, (ValueError,),
-          r"labels outside groups")],
+          r"labels outside groups"),
+         # dividing by a private spread may push huge values past the variances'
+         # domain (a public rule, checked on the scaled data)
+         (finite and params["scale"], (ValueError,), r"after scaling")],
     )
     if fitted is None:
         return
     _check_fitted(fitted, k, p)
+    if params["scale"]:
+        assert fitted.scale_.shape == (p,)
+        assert np.all(np.isfinite(fitted.scale_) & (fitted.scale_ > 0))
+    else:
+        assert fitted.scale_ is None
+    ratio = fitted.explained_variance_ratio_
+    assert np.all(ratio >= 0) and np.sum(ratio) <= 1 + 1e-9
+    assert fitted.feature_variance_.shape == (p,) and np.all(fitted.feature_variance_ >= 0)
     if k >= 2:
         bins = (params["bins"],) * 2 if isinstance(params["bins"], int) else params["bins"]
         assert fitted.score_histogram_.shape == bins
