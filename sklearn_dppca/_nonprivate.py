@@ -15,7 +15,8 @@ def nonprivate_reference(X, private_components):
     decreasing eigenvalue, each sign-flipped so that ``v_hat . v_tilde >= 0``;
     ``explained_variance`` (k,) the covariance eigenvalues; ``explained_variance_ratio``
     their shares of the total variance (the trace, as the private PVE);
-    ``total_variance``; ``scores`` (n, k) mean-centred. ``X`` is in the units the
+    ``total_variance``; ``feature_variance`` (p,) the columns' variances;
+    ``scores`` (n, k) mean-centred. ``X`` is in the units the
     private fit worked in (divided by the private ``scale_`` with ``scale=True``).
     """
     X = np.asarray(X, dtype=np.float64)
@@ -41,5 +42,6 @@ def nonprivate_reference(X, private_components):
         explained_variance=variance,
         explained_variance_ratio=variance / total if total > 0 else np.zeros_like(variance),
         total_variance=total,
+        feature_variance=np.diag(covariance).copy(),
         scores=(X - mean) @ components.T,
     )

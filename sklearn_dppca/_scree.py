@@ -1,5 +1,7 @@
 """Private variances along given or private directions (the DP scree)."""
 
+import warnings
+
 import numpy as np
 from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
@@ -24,13 +26,14 @@ from ._variances import (
     SCREE_METHODS,
     TOTAL_SHARE,
     check_method_params,
+    clipped_to_the_bound,
     explained_variance_ratio,
     implied_feature_variances,
     post_process_variances,
     private_total_variance,
     private_variances,
 )
-from .privacy import PrivacyLedger, check_generator
+from .privacy import PrivacyLedger, PrivacyUtilityWarning, check_generator
 from .privacy._calibration import NOISE_METHODS
 from .privacy._warnings import warn_noise_dominated
 
@@ -59,11 +62,17 @@ class _VarianceMixin:
         total_params = dict(SCREE_DEFAULTS["clipped"], pairs=pairs, quantile_share=0.5)
         if method == "clipped":
             total_params["quantile_level"] = params["quantile_level"]
-        total, total_noise = private_total_variance(
+        total, total_noise, total_bound = private_total_variance(
             X, total_params, TOTAL_SHARE * eps, TOTAL_SHARE * delta, self.noise, rng,
             ledger)
-        warn_noise_dominated("variance", [f"PC{l + 1}" for l in range(len(raw))], raw,
-                             noise_scale)
+        names = [f"PC{l + 1}" for l in range(len(raw))]
+        noise_scale = _widen_if_clipped("variance", names, raw, noise_scale,
+                                        _clipped_share_inputs(raw, bounds))
+        total_noise = float(_widen_if_clipped("total variance", ["the data"],
+                                              np.array([total]), np.array([total_noise]),
+                                              (np.array([total]), np.array([total_bound]))
+                                              )[0])
+        warn_noise_dominated("variance", names, raw, noise_scale)
         warn_noise_dominated("total variance", ["the data"], [total], [total_noise])
         self.explained_variance_raw_ = raw
         self.explained_variance_ = post_process_variances(raw, monotone)
@@ -113,6 +122,42 @@ class _VarianceMixin:
         if self.scale_ is not None:
             lines.append("  columns divided by their private spreads (scale_)")
         return lines
+
+
+def _clipped_share_inputs(raw, bounds):
+    """What to compare with the clip bounds: the sum under one norm bound, else each."""
+    if bounds is None:
+        return None
+    if bounds.size == 1 and raw.size > 1:
+        return np.array([raw.sum()]), bounds
+    return raw, bounds
+
+
+def _widen_if_clipped(what, names, raw, noise_scale, share_inputs):
+    """Noise sd of estimates clipped at their bound raised to the estimate (free).
+
+    Such a release says only that the statistic is at least about its bound (the
+    bound's search stopped below nearly all the data): reporting its Gaussian sd
+    alone would draw a confident value. With the sd raised to the estimate, the
+    summary, the error bars and the noise warnings treat it as noise.
+    """
+    if share_inputs is None:
+        return noise_scale
+    clipped = clipped_to_the_bound(*share_inputs)
+    if not np.any(clipped):
+        return noise_scale
+    if clipped.size == 1 and raw.size > 1:
+        clipped = np.repeat(clipped, raw.size)
+    listed = ", ".join(str(name) for name, flag in zip(names, clipped) if flag)
+    warnings.warn(
+        f"The private {what} of {listed} sits at its clip bound: its bound's search "
+        "stopped below nearly all the data, so the release only says the value is "
+        "at least about the bound. Its noise sd is reported as at least the value. "
+        "Increase eps, or use more rows.",
+        PrivacyUtilityWarning,
+        stacklevel=4,
+    )
+    return np.where(clipped, np.maximum(noise_scale, np.abs(raw)), noise_scale)
 
 
 class DPScree(_VarianceMixin, _PrivateProjection):

@@ -16,7 +16,11 @@ import warnings
 import numpy as np
 from sklearn.utils import Bunch
 
-from ._variances import check_method_params, component_clipped_variances
+from ._variances import (
+    check_method_params,
+    clipped_to_the_bound,
+    component_clipped_variances,
+)
 from .privacy import PrivacyUtilityWarning
 
 #: Clipping of the spreads: one private quantile per column, so a larger quantile
@@ -49,11 +53,6 @@ def private_feature_variances(X, *, eps, delta, noise, rng, ledger, feature_name
     return Bunch(raw=raw, noise_scale=noise_scale, clip_bounds=bounds)
 
 
-# A released ``s_j^2 / C_j`` this close to 1 means nearly every pair was clipped: the
-# bound sits far below the data (its search stopped early), so the "spread" is the
-# bound, not the data's. A well-placed bound at the 0.97 level gives about 0.2 on
-# Gaussian data and stays below 0.5 for any law with 3% of pairs above it.
-UNRELIABLE_CLIPPED_SHARE = 0.9
 # A clip bound this small comes from a search that stopped at the bottom of the
 # float range (its first counts' noise bridged the gap to the level): no real
 # column's squared differences live there.
@@ -64,7 +63,7 @@ def spreads_from_variances(released, feature_names):
     """Positive, finite spreads ``scale_`` from released variances (post-processing).
 
     A spread is unreliable when the noise sd exceeds its variance, when almost
-    every pair was clipped (:data:`UNRELIABLE_CLIPPED_SHARE`) or when its clip
+    every pair was clipped (:func:`clipped_to_the_bound`) or when its clip
     bound search stopped at the bottom of the range (:data:`UNRELIABLE_BOUND`,
     zero-inflated columns at small budgets); such a column keeps
     its own unit (spread 1) and a PrivacyUtilityWarning names it: dividing by a
@@ -72,9 +71,8 @@ def spreads_from_variances(released, feature_names):
     ``(scale, relative_noise)``, the latter the noise sd of each released variance
     relative to the variance used (0 for the columns left unscaled).
     """
-    clipped_share = released.raw / released.clip_bounds
     unreliable = ((released.noise_scale >= released.raw)
-                  | (clipped_share >= UNRELIABLE_CLIPPED_SHARE)
+                  | clipped_to_the_bound(released.raw, released.clip_bounds)
                   | (released.clip_bounds < UNRELIABLE_BOUND))
     if np.any(unreliable):
         listed = ", ".join(str(n) for n, bad in zip(feature_names, unreliable) if bad)

@@ -214,3 +214,20 @@ def test_adult_scaled_gives_a_positive_scree():
         assert pca.scale_[2] > 100          # capital_gain, in dollars, 92% zeros
         assert np.all(pca.explained_variance_ > 0)
         assert 0 < pca.explained_variance_ratio_.sum() < 1
+
+
+def test_a_release_at_its_clip_bound_is_reported_as_noise():
+    # 60 rows at a tiny budget: the clip bounds' searches stop at the bottom of the
+    # range, every pair is clipped, and the release only bounds the value below
+    X = np.random.default_rng(0).normal(size=(60, 3)) * 5.0
+    with pytest.warns(PrivacyUtilityWarning, match="sits at its clip bound"):
+        scree = DPScree(eps=0.05, random_state=0).fit(X)
+    assert np.all(scree.noise_scale_ >= np.abs(scree.explained_variance_raw_))
+    assert scree.total_variance_noise_scale_ >= scree.total_variance_ * 0.999
+
+
+def test_clipped_to_the_bound_compares_each_estimate_with_its_bound():
+    from sklearn_dppca._variances import clipped_to_the_bound
+
+    np.testing.assert_array_equal(
+        clipped_to_the_bound([0.2, 0.95, 1.0], [1.0, 1.0, 1.2]), [False, True, False])
