@@ -4,10 +4,11 @@ How the privacy budget changes each picture
 
 The same data, three budgets: ``eps`` = 0.2, 1 and 5 (``delta = 1e-5``). Smaller
 ``eps`` means more noise in every released quantity, and every picture shows it
-in its own way: flatter or disordered screes, loadings that wander from the
-true directions (grey, dashed: the non-private reference), score histograms where
-few cells survive the noise threshold (at ``eps = 0.2`` some groups keep no cell
-at all, and the fit warns that it draws no synthetic point for them).
+in its own way: flatter or disordered screes with longer error bars (+-2 noise
+standard deviations), loadings that wander from the true directions (grey,
+dashed: the non-private reference), score histograms where few cells survive the
+noise threshold (at ``eps = 0.2`` some groups keep no cell at all, the panel says
+so, and the fit warns that it draws no synthetic point for them).
 
 The data are the Gaussian clusters of
 :func:`~sklearn_dppca.datasets.make_gaussian_clusters` (the R package's ``gau``

@@ -43,7 +43,7 @@ dppca = DPPCA(n_components=4, eps=1.0, delta=1e-5, groups=labels, random_state=0
 dppca.fit(X, groups)
 
 for entry in dppca.privacy_ledger_:
-    print(f"{entry['step']:<34} eps={entry['eps']:.4f} delta={entry['delta']:.1e}")
+    print(f"{entry['step']:<48} eps={entry['eps']:.4f} delta={entry['delta']:.1e}")
 print("total spent:", dppca.privacy_spent_)
 
 # %%
@@ -55,8 +55,11 @@ fig = plot_overview(dppca)
 # %%
 # Scree plot
 # ----------
-# Bars: the private proportion of variance of each retained component; line: the
-# private variances (right axis); red: the cumulative proportion.
+# Bars: the private share of the total variance that each retained component
+# explains (as in scikit-learn, the four bars sum below 100%: 16 components are
+# not kept); line: the private variances (right axis); red: the cumulative share.
+# The error bars span +-2 standard deviations of the noise added to each variance:
+# differences smaller than that are not resolved by this release.
 ScreeDisplay.from_estimator(dppca, cumulative=True)
 
 # %%
@@ -72,16 +75,22 @@ LoadingDisplay.from_estimator(dppca, kind="heatmap")
 # Scores
 # ------
 # The private histogram of the scores on the private frame, one panel per group
-# (a common colour scale), then the synthetic points coloured by group. The
-# faint cells all over the frame are the Gaussian noise that protects the rows.
+# (a common colour scale), then the synthetic points coloured by group. Noisy
+# counts below a threshold are set to 0, so that the Gaussian noise protecting
+# the rows does not paint the whole frame; the note in the corner gives the
+# expected number of cells that are pure noise and still passed (over all groups).
 ScoreDisplay.from_estimator(dppca, kind="histogram", groups="facets")
 ScoreDisplay.from_estimator(dppca, kind="points", center=True)
 
 # %%
 # Variable circle and biplot
 # --------------------------
-# The variable circle shows the correlations implied by the private directions
-# and variances; the biplot puts the variables over the synthetic points.
+# The variable circle shows the correlation of each variable with the two
+# components, from the private variances of the components and the private
+# variance of each variable: an arrow of length 1 means that the two components
+# carry all of that variable's variance. Noise can push a correlation beyond 1;
+# such arrows are drawn on the circle, in red, and the legend counts them. The
+# biplot puts the variables over the synthetic points.
 VariableDisplay.from_estimator(dppca)
 BiplotDisplay.from_estimator(dppca, alpha=1.0)
 

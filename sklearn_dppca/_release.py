@@ -44,7 +44,24 @@ _ARRAYS = {
     "kendall_eigenvalues": ("kendall_eigenvalues_", 1),
     "score_histogram": ("score_histogram_", 2),
     "synthetic_scores": ("synthetic_scores_", 2),
+    "scale": ("scale_", 1),
+    "feature_variance": ("feature_variance_", 1),
+    "feature_variance_noise_scale": ("feature_variance_noise_scale_", 1),
+    "total_variance": ("total_variance_", 0),
+    "total_variance_noise_scale": ("total_variance_noise_scale_", 0),
 }
+
+# Released with the score summary only (null without one): the count threshold of
+# the additive histogram and the expected number of pure-noise cells that pass it.
+_SCORE_SCALARS = {
+    "histogram_threshold": "histogram_threshold_",
+    "expected_noise_cells": "expected_noise_cells_",
+}
+
+# Released together with the private variances of a scree (all, or all null).
+_SCREE_KEYS = ("explained_variance", "explained_variance_raw", "explained_variance_ratio",
+               "feature_variance", "feature_variance_noise_scale", "total_variance",
+               "total_variance_noise_scale")
 
 _NONPRIVATE_ARRAYS = {
     "components": 2,
@@ -52,10 +69,12 @@ _NONPRIVATE_ARRAYS = {
     "explained_variance_ratio": 1,
     "scores": 2,
     "score_histogram": 2,
+    "feature_variance": 1,
+    "total_variance": 0,
 }
 
 _RESERVED = frozenset(
-    list(_ARRAYS)
+    list(_ARRAYS) + list(_SCORE_SCALARS)
     + [
         "format", "software", "estimator", "n_samples", "n_features", "feature_names",
         "n_components", "axes", "frame", "bin_edges", "groups", "score_histograms",
@@ -213,8 +232,13 @@ def export_release(estimator, path=None, *, include_nonprivate=False, extra=None
     Notes
     -----
     Layout (format ``"sklearn-dppca-release/1"``): ``axes`` are 0-based component
-    indices; ``frame`` has ``center``, ``radius``, ``half_width`` and ``extent``
-    ``[x_min, x_max, y_min, y_max]``; ``score_histogram`` is indexed ``[ix][iy]``;
+    indices; ``scale`` is null or one private spread per column;
+    ``feature_variance``, ``feature_variance_noise_scale``, ``total_variance`` and
+    ``total_variance_noise_scale`` come with the variances of a scree (null
+    otherwise), ``histogram_threshold`` and ``expected_noise_cells`` with the
+    score summary; ``frame`` has ``center``, ``radius``, ``half_width`` and
+    ``extent`` ``[x_min, x_max, y_min, y_max]``; ``score_histogram`` is indexed
+    ``[ix][iy]``;
     ``score_histograms`` is a list aligned with ``groups``; ``privacy_spent`` is
     ``{"eps": ..., "delta": ...}``; non-finite numbers in metadata (a parameter
     set to infinity) are written as the strings ``"inf"``, ``"-inf"``, ``"nan"``.
@@ -360,6 +384,9 @@ def _score_block(estimator):
     synthetic_groups = _get(estimator, "synthetic_groups_")
     if synthetic_groups is not None:
         block["synthetic_groups"] = [_label(label) for label in synthetic_groups]
+    for key, attribute in _SCORE_SCALARS.items():
+        value = _get(estimator, attribute) if frame is not None else None
+        block[key] = None if value is None else _finite_float(value, key)
     return block
 
 
@@ -449,16 +476,55 @@ def _read_shape(release):
     )
 
 
+def _optional_number(release, key):
+    """A finite number >= 0, or None for a missing or null entry."""
+    value = release.get(key)
+    if value is None:
+        return None
+    return float(_non_negative(_released_array(value, key, ()), key))
+
+
 def _read_arrays(release, n_components, n_features):
     values = {
         f"explained_variance{suffix}_": _optional_array(
             release, "explained_variance" + suffix, (n_components,))
         for suffix in ("", "_raw", "_ratio")
     }
-    scree = [value is None for value in values.values()]
-    if any(scree) and not all(scree):
-        raise ValueError("explained_variance, explained_variance_raw and "
-                         "explained_variance_ratio are released together (or are all null).")
+    for key in ("feature_variance", "feature_variance_noise_scale"):
+        values[key + "_"] = _non_negative(_optional_array(release, key, (n_features,)),
+                                          key)
+    for key in ("total_variance", "total_variance_noise_scale"):
+        values[key + "_"] = _optional_number(release, key)
+    released = {key: values[key + "_"] is not None for key in _SCREE_KEYS}
+    if any(released.values()) and not all(released.values()):
+        missing = [key for key, present in released.items() if not present]
+        raise ValueError(
+            f"Release field {missing[0]!r} is null, but a scree is released: "
+            f"{', '.join(_SCREE_KEYS)} are released together (or are all null)."
+        )
+    ratio = values["explained_variance_ratio_"]
+    if ratio is not None and (np.any(ratio < 0) or np.any(ratio > 1)
+                              or math.fsum(ratio) > 1 + 1e-9):
+        raise ValueError("Release field 'explained_variance_ratio' must hold shares of "
+                         "the total variance: each in [0, 1], summing to at most 1.")
+    variance = values["explained_variance_"]
+    if variance is not None:
+        _non_negative(variance, "explained_variance")
+        total = values["total_variance_"]
+        top = max(float(np.max(variance)), total)
+        # the total variance bounds the sum of the retained ones (compared in units of
+        # the largest value, so that sums of values near the float limit stay finite)
+        if top > 0 and math.fsum(variance / top) > (total / top) * (1 + 1e-9) + 1e-12:
+            raise ValueError(
+                f"Release field 'total_variance' ({total:.6g}) is below the sum of "
+                f"explained_variance ({math.fsum(variance / top) * top:.6g}); the total "
+                "variance includes every component."
+            )
+    scale = _optional_array(release, "scale", (n_features,))
+    if scale is not None and not np.all(scale > 0):
+        raise ValueError("Release field 'scale' must be null or hold n_features positive "
+                         "spreads.")
+    values["scale_"] = scale
     noise = release.get("noise_scale")
     if noise is not None:    # one scale (directions) or one per component (scree)
         noise = _released_array(noise, "noise_scale",
@@ -552,9 +618,22 @@ def _read_scores(release, n_components):
         value = np.empty((0, 2))          # no synthetic points: JSON writes []
     synthetic = None if value is None else _released_array(value, "synthetic_scores",
                                                            (None, 2))
+    threshold = _optional_number(release, "histogram_threshold")
+    noise_cells = _optional_number(release, "expected_noise_cells")
+    if histogram is None and threshold is not None:
+        raise ValueError("Release field 'histogram_threshold' must be null without a "
+                         "score histogram.")
+    if histogram is None and noise_cells is not None:
+        raise ValueError("Release field 'expected_noise_cells' must be null without a "
+                         "score histogram.")
+    if histogram is not None and noise_cells is None:
+        raise ValueError("Release field 'expected_noise_cells' is missing: a score "
+                         "histogram is released with the expected number of its cells "
+                         "that are pure noise (0 for the sparse histogram).")
     return dict(axes_=axes, frame_=frame, bin_edges_=edges, score_histogram_=histogram,
                 groups_=groups, score_histograms_=histograms, synthetic_scores_=synthetic,
-                synthetic_groups_=_read_synthetic_groups(release, synthetic, groups))
+                synthetic_groups_=_read_synthetic_groups(release, synthetic, groups),
+                histogram_threshold_=threshold, expected_noise_cells_=noise_cells)
 
 
 def _read_synthetic_groups(release, synthetic, groups):
@@ -627,7 +706,8 @@ def _read_nonprivate(value, n_features):
         return None
     arrays = {}
     for key, ndim in _NONPRIVATE_ARRAYS.items():
-        shape = (None, n_features) if key == "components" else (None,) * ndim
+        shape = {"components": (None, n_features),
+                 "feature_variance": (n_features,)}.get(key, (None,) * ndim)
         value = reference.get(key)
         arrays[key] = None if value is None else _released_array(
             value, f"{NONPRIVATE_KEY}.{key}", shape)
@@ -663,9 +743,12 @@ def load_release(path_or_dict):
     >>> from sklearn_dppca import DPPCA, export_release, load_release
     >>> from sklearn_dppca.datasets import make_gaussian_clusters
     >>> X = make_gaussian_clusters(100, random_state=0)
-    >>> released = load_release(export_release(DPPCA(random_state=0).fit(X)))
+    >>> pca = DPPCA(bins=(20, 20), random_state=0).fit(X)
+    >>> released = load_release(export_release(pca))
     >>> released.score_histogram_.shape
     (20, 20)
+    >>> bool(released.total_variance_ >= released.explained_variance_.sum())
+    True
     """
     if isinstance(path_or_dict, dict):
         content = path_or_dict
@@ -723,9 +806,32 @@ class ReleasedPCA:
     explained_variance_raw_ : ndarray of shape (n_components,) or None
         Private variances as released.
     explained_variance_ratio_ : ndarray of shape (n_components,) or None
-        Private PVE over the retained components.
+        Private PVE: ``explained_variance_ / total_variance_``, a share of the
+        total variance (summing below 1 when fewer components than variables are
+        kept).
     noise_scale_ : float, ndarray or None
-        Standard deviation(s) of the Gaussian noise of the release.
+        Standard deviation(s) of the Gaussian noise of the release (of each raw
+        private variance for a scree).
+    scale_ : ndarray of shape (n_features,) or None
+        Private spread of each column when the fit scaled the columns
+        (``scale=True``, correlation PCA); ``transform`` divides by it.
+    feature_variance_ : ndarray of shape (n_features,) or None
+        Private variance of each column in the units the components act on (all
+        ones for a scaled fit).
+    feature_variance_noise_scale_ : ndarray of shape (n_features,) or None
+        Noise standard deviation of each (for a scaled fit: the relative noise of
+        the released spread).
+    total_variance_ : float or None
+        Private total variance (at least the sum of ``explained_variance_``).
+    total_variance_noise_scale_ : float or None
+        Its noise standard deviation.
+    histogram_threshold_ : float or None
+        Count threshold applied to the additive score histogram (None for the
+        sparse histogram or without a score summary).
+    expected_noise_cells_ : float or None
+        Expected number of cells of the score grid (all groups together) that are
+        pure noise yet pass the threshold (0 for the sparse histogram); None
+        without a score summary.
     clip_bounds_ : ndarray or None
         Private clip bound(s) of the scree.
     kendall_matrix_ : ndarray of shape (n_features, n_features) or None
@@ -837,9 +943,11 @@ class ReleasedPCA:
     def transform(self, X):
         """Project ``X`` on the released directions: ``X @ components_.T``.
 
-        Not centred, as the estimators' ``transform`` (subtract ``frame_.center``
-        for the score axes if you need a centre). The projection of rows you pass
-        is not a private release.
+        With a released ``scale_`` (a fit with ``scale=True``) each column is first
+        divided by its private spread: ``(X / scale_) @ components_.T``. Not
+        centred, as the estimators' ``transform`` (subtract ``frame_.center`` for
+        the score axes if you need a centre). The projection of rows you pass is
+        not a private release.
 
         Parameters
         ----------
@@ -859,6 +967,8 @@ class ReleasedPCA:
             raise ValueError(
                 f"X must have shape (n_samples, {self.n_features_in_}), got {X.shape}."
             )
+        if self.scale_ is not None:
+            X = X / self.scale_
         return X @ self.components_.T
 
     def summary(self):
@@ -882,20 +992,29 @@ class ReleasedPCA:
             ]))
         if self.explained_variance_ is not None:
             lines = [f"Scree method: {self.method_label_}"]
+            if self.scale_ is not None:
+                lines.append("Columns divided by private spreads (correlation PCA)")
+            lines.append(f"Total variance: {self.total_variance_:.4g} "
+                         f"(noise sd {self.total_variance_noise_scale_:.3g})")
             for l, (variance, ratio) in enumerate(
                 zip(self.explained_variance_, self.explained_variance_ratio_)
             ):
-                lines.append(f"  PC{l + 1}: variance {variance:.4g}  PVE {100 * ratio:.1f}%")
+                lines.append(f"  PC{l + 1}: variance {variance:.4g}  PVE {100 * ratio:.1f}% "
+                             "of the total")
             sections.append(("Private variances (post-processed):", lines))
         if self.frame_ is not None:
             center, half = self.frame_.center, self.frame_.half_width
             groups = "none" if self.groups_ is None else ", ".join(map(str, self.groups_))
             n_synthetic = 0 if self.synthetic_scores_ is None else len(self.synthetic_scores_)
+            threshold = ("none" if self.histogram_threshold_ is None
+                         else f"{self.histogram_threshold_:.4g} noisy counts")
             sections.append(("Score summary:", [
                 f"  axes: PC{self.axes_[0] + 1} x PC{self.axes_[1] + 1}",
                 f"  frame: centre ({center[0]:.4g}, {center[1]:.4g}), half width {half:.4g}",
                 f"  histogram: {self.estimator_params_.get('histogram', '?')}, "
                 f"bins {self.score_histogram_.shape}",
+                f"  cell threshold: {threshold}; pure-noise cells expected to pass: "
+                f"{self.expected_noise_cells_:.2g}",
                 f"  groups: {groups}",
                 f"  synthetic points: {n_synthetic}",
             ]))

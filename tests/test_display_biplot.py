@@ -21,7 +21,7 @@ from sklearn_dppca.display import BiplotDisplay  # noqa: E402
 
 
 def _expected(V, lam, S, c, n, a, b, alpha, center):
-    """ALGORITHMS.md E, written out step by step."""
+    """The biplot coordinates, written out step by step."""
     d = np.array([np.sqrt((n - 1) * lam[a]), np.sqrt((n - 1) * lam[b])])
     shift = np.asarray(c) if center else np.zeros(2)
     G = np.empty_like(S)

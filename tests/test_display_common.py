@@ -80,10 +80,20 @@ def _pca(X, k):
 
 
 def make_fake(kind="dppca", *, n_per_group=80, p=6, k=3, n_groups=3, groups=True,
-              nonprivate=False, feature_names=False, bins=(12, 10), seed=0):
-    """A fake fitted estimator with the attributes of ``kind``."""
+              nonprivate=False, feature_names=False, bins=(12, 10), seed=0,
+              scale=False):
+    """A fake fitted estimator with the attributes of ``kind``.
+
+    ``scale=True``: the columns are divided by their standard deviation first (as
+    a fit with ``scale=True`` divides by private spreads), ``scale_`` is set and
+    the feature variances are ones.
+    """
     X, y = make_data(n_per_group, p, n_groups, seed)
     rng = np.random.default_rng(seed + 1)
+    spreads = None
+    if scale:
+        spreads = X.std(axis=0, ddof=1) * (1 + rng.normal(scale=0.02, size=p))
+        X = X / spreads
     V_true, lam_true = _pca(X, k)
     V = V_true + rng.normal(scale=0.05, size=V_true.shape)
     V = np.linalg.qr(V.T)[0].T  # orthonormal rows
@@ -100,13 +110,25 @@ def make_fake(kind="dppca", *, n_per_group=80, p=6, k=3, n_groups=3, groups=True
     est.privacy_spent_ = (1.0, 1e-5)
     est.privacy_ledger_ = _ledger([("loading", "gaussian", 0.4, 4e-6)])
     est.nonprivate_ = None
+    est.scale_ = spreads
+    covariance = np.cov(X, rowvar=False)
     if kind in ("scree", "dppca"):
         lam = np.sort(np.clip(lam_true * (1 + rng.normal(scale=0.1, size=k)), 0, None))[
             ::-1
         ]
         est.explained_variance_ = lam
         est.explained_variance_raw_ = lam.copy()
-        est.explained_variance_ratio_ = lam / lam.sum()
+        if scale:
+            est.feature_variance_ = np.ones(p)
+            est.feature_variance_noise_scale_ = np.full(p, 0.02)
+        else:
+            est.feature_variance_ = np.diag(covariance) * (
+                1 + rng.normal(scale=0.02, size=p))
+            est.feature_variance_noise_scale_ = 0.02 * np.diag(covariance)
+        est.total_variance_ = max(float(np.trace(covariance)), float(lam.sum()))
+        est.total_variance_noise_scale_ = 0.01 * est.total_variance_
+        est.explained_variance_ratio_ = lam / est.total_variance_
+        est.noise_scale_ = np.full(k, 0.02 * est.total_variance_)
         est.privacy_ledger_ += _ledger([("scree", "gaussian", 0.2, 2e-6)])
     scores_all = X @ V.T
     if kind == "dppca":
@@ -121,9 +143,13 @@ def make_fake(kind="dppca", *, n_per_group=80, p=6, k=3, n_groups=3, groups=True
         ye = np.linspace(c[1] - h, c[1] + h, bins[1] + 1)
         est.bin_edges_ = (xe, ye)
 
+        est.histogram_threshold_ = 2.5
+        est.expected_noise_cells_ = 0.4
+
         def hist(rows):
             H = np.histogram2d(rows[:, 0], rows[:, 1], bins=(xe, ye))[0]
-            H = np.clip(H + rng.normal(scale=1.0, size=H.shape), 0, None)
+            H = H + rng.normal(scale=1.0, size=H.shape)
+            H = np.where(H >= est.histogram_threshold_, H, 0.0)
             return H / H.sum()
 
         def sample(H, m):
@@ -148,9 +174,9 @@ def make_fake(kind="dppca", *, n_per_group=80, p=6, k=3, n_groups=3, groups=True
             est.synthetic_scores_ = sample(est.score_histogram_, n)
             est.synthetic_groups_ = None
         est.privacy_ledger_ += _ledger([
-            ("score/frame", "durfee_quantile", 0.0467, 0.0),
-            ("score/frame", "durfee_quantile", 0.0467, 0.0),
-            ("score/frame", "durfee_upper_quantile", 0.0467, 0.0),
+            ("score/frame/centre axis 1", "durfee quantile", 0.0467, 0.0),
+            ("score/frame/centre axis 2", "durfee quantile", 0.0467, 0.0),
+            ("score/frame/radius", "durfee quantile", 0.0467, 0.0),
             ("score/histogram", "gaussian", 0.26, 4e-6),
         ])
     if nonprivate:
@@ -159,8 +185,10 @@ def make_fake(kind="dppca", *, n_per_group=80, p=6, k=3, n_groups=3, groups=True
         ref = Bunch(
             components=V_ref,
             explained_variance=lam_ref,
-            explained_variance_ratio=lam_ref / lam_ref.sum(),
+            explained_variance_ratio=lam_ref / np.trace(covariance),
             scores=(X - X.mean(axis=0)) @ V_ref.T,
+            feature_variance=np.diag(covariance),
+            total_variance=float(np.trace(covariance)),
         )
         if kind == "dppca":
             H = np.histogram2d(*(X @ V.T)[:, [0, 1]].T, bins=est.bin_edges_)[0]

@@ -14,6 +14,7 @@ from sklearn.exceptions import NotFittedError  # noqa: E402
 sys.path.insert(0, str(Path(__file__).parent))
 from test_display_common import (  # noqa: E402
     NotFitted,
+    _ledger,
     make_fake,
     real_estimators,
     save_png,
@@ -61,6 +62,52 @@ def test_dppca_overview_has_all_panels(tmp_path):
     save_png(fig, tmp_path)
 
 
+def _cells_hold_their_text(fig):
+    """Every ledger cell's text lies inside the cell, and the table in the figure."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    table = [t for ax in fig.axes for t in ax.tables][0]
+    figure_box = fig.bbox
+    for cell in table.get_celld().values():
+        box = cell.get_window_extent(renderer)
+        text = cell.get_text().get_window_extent(renderer)
+        assert text.x0 >= box.x0 - 0.5 and text.x1 <= box.x1 + 0.5, \
+            cell.get_text().get_text()
+        assert box.x1 <= figure_box.x1 + 0.5
+    return table
+
+
+def test_long_ledgers_merge_calls_and_fit():
+    est = make_fake("dppca", scale=True, p=6)
+    steps = [(f"scale/spread of column {j}", "gaussian (analytic)", 0.002, 1e-8)
+             for j in range(30)]
+    steps += [("scree/total variance/norm-clipped U-statistic", "gaussian (analytic)",
+               0.03, 4e-7)]
+    est.privacy_ledger_ = _ledger(steps) + est.privacy_ledger_
+    fig = plot_overview(est)
+    rows = _table(fig)
+    assert len(rows) <= 16
+    merged = [row for row in rows if row[0] == "scale/* (30 calls)"]
+    assert len(merged) == 1 and float(merged[0][2]) == pytest.approx(0.06)
+    assert float(merged[0][3]) == pytest.approx(3e-7)
+    assert rows[-1][0] == "total spent"
+    ledger_ax = [ax for ax in fig.axes if ax.tables][0]
+    assert "merge" in ledger_ax.get_title()
+    _cells_hold_their_text(fig)
+    # the summary states the scaling, the share of the total variance and the
+    # expected number of noise-only cells
+    summary = " ".join(" ".join(t.get_text().split()) for ax in fig.axes
+                       for t in ax.texts)
+    assert "each divided by a private spread" in summary
+    share = 100 * est.explained_variance_ratio_.sum()
+    assert f"{share:.1f}% of the total variance" in summary
+    assert "noise-only cells expected: 0.4" in summary
+    # a short ledger: one row per call
+    fig = plot_overview(make_fake("dppca"), layout=None)
+    assert "one row per mechanism call)" in [ax for ax in fig.axes if ax.tables][
+        0].get_title()
+
+
 def test_scree_overview_skips_the_score_panels(tmp_path):
     fig = plot_overview(make_fake("scree"))
     assert set(fig.displays_) == {"scree", "loading", "variable"}
@@ -97,7 +144,8 @@ def test_one_component_and_zero_variance():
     est.n_components_ = 1
     est.components_ = est.components_[:1]
     est.explained_variance_ = est.explained_variance_[:1]
-    est.explained_variance_ratio_ = np.ones(1)
+    est.explained_variance_ratio_ = est.explained_variance_ / est.total_variance_
+    est.noise_scale_ = est.noise_scale_[:1]
     fig = plot_overview(est)
     assert fig.displays_["loading"].image_ is not None  # heatmap
     assert "variable" not in fig.displays_

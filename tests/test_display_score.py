@@ -17,7 +17,7 @@ from test_display_common import (  # noqa: E402
     save_png,
 )
 
-from sklearn_dppca.display import ScoreDisplay  # noqa: E402
+from sklearn_dppca.display import BiplotDisplay, ScoreDisplay  # noqa: E402
 
 
 def _mesh_values(mesh, shape):
@@ -78,18 +78,42 @@ def test_groups_as_colors():
     assert len(set(colors)) == 3
     legend = [t.get_text() for t in pts.ax_.get_legend().get_texts()]
     assert legend[:3] == ["G1", "G2", "G3"]
-    # histogram: one translucent layer per group, each relative to its peak
+    # histogram: each group's non-empty cells in its colour, relative to its peak
     hist = ScoreDisplay.from_estimator(est)
     assert len(hist.mesh_) == 3
     for label, mesh in zip(hist.groups_, hist.mesh_):
         H = est.score_histograms_[label]
-        assert np.allclose(_mesh_values(mesh, H.shape), H)
+        assert np.allclose(np.asarray(mesh.get_array()), H[H > 0])
         assert mesh.get_clim() == (0.0, pytest.approx(H.max()))
     # both: the overall histogram in grey under the coloured points
     both = ScoreDisplay.from_estimator(est, kind="both")
     assert np.allclose(_mesh_values(both.mesh_, est.score_histogram_.shape),
                        est.score_histogram_)
     assert len(both.scatter_) == 3
+
+
+def test_groups_sharing_a_cell_are_drawn_side_by_side():
+    """No group hides another: a cell several groups reach is split into one
+    stripe per group present, in group order, together covering the cell."""
+    edges = (np.array([0.0, 1.0, 2.0]), np.array([0.0, 1.0]))
+    frame = {"center": [1.0, 0.5], "extent": (0.0, 2.0, -0.5, 1.5)}
+    a = np.array([[0.5], [0.5]])      # group a in both cells
+    b = np.array([[1.0], [0.0]])      # group b in the first only
+    c = np.array([[0.2], [0.0]])      # group c in the first only
+    disp = ScoreDisplay(frame, edges, (a + b + c) / 3,
+                        group_histograms={"a": a, "b": b, "c": c}).plot()
+    boxes = [[tuple(np.round(path.vertices[:4].min(axis=0), 9))
+              + tuple(np.round(path.vertices[:4].max(axis=0), 9))
+              for path in mesh.get_paths()] for mesh in disp.mesh_]
+    third = 1 / 3
+    assert boxes[0] == [(0.0, 0.0, round(third, 9), 1.0), (1.0, 0.0, 2.0, 1.0)]
+    assert boxes[1] == [(round(third, 9), 0.0, round(2 * third, 9), 1.0)]
+    assert boxes[2] == [(round(2 * third, 9), 0.0, 1.0, 1.0)]
+    # opacity: the share relative to each group's own largest cell
+    assert np.allclose(disp.mesh_[0].get_array(), [0.5, 0.5])
+    assert disp.mesh_[0].get_clim() == (0.0, 0.5)
+    alphas = [mesh.to_rgba(mesh.get_array())[:, 3] for mesh in disp.mesh_]
+    assert np.allclose(alphas[0], 0.85) and np.allclose(alphas[2], 0.85)
 
 
 def test_groups_as_facets(tmp_path):
@@ -236,6 +260,68 @@ def test_real_estimators(tmp_path):
             ScoreDisplay.from_estimator(real[key])
 
 
+def test_expected_noise_cells_are_stated():
+    est = make_fake("dppca", groups=False)
+    disp = ScoreDisplay.from_estimator(est)
+    assert disp.noise_text_.get_text() == "\u22480.4 noise-only cells expected"
+    assert disp.noise_text_.axes is disp.ax_
+    grey = matplotlib.colors.to_rgb(disp.noise_text_.get_color())
+    # from one expected noise cell on, the note turns red
+    est.expected_noise_cells_ = 3.2
+    loud = ScoreDisplay.from_estimator(est, kind="both")
+    assert loud.noise_text_.get_text().startswith("\u22483.2 ")
+    assert matplotlib.colors.to_rgb(loud.noise_text_.get_color()) != grey
+    # the sparse histogram: none
+    est.expected_noise_cells_ = 0.0
+    sparse = ScoreDisplay.from_estimator(est, kind="points")
+    assert sparse.noise_text_.get_text() == "0 noise-only cells expected"
+    # with groups the count covers every group's grid; facets: on the last one
+    grouped = make_fake("dppca", n_groups=3)
+    assert ScoreDisplay.from_estimator(grouped).noise_text_.get_text().endswith(
+        "(all groups)")
+    facets = ScoreDisplay.from_estimator(grouped, groups="facets")
+    assert facets.noise_text_.axes is facets.ax_[-1]
+    # unknown: nothing written
+    plain = ScoreDisplay(est.frame_, est.bin_edges_, est.score_histogram_).plot()
+    assert plain.noise_text_ is None
+    with pytest.raises(ValueError, match="expected_noise_cells"):
+        ScoreDisplay(est.frame_, est.bin_edges_, est.score_histogram_,
+                     expected_noise_cells=-1.0).plot()
+
+
+def _cell_counts(points, edges):
+    return np.histogram2d(points[:, 0], points[:, 1], bins=edges)[0]
+
+
+def test_synthetic_points_never_come_from_a_cell_below_the_threshold():
+    """A cell the threshold zeroed gets no synthetic point (without jitter, every
+    point lies in the cell it was drawn from)."""
+    from sklearn_dppca import DPPCA
+
+    real = real_estimators()
+    X, y = real["X"], real["y"]
+    for groups in (None, ["G1", "G2", "G3", "G4", "G5"]):
+        est = DPPCA(eps=4.0, bins=(12, 12), groups=groups, synthetic_jitter=0.0,
+                    random_state=3).fit(X, y)
+        assert est.histogram_threshold_ > 0
+        zeroed = est.score_histogram_ == 0
+        assert zeroed.any()
+        counts = _cell_counts(est.synthetic_scores_, est.bin_edges_)
+        assert counts.sum() == len(est.synthetic_scores_) > 0
+        assert np.all(counts[zeroed] == 0)
+        if groups is not None:
+            for label in groups:
+                mine = est.synthetic_groups_ == label
+                counts = _cell_counts(est.synthetic_scores_[mine], est.bin_edges_)
+                assert np.all(counts[est.score_histograms_[label] == 0] == 0)
+        # the displays draw exactly these points, nothing else
+        both = ScoreDisplay.from_estimator(est, kind="both", groups=None)
+        assert np.allclose(both.scatter_.get_offsets(), est.synthetic_scores_)
+        biplot = BiplotDisplay.from_estimator(est, alpha=0.0, center=False)
+        assert np.allclose(biplot.observation_coordinates_, est.synthetic_scores_)
+        plt.close("all")
+
+
 def test_hist_kw_norm_replaces_the_linear_scale():
     from matplotlib.colors import PowerNorm
 
@@ -260,6 +346,17 @@ def test_empty_histograms_are_drawn_without_error(tmp_path):
             disp = ScoreDisplay.from_estimator(est, kind=kind, groups=groups)
             assert "G2" in (disp.groups_ or ["G2"])
             plt.close("all")
+    # an empty panel says why it is empty
+    layers = ScoreDisplay.from_estimator(est)
+    legend = [t.get_text() for t in layers.ax_.get_legend().get_texts()]
+    assert "G2 (no cell passed)" in legend and "G1" in legend
+    facets = ScoreDisplay.from_estimator(est, groups="facets")
+    notes = [[t.get_text() for t in sub.texts] for sub in facets.ax_]
+    assert notes[1][0].startswith("no cell passed")
+    assert not any(text.startswith("no cell") for text in notes[0] + notes[2])
     empty = ScoreDisplay(est.frame_, est.bin_edges_, np.zeros_like(est.score_histogram_),
                          synthetic_scores=np.empty((0, 2)))
+    for kind in ("histogram", "both", "points"):
+        shown = empty.plot(kind=kind)
+        assert any(t.get_text().startswith("no ") for t in shown.ax_.texts), kind
     save_png(empty.plot(kind="both").figure_, tmp_path)

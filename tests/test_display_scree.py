@@ -37,7 +37,7 @@ def test_from_estimator_draws_private_values(tmp_path):
     # the variance line runs through the bar tops
     lo, hi = ax.get_ylim()
     vlo, vhi = disp.variance_ax_.get_ylim()
-    assert hi / 100 * est.explained_variance_.sum() == pytest.approx(vhi)
+    assert hi / 100 * est.total_variance_ == pytest.approx(vhi)
     assert "private" in ax.get_title()
     assert [t.get_text() for t in ax.get_xticklabels()] == [
         "DP PC1", "DP PC2", "DP PC3", "DP PC4"
@@ -45,6 +45,80 @@ def test_from_estimator_draws_private_values(tmp_path):
     assert len(disp.bar_labels_) == 4
     assert disp.nonprivate_lines_ == []
     save_png(fig, tmp_path)
+
+
+def _error_segments(container):
+    """(x, low, high) of each error bar of an ErrorbarContainer."""
+    (lines,) = container.lines[2]
+    return np.array([(seg[0, 0], seg[0, 1], seg[1, 1]) for seg in lines.get_segments()])
+
+
+def test_error_bars_are_two_noise_sd_in_both_units():
+    est = make_fake("scree", k=4)
+    sd = est.noise_scale_
+    pve = ScreeDisplay.from_estimator(est, kind="pve")
+    segments = _error_segments(pve.bar_errorbars_)
+    expected = 100 * est.explained_variance_ratio_
+    assert np.allclose(segments[:, 0], np.arange(4))
+    assert np.allclose(segments[:, 1], expected - 200 * sd / est.total_variance_)
+    assert np.allclose(segments[:, 2], expected + 200 * sd / est.total_variance_)
+    assert pve.line_errorbars_ is None
+    var = ScreeDisplay.from_estimator(est, kind="variance")
+    segments = _error_segments(var.line_errorbars_)
+    assert np.allclose(segments[:, 1], est.explained_variance_ - 2 * sd)
+    assert np.allclose(segments[:, 2], est.explained_variance_ + 2 * sd)
+    assert var.bar_errorbars_ is None
+    # kind="both": the line runs through the bar tops, one set of bars serves both
+    both = ScreeDisplay.from_estimator(est)
+    assert both.bar_errorbars_ is not None and both.line_errorbars_ is None
+    for disp in (pve, var, both):
+        legend = [t.get_text() for t in disp.ax_.get_legend().get_texts()]
+        assert "\u00b12 noise sd of each private variance" in legend
+    # the labels sit above the error bars
+    tops = [label.xy[1] for label in pve.bar_labels_]
+    assert np.allclose(tops, expected + 200 * sd / est.total_variance_)
+
+
+def test_pve_is_a_share_of_the_total_variance():
+    # 3 of 5 components: the bars sum below 100%, the line meets the bar tops
+    disp = ScreeDisplay([4.0, 2.0, 1.0], [0.4, 0.2, 0.1], noise_scale=[0.5, 0.5, 0.5],
+                        total_variance=10.0).plot(cumulative=True)
+    assert "total variance" in disp.ax_.get_ylabel()
+    assert disp.cumulative_line_.get_ydata()[-1] == pytest.approx(70.0)
+    assert disp.variance_ax_.get_ylim()[1] == pytest.approx(
+        disp.ax_.get_ylim()[1] / 100 * 10.0)
+    # without total_variance it follows from the shares
+    inferred = ScreeDisplay([4.0, 2.0, 1.0], [0.4, 0.2, 0.1], noise_scale=0.5).plot(
+        kind="pve")
+    assert np.allclose(_error_segments(inferred.bar_errorbars_)[:, 2],
+                       [40 + 10, 20 + 10, 10 + 10])
+    # no noise scale, no error bars
+    plain = ScreeDisplay([4.0, 2.0, 1.0], [0.4, 0.2, 0.1]).plot()
+    assert plain.bar_errorbars_ is None and plain.line_errorbars_ is None
+
+
+def test_components_within_two_noise_sd_of_zero_are_marked():
+    args = ([5.0, 2.0, 0.6, 0.2], [0.25, 0.1, 0.03, 0.01])
+    disp = ScreeDisplay(*args, noise_scale=0.4, total_variance=20.0)
+    pve = disp.plot(kind="pve")
+    assert list(pve.noise_dominated_) == [False, False, True, True]
+    hatches = [patch.get_hatch() for patch in pve.bars_.patches]
+    assert hatches[:2] == [None, None] and all(hatches[2:])
+    legend = [t.get_text() for t in pve.ax_.get_legend().get_texts()]
+    assert "within 2 noise sd of 0 (could be noise alone)" in legend
+    var = disp.plot(kind="variance")
+    assert np.allclose(var.noise_dominated_markers_.get_xdata(), [2, 3])
+    assert np.allclose(var.noise_dominated_markers_.get_ydata(), [0.6, 0.2])
+    # without noise scales nothing is marked
+    plain = ScreeDisplay(*args).plot()
+    assert not plain.noise_dominated_.any() and plain.noise_dominated_markers_ is None
+    assert all(patch.get_hatch() is None for patch in plain.bars_.patches)
+
+
+def test_huge_error_bars_do_not_stretch_the_pve_axis():
+    disp = ScreeDisplay([4.0, 2.0], [0.4, 0.2], noise_scale=[50.0, 50.0],
+                        total_variance=10.0).plot(kind="pve")
+    assert disp.ax_.get_ylim()[1] <= 115 + 1e-9
 
 
 def test_kinds():
@@ -64,7 +138,8 @@ def test_nonprivate_overlay():
     disp = ScreeDisplay.from_estimator(est)
     assert len(disp.nonprivate_lines_) == 2
     ref_pve, ref_var = disp.nonprivate_lines_
-    assert np.allclose(ref_pve.get_ydata(), 100 * est.nonprivate_.explained_variance_ratio)
+    assert np.allclose(ref_pve.get_ydata(), 100 * est.nonprivate_.explained_variance
+                       / est.nonprivate_.total_variance)
     assert np.allclose(ref_var.get_ydata(), est.nonprivate_.explained_variance)
     for line in disp.nonprivate_lines_:
         assert line.get_linestyle() == "--"
@@ -74,6 +149,10 @@ def test_nonprivate_overlay():
     assert any(t.startswith("non-private reference") for t in legend_texts)
     off = ScreeDisplay.from_estimator(est, show_nonprivate=False)
     assert off.nonprivate_lines_ == []
+    # a reference without its total variance: its PVE has an unknown base
+    del est.nonprivate_["total_variance"]
+    assert [line.get_label() for line in ScreeDisplay.from_estimator(
+        est).nonprivate_lines_] == ["non-private reference (variance)"]
 
 
 def test_plot_kwargs_and_styles():
@@ -115,6 +194,10 @@ def test_bad_plot_arguments(kwargs, match):
         (([2.0, np.nan], [0.5, 0.5]), {}, "finite"),
         (([2.0, 1.0], [0.5, 0.5]), {"component_names": ["a"]}, "component_names"),
         (([2.0, 1.0], [0.5, 0.5]), {"nonprivate_variance": [1.0]}, "nonprivate"),
+        (([2.0, 1.0], [0.5, 0.5]), {"noise_scale": [1.0]}, "noise_scale"),
+        (([2.0, 1.0], [0.5, 0.5]), {"noise_scale": -1.0}, "noise_scale"),
+        (([2.0, 1.0], [0.5, 0.5]), {"total_variance": -1.0}, "total_variance"),
+        (([2.0, 1.0], [0.5, 0.5]), {"total_variance": np.nan}, "total_variance"),
     ],
 )
 def test_bad_values(args, kwargs, match):
@@ -142,8 +225,16 @@ def test_real_estimators(tmp_path):
         est = real[key]
         disp = ScreeDisplay.from_estimator(est, cumulative=True)
         assert np.allclose(_bar_heights(disp), 100 * est.explained_variance_ratio_)
+        assert np.allclose(est.explained_variance_ratio_,
+                           est.explained_variance_ / est.total_variance_)
         assert np.allclose(disp.line_.get_ydata(), est.explained_variance_)
+        assert np.allclose(_error_segments(disp.bar_errorbars_)[:, 2],
+                           100 * (est.explained_variance_ + 2 * est.noise_scale_)
+                           / est.total_variance_)
         save_png(disp.figure_, tmp_path, f"{key}.png")
-    assert len(ScreeDisplay.from_estimator(real["dppca"]).nonprivate_lines_) == 2
+    # the reference PVE needs the reference's total variance
+    reference = real["dppca"].nonprivate_
+    assert len(ScreeDisplay.from_estimator(real["dppca"]).nonprivate_lines_) == (
+        2 if "total_variance" in reference else 1)
     with pytest.raises(TypeError, match="DPKendallDirections has no private variances"):
         ScreeDisplay.from_estimator(real["directions"])

@@ -13,10 +13,14 @@ has the contract's attributes:
 * variances: random, all or trailing zeros, 1e-300, subnormal, 1e300, equal values,
   mixed extremes, unsorted (DPScree with ``monotone=False``); the PVE consistent
   (all zero when every variance is 0) or, rarely, all zero;
+* per-variable private variances (random, some zero, extremes; ones with a
+  released ``scale``), a total variance at least the sum of the retained ones,
+  noise scales;
 * the score summary: frames with centres and radii from 1e-300 (and subnormal) to
   1e300, 1..30 cells per axis, histograms all zero / one hot cell / random /
   uniform, 1..5 group labels (strings incl. unicode and long ones, ints, a mix)
-  with per-group histograms and 0..45 synthetic points (groups without points);
+  with per-group histograms and 0..45 synthetic points (groups without points),
+  the histogram threshold and the expected number of noise-only cells;
 * unique feature names incl. long, unicode, numeric-looking and ``$``-containing
   ones; the non-private reference absent or present; releases of DPPCA, DPScree,
   DPKendallDirections; keyword options of each ``from_estimator`` (valid and a few
@@ -149,13 +153,34 @@ def _variances(rng, k, style, monotone):
     return np.ascontiguousarray(v, dtype=float)
 
 
-def _ratio(v):
-    """The PVE the estimators release: v / sum(v), all zero when the sum is 0."""
+def _ratio(v, total=None):
+    """The PVE the estimators release: v / total (default the sum of v), all zero
+    when the total is 0."""
     top = float(np.max(v)) if v.size else 0.0
     if top <= 0:
         return np.zeros_like(v)
     scaled = v / top
-    return scaled / np.sum(scaled)
+    return scaled / (np.sum(scaled) if total is None else total / top)
+
+
+def _total(rng, v):
+    """A total variance >= sum(v): the sum, or up to 4 times more (p > k)."""
+    top = float(np.max(v)) if v.size else 0.0
+    if top <= 0:
+        return float(_choice(rng, [0.0, 1.0, 1e-300]))
+    return top * float(np.sum(v / top)) * float(_choice(rng, [1.0, 1.0, 1.5, 4.0]))
+
+
+def _feature_variances(rng, p, style):
+    if style == "ones":
+        return np.ones(p)
+    if style == "zeros":
+        v = 10.0 ** rng.uniform(-1, 1, p)
+        v[rng.random(p) < 0.4] = 0.0
+        return v
+    if style == "extremes":
+        return rng.choice([0.0, 5e-324, 1e-300, 1.0, 1e300], p)
+    return 10.0 ** rng.uniform(-3, 3, p)
 
 
 def _magnitude(rng, style, positive=False):
@@ -294,8 +319,14 @@ def releases(draw, score=False):
     for key in ("explained_variance", "explained_variance_raw", "explained_variance_ratio",
                 "noise_scale", "clip_bounds", "kendall_matrix", "kendall_eigenvalues",
                 "axes", "frame", "bin_edges", "score_histogram", "groups",
-                "score_histograms", "synthetic_scores", "synthetic_groups", "budget"):
+                "score_histograms", "synthetic_scores", "synthetic_groups", "budget",
+                "scale", "feature_variance", "feature_variance_noise_scale",
+                "total_variance", "total_variance_noise_scale", "histogram_threshold",
+                "expected_noise_cells"):
         release[key] = None
+    scaled = rng.random() < 0.3
+    if scaled:
+        release["scale"] = 10.0 ** rng.uniform(-3, 3, p)
     facts = {"estimator": estimator, "p": p, "k": k, "names": names, "variances": None,
              "axes": None, "frame": False, "group_histograms": False,
              "synthetic_groups": False, "n_synthetic": 0, "nonprivate": False,
@@ -313,9 +344,16 @@ def releases(draw, score=False):
         style = _pick(draw, ["random", "random", "random", "zeros", "trailing zeros",
                              "tiny", "subnormal", "huge", "equal", "extremes"])
         variances = _variances(rng, k, style, monotone)
-        ratio = _ratio(variances)
+        total = _total(rng, variances)
+        ratio = _ratio(variances, total)
         if rng.random() < 0.05:
             ratio = np.zeros(k)          # a PVE released as all zero
+        feature_style = "ones" if scaled else _choice(
+            rng, ["random", "random", "zeros", "extremes"])
+        release["feature_variance"] = _feature_variances(rng, p, feature_style)
+        release["feature_variance_noise_scale"] = rng.uniform(0, 1, p)
+        release["total_variance"] = total
+        release["total_variance_noise_scale"] = float(rng.uniform(0, 1))
         release["explained_variance"] = variances
         release["explained_variance_raw"] = variances - rng.uniform(0, 1, k) * np.where(
             variances > 0, variances, 1.0)
@@ -327,6 +365,7 @@ def releases(draw, score=False):
             else {"method": "huber", "monotone": monotone})
         facts["variances"] = variances
         facts["variance_style"] = style
+        facts["feature_variances"] = release["feature_variance"]
 
     labels = None
     if estimator == "DPPCA" and _int(draw, 0, 2) == 0:
@@ -380,6 +419,13 @@ def releases(draw, score=False):
                                 for _ in range(size)]
             release["synthetic_groups"] = synthetic_groups
             facts["group_histograms"] = facts["synthetic_groups"] = True
+        if _choice(rng, ["additive", "additive", "sparse"]) == "additive":
+            release["histogram_threshold"] = float(_choice(rng, [0.0, 2.5, 40.0, 1e300]))
+            release["expected_noise_cells"] = float(_choice(rng, [0.4, 0.0, 3.0, 1e-9,
+                                                                  500.0]))
+        else:
+            release["expected_noise_cells"] = 0.0
+        facts["expected_noise_cells"] = release["expected_noise_cells"]
         release.update(
             axes=[a, b], bins=None,
             frame={"center": center, "radius": radius, "half_width": half_width,
@@ -399,9 +445,14 @@ def releases(draw, score=False):
             lam_ref[-1] = 0.0
         scores = rng.standard_normal((n_samples, k)) * np.sqrt(lam_ref)
         scores -= scores.mean(axis=0)
+        total_ref = _total(rng, lam_ref)
+        # a covariance diagonal consistent with these eigenvalues: at least the
+        # variance the k components carry
+        diagonal = (lam_ref[:, None] * V_ref ** 2).sum(axis=0) * rng.uniform(1, 3, p)
         reference = {"components": V_ref, "explained_variance": lam_ref,
-                     "explained_variance_ratio": _ratio(lam_ref), "scores": scores,
-                     "score_histogram": None}
+                     "explained_variance_ratio": _ratio(lam_ref, total_ref),
+                     "scores": scores, "score_histogram": None,
+                     "feature_variance": diagonal, "total_variance": total_ref}
         if facts["frame"]:
             reference["score_histogram"] = _normalised(_histogram(
                 rng, np.shape(release["score_histogram"]),
@@ -792,6 +843,10 @@ def test_scree_display_property(canvases, generated):
         assert (display.cumulative_line_ is not None) == options["cumulative"]
         if options["kind"] == "both":
             assert display.variance_ax_ is not None and _limits_ok(display.variance_ax_)
+        # the noise is always shown: on the variances, or (in PVE units) on the bars
+        assert (display.bar_errorbars_ is not None
+                or display.line_errorbars_ is not None
+                or (options["kind"] == "pve" and not case.obj.total_variance_ > 0))
         reference = facts["nonprivate"] and options["show_nonprivate"]
         expected = (2 if options["kind"] == "both" else 1) if reference else 0
         assert len(display.nonprivate_lines_) == expected
@@ -890,6 +945,8 @@ def test_score_display_property(canvases, generated):
             _finite(offsets, "synthetic points drawn")
             if groups is None or not facts["synthetic_groups"]:
                 assert len(offsets) == facts["n_synthetic"]
+        assert display.noise_text_ is not None
+        assert "noise-only cells expected" in display.noise_text_.get_text()
 
     _property(canvas, case, call, rules, check)
 
@@ -921,6 +978,16 @@ def test_variable_display_property(canvases, generated):
         radius = np.hypot(coordinates[:, 0], coordinates[:, 1])
         assert np.all(radius <= 1 + 1e-9), f"outside the unit circle: {radius}"
         np.testing.assert_array_equal(_arrow_ends(display.arrows_), coordinates)
+        # inside the circle as computed; beyond it, marked and put on it
+        with np.errstate(all="ignore"):
+            computed = np.hypot(display.correlations_[:, 0], display.correlations_[:, 1])
+        np.testing.assert_array_equal(display.beyond_, ~(computed <= 1))
+        inside = ~display.beyond_
+        np.testing.assert_array_equal(coordinates[inside], display.correlations_[inside])
+        np.testing.assert_allclose(radius[display.beyond_], 1.0, rtol=1e-9)
+        # omitted exactly when the private variance of the variable is 0
+        zero = [names[j] for j in range(len(names)) if facts["feature_variances"][j] == 0]
+        assert display.omitted_ == zero
         assert len(display.texts_) == len(display.variables_)
         assert set(display.variables_).isdisjoint(display.omitted_)
         selected = [names[j] for j in _selected(options["variables"], names)]

@@ -40,8 +40,13 @@ RELEASE_KEYS = {
     "explained_variance_ratio", "noise_scale", "clip_bounds", "kendall_matrix",
     "kendall_eigenvalues", "axes", "frame", "bin_edges", "score_histogram", "groups",
     "score_histograms", "synthetic_scores", "synthetic_groups", "budget",
-    "privacy_spent", "privacy_ledger",
+    "privacy_spent", "privacy_ledger", "scale", "feature_variance",
+    "feature_variance_noise_scale", "total_variance", "total_variance_noise_scale",
+    "histogram_threshold", "expected_noise_cells",
 }
+NEW_ATTRIBUTES = ("scale_", "feature_variance_", "feature_variance_noise_scale_",
+                  "total_variance_", "total_variance_noise_scale_", "histogram_threshold_",
+                  "expected_noise_cells_")
 DISPLAYS = [ScreeDisplay, LoadingDisplay, ScoreDisplay, VariableDisplay, BiplotDisplay]
 
 
@@ -53,7 +58,9 @@ def data():
 @pytest.fixture(scope="module")
 def fitted(data):
     X, y = data
-    return DPPCA(n_components=3, groups=GROUPS, compute_nonprivate=True,
+    # 300 rows: a large eps keeps cells of every group above the threshold, so the
+    # release holds synthetic points of every group
+    return DPPCA(n_components=3, eps=8.0, groups=GROUPS, compute_nonprivate=True,
                  random_state=0).fit(X, y)
 
 
@@ -85,7 +92,7 @@ def test_export_holds_exactly_the_released_quantities(fitted):
     assert release["axes"] == [0, 1]
     assert len(release["privacy_ledger"]) == len(fitted.privacy_ledger_)
     spent = release["privacy_spent"]
-    assert spent["eps"] <= 1.0 and spent["delta"] <= 1e-5
+    assert spent["eps"] <= 8.0 and spent["delta"] <= 1e-5
     assert math.isclose(spent["eps"], sum(e["eps"] for e in release["privacy_ledger"]))
 
 
@@ -329,6 +336,60 @@ TAMPERED = {
     "reference components of other width": (_edit(lambda r: r[NONPRIVATE_KEY].update(
         components=[[1.0]])), "components"),
     "reference a list": (_set(NONPRIVATE_KEY, [1.0]), NONPRIVATE_KEY),
+    "ratio above 1": (_edit(lambda r: r["explained_variance_ratio"].__setitem__(0, 1.5)),
+                      "'explained_variance_ratio'"),
+    "ratios summing above 1": (_set("explained_variance_ratio", [0.5, 0.4, 0.3]),
+                               "'explained_variance_ratio'"),
+    "scale zero": (_edit(lambda r: r.update(scale=[0.0] * r["n_features"])), "'scale'"),
+    "scale negative": (_edit(lambda r: r.update(scale=[-1.0] * r["n_features"])),
+                       "'scale'"),
+    "scale short": (_set("scale", [1.0, 2.0]), "'scale'"),
+    "scale a number": (_set("scale", 2.0), "'scale'"),
+    "scale a string": (_set("scale", "unit"), "'scale'"),
+    "feature variance negative": (_edit(lambda r: r["feature_variance"].__setitem__(
+        0, -1.0)), "'feature_variance'"),
+    "feature variance short": (_edit(lambda r: r.update(
+        feature_variance=r["feature_variance"][:-1])), "'feature_variance'"),
+    "feature variance dropped": (_set("feature_variance", None), "'feature_variance'"),
+    "feature variance noise negative": (_edit(
+        lambda r: r["feature_variance_noise_scale"].__setitem__(0, -1.0)),
+        "'feature_variance_noise_scale'"),
+    "feature variance noise a matrix": (_edit(lambda r: r.update(
+        feature_variance_noise_scale=[r["feature_variance_noise_scale"]])),
+        "'feature_variance_noise_scale'"),
+    "feature variance noise dropped": (_set("feature_variance_noise_scale", None),
+                                       "'feature_variance_noise_scale'"),
+    "total variance negative": (_set("total_variance", -1.0), "'total_variance'"),
+    "total variance below the retained ones": (_edit(lambda r: r.update(
+        total_variance=sum(r["explained_variance"]) / 2)), "'total_variance'"),
+    "total variance a list": (_set("total_variance", [1.0]), "'total_variance'"),
+    "total variance a string": (_set("total_variance", "big"), "'total_variance'"),
+    "total variance bool": (_set("total_variance", True), "'total_variance'"),
+    "total variance dropped": (_set("total_variance", None), "'total_variance'"),
+    "total variance noise negative": (_set("total_variance_noise_scale", -0.1),
+                                      "'total_variance_noise_scale'"),
+    "total variance noise dropped": (_set("total_variance_noise_scale", None),
+                                     "'total_variance_noise_scale'"),
+    "histogram threshold negative": (_set("histogram_threshold", -2.0),
+                                     "'histogram_threshold'"),
+    "histogram threshold a list": (_set("histogram_threshold", [2.0]),
+                                   "'histogram_threshold'"),
+    "histogram threshold without histogram": (_edit(lambda r: r.update(
+        frame=None, bin_edges=None, score_histogram=None, score_histograms=None,
+        synthetic_scores=None, synthetic_groups=None, groups=None, axes=None,
+        expected_noise_cells=None, histogram_threshold=3.0)), "'histogram_threshold'"),
+    "expected noise cells negative": (_set("expected_noise_cells", -0.5),
+                                      "'expected_noise_cells'"),
+    "expected noise cells a string": (_set("expected_noise_cells", "few"),
+                                      "'expected_noise_cells'"),
+    "expected noise cells dropped": (_set("expected_noise_cells", None),
+                                     "'expected_noise_cells'"),
+    "expected noise cells without histogram": (_edit(lambda r: r.update(
+        frame=None, bin_edges=None, score_histogram=None, score_histograms=None,
+        synthetic_scores=None, synthetic_groups=None, groups=None, axes=None,
+        histogram_threshold=None)), "'expected_noise_cells'"),
+    "reference feature variance short": (_edit(lambda r: r[NONPRIVATE_KEY].update(
+        feature_variance=[1.0])), "feature_variance"),
 }
 
 
@@ -341,6 +402,46 @@ def test_load_rejects_a_tampered_entry_naming_it(fitted, case):
     damage(release)
     with pytest.raises(ValueError, match=re.escape(entry)):
         load_release(json.loads(json.dumps(release)))
+
+
+def test_new_entries_round_trip(fitted, tmp_path):
+    release = export_release(fitted)
+    assert release["scale"] is None
+    assert len(release["feature_variance"]) == 20
+    assert release["total_variance"] >= sum(release["explained_variance"])
+    assert release["histogram_threshold"] > 0
+    loaded = load_release(json.loads(json.dumps(release)))
+    for attribute in NEW_ATTRIBUTES:
+        mine, theirs = getattr(loaded, attribute), getattr(fitted, attribute)
+        if theirs is None:
+            assert mine is None, attribute
+        else:
+            assert np.array_equal(mine, theirs), attribute
+    text = str(loaded.summary())
+    assert "Total variance" in text
+    assert "pure-noise cells expected to pass" in text
+
+
+def test_scaled_fit_round_trip(data, tmp_path):
+    X, _ = data
+    X = X * np.linspace(0.1, 50.0, X.shape[1])       # very different column spreads
+    pca = DPPCA(n_components=3, scale=True, histogram="sparse", random_state=0).fit(X)
+    path = tmp_path / "scaled.json"
+    export_release(pca, path)
+    loaded = load_release(path)
+    assert loaded.scale_.shape == (20,) and np.all(loaded.scale_ > 0)
+    assert np.array_equal(loaded.scale_, pca.scale_)
+    for attribute in NEW_ATTRIBUTES:
+        if getattr(pca, attribute) is not None:
+            assert np.array_equal(getattr(loaded, attribute), getattr(pca, attribute))
+    assert loaded.histogram_threshold_ is None and loaded.expected_noise_cells_ == 0.0
+    # transform divides by the released spreads, as the estimator does
+    assert np.allclose(loaded.transform(X), pca.transform(X))
+    assert np.allclose(loaded.transform(X), (X / pca.scale_) @ pca.components_.T)
+    assert "private spreads" in str(loaded.summary())
+    directions = load_release(export_release(
+        DPKendallDirections(2, random_state=0).fit(X)))
+    assert directions.feature_variance_ is None and directions.total_variance_ is None
 
 
 def test_integer_group_labels_keep_their_type(data):

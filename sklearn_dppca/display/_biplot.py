@@ -58,7 +58,7 @@ def check_alpha(alpha):
 
 def biplot_coordinates(components, explained_variance, scores, frame_center, n_samples,
                        axes, alpha, center):
-    """DP biplot coordinates (ALGORITHMS.md E, seed 001 section 3.2).
+    """DP biplot coordinates.
 
     ``d_l = sqrt((n - 1) lambda_l)``; ``G = (s* - c) / d^alpha``;
     ``H_j = v_j d^alpha``; ``gamma = r_G / r_H`` with ``r_G`` the 0.9 quantile of

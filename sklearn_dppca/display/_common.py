@@ -554,9 +554,10 @@ _NEEDS = {
         "no private directions (components_)",
     ),
     "VariableDisplay": (
-        ("components_", "explained_variance_"),
+        ("components_", "explained_variance_", "feature_variance_"),
         "DPScree or DPPCA",
-        "no private variances (explained_variance_) to scale the directions",
+        "no private variances (explained_variance_, feature_variance_) to turn the "
+        "directions into correlations",
     ),
     "ScoreDisplay": (
         ("frame_", "bin_edges_", "score_histogram_"),
@@ -664,6 +665,26 @@ def nonprivate_get(reference, key):
         return reference[key]
     except (KeyError, TypeError):
         return getattr(reference, key, None)
+
+
+def nonprivate_ratio(reference):
+    """The reference PVE as a share of the reference's total variance, or None.
+
+    ``explained_variance / total_variance`` when the reference stores its total
+    variance. Without it, the stored ratio's base is unknown (a reference that
+    divides by the retained components only would look larger than the private
+    share of the total), so there is no PVE reference.
+    """
+    variance = nonprivate_get(reference, "explained_variance")
+    total = nonprivate_get(reference, "total_variance")
+    if variance is None or total is None:
+        return None
+    total = float(total)
+    variance = np.asarray(variance, dtype=float)
+    if not total > 0:
+        return np.zeros_like(variance)
+    with np.errstate(all="ignore"):
+        return np.minimum(variance / total, 1.0)
 
 
 def frame_get(frame, key):

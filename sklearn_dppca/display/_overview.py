@@ -1,5 +1,6 @@
 """One figure with the five DP PCA pictures and the privacy ledger."""
 
+import math
 import textwrap
 
 import numpy as np
@@ -21,6 +22,10 @@ from ._scree import ScreeDisplay
 from ._variable import VariableDisplay
 
 _MAX_LEDGER_ROWS = 14
+_LEDGER_FONTSIZE = 7.5
+_LEDGER_MIN_FONTSIZE = 5.0
+_SUMMARY_FONTSIZE = 9.0
+_SUMMARY_MIN_FONTSIZE = 6.0
 
 
 def _fmt(value, spec):
@@ -38,22 +43,75 @@ def _skip(ax, title, reason):
             bbox={"boxstyle": "round,pad=0.6", "facecolor": "0.95", "edgecolor": "0.7"})
 
 
+def _noise_range(values):
+    numbers = []
+    for value in values:
+        try:
+            numbers.append(float(value))
+        except (TypeError, ValueError):
+            return "-"
+    if not numbers:
+        return "-"
+    low, high = min(numbers), max(numbers)
+    return _fmt(low, ".4g") if low == high else f"{low:.3g}-{high:.3g}"
+
+
+def _ledger_rows(ledger):
+    """One row per mechanism call; when there are too many, consecutive calls of
+    one mechanism under one parent step (``score/frame/...``) share a row that
+    says how many calls it merges (their eps and delta summed)."""
+    def row(entry):
+        return [str(entry.get("step", "")), str(entry.get("mechanism", "")),
+                _fmt(entry.get("eps"), ".4g"), _fmt(entry.get("delta"), ".3g"),
+                _fmt(entry.get("noise_scale"), ".4g")]
+
+    if len(ledger) <= _MAX_LEDGER_ROWS - 1:
+        return [row(entry) for entry in ledger], False
+    runs = []
+    for entry in ledger:
+        step = str(entry.get("step", ""))
+        key = (step.rsplit("/", 1)[0] if "/" in step else step,
+               str(entry.get("mechanism", "")))
+        if runs and runs[-1][0] == key:
+            runs[-1][1].append(entry)
+        else:
+            runs.append((key, [entry]))
+    rows = []
+    for (parent, mechanism), entries in runs:
+        if len(entries) == 1:
+            rows.append(row(entries[0]))
+            continue
+        eps = [entry.get("eps", 0.0) for entry in entries]
+        delta = [entry.get("delta", 0.0) for entry in entries]
+        try:
+            eps_text = _fmt(math.fsum(float(e) for e in eps), ".4g")
+            delta_text = _fmt(math.fsum(float(d) for d in delta), ".3g")
+        except (TypeError, ValueError):
+            eps_text = delta_text = "-"
+        rows.append([f"{parent}/* ({len(entries)} calls)", mechanism, eps_text,
+                     delta_text, _noise_range(e.get("noise_scale") for e in entries)])
+    return rows, True
+
+
+def _text_width(text, fontsize, weight="normal"):
+    """Width of ``text`` in points (backend independent)."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    width, _, _ = TextToPath().get_text_width_height_descent(
+        text, FontProperties(size=fontsize, weight=weight), ismath=False)
+    return width
+
+
 def _ledger_table(ax, estimator):
     ax.set_axis_off()
     ledger = list(getattr(estimator, "privacy_ledger_", None) or [])
     spent = getattr(estimator, "privacy_spent_", None)
-    rows = []
-    for entry in ledger:
-        rows.append([
-            str(entry.get("step", "")),
-            str(entry.get("mechanism", "")),
-            _fmt(entry.get("eps"), ".4g"),
-            _fmt(entry.get("delta"), ".3g"),
-            _fmt(entry.get("noise_scale"), ".4g"),
-        ])
+    rows, merged = _ledger_rows(ledger)
     if len(rows) > _MAX_LEDGER_ROWS:
         hidden = len(rows) - (_MAX_LEDGER_ROWS - 1)
-        rows = rows[: _MAX_LEDGER_ROWS - 1] + [[f"... {hidden} more", "", "", "", ""]]
+        rows = rows[: _MAX_LEDGER_ROWS - 1] + [[f"... {hidden} more rows", "", "", "",
+                                                 ""]]
     if spent is not None:
         rows.append(["total spent", "basic composition", _fmt(spent[0], ".4g"),
                      _fmt(spent[1], ".3g"), ""])
@@ -62,22 +120,36 @@ def _ledger_table(ax, estimator):
                 transform=ax.transAxes)
         return None
     header = ["step", "mechanism", "eps", "delta", "noise scale"]
-    # column widths in proportion to their longest entry; the table fills the axes
-    lengths = np.array([max(len(r[i]) for r in rows + [header]) for i in range(5)],
-                       dtype=float)
-    widths = (lengths + 2) / np.sum(lengths + 2)
+    # column widths from the measured text: each column holds its longest entry
+    # (a cell writes its text after a left pad of 10% of its width); a ledger too
+    # wide for the panel gets a smaller font
+    fontsize = _LEDGER_FONTSIZE
+    bold = [header] + (rows[-1:] if spent is not None else [])   # drawn in bold
+    plain = rows[:-1] if spent is not None else rows
+    needed = np.array([
+        max([_text_width(r[i], fontsize, "bold") for r in bold]
+            + [_text_width(r[i], fontsize) for r in plain]) / 0.85 + 2.0
+        for i in range(5)
+    ])
+    bbox = ax.get_position()
+    available = bbox.width * ax.figure.get_figwidth() * 72.0
+    if needed.sum() > available:
+        shrink = max(available / needed.sum(), _LEDGER_MIN_FONTSIZE / fontsize)
+        fontsize *= shrink
+        needed *= shrink
+    widths = needed / needed.sum()
+    # rows keep a readable height; a short ledger sits at the top
+    height = min(1.0, 0.085 * (len(rows) + 1))
     table = ax.table(
         cellText=rows,
         colLabels=header,
         colWidths=list(widths),
-        # rows keep a readable height; a short ledger sits at the top
-        bbox=[0.0, 1.0 - min(1.0, 0.1 * (len(rows) + 1)), 1.0,
-              min(1.0, 0.1 * (len(rows) + 1))],
+        bbox=[0.0, 1.0 - height, 1.0, height],
         cellLoc="left",
         colLoc="left",
     )
     table.auto_set_font_size(False)
-    table.set_fontsize(7.5 if lengths.sum() < 90 else 6.5)
+    table.set_fontsize(fontsize)
     for (row, _), cell in table.get_celld().items():
         cell.set_edgecolor("0.8")
         if row == 0:
@@ -85,7 +157,8 @@ def _ledger_table(ax, estimator):
             cell.set_facecolor("0.92")
         elif spent is not None and row == len(rows):
             cell.set_text_props(weight="bold")
-    ax.set_title("Privacy ledger (each row is one mechanism call)")
+    ax.set_title("Privacy ledger (rows with * merge calls)" if merged
+                 else "Privacy ledger (one row per mechanism call)")
     return table
 
 
@@ -274,18 +347,26 @@ def _draw_panels(estimator, axes, two_axes, fitted_axes, kws, ax_scree, ax_loadi
 
 
 def _summary_panel(ax, estimator):
-    """Plain facts about the release, next to the pictures."""
+    """Plain facts about the release, next to the pictures (the estimator and the
+    budget are in the figure's title too)."""
     ax.set_axis_off()
     eps, delta = getattr(estimator, "privacy_spent_", (np.nan, np.nan))
-    lines = [
-        f"estimator: {estimator_name(estimator)}",
-        f"rows n = {estimator.n_samples_}, variables p = {estimator.n_features_in_}",
-        f"components kept: {estimator.n_components_}",
-        f"privacy spent: eps = {eps:.4g}, delta = {delta:.3g}",
-    ]
+    rows = f"rows n = {estimator.n_samples_}, variables p = {estimator.n_features_in_}"
+    if getattr(estimator, "scale_", None) is not None:
+        rows += ", each divided by a private spread"
+    lines = [rows, f"privacy spent: eps = {eps:.4g}, delta = {delta:.3g}"]
+    ratio = getattr(estimator, "explained_variance_ratio_", None)
+    kept = f"components kept: {estimator.n_components_}"
+    if ratio is not None:
+        kept += f", {100 * float(np.sum(ratio)):.1f}% of the total variance"
+    lines.append(kept)
     if getattr(estimator, "frame_", None) is not None:
         bins = np.shape(estimator.score_histogram_)
         lines.append(f"score histogram: {bins[0]} x {bins[1]} cells")
+        noise_cells = getattr(estimator, "expected_noise_cells_", None)
+        if noise_cells is not None:
+            lines.append("noise-only cells expected: "
+                         f"{'0' if noise_cells == 0 else format(noise_cells, '.2g')}")
         synthetic = getattr(estimator, "synthetic_scores_", None)
         if synthetic is not None:
             lines.append(f"synthetic points: {len(synthetic)}")
@@ -294,13 +375,25 @@ def _summary_panel(ax, estimator):
             lines.append(
                 f"groups (public labels): {', '.join(map(plain_text, groups))}")
     reference = getattr(estimator, "nonprivate_", None)
-    lines.append("")
     if reference is not None:
-        lines.append("Grey dashed / hollow marks: the non-private reference.")
-        lines.append("It is NOT private: do not publish it.")
+        note = ("Grey dashed / hollow marks: the non-private reference. It is NOT "
+                "private: do not publish it.")
     else:
-        lines.append("Everything drawn is a released (private) quantity")
-        lines.append("or post-processing of one.")
-    ax.text(0.02, 0.95, "\n".join(lines), ha="left", va="top", transform=ax.transAxes,
-            fontsize=9.5, family="monospace", wrap=True)
+        note = "Everything drawn is a released (private) quantity or post-processing of one."
+    # wrap to the panel's width and shrink the font to its height (the final
+    # layout may take a little of the width the empty panel had)
+    width_pt = 0.85 * ax.get_position().width * ax.figure.get_figwidth() * 72.0
+    height_pt = ax.get_position().height * ax.figure.get_figheight() * 72.0
+    fontsize = _SUMMARY_FONTSIZE
+    for _ in range(4):
+        columns = max(int(width_pt / (0.62 * fontsize)) - 2, 20)
+        wrapped = [part for line in lines for part in textwrap.wrap(
+            line, columns, subsequent_indent="  ")]
+        wrapped += [""] + textwrap.wrap(note, columns)
+        needed = 1.25 * fontsize * len(wrapped)
+        if needed <= 0.92 * height_pt or fontsize <= _SUMMARY_MIN_FONTSIZE:
+            break
+        fontsize = max(_SUMMARY_MIN_FONTSIZE, fontsize * 0.92 * height_pt / needed)
+    ax.text(0.02, 0.98, "\n".join(wrapped), ha="left", va="top", transform=ax.transAxes,
+            fontsize=fontsize, family="monospace", linespacing=1.15)
     ax.set_title("Release")

@@ -31,6 +31,8 @@ _KINDS = ("histogram", "points", "both")
 _GROUP_MODES = ("colors", "facets")
 _HDR_MASSES = (0.5, 0.9)
 _MAX_REFERENCE_POINTS = 600
+#: Colour of the noise-cell note when at least one noise-only cell is expected.
+_NOISE_WARNING_COLOR = "C3"
 
 
 def _point_size(n_points):
@@ -84,20 +86,29 @@ class ScoreDisplay:
     nonprivate_histogram : array-like of shape bins, default=None
         The true normalised histogram on the same grid (NOT private): grey dashed
         contours holding 50% and 90% of its mass (every ``kind``).
+    expected_noise_cells : float, default=None
+        Expected number of cells (over the whole grid, all groups together) that
+        are pure noise yet passed the histogram's threshold
+        (``expected_noise_cells_``); written in a corner of the plot (in red from
+        1 on) so that isolated cells are not read as structure.
 
     Attributes
     ----------
-    mesh_ : matplotlib QuadMesh, list of QuadMesh, ndarray of QuadMesh, or None
-        The histogram cells (``pcolormesh``): one QuadMesh; with
-        ``kind="histogram", groups="colors"`` a list with one translucent layer
-        per group (in ``groups_`` order); with ``groups="facets"`` an array with
-        one per facet. Each array is a released histogram transposed (rows
-        are y).
+    mesh_ : matplotlib QuadMesh, list of PolyCollection, ndarray of QuadMesh, or None
+        The histogram cells: one QuadMesh (``pcolormesh``; its array is the
+        released histogram transposed, rows are y); with ``kind="histogram",
+        groups="colors"`` a list with one PolyCollection per group (in
+        ``groups_`` order) of the group's non-empty cells (in ``numpy.nonzero``
+        order, their values as its array), each cell narrowed to the group's
+        stripe when several groups reach it; with ``groups="facets"`` an array
+        with one QuadMesh per facet.
     scatter_ : matplotlib PathCollection, list of PathCollection, or None
         The synthetic points; one collection per group with groups.
     colorbar_ : matplotlib Colorbar or None
     nonprivate_contour_ : matplotlib ContourSet or None
     nonprivate_scatter_ : matplotlib PathCollection or None
+    noise_text_ : matplotlib Text or None
+        The note on the expected number of noise-only cells.
     groups_ : list or None
         Group labels drawn.
     ax_ : matplotlib Axes or ndarray of Axes
@@ -121,6 +132,7 @@ class ScoreDisplay:
         explained_variance_ratio=None,
         nonprivate_scores=None,
         nonprivate_histogram=None,
+        expected_noise_cells=None,
     ):
         self.frame = frame
         self.bin_edges = bin_edges
@@ -132,6 +144,7 @@ class ScoreDisplay:
         self.explained_variance_ratio = explained_variance_ratio
         self.nonprivate_scores = nonprivate_scores
         self.nonprivate_histogram = nonprivate_histogram
+        self.expected_noise_cells = expected_noise_cells
 
     # ------------------------------------------------------------------ validation
     def _validate(self):
@@ -176,6 +189,9 @@ class ScoreDisplay:
         center = as_vector(frame_get(self.frame, "center"), "frame['center']", 2)
         extent = as_vector(frame_get(self.frame, "extent"), "frame['extent']", 4)
         a, b = _check_pair(self.axes, "axes")
+        if self.expected_noise_cells is not None:
+            as_vector([self.expected_noise_cells], "expected_noise_cells",
+                      nonnegative=True)
         ratio = self.explained_variance_ratio
         if ratio is not None:
             ratio = as_vector(ratio, "explained_variance_ratio")
@@ -212,9 +228,10 @@ class ScoreDisplay:
         groups : {"colors", "facets"} or None, default="colors"
             How to show groups, when the display has them: ``"colors"`` draws one
             colour per group on one axes (synthetic points coloured by group;
-            for ``kind="histogram"``, one translucent layer per group whose opacity
-            is the private share of each cell relative to the group's largest
-            cell; for
+            for ``kind="histogram"``, each group's cells in its colour with an
+            opacity that is the private share of each cell relative to the
+            group's largest cell, a cell several groups reach split into one
+            stripe per group; for
             ``kind="both"``, the coloured points over the overall histogram in
             grey);
             ``"facets"`` draws a row of small multiples sharing x, y and the colour
@@ -306,6 +323,7 @@ class ScoreDisplay:
         self.colorbar_ = None
         self.nonprivate_contour_ = None
         self.nonprivate_scatter_ = None
+        self.noise_text_ = None
         self.bounding_ax_ = None
         # lighter points over a histogram, so that its cells stay visible
         scatter_defaults = {"s": _point_size(len(S) if S is not None else 1),
@@ -316,6 +334,7 @@ class ScoreDisplay:
             self._plot_facets(ax, kind, labels, xe_s, ye_s, group_hists, S, S_groups,
                               shift, ext, (a, b), ratio, center, hist_kw, scatter_kw,
                               scatter_defaults)
+            self._noise_note(self.ax_[-1], group_hists is not None)
             return self
 
         ax, fig = get_axes(ax, "ScoreDisplay.plot")
@@ -384,38 +403,66 @@ class ScoreDisplay:
 
         self._decorate(ax, ext, (a, b), ratio, center, xlabel=True, ylabel=True)
         ax.set_title(self._title(kind))
+        self._noise_note(ax, group_hists is not None)
+        shows_cells = kind == "both" or (kind == "histogram" and labels is None)
+        if shows_cells and not H.sum() > 0:
+            self._empty_note(ax, "no cell passed the noise threshold")
+        elif kind == "points" and (S is None or len(S) == 0):
+            self._empty_note(ax, "no synthetic points: no cell passed the noise "
+                                 "threshold")
+        elif kind == "histogram" and labels is not None and not any(
+                group_hists[label].sum() > 0 for label in labels if label in group_hists):
+            self._empty_note(ax, "no cell of any group passed the noise threshold")
         if handles:
             add_legend(ax, handles, where="below", markerscale=1.5)
         return self
 
     def _plot_group_layers(self, ax, fig, labels, colors, xe_s, ye_s, group_hists,
                            hist_kw, handles):
-        """One translucent layer per group; opacity is the cell's private share
-        relative to the group's largest cell (each group on its own scale, so that
-        a group concentrated in one cell does not wash out the others; the facets
-        compare groups on one scale)."""
+        """The groups' cells side by side: a cell that several groups reach is split
+        into equal vertical stripes, one per group present there (in ``labels``
+        order), so that no group hides another. A stripe's opacity is the group's
+        private share of the cell relative to the group's largest cell (each group
+        on its own scale, so that a group concentrated in one cell does not wash
+        out the others; the facets compare groups on one scale)."""
         from matplotlib.cm import ScalarMappable
+        from matplotlib.collections import PolyCollection
         from matplotlib.colors import LinearSegmentedColormap, Normalize, to_rgb
         from matplotlib.patches import Patch
 
+        drawn = [label for label in labels if label in group_hists]
+        present = np.array([group_hists[label] > 0 for label in drawn])
+        sharing = present.sum(axis=0)                  # groups present in each cell
+        position = np.cumsum(present, axis=0) - 1      # a group's stripe in its cell
+        options = {key: value for key, value in hist_kw.items()
+                   if key not in ("shading", "vmin", "vmax")}
         meshes = []
-        for label in labels:
-            if label not in group_hists:
-                continue
+        for g, label in enumerate(drawn):
+            values = group_hists[label]
             rgb = to_rgb(colors[label])
             cmap = LinearSegmentedColormap.from_list(
                 f"dp_group_{label}", [(*rgb, 0.0), (*rgb, 0.85)]
             )
-            peak = float(group_hists[label].max())
-            kw = {"cmap": cmap, "vmin": 0.0, "vmax": peak if peak > 0 else 1.0,
-                  "shading": "flat", "zorder": 2}
-            kw.update(hist_kw)
-            if "norm" in hist_kw:  # a norm carries its own limits
-                kw.pop("vmin", None)
-                kw.pop("vmax", None)
-            meshes.append(ax.pcolormesh(xe_s, ye_s, group_hists[label].T, **kw))
+            peak = float(values.max())
+            ix, iy = np.nonzero(present[g])
+            parts = sharing[ix, iy]
+            width = (xe_s[ix + 1] - xe_s[ix]) / parts
+            x0 = xe_s[ix] + width * position[g, ix, iy]
+            x1 = np.where(position[g, ix, iy] == parts - 1, xe_s[ix + 1], x0 + width)
+            y0, y1 = ye_s[iy], ye_s[iy + 1]
+            verts = np.stack([np.column_stack(corner) for corner in
+                              ((x0, y0), (x1, y0), (x1, y1), (x0, y1))], axis=1)
+            kw = {"cmap": cmap, "norm": Normalize(0.0, peak if peak > 0 else 1.0),
+                  "edgecolors": "none", "linewidths": 0, "zorder": 2}
+            kw.update(options)
+            mesh = PolyCollection(verts.reshape(-1, 4, 2), array=values[ix, iy], **kw)
+            if "norm" not in hist_kw and ("vmin" in hist_kw or "vmax" in hist_kw):
+                mesh.set_clim(hist_kw.get("vmin"), hist_kw.get("vmax"))
+            ax.add_collection(mesh, autolim=False)
+            meshes.append(mesh)
+            empty = "" if peak > 0 else " (no cell passed)"
             handles.append(Patch(facecolor=colors[label], alpha=0.85,
-                                 label=plain_text(label)))
+                                 label=plain_text(label) + empty))
         self.mesh_ = meshes
         opacity = LinearSegmentedColormap.from_list(
             "dp_opacity", [(0.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 0.85)]
@@ -423,7 +470,33 @@ class ScoreDisplay:
         mappable = ScalarMappable(norm=hist_kw.get("norm", Normalize(0.0, 1.0)),
                                   cmap=opacity)
         self.colorbar_ = fig.colorbar(mappable, ax=ax, fraction=0.046, pad=0.03)
-        self.colorbar_.set_label("cell share / group's largest cell (private; opacity)")
+        self.colorbar_.set_label("share / group's largest cell (private)\n"
+                                 "shared cells: one stripe per group")
+
+    @staticmethod
+    def _empty_note(ax, text):
+        """Say in the middle of an empty panel why it is empty."""
+        ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center",
+                fontsize="small", color="0.3", zorder=6,
+                bbox={"boxstyle": "round,pad=0.4", "facecolor": "0.96",
+                      "edgecolor": "0.75"})
+
+    def _noise_note(self, ax, by_group):
+        """Write the expected number of noise-only cells in the lower right corner."""
+        if self.expected_noise_cells is None:
+            return
+        count = float(self.expected_noise_cells)
+        where = " (all groups)" if by_group else ""
+        if count == 0:
+            text = f"0 noise-only cells expected{where}"
+        else:
+            text = f"\u2248{count:.2g} noise-only cells expected{where}"
+        self.noise_text_ = ax.text(
+            0.98, 0.02, text, transform=ax.transAxes, ha="right", va="bottom",
+            fontsize="x-small", color=_NOISE_WARNING_COLOR if count >= 1 else "0.15",
+            zorder=6, bbox={"boxstyle": "round,pad=0.2", "facecolor": "white",
+                            "edgecolor": "none", "alpha": 0.8},
+        )
 
     def _title(self, kind):
         return {
@@ -513,6 +586,12 @@ class ScoreDisplay:
                     sub.scatter(S[mask, 0] - shift[0], S[mask, 1] - shift[1], **kw)
                 )
             self._decorate(sub, ext, axes, ratio, center, xlabel=True, ylabel=(i == 0))
+            group_hist = group_hists.get(label) if group_hists is not None else None
+            if (kind in ("histogram", "both") and group_hist is not None
+                    and not group_hist.sum() > 0):
+                self._empty_note(sub, "no cell passed\nthe noise threshold")
+            elif kind == "points" and not np.any(S_groups == label):
+                self._empty_note(sub, "no synthetic points")
             sub.set_title(plain_text(label), color=colors[label] if kind != "histogram"
                           else "black")
             if i > 0:
@@ -548,8 +627,8 @@ class ScoreDisplay:
 
         Reads ``frame_``, ``bin_edges_``, ``score_histogram_``,
         ``score_histograms_``, ``synthetic_scores_``, ``synthetic_groups_``,
-        ``groups_``, ``axes_``, the private PVE and the non-private reference
-        (when stored).
+        ``groups_``, ``axes_``, ``expected_noise_cells_``, the private PVE and the
+        non-private reference (when stored).
 
         Parameters
         ----------
@@ -590,6 +669,7 @@ class ScoreDisplay:
             explained_variance_ratio=getattr(estimator, "explained_variance_ratio_", None),
             nonprivate_scores=nonprivate_get(reference, "scores"),
             nonprivate_histogram=nonprivate_get(reference, "score_histogram"),
+            expected_noise_cells=getattr(estimator, "expected_noise_cells_", None),
         )
         return display.plot(
             ax=ax,

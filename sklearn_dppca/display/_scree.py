@@ -17,33 +17,50 @@ from ._common import (
     check_matplotlib_support,
     get_axes,
     nonprivate_get,
+    nonprivate_ratio,
     nonprivate_reference,
 )
 
 _KINDS = ("both", "pve", "variance")
+#: Error bars span this many noise standard deviations either side.
+_SDS = 2
+_ERROR_COLOR = "0.15"
+_LONGEST_PVE_ERROR = 1e4
+_WEAK_LABEL = f"within {_SDS} noise sd of 0 (could be noise alone)"
+_ERROR_LABEL = f"\u00b1{_SDS} noise sd of each private variance"
 
 
 class ScreeDisplay:
-    """DP scree plot: PVE bars and private variances.
+    """DP scree plot: PVE bars and private variances, with their noise.
 
     It is recommended to use :meth:`from_estimator` to create a display; all
     parameters are stored as attributes. Only released quantities are drawn: the
     private variances along the private directions (``explained_variance_``) and
-    the proportions of variance over the ``k`` retained components that follow
-    from them (post-processing).
+    the proportions of the private total variance they explain
+    (``explained_variance_ratio_ = explained_variance_ / total_variance_``, as
+    scikit-learn's PCA: they sum below 100% when fewer components than variables
+    are kept). Error bars show +-2 standard deviations of the noise added to each
+    raw private variance (``noise_scale_``), on the variances and, divided by the
+    total variance, on the PVE bars.
 
     Parameters
     ----------
     explained_variance : array-like of shape (n_components,)
         Private, non-negative variances.
     explained_variance_ratio : array-like of shape (n_components,)
-        Private proportions of variance over the retained components.
+        Private proportions of the total variance.
+    noise_scale : float or array-like of shape (n_components,), default=None
+        Standard deviation of the noise of each raw private variance; None draws
+        no error bars.
+    total_variance : float, default=None
+        Private total variance; converts ``noise_scale`` to PVE units. Default
+        ``sum(explained_variance) / sum(explained_variance_ratio)``.
     component_names : list of str, default=None
         Tick labels; default ``"DP PC1", "DP PC2", ...``.
     nonprivate_variance : array-like of shape (n_components,), default=None
         Ordinary PCA eigenvalues (NOT private), drawn as a grey dashed reference.
     nonprivate_ratio : array-like of shape (n_components,), default=None
-        Ordinary PCA proportions of variance over the same ``k`` (NOT private).
+        Ordinary PCA proportions of the total variance (NOT private).
 
     Attributes
     ----------
@@ -51,8 +68,18 @@ class ScreeDisplay:
         The PVE bars (``kind`` "both" or "pve").
     bar_labels_ : list of matplotlib Text
         Percentages written on the bars (at most 12 components).
+    bar_errorbars_ : matplotlib ErrorbarContainer or None
+        +-2 noise sd on the PVE bars (with ``noise_scale``).
     line_ : matplotlib Line2D or None
         The private variances (``kind`` "both" or "variance").
+    line_errorbars_ : matplotlib ErrorbarContainer or None
+        +-2 noise sd on the variances (with ``noise_scale``).
+    noise_dominated_ : ndarray of bool of shape (n_components,)
+        Components whose private variance is within 2 noise sd of 0: their bars
+        are hatched and pale (with ``kind="variance"``, their points hollow), and
+        the legend says they could be noise alone.
+    noise_dominated_markers_ : matplotlib Line2D or None
+        The hollow markers of ``kind="variance"``.
     cumulative_line_ : matplotlib Line2D or None
         The cumulative PVE (``cumulative=True``).
     nonprivate_lines_ : list of matplotlib Line2D
@@ -72,7 +99,8 @@ class ScreeDisplay:
     --------
     >>> import matplotlib.pyplot as plt
     >>> from sklearn_dppca.display import ScreeDisplay
-    >>> disp = ScreeDisplay([4.0, 2.0, 1.0], [4 / 7, 2 / 7, 1 / 7]).plot()
+    >>> disp = ScreeDisplay([4.0, 2.0, 1.0], [0.4, 0.2, 0.1], noise_scale=0.3,
+    ...                     total_variance=10.0).plot()
     >>> plt.close("all")
     """
 
@@ -81,12 +109,16 @@ class ScreeDisplay:
         explained_variance,
         explained_variance_ratio,
         *,
+        noise_scale=None,
+        total_variance=None,
         component_names=None,
         nonprivate_variance=None,
         nonprivate_ratio=None,
     ):
         self.explained_variance = explained_variance
         self.explained_variance_ratio = explained_variance_ratio
+        self.noise_scale = noise_scale
+        self.total_variance = total_variance
         self.component_names = component_names
         self.nonprivate_variance = nonprivate_variance
         self.nonprivate_ratio = nonprivate_ratio
@@ -106,6 +138,24 @@ class ScreeDisplay:
                     f"component_names has {len(names)} names but there are {k} "
                     "components."
                 )
+        noise = None
+        if self.noise_scale is not None:
+            noise = np.asarray(self.noise_scale, dtype=float)
+            if noise.ndim == 0:
+                noise = np.full(k, float(noise))
+            noise = as_vector(noise, "noise_scale", k, nonnegative=True)
+        total = None
+        if self.total_variance is not None:
+            total = float(as_vector(
+                np.atleast_1d(np.asarray(self.total_variance, dtype=float)),
+                "total_variance", 1, nonnegative=True)[0])
+        else:
+            # the PVE is variance / total: the total follows from any positive share
+            with np.errstate(all="ignore"):
+                shares = float(np.sum(ratio))
+                inferred = float(np.sum(variance)) / shares if shares > 0 else np.nan
+            if math.isfinite(inferred) and inferred > 0:
+                total = inferred
         np_var = (
             None
             if self.nonprivate_variance is None
@@ -116,7 +166,7 @@ class ScreeDisplay:
             if self.nonprivate_ratio is None
             else as_vector(self.nonprivate_ratio, "nonprivate_ratio", k)
         )
-        return variance, ratio, names, np_var, np_ratio
+        return variance, ratio, noise, total, names, np_var, np_ratio
 
     def plot(
         self,
@@ -138,7 +188,8 @@ class ScreeDisplay:
         kind : {"both", "pve", "variance"}, default="both"
             ``"pve"``: bars of the private PVE; ``"variance"``: a line of the
             private variances; ``"both"``: the bars with the variances on a twin
-            axis, scaled so that the line runs through the bar tops.
+            axis, scaled so that the line runs through the bar tops (one set of
+            error bars then serves both axes).
         cumulative : bool, default=False
             Add the cumulative private PVE (needs ``kind`` "both" or "pve").
         show_nonprivate : bool, default=True
@@ -167,15 +218,27 @@ class ScreeDisplay:
         bar_kw = check_kw(bar_kw, "bar_kw")
         line_kw = check_kw(line_kw, "line_kw")
         (bar_kw if kind != "variance" else line_kw).update(kwargs)
-        variance, ratio, names, np_var, np_ratio = self._validate()
+        variance, ratio, noise, total, names, np_var, np_ratio = self._validate()
         if not show_nonprivate:
             np_var = np_ratio = None
+        # +-2 noise sd, in variance units and in PVE points
+        spread = None if noise is None else _SDS * noise
+        pve_spread = None
+        if spread is not None and total is not None and total > 0:
+            with np.errstate(all="ignore"):
+                # beyond 100 points they run off the axis anyway (and may overflow)
+                pve_spread = np.minimum(100 * spread / total, _LONGEST_PVE_ERROR)
 
         ax, fig = get_axes(ax, "ScreeDisplay.plot")
         x = np.arange(len(variance))
+        self.noise_dominated_ = (np.zeros(len(variance), dtype=bool) if spread is None
+                                 else variance <= spread)
+        self.noise_dominated_markers_ = None
         self.bars_ = None
         self.bar_labels_ = []
+        self.bar_errorbars_ = None
         self.line_ = None
+        self.line_errorbars_ = None
         self.cumulative_line_ = None
         self.nonprivate_lines_ = []
         self.variance_ax_ = None
@@ -196,23 +259,51 @@ class ScreeDisplay:
             self.nonprivate_lines_.append(line)
             handles.append(line)
 
+        def error_bars(axis, values, errors):
+            container = axis.errorbar(x, values, yerr=errors, fmt="none",
+                                      ecolor=_ERROR_COLOR, elinewidth=1.1, capsize=3,
+                                      zorder=5, label=_ERROR_LABEL)
+            handles.append(container)
+            return container
+
         if kind in ("both", "pve"):
             kw = {"color": "C0", "alpha": 0.85, "label": "private PVE"}
             kw.update(bar_kw)
             self.bars_ = ax.bar(x, 100 * ratio, **kw)
             handles.append(self.bars_)
+            if spread is not None and np.any(self.noise_dominated_):
+                # a bar within 2 noise sd of 0 could be noise alone: hatched
+                from matplotlib.patches import Patch
+
+                for patch, weak in zip(self.bars_.patches, self.noise_dominated_):
+                    if weak:
+                        patch.set_hatch("////")
+                        patch.set_edgecolor("white")
+                        patch.set_alpha(0.45)
+                handles.append(Patch(facecolor=patch.get_facecolor(), hatch="////",
+                                     edgecolor="white", label=_WEAK_LABEL))
+            if pve_spread is not None:
+                self.bar_errorbars_ = error_bars(ax, 100 * ratio, pve_spread)
             if len(x) <= 12:
-                # with kind="both" the variance line runs through the bar tops:
-                # write inside the bars there, above them otherwise
-                inside = kind == "both"
-                self.bar_labels_ = ax.bar_label(
-                    self.bars_, labels=[f"{100 * r:.1f}%" for r in ratio],
-                    fontsize="x-small", padding=2 if not inside else 0,
-                    label_type="center" if inside else "edge",
-                    color="white" if inside else "black",
-                )
-            ax.set_ylabel("PVE (% of the retained components)")
+                labels = [f"{100 * r:.1f}%" for r in ratio]
+                if kind == "both":
+                    # the variance line and the error bars are at the bar tops:
+                    # write at the foot of the bars
+                    tops = np.zeros(len(x))
+                else:
+                    # above the bar, or above its error bar
+                    tops = 100 * ratio + (0 if pve_spread is None else pve_spread)
+                self.bar_labels_ = [
+                    ax.annotate(label, (i, top), xytext=(0, 2),
+                                textcoords="offset points", ha="center",
+                                va="bottom", fontsize="x-small", annotation_clip=True)
+                    for i, (label, top) in enumerate(zip(labels, tops))
+                ]
+            ax.set_ylabel("PVE (% of the total variance)")
             top = 100 * float(ratio.max()) if ratio.size else 100.0
+            if pve_spread is not None:
+                # the error bars may run off the top, never the axis beyond 100%
+                top = max(top, min(float(np.max(100 * ratio + pve_spread)), 100.0))
             if cumulative:
                 kw = {"color": "C3", "marker": "s", "markersize": 4,
                       "label": "cumulative private PVE"}
@@ -230,13 +321,23 @@ class ScreeDisplay:
             kw.update(line_kw)
             (self.line_,) = vax.plot(x, variance, **kw)
             handles.append(self.line_)
+            if kind == "variance" and spread is not None and np.any(self.noise_dominated_):
+                # points within 2 noise sd of 0: hollow markers
+                self.noise_dominated_markers_ = vax.plot(
+                    x[self.noise_dominated_], variance[self.noise_dominated_],
+                    linestyle="none", marker="o", markersize=9, markerfacecolor="white",
+                    markeredgecolor=self.line_.get_color(), zorder=4,
+                    label=_WEAK_LABEL)[0]
+                handles.append(self.noise_dominated_markers_)
+            if spread is not None and self.bar_errorbars_ is None:
+                # with kind="both" the PVE error bars are these, in PVE units
+                self.line_errorbars_ = error_bars(vax, variance, spread)
             vax.set_ylabel("private variance")
             if np_var is not None:
                 reference(vax, np_var, f"{NONPRIVATE_LABEL} (variance)")
             if kind == "both":
                 self.variance_ax_ = vax
-                total = float(variance.sum())
-                if total > 0:
+                if total is not None and total > 0:
                     # the variance line passes through the bar tops
                     vax.set_ylim(0, ax.get_ylim()[1] * total / 100)
                     if np_var is not None and np_var.max() > vax.get_ylim()[1]:
@@ -250,6 +351,11 @@ class ScreeDisplay:
                     vax.set_ylim(bottom=0)
             else:
                 upper = float(variance.max())
+                if spread is not None:
+                    reach = float(np.max(variance + spread))
+                    if total is not None and total > 0:
+                        reach = min(reach, total)  # no variance exceeds the total
+                    upper = max(upper, reach)
                 if np_var is not None:
                     upper = max(upper, float(np_var.max()))
                 ax.set_ylim(0, upper * 1.15 if upper > 0 else 1.0)
@@ -282,8 +388,9 @@ class ScreeDisplay:
         """Draw the DP scree plot of a fitted :class:`~sklearn_dppca.DPScree` or
         :class:`~sklearn_dppca.DPPCA`.
 
-        Reads ``explained_variance_`` and ``explained_variance_ratio_`` (private)
-        and, when stored, the non-private reference in ``nonprivate_``.
+        Reads ``explained_variance_``, ``explained_variance_ratio_``,
+        ``noise_scale_`` and ``total_variance_`` (private) and, when stored, the
+        non-private reference in ``nonprivate_``.
 
         Parameters
         ----------
@@ -310,8 +417,10 @@ class ScreeDisplay:
         display = cls(
             estimator.explained_variance_,
             estimator.explained_variance_ratio_,
+            noise_scale=getattr(estimator, "noise_scale_", None),
+            total_variance=getattr(estimator, "total_variance_", None),
             nonprivate_variance=nonprivate_get(reference, "explained_variance"),
-            nonprivate_ratio=nonprivate_get(reference, "explained_variance_ratio"),
+            nonprivate_ratio=nonprivate_ratio(reference),
         )
         return display.plot(
             ax=ax,

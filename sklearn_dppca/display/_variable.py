@@ -30,48 +30,87 @@ from ._common import (
     settle_layout,
 )
 
+#: Colour of the variables whose private correlations lie beyond the unit circle.
+_BEYOND_COLOR = "C3"
 
-def correlation_coordinates(components, explained_variance, axes):
-    """DP correlation-circle coordinates (seed 001, section 3.1).
 
-    ``sigma2_j = sum_l lambda_l v_jl^2`` over the retained components and
-    ``r_jl = sqrt(lambda_l) v_jl / sqrt(sigma2_j)``; variables with
-    ``sigma2_j == 0`` have no coordinates.
+def correlation_coordinates(components, explained_variance, feature_variance, axes):
+    """Correlations of each variable with two private components.
+
+    ``r_jl = sqrt(lambda_l) v_jl / sqrt(sigma2_j)`` with ``lambda_l`` the private
+    variance along direction ``v_l`` and ``sigma2_j`` the private variance of
+    variable ``j`` (``feature_variance_``). With exact values (eigenvalues and
+    eigenvectors of a covariance matrix and its diagonal) this is the correlation
+    of variable ``j`` with the scores on component ``l``. With private values it
+    is post-processing of released ones, and noise can put it beyond the unit
+    circle. Variables with ``sigma2_j == 0`` have no coordinates.
+
+    Parameters
+    ----------
+    components : array-like of shape (n_components, n_features)
+    explained_variance : array-like of shape (n_components,)
+    feature_variance : array-like of shape (n_features,)
+    axes : tuple of 2 int
 
     Returns
     -------
     coordinates : ndarray of shape (n_features, 2)
-        ``(r_ja, r_jb)``; rows of omitted variables are NaN.
+        ``(r_ja, r_jb)``; rows of omitted variables are NaN. An entry may be
+        infinite when a variance ratio overflows.
     kept : ndarray of bool of shape (n_features,)
-        Variables with a positive implied variance.
+        Variables with a positive private variance.
     """
     V = np.asarray(components, dtype=float)
     lam = np.asarray(explained_variance, dtype=float)
-    if lam.size and lam.max() > 0:
-        # r is invariant to a common scale of lambda: dividing by the largest keeps
-        # tiny (subnormal) variances precise, which would put points outside the disc
-        lam = lam / lam.max()
-    sigma2 = np.sum(lam[:, None] * V**2, axis=0)
+    sigma2 = np.asarray(feature_variance, dtype=float)
     kept = sigma2 > 0
     a, b = axes
     coords = np.full((V.shape[1], 2), np.nan)
     sigma = np.sqrt(sigma2[kept])
-    coords[kept, 0] = np.sqrt(lam[a]) * V[a, kept] / sigma
-    coords[kept, 1] = np.sqrt(lam[b]) * V[b, kept] / sigma
+    with np.errstate(over="ignore"):
+        coords[kept, 0] = (np.sqrt(lam[a]) * V[a, kept]) / sigma
+        coords[kept, 1] = (np.sqrt(lam[b]) * V[b, kept]) / sigma
     return coords, kept
 
 
-class VariableDisplay:
-    """DP variable plot: the correlation circle of the private covariance model.
+def _on_disc(coords):
+    """Coordinates to draw: inside the unit disc as they are; beyond it (|r| > 1,
+    which only noise can cause), scaled back onto the circle along their direction.
 
-    It is recommended to use :meth:`from_estimator` to create a display. The
-    private directions ``V`` and private variances ``lambda`` of the ``k``
-    retained components define ``Sigma_k = V^T diag(lambda) V``; variable ``j``
-    is drawn at ``(r_ja, r_jb)`` with ``r_jl = sqrt(lambda_l) v_jl / sigma_j`` and
-    ``sigma_j^2 = sum_l lambda_l v_jl^2`` (post-processing of released values).
-    The points lie in the unit disc; variables with ``sigma_j = 0`` are omitted.
-    They show the correlations implied by the private model, not the sample
-    correlations.
+    Returns the drawn coordinates and the mask of those beyond the circle.
+    """
+    coords = np.asarray(coords, dtype=float).reshape(-1, 2)
+    with np.errstate(all="ignore"):
+        radius = np.hypot(coords[:, 0], coords[:, 1])
+    beyond = ~(radius <= 1.0)
+    drawn = coords.copy()
+    if np.any(beyond):
+        outside = coords[beyond]
+        # the direction, also of overflowed (infinite) entries: divide by the
+        # largest entry first, or keep the signs of the infinite ones
+        infinite = np.isinf(outside)
+        largest = np.max(np.where(infinite, 1.0, np.abs(outside)), axis=1, keepdims=True)
+        unit = np.where(infinite.any(axis=1, keepdims=True),
+                        np.where(infinite, np.sign(outside), 0.0), outside / largest)
+        unit /= np.hypot(unit[:, 0], unit[:, 1])[:, None]
+        drawn[beyond] = unit
+    return drawn, beyond
+
+
+class VariableDisplay:
+    """DP variable plot: the correlation circle from private quantities.
+
+    It is recommended to use :meth:`from_estimator` to create a display. Variable
+    ``j`` is drawn at ``(r_ja, r_jb)`` with ``r_jl = sqrt(lambda_l) v_jl /
+    sqrt(sigma2_j)``: ``lambda_l`` the private variance along the private
+    direction ``v_l`` (``explained_variance_``) and ``sigma2_j`` the private
+    variance of variable ``j`` (``feature_variance_``). Without noise these
+    are the correlations of each variable with the component scores, and an arrow
+    of length 1 means that the two components carry all of the variable's
+    variance. Everything is post-processing of released values; noise can push a
+    correlation beyond 1: such variables are drawn at the circle, in another
+    colour, and the legend says so (they are never rescaled silently). Variables
+    with zero private variance are omitted (the title says how many).
 
     Parameters
     ----------
@@ -79,25 +118,34 @@ class VariableDisplay:
         Private directions (``components_``).
     explained_variance : array-like of shape (n_components,)
         Private non-negative variances (``explained_variance_``).
+    feature_variance : array-like of shape (n_features,)
+        Private non-negative variance of each variable (``feature_variance_``).
     feature_names : list of str, default=None
         Variable names; default ``"x0", "x1", ...``.
     axes : tuple of 2 int, default=(0, 1)
         0-based indices of the two components shown.
     explained_variance_ratio : array-like of shape (n_components,), default=None
         Private PVE for the axis labels.
-    nonprivate_components, nonprivate_variance : array-like, default=None
-        Ordinary PCA directions and eigenvalues (NOT private): the reference
-        circle, drawn with grey dashed arrows.
+    nonprivate_components, nonprivate_variance, nonprivate_feature_variance : \
+            array-like, default=None
+        Ordinary PCA directions, eigenvalues and the sample variance of each
+        variable (NOT private): the exact correlation circle, drawn with grey
+        dashed arrows (when all three are given).
 
     Attributes
     ----------
+    correlations_ : ndarray of shape (n_drawn, 2)
+        The private correlations ``(r_ja, r_jb)`` of the drawn variables, as
+        computed (possibly beyond the unit circle, or infinite).
     coordinates_ : ndarray of shape (n_drawn, 2)
-        Coordinates of the drawn variables (all variables with a positive implied
-        variance, unless ``variables`` selects fewer).
+        Where they are drawn: ``correlations_``, except that variables beyond the
+        circle are put on it along their direction.
+    beyond_ : ndarray of bool of shape (n_drawn,)
+        Variables whose private correlations lie beyond the unit circle.
     variables_ : list of str
         Their names.
     omitted_ : list of str
-        Variables without coordinates (zero implied variance).
+        Variables without coordinates (zero private variance).
     arrows_ : list of matplotlib Annotation
         One arrow per drawn variable; ``arrows_[i].xy == coordinates_[i]``.
     texts_ : list of matplotlib Text
@@ -107,26 +155,40 @@ class VariableDisplay:
     nonprivate_arrows_ : list of matplotlib Annotation
     ax_ : matplotlib Axes
     figure_ : matplotlib Figure
+
+    Examples
+    --------
+    >>> import numpy as np, matplotlib.pyplot as plt
+    >>> from sklearn_dppca.display import VariableDisplay
+    >>> V = np.array([[0.8, 0.6, 0.0], [0.0, 0.0, 1.0]])
+    >>> disp = VariableDisplay(V, [2.0, 1.0], [1.5, 0.8, 1.2]).plot()
+    >>> disp.variables_
+    ['x0', 'x1', 'x2']
+    >>> plt.close("all")
     """
 
     def __init__(
         self,
         components,
         explained_variance,
+        feature_variance,
         *,
         feature_names=None,
         axes=(0, 1),
         explained_variance_ratio=None,
         nonprivate_components=None,
         nonprivate_variance=None,
+        nonprivate_feature_variance=None,
     ):
         self.components = components
         self.explained_variance = explained_variance
+        self.feature_variance = feature_variance
         self.feature_names = feature_names
         self.axes = axes
         self.explained_variance_ratio = explained_variance_ratio
         self.nonprivate_components = nonprivate_components
         self.nonprivate_variance = nonprivate_variance
+        self.nonprivate_feature_variance = nonprivate_feature_variance
 
     def plot(
         self,
@@ -170,6 +232,7 @@ class VariableDisplay:
         V = as_components(self.components)
         k, p = V.shape
         lam = as_vector(self.explained_variance, "explained_variance", k, nonnegative=True)
+        sigma2 = as_vector(self.feature_variance, "feature_variance", p, nonnegative=True)
         names = check_feature_names(self.feature_names, p)
         a, b = check_axes_pair(self.axes, k)
         ratio = (
@@ -177,9 +240,10 @@ class VariableDisplay:
             if self.explained_variance_ratio is None
             else as_vector(self.explained_variance_ratio, "explained_variance_ratio", k)
         )
-        coords, kept = correlation_coordinates(V, lam, (a, b))
-        radius = np.where(kept, np.hypot(coords[:, 0], coords[:, 1]), -1.0)
-        selected = select_variables(variables, names, radius)
+        coords, kept = correlation_coordinates(V, lam, sigma2, (a, b))
+        with np.errstate(all="ignore"):
+            radius = np.where(kept, np.hypot(coords[:, 0], coords[:, 1]), -1.0)
+        selected = select_variables(variables, names, np.nan_to_num(radius, posinf=1e300))
         idx = np.asarray([j for j in selected if kept[j]], dtype=int)
 
         ref = None
@@ -187,6 +251,7 @@ class VariableDisplay:
             show_nonprivate
             and self.nonprivate_components is not None
             and self.nonprivate_variance is not None
+            and self.nonprivate_feature_variance is not None
         ):
             V_ref = as_components(self.nonprivate_components, "nonprivate_components")
             if V_ref.shape != V.shape:
@@ -196,14 +261,19 @@ class VariableDisplay:
                 )
             lam_ref = as_vector(self.nonprivate_variance, "nonprivate_variance", k,
                                 nonnegative=True)
-            ref_all, _ = correlation_coordinates(V_ref, lam_ref, (a, b))
-            ref = ref_all[idx]
+            sigma2_ref = as_vector(self.nonprivate_feature_variance,
+                                   "nonprivate_feature_variance", p, nonnegative=True)
+            ref_all, _ = correlation_coordinates(V_ref, lam_ref, sigma2_ref, (a, b))
+            # exact correlations lie in the disc up to rounding
+            ref = _on_disc(ref_all[idx])[0]
+            ref[~np.all(np.isfinite(ref_all[idx]), axis=1)] = np.nan
 
         ax, fig = get_axes(ax, "VariableDisplay.plot")
         from matplotlib.lines import Line2D
         from matplotlib.patches import Circle
 
-        self.coordinates_ = coords[idx]
+        self.correlations_ = coords[idx]
+        self.coordinates_, self.beyond_ = _on_disc(self.correlations_)
         self.variables_ = [names[j] for j in idx]
         self.omitted_ = [names[j] for j in np.flatnonzero(~kept)]
         self.nonprivate_coordinates_ = ref
@@ -217,7 +287,8 @@ class VariableDisplay:
         ax.set_ylabel(component_label(b, ratio))
         title = "DP variable plot (private correlations)"
         if self.omitted_:
-            title += f"\n{len(self.omitted_)} variable(s) with zero implied variance omitted"
+            title += (f"\n{len(self.omitted_)} variable(s) with zero private variance "
+                      "omitted")
         ax.set_title(title)
         settle_layout(ax)
         self.circle_ = Circle((0.0, 0.0), 1.0, fill=False, edgecolor="0.45",
@@ -234,14 +305,29 @@ class VariableDisplay:
                                   linestyle=NONPRIVATE_LINESTYLE, label=NONPRIVATE_LABEL))
         kw = {"color": PRIVATE_COLOR}
         kw.update(arrow_kw)
-        self.arrows_ = draw_arrows(ax, self.coordinates_, arrow_kw=kw)
+        beyond_kw = {key: value for key, value in kw.items()
+                     if key not in ("edgecolor", "facecolor", "ec", "fc")}
+        beyond_kw["color"] = _BEYOND_COLOR
+        self.arrows_ = [None] * len(idx)
+        for mask, style in ((~self.beyond_, kw), (self.beyond_, beyond_kw)):
+            drawn = draw_arrows(ax, self.coordinates_[mask], arrow_kw=style)
+            for i, arrow in zip(np.flatnonzero(mask), drawn):
+                self.arrows_[i] = arrow
         handles.insert(0, Line2D([], [], color=kw.get("color", PRIVATE_COLOR),
                                  label="private correlations"))
+        n_beyond = int(np.sum(self.beyond_))
+        if n_beyond:
+            handles.insert(1, Line2D(
+                [], [], color=_BEYOND_COLOR,
+                label=f"{n_beyond} with |r| > 1 (noise): drawn on the circle"))
         self.texts_ = draw_labels(ax, self.coordinates_, self.variables_,
                                   fontsize=label_fontsize(len(idx)), text_kw=text_kw,
                                   center=np.zeros(2))
-        if ref is not None:
-            add_legend(ax, handles, where="below")
+        for text, beyond in zip(self.texts_, self.beyond_):
+            if beyond and "color" not in text_kw:
+                text.set_color(_BEYOND_COLOR)
+        if ref is not None or n_beyond:
+            add_legend(ax, handles, where="below", ncol=1)
         return self
 
     @classmethod
@@ -260,7 +346,7 @@ class VariableDisplay:
         """Draw the DP variable plot of a fitted :class:`~sklearn_dppca.DPScree` or
         :class:`~sklearn_dppca.DPPCA`.
 
-        Reads ``components_``, ``explained_variance_``,
+        Reads ``components_``, ``explained_variance_``, ``feature_variance_``,
         ``explained_variance_ratio_`` and the non-private reference when stored.
 
         Parameters
@@ -287,11 +373,13 @@ class VariableDisplay:
         display = cls(
             estimator.components_,
             estimator.explained_variance_,
+            estimator.feature_variance_,
             feature_names=estimator_feature_names(estimator),
             axes=axes,
             explained_variance_ratio=getattr(estimator, "explained_variance_ratio_", None),
             nonprivate_components=nonprivate_get(reference, "components"),
             nonprivate_variance=nonprivate_get(reference, "explained_variance"),
+            nonprivate_feature_variance=nonprivate_get(reference, "feature_variance"),
         )
         return display.plot(
             ax=ax,
