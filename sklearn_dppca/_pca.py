@@ -13,6 +13,7 @@ from ._directions import SENSITIVITY_RULES, private_kendall_directions
 from ._nonprivate import nonprivate_reference
 from ._progress import PairProgress
 from ._scores import (
+    FRAME_MARGIN,
     FRAME_SHARE,
     HISTOGRAM_METHODS,
     additive_threshold,
@@ -37,7 +38,7 @@ from ._validation import (
     check_pairs,
     validate_features,
 )
-from .privacy import PrivacyBudget, PrivacyLedger, check_generator
+from .privacy import PrivacyBudget, PrivacyLedger, PrivacyUtilityWarning, check_generator
 from .privacy._calibration import NOISE_METHODS
 from .privacy._histograms import histogram_counts
 
@@ -415,8 +416,22 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
 
     def _fit_scores(self, X, budget, labels, codes, bins, rng, ledger):
         scores = X.astype(np.float64) @ self.components_[list(self.axes_)].T
-        self.frame_ = private_frame(scores, FRAME_SHARE * budget.eps, rng, ledger,
-                                    cells=max(bins))
+        frame = private_frame(scores, FRAME_SHARE * budget.eps, rng, ledger,
+                              cells=max(bins))
+        if frame.half_width > FRAME_MARGIN * frame.radius:
+            # The released radius is below the float resolution at the centre: its
+            # search stopped at the bottom of the range (post-processing check).
+            # A histogram on such a frame would draw noise cells as the data.
+            warnings.warn(
+                "The private score frame collapsed (its radius search stopped far "
+                "below the data: too little budget for the rows); the score "
+                "histogram is skipped and its budget is not spent. Increase eps or "
+                "the score part of budget_split.",
+                PrivacyUtilityWarning,
+                stacklevel=3,
+            )
+            return
+        self.frame_ = frame
         self.bin_edges_ = frame_edges(self.frame_, bins)
         counts = private_histograms(
             scores, self.bin_edges_, method=self.histogram,

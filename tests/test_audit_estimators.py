@@ -366,7 +366,8 @@ def test_dppca_default_split_audit(runs):
             make, lambda e: (_kendall_projection(e.kendall_matrix_),
                              e.explained_variance_raw_[0],
                              np.mean(e.synthetic_scores_[:, 0] > e.frame_.center[0])
-                             if len(e.synthetic_scores_) else 0.5),
+                             if e.frame_ is not None and len(e.synthetic_scores_)
+                             else 0.5),
             X, runs["default"], seed0)
     for column, name in enumerate(["directions", "first variance", "synthetic share"]):
         bound = _audit(fitted["a"][:, column], fitted["b"][:, column])

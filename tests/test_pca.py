@@ -135,6 +135,16 @@ def test_y_is_ignored_without_groups():
     assert model[0].score_histograms_ is None
 
 
+def test_a_collapsed_frame_skips_the_histogram():
+    # 30 rows at eps 0.1: the radius search stops at the bottom of its range
+    X = gaussian_scores_data(30, 7)
+    with pytest.warns(UserWarning, match="frame collapsed"):
+        pca = DPPCA(eps=0.1, random_state=0).fit(X)
+    assert pca.frame_ is None and pca.score_histogram_ is None
+    assert not any(e["step"].startswith("score/histogram") for e in pca.privacy_ledger_)
+    assert pca.privacy_spent_[0] < 0.1
+
+
 def test_one_component_skips_the_score_summary():
     X = gaussian_scores_data(300, 4)
     with pytest.warns(UserWarning, match="skipped"):
@@ -219,9 +229,10 @@ def test_summary_has_budget_table_and_frame():
 
 
 def test_sparse_histogram_all_zero_warns_and_draws_nothing():
-    X = gaussian_scores_data(30, 7)
+    # 300 rows at eps 0.5: the frame holds, the sparse histogram's threshold does not
+    X = gaussian_scores_data(300, 7)
     with pytest.warns(UserWarning, match="0 after clamping"):
-        pca = DPPCA(histogram="sparse", eps=0.1, random_state=0).fit(X)
+        pca = DPPCA(histogram="sparse", eps=0.5, random_state=0).fit(X)
     assert pca.synthetic_scores_.shape == (0, 2)
     assert np.all(pca.score_histogram_ == 0)
 
