@@ -210,3 +210,13 @@ def test_real_estimators(tmp_path):
         plt.close("all")
     with pytest.raises(TypeError, match="DPKendallDirections"):
         VariableDisplay.from_estimator(real["directions"])
+
+
+def test_variables_with_noise_dominated_variance_are_drawn_as_unknown():
+    V = np.array([[0.8, 0.6, 0.0], [0.0, 0.0, 1.0]])
+    disp = VariableDisplay(V, [2.0, 1.0], [1.5, 0.8, 1.2],
+                           feature_variance_noise_scale=[0.1, 0.9, 0.1]).plot()
+    np.testing.assert_array_equal(disp.uncertain_, [False, True, False])
+    assert disp.arrows_[1].arrow_patch.get_edgecolor()[:3] == pytest.approx((0.65,) * 3)
+    legend = [t.get_text() for t in disp.ax_.get_legend().get_texts()]
+    assert any("correlation unknown" in text for text in legend)

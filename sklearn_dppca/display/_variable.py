@@ -30,6 +30,11 @@ from ._common import (
     settle_layout,
 )
 
+#: Colour of the variables whose private variance is below its own noise sd: their
+#: correlations are unknown, whatever the length of their arrow.
+_UNCERTAIN_COLOR = "0.65"
+#: Arrows shorter than this carry no label.
+_LABEL_RADIUS = 0.05
 #: Colour of the variables whose private correlations lie beyond the unit circle.
 _BEYOND_COLOR = "C3"
 
@@ -131,6 +136,10 @@ class VariableDisplay:
         Ordinary PCA directions, eigenvalues and the sample variance of each
         variable (NOT private): the exact correlation circle, drawn with grey
         dashed arrows (when all three are given).
+    feature_variance_noise_scale : array-like of shape (n_features,), default=None
+        Noise sd of each ``feature_variance`` (``feature_variance_noise_scale_``):
+        a variable whose variance does not exceed it is drawn in light grey as
+        unknown (its arrow length says nothing).
 
     Attributes
     ----------
@@ -142,6 +151,8 @@ class VariableDisplay:
         circle are put on it along their direction.
     beyond_ : ndarray of bool of shape (n_drawn,)
         Variables whose private correlations lie beyond the unit circle.
+    uncertain_ : ndarray of bool of shape (n_drawn,)
+        Variables whose private variance is below its noise sd (drawn in grey).
     variables_ : list of str
         Their names.
     omitted_ : list of str
@@ -179,10 +190,12 @@ class VariableDisplay:
         nonprivate_components=None,
         nonprivate_variance=None,
         nonprivate_feature_variance=None,
+        feature_variance_noise_scale=None,
     ):
         self.components = components
         self.explained_variance = explained_variance
         self.feature_variance = feature_variance
+        self.feature_variance_noise_scale = feature_variance_noise_scale
         self.feature_names = feature_names
         self.axes = axes
         self.explained_variance_ratio = explained_variance_ratio
@@ -274,6 +287,11 @@ class VariableDisplay:
 
         self.correlations_ = coords[idx]
         self.coordinates_, self.beyond_ = _on_disc(self.correlations_)
+        self.uncertain_ = np.zeros(len(idx), dtype=bool)
+        if self.feature_variance_noise_scale is not None:
+            noise = as_vector(self.feature_variance_noise_scale,
+                              "feature_variance_noise_scale", p, nonnegative=True)
+            self.uncertain_ = noise[idx] >= sigma2[idx]
         self.variables_ = [names[j] for j in idx]
         self.omitted_ = [names[j] for j in np.flatnonzero(~kept)]
         self.nonprivate_coordinates_ = ref
@@ -308,25 +326,42 @@ class VariableDisplay:
         beyond_kw = {key: value for key, value in kw.items()
                      if key not in ("edgecolor", "facecolor", "ec", "fc")}
         beyond_kw["color"] = _BEYOND_COLOR
+        uncertain_kw = dict(beyond_kw, color=_UNCERTAIN_COLOR)
         self.arrows_ = [None] * len(idx)
-        for mask, style in ((~self.beyond_, kw), (self.beyond_, beyond_kw)):
+        marked_beyond = self.beyond_ & ~self.uncertain_   # grey wins: unknown anyway
+        plain = ~self.beyond_ & ~self.uncertain_
+        for mask, style in ((plain, kw), (marked_beyond, beyond_kw),
+                            (self.uncertain_, uncertain_kw)):
             drawn = draw_arrows(ax, self.coordinates_[mask], arrow_kw=style)
             for i, arrow in zip(np.flatnonzero(mask), drawn):
                 self.arrows_[i] = arrow
         handles.insert(0, Line2D([], [], color=kw.get("color", PRIVATE_COLOR),
                                  label="private correlations"))
-        n_beyond = int(np.sum(self.beyond_))
+        n_beyond = int(np.sum(marked_beyond))
         if n_beyond:
             handles.insert(1, Line2D(
                 [], [], color=_BEYOND_COLOR,
                 label=f"{n_beyond} with |r| > 1 (noise): drawn on the circle"))
-        self.texts_ = draw_labels(ax, self.coordinates_, self.variables_,
+        n_uncertain = int(np.sum(self.uncertain_))
+        if n_uncertain:
+            handles.insert(1, Line2D(
+                [], [], color=_UNCERTAIN_COLOR,
+                label=f"{n_uncertain} whose private variance is below its noise: "
+                      "correlation unknown"))
+        # Labels of arrows that barely leave the origin would be pushed far out
+        # and spread the axes (and look like structure): they stay empty.
+        near_origin = np.hypot(*self.coordinates_.T) < _LABEL_RADIUS if len(idx) else []
+        labels = ["" if near else name for name, near in zip(self.variables_, near_origin)]
+        self.texts_ = draw_labels(ax, self.coordinates_, labels,
                                   fontsize=label_fontsize(len(idx)), text_kw=text_kw,
                                   center=np.zeros(2))
-        for text, beyond in zip(self.texts_, self.beyond_):
-            if beyond and "color" not in text_kw:
-                text.set_color(_BEYOND_COLOR)
-        if ref is not None or n_beyond:
+        if np.any(near_origin):
+            ax.set_title(f"{ax.get_title()}\n{int(np.sum(near_origin))} variable(s) "
+                         f"within {_LABEL_RADIUS} of the origin unlabelled")
+        for text, beyond, uncertain in zip(self.texts_, marked_beyond, self.uncertain_):
+            if "color" not in text_kw and (beyond or uncertain):
+                text.set_color(_BEYOND_COLOR if beyond else _UNCERTAIN_COLOR)
+        if ref is not None or n_beyond or n_uncertain:
             add_legend(ax, handles, where="below", ncol=1)
         return self
 
@@ -380,6 +415,8 @@ class VariableDisplay:
             nonprivate_components=nonprivate_get(reference, "components"),
             nonprivate_variance=nonprivate_get(reference, "explained_variance"),
             nonprivate_feature_variance=nonprivate_get(reference, "feature_variance"),
+            feature_variance_noise_scale=getattr(estimator, "feature_variance_noise_scale_",
+                                                 None),
         )
         return display.plot(
             ax=ax,
