@@ -417,7 +417,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     def _fit_scores(self, X, budget, labels, codes, bins, rng, ledger):
         scores = X.astype(np.float64) @ self.components_[list(self.axes_)].T
         frame = private_frame(scores, FRAME_SHARE * budget.eps, rng, ledger,
-                              cells=max(bins))
+                              cells=max(bins), unit=self._score_unit())
         if frame.half_width > FRAME_MARGIN * frame.radius:
             # The released radius is below the float resolution at the centre: its
             # search stopped at the bottom of the range (post-processing check).
@@ -463,6 +463,20 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
             np.full(len(group_points), label, dtype=object)
             for label, group_points in zip(labels, points)
         ])
+
+    def _score_unit(self):
+        """The scores' scale from the released variances (post-processing), or 1.
+
+        1 (the data's own unit) when either variance is noise (its noise sd, raised
+        for a release at its clip bound, reaches it): a collapsed variance would
+        shrink the radius's grid to nothing.
+        """
+        axes = list(self.axes_)
+        variances = self.explained_variance_[axes]
+        if np.any(self.noise_scale_[axes] >= variances):
+            return 1.0
+        unit = math.sqrt(float(np.sum(variances)))
+        return unit if math.isfinite(unit) and unit > 0 else 1.0
 
     def _threshold_counts(self, counts, noise_scale):
         """Set ``histogram_threshold_`` (counts) and ``expected_noise_cells_``."""

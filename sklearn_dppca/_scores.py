@@ -8,11 +8,13 @@ from sklearn.utils import Bunch
 
 from .privacy import PrivacyUtilityWarning
 from .privacy._histograms import additive_histogram, histogram_counts, sparse_histogram
-from .privacy._quantiles import interval_quantile, positive_quantile, quantile
+from .privacy._quantiles import interval_quantile, quantile, upper_quantile
 
 HISTOGRAM_METHODS = ("additive", "sparse")
 FRAME_SHARE = 0.35      # of the score eps, pure DP (delta 0), as in the R package dppca
-RADIUS_LEVEL = 0.99     # level of the private radial quantile
+RADIUS_LEVEL = 0.97     # level of the private radial quantile
+RADIUS_BETA = 1.01      # the radius's grid: 1% resolution, in units of the scores' scale
+RADIUS_STEPS = 5000     # ... reaching 1.01^5000 (4e21) of those units
 FRAME_MARGIN = 1.2      # the frame is centre +- 1.2 radius
 NOISE_CELLS_TARGET = 0.5  # expected noise-only cells passing the "auto" threshold
 
@@ -27,7 +29,7 @@ FRAME_STEPS = {"coarse centre": 0.15, "coarse radius": 0.1, "centre": 0.15, "rad
 FINE_POINTS = 400_001
 
 
-def private_frame(scores, eps, rng, ledger, step="score/frame", cells=1):
+def private_frame(scores, eps, rng, ledger, step="score/frame", cells=1, unit=1.0):
     """A square frame around the score cloud, pure ``eps``-DP.
 
     Six count-based searches (one changed row changes one value in each), with
@@ -36,12 +38,19 @@ def private_frame(scores, eps, rng, ledger, step="score/frame", cells=1):
     1. a coarse centre ``c1``: the fully unbounded private median of each
        coordinate; its grid is geometric around 0, so far from the origin it is
        off by up to about 1% of its distance to 0;
-    2. a coarse radius ``r1``: the private 0.99 quantile of ``||s_i - c1||`` on
-       the scale-free grid (it covers the cloud plus the error of ``c1``);
+    2. a coarse radius ``r1``: the private 0.97 quantile of ``||s_i - c1||``
+       (it covers the cloud plus the error of ``c1``);
     3. the fine centre ``c``: ``c1`` plus the private median of each coordinate
        of ``s_i - c1`` on an even grid over ``[-2 r1, 2 r1]`` (resolution
        ``r1 / 10^5``), so the centre keeps its resolution wherever the cloud is;
-    4. the radius ``r``: the private 0.99 quantile of ``||s_i - c||``.
+    4. the radius ``r``: the private 0.97 quantile of ``||s_i - c||``.
+
+    The radii are searched in units of ``unit``, a public or released scale of
+    the scores (DPPCA passes the square root of the two released variances): on
+    the grid ``unit (1.01^i - 1)``, which resolves 1% of the radius from about
+    ``unit / 100`` up and has few points below the data, so a small budget does
+    not drive the search to the bottom of the float range (as a grid over every
+    float would: below ``n eps`` of about 30 its searches stop there).
 
     The frame is ``c +- 1.2 r`` on both axes: adding a constant to every row moves
     the centre and leaves the radius as it was.
@@ -53,14 +62,14 @@ def private_frame(scores, eps, rng, ledger, step="score/frame", cells=1):
         for axis in range(2)
     ])
     reach = 2 * _radius(scores, coarse, share["coarse radius"], rng, ledger,
-                        f"{step}/coarse radius", warn=False)
+                        f"{step}/coarse radius", unit, warn=False)
     center = coarse + np.array([
         interval_quantile(scores[:, axis] - coarse[axis], 0.5, share["centre"], rng,
                           low=-reach, high=reach, n_points=FINE_POINTS, ledger=ledger,
                           step=f"{step}/centre axis {axis + 1}")
         for axis in range(2)
     ])
-    radius = _radius(scores, center, share["radius"], rng, ledger, f"{step}/radius")
+    radius = _radius(scores, center, share["radius"], rng, ledger, f"{step}/radius", unit)
     # Post-processing (free): far from the origin a tiny private radius would make
     # the ``cells`` cells of an axis narrower than the float spacing at the centre
     # (equal bin edges); widen the frame to at least 8 spacings per cell.
@@ -72,14 +81,18 @@ def private_frame(scores, eps, rng, ledger, step="score/frame", cells=1):
                  extent=extent)
 
 
-def _radius(scores, center, eps, rng, ledger, step, warn=True):
-    """Private 0.99 quantile of the distances to ``center`` (scale-free grid)."""
+def _radius(scores, center, eps, rng, ledger, step, unit, warn=True):
+    """Private 0.97 quantile of the distances to ``center``, in units of ``unit``."""
     if not np.all(np.isfinite(center)):
         raise ValueError("The private score frame is degenerate (its centre is not "
                          "finite); the scores may be too large to frame. Rescale X.")
-    distances = np.linalg.norm(scores - center, axis=1)
-    radius = positive_quantile(distances, RADIUS_LEVEL, eps, rng, ledger=ledger, step=step,
-                               warn=warn)
+    distances = np.linalg.norm(scores - center, axis=1) / unit
+    with warnings.catch_warnings():
+        if not warn:
+            warnings.simplefilter("ignore", PrivacyUtilityWarning)
+        radius = unit * upper_quantile(distances, RADIUS_LEVEL, eps, rng, lower=0.0,
+                                       beta=RADIUS_BETA, max_steps=RADIUS_STEPS,
+                                       ledger=ledger, step=step)
     if not (np.isfinite(radius) and radius > 0):
         raise ValueError("The private score frame is degenerate (its radius is not "
                          "finite); the scores may be too large to frame. Rescale X.")

@@ -9,71 +9,84 @@ import pytest
 from scipy.stats import chi2, norm
 
 from sklearn_dppca.privacy import PrivacyLedger, quantile, upper_quantile
+from sklearn_dppca.privacy._quantiles import _geometric_grid, _search_on
 
 LARGEST = sys.float_info.max
 
 
 # ------------------------------------------------------- a literal sequential search
 
-def grid_point(lower, beta, i):
-    try:
-        return min(lower + beta ** i - 1, LARGEST)
-    except OverflowError:
-        return LARGEST
+def _stops(search, x, q, eps, grid, seeds):
+    """Stopping indices of ``search`` over many seeds (-1 at the cap)."""
+    out = []
+    for seed in seeds:
+        stop = search(np.sort(x), q, eps, np.random.default_rng(seed), grid)
+        out.append(-1 if stop is None else stop)
+    return np.array(out)
 
 
-def sequential_upper(x, q, eps, rng, lower=0.0, beta=1.01, max_steps=5000,
-                     draw_all=False):
-    """Step-by-step search; returns (t, 1-based stopping step or None at the cap)."""
-    target = q * len(x) + rng.exponential(2 / eps)
-    noises = rng.exponential(2 / eps, size=max_steps) if draw_all else None
-    for i in range(1, max_steps + 1):
-        t = grid_point(lower, beta, i)
-        count = sum(1 for value in x if value < t)
-        noise = noises[i - 1] if draw_all else rng.exponential(2 / eps)
-        if count + noise >= target:
-            return t, i
-    return t, None
+def _literal_search_on(sorted_x, q, eps, rng, grid, noise_mean=None):
+    """The search point by point: one fresh Exp(eps/2) per grid point."""
+    noise_mean = 2.0 / eps if noise_mean is None else noise_mean
+    target = q * sorted_x.size + rng.exponential(noise_mean)
+    for i, t in enumerate(grid):
+        if np.sum(sorted_x < t) + rng.exponential(noise_mean) >= target:
+            return i
+    return None
 
 
-def sequential_quantile(x, q, eps, rng, beta=1.01, max_steps=5000):
-    positive = [max(beta * v + beta - 1, 0.0) for v in x]
-    negative = [max(-beta * v + beta - 1, 0.0) for v in x]
-    _, stop_pos = sequential_upper(positive, q, eps / 2, rng, 0.0, beta, max_steps, True)
-    _, stop_neg = sequential_upper(negative, 1 - q, eps / 2, rng, 0.0, beta, max_steps,
-                                   True)
-    if stop_pos is not None and stop_pos - 1 > 0:
-        return grid_point(0.0, beta, stop_pos - 1)
-    if stop_neg is not None and stop_neg - 1 > 0:
-        return -grid_point(0.0, beta, stop_neg - 1)
-    return 0.0
+def _same_law(a, b):
+    from scipy.stats import chi2_contingency
+
+    values = np.union1d(a, b)
+    table = np.array([[np.sum(a == v) for v in values], [np.sum(b == v) for v in values]])
+    keep = table.sum(axis=0) >= 10          # pool the rare stops
+    pooled = np.column_stack([table[:, keep], table[:, ~keep].sum(axis=1)])
+    pooled = pooled[:, pooled.sum(axis=0) > 0]
+    return chi2_contingency(pooled)[1]
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_one_sided_matches_sequential_search(seed):
-    data_rng = np.random.default_rng(100 + seed)
-    x = np.abs(data_rng.standard_t(3, size=60)) * 10.0 ** data_rng.integers(-3, 4)
-    q = [0.1, 0.5, 0.9][seed % 3]
-    eps = [0.2, 1.0, 5.0][seed % 3]
-    lower = [0.0, -2.5, 0.0][seed % 3]
-    vectorised = upper_quantile(x, q, eps, np.random.default_rng(seed), lower=lower,
-                                beta=1.05, max_steps=600)
-    literal, _ = sequential_upper(list(x), q, eps, np.random.default_rng(seed),
-                                  lower=lower, beta=1.05, max_steps=600)
-    assert vectorised == pytest.approx(literal, rel=1e-12)
+@pytest.mark.parametrize("q, eps", [(0.5, 0.5), (0.9, 2.0), (0.1, 0.2)])
+def test_run_length_search_has_the_law_of_the_point_by_point_search(q, eps):
+    # 2000 searches each on a 150-point grid over 40 values: the geometric draw
+    # per run of equal count must give the point-by-point stopping distribution
+    x = np.abs(np.random.default_rng(1).standard_t(3, size=40)) * 3.0
+    grid = _geometric_grid(0.0, 1.05, 150)
+    fast = _stops(_search_on, x, q, eps, grid, range(2000))
+    literal = _stops(_literal_search_on, x, q, eps, grid, range(10**6, 10**6 + 2000))
+    assert _same_law(fast, literal) > 1e-3
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_two_sided_matches_sequential_search(seed):
-    data_rng = np.random.default_rng(200 + seed)
-    centre = [0.0, 30.0, -30.0, 0.001][seed % 4]
-    x = centre + data_rng.standard_normal(80) * [1.0, 5.0, 5.0, 0.01][seed % 4]
-    q = [0.5, 0.05, 0.95][seed % 3]
-    vectorised = quantile(x, q, 1.0, np.random.default_rng(seed), beta=1.02,
-                          max_steps=1500)
-    literal = sequential_quantile(list(x), q, 1.0, np.random.default_rng(seed),
-                                  beta=1.02, max_steps=1500)
-    assert vectorised == pytest.approx(literal, rel=1e-12, abs=1e-300)
+def test_the_law_check_catches_a_wrong_noise_scale():
+    # the same comparison against a search with half the noise must fail
+    x = np.abs(np.random.default_rng(1).standard_t(3, size=40)) * 3.0
+    grid = _geometric_grid(0.0, 1.05, 150)
+    fast = _stops(_search_on, x, 0.5, 0.5, grid, range(2000))
+    halved = _stops(lambda *a: _literal_search_on(*a, noise_mean=2.0), x, 0.5, 0.5, grid,
+                    range(10**6, 10**6 + 2000))
+    assert _same_law(fast, halved) < 1e-6
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_two_sided_and_one_sided_follow_their_definition(seed):
+    # quantile() is the two one-sided searches and the choice rule between them
+    x = np.random.default_rng(200 + seed).standard_normal(80) * 5.0 + [0.0, 30.0][seed % 2]
+    beta, steps = 1.02, 1500
+    value = quantile(x, 0.5, 1.0, np.random.default_rng(seed), beta=beta, max_steps=steps)
+    rng = np.random.default_rng(seed)
+    xs = np.sort(x)
+    grid = _geometric_grid(0.0, beta, steps)
+    positive = np.maximum(beta * xs + beta - 1, 0.0)
+    negative = np.maximum(-beta * xs[::-1] + beta - 1, 0.0)
+    up, down = _search_on(positive, 0.5, 0.5, rng, grid), _search_on(negative, 0.5, 0.5,
+                                                                      rng, grid)
+    expected = (grid[up - 1] if up not in (None, 0) else
+                -grid[down - 1] if down not in (None, 0) else 0.0)
+    assert value == expected
+    upper = upper_quantile(np.abs(x), 0.9, 1.0, np.random.default_rng(seed), beta=beta,
+                           max_steps=steps)
+    stop = _search_on(np.sort(np.abs(x)), 0.9, 1.0, np.random.default_rng(seed), grid)
+    assert upper == grid[stop]
 
 
 def test_both_sides_always_run():
