@@ -1,7 +1,66 @@
-"""Build the Cython extension; all metadata lives in pyproject.toml."""
+"""Build the Cython extension; all metadata lives in pyproject.toml.
+
+``pip install .`` builds the extension into a build directory and installs it, but
+the checkout's own ``sklearn_dppca`` folder has no compiled kernel. Python puts the
+current directory first on ``sys.path``, so ``python -m sklearn_dppca`` started in
+the checkout would import that folder instead of the installed package and fail on
+``sklearn_dppca._kendall_kernel``. The ``build_ext`` below therefore also copies
+each freshly built extension next to its sources when the build runs in the source
+tree (the copy is ignored by git, see .gitignore). It is the same file the wheel
+installs, built from the same sources.
+"""
+import os
+import sys
+import tempfile
+
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class build_ext_into_source_tree(build_ext):
+    """``build_ext`` that also leaves a copy of each extension in the source tree."""
+
+    def run(self):
+        super().run()
+        if self.inplace:          # build_ext --inplace / editable installs: done
+            return
+        for ext in self.extensions:
+            self._copy_into_sources(ext)
+
+    def _copy_into_sources(self, ext):
+        built = self.get_ext_fullpath(ext.name)
+        parts = ext.name.split(".")
+        package_dir = os.path.join(HERE, *parts[:-1])
+        # only a real source tree: the folder holds the extension's own sources
+        sources = [os.path.join(HERE, source) for source in ext.sources]
+        if not (os.path.isfile(built) and os.path.isdir(package_dir)
+                and all(os.path.dirname(source) == package_dir for source in sources)
+                and any(os.path.isfile(source) for source in sources)):
+            return
+        target = os.path.join(package_dir, os.path.basename(built))
+        if os.path.abspath(built) == os.path.abspath(target):
+            return
+        partial = None
+        try:
+            # write a temporary file, then rename it: a process that has the old copy
+            # loaded keeps its (now unlinked) file instead of seeing it rewritten
+            handle, partial = tempfile.mkstemp(dir=package_dir, suffix=".partial")
+            with os.fdopen(handle, "wb") as copy, open(built, "rb") as original:
+                copy.write(original.read())
+            os.chmod(partial, 0o755)
+            os.replace(partial, target)
+        except OSError as error:   # a read-only checkout: the installed copy suffices
+            print(f"note: could not copy {os.path.basename(built)} into the source "
+                  f"tree ({error}); run python from another directory.", file=sys.stderr)
+            if partial is not None and os.path.exists(partial):
+                os.unlink(partial)
+        else:
+            print(f"copied {os.path.basename(built)} into {package_dir}", file=sys.stderr)
+
 
 extensions = [
     Extension(
@@ -14,6 +73,7 @@ extensions = [
 ]
 
 setup(
+    cmdclass={"build_ext": build_ext_into_source_tree},
     ext_modules=cythonize(
         extensions,
         compiler_directives={
@@ -23,5 +83,5 @@ setup(
             "cdivision": True,
             "initializedcheck": False,
         },
-    )
+    ),
 )

@@ -8,9 +8,22 @@ the report from such a file without touching any data.
 User errors (a missing file, an invalid option, unusable data) print ONE line
 ``error: ...`` on stderr and return exit status 2, as argparse does for usage
 errors; nothing is fitted or written then.
+
+What is public is declared, never read off the data: the variables are the
+columns named by ``--columns`` (by default every column but ``--group``), and a
+cell of a variable that is not a finite number is an error, never a reason to drop
+a row or a column (that would make ``n`` or ``p`` depend on the data). ``--group``
+needs the list of labels ``--groups``; a row with another label is an error. Error
+messages name files, options and columns (public), never a cell's value, its row
+number or a label found in the data.
+
+The CSV file is read with the standard library's ``csv`` module (so the reading
+rules above are ours, not a parser's guesses); pandas, a dependency of the
+package, only carries the column names into the estimator.
 """
 
 import argparse
+import csv
 import math
 import os
 import sys
@@ -24,10 +37,16 @@ LARGE_N_PAIRS = 64
 #: Largest number of histogram cells per axis the command line accepts.
 MAX_BINS = 1000
 _FIGURE_FORMATS = (".png", ".pdf", ".svg")
-_FIT_OPTIONS = ("eps", "delta", "components", "axes", "bins", "histogram", "scree_method",
-                "group", "groups", "budget_split", "pairs", "noise", "seed",
-                "nonprivate_reference")
+_FIT_OPTIONS = ("columns", "eps", "delta", "components", "scale", "axes", "bins",
+                "histogram", "scree_method", "group", "groups", "budget_split", "pairs",
+                "noise", "seed", "nonprivate_reference")
 _BUILTIN_GROUPS = ["G1", "G2", "G3", "G4", "G5"]
+#: The parts of ``--budget-split`` (those of ``DPPCA(budget_split=...)``); ``scale``
+#: is spent only with ``--scale``.
+BUDGET_PARTS = ("loading", "scree", "scale", "score")
+#: Cells reported as missing rather than non-numeric (compared in lower case).
+_MISSING = frozenset(["", "na", "n/a", "nan", "-nan", "null", "none", "#n/a", "<na>",
+                      "?"])
 
 
 class UserError(Exception):
@@ -44,32 +63,57 @@ def _prog():
     return argv0
 
 
+def _split_text(split):
+    return ",".join(f"{part}={share:g}" for part, share in split.items() if share)
+
+
+def _default_splits():
+    """DPPCA's default budget splits, as --budget-split would spell them."""
+    from . import _pca   # imported with the package anyway (for --version)
+
+    text = _split_text(_pca.DEFAULT_SPLIT)
+    scaled = getattr(_pca, "DEFAULT_SCALED_SPLIT", None)
+    return text if scaled is None else f"{text}, with --scale {_split_text(scaled)}"
+
+
 def build_parser():
     """The argument parser of the command line."""
     parser = argparse.ArgumentParser(
         prog=_prog(),
         description=(
             "Differentially private PCA report: fits DPPCA on a CSV file (header row; "
-            "numeric columns are the variables) or, without a file, on the built-in "
-            "Gaussian-cluster data 'gau'; prints the summary and the privacy ledger; "
-            "writes the overview figure and a JSON file of exactly what was released."
+            "the variables are the columns declared with --columns, or else every "
+            "column but the --group column, and each of their cells must be a number) "
+            "or, without a file, on the built-in Gaussian-cluster data 'gau'; prints "
+            "the summary and the privacy ledger; writes the overview figure and a JSON "
+            "file of exactly what was released."
         ),
         epilog=(
-            "Public by assumption: the number of rows, the column names and the "
-            "group labels. Publish only reports made without --seed and without "
-            "--nonprivate-reference."
+            "Public by declaration: the number of rows, the column names, the "
+            "variables (--columns) and the group labels (--groups). Publish only "
+            "reports made without --seed and without --nonprivate-reference."
         ),
     )
     parser.add_argument("csv", nargs="?", default=None, metavar="CSV",
                         help="data file with a header row (default: built-in 'gau' data)")
+    data = parser.add_argument_group("data")
+    data.add_argument("--columns", default=None, metavar="a,b,c",
+                      help="the CSV columns that are the variables, in this order "
+                           "(default: every column but --group); a missing or "
+                           "non-numeric cell in one of them is an error")
+    data.add_argument("--group", default=None, metavar="COLUMN",
+                      help="CSV column holding each row's group label (needs --groups)")
+    data.add_argument("--groups", default=None, metavar="a,b,c",
+                      help="the public list of group labels, required with --group; "
+                           "a row with another label is an error")
     budget = parser.add_argument_group("privacy")
     budget.add_argument("--eps", type=str, default=None,
                         help="total privacy budget epsilon > 0 (default 1.0)")
     budget.add_argument("--delta", type=str, default=None,
                         help="total delta in (0, 1), well below 1/n (default 1e-5)")
     budget.add_argument("--budget-split", default=None, metavar="SPLIT",
-                        help="shares of eps and delta, e.g. "
-                             "loading=0.4,scree=0.2,score=0.4 (the default)")
+                        help="shares of eps and delta among the parts "
+                             f"{', '.join(BUDGET_PARTS)}; default {_default_splits()}")
     budget.add_argument("--noise", choices=("analytic", "classical"), default=None,
                         help="Gaussian calibration (default analytic)")
     budget.add_argument("--seed", default=None, metavar="INT",
@@ -78,6 +122,10 @@ def build_parser():
     model = parser.add_argument_group("model")
     model.add_argument("--components", default=None, metavar="K",
                        help="number of components (default 2)")
+    model.add_argument("--scale", action="store_true", default=None,
+                       help="correlation PCA: divide each variable by a private "
+                            "spread, bought with the 'scale' part of the budget "
+                            "(for variables in different units)")
     model.add_argument("--axes", default=None, metavar="A,B",
                        help="the two components of the score summary, 1-based "
                             "(default 1,2)")
@@ -91,13 +139,6 @@ def build_parser():
                        help="pairs of the Kendall and scree U-statistics: 'all', or M "
                             f"partners per row (default all; {LARGE_N_PAIRS} above "
                             f"{LARGE_N} rows)")
-    groups = parser.add_argument_group("groups")
-    groups.add_argument("--group", default=None, metavar="COLUMN",
-                        help="CSV column holding each row's group label")
-    groups.add_argument("--groups", default=None, metavar="a,b,c",
-                        help="the public list of group labels; without it the "
-                             "column's distinct values are used and thereby made "
-                             "public")
     output = parser.add_argument_group("output")
     output.add_argument("--out", default=None, metavar="FILE",
                         help="overview figure, .png, .pdf or .svg (default report.png)")
@@ -181,8 +222,7 @@ def parse_axes(text):
 
 
 def parse_budget_split(text):
-    from ._pca import DEFAULT_SPLIT
-
+    """``loading=0.4,scree=0.2,score=0.4`` -> dict; ``scale`` is checked by Options."""
     split = {}
     for item in str(text).split(","):
         name, sep, value = item.partition("=")
@@ -191,10 +231,10 @@ def parse_budget_split(text):
             raise UserError(
                 f"--budget-split must look like loading=0.4,scree=0.2,score=0.4, got {text!r}."
             )
-        if name not in DEFAULT_SPLIT:
+        if name not in BUDGET_PARTS:
             raise UserError(
                 f"--budget-split: unknown part {name!r}; parts are "
-                f"{', '.join(DEFAULT_SPLIT)}."
+                f"{', '.join(BUDGET_PARTS)}."
             )
         if name in split:
             raise UserError(f"--budget-split: part {name!r} is given twice.")
@@ -219,13 +259,22 @@ def parse_pairs(text):
     return _int(text, "--pairs", minimum=1)
 
 
+def parse_names(text, option, what):
+    """A comma-separated list of distinct names (CSV quoting allowed: "a, b",c)."""
+    try:
+        names = next(csv.reader([str(text)], skipinitialspace=True), [])
+    except csv.Error:
+        raise UserError(f"{option}: cannot read the list {text!r}.") from None
+    names = [name.strip() for name in names]
+    if not names or not all(names):
+        raise UserError(f"{option}: empty {what} in {text!r}.")
+    if len(set(names)) != len(names):
+        raise UserError(f"{option}: {what}s must be distinct, got {text!r}.")
+    return names
+
+
 def parse_labels(text):
-    labels = [label.strip() for label in str(text).split(",")]
-    if not all(labels):
-        raise UserError(f"--groups: empty label in {text!r}.")
-    if len(set(labels)) != len(labels):
-        raise UserError(f"--groups: labels must be distinct, got {text!r}.")
-    return labels
+    return parse_names(text, "--groups", "label")
 
 
 def _figure_path(path):
@@ -269,18 +318,45 @@ class Options:
         )
         self.pairs = parse_pairs(args.pairs)
         self.seed = _int(args.seed, "--seed", minimum=0) if args.seed is not None else None
-        self.group = args.group
+        self.columns = (parse_names(args.columns, "--columns", "column")
+                        if args.columns is not None else None)
+        self.scale = bool(args.scale)
+        self.group = args.group.strip() if args.group is not None else None
+        if self.group == "":
+            raise UserError("--group: the column name is empty.")
         self.groups = parse_labels(args.groups) if args.groups is not None else None
         self.nonprivate = bool(args.nonprivate_reference)
         self.out = _figure_path(args.out if args.out is not None else "report.png")
         self.dpi = _int(args.dpi, "--dpi", minimum=10) if args.dpi is not None else 100
         self.json = args.json
+        if self.csv is None:
+            for name, value in (("--columns", self.columns), ("--group", self.group),
+                                ("--groups", self.groups)):
+                if value is not None and self.from_json is None:
+                    raise UserError(
+                        f"{name} needs a CSV file; the built-in data has its own "
+                        "variables and declared groups."
+                    )
         if self.groups is not None and self.group is None and self.csv is not None:
             raise UserError("--groups needs --group COLUMN: the column holding the labels.")
-        if self.group is not None and self.csv is None:
-            raise UserError("--group needs a CSV file; the built-in data has its own groups.")
-        if self.groups is not None and self.csv is None:
-            raise UserError("--groups needs a CSV file with --group COLUMN.")
+        if self.group is not None and self.groups is None and self.csv is not None:
+            raise UserError(
+                "--group needs --groups a,b,c: the public list of group labels, declared "
+                "(from the study design), never read off the data."
+            )
+        if self.columns is not None and self.group is not None \
+                and self.group in self.columns:
+            raise UserError(f"--columns and --group both name {self.group!r}; the group "
+                            "column cannot also be a variable.")
+        if self.budget_split is not None:
+            if self.scale and self.budget_split.get("scale", 0) <= 0:
+                raise UserError("--budget-split: with --scale, scale must be given and > 0 "
+                                "(it buys the private spreads).")
+            if not self.scale and self.budget_split.get("scale", 0) > 0:
+                raise UserError("--budget-split: scale is spent only with --scale; drop "
+                                "it or add --scale.")
+            if not self.scale:
+                self.budget_split.pop("scale", None)
         if self.from_json is not None:
             given = [f"--{name.replace('_', '-')}" for name in _FIT_OPTIONS
                      if getattr(args, name) is not None]
@@ -300,17 +376,14 @@ class Options:
 # data
 # --------------------------------------------------------------------------------------
 class Data:
-    """The numeric table, the group labels and what the report must say about them."""
+    """The variables, the group labels and where they came from."""
 
-    def __init__(self, X, y, labels, source, dropped=(), group_column=None,
-                 labels_from_data=False):
+    def __init__(self, X, y, labels, source, group_column=None):
         self.X = X
         self.y = y
         self.labels = labels
         self.source = source
-        self.dropped = list(dropped)
         self.group_column = group_column
-        self.labels_from_data = labels_from_data
 
 
 def builtin_data():
@@ -322,97 +395,158 @@ def builtin_data():
                 "built-in 'gau' data (make_gaussian_clusters, random_state=0)")
 
 
-def _describe_rows(mask, limit=3):
-    import numpy as np
-
-    rows = np.flatnonzero(mask)
-    shown = ", ".join(str(row + 2) for row in rows[:limit])   # line 1 is the header
-    more = f" and {len(rows) - limit} more" if len(rows) > limit else ""
-    return f"line{'s' if len(rows) > 1 else ''} {shown}{more}"
+def _list(names, limit=12):
+    shown = ", ".join(map(repr, names[:limit]))
+    return shown + (", ..." if len(names) > limit else "")
 
 
-def read_csv(path, group=None, declared=None, note=print):
-    """Read ``path`` into a :class:`Data`; every problem is a :class:`UserError`."""
-    import numpy as np
-    import pandas as pd
-    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+def _read_rows(path):
+    """The header and the data rows of ``path`` as lists of strings.
 
+    Empty lines before the header are skipped; an empty line after it is an
+    error: in a one-column table it is a missing value, and skipping it would
+    change ``n``. Messages name the file only: a parser's own message may quote a
+    line number or the text of a row, which are data.
+    """
     if not os.path.exists(path):
         raise UserError(f"cannot read {path!r}: no such file.")
     if os.path.isdir(path):
         raise UserError(f"cannot read {path!r}: it is a directory.")
     try:
-        frame = pd.read_csv(path, dtype=None if group is None else {group: str})
-    except pd.errors.EmptyDataError:
-        raise UserError(f"{path!r} is empty: a CSV with a header row is needed.") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as error:
-        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        raise UserError(f"cannot parse {path!r} as CSV: {first}") from None
+        # utf-8-sig: a byte order mark is not part of the first column's name
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            rows = list(csv.reader(handle, strict=True))
+    except UnicodeDecodeError:
+        raise UserError(f"cannot read {path!r}: it is not UTF-8 text.") from None
+    except csv.Error:
+        raise UserError(f"cannot parse {path!r} as CSV (a stray quote or a NUL byte); "
+                        "check the file's quoting.") from None
     except OSError as error:
         raise UserError(f"cannot read {path!r}: {error.strerror or error}.") from None
-    if frame.shape[0] == 0:
+    while rows and not rows[0]:
+        rows.pop(0)
+    if not rows:
+        raise UserError(f"{path!r} is empty: a CSV with a header row is needed.")
+    header, rows = rows[0], rows[1:]
+    if not all(rows):
+        raise UserError(f"{path!r} has an empty line after the header: a missing value "
+                        "or a stray line (skipping it would change the number of rows); "
+                        "remove it or fill in the value.")
+    return header, rows
+
+
+def _cell_values(cells):
+    """float64 values of one column's cells, and which cells are not numbers.
+
+    A cell is a number when Python's ``float`` reads it (surrounding spaces
+    allowed, no digit separators) or when it is ``true`` / ``false`` (1 / 0, any
+    case). The rule is per cell: it never depends on the other cells.
+    """
+    import numpy as np
+
+    values = np.empty(len(cells), dtype=np.float64)
+    text = np.zeros(len(cells), dtype=bool)
+    for i, cell in enumerate(cells):
+        token = cell.strip()
+        lowered = token.lower()
+        if lowered == "true":
+            values[i] = 1.0
+        elif lowered == "false":
+            values[i] = 0.0
+        elif lowered in _MISSING:
+            values[i] = np.nan
+        else:
+            try:
+                if "_" in token:
+                    raise ValueError
+                values[i] = float(token)
+            except ValueError:
+                values[i] = np.nan
+                text[i] = True
+    return values, text
+
+
+def read_csv(path, columns=None, group=None, declared=None, max_abs=None):
+    """Read ``path`` into a :class:`Data`; every problem is a :class:`UserError`.
+
+    ``columns``: the variables, in this order (None: every column but ``group``).
+    ``group`` and ``declared`` (the public labels) come together. Messages name
+    columns (public) but never a cell's value, its row, or a label from the data.
+    """
+    import numpy as np
+    import pandas as pd
+
+    header, rows = _read_rows(path)
+    names = [name.strip() for name in header]
+    for position, name in enumerate(names, start=1):
+        if not name:
+            raise UserError(f"{path!r}: column {position} of the header has no name; "
+                            "name every column.")
+    if len(set(names)) != len(names):
+        twice = sorted({name for name in names if names.count(name) > 1})
+        raise UserError(f"{path!r} has duplicate column names: {_list(twice)}.")
+    if not rows:
         raise UserError(f"{path!r} has a header but no data rows.")
-    columns = [str(column) for column in frame.columns]
-    if len(set(columns)) != len(columns):
-        raise UserError(f"{path!r} has duplicate column names.")
-    frame.columns = columns
+    if any(len(row) != len(names) for row in rows):
+        raise UserError(f"{path!r}: not every row has as many fields as the header "
+                        f"({len(names)}); check the separator (a comma) and the quoting.")
+    index = {name: position for position, name in enumerate(names)}
 
     y = labels = None
-    labels_from_data = False
     if group is not None:
-        if group not in frame.columns:
-            raise UserError(
-                f"--group {group!r}: no such column in {path!r} (columns: "
-                f"{', '.join(columns[:12])}{', ...' if len(columns) > 12 else ''})."
-            )
-        raw = frame.pop(group)
-        missing = raw.isna().to_numpy()
-        if missing.any():
-            raise UserError(
-                f"--group {group!r}: {int(missing.sum())} row(s) have no group label "
-                f"({_describe_rows(missing)})."
-            )
-        y = raw.astype(str).str.strip().to_numpy(dtype=object)
-        if declared is not None:
-            outside = ~np.isin(y, np.array(declared, dtype=object))
-            if outside.any():
-                bad = sorted(set(y[outside]))[:3]
-                raise UserError(
-                    f"--group {group!r}: {int(outside.sum())} row(s) have a label outside "
-                    f"--groups {','.join(declared)} ({', '.join(map(repr, bad))} at "
-                    f"{_describe_rows(outside)})."
-                )
-            labels = list(declared)
-        else:
-            labels = sorted(set(y))
-            labels_from_data = True
+        if group not in index:
+            raise UserError(f"--group {group!r}: no such column in {path!r} (columns: "
+                            f"{_list(names)}).")
+        raw = np.array([row[index[group]].strip() for row in rows], dtype=object)
+        if (raw == "").any():
+            raise UserError(f"--group {group!r}: some rows have no group label; every "
+                            "row needs one of --groups.")
+        if not np.isin(raw, np.array(declared, dtype=object)).all():
+            raise UserError(f"--group {group!r}: some rows have a label that is not one of "
+                            f"--groups {','.join(declared)}; declare every label (the "
+                            "labels in the file are not shown: they are data).")
+        y, labels = raw, list(declared)
 
-    dropped = [column for column in frame.columns if not is_numeric_dtype(frame[column])]
-    numeric = frame.drop(columns=dropped)
-    if numeric.shape[1] == 0:
-        raise UserError(
-            f"{path!r} has no numeric columns"
-            + (f" (non-numeric: {', '.join(dropped[:8])})." if dropped else ".")
-        )
-    if dropped:
-        note(f"note: dropping non-numeric columns: {', '.join(dropped)}")
-    for column in numeric.columns:
-        if is_bool_dtype(numeric[column]):
-            numeric[column] = numeric[column].astype(float)
-    values = numeric.to_numpy(dtype=np.float64)
-    bad = ~np.isfinite(values)
-    if bad.any():
-        column = numeric.columns[np.flatnonzero(bad.any(axis=0))[0]]
-        raise UserError(
-            f"{path!r}: column {column!r} has missing or infinite values "
-            f"({_describe_rows(bad[:, list(numeric.columns).index(column)])}); "
-            f"{int(bad.sum())} such value(s) in all. Remove or impute them first (an "
-            "imputation from the data itself is not private)."
-        )
+    if columns is None:
+        variables = [name for name in names if name != group]
+        if not variables:
+            raise UserError(f"{path!r} has no column besides --group {group!r}.")
+    else:
+        missing = [name for name in columns if name not in index]
+        if missing:
+            raise UserError(f"--columns: no column {_list(missing)} in {path!r} (columns: "
+                            f"{_list(names)}).")
+        variables = list(columns)
+
+    values = np.empty((len(rows), len(variables)), dtype=np.float64)
+    for j, name in enumerate(variables):
+        position = index[name]
+        values[:, j], text = _cell_values([row[position] for row in rows])
+        if text.any():
+            if columns is None:
+                raise UserError(
+                    f"{path!r}: column {name!r} has cells that are not numbers. Without "
+                    "--columns every column but --group is a variable; declare the "
+                    "variables with --columns a,b,c (a name with a comma in double "
+                    "quotes)."
+                )
+            raise UserError(f"{path!r}: column {name!r} (declared by --columns) has cells "
+                            "that are not numbers; every cell of a variable must be one.")
+        if not np.isfinite(values[:, j]).all():
+            raise UserError(
+                f"{path!r}: column {name!r} has missing or infinite values. Remove or "
+                "impute them first (an imputation from the data itself is not private)."
+            )
+        if max_abs is not None and np.max(np.abs(values[:, j])) > max_abs:
+            raise UserError(
+                f"{path!r}: column {name!r} has values beyond the data domain "
+                f"|x| <= 2**{int(round(math.log2(max_abs)))}; divide it by a constant "
+                "first (the directions do not change)."
+            )
     if values.shape[0] < 2:
         raise UserError(f"{path!r} has {values.shape[0]} data row; at least 2 are needed.")
-    return Data(numeric, y, labels, f"CSV file {os.path.basename(path)!r}", dropped,
-                group, labels_from_data)
+    frame = pd.DataFrame(values, columns=variables)
+    return Data(frame, y, labels, f"CSV file {os.path.basename(path)!r}", group)
 
 
 # --------------------------------------------------------------------------------------
@@ -496,21 +630,21 @@ def _fit(options, out, err):
     if options.csv is None:
         data = builtin_data()
     else:
-        data = read_csv(options.csv, options.group, options.groups, note=say)
+        from ._validation import MAX_ABS_VALUE
+
+        # the estimators reject values beyond their domain too, but their message
+        # quotes the largest one: checked here first, without naming a value
+        data = read_csv(options.csv, options.columns, options.group, options.groups,
+                        max_abs=MAX_ABS_VALUE)
     n_samples, n_features = data.X.shape
-    say(f"Data: {data.source}: {n_samples} rows x {n_features} numeric columns"
+    names = [str(name) for name in data.X.columns]
+    say(f"Data: {data.source}: {n_samples} rows x {n_features} variables "
+        f"({', '.join(names[:12])}{', ...' if len(names) > 12 else ''})"
         + (f", groups {', '.join(map(str, data.labels))}" if data.labels else ""))
-    if data.labels_from_data:
-        print(
-            f"warning: no --groups given: the group labels ({', '.join(data.labels[:10])}"
-            f"{', ...' if len(data.labels) > 10 else ''}) were read off the data and are "
-            "therefore treated as public; declare them with --groups to avoid that.",
-            file=err,
-        )
     if options.components > n_features:
         raise UserError(
-            f"--components {options.components}: the data have only {n_features} numeric "
-            f"column(s); use --components {n_features} or fewer."
+            f"--components {options.components}: the data have only {n_features} "
+            f"variable(s); use --components {n_features} or fewer."
         )
     if options.components >= 2 and max(options.axes) >= options.components:
         raise UserError(
@@ -536,12 +670,17 @@ def _fit(options, out, err):
 
     from ._pca import DPPCA
 
+    # scale=False is DPPCA's default: it is passed only when asked for
+    scaled = {"scale": True} if options.scale else {}
+    if scaled and "scale" not in DPPCA().get_params():
+        raise UserError("--scale: this version of DPPCA has no scale parameter.")
     estimator = DPPCA(
         n_components=options.components, eps=options.eps, delta=options.delta,
         budget_split=options.budget_split, scree_method=options.scree_method,
         histogram=options.histogram, bins=options.bins,
         axes=options.axes if options.components >= 2 else (0, 1),
         groups=data.labels, noise=options.noise, pairs=pairs,
+        **scaled,
         compute_nonprivate=options.nonprivate, random_state=options.seed,
         verbose=1 if (n_samples > LARGE_N or not options.quiet) else 0,
     )
@@ -551,16 +690,19 @@ def _fit(options, out, err):
         try:
             estimator.fit(data.X, data.y)
         except (ValueError, TypeError) as error:
+            # the data reaching the fit are checked above (labels declared, values
+            # finite and inside the domain), so what is left to fail is an option
+            # against the public n or p, which the message may state; the domain
+            # check inside the fit (after --scale's division) quotes a value: cut
             _show_warnings(caught, err)
-            raise UserError(f"the private fit failed: {error}") from None
+            # (the estimators' messages quote no data value)
+            raise UserError(f"the private fit failed: {' '.join(str(error).split())}") from None
     _show_warnings(caught, err)
     say(f"Fitted in {time.perf_counter() - start:.1f} s.")
-    extra = {
-        "data_source": data.source,
-        "dropped_columns": data.dropped,
-        "group_column": data.group_column,
-        "group_labels_read_from_data": bool(data.labels_from_data),
-    }
+    # public facts only: where the data came from and the declared group column
+    # (the variables are the release's feature_names; nothing here is read off
+    # the cells)
+    extra = {"data_source": data.source, "group_column": data.group_column}
     return estimator, extra
 
 
@@ -570,8 +712,6 @@ def _report(estimator, options, out, err, extra=None, json_path=None):
     say(str(estimator.summary()))
     say("")
     say(ledger_table(estimator.privacy_ledger_, estimator.privacy_spent_))
-    if extra and extra.get("group_labels_read_from_data"):
-        say("Note: the group labels were read off the data and are treated as public.")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         _save_figure(estimator, options, out)

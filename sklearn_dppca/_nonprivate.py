@@ -23,7 +23,7 @@ def nonprivate_reference(X, private_components):
     largest = float(np.max(np.abs(X)))
     if largest > MAX_ABS_VALUE:   # the squares of the covariance must not overflow
         raise ValueError(
-            f"compute_nonprivate=True: X has values up to {largest:.3g}, too large for "
+            "compute_nonprivate=True: X has values beyond 2**500, too large for "
             "the covariance matrix (it needs max |X| <= 2**500). Divide X by a "
             "constant or set compute_nonprivate=False."
         )

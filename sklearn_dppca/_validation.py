@@ -84,10 +84,10 @@ def check_max_abs(X, what):
     largest = float(np.max(np.abs(X))) if X.size else 0.0
     if largest > MAX_ABS_VALUE:
         raise ValueError(
-            f"X has values up to {largest:.3g} in absolute value: too large for "
-            f"{what}, which are squares of the data's scale; they need "
-            "max |X| <= 2**500 (about 3.3e150). Divide X by a constant (the "
-            "directions do not change; the variances scale by its square)."
+            "X has values beyond 2**500 (about 3.3e150) in absolute value: too large "
+            f"for {what}, which are squares of the data's scale. Divide X by a "
+            "constant (the directions do not change; the variances scale by its "
+            "square)."
         )
     return X
 

@@ -10,18 +10,27 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import sklearn_dppca
 
-pd = pytest.importorskip("pandas")
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-from sklearn_dppca import load_release  # noqa: E402
-from sklearn_dppca._cli import LARGE_N_PAIRS, main  # noqa: E402
+from sklearn_dppca import DPPCA, load_release  # noqa: E402
+from sklearn_dppca._cli import (  # noqa: E402
+    BUDGET_PARTS,
+    LARGE_N_PAIRS,
+    _cell_values,
+    build_parser,
+    main,
+    parse_budget_split,
+    parse_labels,
+    parse_names,
+)
 from sklearn_dppca._release import NONPRIVATE_KEY  # noqa: E402
 from sklearn_dppca.display import (  # noqa: E402
     BiplotDisplay,
@@ -32,15 +41,16 @@ from sklearn_dppca.display import (  # noqa: E402
 )
 
 REPO = Path(__file__).resolve().parents[1]
-ADULT = REPO.parent / "shared" / "data" / "adult.csv"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 EXPECTED_KEYS = {
     "format", "estimator", "n_samples", "n_features", "feature_names", "n_components",
     "components", "explained_variance", "explained_variance_raw",
     "explained_variance_ratio", "axes", "frame", "bin_edges", "score_histogram",
     "groups", "score_histograms", "synthetic_scores", "synthetic_groups",
-    "privacy_spent", "privacy_ledger", "kendall_matrix", "group_labels_read_from_data",
+    "privacy_spent", "privacy_ledger", "kendall_matrix", "data_source", "group_column",
 }
+HAS_SCALE = "scale" in DPPCA().get_params()
+needs_scale = pytest.mark.skipif(not HAS_SCALE, reason="DPPCA has no scale parameter yet")
 
 
 def run_cli(args, cwd):
@@ -105,7 +115,7 @@ def test_default_data_end_to_end(default_run):
     assert release["n_samples"] == 5000 and release["n_features"] == 20
     assert release["feature_names"] == [f"V{j}" for j in range(1, 21)]
     assert release["groups"] == ["G1", "G2", "G3", "G4", "G5"]
-    assert release["group_labels_read_from_data"] is False
+    assert "group_labels_read_from_data" not in release and "dropped_columns" not in release
     assert np.shape(release["components"]) == (2, 20)
     assert np.shape(release["score_histogram"]) == (20, 20)
     assert len(release["synthetic_scores"]) == 5000
@@ -167,48 +177,164 @@ def test_from_json_refuses_data_and_fit_options(default_run, tmp_path):
     assert not (tmp_path / "x.png").exists()
 
 
-def test_csv_with_text_and_group_columns(small_csv, tmp_path):
-    code, out, err = run_cli([small_csv, "--group", "site", "--seed", "1", "--bins", "8",
-                              "--json", "small.json"], tmp_path)
+def test_declared_columns_are_the_variables(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 400
+    pd.DataFrame({
+        "a": rng.normal(size=n),
+        "b": rng.normal(size=n) * 2 + 10,
+        "name": [f"row{i}" for i in range(n)],
+        "c": rng.integers(0, 5, size=n),
+        "site": np.where(rng.random(n) < 0.5, "north", "south"),
+    }).to_csv(tmp_path / "grouped.csv", index=False)
+    code, out, err = run_cli(["grouped.csv", "--columns", "a,b,c", "--group", "site",
+                              "--groups", "north,south", "--seed", "1", "--bins", "8",
+                              "--eps", "4", "--json", "grouped.json"], tmp_path)
     assert code == 0, err
-    assert "dropping non-numeric columns: name" in out
-    assert "read off the data" in err
-    assert "group labels were read off the data" in out
-    release = read_json(tmp_path / "small.json")
-    assert release["feature_names"] == ["a", "b", "c"]      # group column removed first
-    assert release["dropped_columns"] == ["name"]
+    assert "Data: CSV file 'grouped.csv': 400 rows x 3 variables (a, b, c)" in out
+    assert "groups north, south" in out
+    release = read_json(tmp_path / "grouped.json")
+    assert release["feature_names"] == ["a", "b", "c"]      # 'name' is not declared
     assert release["group_column"] == "site"
     assert release["groups"] == ["north", "south"]
-    assert release["group_labels_read_from_data"] is True
-    assert len(release["score_histograms"]) == 2
-    assert [len(edges) for edges in release["bin_edges"]] == [9, 9]
-    assert set(release["synthetic_groups"]) <= {"north", "south"}
-    assert release["privacy_spent"]["eps"] <= 1.0
+    # nothing in the file says which columns were left out or how the labels looked
+    assert "dropped_columns" not in release
+    assert "group_labels_read_from_data" not in release
+    if release["frame"] is not None:      # (a collapsed private frame skips them)
+        assert len(release["score_histograms"]) == 2
+        assert [len(edges) for edges in release["bin_edges"]] == [9, 9]
+        assert set(release["synthetic_groups"]) <= {"north", "south"}
+    assert release["privacy_spent"]["eps"] <= 4.0
     assert (tmp_path / "report.png").read_bytes()[:8] == PNG_MAGIC
 
 
-def test_declared_groups_keep_their_order_and_are_not_flagged(small_csv, tmp_path):
-    code, out, err = run_cli([small_csv, "--group", "site", "--groups", "south,north",
-                              "--axes", "2,1", "--eps", "2", "--quiet"], tmp_path)
+def test_columns_keep_their_declared_order(small_csv, tmp_path):
+    code, _, err = run_cli([small_csv, "--columns", " c , a", "--quiet",
+                            "--components", "2"], tmp_path)
+    assert code == 0, err
+    assert read_json(tmp_path / "released.json")["feature_names"] == ["c", "a"]
+
+
+def test_without_columns_every_column_but_the_group_is_a_variable(tmp_path):
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"x": rng.normal(size=40), "flag": rng.random(40) < 0.5,
+                          "site": np.resize(["a", "b"], 40), "y": rng.normal(size=40)})
+    frame.to_csv(tmp_path / "numeric.csv", index=False)
+    code, _, err = run_cli(["numeric.csv", "--group", "site", "--groups", "a,b",
+                            "--quiet"], tmp_path)
+    assert code == 0, err
+    release = read_json(tmp_path / "released.json")
+    assert release["feature_names"] == ["x", "flag", "y"]     # True/False read as 1/0
+    assert release["groups"] == ["a", "b"]
+
+
+def test_a_text_column_without_columns_asks_for_columns(small_csv, tmp_path):
+    code, out, err = run_cli([small_csv], tmp_path)
+    assert code == 2 and err.count("\n") == 1
+    assert "column 'name'" in err and "--columns" in err
+    assert "row0" not in err                                # no cell is quoted
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["small.csv"]
+
+
+def test_declared_groups_keep_their_order(small_csv, tmp_path):
+    code, out, err = run_cli([small_csv, "--columns", "a,b,c", "--group", "site",
+                              "--groups", "south,north", "--axes", "2,1", "--eps", "2",
+                              "--quiet"], tmp_path)
     assert code == 0, err
     assert out == ""                                         # --quiet
-    assert "read off the data" not in err
     release = read_json(tmp_path / "released.json")
     assert release["groups"] == ["south", "north"]
-    assert release["group_labels_read_from_data"] is False
     assert release["axes"] == [1, 0]                         # 1-based on the command line
     assert release["privacy_spent"]["eps"] <= 2.0
 
 
+def test_group_labels_with_commas_are_quoted(tmp_path):
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({"x": rng.normal(size=30), "y": rng.normal(size=30),
+                          "town": np.resize(["Paris, TX", "Paris, FR"], 30)})
+    frame.to_csv(tmp_path / "towns.csv", index=False)
+    code, _, err = run_cli(["towns.csv", "--group", "town", "--groups",
+                            '"Paris, FR","Paris, TX"', "--quiet"], tmp_path)
+    assert code == 0, err
+    assert read_json(tmp_path / "released.json")["groups"] == ["Paris, FR", "Paris, TX"]
+
+
+@needs_scale
+def test_scale_flag_fits_correlation_pca(tmp_path):
+    rng = np.random.default_rng(6)
+    z = rng.normal(size=(400, 3))
+    pd.DataFrame({"cm": 170 + 10 * z[:, 0], "kg": 70 + 15 * (0.6 * z[:, 0] + 0.8 * z[:, 1]),
+                  "income": 30000 + 20000 * z[:, 2]}).to_csv(tmp_path / "units.csv",
+                                                             index=False)
+    code, _, err = run_cli(["units.csv", "--scale", "--eps", "4", "--seed", "2", "--quiet",
+                            "--budget-split", "loading=0.3,scree=0.2,scale=0.3,score=0.2"],
+                           tmp_path)
+    assert code == 0, err
+    release = read_json(tmp_path / "released.json")
+    assert release["estimator"]["params"]["scale"] is True
+    assert release["estimator"]["params"]["budget_split"] == {
+        "loading": 0.3, "scree": 0.2, "scale": 0.3, "score": 0.2}
+    assert sum(entry["eps"] for entry in release["privacy_ledger"]) <= 4 * (1 + 1e-12)
+
+
+def test_without_scale_flag_dppca_keeps_its_default(small_csv, tmp_path):
+    code, _, err = run_cli([small_csv, "--columns", "a,b", "--quiet"], tmp_path)
+    assert code == 0, err
+    params = read_json(tmp_path / "released.json")["estimator"]["params"]
+    assert params.get("scale", False) is False
+
+
+def test_budget_split_parts():
+    assert BUDGET_PARTS == ("loading", "scree", "scale", "score")
+    split = parse_budget_split("loading=0.35, scree=0.15, scale=0.2, score=0.3")
+    assert split == {"loading": 0.35, "scree": 0.15, "scale": 0.2, "score": 0.3}
+    from sklearn_dppca import _pca
+
+    for part in getattr(_pca, "BUDGET_PARTS", _pca.DEFAULT_SPLIT):
+        assert part in BUDGET_PARTS
+
+
+def test_help_states_the_default_splits():
+    from sklearn_dppca import _pca
+
+    text = " ".join(build_parser().format_help().split())
+    splits = [_pca.DEFAULT_SPLIT] + ([_pca.DEFAULT_SCALED_SPLIT]
+                                     if hasattr(_pca, "DEFAULT_SCALED_SPLIT") else [])
+    for split in splits:
+        shown = ",".join(f"{part}={share:g}" for part, share in split.items() if share)
+        assert shown in text, (shown, text)
+
+
+def test_names_and_cells():
+    assert parse_names('a, "b, c" ,d', "--columns", "column") == ["a", "b, c", "d"]
+    assert parse_labels(" north , south ") == ["north", "south"]
+    values, text = _cell_values(["1", " 2.5 ", "True", "false", "-1e3", "", "NA", "nan",
+                                 "inf", "x", "1_000", "0x10"])
+    assert values[:5].tolist() == [1.0, 2.5, 1.0, 0.0, -1000.0]
+    assert np.isnan(values[5:8]).all() and values[8] == np.inf
+    assert text.tolist() == [False] * 9 + [True] * 3
+
+
+def test_the_domain_check_quotes_no_data_value():
+    from sklearn_dppca._validation import check_max_abs
+
+    with pytest.raises(ValueError) as caught:
+        check_max_abs(np.array([[1.0, 4.37e154]]), "DPPCA's variances")
+    message = str(caught.value)
+    assert "4.37" not in message and "e+154" not in message
+    assert "too large" in message
+
+
 def test_nonprivate_reference_only_with_the_flag(small_csv, tmp_path):
-    code, _, err = run_cli([small_csv, "--json", "private.json"], tmp_path)
+    code, _, err = run_cli([small_csv, "--columns", "a,b,c", "--json", "private.json"],
+                           tmp_path)
     assert code == 0, err
     text = (tmp_path / "private.json").read_text(encoding="utf-8")
     assert NONPRIVATE_KEY not in json.loads(text)
     assert "NOT_PRIVATE" not in text and "nonprivate" not in text.replace(
         '"compute_nonprivate"', "")
-    code, out, err = run_cli([small_csv, "--nonprivate-reference", "--json", "np.json"],
-                             tmp_path)
+    code, out, err = run_cli([small_csv, "--columns", "a,b,c", "--nonprivate-reference",
+                              "--json", "np.json"], tmp_path)
     assert code == 0, err
     assert "NOT PRIVATE" in err and "never publish" in err
     assert "NON-PRIVATE reference: do not publish" in out
@@ -241,16 +367,41 @@ ERRORS = [
     (["--budget-split", "loading=0.7,scree=0.5"], "sum to"),
     (["--budget-split", "scree=0.5"], "loading"),
     (["--budget-split", "bogus=1"], "unknown part"),
+    (["--budget-split", "loading=0.4,scree=0.2,scale=0.2"], "only with --scale"),
+    (["--scale", "--budget-split", "loading=0.5,scree=0.5"], "scale must be given"),
     (["--components", "0"], "--components"),
     (["--out", "report.gif"], "--out"),
     (["--pairs", "-3"], "--pairs"),
-    (["@small", "--group", "nowhere"], "no such column"),
-    (["@small", "--group", "site", "--groups", "north"], "outside --groups"),
-    (["@small", "--components", "9"], "--components"),
-    (["@text"], "no numeric columns"),
+    (["--columns", "a,b"], "--columns needs a CSV file"),
+    (["--group", "site", "--groups", "a"], "--group needs a CSV file"),
+    (["@small", "--columns", "a,b", "--group", "site"], "--group needs --groups"),
+    (["@small", "--columns", "a,b", "--groups", "north"], "--groups needs --group"),
+    (["@small", "--columns", "a,b", "--group", "nowhere", "--groups", "x"],
+     "no such column"),
+    (["@small", "--columns", "a,b", "--group", "site", "--groups", "north"],
+     "not one of --groups north"),
+    (["@small", "--columns", "a,b", "--group", "site", "--groups", "north,north"],
+     "distinct"),
+    (["@small", "--columns", "a,zzz"], "--columns: no column 'zzz'"),
+    (["@small", "--columns", "a,,b"], "--columns: empty column"),
+    (["@small", "--columns", "a,a"], "distinct"),
+    (["@small", "--columns", "a,site", "--group", "site", "--groups", "north,south"],
+     "both name 'site'"),
+    (["@small", "--columns", "a,name"], "column 'name' (declared by --columns)"),
+    (["@small"], "declare the variables with --columns"),
+    (["@small", "--columns", "a,b", "--components", "9"], "--components"),
+    (["@text"], "not numbers"),
     (["@empty"], "empty"),
+    (["@blank"], "empty"),
     (["@header"], "no data rows"),
+    (["@gap"], "empty line after the header"),
+    (["@trailing"], "empty line after the header"),
     (["@nan"], "missing or infinite"),
+    (["@unnamed"], "no name"),
+    (["@twice"], "duplicate column names: 'a'"),
+    (["@ragged"], "as many fields as the header"),
+    (["@latin1"], "not UTF-8"),
+    (["@onerow"], "at least 2"),
 ]
 
 
@@ -261,18 +412,63 @@ def test_user_errors_are_one_line_and_exit_2(args, message, small_csv, tmp_path)
         "@small": str(small_csv),
         "@text": _write(tmp_path, "text.csv", "a,b\nx,y\nz,w\n"),
         "@empty": _write(tmp_path, "empty.csv", ""),
+        "@blank": _write(tmp_path, "blank.csv", "\n\n\n"),
         "@header": _write(tmp_path, "header.csv", "a,b\n"),
+        "@gap": _write(tmp_path, "gap.csv", "a\n1\n\n2\n3\n"),
+        "@trailing": _write(tmp_path, "trailing.csv", "a,b\n1,2\n3,4\n5,6\n\n"),
         "@nan": _write(tmp_path, "nan.csv", "a,b\n1,2\n3,\n5,6\n"),
+        "@unnamed": _write(tmp_path, "unnamed.csv", "a,,b\n1,2,3\n4,5,6\n"),
+        "@twice": _write(tmp_path, "twice.csv", "a,b,a\n1,2,3\n4,5,6\n"),
+        "@ragged": _write(tmp_path, "ragged.csv", "a,b\n1,2\n3,4,5\n6,7\n"),
+        "@onerow": _write(tmp_path, "onerow.csv", "a,b\n1,2\n"),
     }
+    (tmp_path / "latin1.csv").write_bytes("a,b\n1,2\n3,\xe9\n".encode("latin-1"))
+    files["@latin1"] = "latin1.csv"
     args = [files.get(arg, arg) for arg in args]
     before = set(tmp_path.iterdir())
     code, out, err = run_cli(args, tmp_path)
     assert code == 2
     assert err.startswith("error: "), err
     assert err.count("\n") == 1, err
-    assert message in err
+    assert message in err, err
     assert "Traceback" not in err + out
     assert set(tmp_path.iterdir()) == before               # nothing written
+
+
+# Bad cells placed on data row 37 (line 39 of the file): the messages may name the
+# column (public) but neither the cell, nor its row, nor a label found in the data.
+SECRETS = {
+    "text cell": ("x", "SECRET_CELL_9137", ["--columns", "x,y"]),
+    "text cell, no --columns": ("x", "SECRET_CELL_9137", []),
+    "empty cell": ("y", "", ["--columns", "x,y"]),
+    "NA cell": ("y", "NA", []),
+    "infinite cell": ("x", "-inf", ["--columns", "y,x"]),
+    "huge value": ("y", "7.7731e300", ["--columns", "x,y"]),
+    "label outside": ("site", "SECRET_LABEL_4242", ["--group", "site", "--groups", "a,b"]),
+    "empty label": ("site", " ", ["--group", "site", "--groups", "a,b"]),
+    "ragged row": ("x", "1.5,2.5", ["--columns", "x,y"]),
+}
+
+
+@pytest.mark.parametrize("case", list(SECRETS))
+def test_errors_never_echo_data(case, tmp_path):
+    column, cell, options = SECRETS[case]
+    rng = np.random.default_rng(5)
+    rows = [[f"{v:.6f}" for v in rng.normal(size=2)] + ["a" if i % 2 else "b"]
+            for i in range(60)]
+    rows[37][["x", "y", "site"].index(column)] = cell
+    text = "x,y,site\n" + "".join(",".join(row) + "\n" for row in rows)
+    (tmp_path / "data.csv").write_text(text, encoding="utf-8")
+    if "--group" not in options:
+        options = options + ["--group", "site", "--groups", "a,b"]
+    code, out, err = run_cli(["data.csv"] + options, tmp_path)
+    assert code == 2, err
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    for secret in ("SECRET", "9137", "4242", "7.77", "e+300", "e300", "37", "38", "39",
+                   "line", "row 3"):
+        assert secret not in err, (secret, err)
+    assert f"'{column}'" in err or case == "ragged row"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv"]
 
 
 def test_usage_errors_and_help(tmp_path):
@@ -280,13 +476,41 @@ def test_usage_errors_and_help(tmp_path):
     assert code == 2 and "usage:" in err and "invalid choice" in err
     code, out, _ = run_cli(["--help"], tmp_path)
     assert code == 0 and "--from-json" in out and "--nonprivate-reference" in out
+    assert "--columns" in out and "--scale" in out
 
 
-@pytest.mark.skipif(not ADULT.is_file(), reason=f"{ADULT} is not available")
-def test_adult_csv_uses_the_incomplete_u_statistic(tmp_path):
+def _adult_like(path, n=32561, seed=0):
+    """Five integer columns shaped like the UCI Adult extract (age, years of
+    education, capital gain and loss, weekly hours): different units, heavy
+    ties and zeros, so that most rows repeat another."""
+    rng = np.random.default_rng(seed)
+    gain = np.where(rng.random(n) < 0.92, 0, rng.integers(100, 100_000, n))
+    loss = np.where(rng.random(n) < 0.95, 0, rng.integers(100, 4_500, n))
+    frame = pd.DataFrame({
+        "age": np.clip(rng.normal(38, 13, n).round(), 17, 90).astype(int),
+        "education_num": np.clip(rng.normal(10, 2.5, n).round(), 1, 16).astype(int),
+        "capital_gain": gain,
+        "capital_loss": loss,
+        "hours_per_week": np.where(rng.random(n) < 0.5, 40,
+                                   np.clip(rng.normal(40, 12, n).round(), 1, 99)).astype(int),
+    })
+    frame.to_csv(path, index=False)
+
+
+@pytest.fixture(scope="module")
+def adult_csv(tmp_path_factory):
+    path = tmp_path_factory.mktemp("adult") / "adult.csv"
+    _adult_like(path)
+    return path
+
+
+@pytest.mark.parametrize("scale", [False, pytest.param(True, marks=needs_scale)],
+                         ids=["raw units", "--scale"])
+def test_large_table_uses_the_incomplete_u_statistic(adult_csv, scale, tmp_path):
     start = time.perf_counter()
-    code, out, err = run_cli([ADULT, "--seed", "0", "--out", "adult.png",
-                              "--json", "adult.json"], tmp_path)
+    code, out, err = run_cli([adult_csv, "--seed", "0", "--out", "adult.png",
+                              "--json", "adult.json"] + (["--scale"] if scale else []),
+                             tmp_path)
     seconds = time.perf_counter() - start
     assert code == 0, err
     assert "incomplete U-statistic" in out and f"{LARGE_N_PAIRS} partners" in out
@@ -294,19 +518,28 @@ def test_adult_csv_uses_the_incomplete_u_statistic(tmp_path):
     assert release["n_samples"] == 32561 and release["n_features"] == 5
     assert release["feature_names"] == ["age", "education_num", "capital_gain",
                                         "capital_loss", "hours_per_week"]
-    assert release["estimator"]["params"]["pairs"] == LARGE_N_PAIRS
-    assert release["estimator"]["params"]["duplicates"] == "ignore"
+    params = release["estimator"]["params"]
+    assert params["pairs"] == LARGE_N_PAIRS
+    assert params["duplicates"] == "ignore"
+    assert params.get("scale", False) is scale
     assert release["privacy_spent"]["eps"] <= 1.0
     assert (tmp_path / "adult.png").read_bytes()[:8] == PNG_MAGIC
-    print(f"CLI on adult.csv: {seconds:.1f} s")
+    print(f"CLI on an adult-like table ({'--scale' if scale else 'raw units'}): "
+          f"{seconds:.1f} s")
+
+
+def _subprocess_env(package_root=None):
+    env = dict(os.environ)
+    if package_root is not None:
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(package_root)]
+            + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+    return env
 
 
 def test_module_entry_point(tmp_path):
     # the package as this process imports it (installed, or built in place)
-    package_root = Path(sklearn_dppca.__file__).resolve().parents[1]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(package_root)]
-        + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
+    env = _subprocess_env(Path(sklearn_dppca.__file__).resolve().parents[1])
     done = subprocess.run([sys.executable, "-m", "sklearn_dppca", "--version"], cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "sklearn_dppca" in done.stdout
@@ -316,3 +549,18 @@ def test_module_entry_point(tmp_path):
     assert done.returncode == 2
     assert done.stderr.startswith("error: --delta") and done.stderr.count("\n") == 1
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not (REPO / "setup.py").is_file(), reason="not a source checkout")
+def test_the_checkout_itself_imports(tmp_path):
+    # Started in the checkout, Python imports the checkout's sklearn_dppca (the
+    # current directory comes first on sys.path): after any build (pip install .,
+    # or build_ext --inplace) it holds the compiled kernel next to its sources.
+    done = subprocess.run(
+        [sys.executable, "-c", "import sklearn_dppca, sklearn_dppca._kendall_kernel as k; "
+         "print(sklearn_dppca.__file__); print(k.__file__)"],
+        cwd=REPO, env=_subprocess_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    package_file, kernel_file = done.stdout.split()
+    assert Path(package_file).resolve().parent == REPO / "sklearn_dppca"
+    assert Path(kernel_file).resolve().parent == REPO / "sklearn_dppca"

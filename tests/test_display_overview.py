@@ -212,3 +212,21 @@ def test_loaded_releases():
                                         r"\(loaded release\) has no score summary"):
         ScoreDisplay.from_estimator(loaded["scree"])
     assert set(plot_overview(loaded["directions"]).displays_) == {"loading"}
+
+
+def test_ledger_steps_with_dollar_signs_draw_literally():
+    # column names end up in step names ("scale/clip bound price_$_usd_$")
+    import warnings
+
+    import pandas as pd
+
+    from sklearn_dppca import DPPCA
+    from sklearn_dppca.display import plot_overview
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(3000, 3)) * [1.0, 10.0, 100.0],
+                     columns=["price_$_usd_$", "b", "c"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        fig = plot_overview(DPPCA(scale=True, random_state=0).fit(X))
+    fig.canvas.draw()

@@ -38,7 +38,6 @@ def test_api_page_lists_every_public_name():
     assert not missing, f"doc/api.rst does not list {missing}"
 
 
-@pytest.mark.slow
 def test_docs_build_without_warnings(tmp_path):
     """Build the HTML with warnings as errors, without running the gallery."""
     for module in ("sphinx", "numpydoc", "sphinx_gallery"):

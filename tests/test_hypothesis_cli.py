@@ -3,37 +3,46 @@
 Each case runs ``sklearn_dppca._cli.main(argv)`` in a fresh directory, stdout and
 stderr captured, on a generated argument list and generated small files:
 
-* argument values, valid and invalid, for every option: ``--eps``, ``--delta``,
-  ``--components``, ``--axes``, ``--bins``, ``--histogram``, ``--scree-method``,
-  ``--noise``, ``--budget-split``, ``--group``/``--groups``, ``--pairs``,
-  ``--seed``, ``--out`` (extensions, missing directories), ``--dpi``, ``--json``,
-  ``--from-json`` (saved releases, broken and tampered ones), unknown options, and
-  conflicting combinations;
+* argument values, valid and invalid, for every option: ``--columns``, ``--eps``,
+  ``--delta``, ``--components``, ``--scale``, ``--axes``, ``--bins``,
+  ``--histogram``, ``--scree-method``, ``--noise``, ``--budget-split``,
+  ``--group``/``--groups``, ``--pairs``, ``--seed``, ``--out`` (extensions, missing
+  directories), ``--dpi``, ``--json``, ``--from-json`` (saved releases, broken and
+  tampered ones), unknown options, and conflicting combinations;
 * CSV files with <= 25 rows and <= 4 numeric columns: header variants (unicode,
   ``$`` signs, quoted commas, numbers, spaces), an empty file, a header only,
   only text columns, NaN / inf / empty cells, huge and tiny values, a far offset with
   a tiny spread, one row, duplicated rows, constant columns, a group column with 1..4
   labels, text and boolean columns, ragged rows, undecodable bytes.
 
+The rules the oracle follows: the variables are the ``--columns`` (every column but
+``--group`` without it); every cell of a variable must be a finite number (``true``
+and ``false`` count as 1 and 0), otherwise the run is an error; ``--group`` needs
+``--groups`` and a row with another label is an error.
+
 Property: the exit status is 0 or 2 and nothing prints a traceback. On 2, stderr is
 argparse's usage message ending in ``...: error: ...`` (usage errors), or exactly one
 ``error: ...`` line, last, after nothing but ``warning: ...`` lines; the error names
-the invalid option when the case has exactly one; nothing is written; a valid
-CSV file with valid options fails only when ``n`` is too small for the scree
-method or the pair design. A saved
-release always draws; a damaged one only when :func:`load_release` accepts it. On 0, stderr
-holds only ``warning:`` lines, the figure exists in the requested format, and the
-JSON exists, parses without NaN / Infinity tokens and spends at most the requested
+the invalid option when the case has exactly one; it never quotes a cell of the
+file (the generated cells carry a marker); nothing is written; a valid CSV file
+with valid options fails only when ``n`` is too small for the scree method or the
+pair design, and a damaged file whose damage reaches a variable or the labels always
+fails. A saved release always draws; a damaged one only when :func:`load_release`
+accepts it. On 0, stderr holds only ``warning:`` lines, the figure exists in the
+requested format, and the JSON exists, parses without NaN / Infinity tokens, has
+the declared variables as its feature names and spends at most the requested
 eps. No numpy RuntimeWarning surfaces (as a ``warning: ... encountered in ...``
 line).
 
 Cost: most cases fail during validation (a few milliseconds). The strategies are
-biased so that about 0.5% of the cases (~10 of 2000) are complete runs (fit, figure,
-JSON; ~2.5 s each, the overview figure dominates); ``--hypothesis-show-statistics``
-reports their share ("outcome: exit 0"). ~45 s in all.
+biased so that about 1% of the cases are complete runs (fit, figure, JSON; ~2.5 s
+each, the overview figure dominates); ``--hypothesis-show-statistics`` reports their
+share ("outcome: exit 0"). 2000 cases nominally: 250 under the default profile
+(about 15 s), see tests/_hypothesis_support.py for the others.
 """
 
 import contextlib
+import csv
 import io
 import json
 import os
@@ -60,6 +69,7 @@ from _hypothesis_support import profile_settings as _settings  # noqa: E402
 
 
 CLI_EXAMPLES = 2000
+HAS_SCALE = "scale" in DPPCA().get_params()
 
 # --------------------------------------------------------------------- CSV files
 
@@ -79,6 +89,9 @@ GROUP_LABELS = {
     "numeric": ["1", "2", "10", "-1"],
     "dollars": ["$^$", "cost $", "x", "y"],
 }
+#: Planted in every cell that is not a number (the text column, a damaged cell) and
+#: in a label outside --groups: no error message may contain it.
+MARKER = "Qz7secret"
 
 
 def _number(value):
@@ -96,7 +109,7 @@ def _values(rng, n, p, style):
         return 1e150 + np.spacing(1e150) * rng.integers(-50, 50, (n, p))
     if style == "tiny":
         return rng.standard_normal((n, p)) * 1e-300
-    if style == "huge":                 # beyond DPPCA's 2**500: a fit error
+    if style == "huge":                 # beyond the data domain 2**500: an error
         return rng.standard_normal((n, p)) * 1e300
     if style == "constant column":
         X = rng.standard_normal((n, p))
@@ -110,19 +123,32 @@ def _values(rng, n, p, style):
     return X
 
 
+def _header_name(cell):
+    """The column name the command line reads from a header cell."""
+    return next(csv.reader([cell]))[0].strip()
+
+
+def _is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 @st.composite
 def csv_files(draw, valid=True):
-    """(text or bytes, numeric column count, group column name or None, labels, bool).
-
-    The count is that of the generated numeric values; the boolean column ("flag",
-    when the last item is True) and a group column with numeric labels are numeric
-    too for the command line (see :func:`_numeric_columns`).
-    """
+    """A generated CSV file and what the command line should make of it: a dict
+    with ``content`` (text or bytes), ``kind``, ``names`` (the header's column
+    names, None when the file has no usable header), ``generated`` (names of the
+    generated numeric columns), ``numeric`` (every column whose cells are all
+    numbers), ``group`` and ``labels`` (the group column and its labels, or None),
+    ``damaged`` (the column holding a damaged cell, or None) and ``n``."""
     rng = np.random.default_rng(_int(draw, 0, 2**32 - 1))
     if not valid:
         kind = _pick(draw, ["nan", "empty", "header only", "text only", "one row",
                             "ragged", "binary", "semicolons", "inf", "empty cell",
-                            "missing label", "huge", "blank"])
+                            "text cell", "missing label", "huge", "blank"])
     else:
         kind = "numeric"
     n = _pick(draw, [12, 25, 5, 4, 3, 2, 8])
@@ -137,70 +163,73 @@ def csv_files(draw, valid=True):
     X = _values(rng, n, p, style)
     cells = [[_number(v) for v in row] for row in X]
     extra = _pick(draw, ["none", "none", "group", "group", "text", "bool", "text+group"])
-    flag = extra == "bool"
-    group = labels = None
+    spec = {"kind": kind, "n": n, "group": None, "labels": None, "damaged": None,
+            "generated": [_header_name(cell) for cell in header],
+            "huge": style == "huge"}
+    numeric = list(spec["generated"])
     if "group" in extra:
         labels = GROUP_LABELS[_pick(draw, ["letters", "unicode", "numeric", "dollars"])]
         labels = labels[: _int(draw, 1, 4)]
-        group = "site"
-        header.append(group)
-        column = rng.choice(labels, n)
-        for row, label in zip(cells, column):
+        spec["group"], spec["labels"] = "site", labels
+        header.append("site")
+        for row, label in zip(cells, rng.choice(labels, n)):
             row.append(str(label))
+        if all(_is_number(label) for label in labels):
+            numeric.append("site")
     if "text" in extra:
         header.append("name")
         for i, row in enumerate(cells):
-            row.append(f"row {i}")
+            row.append(f"{MARKER} {i}")
     if extra == "bool":
         header.append("flag")
+        numeric.append("flag")
         for i, row in enumerate(cells):
             row.append("True" if i % 3 else "False")
+    spec["numeric"] = numeric
+    spec["names"] = [_header_name(cell) for cell in header]
+
+    def done(content, names=None):
+        spec["content"] = content
+        if names is not None:
+            spec["names"] = names
+        return spec
 
     if kind == "empty":
-        return "", 0, None, None, False
+        return done("", [])
     if kind == "header only":
-        return ",".join(header) + "\n", 0, group, labels, False
+        return done(",".join(header) + "\n")
     if kind == "text only":
-        return "a,b\nx,y\nz,w\n", 0, None, None, False
+        return done(f"a,b\n{MARKER},y\nz,{MARKER}\n", [])
     if kind == "binary":
-        return b"\xff\xfe\x00a,\x81\n\x00\xc3\x28,1\n", 0, None, None, False
+        return done(b"\xff\xfe\x00a,\x81\n\x00\xc3\x28,1\n", [])
     if kind == "semicolons":
-        return "a;b\n1;2\n3;4\n", 0, None, None, False
+        return done("a;b\n1;2\n3;4\n", [])
     if kind == "blank":
-        return "\n\n\n", 0, None, None, False
+        return done("\n\n\n", [])
     if kind == "one row":
         cells = cells[:1]
-    if kind in ("nan", "inf", "empty cell"):
+    if kind in ("nan", "inf", "empty cell", "text cell"):
         bad = {"nan": "nan", "inf": _pick(draw, ["inf", "-inf", "1e999"]),
-               "empty cell": ""}[kind]
-        cells[_int(draw, 0, n - 1)][_int(draw, 0, p - 1)] = bad
+               "empty cell": "", "text cell": MARKER}[kind]
+        column = _int(draw, 0, p - 1)
+        cells[_int(draw, 0, n - 1)][column] = bad
+        spec["damaged"] = spec["generated"][column]
     if kind == "ragged":
         cells[_int(draw, 0, n - 1)].append("1.0")
-    if kind == "missing label" and group is not None:
-        cells[0][header.index(group)] = ""
+    if kind == "missing label" and spec["group"] is not None:
+        cells[0][header.index("site")] = ""
+        spec["damaged"] = "site"
     text = ",".join(header) + "\n" + "".join(",".join(row) + "\n" for row in cells)
     if _int(draw, 0, 9) == 0:
         text = "\ufeff" + text                      # a byte order mark
-    return text, p, group, labels, flag
+    return done(text)
 
 
-def _is_number(text):
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _numeric_columns(p, flag, labels, grouped):
-    """The number of columns the command line fits from a generated CSV file.
-
-    ``p`` generated numeric columns, plus the boolean column (read as 0/1), plus
-    the group column when its labels are all numbers and ``--group`` does not
-    take it out of the table.
-    """
-    numeric_labels = labels is not None and all(_is_number(label) for label in labels)
-    return p + int(flag) + int(numeric_labels and not grouped)
+def _csv_list(items):
+    """``items`` as one CSV line (quoted where needed), the form --columns reads."""
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="").writerow(items)
+    return buffer.getvalue()
 
 
 # ------------------------------------------------------------------ arguments
@@ -217,8 +246,12 @@ VALID = {
     "--pairs": ["all", "ALL", "2", "4", "3"],
     "--seed": ["0", "1", "12345"],
 }
+# with --scale the split needs a positive scale part
+SCALED_SPLITS = ["loading=0.35,scree=0.15,scale=0.2,score=0.3",
+                 "scale=0.3,loading=0.3,scree=0.3", "loading=0.2,scree=0.2,scale=0.1"]
 # option -> (invalid values, whether argparse itself rejects them)
 INVALID = {
+    "--columns": (["", "a,,b", "a,a", " , "], False),
     "--eps": (["0", "-1", "nan", "inf", "abc", "", "1,5", "1e999", "0x10"], False),
     "--delta": (["0", "1", "2", "-1e-5", "nan", "x", ""], False),
     "--components": (["0", "-1", "2.5", "x", ""], False),
@@ -231,6 +264,7 @@ INVALID = {
                         "loading=x,scree=0.2", "loading=0.4,loading=0.2,scree=0.1",
                         "loading=nan,scree=0.2", "", "loading", "loading=0,scree=0.5",
                         "loading=0.5,scree=0.5,score=-0.1"], False),
+    "--groups": (["a,,b", "a,b,a", ""], False),
     "--pairs": (["0", "-3", "x", "1.5", ""], False),
     "--seed": (["-1", "x", "1.5", ""], False),
     "--out": (["report.gif", "report", "report.jpeg", "missing/dir/report.png", "."],
@@ -246,7 +280,7 @@ VALID_MODE_ERRORS = r"needs at least 4 rows|pairs=\d+ is odd"
 
 
 def _valid_fit_options(draw, p):
-    """A valid option list for a fit on ``p`` numeric columns (and what it asks)."""
+    """A valid option list for a fit on ``p`` variables (and what it asks)."""
     args = []
     requested = {"eps": 1.0}
     components = None
@@ -261,14 +295,53 @@ def _valid_fit_options(draw, p):
         first = _int(draw, 1, k)
         second = 1 + (first + _int(draw, 0, k - 2)) % k
         args += ["--axes", f"{first},{second}"]
+    scale = HAS_SCALE and _int(draw, 0, 4) == 0
+    if scale:
+        args.append("--scale")
     for option in ("--eps", "--delta", "--bins", "--histogram", "--scree-method",
                    "--noise", "--budget-split", "--pairs"):
         if _int(draw, 0, 2) == 0:
-            value = _pick(draw, VALID[option])
+            choices = SCALED_SPLITS if scale and option == "--budget-split" else \
+                VALID[option]
+            value = _pick(draw, choices)
             args += [option, value]
             if option == "--eps":
                 requested["eps"] = float(value)
     return args, requested
+
+
+def _remove(args, *options):
+    """Drop ``--option value`` and ``--option=value`` items from ``args``."""
+    for option in options:
+        while option in args:
+            i = args.index(option)
+            del args[i:i + 2]
+        args[:] = [arg for arg in args if not arg.startswith(option + "=")]
+
+
+def _declared_variables(draw, spec, grouped):
+    """(--columns list or None, the variables the command line will use)."""
+    others = [name for name in spec["names"] if not (grouped and name == spec["group"])]
+    candidates = [name for name in spec["numeric"] if name in others]
+    needed = any(name not in spec["numeric"] for name in others)
+    if not candidates or not (needed or _int(draw, 0, 2) == 0):
+        return None, others
+    size = _int(draw, 1, len(candidates))
+    pool = list(candidates)
+    declared = [pool.pop(_int(draw, 0, len(pool) - 1)) for _ in range(size)]
+    return declared, declared
+
+
+def _expected_damage(spec, variables, grouped):
+    """Whether the file's damage must end the run in an error."""
+    kind = spec["kind"]
+    if spec["huge"] and any(name in spec["generated"] for name in variables):
+        return True
+    if kind in ("nan", "inf", "empty cell", "text cell"):
+        return spec["damaged"] in variables
+    if kind == "missing label":
+        return spec["damaged"] is not None and (grouped or "site" in variables)
+    return kind not in ("numeric", "huge")
 
 
 # Complete runs cost 1-3 s: about 1% of the cases (2 "valid", 1 "release" in 240),
@@ -285,7 +358,8 @@ def cli_cases(draw):
     mode = _pick(draw, MODES)
     files = {}
     expect = {"mode": mode, "names": None, "eps": 1.0, "json": "released.json",
-              "out": "report.png", "from_json": False}
+              "out": "report.png", "from_json": False, "variables": None,
+              "damage_fails": False}
     args = []
 
     if mode in ("release", "bad release"):
@@ -316,20 +390,28 @@ def cli_cases(draw):
             args.append("--quiet")
         return files, args, expect
 
-    text, p, group, labels, flag = draw(csv_files(valid=mode != "bad csv"))
+    spec = draw(csv_files(valid=mode != "bad csv"))
     csv_name = _pick(draw, ["data.csv", "données.csv", "my data.txt"])
-    files[csv_name] = ("text", text)
+    files[csv_name] = ("text", spec["content"])
     use_csv = True
     args.append(csv_name)
+    group = spec["group"]
     grouped = group is not None and (mode == "bad csv" or _int(draw, 0, 3) > 0)
-    options, requested = _valid_fit_options(
-        draw, max(_numeric_columns(p, flag, labels, grouped), 1))
+    declared, variables = _declared_variables(draw, spec, grouped)
+    if declared is not None:
+        args.append(f"--columns={_csv_list(declared)}")
+    expect["variables"] = variables
+    expect["damage_fails"] = _expected_damage(spec, variables, grouped)
+    options, requested = _valid_fit_options(draw, max(len(variables), 1))
     args += options
     expect["eps"] = requested["eps"]
     if grouped:
-        args += ["--group", group]
-        if _int(draw, 0, 2) == 0:
-            args += ["--groups", ",".join(labels)]
+        labels = list(spec["labels"])
+        if _int(draw, 0, 2) == 0:           # a declared label need not occur
+            labels.append("never seen")
+        if _int(draw, 0, 1) == 0:
+            labels.reverse()
+        args += ["--group", group, f"--groups={_csv_list(labels)}"]
     # a fit is always seeded, so that a failure reproduces
     args += ["--seed", _pick(draw, VALID["--seed"])]
     out = _pick(draw, ["report.png", "report.png", "report.svg", "report.pdf",
@@ -345,33 +427,30 @@ def cli_cases(draw):
         args.append("--quiet")
 
     if mode == "bad option":
-        # Drop the CSV (and its group flags) BEFORE injecting the bad option, so
+        # Drop the CSV (and its data options) BEFORE injecting the bad option, so
         # that the clean-up can never remove the bad option itself (a bare --group).
         if _int(draw, 0, 4) == 0:      # without a CSV: the built-in data is not read
             args.remove(csv_name)
             use_csv = False
-            for flag in ("--group", "--groups"):
-                if flag in args:
-                    i = args.index(flag)
-                    del args[i:i + 2]
+            _remove(args, "--group", "--groups", "--columns")
         option = _pick(draw, list(INVALID) + ["unknown", "no value"])
         if option == "unknown":
             args.append(_pick(draw, ["--bogus", "--eps=1=2x", "-x", "--out-dir"]))
             expect["names"] = None
         elif option == "no value":
-            args.append(_pick(draw, ["--eps", "--bins", "--group", "--out"]))
+            args.append(_pick(draw, ["--eps", "--bins", "--group", "--out", "--columns"]))
         else:
             values, _ = INVALID[option]
-            value = _pick(draw, values)
-            args += [option, value] if not value.startswith("-") else [f"{option}={value}"]
+            args.append(f"{option}={_pick(draw, values)}")
             expect["names"] = option
     elif mode == "conflict":
         conflict = _pick(draw, ["components > p", "axes > components", "no such group",
-                                "groups without group", "group without csv",
-                                "duplicate groups", "outside groups", "from-json and fit",
-                                "json is a directory"])
+                                "groups without group", "group without groups",
+                                "group without csv", "outside groups", "no such column",
+                                "text column declared", "group column declared",
+                                "from-json and fit", "json is a directory"])
         expect["conflict"] = conflict
-        columns = _numeric_columns(p, flag, labels, "--group" in args)
+        columns = len(variables)
         if conflict == "components > p":
             args += ["--components", str(columns + 1 + _int(draw, 0, 3))]
             expect["names"] = "--components"
@@ -379,40 +458,45 @@ def cli_cases(draw):
             args += ["--components", "2", "--axes", "1,3"]
             expect["names"] = "--axes" if columns >= 2 else "--components"
         elif conflict == "no such group":
-            args += ["--group", "nowhere"]
+            _remove(args, "--group", "--groups")
+            args += ["--group", "nowhere", "--groups", "a,b"]
             expect["names"] = "--group"
         elif conflict == "groups without group":
-            for flag in ("--group", "--groups"):
-                if flag in args:
-                    i = args.index(flag)
-                    del args[i:i + 2]
+            _remove(args, "--group", "--groups")
             args += ["--groups", "a,b"]
             expect["names"] = "--groups"
+        elif conflict == "group without groups":
+            _remove(args, "--group", "--groups")
+            args += ["--group", group or "site"]
+            expect["names"] = "--group needs --groups"
         elif conflict == "group without csv":
             args.remove(csv_name)
             use_csv = False
-            args += ["--group", "site"]
+            _remove(args, "--columns")
+            args += ["--group", "site", "--groups", "a"]
             expect["names"] = "--group"
-        elif conflict == "duplicate groups":
-            args += ["--groups", "a,b,a"]
-            expect["names"] = "--groups"
-        elif conflict == "outside groups":
-            if group is None:
-                args += ["--group", "nowhere"]
-                expect["names"] = "--group"
-            else:
-                for flag in ("--group", "--groups"):
-                    if flag in args:
-                        i = args.index(flag)
-                        del args[i:i + 2]
-                args += ["--group", group, "--groups", "zzz"]
-                expect["names"] = "outside --groups"
+        elif conflict == "outside groups" and grouped:
+            _remove(args, "--groups")
+            args += ["--groups=zzz"]
+            expect["names"] = "not one of --groups"
+        elif conflict == "text column declared" and "name" in spec["names"]:
+            _remove(args, "--columns")
+            args.append("--columns=name")
+            expect["names"] = "declared by --columns"
+        elif conflict == "group column declared" and grouped:
+            _remove(args, "--columns")
+            args.append(f"--columns={group}")
+            expect["names"] = "--columns and --group"
         elif conflict == "from-json and fit":
             args += ["--from-json", "whatever.json"]
             expect["names"] = "--from-json"
-        else:
+        elif conflict == "json is a directory":
             args += ["--json", "."]
             expect["names"] = "--json"
+        else:                             # or when the file has no such column
+            _remove(args, "--columns")
+            args.append("--columns=nowhere")
+            expect["names"] = "--columns"
     expect["use_csv"] = use_csv
     # without a CSV and without an error the built-in data (5000 rows) would be fit:
     # never generated (too slow for a property test)
@@ -566,9 +650,12 @@ def test_cli_property(case, work_dir, releases_dir):
     if expect["mode"] == "release":                 # an untouched release always draws
         assert code == 0, err
     assert "Traceback" not in out + err
+    assert MARKER not in out + err, "a cell of the file was quoted"
     lines = err.splitlines()
     assert not any(re.search(r"encountered in", line) for line in lines), \
         "a numpy RuntimeWarning reached the user"
+    if expect["damage_fails"]:
+        assert code == 2, f"exit {code} despite a damaged variable or label"
     if code == 2:
         assert lines, "exit 2 without a message"
         if err.startswith("usage:"):          # argparse's own usage errors
@@ -580,7 +667,8 @@ def test_cli_property(case, work_dir, releases_dir):
             assert all(line.startswith("warning: ") for line in lines[:-1]), err
             if expect["names"] is not None:
                 assert expect["names"] in lines[-1], (expect["names"], err)
-            if expect["mode"] == "valid":
+            if expect["mode"] == "valid" or (expect["mode"] == "bad csv"
+                                             and not expect["damage_fails"]):
                 # valid files and options: a report, unless the public n is too
                 # small for the chosen method or design
                 assert re.search(VALID_MODE_ERRORS, lines[-1]), err
@@ -601,3 +689,5 @@ def test_cli_property(case, work_dir, releases_dir):
         if not expect["from_json"]:
             eps = release["privacy_spent"]["eps"]
             assert 0 < eps <= expect["eps"] * (1 + 1e-12), (eps, expect["eps"])
+            assert release["feature_names"] == expect["variables"], release["feature_names"]
+            assert "dropped_columns" not in release

@@ -130,6 +130,7 @@ def test_default_accuracy_at_n_2000():
     assert median_worst_relative_error(2000, "clipped", range(20)) <= 0.30
 
 
+@pytest.mark.slow   # 20 fits with all 2e8 pairs: about 40 s (pytest -m slow)
 def test_default_accuracy_at_n_20000():
     assert median_worst_relative_error(20000, "clipped", range(20)) <= 0.06
 

@@ -108,6 +108,8 @@ def _ledger_table(ax, estimator):
     ledger = list(getattr(estimator, "privacy_ledger_", None) or [])
     spent = getattr(estimator, "privacy_spent_", None)
     rows, merged = _ledger_rows(ledger)
+    # step names carry column names (data): shown literally, never as mathtext
+    rows = [[plain_text(row[0])] + list(row[1:]) for row in rows]
     if len(rows) > _MAX_LEDGER_ROWS:
         hidden = len(rows) - (_MAX_LEDGER_ROWS - 1)
         rows = rows[: _MAX_LEDGER_ROWS - 1] + [[f"... {hidden} more rows", "", "", "",
