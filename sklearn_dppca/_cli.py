@@ -130,7 +130,8 @@ def build_parser():
                        help="the two components of the score summary, 1-based "
                             "(default 1,2)")
     model.add_argument("--bins", default=None, metavar="B[,B]",
-                       help="histogram cells per axis: 20 or 20,20 (default 20)")
+                       help="histogram cells per axis: 20 or 20,20 (default: from "
+                            "the public number of rows and groups, 8 to 20)")
     model.add_argument("--histogram", choices=("additive", "sparse"), default=None,
                        help="score histogram mechanism (default additive)")
     model.add_argument("--scree-method", choices=("clipped", "huber", "pmwm"),
@@ -309,7 +310,7 @@ class Options:
             if args.components is not None else 2
         )
         self.axes = parse_axes(args.axes) if args.axes is not None else (0, 1)
-        self.bins = parse_bins(args.bins) if args.bins is not None else (20, 20)
+        self.bins = parse_bins(args.bins) if args.bins is not None else "auto"
         self.histogram = args.histogram or "additive"
         self.scree_method = args.scree_method or "clipped"
         self.noise = args.noise or "analytic"
