@@ -1,5 +1,6 @@
 """Private variances along given or private directions (the DP scree)."""
 
+import math
 import warnings
 
 import numpy as np
@@ -94,10 +95,9 @@ class _VarianceMixin:
         loadings = self.components_**2
         n_rest = max(self.n_features_in_ - self.n_components_, 1)
         rest_share = np.clip(1.0 - loadings.sum(axis=0), 0.0, 1.0) / n_rest
-        rest_noise = np.sqrt(self.total_variance_noise_scale_**2
-                             + np.sum(self.noise_scale_**2))
-        self.feature_variance_noise_scale_ = np.sqrt(
-            (self.noise_scale_**2) @ (loadings**2) + (rest_noise * rest_share)**2)
+        rest_noise = math.hypot(self.total_variance_noise_scale_, *self.noise_scale_)
+        self.feature_variance_noise_scale_ = _column_norms(np.vstack([
+            self.noise_scale_[:, None] * loadings, rest_noise * rest_share]))
         warn_noise_dominated("implied variance", self._feature_names(),
                              self.feature_variance_, self.feature_variance_noise_scale_,
                              stacklevel=4)
@@ -122,6 +122,13 @@ class _VarianceMixin:
         if self.scale_ is not None:
             lines.append("  columns divided by their private spreads (scale_)")
         return lines
+
+
+def _column_norms(terms):
+    """L2 norm of each column, without overflow for variances near the float range."""
+    largest = np.max(np.abs(terms), axis=0)
+    safe = np.where(largest > 0, largest, 1.0)
+    return largest * np.sqrt(np.sum((terms / safe) ** 2, axis=0))
 
 
 def _clipped_share_inputs(raw, bounds):

@@ -40,7 +40,7 @@ def test_positive_quantile_keeps_its_resolution_in_any_unit(unit):
 def test_positive_quantile_puts_zeros_below_every_point():
     rng = np.random.default_rng(1)
     x = np.r_[np.zeros(9000), np.full(1000, 5.0)]
-    assert positive_quantile(x, 0.97, 2.0, rng) == pytest.approx(5.0, rel=0.011)
+    assert positive_quantile(x, 0.97, 2.0, rng) == pytest.approx(5.0, rel=0.051)
 
 
 def test_interval_quantile_resolution_is_absolute():

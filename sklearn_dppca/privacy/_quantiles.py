@@ -336,10 +336,12 @@ def warn_if_far(n, q, eps, step, stacklevel=2):
         )
 
 
-# The grid of positive_quantile: ratio 1.01 from the smallest normal float up to a
-# sixteenth of the largest (142,600 points), so 1% relative resolution in any unit;
-# the headroom keeps 2 C and sums of a few bounds finite for the callers.
-SCALE_FREE_BETA = 1.01
+# The grid of positive_quantile: ratio 1.05 from the smallest normal float up to a
+# sixteenth of the largest (29,000 points), so 5% relative resolution in any unit
+# (plenty for a clip bound); the headroom keeps 2 C and sums of a few bounds finite
+# for the callers. A finer grid puts more points below the data, each a chance for
+# a search short of budget to stop there (1.01: five times as many).
+SCALE_FREE_BETA = 1.05
 _TINY = float(np.finfo(float).tiny)
 _SCALE_FREE_TOP = _LARGEST / 16
 
@@ -359,9 +361,9 @@ def positive_quantile(x, q, eps, rng, *, ledger=None, step="positive quantile",
     """Private ``q``-quantile of non-negative values, in any unit.
 
     The one-sided search of :func:`upper_quantile` on the grid
-    ``t_i = tiny * 1.01^i`` (``tiny`` the smallest normal float) up to a sixteenth
-    of the largest float: geometric on the whole positive range, so the result has 1% relative
-    resolution whether the values are of order ``1e-12`` or ``1e12``, where
+    ``t_i = tiny * 1.05^i`` (``tiny`` the smallest normal float) up to a sixteenth
+    of the largest float: geometric on the whole positive range, so the result has
+    5% relative resolution whether the values are of order ``1e-12`` or ``1e12``, where
     :func:`upper_quantile` resolves only down to ``beta - 1`` absolute. Zeros lie
     below every grid point. Searching upwards from the bottom, the search stops
     early when one count's noise bridges the gap to ``q n``: about
