@@ -205,7 +205,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         deviations are set to 0 before normalising and drawing synthetic points
         (free post-processing of the release). ``"auto"`` picks it so that the
         expected number of cells that hold only noise yet pass, over the whole
-        grid with every group's cells, is 0.5 (3.0 sd on 20 x 20 cells, 3.5 sd
+        grid with every group's cells, is 0.25 (3.2 sd on 20 x 20 cells, 3.7 sd
         with 5 groups); the number is ``expected_noise_cells_``. Clamping at 0
         alone (``0``, the R package's behaviour) leaves half of the empty cells
         positive, each drawn like a real cluster.

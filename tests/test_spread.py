@@ -186,13 +186,13 @@ def test_frame_keeps_its_width_far_from_the_origin():
 
 def test_additive_threshold_controls_noise_only_cells():
     sds, expected = additive_threshold(400)
-    assert expected == pytest.approx(0.5) and sds == pytest.approx(3.023, abs=1e-3)
+    assert expected == pytest.approx(0.25) and sds == pytest.approx(3.227, abs=1e-3)
     sds, expected = additive_threshold(2000)
-    assert expected == pytest.approx(0.5) and sds == pytest.approx(3.481, abs=1e-3)
+    assert expected == pytest.approx(0.25) and sds == pytest.approx(3.662, abs=1e-3)
     assert additive_threshold(400, 0)[1] == pytest.approx(200)
     X, y = make_gaussian_clusters(200, return_groups=True, random_state=0)
     pca = quiet(DPPCA(groups=sorted(set(y)), random_state=0), X, y)
-    assert pca.expected_noise_cells_ == pytest.approx(0.5)
+    assert pca.expected_noise_cells_ == pytest.approx(0.25)
     noise = pca.privacy_ledger_[-1]["noise_scale"]
     cells = 5 * pca.score_histogram_.size
     assert pca.histogram_threshold_ == pytest.approx(additive_threshold(cells)[0] * noise)
