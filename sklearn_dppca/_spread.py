@@ -89,7 +89,9 @@ def spreads_from_variances(released, feature_names):
     relative to the variance used (0 for the columns left unscaled).
     """
     unreliable = ((released.noise_scale >= released.raw)
-                  | clipped_to_the_bound(released.raw, released.clip_bounds)
+                  # at the bound within two noise sds: "all pairs clipped" fits
+                  | clipped_to_the_bound(released.raw + 2 * released.noise_scale,
+                                         released.clip_bounds)
                   | (released.clip_bounds < UNRELIABLE_BOUND))
     if np.any(unreliable):
         listed = ", ".join(str(n) for n, bad in zip(feature_names, unreliable) if bad)
