@@ -84,9 +84,7 @@ def spreads_from_variances(released, feature_names):
     bound search stopped at the bottom of the range (:data:`UNRELIABLE_BOUND`,
     zero-inflated columns at small budgets); such a column keeps
     its own unit (spread 1) and a PrivacyUtilityWarning names it: dividing by a
-    noisy or collapsed spread would blow the column up. Returns
-    ``(scale, relative_noise)``, the latter the noise sd of each released variance
-    relative to the variance used (0 for the columns left unscaled).
+    noisy or collapsed spread would blow the column up. Returns the spreads.
     """
     unreliable = ((released.noise_scale >= released.raw)
                   # at the bound within two noise sds: "all pairs clipped" fits

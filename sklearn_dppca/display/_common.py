@@ -9,6 +9,8 @@ import numbers
 
 import numpy as np
 
+from .._validation import check_bool  # noqa: F401  (the displays' flags)
+
 #: Legend label of every non-private overlay.
 NONPRIVATE_LABEL = "non-private reference"
 
@@ -76,12 +78,6 @@ def check_kind(kind, allowed, name="kind"):
             f"{name} must be one of {', '.join(repr(a) for a in allowed)}; got {kind!r}."
         )
     return kind
-
-
-def check_bool(value, name):
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {value!r}.")
-    return bool(value)
 
 
 def check_axes_pair(axes, n_components, name="axes"):
