@@ -1,10 +1,14 @@
 """What the three private estimators share: projection, tags, ledger bookkeeping."""
 
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import validate_features
+from ._validation import check_accountant, check_accounting, validate_features
+from .privacy._accounting import BudgetTree
+from .privacy._warnings import PrivacyRiskWarning, warn_risky_delta
 
 
 class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -64,8 +68,48 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             )
         return projection
 
-    def _set_privacy(self, ledger, eps, delta):
-        """Store the ledger and the spend, checking it stays within the grant."""
+    def __sklearn_clone__(self):
+        # GridSearchCV, cross_val_score and friends fit clones of an estimator on
+        # the same rows: each clone spends (eps, delta) again.
+        if getattr(self, "accountant", None) is None:
+            warnings.warn(
+                f"Cloning {type(self).__name__} (cross-validation, grid search): every "
+                "clone fitted on the same data spends its (eps, delta) again. Pass "
+                "accountant=PrivacyAccountant(eps, delta) to cap the total.",
+                PrivacyRiskWarning,
+                stacklevel=2,
+            )
+        return super().__sklearn_clone__()
+
+    def _plan_budget(self, parts, eps, delta, n_samples):
+        """Allocate the budget tree ``parts`` to the grant, before any computation.
+
+        Checks ``accounting``; warns when ``delta >= 1 / n`` and when the estimator
+        is fitted again without an accountant; charges the accountant the planned
+        spend (an upper bound: a skipped part only lowers it), which raises
+        :class:`~sklearn_dppca.BudgetExceededError` if the rest of its budget is
+        too small. Returns the :class:`~sklearn_dppca.privacy.BudgetPlan`.
+        """
+        accounting = check_accounting(self.accounting, self.noise)
+        accountant = check_accountant(self.accountant)
+        plan = BudgetTree(parts).allocate(eps, delta, accounting)
+        warn_risky_delta(delta, n_samples, stacklevel=4)
+        if accountant is not None:
+            accountant.charge(plan.planned_spend(), label=type(self).__name__)
+        elif hasattr(self, "privacy_spent_"):
+            warnings.warn(
+                f"{type(self).__name__} is fitted again: if it is the same data, the "
+                "budget is spent twice. Pass accountant=PrivacyAccountant(eps, delta) "
+                "to keep count.",
+                PrivacyRiskWarning,
+                stacklevel=3,
+            )
+        return plan
+
+    def _set_privacy(self, ledger, eps, delta, plan=None):
+        """Close the Gaussian block, store the ledger and the spend (within the grant)."""
+        if plan is not None and plan.block is not None:
+            ledger.close_gaussian_block(plan.block[0])
         self.privacy_spent_ = ledger.check_within(eps, delta)
         self.privacy_ledger_ = ledger.to_list()
 

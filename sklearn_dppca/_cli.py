@@ -39,7 +39,7 @@ MAX_BINS = 1000
 _FIGURE_FORMATS = (".png", ".pdf", ".svg")
 _FIT_OPTIONS = ("columns", "eps", "delta", "components", "scale", "axes", "bins",
                 "histogram", "scree_method", "group", "groups", "budget_split", "pairs",
-                "noise", "seed", "nonprivate_reference")
+                "noise", "accounting", "seed", "nonprivate_reference")
 _BUILTIN_GROUPS = ["G1", "G2", "G3", "G4", "G5"]
 #: The parts of ``--budget-split`` (those of ``DPPCA(budget_split=...)``); ``scale``
 #: is spent only with ``--scale``.
@@ -114,8 +114,13 @@ def build_parser():
     budget.add_argument("--budget-split", default=None, metavar="SPLIT",
                         help="shares of eps and delta among the parts "
                              f"{', '.join(BUDGET_PARTS)}; default {_default_splits()}")
+    budget.add_argument("--accounting", choices=("gdp", "basic"), default=None,
+                        help="composition of the Gaussian parts: gdp (exact, one "
+                             "mu-GDP block; default) or basic (shares added)")
     budget.add_argument("--noise", choices=("analytic", "classical"), default=None,
-                        help="Gaussian calibration (default analytic)")
+                        help="Gaussian calibration of each part under --accounting "
+                             "basic (default analytic; classical implies --accounting "
+                             "basic)")
     budget.add_argument("--seed", default=None, metavar="INT",
                         help="seed of the noise, for reproducible tests only: a "
                              "release made with a known seed is not private")
@@ -314,6 +319,13 @@ class Options:
         self.histogram = args.histogram or "additive"
         self.scree_method = args.scree_method or "clipped"
         self.noise = args.noise or "analytic"
+        # the classical formula calibrates each part alone: it implies basic
+        # accounting unless GDP is asked for, which cannot go with it
+        self.accounting = args.accounting or (
+            "basic" if self.noise == "classical" else "gdp")
+        if self.noise == "classical" and self.accounting == "gdp":
+            raise UserError("--noise classical calibrates each part alone: it needs "
+                            "--accounting basic.")
         self.budget_split = (
             parse_budget_split(args.budget_split) if args.budget_split is not None else None
         )
@@ -562,7 +574,9 @@ def _fmt(value, spec):
 
 def ledger_table(ledger, spent):
     """The privacy ledger as a small text table (one row per mechanism call)."""
-    header = ("step", "mechanism", "eps", "delta", "sensitivity", "noise scale")
+    from .privacy._budget import composition_label
+
+    header = ("step", "mechanism", "eps", "delta", "sensitivity", "noise scale", "mu")
     rows = [
         (
             str(entry.get("step", "")),
@@ -572,11 +586,12 @@ def ledger_table(ledger, spent):
             _fmt(entry.get("sensitivity"), ".4g")
             + (f" ({entry['sensitivity_norm']})" if entry.get("sensitivity_norm") else ""),
             _fmt(entry.get("noise_scale"), ".4g"),
+            _fmt(entry.get("mu"), ".4g"),
         )
         for entry in ledger
     ]
-    rows.append(("total (basic composition)", "", _fmt(spent[0], ".4g"),
-                 _fmt(spent[1], ".3g"), "", ""))
+    rows.append((f"total ({composition_label(ledger)})", "", _fmt(spent[0], ".4g"),
+                 _fmt(spent[1], ".3g"), "", "", ""))
     widths = [max(len(row[j]) for row in [header] + rows) for j in range(len(header))]
 
     def line(row):
@@ -680,7 +695,8 @@ def _fit(options, out, err):
         budget_split=options.budget_split, scree_method=options.scree_method,
         histogram=options.histogram, bins=options.bins,
         axes=options.axes if options.components >= 2 else (0, 1),
-        groups=data.labels, noise=options.noise, pairs=pairs,
+        groups=data.labels, noise=options.noise, accounting=options.accounting,
+        pairs=pairs,
         **scaled,
         compute_nonprivate=options.nonprivate, random_state=options.seed,
         verbose=1 if (n_samples > LARGE_N or not options.quiet) else 0,

@@ -9,7 +9,7 @@ from ._base import _PrivateProjection, orient_components
 from ._kendall import spherical_kendall
 from ._nonprivate import nonprivate_reference
 from ._summary import FitSummary, budget_line, directions_table, reference_line
-from ._spread import release_spreads
+from ._spread import release_spreads, spread_parts
 from ._validation import (
     check_bool,
     check_budget_params,
@@ -40,9 +40,12 @@ def kendall_sensitivity(n_samples, rule):
     return 2.0 * per_term / n_samples
 
 
-def private_kendall_directions(X, *, eps, delta, noise, sensitivity, pairs, duplicates,
-                               n_jobs, rng, ledger, step="loading", progress=None):
+def private_kendall_directions(X, *, budget, noise, sensitivity, pairs, duplicates,
+                               n_jobs, rng, ledger, progress=None):
     """Release the noisy Kendall matrix and its eigen-decomposition.
+
+    ``budget`` is the :class:`~sklearn_dppca.privacy.Allocation` of the Gaussian
+    leaf that pays for it (its path names the ledger step).
 
     Returns a Bunch with ``kendall_matrix`` (released, symmetric), ``eigenvalues``
     (descending), ``eigenvectors`` (columns, deterministic signs) and
@@ -51,15 +54,8 @@ def private_kendall_directions(X, *, eps, delta, noise, sensitivity, pairs, dupl
     kendall = spherical_kendall(X, duplicates=duplicates, n_jobs=n_jobs, pairs=pairs,
                                 random_state=rng, progress=progress)
     noisy, noise_scale = symmetric_matrix_gaussian(
-        kendall,
-        kendall_sensitivity(X.shape[0], sensitivity),
-        eps,
-        delta,
-        rng,
-        noise=noise,
-        ledger=ledger,
-        step=step,
-    )
+        kendall, kendall_sensitivity(X.shape[0], sensitivity), rng=rng, noise=noise,
+        ledger=ledger, **budget.mechanism_budget())
     eigenvalues, eigenvectors = np.linalg.eigh(noisy)
     order = np.argsort(eigenvalues)[::-1]
     return Bunch(
@@ -94,12 +90,24 @@ class DPKendallDirections(_PrivateProjection):
     delta : float, default=1e-5
         Privacy budget, in (0, 1).
     noise : {"analytic", "classical"}, default="analytic"
-        Gaussian calibration. ``"analytic"`` (Balle & Wang 2018) is valid for every
-        eps and never noisier; ``"classical"`` is the classical formula
-        ``sigma = Delta sqrt(2 ln(1.25/delta)) / eps`` (warns for eps >= 1).
-    sensitivity : {"standard", "tight"}, default="standard"
-        Frobenius sensitivity used: Kim & Jung's ``4/n`` or the exact worst case
-        ``2 sqrt(2)/n`` (less noise at the same budget).
+        Gaussian calibration of each part under ``accounting="basic"``.
+        ``"analytic"`` (Balle & Wang 2018) is valid for every eps and never
+        noisier; ``"classical"`` is the classical formula
+        ``sigma = Delta sqrt(2 ln(1.25/delta)) / eps`` (warns for eps >= 1, raises
+        where its delta exceeds the claimed one).
+    sensitivity : {"tight", "standard"}, default="tight"
+        Frobenius sensitivity used: the exact worst case ``2 sqrt(2)/n``
+        (:func:`kendall_sensitivity`; a factor ``sqrt(2)`` less noise) or Kim &
+        Jung's ``4/n``.
+    accounting : {"gdp", "basic"}, default="gdp"
+        How the Gaussian parts compose. ``"gdp"``: as one ``mu``-GDP block (Dong,
+        Roth & Su 2022), exact; the pure-eps parts (quantile searches) compose
+        beside it. ``"basic"``: each part calibrated alone at its share of
+        ``(eps, delta)``, the shares added. See the user guide, "Privacy
+        accounting".
+    accountant : PrivacyAccountant, default=None
+        A total budget for the data set, charged by every fit before any
+        computation (:class:`BudgetExceededError` when it would run out).
     pairs : "all" or int, default="all"
         ``"all"``: the full U-statistic, O(n^2 p). An int ``m``: each row is paired
         with ``m`` others by a data-independent random design (incomplete
@@ -167,14 +175,16 @@ class DPKendallDirections(_PrivateProjection):
     """
 
     def __init__(self, n_components=None, *, eps=1.0, delta=1e-5, noise="analytic",
-                 sensitivity="standard", pairs="all", duplicates="ignore", scale=False,
-                 scale_share=0.2, compute_nonprivate=False, random_state=None,
-                 n_jobs=None):
+                 sensitivity="tight", accounting="gdp", accountant=None, pairs="all",
+                 duplicates="ignore", scale=False, scale_share=0.2,
+                 compute_nonprivate=False, random_state=None, n_jobs=None):
         self.n_components = n_components
         self.eps = eps
         self.delta = delta
         self.noise = noise
         self.sensitivity = sensitivity
+        self.accounting = accounting
+        self.accountant = accountant
         self.pairs = pairs
         self.duplicates = duplicates
         self.scale = scale
@@ -206,17 +216,16 @@ class DPKendallDirections(_PrivateProjection):
         X = validate_features(self, X, reset=True)
         n_components = check_n_components(self.n_components, X.shape[1])
         rng = check_generator(self.random_state)
+        plan = self._plan_budget(self._budget_parts(), eps, delta, X.shape[0])
         ledger = PrivacyLedger()
         self.scale_ = None
-        if check_bool(self.scale, "scale"):
-            share = check_share(self.scale_share, "scale_share")
-            spreads = release_spreads(X, eps=eps * share, delta=delta * share,
-                                      noise=self.noise, rng=rng, ledger=ledger,
+        if "scale" in plan:
+            spreads = release_spreads(X, budget=plan.part("scale"), noise=self.noise,
+                                      rng=rng, ledger=ledger,
                                       feature_names=self._feature_names())
             X, self.scale_ = spreads.X, spreads.scale
-            eps, delta = eps * (1 - share), delta * (1 - share)
         released = private_kendall_directions(
-            X, eps=eps, delta=delta, noise=self.noise, sensitivity=self.sensitivity,
+            X, budget=plan["loading"], noise=self.noise, sensitivity=self.sensitivity,
             pairs=pairs, duplicates=self.duplicates, n_jobs=self.n_jobs, rng=rng,
             ledger=ledger,
         )
@@ -229,8 +238,16 @@ class DPKendallDirections(_PrivateProjection):
         self.nonprivate_ = (
             nonprivate_reference(X, self.components_) if self.compute_nonprivate else None
         )
-        self._set_privacy(ledger, *check_budget_params(self.eps, self.delta))
+        self._set_privacy(ledger, eps, delta, plan)
         return self
+
+    def _budget_parts(self):
+        """The budget tree: the spreads (``scale=True``) and the Kendall matrix."""
+        if not check_bool(self.scale, "scale"):
+            return {"loading": (1.0, "gaussian")}
+        share = check_share(self.scale_share, "scale_share")
+        return {"scale": (share, spread_parts(self._feature_names())),
+                "loading": (1.0 - share, "gaussian")}
 
     def summary(self):
         """The summary: data size, components, budget, the directions.

@@ -14,19 +14,26 @@ from ._nonprivate import nonprivate_reference
 from ._progress import PairProgress
 from ._scores import (
     FRAME_MARGIN,
-    FRAME_SHARE,
     HISTOGRAM_METHODS,
     additive_threshold,
+    auto_bins,
     frame_edges,
     normalised,
     private_frame,
     private_histograms,
+    score_parts,
     split_by_noisy_totals,
     synthetic_points,
 )
 from ._scree import _VarianceMixin
-from ._variances import SCREE_METHODS, check_method_params
-from ._spread import release_spreads
+from ._variances import (
+    SCREE_METHODS,
+    TOTAL_SHARE,
+    check_method_params,
+    resolve_clip,
+    scree_parts,
+)
+from ._spread import release_spreads, spread_parts
 from ._summary import FitSummary, budget_line, directions_table, reference_line
 from ._validation import (
     check_bool,
@@ -48,18 +55,11 @@ DEFAULT_SCALED_SPLIT = {"loading": 0.3, "scree": 0.25, "scale": 0.2, "score": 0.
 BUDGET_PARTS = ("loading", "scree", "scale", "score")
 
 
-def check_bins(bins, n_samples=None, n_groups=1):
-    """``bins``: "auto", an int >= 1 (both axes) or a pair of ints >= 1.
-
-    ``"auto"`` (needs the public ``n_samples`` and number of groups):
-    ``clip(round(sqrt(n / n_groups) / 3), 8, 20)`` cells per axis, so that a
-    group's cells hold enough rows to clear the noise threshold: 20 x 20 for the
-    gau data (5,000 rows), 10 x 10 for it with its 5 groups, 8 x 8 below about
-    600 rows per group.
-    """
+def check_bins(bins):
+    """``bins``: "auto" (returned as it is; see :func:`auto_bins`), an int >= 1
+    (both axes) or a pair of ints >= 1."""
     if isinstance(bins, str) and bins == "auto":
-        side = int(np.clip(round(math.sqrt(n_samples / n_groups) / 3), 8, 20))
-        return side, side
+        return bins
     pair = (bins, bins) if isinstance(bins, numbers.Integral) else bins
     try:
         pair = tuple(pair)
@@ -188,12 +188,13 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         Gaussian noise on every cell (L2 sensitivity sqrt(2)) or the stability
         histogram (Laplace on non-empty cells plus a threshold, L1 sensitivity 2).
     bins : "auto", int or (int, int), default="auto"
-        Cells per axis of the score histogram. ``"auto"`` takes
-        ``clip(round(sqrt(n / n_groups) / 3), 8, 20)`` (public: ``n`` and the
-        number of declared groups), so that each group's cells hold enough rows
-        to clear the noise threshold: 20 x 20 for 5,000 rows, 10 x 10 for 5
-        groups of 1,000 (on a 20 x 20 grid 0.6 of those groups per fit vanished
-        below the threshold at eps = 1; none at 12 x 12).
+        Cells per axis of the score histogram. ``"auto"``
+        (:func:`~sklearn_dppca._scores.auto_bins`, from public numbers only: ``n``,
+        the number of declared groups and the histogram's noise) takes at most
+        ``clip(round(sqrt(n / n_groups) / 3), 4, 20)`` and fewer while an
+        average cell of the cloud would hold less than twice the noise
+        threshold: 9 x 9 for the gau data (5,000 rows) at eps = 0.5, 12 x 12 at
+        eps = 1, 20 x 20 at eps = 4.
     axes : (int, int), default=(0, 1)
         The two components (0-based) of the score summary.
     n_synthetic : int, default=None
@@ -276,9 +277,10 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
                  scree_method="clipped", scree_params=None, histogram="additive",
                  bins="auto", axes=(0, 1), n_synthetic=None, synthetic_jitter=0.25,
                  histogram_threshold="auto", groups=None, scale=False,
-                 noise="analytic", sensitivity="standard", pairs="all",
-                 duplicates="ignore", compute_nonprivate=False, whiten=False,
-                 random_state=None, n_jobs=None, verbose=0):
+                 noise="analytic", sensitivity="tight", accounting="gdp",
+                 accountant=None, pairs="all", duplicates="ignore",
+                 compute_nonprivate=False, whiten=False, random_state=None, n_jobs=None,
+                 verbose=0):
         self.n_components = n_components
         self.eps = eps
         self.delta = delta
@@ -295,6 +297,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         self.scale = scale
         self.noise = noise
         self.sensitivity = sensitivity
+        self.accounting = accounting
+        self.accountant = accountant
         self.pairs = pairs
         self.duplicates = duplicates
         self.compute_nonprivate = compute_nonprivate
@@ -329,9 +333,9 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
             or n_synthetic < 0
         ):
             raise ValueError(f"n_synthetic must be None or an int >= 0, got {n_synthetic!r}.")
-        parts = PrivacyBudget(eps, delta).split(
-            check_budget_split(self.budget_split, check_bool(self.scale, "scale")))
-        return eps, delta, parts
+        split = check_budget_split(self.budget_split, check_bool(self.scale, "scale"))
+        PrivacyBudget(eps, delta).split(split)   # shares in [0, 1], summing to <= 1
+        return eps, delta, split
 
     def _progress(self, message, start):
         if self.verbose:
@@ -351,30 +355,35 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         self
         """
         start = time.perf_counter()
-        eps, delta, parts = self._check_params()
+        eps, delta, split = self._check_params()
         scree_params = check_method_params(self.scree_method, self.scree_params,
                                            "scree_params")
         if self.scree_method == "clipped" and "pairs" not in (self.scree_params or {}):
             scree_params["pairs"] = self.pairs   # one pair design choice for the fit
         X = check_max_abs(validate_features(self, X, reset=True), "DPPCA's variances")
         n_components = check_n_components(self.n_components, X.shape[1])
-        with_scores = n_components >= 2 and parts["score"] is not None
+        with_scores = n_components >= 2 and split.get("score", 0) > 0
         axes = check_axes(self.axes, n_components) if n_components >= 2 else None
         labels, codes = check_groups(self.groups, y, X.shape[0])
-        bins = check_bins(self.bins, X.shape[0], 1 if labels is None else len(labels))
+        bins = check_bins(self.bins)
         rng = check_generator(self.random_state)
+        scree_params = resolve_clip(scree_params, X.shape[0], n_components,
+                                    eps * split["scree"] * (1 - TOTAL_SHARE))
+        plan = self._plan_budget(
+            self._budget_parts(split, scree_params, n_components, with_scores),
+            eps, delta, X.shape[0])
         ledger = PrivacyLedger()
 
         self.n_samples_ = X.shape[0]
         spreads = None
-        if self.scale:
+        if "scale" in plan:
             spreads = release_spreads(
-                X, eps=parts["scale"].eps, delta=parts["scale"].delta, noise=self.noise,
-                rng=rng, ledger=ledger, feature_names=self._feature_names())
+                X, budget=plan.part("scale"), noise=self.noise, rng=rng, ledger=ledger,
+                feature_names=self._feature_names())
             X = check_max_abs(spreads.X, "DPPCA's variances (after scaling)")
             self._progress("spreads released", start)
         released = private_kendall_directions(
-            X, eps=parts["loading"].eps, delta=parts["loading"].delta, noise=self.noise,
+            X, budget=plan["loading"], noise=self.noise,
             sensitivity=self.sensitivity, pairs=check_pairs(self.pairs),
             duplicates=self.duplicates, n_jobs=self.n_jobs, rng=rng, ledger=ledger,
             progress=PairProgress("Kendall matrix") if self.verbose else None,
@@ -386,17 +395,19 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         self.kendall_matrix_ = released.kendall_matrix
         self.method_label_ = self.scree_method
         self._set_spreads(spreads)
-        self._fit_variances(X, self.scree_method, scree_params, parts["scree"].eps,
-                            parts["scree"].delta, pairs=check_pairs(self.pairs),
-                            monotone=True, rng=rng, ledger=ledger)
+        self._fit_variances(X, self.scree_method, scree_params, plan.part("scree"),
+                            pairs=check_pairs(self.pairs), monotone=True, rng=rng,
+                            ledger=ledger)
         self._progress("variances released", start)
         self.axes_ = axes
         self.groups_ = labels
-        self.budget_ = {part: (budget.eps, budget.delta) if budget else (0.0, 0.0)
-                        for part, budget in parts.items()}
+        self.budget_ = {part: (eps * share, delta * share) for part, share in split.items()}
         self._reset_score_summary()
         if with_scores:
-            self._fit_scores(X, parts["score"], labels, codes, bins, rng, ledger)
+            if bins == "auto":
+                bins = auto_bins(X.shape[0], 1 if labels is None else len(labels),
+                                 self.histogram, plan["score/histogram"], self.noise)
+            self._fit_scores(X, plan.part("score"), labels, codes, bins, rng, ledger)
             self._progress("score summary released", start)
         elif n_components < 2:
             warnings.warn(
@@ -406,8 +417,19 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
                 stacklevel=2,
             )
         self.nonprivate_ = self._nonprivate(X) if self.compute_nonprivate else None
-        self._set_privacy(ledger, eps, delta)
+        self._set_privacy(ledger, eps, delta, plan)
         return self
+
+    def _budget_parts(self, split, scree_params, n_components, with_scores):
+        """The fit's budget tree: the top-level ``split`` and each part's own tree."""
+        parts = {"loading": (split["loading"], "gaussian")}
+        if "scale" in split:
+            parts["scale"] = (split["scale"], spread_parts(self._feature_names()))
+        parts["scree"] = (split["scree"],
+                          scree_parts(self.scree_method, scree_params, n_components))
+        if with_scores:
+            parts["score"] = (split["score"], score_parts(self.histogram))
+        return parts
 
     def _reset_score_summary(self):
         self.histogram_threshold_ = self.expected_noise_cells_ = None
@@ -416,7 +438,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
 
     def _fit_scores(self, X, budget, labels, codes, bins, rng, ledger):
         scores = X.astype(np.float64) @ self.components_[list(self.axes_)].T
-        frame = private_frame(scores, FRAME_SHARE * budget.eps, rng, ledger,
+        frame = private_frame(scores, budget.part("frame"), rng, ledger,
                               cells=max(bins), unit=self._score_unit())
         if frame.half_width > FRAME_MARGIN * frame.radius:
             # The released radius is below the float resolution at the centre: its
@@ -433,13 +455,12 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
             return
         self.frame_ = frame
         self.bin_edges_ = frame_edges(self.frame_, bins)
-        counts = private_histograms(
-            scores, self.bin_edges_, method=self.histogram,
-            eps=(1 - FRAME_SHARE) * budget.eps, delta=budget.delta, noise=self.noise,
-            rng=rng, ledger=ledger, labels=codes,
+        counts, noise_scale = private_histograms(
+            scores, self.bin_edges_, method=self.histogram, budget=budget["histogram"],
+            noise=self.noise, rng=rng, ledger=ledger, labels=codes,
             label_list=None if labels is None else np.arange(len(labels)),
         )
-        self._threshold_counts(counts, ledger.entries[-1]["noise_scale"])
+        self._threshold_counts(counts, noise_scale)
         counts = np.where(counts >= (self.histogram_threshold_ or 0.0), counts, 0.0)
         n_points = self.n_samples_ if self.n_synthetic is None else self.n_synthetic
         if labels is None:
@@ -465,18 +486,18 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         ])
 
     def _score_unit(self):
-        """The scores' scale from the released variances (post-processing), or 1.
+        """The scores' scale from the released variances (post-processing), or None.
 
-        1 (the data's own unit) when either variance is noise (its noise sd, raised
-        for a release at its clip bound, reaches it): a collapsed variance would
-        shrink the radius's grid to nothing.
+        None (the frame then searches in the data's own unit) when either variance
+        is noise (its noise sd, raised for a release at its clip bound, reaches
+        it): a collapsed variance would shrink the radius's grid to nothing.
         """
         axes = list(self.axes_)
         variances = self.explained_variance_[axes]
         if np.any(self.noise_scale_[axes] >= variances):
-            return 1.0
+            return None
         unit = math.sqrt(float(np.sum(variances)))
-        return unit if math.isfinite(unit) and unit > 0 else 1.0
+        return unit if math.isfinite(unit) and unit > 0 else None
 
     def _threshold_counts(self, counts, noise_scale):
         """Set ``histogram_threshold_`` (counts) and ``expected_noise_cells_``."""

@@ -1,5 +1,6 @@
 """The private score summary: frame, 2-D histogram(s) and synthetic points."""
 
+import math
 import warnings
 
 import numpy as np
@@ -7,7 +8,14 @@ from scipy.stats import norm
 from sklearn.utils import Bunch
 
 from .privacy import PrivacyUtilityWarning
-from .privacy._histograms import additive_histogram, histogram_counts, sparse_histogram
+from .privacy._histograms import (
+    HISTOGRAM_L2_SENSITIVITY,
+    _sparse_threshold,
+    additive_histogram,
+    histogram_counts,
+    sparse_histogram,
+)
+from .privacy._mechanisms import _gaussian_scale
 from .privacy._quantiles import interval_quantile, quantile, upper_quantile
 
 HISTOGRAM_METHODS = ("additive", "sparse")
@@ -21,21 +29,59 @@ FRAME_MARGIN = 1.2      # the frame is centre +- 1.2 radius
 NOISE_CELLS_TARGET = 0.25
 
 
-#: Shares of the frame's eps: coarse centre (each axis), coarse radius, fine centre
-#: (each axis), radius. The coarse stage only has to land within the fine stage's
-#: range, so the fine centre and the radius, which the picture shows, get more.
-FRAME_STEPS = {"coarse centre": 0.15, "coarse radius": 0.1, "centre": 0.15, "radius": 0.3}
+#: Shares of the frame's eps (all pure DP): coarse centre (each axis), coarse
+#: radius, fine centre (each axis), radius. The coarse stage only has to land within
+#: the fine stage's range, so the fine centre and the radius, which the picture
+#: shows, get more.
+FRAME_STEPS = {"coarse centre axis 1": 0.15, "coarse centre axis 2": 0.15,
+               "coarse radius": 0.1, "centre axis 1": 0.15, "centre axis 2": 0.15,
+               "radius": 0.3}
 
 
-#: Points of the fine centre's even grid over [-2 r1, 2 r1].
+def score_parts(histogram):
+    """The budget tree of the score summary: the frame's searches, the histogram.
+
+    The additive histogram is a Gaussian mechanism; the sparse one an
+    ``(eps, delta)`` stability histogram (basic composition).
+    """
+    frame = {name: (share, "pure") for name, share in FRAME_STEPS.items()}
+    kind = "gaussian" if histogram == "additive" else "basic"
+    return {"frame": (FRAME_SHARE, frame), "histogram": (1.0 - FRAME_SHARE, kind)}
+
+
+#: Points of the fine centre's even grid over [-2 r1, 2 r1] when the scores' scale
+#: is unknown.
 FINE_POINTS = 400_001
+#: With a known scale ``unit`` of the scores: the fine grid's spacing is
+#: ``unit / FINE_PER_UNIT`` (at most ``MAX_FINE_POINTS`` points).
+FINE_PER_UNIT = 200
+MAX_FINE_POINTS = 4_000_001
 
 
-def private_frame(scores, eps, rng, ledger, step="score/frame", cells=1, unit=1.0):
+def _fine_points(reach, unit):
+    """Points of the fine centre's grid over ``[-reach, reach]``.
+
+    A one-sided search stops early by about ``(2 / eps) ln(m)`` counts when ``m``
+    grid points lie inside the data before its target. The coarse stage's error
+    sets ``reach``: far from the origin it is large, and a fixed number of points
+    put few of them inside the cloud, close to it many (10^5 for the gau scores at
+    eps = 1: the median 1,300 counts low, against 600 far away). With a
+    known scale of the scores the spacing is ``unit / 200`` wherever the cloud
+    is (about 600 points inside it), so the centre is equally good everywhere;
+    without one, ``FINE_POINTS`` points. Public: ``reach`` and ``unit`` are
+    releases.
+    """
+    if unit is None:
+        return FINE_POINTS
+    spacing = unit / FINE_PER_UNIT
+    return int(min(MAX_FINE_POINTS, max(3, math.ceil(2 * reach / spacing) + 1)))
+
+
+def private_frame(scores, budget, rng, ledger, cells=1, unit=None):
     """A square frame around the score cloud, pure ``eps``-DP.
 
-    Six count-based searches (one changed row changes one value in each), with
-    the shares of :data:`FRAME_STEPS` (the centres once per axis):
+    Six count-based searches (one changed row changes one value in each), on the
+    leaves of ``budget`` (:data:`FRAME_STEPS`):
 
     1. a coarse centre ``c1``: the fully unbounded private median of each
        coordinate; its grid is geometric around 0, so far from the origin it is
@@ -48,7 +94,8 @@ def private_frame(scores, eps, rng, ledger, step="score/frame", cells=1, unit=1.
     4. the radius ``r``: the private 0.97 quantile of ``||s_i - c||``.
 
     The radii are searched in units of ``unit``, a public or released scale of
-    the scores (DPPCA passes the square root of the two released variances): on
+    the scores (DPPCA passes the square root of the two released variances; None:
+    1 for the radii, and the fine centre's grid is not tied to a scale): on
     the grid ``unit (1.01^i - 1)``, which resolves 1% of the radius from about
     ``unit / 100`` up and has few points below the data, so a small budget does
     not drive the search to the bottom of the float range (as a grid over every
@@ -57,21 +104,22 @@ def private_frame(scores, eps, rng, ledger, step="score/frame", cells=1, unit=1.
     The frame is ``c +- 1.2 r`` on both axes: adding a constant to every row moves
     the centre and leaves the radius as it was.
     """
-    share = {name: part * eps for name, part in FRAME_STEPS.items()}
+    coarse_leaves = [budget[f"coarse centre axis {axis + 1}"] for axis in range(2)]
     coarse = np.array([
-        quantile(scores[:, axis], 0.5, share["coarse centre"], rng, ledger=ledger,
-                 step=f"{step}/coarse centre axis {axis + 1}", warn=False)
-        for axis in range(2)
+        quantile(scores[:, axis], 0.5, leaf.eps, rng, ledger=ledger, step=leaf.path,
+                 warn=False)
+        for axis, leaf in enumerate(coarse_leaves)
     ])
-    reach = 2 * _radius(scores, coarse, share["coarse radius"], rng, ledger,
-                        f"{step}/coarse radius", unit, warn=False)
+    reach = 2 * _radius(scores, coarse, budget["coarse radius"], rng, ledger, unit,
+                        warn=False)
+    centre_leaves = [budget[f"centre axis {axis + 1}"] for axis in range(2)]
     center = coarse + np.array([
-        interval_quantile(scores[:, axis] - coarse[axis], 0.5, share["centre"], rng,
-                          low=-reach, high=reach, n_points=FINE_POINTS, ledger=ledger,
-                          step=f"{step}/centre axis {axis + 1}")
-        for axis in range(2)
+        interval_quantile(scores[:, axis] - coarse[axis], 0.5, leaf.eps, rng,
+                          low=-reach, high=reach, n_points=_fine_points(reach, unit),
+                          ledger=ledger, step=leaf.path)
+        for axis, leaf in enumerate(centre_leaves)
     ])
-    radius = _radius(scores, center, share["radius"], rng, ledger, f"{step}/radius", unit)
+    radius = _radius(scores, center, budget["radius"], rng, ledger, unit)
     # Post-processing (free): far from the origin a tiny private radius would make
     # the ``cells`` cells of an axis narrower than the float spacing at the centre
     # (equal bin edges); widen the frame to at least 8 spacings per cell.
@@ -83,18 +131,19 @@ def private_frame(scores, eps, rng, ledger, step="score/frame", cells=1, unit=1.
                  extent=extent)
 
 
-def _radius(scores, center, eps, rng, ledger, step, unit, warn=True):
+def _radius(scores, center, leaf, rng, ledger, unit, warn=True):
     """Private 0.97 quantile of the distances to ``center``, in units of ``unit``."""
     if not np.all(np.isfinite(center)):
         raise ValueError("The private score frame is degenerate (its centre is not "
                          "finite); the scores may be too large to frame. Rescale X.")
+    unit = 1.0 if unit is None else unit
     distances = np.linalg.norm(scores - center, axis=1) / unit
     with warnings.catch_warnings():
         if not warn:
             warnings.simplefilter("ignore", PrivacyUtilityWarning)
-        radius = unit * upper_quantile(distances, RADIUS_LEVEL, eps, rng, lower=0.0,
+        radius = unit * upper_quantile(distances, RADIUS_LEVEL, leaf.eps, rng, lower=0.0,
                                        beta=RADIUS_BETA, max_steps=RADIUS_STEPS,
-                                       ledger=ledger, step=step)
+                                       ledger=ledger, step=leaf.path)
     if not (np.isfinite(radius) and radius > 0):
         raise ValueError("The private score frame is degenerate (its radius is not "
                          "finite); the scores may be too large to frame. Rescale X.")
@@ -122,20 +171,64 @@ def additive_threshold(n_cells, threshold="auto"):
     return sds, float(n_cells * norm.sf(sds))
 
 
-def private_histograms(scores, edges, *, method, eps, delta, noise, rng, ledger,
-                       labels=None, label_list=None, step="score/histogram"):
+#: Cells per axis of ``bins="auto"``: at least, at most.
+AUTO_BINS = (4, 20)
+#: Share of the frame a single elliptical cloud covers: a disc of the frame's
+#: radius in the square of half width 1.2 radius (pi / 5.76).
+CLOUD_COVER = 0.55
+#: An average cell of the cloud should hold this many thresholds.
+CELL_MARGIN = 2.0
+
+
+def cell_threshold(method, budget, noise, n_cells):
+    """The count a cell must reach to be shown, before any data (public).
+
+    Additive: the ``"auto"`` threshold in noise sds (:func:`additive_threshold`)
+    times the noise sd the histogram's leaf ``budget`` buys; sparse: the
+    stability histogram's release threshold.
+    """
+    if method == "additive":
+        sd = _gaussian_scale(HISTOGRAM_L2_SENSITIVITY, budget.eps, budget.delta, noise,
+                             budget.mu)
+        return additive_threshold(n_cells)[0] * sd
+    return _sparse_threshold(budget.eps, budget.delta)
+
+
+def auto_bins(n_samples, n_groups, method, budget, noise):
+    """Cells per axis for ``bins="auto"``, from public numbers only.
+
+    Starts at ``clip(round(sqrt(n / n_groups) / 3), 4, 20)`` (each group's cells
+    hold enough rows) and takes one cell less per axis while an average cell of
+    the cloud, ``n / (0.55 m^2)`` rows (one elliptical cloud covers about 55% of
+    the frame; groups split both rows and area), would hold less than twice
+    :func:`cell_threshold`. Too many cells leave most of the cloud under the
+    threshold: at eps = 0.5 on the gau data (5,000 rows, noise sd 23 counts,
+    threshold 74) only 16 of 190 occupied cells of a 20 x 20 grid survived.
+    """
+    low, high = AUTO_BINS
+    side = int(np.clip(round(math.sqrt(n_samples / n_groups) / 3), low, high))
+    while side > low and n_samples / (CLOUD_COVER * side**2) < CELL_MARGIN * \
+            cell_threshold(method, budget, noise, n_groups * side**2):
+        side -= 1
+    return side, side
+
+
+def private_histograms(scores, edges, *, method, budget, noise, rng, ledger,
+                       labels=None, label_list=None):
     """Noisy, clamped cell counts on the grid; per group when labels are given.
 
     One row moves between two cells (possibly of two groups), so the concatenated
     count vector has L2 sensitivity sqrt(2) and L1 sensitivity 2: the whole
-    histogram budget covers every group at once. Returns an array of shape
-    ``bins`` or ``(n_groups,) + bins``.
+    histogram budget (the leaf ``budget``) covers every group at once. Returns
+    the counts, of shape ``bins`` or ``(n_groups,) + bins``, and the sd of the
+    Gaussian noise on each cell (None for the sparse histogram).
     """
     counts = histogram_counts(scores, edges[0], edges[1], groups=labels, labels=label_list)
     if method == "additive":
-        return additive_histogram(counts, eps, delta, rng, noise=noise, ledger=ledger,
-                                  step=step)
-    return sparse_histogram(counts, eps, delta, rng, ledger=ledger, step=step)
+        return additive_histogram(counts, rng=rng, noise=noise, ledger=ledger,
+                                  return_noise_scale=True, **budget.mechanism_budget())
+    return sparse_histogram(counts, budget.eps, budget.delta, rng, ledger=ledger,
+                            step=budget.path), None
 
 
 def normalised(counts, what="score histogram"):

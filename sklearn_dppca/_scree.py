@@ -8,9 +8,9 @@ from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import _PrivateProjection
-from ._directions import private_kendall_directions
+from ._directions import SENSITIVITY_RULES, private_kendall_directions
 from ._nonprivate import nonprivate_reference
-from ._spread import release_spreads
+from ._spread import release_spreads, spread_parts
 from ._summary import FitSummary, budget_line, directions_table, reference_line
 from ._validation import (
     check_bool,
@@ -23,7 +23,6 @@ from ._validation import (
     validate_features,
 )
 from ._variances import (
-    SCREE_DEFAULTS,
     SCREE_METHODS,
     TOTAL_SHARE,
     check_method_params,
@@ -33,6 +32,8 @@ from ._variances import (
     post_process_variances,
     private_total_variance,
     private_variances,
+    resolve_clip,
+    scree_parts,
 )
 from .privacy import PrivacyLedger, PrivacyUtilityWarning, check_generator
 from .privacy._calibration import NOISE_METHODS
@@ -45,11 +46,11 @@ class _VarianceMixin:
     def _set_spreads(self, spreads):
         self.scale_ = None if spreads is None else spreads.scale
 
-    def _fit_variances(self, X, method, params, eps, delta, *, pairs, monotone, rng,
-                       ledger):
+    def _fit_variances(self, X, method, params, budget, *, pairs, monotone, rng, ledger):
         """Variances along ``components_`` and the total variance, on one budget.
 
-        The total gets ``TOTAL_SHARE`` of ``eps`` and ``delta``; it is always the
+        ``budget``: the scree's part (:func:`scree_parts`), whose ``total
+        variance`` takes ``TOTAL_SHARE`` of it. The total is always the
         norm-clipped U-statistic at the level of the clipped scree (the same
         clipped second moment, so the PVE is not biased by clipping). The
         per-column variances follow by post-processing: ones for scaled columns
@@ -58,14 +59,10 @@ class _VarianceMixin:
         """
         raw, noise_scale, bounds = private_variances(
             X, self.components_, method=method, params=params,
-            eps=(1 - TOTAL_SHARE) * eps, delta=(1 - TOTAL_SHARE) * delta,
-            noise=self.noise, rng=rng, ledger=ledger)
-        total_params = dict(SCREE_DEFAULTS["clipped"], pairs=pairs, quantile_share=0.5)
-        if method == "clipped":
-            total_params["quantile_level"] = params["quantile_level"]
+            budget=budget.part("variances"), noise=self.noise, rng=rng, ledger=ledger)
         total, total_noise, total_bound = private_total_variance(
-            X, total_params, TOTAL_SHARE * eps, TOTAL_SHARE * delta, self.noise, rng,
-            ledger)
+            X, budget.part("total variance"), self.noise, rng, ledger, pairs=pairs,
+            quantile_level=params["quantile_level"] if method == "clipped" else None)
         names = [f"PC{l + 1}" for l in range(len(raw))]
         noise_scale = _widen_if_clipped("variance", names, raw, noise_scale,
                                         _clipped_share_inputs(raw, bounds))
@@ -300,6 +297,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     def __init__(self, n_components=None, *, eps=1.0, delta=1e-5, method="clipped",
                  method_params=None, directions=None, directions_share=0.4, scale=False,
                  scale_share=0.2, monotone=True, whiten=False, noise="analytic",
+                 sensitivity="tight", accounting="gdp", accountant=None,
                  compute_nonprivate=False, random_state=None, n_jobs=None):
         self.n_components = n_components
         self.eps = eps
@@ -313,6 +311,9 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         self.monotone = monotone
         self.whiten = whiten
         self.noise = noise
+        self.sensitivity = sensitivity
+        self.accounting = accounting
+        self.accountant = accountant
         self.compute_nonprivate = compute_nonprivate
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -333,67 +334,97 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         method = check_choice(self.method, SCREE_METHODS, "method")
         params = check_method_params(method, self.method_params)
         check_choice(self.noise, NOISE_METHODS, "noise")
+        check_choice(self.sensitivity, SENSITIVITY_RULES, "sensitivity")
         check_n_jobs(self.n_jobs)
         X = check_max_abs(validate_features(self, X, reset=True), "DPScree's variances")
         rng = check_generator(self.random_state)
         ledger = PrivacyLedger()
-        X, (eps_left, delta_left) = self._scaled(X, eps, delta, rng, ledger)
-        directions, (scree_eps, scree_delta) = self._directions(X, eps_left, delta_left,
-                                                                rng, ledger, eps, delta)
-        n_components = check_n_components(self.n_components, directions.shape[0])
+        reused = self._reused_scale()
+        given, (grant_eps, grant_delta) = self._given_directions(X, eps, delta, ledger)
+        n_available = X.shape[1] if given is None else given.shape[0]
+        n_components = check_n_components(self.n_components, n_available)
+        parts, scree_share = self._budget_parts(given is None, reused is not None)
+        params = resolve_clip(params, X.shape[0], n_components,
+                              grant_eps * scree_share * (1 - TOTAL_SHARE))
+        parts["scree"] = (scree_share, scree_parts(method, params, n_components))
+        plan = self._plan_budget(parts, grant_eps, grant_delta, X.shape[0])
+        X = self._scaled(X, reused, plan, rng, ledger)
+        directions = given if given is not None else self._released_directions(
+            X, plan["directions"], rng, ledger)
         self.n_samples_ = X.shape[0]
         self.n_components_ = n_components
         self.components_ = directions[:n_components]
         self.method_label_ = method
-        self._fit_variances(X, method, params, scree_eps, scree_delta,
+        self._fit_variances(X, method, params, plan.part("scree"),
                             pairs=params.get("pairs", "all"), monotone=self.monotone,
                             rng=rng, ledger=ledger)
         self.nonprivate_ = (
             nonprivate_reference(X, self.components_) if self.compute_nonprivate else None
         )
-        self._set_privacy(ledger, eps, delta)
+        self._set_privacy(ledger, eps, delta, plan)
         return self
 
-    def _scaled(self, X, eps, delta, rng, ledger):
-        """Divide X by private spreads (``scale=True``); the budget left after them.
+    def _budget_parts(self, release_directions, reused_scale):
+        """The budget tree but the scree's own part, and the scree's share.
 
-        Reused directions fitted with ``scale=True`` bring their ``scale_`` (their
-        ledger is carried by :meth:`_reused_directions`); ``scale`` must match.
+        Released here, the spreads take ``scale_share`` and the directions
+        ``directions_share`` of the rest; the scree takes what is left.
+        """
+        parts, rest = {}, 1.0
+        if check_bool(self.scale, "scale") and not reused_scale:
+            share = check_share(self.scale_share, "scale_share")
+            parts["scale"] = (share, spread_parts(self._feature_names()))
+            rest = 1.0 - share
+        if release_directions:
+            share = check_share(self.directions_share, "directions_share")
+            parts["directions"] = (rest * share, "gaussian")
+            rest *= 1.0 - share
+        return parts, rest
+
+    def _reused_scale(self):
+        """The spreads of reused directions fitted with ``scale=True`` (or None).
+
+        ``scale`` must agree with how the reused directions were fitted.
         """
         scale = check_bool(self.scale, "scale")
-        reused = getattr(self.directions, "scale_", None) if _is_estimator(
-            self.directions) else None
-        if _is_estimator(self.directions) and hasattr(self.directions, "scale_") and (
-                (reused is not None) != scale):
+        if not _is_estimator(self.directions) or not hasattr(self.directions, "scale_"):
+            return None
+        reused = self.directions.scale_
+        if (reused is not None) != scale:
             raise ValueError(f"scale={scale} but directions was fitted with "
                              f"scale={reused is not None}; they must agree.")
-        if not scale:
-            self._set_spreads(None)
-            return X, (eps, delta)
+        return reused
+
+    def _scaled(self, X, reused, plan, rng, ledger):
+        """Divide X by the spreads: reused ones, released ones, or none."""
         if reused is not None:
             self._set_spreads(Bunch(scale=reused))
-            return X / reused, (eps, delta)
-        share = check_share(self.scale_share, "scale_share")
-        spreads = release_spreads(X, eps=eps * share, delta=delta * share, noise=self.noise,
-                                  rng=rng, ledger=ledger,
-                                  feature_names=self._feature_names())
+            return X / reused
+        if "scale" not in plan:
+            self._set_spreads(None)
+            return X
+        spreads = release_spreads(X, budget=plan.part("scale"), noise=self.noise, rng=rng,
+                                  ledger=ledger, feature_names=self._feature_names())
         self._set_spreads(spreads)
-        X = check_max_abs(spreads.X, "DPScree's variances (after scaling)")
-        return X, (eps * (1 - share), delta * (1 - share))
+        return check_max_abs(spreads.X, "DPScree's variances (after scaling)")
 
-    def _directions(self, X, eps, delta, rng, ledger, total_eps, total_delta):
-        """The directions to measure along, and the budget left for the scree."""
+    def _released_directions(self, X, budget, rng, ledger):
+        released = private_kendall_directions(
+            X, budget=budget, noise=self.noise, sensitivity=self.sensitivity,
+            pairs="all", duplicates="ignore", n_jobs=self.n_jobs, rng=rng, ledger=ledger)
+        return released.eigenvectors.T
+
+    def _given_directions(self, X, eps, delta, ledger):
+        """Reused or public directions (None: released here) and the grant left.
+
+        Reused directions bring their ledger, whose spend counts against
+        ``(eps, delta)``; public ones cost nothing.
+        """
         directions = self.directions
         if directions is None:
-            share = check_share(self.directions_share, "directions_share")
-            released = private_kendall_directions(
-                X, eps=eps * share, delta=delta * share, noise=self.noise,
-                sensitivity="standard", pairs="all", duplicates="ignore",
-                n_jobs=self.n_jobs, rng=rng, ledger=ledger, step="directions",
-            )
-            return released.eigenvectors.T, (eps * (1 - share), delta * (1 - share))
+            return None, (eps, delta)
         if _is_estimator(directions):
-            return self._reused_directions(directions, X, total_eps, total_delta, ledger)
+            return self._reused_directions(directions, X, eps, delta, ledger)
         return _public_directions(directions, X.shape[1]), (eps, delta)
 
     def _reused_directions(self, estimator, X, eps, delta, ledger):

@@ -19,6 +19,7 @@ from sklearn.utils import Bunch
 from ._variances import (
     check_method_params,
     clipped_to_the_bound,
+    component_clip_parts,
     component_clipped_variances,
 )
 from .privacy import PrivacyUtilityWarning
@@ -48,25 +49,35 @@ def spread_level(n_pairs, eps):
     return min(SPREAD_LEVEL, 1.0 - _TAIL_MEANS * (2.0 / eps) / n_pairs)
 
 
-def private_feature_variances(X, *, eps, delta, noise, rng, ledger, feature_names,
-                              step="scale"):
+def spread_labels(feature_names):
+    """The columns' names in the ledger: their own, or ``x0, x1, ...`` if repeated."""
+    names = [str(name) for name in feature_names]
+    return names if len(set(names)) == len(names) else [f"x{j}" for j in range(len(names))]
+
+
+def spread_parts(feature_names):
+    """The budget tree of the spreads: a quantile per column, one statistic."""
+    return component_clip_parts(spread_labels(feature_names), SPREAD_PARAMS)
+
+
+def private_feature_variances(X, *, budget, noise, rng, ledger, feature_names):
     """Release every column's clipped variance with one Gaussian mechanism.
 
-    Privacy: ``p`` quantile searches with ``quantile_share * eps / p`` each (pure
-    DP), then the vector ``(s_j^2 / C_j)`` with L2 sensitivity ``2 sqrt(p) / n``
-    (each coordinate is a U-statistic of terms in ``[0, 1]``, of which one row
-    touches ``n - 1`` of ``C(n, 2)``) at the rest of ``eps`` and all of ``delta``.
+    Privacy (the leaves of :func:`spread_parts`): ``p`` quantile searches with
+    ``quantile_share / p`` of the part's eps each (pure DP), then the vector
+    ``(s_j^2 / C_j)`` with L2 sensitivity ``2 sqrt(p) / n`` (each coordinate is a
+    U-statistic of terms in ``[0, 1]``, of which one row touches ``n - 1`` of
+    ``C(n, 2)``) on the Gaussian leaf.
 
     Returns a Bunch with ``raw`` (the noisy variances, possibly negative),
     ``noise_scale`` (their noise sd) and ``clip_bounds``.
     """
-    n_features = X.shape[1]
-    search_eps = eps * SPREAD_PARAMS["quantile_share"] / n_features
+    labels = spread_labels(feature_names)
+    search_eps = budget[f"clip bound {labels[0]}"].eps
     level = max(spread_level(X.shape[0] // 2, search_eps), 0.5)
     params = check_method_params("clipped", dict(SPREAD_PARAMS, quantile_level=level))
     raw, noise_scale, bounds = component_clipped_variances(
-        X, np.eye(n_features), params, eps, delta, noise, rng, ledger, step,
-        labels=list(feature_names))
+        X, np.eye(X.shape[1]), params, budget, noise, rng, ledger, labels=labels)
     return Bunch(raw=raw, noise_scale=noise_scale, clip_bounds=bounds)
 
 
@@ -103,12 +114,13 @@ def spreads_from_variances(released, feature_names):
     return np.sqrt(np.where(unreliable, 1.0, released.raw))
 
 
-def release_spreads(X, *, eps, delta, noise, rng, ledger, feature_names):
+def release_spreads(X, *, budget, noise, rng, ledger, feature_names):
     """The spread step of a ``scale=True`` fit: release the spreads, scale X.
 
-    Returns a Bunch: ``X`` divided by the spreads and ``scale`` (the spreads).
+    ``budget``: the part of :func:`spread_parts`'s tree. Returns a Bunch: ``X``
+    divided by the spreads and ``scale`` (the spreads).
     """
-    released = private_feature_variances(X, eps=eps, delta=delta, noise=noise, rng=rng,
+    released = private_feature_variances(X, budget=budget, noise=noise, rng=rng,
                                          ledger=ledger, feature_names=feature_names)
     spreads = spreads_from_variances(released, feature_names)
     return Bunch(X=X / spreads, scale=spreads)

@@ -11,6 +11,8 @@ from sklearn.utils.validation import validate_data
 
 from ._kendall import _check_pairs as _check_partners
 from .privacy import check_delta, check_eps
+from .privacy._accountant import PrivacyAccountant
+from .privacy._accounting import ACCOUNTING_METHODS
 
 FLOAT_DTYPES = (np.float64, np.float32)
 
@@ -152,3 +154,26 @@ def check_share(value, name):
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
         raise ValueError(f"{name} must lie in (0, 1), got {value!r}.")
     return float(value)
+
+
+def check_accounting(accounting, noise):
+    """``accounting`` in ("gdp", "basic"); ``noise`` calibrates basic parts only.
+
+    Under ``"gdp"`` every Gaussian part's noise sd is ``sensitivity / mu_i`` from
+    the composed block, so a per-part calibration (``noise="classical"``) has
+    nothing to calibrate: that pair is an error rather than silently ignored.
+    """
+    accounting = check_choice(accounting, ACCOUNTING_METHODS, "accounting")
+    if accounting == "gdp" and noise == "classical":
+        raise ValueError("noise='classical' calibrates each Gaussian part alone; it "
+                         "needs accounting='basic' (accounting='gdp' composes them "
+                         "exactly).")
+    return accounting
+
+
+def check_accountant(accountant):
+    """None or a :class:`~sklearn_dppca.PrivacyAccountant`."""
+    if accountant is not None and not isinstance(accountant, PrivacyAccountant):
+        raise TypeError(f"accountant must be None or a PrivacyAccountant, got "
+                        f"{type(accountant).__name__}.")
+    return accountant

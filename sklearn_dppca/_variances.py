@@ -96,10 +96,59 @@ def clipped_u_statistics(X, components, bounds):
                      for l in range(components.shape[0])])
 
 
-def _private_upper_quantile(values, params, eps, rng, ledger, step, warn=True):
+def _private_upper_quantile(values, params, leaf, rng, ledger, warn=True):
     # The scale-free grid: a clip bound in any unit keeps 1% resolution.
-    return positive_quantile(values, params["quantile_level"], eps, rng, ledger=ledger,
-                             step=step, warn=warn)
+    return positive_quantile(values, params["quantile_level"], leaf.eps, rng,
+                             ledger=ledger, step=leaf.path, warn=warn)
+
+
+def resolve_clip(params, n_samples, n_components, eps):
+    """``params`` with ``clip="auto"`` resolved by :func:`choose_clip` (public).
+
+    Only the clipped method has a ``clip``; other methods' params are returned as
+    they are.
+    """
+    if "clip" not in params:
+        return params
+    return dict(params, clip=choose_clip(params, n_samples, n_components, eps))
+
+
+def component_clip_parts(labels, params):
+    """The budget of per-component clipping: a quantile per label, one statistic."""
+    if not isinstance(params["C"], str):
+        return {"statistic": (1.0, "gaussian")}
+    share = params["quantile_share"]
+    bounds = {f"clip bound {label}": (share / len(labels), "pure") for label in labels}
+    return {**bounds, "statistic": (1.0 - share, "gaussian")}
+
+
+def variance_parts(method, params, n_components):
+    """The budget tree of the variances along ``n_components`` directions.
+
+    ``params`` has its ``clip`` resolved (:func:`resolve_clip`). Shares are of
+    the variances' own part; the leaves are the quantile searches (pure), the
+    released statistic (Gaussian), or one estimate per component (huber and
+    pmwm split their share themselves: basic composition).
+    """
+    labels = [f"PC{l + 1}" for l in range(n_components)]
+    if method != "clipped":
+        return {label: (1.0 / n_components, "basic") for label in labels}
+    if params["clip"] == "component":
+        return component_clip_parts(labels, params)
+    if not isinstance(params["C"], str):
+        return {"statistic": (1.0, "gaussian")}
+    share = params["quantile_share"]
+    return {"clip bound": (share, "pure"), "statistic": (1.0 - share, "gaussian")}
+
+
+#: The total variance's clipping: the scree's norm clipping, half on its bound.
+TOTAL_PARAMS = dict(SCREE_DEFAULTS["clipped"], clip="norm", quantile_share=0.5)
+
+
+def scree_parts(method, params, n_components):
+    """The budget tree of a scree: the variances and the private total variance."""
+    return {"variances": (1.0 - TOTAL_SHARE, variance_parts(method, params, n_components)),
+            "total variance": (TOTAL_SHARE, variance_parts("clipped", TOTAL_PARAMS, 1))}
 
 
 def norm_clipped_scatter(X, bound, pairs, rng):
@@ -121,21 +170,19 @@ def norm_clipped_scatter(X, bound, pairs, rng):
     return bound * pair_scatter(X, floor=2 * bound, pairs=pairs, random_state=rng)
 
 
-def _norm_clip_bound(Y, params, eps, rng, ledger, step):
+def _norm_clip_bound(Y, params, budget, rng, ledger):
     """The clip bound on ``||y_a - y_b||^2 / 2``: public, or a private quantile."""
     if not isinstance(params["C"], str):
-        return float(_check_public_clip(params["C"], 1)[0]), eps
+        return float(_check_public_clip(params["C"], 1)[0])
     _check_auto(params["C"])
     first, second = random_pairs(Y.shape[0], rng)
     differences = Y[first] - Y[second]
     half_squared_norms = np.einsum("ij,ij->i", differences, differences) / 2
-    bound = _private_upper_quantile(half_squared_norms, params,
-                                    eps * params["quantile_share"], rng, ledger,
-                                    f"{step}/clip bound")
-    return bound, eps * (1 - params["quantile_share"])
+    return _private_upper_quantile(half_squared_norms, params, budget["clip bound"], rng,
+                                   ledger)
 
 
-def _norm_clipped_variances(X, components, params, eps, delta, noise, rng, ledger, step):
+def _norm_clipped_variances(X, components, params, budget, noise, rng, ledger):
     """Variances from the projected pair differences clipped in norm to ``sqrt(2 C)``.
 
     The clipping happens in the space of the released directions: ``y = V d``
@@ -150,15 +197,16 @@ def _norm_clipped_variances(X, components, params, eps, delta, noise, rng, ledge
     bound (they did when the full p-dimensional difference was clipped).
     """
     projected = X.astype(np.float64) @ components.T
-    bound, eps = _norm_clip_bound(projected, params, eps, rng, ledger, step)
+    bound = _norm_clip_bound(projected, params, budget, rng, ledger)
     scatter = norm_clipped_scatter(projected, bound, check_pairs(params["pairs"]), rng)
     noisy, noise_scale = gaussian_mechanism(
-        np.diag(scatter).copy(), 2 * math.sqrt(2) * bound / X.shape[0], eps, delta, rng,
-        noise=noise, ledger=ledger, step=f"{step}/norm-clipped U-statistics")
+        np.diag(scatter).copy(), 2 * math.sqrt(2) * bound / X.shape[0], rng=rng,
+        noise=noise, ledger=ledger, **budget["statistic"].mechanism_budget())
     return noisy, np.full(components.shape[0], noise_scale), np.array([bound])
 
 
-def private_total_variance(X, params, eps, delta, noise, rng, ledger, step="scree"):
+def private_total_variance(X, budget, noise, rng, ledger, *, pairs="all",
+                           quantile_level=None):
     """The private total variance ``E ||x_a - x_b||^2 / 2`` (the trace of the covariance).
 
     The pair differences are clipped in norm to ``sqrt(2 C)`` with ``C`` a private
@@ -167,14 +215,18 @@ def private_total_variance(X, params, eps, delta, noise, rng, ledger, step="scre
     are the same kind of clipped second moment and their ratio (the PVE) is not
     biased by clipping one more than the other. The U-statistic
     ``mean min(||d||^2 / 2, C)`` moves by at most ``2 C / n`` when one row is
-    replaced. Returns ``(total, noise_scale, bound)``; ``total`` may be negative.
+    replaced. ``budget``: the part of :data:`TOTAL_PARAMS`'s tree. Returns
+    ``(total, noise_scale, bound)``; ``total`` may be negative.
     """
     X = X.astype(np.float64)
-    bound, eps = _norm_clip_bound(X, params, eps, rng, ledger, f"{step}/total variance")
-    scatter = norm_clipped_scatter(X, bound, check_pairs(params["pairs"]), rng)
+    params = dict(TOTAL_PARAMS, pairs=pairs)
+    if quantile_level is not None:
+        params["quantile_level"] = quantile_level
+    bound = _norm_clip_bound(X, params, budget, rng, ledger)
+    scatter = norm_clipped_scatter(X, bound, check_pairs(pairs), rng)
     total, noise_scale = gaussian_mechanism(
-        float(np.trace(scatter)), 2 * bound / X.shape[0], eps, delta, rng, noise=noise,
-        ledger=ledger, step=f"{step}/total variance/norm-clipped U-statistic")
+        float(np.trace(scatter)), 2 * bound / X.shape[0], rng=rng, noise=noise,
+        ledger=ledger, **budget["statistic"].mechanism_budget())
     return total, noise_scale, bound
 
 
@@ -183,42 +235,40 @@ def _check_auto(C):
         raise ValueError(f"method_params['C'] must be 'auto' or a float, got {C!r}.")
 
 
-def _clipped_variances(X, components, params, eps, delta, noise, rng, ledger, step):
+def _clipped_variances(X, components, params, budget, noise, rng, ledger):
     """The clipped U-statistic ``U_l = mean_{i<j} min((v_l.(x_i-x_j))^2/2, C_l)``.
 
     One row touches ``n - 1`` of the ``C(n, 2)`` terms, each in ``[0, C_l]``, so
     ``U_l`` moves by at most ``2 C_l / n`` and the vector by ``(2/n) ||C||_2`` in L2.
+    ``params["clip"]`` is resolved (:func:`resolve_clip`).
     """
-    if choose_clip(params, X.shape[0], components.shape[0], eps) == "norm":
-        return _norm_clipped_variances(X, components, params, eps, delta, noise, rng,
-                                       ledger, step)
-    return component_clipped_variances(X, components, params, eps, delta, noise, rng,
-                                       ledger, step)
+    if params["clip"] == "norm":
+        return _norm_clipped_variances(X, components, params, budget, noise, rng, ledger)
+    return component_clipped_variances(X, components, params, budget, noise, rng, ledger)
 
 
-def component_clipped_variances(X, components, params, eps, delta, noise, rng, ledger,
-                                step, labels=None):
+def component_clipped_variances(X, components, params, budget, noise, rng, ledger,
+                                labels=None):
     """Each component clipped at its own bound ``C_l``; one Gaussian for the vector.
 
-    ``params["C"]`` is ``"auto"`` (one private quantile per component, with
-    ``quantile_share`` of ``eps`` split evenly) or public bounds. ``labels`` name
-    the components in the ledger (default ``PC1``, ``PC2``, ...).
+    ``params["C"]`` is ``"auto"`` (one private quantile per component, the
+    leaves ``clip bound <label>`` of ``budget``, :func:`component_clip_parts`) or
+    public bounds. ``labels`` name the components (default ``PC1``, ``PC2``, ...).
     """
     n_samples, n_components = X.shape[0], components.shape[0]
     if labels is None:
         labels = [f"PC{l + 1}" for l in range(n_components)]
     if isinstance(params["C"], str):
         _check_auto(params["C"])
-        quantile_eps = eps * params["quantile_share"] / n_components
         values = paired_values(X, components, rng)
+        leaves = [budget[f"clip bound {label}"] for label in labels]
         bounds = np.array([
-            _private_upper_quantile(values[:, l], params, quantile_eps, rng, ledger,
-                                    f"{step}/clip bound {labels[l]}", warn=False)
+            _private_upper_quantile(values[:, l], params, leaves[l], rng, ledger,
+                                    warn=False)
             for l in range(n_components)
         ])
-        warn_if_far(values.shape[0], params["quantile_level"], quantile_eps,
-                    f"{step}/clip bounds (each of {n_components})", stacklevel=3)
-        eps = eps * (1 - params["quantile_share"])
+        warn_if_far(values.shape[0], params["quantile_level"], leaves[0].eps,
+                    f"{budget.prefix}/clip bounds (each of {n_components})", stacklevel=3)
     else:
         bounds = _check_public_clip(params["C"], n_components)
     # Release U_l / C_l: each coordinate moves by at most 2/n, the vector by
@@ -226,8 +276,8 @@ def component_clipped_variances(X, components, params, eps, delta, noise, rng, l
     # component on a small scale is not drowned by the noise of a large one.
     statistic = clipped_u_statistics(X, components, bounds) / bounds
     noisy, noise_scale = gaussian_mechanism(
-        statistic, 2.0 * math.sqrt(n_components) / n_samples, eps, delta, rng,
-        noise=noise, ledger=ledger, step=f"{step}/clipped U-statistics (per C_l)")
+        statistic, 2.0 * math.sqrt(n_components) / n_samples, rng=rng, noise=noise,
+        ledger=ledger, **budget["statistic"].mechanism_budget())
     return noisy * bounds, noise_scale * bounds, bounds
 
 
@@ -250,47 +300,39 @@ def choose_clip(params, n_samples, n_components, eps):
     return "component" if tail_count >= 2 * rank_slack(quantile_eps) else "norm"
 
 
-def _per_component_variances(estimator, X, components, params, eps, delta, noise, rng,
-                             ledger, step):
-    """Split the budget evenly over components; one 1-D mean estimate each."""
+def _per_component_variances(estimator, X, components, params, budget, noise, rng,
+                             ledger):
+    """One 1-D mean estimate per component, each on its leaf ``PC<l>``."""
     n_components = components.shape[0]
     if X.shape[0] < 4 and (estimator is huber_mean or params.get("split", False)):
         name = "huber" if estimator is huber_mean else "pmwm (split=True)"
         raise ValueError(f"The {name} scree pairs the rows and needs at least 4 rows "
                          f"(2 pairs); X has n_samples={X.shape[0]}.")
     values = paired_values(X, components, rng)
-    estimates, noise_scales = [], []
-    for l in range(n_components):
-        first_entry = len(ledger.entries)
-        estimates.append(estimator(values[:, l], eps / n_components, delta / n_components,
-                                   rng, noise=noise, ledger=ledger, step=f"{step}/PC{l + 1}",
-                                   **params))
-        noise_scales.append(_last_gaussian_scale(ledger.entries[first_entry:]))
+    leaves = [budget[f"PC{l + 1}"] for l in range(n_components)]
+    released = [
+        estimator(values[:, l], leaf.eps, leaf.delta, rng, noise=noise, ledger=ledger,
+                  step=leaf.path, return_noise_scale=True, **params)
+        for l, leaf in enumerate(leaves)
+    ]
+    estimates, noise_scales = zip(*released)
     return np.array(estimates), np.array(noise_scales), None
 
 
-def _last_gaussian_scale(entries):
-    """Standard deviation of the last Gaussian noise among ledger ``entries``."""
-    scales = [entry["noise_scale"] for entry in entries if "gaussian" in entry["mechanism"]]
-    for entry in entries:
-        scales += [part["noise_scale"] for part in entry.get("parts", ())
-                   if "gaussian" in part.get("mechanism", "")]
-    return scales[-1] if scales else 0.0
-
-
-def private_variances(X, components, *, method, params, eps, delta, noise, rng, ledger,
-                      step="scree"):
+def private_variances(X, components, *, method, params, budget, noise, rng, ledger):
     """Release the variances of ``X`` along the rows of ``components``.
 
-    Returns ``(raw, noise_scale, clip_bounds)``: the noisy variances before
-    post-processing, the standard deviation of the Gaussian noise on each, and the
-    released clip bounds (``None`` unless ``method="clipped"``).
+    ``budget`` is the part of :func:`variance_parts`'s tree; ``params`` has its
+    ``clip`` resolved. Returns ``(raw, noise_scale, clip_bounds)``: the noisy
+    variances before post-processing, the standard deviation of the Gaussian
+    noise on each, and the released clip bounds (``None`` unless
+    ``method="clipped"``).
     """
     if method == "clipped":
-        return _clipped_variances(X, components, params, eps, delta, noise, rng, ledger, step)
+        return _clipped_variances(X, components, params, budget, noise, rng, ledger)
     estimator = huber_mean if method == "huber" else pmwm_mean
-    return _per_component_variances(estimator, X, components, params, eps, delta, noise,
-                                    rng, ledger, step)
+    return _per_component_variances(estimator, X, components, params, budget, noise,
+                                    rng, ledger)
 
 
 # A clipped mean this close to its bound means nearly every term was clipped: the

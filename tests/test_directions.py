@@ -16,7 +16,8 @@ def gaussian_data(n=400, scales=(3.0, 1.0, 0.5), seed=0):
 def test_classical_noise_scale_matches_the_seeds_formula():
     # The R package's example: n = 50, eps = 0.5, delta = 1e-3, sigma = 4 sqrt(2 ln(1.25/delta)) / (n eps)
     X = gaussian_data(n=50)
-    est = DPKendallDirections(eps=0.5, delta=1e-3, noise="classical", random_state=0).fit(X)
+    est = DPKendallDirections(eps=0.5, delta=1e-3, noise="classical", accounting="basic",
+                              sensitivity="standard", random_state=0).fit(X)
     assert est.noise_scale_ == pytest.approx(0.6042367252, rel=1e-9)
     assert est.noise_scale_ == pytest.approx(4 * math.sqrt(2 * math.log(1250)) / 25, rel=1e-12)
 
@@ -59,19 +60,27 @@ def test_recovers_the_leading_direction_with_a_large_budget():
 
 def test_tight_sensitivity_and_analytic_calibration_give_less_noise():
     X = gaussian_data(n=100)
-    base = DPKendallDirections(eps=0.5, noise="classical", random_state=0).fit(X)
-    tight = DPKendallDirections(eps=0.5, noise="classical", sensitivity="tight",
+    base = DPKendallDirections(eps=0.5, noise="classical", accounting="basic",
+                               sensitivity="standard", random_state=0).fit(X)
+    tight = DPKendallDirections(eps=0.5, noise="classical", accounting="basic",
                                 random_state=0).fit(X)
-    analytic = DPKendallDirections(eps=0.5, random_state=0).fit(X)
+    analytic = DPKendallDirections(eps=0.5, accounting="basic", sensitivity="standard",
+                                   random_state=0).fit(X)
     assert tight.noise_scale_ / base.noise_scale_ == pytest.approx(math.sqrt(2) / 2, rel=1e-12)
     assert analytic.noise_scale_ < base.noise_scale_
+    # one Gaussian part alone: GDP gives exactly the analytic calibration
+    gdp = DPKendallDirections(eps=0.5, sensitivity="standard", random_state=0).fit(X)
+    assert gdp.noise_scale_ == pytest.approx(analytic.noise_scale_, rel=1e-9)
     assert kendall_sensitivity(100, "standard") == pytest.approx(0.04)
 
 
 def test_classical_warns_at_large_eps_and_analytic_does_not():
     X = gaussian_data(n=50)
     with pytest.warns(UserWarning, match="noise='analytic'"):
-        DPKendallDirections(eps=1.0, noise="classical", random_state=0).fit(X)
+        DPKendallDirections(eps=1.0, noise="classical", accounting="basic",
+                            random_state=0).fit(X)
+    with pytest.raises(ValueError, match="accounting='basic'"):
+        DPKendallDirections(noise="classical", random_state=0).fit(X)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         DPKendallDirections(eps=5.0, random_state=0).fit(X)
@@ -79,14 +88,24 @@ def test_classical_warns_at_large_eps_and_analytic_does_not():
 
 def test_ledger_and_spend():
     X = gaussian_data(n=80)
-    est = DPKendallDirections(eps=0.7, delta=1e-6, random_state=0).fit(X)
+    est = DPKendallDirections(eps=0.7, delta=1e-6, accounting="basic",
+                              random_state=0).fit(X)
     assert est.privacy_spent_ == (0.7, 1e-6)
     (entry,) = est.privacy_ledger_
     assert entry["eps"] == 0.7 and entry["delta"] == 1e-6
-    assert entry["sensitivity"] == pytest.approx(4 / 80)
+    assert entry["sensitivity"] == pytest.approx(2 * math.sqrt(2) / 80)
     assert entry["noise_scale"] == est.noise_scale_
-    for key in ("step", "mechanism", "eps", "delta", "sensitivity", "noise_scale"):
+    for key in ("step", "mechanism", "eps", "delta", "sensitivity", "noise_scale", "mu"):
         assert key in entry
+    # GDP: the part records its mu, the block entry charges the pair
+    est = DPKendallDirections(eps=0.7, delta=1e-6, random_state=0).fit(X)
+    part, block = est.privacy_ledger_
+    assert (part["step"], block["step"]) == ("loading", "gaussian block")
+    assert part["eps"] == part["delta"] == 0.0
+    assert part["noise_scale"] == pytest.approx(part["sensitivity"] / part["mu"])
+    assert block["mu"] == part["mu"] and block["eps"] == 0.7
+    assert block["delta"] == pytest.approx(1e-6, rel=1e-9) and block["delta"] <= 1e-6
+    assert est.privacy_spent_ == (block["eps"], block["delta"])
 
 
 def test_same_seed_same_release_and_input_untouched():

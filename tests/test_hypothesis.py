@@ -36,6 +36,7 @@ import math
 import re
 
 import numpy as np
+import pytest
 import pandas as pd
 import scipy.sparse as sp
 from hypothesis import example, given
@@ -252,7 +253,12 @@ def _check_fitted(estimator, n_components, n_features):
     eps, delta = estimator.privacy_spent_
     assert 0 < eps <= estimator.eps and 0 <= delta <= estimator.delta
     for entry in estimator.privacy_ledger_:
-        assert entry["noise_scale"] >= 0
+        if entry["step"] == "gaussian block":       # composes the mu-GDP parts
+            parts = [e["mu"] for e in estimator.privacy_ledger_
+                     if e.get("composition") == "gdp"]
+            assert entry["mu"] == pytest.approx(np.sqrt(np.sum(np.square(parts))))
+        else:
+            assert entry["noise_scale"] >= 0
 
 
 def _check_transform(estimator, case, n_components):

@@ -54,10 +54,21 @@ def test_empty_group_histogram_warning_names_the_label_as_given():
 def test_custom_budget_split_is_recorded():
     X = gaussian_scores_data(500, 0)
     split = {"loading": 0.5, "scree": 0.25, "score": 0.25}
-    pca = DPPCA(eps=1.0, budget_split=split, random_state=0).fit(X)
+    pca = DPPCA(eps=1.0, budget_split=split, accounting="basic", random_state=0).fit(X)
     assert pca.budget_["loading"] == (0.5, 0.5e-5)
     loading = [e for e in pca.privacy_ledger_ if e["step"] == "loading"][0]
     assert loading["eps"] == 0.5
+    # under GDP accounting the loading's share is its share of mu^2
+    gdp = DPPCA(eps=1.0, budget_split=split, random_state=0).fit(X)
+    block = [e for e in gdp.privacy_ledger_ if e["step"] == "gaussian block"][0]
+    parts = {e["step"]: e["mu"] for e in gdp.privacy_ledger_ if e.get("composition") == "gdp"}
+    gaussian_shares = {"loading": 0.5, "scree/variances/statistic": 0.25 * 0.75 * 0.75,
+                       "scree/total variance/statistic": 0.25 * 0.25 * 0.5,
+                       "score/histogram": 0.25 * 0.65}
+    assert set(parts) == set(gaussian_shares)
+    total_share = sum(gaussian_shares.values())
+    for step, share in gaussian_shares.items():
+        assert parts[step] ** 2 == pytest.approx(block["mu"] ** 2 * share / total_share)
 
 
 def test_frame_covers_about_99_percent():

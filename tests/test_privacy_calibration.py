@@ -1,19 +1,25 @@
-"""Noise calibration: the classical formula, the analytic Gaussian profile, validation."""
+"""Noise calibration: the classical formula, the analytic Gaussian profile, validation,
+and the warning on a delta too large for the number of rows."""
 
+import inspect
 import math
 import warnings
 
 import numpy as np
 import pytest
+from scipy.optimize import brentq
 from scipy.stats import norm
 
+import sklearn_dppca
 from sklearn_dppca.privacy import (
+    PrivacyRiskWarning,
     check_delta,
     check_eps,
     gaussian_delta,
     gaussian_noise_scale,
     laplace_noise_scale,
 )
+from sklearn_dppca.privacy._warnings import warn_risky_delta
 
 
 def gaussian_profile(noise_scale, sensitivity, eps):
@@ -121,3 +127,60 @@ def test_wrong_types_and_method():
 def test_laplace_scale():
     assert laplace_noise_scale(2.0, 0.5) == 4.0
     assert check_delta(0.0, allow_zero=True) == 0.0
+
+
+def classical_failure_eps(delta):
+    """The eps above which the classical sigma no longer gives (eps, delta)-DP,
+    by bisection on the exact profile evaluated directly (not by the package)."""
+
+    def excess(eps):
+        scale = math.sqrt(2 * math.log(1.25 / delta)) / eps
+        return gaussian_profile(scale, 1.0, eps) - delta
+
+    assert excess(1.0) < 0 < excess(30.0)
+    return brentq(excess, 1.0, 30.0, xtol=1e-12)
+
+
+@pytest.mark.parametrize("delta", [1e-5, 1e-8])
+def test_classical_refused_where_its_delta_exceeds_the_claim(delta):
+    threshold = classical_failure_eps(delta)
+    assert 7 < threshold < 10
+    for eps in (threshold * (1 + 1e-6), threshold * 1.1, 20.0, 100.0):
+        with pytest.raises(ValueError, match=r"noise='classical'.*eps=.*delta=.*analytic"):
+            gaussian_noise_scale(1.0, eps, delta, method="classical", warn=False)
+    for eps in (0.1, 0.5, 0.99, 3.0, threshold * 0.9, threshold * (1 - 1e-6)):
+        scale = gaussian_noise_scale(2.0, eps, delta, method="classical", warn=False)
+        assert scale == pytest.approx(2.0 * math.sqrt(2 * math.log(1.25 / delta)) / eps)
+        assert gaussian_profile(scale, 2.0, eps) <= delta
+
+
+def test_classical_still_warns_where_it_holds():
+    with pytest.warns(UserWarning, match="only proven for eps < 1"):
+        gaussian_noise_scale(1.0, 5.0, 1e-5, method="classical")
+
+
+def fit_like(delta, n_samples):
+    """Stands for an estimator's fit calling the check for its user."""
+    warn_risky_delta(delta, n_samples, stacklevel=2)
+
+
+@pytest.mark.parametrize("delta, n_samples", [(1e-2, 100), (0.5, 3), (1e-3, 5000)])
+def test_risky_delta_warns_at_the_callers_line(delta, n_samples):
+    with pytest.warns(PrivacyRiskWarning, match="1/n_samples") as record:
+        fit_like(delta, n_samples)
+        call_line = inspect.currentframe().f_lineno - 1
+    assert (record[0].filename, record[0].lineno) == (__file__, call_line)
+    assert "much smaller" in str(record[0].message)
+
+
+@pytest.mark.parametrize("delta, n_samples", [(1e-5, 1000), (0.0099, 100), (1e-3, 999)])
+def test_small_delta_does_not_warn(delta, n_samples):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fit_like(delta, n_samples)
+
+
+def test_risk_warning_category():
+    assert issubclass(PrivacyRiskWarning, UserWarning)
+    assert not issubclass(PrivacyRiskWarning, sklearn_dppca.PrivacyUtilityWarning)
+    assert sklearn_dppca.PrivacyRiskWarning is PrivacyRiskWarning

@@ -178,7 +178,8 @@ def test_trimming_interval_fallbacks():
 
 def test_zero_sensitivity_release_is_exact_and_recorded():
     ledger = PrivacyLedger()
-    assert _gaussian_release(0.25, 0.0, 0.5, 1e-6, None, "analytic", ledger, "m") == 0.25
+    assert _gaussian_release(0.25, 0.0, 0.5, 1e-6, None, "analytic", ledger, "m") == (
+        0.25, 0.0)
     assert ledger.spent() == (0.5, 1e-6)
     assert ledger.entries[0]["noise_scale"] == 0.0
     constant = pmwm_mean(np.zeros(1000), 1.0, 1e-5, np.random.default_rng(17))

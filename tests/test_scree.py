@@ -95,8 +95,10 @@ def test_budget_totals_and_ledger(method):
     if method == "clipped":
         # one joint release: the same sigma = GaussSD(2 sqrt(2) C / n) on every component
         entry = [e for e in scree.privacy_ledger_
-                 if e["step"] == "scree/norm-clipped U-statistics"][0]
+                 if e["step"] == "scree/variances/statistic"][0]
         assert entry["sensitivity"] == pytest.approx(2 * math.sqrt(2) * scree.clip_bounds_[0] / 500)
+        # a mu-GDP part of the fit's block: its sd is sensitivity / mu
+        assert entry["noise_scale"] == pytest.approx(entry["sensitivity"] / entry["mu"])
         # (raised to the estimate where an estimate sits at its clip bound)
         assert np.all(scree.noise_scale_ >= entry["noise_scale"])
         assert np.all((scree.noise_scale_ == entry["noise_scale"])

@@ -16,6 +16,7 @@ from ._common import (
     check_matplotlib_support,
     unsupported_reason,
 )
+from ..privacy._budget import composition_label
 from ._loading import LoadingDisplay
 from ._score import ScoreDisplay
 from ._scree import ScreeDisplay
@@ -115,7 +116,7 @@ def _ledger_table(ax, estimator):
         rows = rows[: _MAX_LEDGER_ROWS - 1] + [[f"... {hidden} more rows", "", "", "",
                                                  ""]]
     if spent is not None:
-        rows.append(["total spent", "basic composition", _fmt(spent[0], ".4g"),
+        rows.append(["total spent", composition_label(ledger), _fmt(spent[0], ".4g"),
                      _fmt(spent[1], ".3g"), ""])
     if not rows:
         ax.text(0.5, 0.5, "no privacy ledger", ha="center", va="center",

@@ -29,6 +29,9 @@ _LONGEST_PVE_ERROR = 1e4
 _WEAK_LABEL = f"within {_SDS} noise sd of 0 (could be noise alone)"
 _ERROR_LABEL = f"\u00b1{_SDS} noise sd of each private variance"
 
+#: Largest PVE axis (in %) kept aligned with the variance axis (see plot).
+_MAX_ALIGNED_PVE = 1e6
+
 
 class ScreeDisplay:
     """DP scree plot: PVE bars and private variances, with their noise.
@@ -343,9 +346,10 @@ class ScreeDisplay:
                     if np_var is not None and np_var.max() > vax.get_ylim()[1]:
                         top = float(np_var.max()) * 1.1
                         vax.set_ylim(0, top)
-                        # (a reference ~1e306 times the private total would put the
-                        # PVE axis at infinity: the alignment is then given up)
-                        if math.isfinite(top * 100 / total):
+                        # (a reference far above the private total would put the
+                        # PVE axis near infinity, where matplotlib's tick
+                        # locator overflows: past 1e6 % the alignment is given up)
+                        if top * 100 / total <= _MAX_ALIGNED_PVE:
                             ax.set_ylim(0, top * 100 / total)
                 else:
                     vax.set_ylim(bottom=0)

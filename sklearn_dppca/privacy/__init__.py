@@ -1,5 +1,5 @@
 """Differential-privacy building blocks: calibration, mechanisms, quantiles,
-histograms, mean estimators, budgets and the ledger.
+histograms, mean estimators, budgets, the ledger and the accountant.
 
 Every mechanism here states its sensitivity under fixed-size replacement adjacency
 (two data sets of the same size that differ in one row), draws only from the
@@ -8,6 +8,8 @@ Every mechanism here states its sensitivity under fixed-size replacement adjacen
 :mod:`sklearn_dppca`.
 """
 
+from ._accountant import BudgetExceededError, PrivacyAccountant
+from ._accounting import BudgetTree, Spend, gdp_delta, gdp_mu
 from ._audit import clopper_pearson, empirical_eps_lower_bound
 from ._budget import PrivacyBudget, PrivacyLedger
 from ._calibration import (
@@ -35,12 +37,17 @@ from ._mechanisms import (
 from ._quantiles import interval_quantile, positive_quantile, quantile, upper_quantile
 from ._rng import check_generator
 from ._snapping import snapping
-from ._warnings import PrivacyUtilityWarning
+from ._warnings import PrivacyRiskWarning, PrivacyUtilityWarning
 
 __all__ = [
+    "BudgetExceededError",
+    "BudgetTree",
+    "PrivacyAccountant",
     "PrivacyBudget",
     "PrivacyLedger",
+    "PrivacyRiskWarning",
     "PrivacyUtilityWarning",
+    "Spend",
     "additive_histogram",
     "check_delta",
     "check_eps",
@@ -52,6 +59,8 @@ __all__ = [
     "gaussian_delta",
     "gaussian_mechanism",
     "gaussian_noise_scale",
+    "gdp_delta",
+    "gdp_mu",
     "grid_cell_index",
     "histogram_counts",
     "huber_mean",

@@ -1,12 +1,19 @@
 """Privacy budgets, their split into named parts, and the ledger of what was spent.
 
-Composition is basic: the ``eps`` and the ``delta`` of all mechanism calls add up.
+The ``eps`` and the ``delta`` of the ledger's entries add up (basic composition).
+Gaussian parts spent as ``mu``-GDP parts of one block charge nothing themselves; the
+block's entry, appended by :meth:`PrivacyLedger.close_gaussian_block`, charges their
+exact composition (see :mod:`sklearn_dppca.privacy._accounting`).
 """
 
 import math
 import numbers
 
+from ._accounting import Spend, gdp_delta
 from ._calibration import check_delta, check_eps
+
+#: The step name of the entry that charges the composed Gaussian block.
+GAUSSIAN_BLOCK_STEP = "gaussian block"
 
 # Relative slack for float round-off when parts that sum to the total on paper are
 # added in floating point (0.4 + 0.2 + 0.4 != 1.0 exactly).
@@ -85,6 +92,13 @@ def _check_share(share, name):
     return share
 
 
+def composition_label(entries):
+    """How a ledger's total was composed, in words (for tables and summaries)."""
+    if any(entry.get("composition") == "gdp" for entry in entries):
+        return "Gaussian parts composed in mu-GDP"
+    return "basic composition"
+
+
 class PrivacyLedger:
     """The record of every mechanism call of one fit.
 
@@ -125,10 +139,53 @@ class PrivacyLedger:
             entry = dict(entry)
             if prefix:
                 entry["step"] = f"{prefix}/{entry['step']}"
+            if entry.get("composition") == "gdp":
+                # Already charged by the other fit's block entry (carried too).
+                entry["composition"] = "gdp, charged in its own block"
             self.entries.append(entry)
 
+    def gdp_parts(self):
+        """The entries spent as ``mu``-GDP parts of the Gaussian block."""
+        return [entry for entry in self.entries if entry.get("composition") == "gdp"]
+
+    def close_gaussian_block(self, block_eps):
+        """Charge the Gaussian block: one entry with its composed ``mu`` and pair.
+
+        ``mu = sqrt(sum mu_i^2)`` over the GDP parts recorded so far (exact
+        composition), charged as ``(block_eps, gdp_delta(mu, block_eps))``. Does
+        nothing when there are no such parts (for example a skipped histogram).
+        """
+        parts = self.gdp_parts()
+        if not parts or any(e.get("step") == GAUSSIAN_BLOCK_STEP for e in self.entries):
+            return
+        mu = math.sqrt(math.fsum(entry["mu"] ** 2 for entry in parts))
+        self.entries.append({
+            "step": GAUSSIAN_BLOCK_STEP,
+            "mechanism": f"mu-GDP composition of {len(parts)} Gaussian parts",
+            "eps": float(block_eps),
+            "delta": gdp_delta(mu, block_eps),
+            "sensitivity": None,
+            "sensitivity_norm": None,
+            "noise_scale": None,
+            "mu": mu,
+            "composes": [entry["step"] for entry in parts],
+        })
+
+    def spend(self):
+        """The :class:`~sklearn_dppca.privacy._accounting.Spend` of this ledger.
+
+        ``eps`` and ``delta`` of the entries outside the Gaussian block, and the
+        block's composed ``mu``: what an accountant composes across fits.
+        """
+        outside = [e for e in self.entries if e.get("step") != GAUSSIAN_BLOCK_STEP]
+        parts = self.gdp_parts()
+        return Spend(math.fsum(e["eps"] for e in outside),
+                     math.fsum(e["delta"] for e in outside),
+                     math.sqrt(math.fsum(e["mu"] ** 2 for e in parts)))
+
     def spent(self):
-        """Total ``(eps, delta)`` under basic composition."""
+        """Total ``(eps, delta)``: the entries' pairs added (the Gaussian block's
+        entry carries the exact composition of its parts)."""
         return (
             math.fsum(entry["eps"] for entry in self.entries),
             math.fsum(entry["delta"] for entry in self.entries),

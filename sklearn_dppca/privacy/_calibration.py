@@ -6,7 +6,9 @@ makes the Gaussian mechanism ``(eps, delta)``-DP for a query of L2 sensitivity
 
 * ``"classical"`` (Dwork & Roth 2014, Thm A.1; the R package's formula):
   ``sigma = sensitivity * sqrt(2 ln(1.25 / delta)) / eps``. Its proof needs
-  ``eps < 1``.
+  ``eps < 1``. It still holds some way beyond, but past an ``eps`` that grows as
+  ``delta`` shrinks (about 6.8 at ``delta = 1e-2``, 8.4 at ``1e-5``, 9.4 at
+  ``1e-8``) its exact ``delta`` exceeds the one claimed, and it is refused there.
 * ``"analytic"`` (Balle & Wang 2018, Thm 8): the smallest ``sigma`` with
   ``Phi(D/(2s) - eps s/D) - exp(eps) Phi(-D/(2s) - eps s/D) <= delta``. This is the
   exact privacy profile of the Gaussian mechanism, so it is valid for every
@@ -89,6 +91,20 @@ def _analytic_noise_scale(sensitivity, eps, delta):
     return scale
 
 
+def _classical_noise_scale(sensitivity, eps, delta):
+    """The classical sigma, refused where its exact ``delta`` exceeds the claim."""
+    scale = sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / eps
+    # Past eps ~ 7-10 (by delta) the formula's noise is too small for the
+    # (eps, delta) claimed: an error, since a warning would still release it.
+    if gaussian_delta(scale, sensitivity, eps) > delta:
+        raise ValueError(
+            f"noise='classical' does not give (eps={eps:g}, delta={delta:g})-DP: at "
+            "this eps its noise is too small for delta (the formula is only proven "
+            "for eps < 1). Use noise='analytic', exact at every eps."
+        )
+    return scale
+
+
 def gaussian_noise_scale(sensitivity, eps, delta, method="analytic", warn=True):
     """Noise standard deviation of the Gaussian mechanism.
 
@@ -106,6 +122,12 @@ def gaussian_noise_scale(sensitivity, eps, delta, method="analytic", warn=True):
         Emit a ``UserWarning`` when ``method="classical"`` is used with
         ``eps >= 1``, outside the range of its proof.
 
+    Raises
+    ------
+    ValueError
+        If ``method="classical"`` and its ``sigma`` does not give
+        ``(eps, delta)``-DP by the exact profile (large ``eps``).
+
     Returns
     -------
     noise_scale : float
@@ -115,6 +137,7 @@ def gaussian_noise_scale(sensitivity, eps, delta, method="analytic", warn=True):
     eps = check_eps(eps)
     delta = check_delta(delta)
     if method == "classical":
+        scale = _classical_noise_scale(sensitivity, eps, delta)
         if eps >= 1 and warn:
             warnings.warn(
                 f"noise='classical' is only proven for eps < 1 (got eps={eps:g}); "
@@ -122,7 +145,7 @@ def gaussian_noise_scale(sensitivity, eps, delta, method="analytic", warn=True):
                 UserWarning,
                 stacklevel=3,
             )
-        return sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / eps
+        return scale
     if method == "analytic":
         return _analytic_noise_scale(sensitivity, eps, delta)
     raise ValueError(f"noise must be one of {NOISE_METHODS}, got {method!r}.")

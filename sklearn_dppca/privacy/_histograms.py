@@ -151,7 +151,7 @@ def histogram_counts(points, x_edges, y_edges, groups=None, labels=None):
 
 
 def additive_histogram(counts, eps, delta, rng, *, noise="analytic", ledger=None,
-                       step="additive histogram"):
+                       step="additive histogram", mu=None, return_noise_scale=False):
     """Gaussian noise on every cell, then clamp at 0.
 
     One Gaussian mechanism covers the whole array (all groups together) with L2
@@ -169,16 +169,23 @@ def additive_histogram(counts, eps, delta, rng, *, noise="analytic", ledger=None
     noise : {"analytic", "classical"}, default="analytic"
     ledger : PrivacyLedger, optional
     step : str, default="additive histogram"
+    mu : float, optional
+        Spend it as a ``mu``-GDP part (see :func:`gaussian_mechanism`).
+    return_noise_scale : bool, default=False
+        Also return the noise sd of every cell.
 
     Returns
     -------
     ndarray of the shape of ``counts``
-        Noisy counts clamped at 0 (use :func:`normalise_histogram` to normalise).
+        Noisy counts clamped at 0 (use :func:`normalise_histogram` to normalise);
+        with ``return_noise_scale``, the pair ``(counts, noise_scale)``.
     """
     counts = _check_counts(counts)
-    noisy, _ = gaussian_mechanism(counts, HISTOGRAM_L2_SENSITIVITY, eps, delta, rng,
-                                  noise=noise, ledger=ledger, step=step)
-    return np.maximum(noisy, 0.0)
+    noisy, noise_scale = gaussian_mechanism(counts, HISTOGRAM_L2_SENSITIVITY, eps, delta,
+                                            rng, noise=noise, ledger=ledger, step=step,
+                                            mu=mu)
+    clamped = np.maximum(noisy, 0.0)
+    return (clamped, noise_scale) if return_noise_scale else clamped
 
 
 def _sparse_threshold(eps, delta):

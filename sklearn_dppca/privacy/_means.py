@@ -42,15 +42,14 @@ def _check_bound(value, name):
 def _gaussian_release(value, sensitivity, eps, delta, rng, noise, ledger, step):
     """Gaussian mechanism that also accepts a zero sensitivity (a constant)."""
     if sensitivity > 0:
-        noisy, _ = gaussian_mechanism(value, sensitivity, eps, delta, rng, noise=noise,
-                                      ledger=ledger, step=step)
-        return noisy
+        return gaussian_mechanism(value, sensitivity, eps, delta, rng, noise=noise,
+                                  ledger=ledger, step=step)
     # The statistic is a function of earlier private releases only: no noise is
     # needed, and the share stays charged as granted.
     if ledger is not None:
         ledger.record(step=step, mechanism=f"gaussian ({noise}), zero sensitivity",
                       eps=eps, delta=delta, sensitivity=0.0, noise_scale=0.0)
-    return float(value)
+    return float(value), 0.0
 
 
 # ----------------------------------------------------------------------------- PMWM
@@ -80,7 +79,8 @@ def _trimming_interval(low, high, a, b):
 
 
 def pmwm_mean(w, eps, delta, rng, *, beta=1.01, trim_const=10, eta=0.01, a=0.0,
-              b=np.inf, split=True, noise="analytic", ledger=None, step="pmwm mean"):
+              b=np.inf, split=True, noise="analytic", ledger=None, step="pmwm mean",
+              return_noise_scale=False):
     """Private mean by private winsorisation (PMWM, Ramsay & Spicker 2025).
 
     1. Trim level ``p = min(max(trim_const / m_q, eta), 0.49)``, ``m_q`` the number
@@ -126,10 +126,12 @@ def pmwm_mean(w, eps, delta, rng, *, beta=1.01, trim_const=10, eta=0.01, a=0.0,
     noise : {"analytic", "classical"}, default="analytic"
     ledger : PrivacyLedger, optional
     step : str, default="pmwm mean"
+    return_noise_scale : bool, default=False
+        Also return the sd of the Gaussian noise on the mean (0 for a constant).
 
     Returns
     -------
-    float
+    float, or (float, float) with ``return_noise_scale``
     """
     w = _check_values(w, "w")
     eps = check_eps(eps)
@@ -160,14 +162,14 @@ def pmwm_mean(w, eps, delta, rng, *, beta=1.01, trim_const=10, eta=0.01, a=0.0,
                     ledger=parts, step=f"{step}/upper quantile")
     low, high = _trimming_interval(low, high, a, b)
     sensitivity = (high - low) / mean_part.size
-    estimate = _gaussian_release(_clipped_mean(mean_part, low, high), sensitivity,
-                                 mean_eps, delta, rng, noise, parts, f"{step}/mean")
+    estimate, noise_scale = _gaussian_release(_clipped_mean(mean_part, low, high),
+                                              sensitivity, mean_eps, delta, rng, noise,
+                                              parts, f"{step}/mean")
     if split and ledger is not None:
-        mean_entry = parts.entries[-1]
         ledger.record(step=step, mechanism="parallel composition (disjoint halves)",
-                      eps=eps, delta=delta, sensitivity=mean_entry["sensitivity"],
-                      noise_scale=mean_entry["noise_scale"], parts=parts.to_list())
-    return estimate
+                      eps=eps, delta=delta, sensitivity=sensitivity,
+                      noise_scale=noise_scale, parts=parts.to_list())
+    return (estimate, noise_scale) if return_noise_scale else estimate
 
 
 # ---------------------------------------------------------------------------- Huber
@@ -223,7 +225,7 @@ def _warn_if_scale_is_noise(n_medians, scale_eps, n_bins):
 
 
 def huber_mean(w, eps, delta, rng, *, m2_frac=0.25, k_min=-40, k_max=40, block_size=16,
-               noise="analytic", ledger=None, step="huber mean"):
+               noise="analytic", ledger=None, step="huber mean", return_noise_scale=False):
     """Private mean by noisy gradient descent on the Huber loss (Yu, Ren & Zhou 2024).
 
     1. Scale, with ``eps_m2 = m2_frac * eps`` (pure): pair the values at random,
@@ -262,10 +264,12 @@ def huber_mean(w, eps, delta, rng, *, m2_frac=0.25, k_min=-40, k_max=40, block_s
     noise : {"analytic", "classical"}, default="analytic"
     ledger : PrivacyLedger, optional
     step : str, default="huber mean"
+    return_noise_scale : bool, default=False
+        Also return the sd of the last step's Gaussian noise.
 
     Returns
     -------
-    float
+    float, or (float, float) with ``return_noise_scale``
     """
     w = _check_values(w, "w")
     if w.size < 2:
@@ -290,10 +294,10 @@ def huber_mean(w, eps, delta, rng, *, m2_frac=0.25, k_min=-40, k_max=40, block_s
     mu = 0.0
     for index in range(1, n_steps + 1):
         # mu + gradient: adding the earlier release mu is post-processing.
-        mu, _ = gaussian_mechanism(mu + _huber_gradient(w, mu, tau), 2 * tau / m,
+        mu, noise_scale = gaussian_mechanism(mu + _huber_gradient(w, mu, tau), 2 * tau / m,
                                    gd_eps / n_steps, delta / n_steps, rng, noise=noise,
                                    ledger=ledger, step=f"{step}/gd step {index}")
-    return mu
+    return (mu, noise_scale) if return_noise_scale else mu
 
 
 # --------------------------------------------------------------- non-private helpers

@@ -11,6 +11,7 @@ import numpy as np
 from ._calibration import (
     check_delta,
     check_eps,
+    check_sensitivity,
     gaussian_noise_scale,
     laplace_noise_scale,
 )
@@ -18,7 +19,7 @@ from ._snapping import snap
 
 
 def gaussian_mechanism(value, sensitivity, eps, delta, rng, *, noise="analytic",
-                       ledger=None, step="gaussian"):
+                       ledger=None, step="gaussian", mu=None):
     """Release ``value + N(0, sigma^2 I)``, ``sigma`` calibrated to L2 ``sensitivity``.
 
     Parameters
@@ -33,18 +34,23 @@ def gaussian_mechanism(value, sensitivity, eps, delta, rng, *, noise="analytic",
     ledger : PrivacyLedger, optional
     step : str
         Name of this call in the ledger.
+    mu : float, optional
+        Spend this call as a ``mu``-GDP part of a block composed by the caller
+        (:class:`~sklearn_dppca.privacy.BudgetTree`): the noise sd is
+        ``sensitivity / mu``, ``eps``, ``delta`` and ``noise`` are not used, and
+        the ledger entry charges no ``(eps, delta)`` of its own (the block entry
+        of :meth:`PrivacyLedger.close_gaussian_block` does).
 
     Returns
     -------
     noisy : ndarray or float
     noise_scale : float
     """
-    noise_scale = gaussian_noise_scale(sensitivity, eps, delta, noise)
+    noise_scale = _gaussian_scale(sensitivity, eps, delta, noise, mu)
     value = np.asarray(value, dtype=float)
     noisy = value + noise_scale * rng.standard_normal(value.shape)
-    if ledger is not None:
-        ledger.record(step=step, mechanism=f"gaussian ({noise})", eps=eps, delta=delta,
-                      sensitivity=sensitivity, noise_scale=noise_scale)
+    _record_gaussian(ledger, step, "gaussian", noise, eps, delta, mu, sensitivity,
+                     noise_scale, "L2")
     noisy = snap(noisy, noise_scale, ledger)
     return (float(noisy) if noisy.ndim == 0 else noisy), noise_scale
 
@@ -88,24 +94,45 @@ def symmetric_gaussian_noise(n_features, noise_scale, rng):
 
 
 def symmetric_matrix_gaussian(matrix, sensitivity, eps, delta, rng, *, noise="analytic",
-                              ledger=None, step="symmetric matrix"):
+                              ledger=None, step="symmetric matrix", mu=None):
     """Release ``matrix + E`` with ``E`` from :func:`symmetric_gaussian_noise`.
 
     ``sensitivity`` is the Frobenius sensitivity of the symmetric ``matrix``.
     Returns ``(noisy_matrix, noise_scale)`` where ``noise_scale`` is the diagonal
-    standard deviation.
+    standard deviation. ``mu``: as in :func:`gaussian_mechanism`.
     """
     matrix = np.asarray(matrix, dtype=float)
     if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
         raise ValueError(f"matrix must be square, got shape {matrix.shape}.")
-    noise_scale = gaussian_noise_scale(sensitivity, eps, delta, noise)
+    noise_scale = _gaussian_scale(sensitivity, eps, delta, noise, mu)
     noisy = matrix + symmetric_gaussian_noise(matrix.shape[0], noise_scale, rng)
-    if ledger is not None:
-        ledger.record(step=step, mechanism=f"symmetric gaussian ({noise})", eps=eps,
-                      delta=delta, sensitivity=sensitivity, sensitivity_norm="Frobenius",
-                      noise_scale=noise_scale)
+    _record_gaussian(ledger, step, "symmetric gaussian", noise, eps, delta, mu,
+                     sensitivity, noise_scale, "Frobenius")
     noisy = snap(noisy, noise_scale, ledger)
     return noisy, noise_scale
+
+
+def _gaussian_scale(sensitivity, eps, delta, noise, mu):
+    """The noise sd: ``sensitivity / mu`` for a GDP part, else calibrated alone."""
+    if mu is None:
+        return gaussian_noise_scale(sensitivity, eps, delta, noise)
+    mu = check_eps(mu, name="mu")
+    return check_sensitivity(sensitivity) / mu
+
+
+def _record_gaussian(ledger, step, name, noise, eps, delta, mu, sensitivity, noise_scale,
+                     norm):
+    """One ledger entry; a GDP part records its ``mu`` and charges no pair itself."""
+    if ledger is None:
+        return
+    if mu is None:
+        ledger.record(step=step, mechanism=f"{name} ({noise})", eps=eps, delta=delta,
+                      sensitivity=sensitivity, sensitivity_norm=norm,
+                      noise_scale=noise_scale, mu=sensitivity / noise_scale)
+        return
+    ledger.record(step=step, mechanism=f"{name} (mu-GDP part)", eps=0.0, delta=0.0,
+                  sensitivity=sensitivity, sensitivity_norm=norm, noise_scale=noise_scale,
+                  mu=mu, composition="gdp")
 
 
 __all__ = [

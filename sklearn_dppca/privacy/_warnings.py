@@ -1,9 +1,12 @@
-"""The warning category of releases whose noise may hide what they estimate."""
+"""The warning categories of the package.
+
+:class:`PrivacyUtilityWarning`: a release whose noise may hide what it estimates.
+:class:`PrivacyRiskWarning`: a setting that weakens the privacy guarantee.
+"""
 
 import warnings
 
 import numpy as np
-
 
 
 class PrivacyUtilityWarning(UserWarning):
@@ -31,5 +34,48 @@ def warn_noise_dominated(what, names, estimates, noise_scales, stacklevel=3):
             f"The noise sd exceeds the private {what} of {listed}: read these as "
             "noise. Increase eps (or this part of the budget), or use more rows.",
             PrivacyUtilityWarning,
+            stacklevel=stacklevel + 1,
+        )
+
+
+class PrivacyRiskWarning(UserWarning):
+    """A setting that weakens the guarantee or spends the budget more than once.
+
+    Raised (as a warning) when the privacy promised is weaker than it looks: a
+    ``delta`` so large that a mechanism may publish a row outright, or a fit that
+    spends its ``(eps, delta)`` again on the same data (refitting, cross-validation,
+    grid search) with no :class:`~sklearn_dppca.privacy.PrivacyAccountant` keeping
+    count. Turn it into an error where a weak setting must never pass:
+    ``warnings.simplefilter("error", PrivacyRiskWarning)``.
+    """
+
+
+def warn_risky_delta(delta, n_samples, stacklevel=3):
+    """One PrivacyRiskWarning when ``delta >= 1 / n_samples``.
+
+    With ``delta`` that large, a mechanism that publishes one of the ``n_samples``
+    rows verbatim, picked at random, is ``(0, delta)``-DP: the guarantee no longer
+    protects anyone in particular. ``delta`` and ``n_samples`` are public (under
+    the fixed-size adjacency of these mechanisms the number of rows is), so the
+    warning reveals nothing. ``stacklevel`` counts from the caller of this
+    function, as in :func:`warnings.warn`.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from sklearn_dppca.privacy import PrivacyRiskWarning
+    >>> from sklearn_dppca.privacy._warnings import warn_risky_delta
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_risky_delta(1e-2, n_samples=500)
+    >>> caught[0].category is PrivacyRiskWarning
+    True
+    """
+    if delta >= 1 / n_samples:
+        warnings.warn(
+            f"delta={delta:g} is at least 1/n_samples = 1/{n_samples}: with delta this "
+            "large, publishing one row picked at random would meet the guarantee. "
+            "Choose delta much smaller than 1/n_samples.",
+            PrivacyRiskWarning,
             stacklevel=stacklevel + 1,
         )

@@ -1,0 +1,317 @@
+"""Exact composition of Gaussian mechanisms (Gaussian differential privacy) and the
+budget tree of a fit.
+
+Gaussian differential privacy (Dong, Roth & Su 2022, "Gaussian differential
+privacy", JRSS B). A mechanism is ``mu``-GDP when telling neighbouring data sets
+apart from its output is no easier than telling ``N(0, 1)`` from ``N(mu, 1)``.
+
+* The Gaussian mechanism with L2 sensitivity ``D`` and noise sd ``sigma`` is
+  exactly ``(D / sigma)``-GDP (their Theorem 2.7).
+* ``mu_1``-, ..., ``mu_m``-GDP mechanisms, even chosen adaptively, compose to
+  ``sqrt(mu_1^2 + ... + mu_m^2)``-GDP, and this is exact: no smaller ``mu`` holds
+  (their Corollary 3.3).
+* ``mu``-GDP is ``(eps, delta(eps))``-DP for every ``eps >= 0`` with
+  ``delta(eps) = Phi(-eps/mu + mu/2) - exp(eps) Phi(-eps/mu - mu/2)``, and for no
+  smaller ``delta`` (their Corollary 2.13): the privacy profile of one Gaussian
+  mechanism of sensitivity ``mu`` and noise sd 1 (Balle & Wang 2018, Thm 8).
+
+A fit spends its Gaussian parts as one ``mu``-GDP block and its pure-``eps`` parts
+(the quantile searches, the Laplace mechanism) beside it. Basic composition of the
+block's ``(eps_G, delta(eps_G))`` with the pure parts' ``eps_P`` gives the pair
+spent, ``(eps_G + eps_P, delta(eps_G))``. Basic composition of any two
+``(eps, delta)``-DP mechanisms is valid (Dwork & Roth 2014, Thm 3.16), so the pair is
+a guarantee; only the Gaussian block is composed more tightly than by adding.
+
+The budget tree. A fit declares its parts once, as a tree of named shares whose
+leaves say what kind of mechanism spends them: ``"gaussian"`` (a Gaussian
+mechanism; composed in the block), ``"pure"`` (``eps``-DP, no ``delta``) or
+``"basic"`` (an ``(eps, delta)``-DP mechanism charged by basic composition, such as
+an iterative estimator that splits its share itself). :meth:`BudgetTree.allocate`
+turns the tree and the grant into one :class:`Allocation` per leaf; the ledger's
+step names are the leaves' paths.
+"""
+
+import math
+import numbers
+from dataclasses import dataclass
+
+from scipy.optimize import brentq
+
+from ._calibration import check_delta, check_eps, gaussian_delta
+
+ACCOUNTING_METHODS = ("gdp", "basic")
+LEAF_KINDS = ("gaussian", "pure", "basic")
+# Relative slack for shares that sum to 1 on paper (0.35 + 0.3 + 0.35 in floats).
+_ROUNDOFF = 1e-12
+
+
+def gdp_delta(mu, eps):
+    """The ``delta`` at ``eps`` of a ``mu``-GDP mechanism (exact, log-space).
+
+    ``Phi(-eps/mu + mu/2) - exp(eps) Phi(-eps/mu - mu/2)``; 0 for ``mu = 0``.
+
+    Examples
+    --------
+    >>> from sklearn_dppca.privacy import gdp_delta
+    >>> round(gdp_delta(1.0, 1.0), 4)
+    0.1269
+    """
+    mu = float(mu)
+    if not (math.isfinite(mu) and mu >= 0):
+        raise ValueError(f"mu must be a finite number >= 0, got {mu!r}.")
+    if mu == 0:
+        return 0.0
+    eps = float(eps)
+    if eps == 0:
+        return float(math.erf(mu / (2 * math.sqrt(2))))   # 2 Phi(mu/2) - 1
+    return max(gaussian_delta(1.0, mu, check_eps(eps)), 0.0)
+
+
+def gdp_mu(eps, delta):
+    """The largest ``mu`` whose ``mu``-GDP gives ``(eps, delta)``-DP.
+
+    ``gdp_delta(mu, eps)`` rises with ``mu``; the root is found in ``log mu`` and
+    then stepped down until the profile holds, so the returned ``mu`` never
+    overstates the budget.
+
+    Examples
+    --------
+    >>> from sklearn_dppca.privacy import gdp_delta, gdp_mu
+    >>> mu = gdp_mu(1.0, 1e-5)
+    >>> round(mu, 4), gdp_delta(mu, 1.0) <= 1e-5
+    (0.2681, True)
+    """
+    eps, delta = check_eps(eps), check_delta(delta)
+
+    def excess(log_mu):
+        return gdp_delta(math.exp(log_mu), eps) - delta
+
+    low, high = math.log(eps) - 3.0, math.log(eps) + 3.0
+    while excess(low) > 0:
+        low -= 3.0
+    while excess(high) <= 0:
+        high += 3.0
+    mu = math.exp(brentq(excess, low, high, xtol=1e-14, rtol=1e-14, maxiter=500))
+    while gdp_delta(mu, eps) > delta:
+        mu *= 1 - 1e-13
+    return mu
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """What one leaf of the budget tree may spend.
+
+    ``kind`` is ``"gaussian"``, ``"pure"`` or ``"basic"``. A Gaussian leaf under
+    ``accounting="gdp"`` has ``mu`` (its noise sd is ``sensitivity / mu``) and
+    ``eps = delta = 0`` (it is charged in the block); otherwise it has
+    ``(eps, delta)`` and ``mu=None``. ``path`` names it in the ledger.
+    """
+
+    path: str
+    kind: str
+    eps: float
+    delta: float
+    mu: float = None
+
+    def mechanism_budget(self):
+        """Keyword arguments ``eps``, ``delta``, ``mu``, ``step`` of a mechanism."""
+        return {"eps": self.eps if self.mu is None else None,
+                "delta": self.delta if self.mu is None else None,
+                "mu": self.mu, "step": self.path}
+
+
+@dataclass(frozen=True)
+class Spend:
+    """A spend as the accountant composes it: ``eps`` charged by basic composition
+    (pure and basic parts, and the Gaussian block's ``eps`` under basic
+    accounting), its ``delta``, and the ``mu`` of the Gaussian parts composed in
+    GDP (0 if none).
+
+    ``(eps, delta)`` pairs add; ``mu``'s add in squares. The spend fits a grant
+    ``(E, D)`` when some ``eps_G >= 0`` has ``eps + eps_G <= E`` and
+    ``delta + gdp_delta(mu, eps_G) <= D``; the best ``eps_G`` is ``E - eps``.
+    """
+
+    eps: float = 0.0
+    delta: float = 0.0
+    mu: float = 0.0
+
+    def __post_init__(self):
+        for name in ("eps", "delta", "mu"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
+                    math.isfinite(value) and value >= 0):
+                raise ValueError(f"Spend.{name} must be a finite number >= 0, got {value!r}.")
+
+    def __add__(self, other):
+        return Spend(self.eps + other.eps, self.delta + other.delta,
+                     math.hypot(self.mu, other.mu))
+
+    def as_pair(self, grant_eps):
+        """The ``(eps, delta)`` spent when the block takes what ``grant_eps`` leaves."""
+        if self.mu == 0:
+            return self.eps, self.delta
+        block_eps = grant_eps - self.eps
+        if block_eps < 0:
+            return math.inf, 1.0
+        return grant_eps, self.delta + gdp_delta(self.mu, block_eps)
+
+    def fits(self, eps, delta):
+        """Whether this spend stays within the grant ``(eps, delta)`` (round-off aside)."""
+        spent_eps, spent_delta = self.as_pair(eps)
+        return (spent_eps <= eps * (1 + _ROUNDOFF)
+                and spent_delta <= delta * (1 + _ROUNDOFF) + 1e-300)
+
+
+class BudgetTree:
+    """A fit's budget, declared once: named parts, shares of their parent.
+
+    Parameters
+    ----------
+    parts : dict
+        Name -> ``(share, kind)`` for a leaf (``kind`` in ``"gaussian"``,
+        ``"pure"``, ``"basic"``) or ``(share, parts)`` for an inner part. Shares
+        of one parent must sum to at most 1; a share of 0 leaves the part out.
+
+    Examples
+    --------
+    >>> from sklearn_dppca.privacy import BudgetTree
+    >>> tree = BudgetTree({"clip bound": (0.25, "pure"),
+    ...                    "statistic": (0.75, "gaussian")})
+    >>> plan = tree.allocate(1.0, 1e-5, accounting="basic")
+    >>> plan["statistic"].eps, plan["statistic"].delta
+    (0.75, 1e-05)
+    """
+
+    def __init__(self, parts):
+        self.parts = _check_parts(parts, "budget")
+        paths = [path for path, _, _, _ in self.leaves()]
+        if len(set(paths)) != len(paths):
+            # A name holding "/" can repeat a nested part's path; one allocation
+            # would then overwrite the other and its spend would go uncounted.
+            raise ValueError("Two parts of the budget have the same path; part names "
+                             "must not repeat a nested part's path.")
+
+    def leaves(self):
+        """``(path, absolute share, delta weight, kind)`` of every leaf, in order."""
+        return list(_leaves(self.parts, "", 1.0, 1.0))
+
+    def allocate(self, eps, delta, accounting="gdp"):
+        """One :class:`Allocation` per leaf for the grant ``(eps, delta)``.
+
+        ``"basic"``: a leaf gets ``eps`` times its share, and ``delta`` times its
+        share among the parts that spend ``delta`` (pure parts spend none, so
+        their siblings share it). ``"gdp"``: the same for pure and basic leaves;
+        the Gaussian leaves together get the block ``(eps_G, delta_G)``, the sums
+        of what they would get under basic accounting, which is ``mu``-GDP for
+        ``mu = gdp_mu(eps_G, delta_G)``; leaf ``i`` gets ``mu_i^2`` in
+        proportion to its share, so ``sqrt(sum mu_i^2) = mu``.
+        """
+        if accounting not in ACCOUNTING_METHODS:
+            raise ValueError(
+                f"accounting must be one of {ACCOUNTING_METHODS}, got {accounting!r}.")
+        eps, delta = check_eps(eps), check_delta(delta)
+        leaves = self.leaves()
+        allocations = {path: Allocation(path, kind, eps * share, delta * weight)
+                       for path, share, weight, kind in leaves}
+        gaussian = [(path, share, weight) for path, share, weight, kind in leaves
+                    if kind == "gaussian"]
+        block = None
+        if accounting == "gdp" and gaussian:
+            block_eps = eps * math.fsum(share for _, share, _ in gaussian)
+            block_delta = min(delta * math.fsum(w for _, _, w in gaussian), delta)
+            mu = gdp_mu(block_eps, block_delta)
+            total_share = math.fsum(share for _, share, _ in gaussian)
+            for path, share, _ in gaussian:
+                allocations[path] = Allocation(path, "gaussian", 0.0, 0.0,
+                                               mu * math.sqrt(share / total_share))
+            block = (block_eps, block_delta, mu)
+        return BudgetPlan(allocations, accounting, block)
+
+
+class BudgetPlan:
+    """The allocations of one fit (from :meth:`BudgetTree.allocate`).
+
+    ``plan[path]`` is a leaf's :class:`Allocation`; ``plan.part(prefix)`` is the
+    view an algorithm gets for its own part (its leaves by their short names).
+    ``block`` is ``(eps_G, delta_G, mu)`` of the Gaussian block, or None.
+    """
+
+    def __init__(self, allocations, accounting, block, prefix=""):
+        self.allocations = allocations
+        self.accounting = accounting
+        self.block = block
+        self.prefix = prefix
+
+    def _full(self, name):
+        return f"{self.prefix}/{name}" if self.prefix else name
+
+    def __getitem__(self, name):
+        try:
+            return self.allocations[self._full(name)]
+        except KeyError:
+            raise KeyError(f"The budget has no part {self._full(name)!r}.") from None
+
+    def __contains__(self, name):
+        full = self._full(name)
+        return any(path == full or path.startswith(full + "/") for path in self.allocations)
+
+    def part(self, name):
+        """The view of one part: its leaves by their names below ``name``."""
+        if name not in self:
+            raise KeyError(f"The budget has no part {self._full(name)!r}.")
+        return BudgetPlan(self.allocations, self.accounting, self.block, self._full(name))
+
+    def planned_spend(self):
+        """The :class:`Spend` if every leaf is spent (an upper bound on the fit's)."""
+        leaves = [a for path, a in self.allocations.items()
+                  if not self.prefix or path.startswith(self.prefix + "/")]
+        eps = math.fsum(a.eps for a in leaves)
+        delta = math.fsum(a.delta for a in leaves)
+        mu = math.sqrt(math.fsum(a.mu**2 for a in leaves if a.mu is not None))
+        return Spend(eps, delta, mu)
+
+
+def _check_parts(parts, where):
+    if not isinstance(parts, dict) or not parts:
+        raise TypeError(f"{where} must be a non-empty dict of parts, got {parts!r}.")
+    checked = {}
+    for name, part in parts.items():
+        if not isinstance(part, tuple) or len(part) != 2:
+            raise TypeError(f"{where}/{name} must be a pair (share, kind or parts), "
+                            f"got {part!r}.")
+        share, content = part
+        if isinstance(share, bool) or not isinstance(share, numbers.Real) or not (
+                0 <= share <= 1):
+            raise ValueError(f"The share of {where}/{name} must lie in [0, 1], got {share!r}.")
+        if isinstance(content, dict):
+            content = _check_parts(content, f"{where}/{name}")
+        elif content not in LEAF_KINDS:
+            raise ValueError(f"{where}/{name}: a leaf kind is one of {LEAF_KINDS}, "
+                             f"got {content!r}.")
+        checked[name] = (float(share), content)
+    total = math.fsum(share for share, _ in checked.values())
+    if total > 1 + _ROUNDOFF:
+        raise ValueError(f"The shares of {where} sum to {total:g} > 1.")
+    return checked
+
+
+def _spends_delta(content):
+    if isinstance(content, dict):
+        return any(share > 0 and _spends_delta(inner) for share, inner in content.values())
+    return content != "pure"
+
+
+def _leaves(parts, prefix, eps_share, delta_share):
+    """Leaves with their absolute eps share and delta share (see ``allocate``)."""
+    total = math.fsum(share for share, _ in parts.values())
+    bearing = math.fsum(share for share, content in parts.values() if _spends_delta(content))
+    for name, (share, content) in parts.items():
+        if share == 0:
+            continue
+        path = f"{prefix}/{name}" if prefix else name
+        weight = delta_share * share * total / bearing if _spends_delta(content) else 0.0
+        if isinstance(content, dict):
+            yield from _leaves(content, path, eps_share * share, weight)
+        else:
+            yield path, eps_share * share, weight, content

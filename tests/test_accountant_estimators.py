@@ -1,0 +1,163 @@
+"""The estimators and a PrivacyAccountant: charges before fitting, searches that run
+out of budget, budgets that survive a restart, and the risk warnings."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.pipeline import make_pipeline
+
+from sklearn_dppca import (
+    BudgetExceededError,
+    DPKendallDirections,
+    DPPCA,
+    DPScree,
+    PrivacyAccountant,
+    PrivacyRiskWarning,
+)
+from sklearn_dppca.privacy import gdp_mu
+
+
+def _data(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 4)) * [3.0, 2.0, 1.0, 0.5]
+    return X, (X[:, 0] + 0.3 * rng.standard_normal(n) > 0).astype(int)
+
+
+def _search(accountant, error_score):
+    pipe = make_pipeline(DPKendallDirections(eps=1.0, delta=1e-5, accountant=accountant,
+                                             random_state=0),
+                         LogisticRegression())
+    return GridSearchCV(pipe, {"dpkendalldirections__n_components": [1, 2]}, cv=5,
+                        error_score=error_score)
+
+
+def test_grid_search_stops_when_the_budget_runs_out():
+    # One fit is mu1-GDP with mu1 = gdp_mu(1, 1e-5); the accountant composes the
+    # fits exactly, so (3, 1e-5) holds floor((gdp_mu(3, 1e-5) / mu1)^2) = 7 of
+    # them (3 under basic composition); the search needs 10 and a refit.
+    affordable = math.floor((gdp_mu(3.0, 1e-5) / gdp_mu(1.0, 1e-5)) ** 2)
+    assert affordable == 7
+    X, y = _data()
+    accountant = PrivacyAccountant(3.0, 1e-5)
+    with pytest.raises(BudgetExceededError, match="DPKendallDirections"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyRiskWarning)
+            _search(accountant, "raise").fit(X, y)
+    assert len(accountant.charges) == affordable
+    eps, delta = accountant.spent()
+    assert eps <= 3.0 and delta <= 1e-5
+
+
+def test_grid_search_default_error_score_still_ends_in_the_error():
+    # error_score=nan turns the refused fits into nan scores; the refit is not
+    # caught, and it cannot be afforded either.
+    X, y = _data()
+    accountant = PrivacyAccountant(3.0, 1e-5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(BudgetExceededError):
+            _search(accountant, np.nan).fit(X, y)
+    assert len(accountant.charges) == 7
+
+
+def test_refused_fit_computes_nothing_and_keeps_no_state():
+    X, _ = _data()
+    accountant = PrivacyAccountant(0.5, 1e-5)
+    estimator = DPPCA(eps=1.0, accountant=accountant, random_state=0)
+    with pytest.raises(BudgetExceededError):
+        estimator.fit(X)
+    assert not hasattr(estimator, "components_") and accountant.charges == []
+
+
+def test_saved_accountant_refuses_the_same_overspend(tmp_path):
+    X, _ = _data()
+    accountant = PrivacyAccountant(1.5, 1e-5)
+    DPScree(eps=1.0, accountant=accountant, random_state=0).fit(X)
+    path = tmp_path / "budget.json"
+    accountant.save(path)
+    second = DPScree(eps=1.0, random_state=1)
+    with pytest.raises(BudgetExceededError):
+        second.set_params(accountant=accountant).fit(X)
+    restored = PrivacyAccountant.load(path)
+    with pytest.raises(BudgetExceededError):
+        second.set_params(accountant=restored).fit(X)
+    # what is left can still be spent
+    DPScree(eps=0.3, accountant=restored, random_state=2).fit(X)
+    assert len(restored.charges) == 2
+
+
+def test_charge_is_the_fits_planned_spend():
+    X, _ = _data()
+    accountant = PrivacyAccountant(10.0, 1e-4)
+    pca = DPPCA(eps=1.0, delta=1e-5, accountant=accountant, random_state=0).fit(X)
+    (charge,) = accountant.charges
+    block = [e for e in pca.privacy_ledger_ if e["step"] == "gaussian block"][0]
+    # the pure parts' eps and the Gaussian block's mu, as the ledger records them
+    pure = math.fsum(e["eps"] for e in pca.privacy_ledger_ if e["step"] != "gaussian block")
+    assert charge["eps"] == pytest.approx(pure) and charge["mu"] == pytest.approx(block["mu"])
+    assert charge["delta"] == 0.0
+
+
+def test_basic_accounting_charges_pairs():
+    X, _ = _data()
+    accountant = PrivacyAccountant(10.0, 1e-4)
+    pca = DPPCA(eps=1.0, accounting="basic", accountant=accountant, random_state=0).fit(X)
+    (charge,) = accountant.charges
+    assert (charge["eps"], charge["delta"], charge["mu"]) == pytest.approx(
+        (*pca.privacy_spent_, 0.0))
+
+
+def test_clone_shares_the_accountant_and_warns_without_one():
+    accountant = PrivacyAccountant(1.0, 1e-5)
+    estimator = DPKendallDirections(accountant=accountant)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyRiskWarning)
+        assert clone(estimator).accountant is accountant
+    with pytest.warns(PrivacyRiskWarning, match="spends its"):
+        clone(DPKendallDirections())
+
+
+def test_cross_validation_without_accountant_warns():
+    X, y = _data()
+    pipe = make_pipeline(DPKendallDirections(n_components=2, random_state=0),
+                         LogisticRegression())
+    with pytest.warns(PrivacyRiskWarning, match="accountant"):
+        cross_val_score(pipe, X, y, cv=2)
+
+
+def test_refit_without_accountant_warns():
+    X, _ = _data()
+    estimator = DPKendallDirections(random_state=0).fit(X)
+    with pytest.warns(PrivacyRiskWarning, match="fitted again"):
+        estimator.fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyRiskWarning)
+        counted = DPKendallDirections(accountant=PrivacyAccountant(5.0, 1e-5),
+                                      random_state=0)
+        counted.fit(X).fit(X)
+
+
+@pytest.mark.parametrize("estimator", [DPKendallDirections(), DPScree(), DPPCA()])
+def test_large_delta_warns(estimator):
+    X, _ = _data(n=200)
+    with pytest.warns(PrivacyRiskWarning, match="delta"):
+        clone(estimator).set_params(delta=0.5, random_state=0).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyRiskWarning)
+        estimator.set_params(delta=1e-5, random_state=0).fit(X)
+
+
+@pytest.mark.parametrize("Estimator", [DPKendallDirections, DPScree, DPPCA])
+def test_bad_accountant_and_accounting(Estimator):
+    X, _ = _data()
+    with pytest.raises(TypeError, match="accountant"):
+        Estimator(accountant=(1.0, 1e-5)).fit(X)
+    with pytest.raises(ValueError, match="accounting"):
+        Estimator(accounting="rdp").fit(X)
+    with pytest.raises(ValueError, match="accounting='basic'"):
+        Estimator(noise="classical").fit(X)

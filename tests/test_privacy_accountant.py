@@ -1,0 +1,347 @@
+"""PrivacyAccountant: charges composed exactly across fits, refusals, saving and
+loading, and one budget per accountant however it is copied."""
+
+import copy
+import gc
+import json
+import math
+import os
+import pickle
+import threading
+
+import pytest
+from scipy.optimize import brentq
+from sklearn.base import BaseEstimator, clone
+
+import sklearn_dppca
+from sklearn_dppca.privacy import (
+    BudgetExceededError,
+    PrivacyAccountant,
+    Spend,
+    gdp_delta,
+    gdp_mu,
+)
+from sklearn_dppca.privacy._accountant import ACCOUNTANT_FORMAT
+
+# A fit that spends 0.2 pure eps and a Gaussian block worth (0.8, 1e-5) on its own.
+MU_FIT = gdp_mu(0.8, 1e-5)
+FIT = Spend(eps=0.2, delta=0.0, mu=MU_FIT)
+
+
+def test_exported_from_the_package():
+    assert sklearn_dppca.PrivacyAccountant is PrivacyAccountant
+    assert sklearn_dppca.BudgetExceededError is BudgetExceededError
+    assert issubclass(BudgetExceededError, ValueError)
+
+
+def test_charges_until_the_budget_is_spent():
+    accountant = PrivacyAccountant(1.0, 1e-5)
+    accountant.charge(Spend(eps=0.6, delta=4e-6), label="first")
+    accountant.charge(Spend(eps=0.4, delta=6e-6), label="second")   # exactly the rest
+    assert accountant.spent() == pytest.approx((1.0, 1e-5), rel=1e-12)
+    with pytest.raises(BudgetExceededError, match="'third'"):
+        accountant.charge(Spend(eps=1e-3), label="third")
+    assert [c["label"] for c in accountant.charges] == ["first", "second"]
+
+
+def test_refusal_records_nothing_and_says_what_is_left():
+    accountant = PrivacyAccountant(1.0, 1e-5)
+    accountant.charge(Spend(eps=0.7), label="fit A")
+    before = (accountant.charges, accountant.spent(), repr(accountant))
+    with pytest.raises(BudgetExceededError) as caught:
+        accountant.charge(Spend(eps=0.5), label="fit B")
+    message = str(caught.value)
+    assert "'fit B'" in message and "eps=0.5" in message      # what was asked
+    assert "eps=0.3" in message                               # what is left
+    assert "Nothing was charged" in message
+    assert (accountant.charges, accountant.spent(), repr(accountant)) == before
+    accountant.charge(Spend(eps=0.3), label="fit C")           # the rest still is
+
+
+def test_gaussian_blocks_compose_exactly_across_fits():
+    accountant = PrivacyAccountant(2.0, 1e-5)
+    accountant.charge(FIT, label="first")
+    accountant.charge(FIT, label="second")
+    # By hand: pure eps 0.4 and one block of mu = sqrt(2) mu_fit read at eps 1.6.
+    exact_delta = gdp_delta(math.sqrt(2) * MU_FIT, 1.6)
+    assert exact_delta <= 1e-5
+    assert accountant.spent() == pytest.approx((2.0, exact_delta), rel=1e-12)
+    # A third fit needs more delta than is left.
+    assert gdp_delta(math.sqrt(3) * MU_FIT, 1.4) > 1e-5
+    assert not accountant.can_afford(FIT)
+    with pytest.raises(BudgetExceededError):
+        accountant.charge(FIT, label="third")
+
+
+def test_the_same_fits_added_as_pairs_would_not_fit():
+    # Each fit alone is (1, 1e-5)-DP; adding pairs, two need (2, 2e-5).
+    accountant = PrivacyAccountant(2.0, 1e-5)
+    alone = Spend(eps=1.0, delta=1e-5)
+    accountant.charge(alone, label="first")
+    assert not accountant.can_afford(alone)
+
+
+def test_remaining_is_the_most_each_kind_can_take():
+    accountant = PrivacyAccountant(1.5, 1e-5)
+    accountant.charge(Spend(eps=0.2, delta=1e-6, mu=0.15), label="fit")
+    left = accountant.remaining()
+    # By hand: the pure eps left is 1.5 - 0.2 minus the least eps the block needs
+    # for the 9e-6 of delta that is left.
+    block_eps = brentq(lambda e: gdp_delta(0.15, e) - 9e-6, 0.0, 1.3, xtol=1e-15)
+    assert left["eps"] == pytest.approx(1.3 - block_eps, rel=1e-9)
+    assert left["delta"] == pytest.approx(9e-6 - gdp_delta(0.15, 1.3), rel=1e-9)
+    assert left["mu"] == pytest.approx(
+        math.sqrt(gdp_mu(1.3, 9e-6) ** 2 - 0.15**2), rel=1e-9)
+    for kind, amount in left.items():
+        assert accountant.can_afford(Spend(**{kind: amount}))
+        assert not accountant.can_afford(Spend(**{kind: amount * (1 + 1e-9)}))
+
+
+def test_remaining_without_gaussian_block():
+    accountant = PrivacyAccountant(1.0, 1e-5)
+    accountant.charge(Spend(eps=0.3, delta=2e-6), label="fit")
+    left = accountant.remaining()
+    assert left["eps"] == pytest.approx(0.7, rel=1e-12)
+    assert left["delta"] == pytest.approx(8e-6, rel=1e-12)
+    assert left["mu"] == pytest.approx(gdp_mu(0.7, 8e-6), rel=1e-9)
+    assert PrivacyAccountant(1.0, 1e-5).remaining()["eps"] == 1.0
+
+
+@pytest.mark.parametrize("eps, delta, error", [
+    (0.0, 1e-5, ValueError), (-1.0, 1e-5, ValueError), (float("nan"), 1e-5, ValueError),
+    (1.0, 0.0, ValueError), (1.0, 1.0, ValueError), ("1", 1e-5, TypeError),
+    (1.0, None, TypeError),
+])
+def test_bad_budget_raises(eps, delta, error):
+    with pytest.raises(error, match="eps" if eps != 1.0 else "delta"):
+        PrivacyAccountant(eps, delta)
+
+
+def test_bad_charges_raise():
+    accountant = PrivacyAccountant(1.0, 1e-5)
+    with pytest.raises(TypeError, match="spend"):
+        accountant.charge((0.1, 0.0), label="fit")
+    with pytest.raises(TypeError, match="label"):
+        accountant.charge(Spend(eps=0.1), label=3)
+    # a Spend cannot even hold a negative, NaN or infinite part
+    for bad in ({"eps": -0.5}, {"delta": float("nan")}, {"mu": -1.0},
+                {"eps": float("inf")}):
+        with pytest.raises(ValueError, match="Spend"):
+            Spend(**bad)
+    assert accountant.charges == []
+
+
+def test_charges_record_what_was_spent():
+    accountant = PrivacyAccountant(1.0, 1e-5)
+    accountant.charge(Spend(eps=0.25, delta=1e-6, mu=0.1), label="DPScree")
+    (charge,) = accountant.charges
+    assert {k: charge[k] for k in ("label", "eps", "delta", "mu")} == {
+        "label": "DPScree", "eps": 0.25, "delta": 1e-6, "mu": 0.1}
+    assert charge["time"].endswith("+00:00")
+    accountant.charges[0]["eps"] = 0.0          # a copy: the record is untouched
+    assert accountant.charges[0]["eps"] == 0.25
+    with pytest.raises(AttributeError):
+        accountant.eps = 100.0
+
+
+def test_repr():
+    accountant = PrivacyAccountant(1.0, 1e-5)
+    accountant.charge(Spend(eps=0.5), label="fit")
+    assert repr(accountant) == "PrivacyAccountant(eps=1, delta=1e-05, spent=(0.5, 0))"
+
+
+# ------------------------------------------------------------------ saving, loading
+
+
+def test_save_load_round_trip_refuses_the_same_over_spend(tmp_path):
+    accountant = PrivacyAccountant(2.0, 1e-5)
+    accountant.charge(FIT, label="first")
+    accountant.charge(FIT, label="second")
+    path = tmp_path / "budget.json"
+    accountant.save(path)
+    loaded = PrivacyAccountant.load(path)
+    assert loaded.to_dict() == accountant.to_dict()
+    assert loaded.spent() == accountant.spent()
+    with pytest.raises(BudgetExceededError):
+        loaded.charge(FIT, label="third")
+    left = accountant.remaining()["eps"]
+    assert left > 0
+    loaded.charge(Spend(eps=left), label="the rest")
+    assert json.loads(path.read_text())["format"] == ACCOUNTANT_FORMAT
+
+
+def test_from_dict_round_trip():
+    accountant = PrivacyAccountant(1.0, 1e-6)
+    accountant.charge(Spend(eps=0.5, delta=1e-7, mu=0.05), label="fit")
+    again = PrivacyAccountant.from_dict(json.loads(json.dumps(accountant.to_dict())))
+    assert again.charges == accountant.charges
+    assert again is not accountant
+    with pytest.raises(TypeError, match="data"):
+        PrivacyAccountant.from_dict([])
+
+
+def test_save_is_atomic(tmp_path, monkeypatch):
+    path = tmp_path / "budget.json"
+    accountant = PrivacyAccountant(1.0, 1e-5)
+    accountant.save(path)
+    saved = path.read_text()
+    accountant.charge(Spend(eps=0.5), label="fit")
+
+    def half_written(data, stream, **kwargs):
+        stream.write('{"format": "sklearn-dppca/acc')
+        raise OSError("disk full")
+
+    monkeypatch.setattr(json, "dump", half_written)
+    with pytest.raises(OSError, match="disk full"):
+        accountant.save(path)
+    assert path.read_text() == saved                 # the old file, intact
+    assert sorted(os.listdir(tmp_path)) == ["budget.json"]   # no temporary left
+
+
+def write(tmp_path, data):
+    path = tmp_path / "budget.json"
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+    return path
+
+
+def good_record():
+    accountant = PrivacyAccountant(1.0, 1e-5)
+    accountant.charge(Spend(eps=0.5, delta=1e-6, mu=0.1), label="fit")
+    return accountant.to_dict()
+
+
+def edited(**changes):
+    record = good_record()
+    record.update(changes)
+    return record
+
+
+def edited_charge(**changes):
+    record = good_record()
+    record["charges"][0].update(changes)
+    return record
+
+
+def without(key):
+    record = good_record()
+    del record[key]
+    return record
+
+
+@pytest.mark.parametrize("content, match", [
+    ("{not json", "not a JSON file"),
+    (edited(format="sklearn-dppca/accountant/0"), "format"),
+    (without("format"), "format"),
+    ([1, 2], "JSON object"),
+    (without("charges"), "missing field 'charges'"),
+    (without("eps"), "missing field 'eps'"),
+    (edited(extra=1), "unknown field 'extra'"),
+    (edited(eps=-1.0), "'eps' must be a finite number > 0"),
+    (edited(eps="1"), "'eps' must be a number"),
+    (edited(delta=0.0), "'delta'"),
+    (edited(delta=1.5), "'delta'"),
+    (edited(charges={}), "'charges' must be a list"),
+    (edited(charges=[3]), "charge 0 must be a JSON object"),
+    (edited_charge(eps=-0.1), "charge 0: 'eps'"),
+    (edited_charge(mu=float("inf")), "charge 0: 'mu'"),
+    (edited_charge(label=None), "charge 0: 'label'"),
+    (edited_charge(time="yesterday"), "charge 0: 'time'"),
+    (edited_charge(eps=5.0), "exceed the budget"),
+])
+def test_load_errors_name_the_problem(tmp_path, content, match):
+    path = write(tmp_path, content)
+    with pytest.raises(ValueError, match=match):
+        PrivacyAccountant.load(path)
+
+
+def test_load_of_a_missing_charge_field(tmp_path):
+    record = good_record()
+    del record["charges"][0]["mu"]
+    with pytest.raises(ValueError, match="charge 0: missing field 'mu'"):
+        PrivacyAccountant.load(write(tmp_path, record))
+
+
+# ----------------------------------------------------- one budget however it is copied
+
+
+class Holder(BaseEstimator):
+    """A stand-in estimator with an accountant parameter."""
+
+    def __init__(self, accountant=None, alpha=1.0):
+        self.accountant = accountant
+        self.alpha = alpha
+
+
+def test_copies_and_clones_share_the_budget():
+    accountant = PrivacyAccountant(1.0, 1e-5)
+    assert copy.copy(accountant) is accountant
+    assert copy.deepcopy(accountant) is accountant
+    estimator = Holder(accountant=accountant)
+    assert clone(estimator).accountant is accountant
+    assert copy.deepcopy(estimator).accountant is accountant
+    clone(estimator).accountant.charge(Spend(eps=0.6), label="clone")
+    assert not clone(estimator).accountant.can_afford(Spend(eps=0.6))
+
+
+def test_pickling_in_the_same_process_keeps_one_budget():
+    accountant = PrivacyAccountant(1.0, 1e-5)
+    accountant.charge(Spend(eps=0.4), label="fit")
+    again = pickle.loads(pickle.dumps(accountant))
+    assert again is accountant
+    again.charge(Spend(eps=0.4), label="pickled")
+    assert accountant.spent() == pytest.approx((0.8, 0.0))
+
+
+def test_unpickling_after_the_original_is_gone_still_charges():
+    accountant = PrivacyAccountant(1.0, 1e-5)
+    accountant.charge(Spend(eps=0.4), label="fit")
+    data = pickle.dumps(accountant)
+    del accountant
+    gc.collect()
+    again = pickle.loads(data)
+    assert [c["label"] for c in again.charges] == ["fit"]
+    again.charge(Spend(eps=0.6), label="rest")
+    assert not again.can_afford(Spend(eps=1e-6))
+
+
+def test_another_process_may_not_charge(monkeypatch):
+    accountant = PrivacyAccountant(1.0, 1e-5)
+    data = pickle.dumps(accountant)
+    owner = os.getpid()
+    monkeypatch.setattr(os, "getpid", lambda: owner + 1)
+    with pytest.raises(RuntimeError, match="n_jobs=1"):
+        accountant.charge(Spend(eps=0.1), label="fit")
+    copied = pickle.loads(data)      # as a worker process would receive it
+    assert copied is not accountant
+    with pytest.raises(RuntimeError, match="save"):
+        copied.charge(Spend(eps=0.1), label="fit")
+    assert accountant.charges == copied.charges == []
+
+
+def test_loading_hands_the_budget_to_this_process(tmp_path, monkeypatch):
+    path = tmp_path / "budget.json"
+    PrivacyAccountant(1.0, 1e-5).save(path)
+    owner = os.getpid()
+    monkeypatch.setattr(os, "getpid", lambda: owner + 1)
+    loaded = PrivacyAccountant.load(path)
+    loaded.charge(Spend(eps=0.1), label="fit")
+    assert len(loaded.charges) == 1
+
+
+def test_threads_cannot_overspend_together():
+    accountant = PrivacyAccountant(1.0, 1e-5)
+    step = Spend(eps=0.125)          # a power of 2: eight of them add up exactly
+
+    def fit_many():
+        for _ in range(20):
+            try:
+                accountant.charge(step, label="thread")
+            except BudgetExceededError:
+                pass
+
+    threads = [threading.Thread(target=fit_many) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(accountant.charges) == 8
