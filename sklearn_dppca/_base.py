@@ -93,7 +93,7 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         accounting = check_accounting(self.accounting, self.noise)
         accountant = check_accountant(self.accountant)
         plan = BudgetTree(parts).allocate(eps, delta, accounting)
-        warn_risky_delta(delta, n_samples, stacklevel=4)
+        warn_risky_delta(delta, n_samples, stacklevel=3)
         if accountant is not None:
             accountant.charge(plan.planned_spend(), label=type(self).__name__)
         elif hasattr(self, "privacy_spent_"):
@@ -110,7 +110,13 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         """Close the Gaussian block, store the ledger and the spend (within the grant)."""
         if plan is not None and plan.block is not None:
             ledger.close_gaussian_block(plan.block[0])
-        self.privacy_spent_ = ledger.check_within(eps, delta)
+        try:
+            self.privacy_spent_ = ledger.check_within(eps, delta)
+        except RuntimeError:
+            # A bug spent more than the grant: release nothing of this fit.
+            for name in [n for n in vars(self) if n.endswith("_") and not n.startswith("_")]:
+                delattr(self, name)
+            raise
         self.privacy_ledger_ = ledger.to_list()
 
     def _feature_names(self):

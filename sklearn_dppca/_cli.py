@@ -667,9 +667,7 @@ def _fit(options, out, err):
             f"--axes {options.axes[0] + 1},{options.axes[1] + 1}: components are numbered "
             f"1..{options.components} (--components {options.components})."
         )
-    if options.delta >= 1 / n_samples:
-        print(f"warning: --delta {options.delta:g} is not below 1/n = "
-              f"{1 / n_samples:.3g}; choose delta << 1/n.", file=err)
+    # (delta >= 1/n: the estimator's PrivacyRiskWarning is shown as a warning line)
     pairs = options.pairs
     if pairs is None:
         pairs = LARGE_N_PAIRS if n_samples > LARGE_N else "all"

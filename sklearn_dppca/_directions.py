@@ -142,6 +142,8 @@ class DPKendallDirections(_PrivateProjection):
         Its eigenvalues, descending.
     noise_scale_ : float
         Standard deviation of the diagonal noise (off-diagonal: divided by sqrt(2)).
+    kendall_noise_scale_ : float
+        The same (the name :class:`DPPCA` and :class:`DPScree` use).
     scale_ : ndarray of shape (n_features,) or None
         The private spreads the columns were divided by (``scale=True``), else None.
     n_components_ : int
@@ -233,7 +235,7 @@ class DPKendallDirections(_PrivateProjection):
         self.n_components_ = n_components
         self.kendall_matrix_ = released.kendall_matrix
         self.kendall_eigenvalues_ = released.eigenvalues
-        self.noise_scale_ = released.noise_scale
+        self.noise_scale_ = self.kendall_noise_scale_ = released.noise_scale
         self.components_ = released.eigenvectors[:, :n_components].T.copy()
         self.nonprivate_ = (
             nonprivate_reference(X, self.components_) if self.compute_nonprivate else None

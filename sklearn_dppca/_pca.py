@@ -6,6 +6,7 @@ import time
 import warnings
 
 import numpy as np
+from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import _PrivateProjection
@@ -175,13 +176,20 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         Total privacy budget, in (0, 1).
     budget_split : dict, default=None
         Shares of ``loading``, ``scree``, ``scale`` and ``score`` (of both eps and
-        delta). Default ``{"loading": 0.4, "scree": 0.2, "score": 0.4}``, and
-        ``{"loading": 0.35, "scree": 0.15, "scale": 0.2, "score": 0.3}`` with
+        delta). Default ``{"loading": 0.35, "scree": 0.3, "score": 0.35}``, and
+        ``{"loading": 0.3, "scree": 0.25, "scale": 0.2, "score": 0.25}`` with
         ``scale=True`` (``scale`` is required then, and an error without it);
         shares summing above 1 are an error; a missing or 0 ``score`` share skips
-        the score summary. The scree part also pays for the private total
-        variance (a quarter of it).
-    scree_method : {"clipped", "huber", "pmwm"}, default="clipped"
+        the score summary (in a Pipeline, where nothing reads it, give its share
+        to the others). The scree part also pays for the private total variance
+        (a quarter of it). Within each part, the shares go on down a budget tree
+        (the ledger's steps); under ``accounting="gdp"`` a Gaussian part's share
+        is its share of ``mu^2`` and a quantile search's its share of eps (see
+        the user guide, "Privacy accounting").
+    scree_method : {"clipped", "huber", "pmwm", "kendall"}, default="clipped"
+        See :class:`DPScree`. ``"kendall"`` reads the variances off the released
+        Kendall matrix (an elliptical model) and spends the scree part on the
+        total variance alone.
     scree_params : dict, default=None
         Tuning values of the scree method (see :class:`DPScree`).
     histogram : {"additive", "sparse"}, default="additive"
@@ -193,8 +201,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         the number of declared groups and the histogram's noise) takes at most
         ``clip(round(sqrt(n / n_groups) / 3), 4, 20)`` and fewer while an
         average cell of the cloud would hold less than twice the noise
-        threshold: 9 x 9 for the gau data (5,000 rows) at eps = 0.5, 12 x 12 at
-        eps = 1, 20 x 20 at eps = 4.
+        threshold: 8 x 8 for the gau data (5,000 rows) at eps = 0.5, 11 x 11 at
+        eps = 1, 20 x 20 at eps = 4 (10 x 10 with its 5 groups at eps = 1).
     axes : (int, int), default=(0, 1)
         The two components (0-based) of the score summary.
     n_synthetic : int, default=None
@@ -218,7 +226,14 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         of the correlation matrix, for tables in mixed units. Translation
         invariant; see the user guide, "Units and scaling".
     noise : {"analytic", "classical"}, default="analytic"
-    sensitivity : {"standard", "tight"}, default="standard"
+        Calibration of each Gaussian part under ``accounting="basic"`` (see
+        :class:`DPKendallDirections`).
+    sensitivity : {"tight", "standard"}, default="tight"
+    accounting : {"gdp", "basic"}, default="gdp"
+        Exact composition of the Gaussian parts as one ``mu``-GDP block, or
+        basic composition (see :class:`DPKendallDirections`).
+    accountant : PrivacyAccountant, default=None
+        A total budget for the data set, charged before any computation.
     pairs : "all" or int, default="all"
     duplicates : {"ignore", "raise"}, default="ignore"
     compute_nonprivate : bool, default=False
@@ -238,6 +253,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     total_variance_noise_scale_, feature_variance_,
     feature_variance_noise_scale_, scale_ : see DPScree
     kendall_matrix_ : ndarray of shape (n_features, n_features)
+    kendall_noise_scale_ : float
+        Noise sd of its diagonal (off-diagonal: divided by sqrt(2)).
     axes_ : tuple of int
     frame_ : Bunch or None
         ``center`` (2,), ``radius``, ``half_width`` (1.2 radius), ``extent``
@@ -257,7 +274,9 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     synthetic_scores_ : ndarray of shape (n_synthetic, 2) or None
     synthetic_groups_ : ndarray of shape (n_synthetic,) or None
     budget_ : dict
-        The (eps, delta) granted to each part.
+        Each part's nominal share of the grant, ``(share * eps, share * delta)``
+        (what it spends alone under basic accounting; the ledger has what each
+        mechanism spent).
     privacy_spent_, privacy_ledger_, nonprivate_, n_components_, n_samples_,
     n_features_in_, feature_names_in_ : see DPKendallDirections
 
@@ -393,11 +412,13 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         self.n_components_ = n_components
         self.components_ = components
         self.kendall_matrix_ = released.kendall_matrix
+        self.kendall_noise_scale_ = released.noise_scale
         self.method_label_ = self.scree_method
         self._set_spreads(spreads)
         self._fit_variances(X, self.scree_method, scree_params, plan.part("scree"),
                             pairs=check_pairs(self.pairs), monotone=True, rng=rng,
-                            ledger=ledger)
+                            ledger=ledger, kendall=Bunch(matrix=released.kendall_matrix,
+                                                         noise_scale=released.noise_scale))
         self._progress("variances released", start)
         self.axes_ = axes
         self.groups_ = labels

@@ -30,7 +30,9 @@ NONPRIVATE_KEY = "nonprivate_reference_NOT_PRIVATE"
 
 #: Estimator parameters that are never written: a seed lets anyone who knows it
 #: regenerate the noise and subtract it from the release.
-_WITHHELD_PARAMS = ("random_state",)
+#: Not written: a seed lets anyone regenerate the noise; an accountant is a live
+#: budget of the data set, not a setting of this release.
+_WITHHELD_PARAMS = ("random_state", "accountant")
 
 # Released arrays: JSON key -> (attribute, number of dimensions)
 _ARRAYS = {

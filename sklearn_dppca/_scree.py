@@ -10,7 +10,8 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import _PrivateProjection
 from ._directions import SENSITIVITY_RULES, private_kendall_directions
 from ._nonprivate import nonprivate_reference
-from ._spread import release_spreads, spread_parts
+from ._kendall_spectrum import elliptical_variances
+from ._spread import release_spreads, spread_level, spread_parts
 from ._summary import FitSummary, budget_line, directions_table, reference_line
 from ._validation import (
     check_bool,
@@ -46,8 +47,13 @@ class _VarianceMixin:
     def _set_spreads(self, spreads):
         self.scale_ = None if spreads is None else spreads.scale
 
-    def _fit_variances(self, X, method, params, budget, *, pairs, monotone, rng, ledger):
+    def _fit_variances(self, X, method, params, budget, *, pairs, monotone, rng, ledger,
+                       kendall=None):
         """Variances along ``components_`` and the total variance, on one budget.
+
+        ``method="kendall"`` needs ``kendall``, a Bunch with the released Kendall
+        ``matrix`` (whose eigenvectors are ``components_``) and its ``noise_scale``
+        (see :meth:`_elliptical_variances`).
 
         ``budget``: the scree's part (:func:`scree_parts`), whose ``total
         variance`` takes ``TOTAL_SHARE`` of it. The total is always the
@@ -57,19 +63,50 @@ class _VarianceMixin:
         (their spread is 1 by construction, up to the spread's noise), else
         :func:`implied_feature_variances`.
         """
+        if method == "kendall":
+            return self._elliptical_variances(X, budget, kendall, pairs=pairs,
+                                              monotone=monotone, rng=rng, ledger=ledger)
         raw, noise_scale, bounds = private_variances(
             X, self.components_, method=method, params=params,
             budget=budget.part("variances"), noise=self.noise, rng=rng, ledger=ledger)
-        total, total_noise, total_bound = private_total_variance(
-            X, budget.part("total variance"), self.noise, rng, ledger, pairs=pairs,
-            quantile_level=params["quantile_level"] if method == "clipped" else None)
+        total, total_noise = self._total_variance(
+            X, budget, pairs, params["quantile_level"] if method == "clipped" else None,
+            rng, ledger)
         names = [f"PC{l + 1}" for l in range(len(raw))]
         noise_scale = _widen_if_clipped("variance", names, raw, noise_scale,
                                         _clipped_share_inputs(raw, bounds))
+        self._set_released_variances(raw, noise_scale, bounds, total, total_noise, monotone)
+
+    def _total_variance(self, X, budget, pairs, level, rng, ledger):
+        """The private total variance and its noise sd (raised if at its bound)."""
+        total, total_noise, total_bound = private_total_variance(
+            X, budget.part("total variance"), self.noise, rng, ledger, pairs=pairs,
+            quantile_level=level)
         total_noise = float(_widen_if_clipped("total variance", ["the data"],
                                               np.array([total]), np.array([total_noise]),
                                               (np.array([total]), np.array([total_bound]))
                                               )[0])
+        return total, total_noise
+
+    def _elliptical_variances(self, X, budget, kendall, *, pairs, monotone, rng, ledger):
+        """``method="kendall"``: the total variance is the only release; the
+        variances are ``total * ratios`` with the ratios read off the released
+        Kendall eigenvalues under an elliptical model
+        (:mod:`sklearn_dppca._kendall_spectrum`). The total's clip level is as
+        high as its search's budget allows (:func:`spread_level`): its clipping
+        bias is not cancelled by a ratio here.
+        """
+        level = spread_level(X.shape[0] // 2, budget["total variance/clip bound"].eps)
+        total, total_noise = self._total_variance(X, budget, pairs, max(level, 0.5), rng,
+                                                  ledger)
+        raw, noise_scale = elliptical_variances(
+            kendall.matrix, kendall.noise_scale, total, total_noise,
+            self.components_.shape[0], rng)
+        self._set_released_variances(raw, noise_scale, None, total, total_noise, monotone)
+
+    def _set_released_variances(self, raw, noise_scale, bounds, total, total_noise,
+                                monotone):
+        names = [f"PC{l + 1}" for l in range(len(raw))]
         warn_noise_dominated("variance", names, raw, noise_scale)
         warn_noise_dominated("total variance", ["the data"], [total], [total_noise])
         self.explained_variance_raw_ = raw
@@ -195,6 +232,19 @@ class DPScree(_VarianceMixin, _PrivateProjection):
       on ``n/2`` randomly paired values (Yu, Ren & Zhou 2024).
     * ``"pmwm"``: private winsorised mean between private quantiles, on randomly
       paired values (Ramsay & Spicker 2025).
+    * ``"kendall"``: no release of its own but the private total variance (the
+      whole scree budget buys it, clipped as high as that budget allows); the
+      variances are ``total * ratios``, the ratios read off the released Kendall
+      matrix's eigenvalues through the map an elliptical law implies
+      (:mod:`sklearn_dppca._kendall_spectrum`), with noise sds from a
+      parametric bootstrap of both releases (free post-processing). It needs
+      the Kendall matrix: directions released here or reused from a fitted
+      estimator. It is a MODEL: on Gaussian data (p = 10, eps = 1) the worst
+      top-3 error falls from 0.048 to 0.016 at n = 20,000 and from 0.14 to 0.12
+      at n = 2,000; on real tables it can be badly biased (adult, scaled: 0.74
+      against 0.04; digits: 0.35 against 0.16) and at small ``n eps`` the noisy
+      trailing Kendall eigenvalues wreck the ratios (wine, breast cancer). Use
+      it only for data you know to be close to elliptical.
 
     ``huber`` and ``pmwm`` split the budget evenly over components.
 
@@ -206,7 +256,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         Total privacy budget this fit spends, directions included.
     delta : float, default=1e-5
         Total privacy budget, in (0, 1).
-    method : {"clipped", "huber", "pmwm"}, default="clipped"
+    method : {"clipped", "huber", "pmwm", "kendall"}, default="clipped"
     method_params : dict, default=None
         Tuning values of the method (unknown names are an error):
         ``clipped``: ``clip`` ("auto", "norm" or "component"), ``C`` ("auto" or a public
@@ -243,6 +293,15 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         ``transform`` divides each projection by the square root of its private
         variance.
     noise : {"analytic", "classical"}, default="analytic"
+        Calibration of each Gaussian part under ``accounting="basic"``.
+    sensitivity : {"tight", "standard"}, default="tight"
+        Sensitivity of the Kendall matrix when directions are released here
+        (see :class:`DPKendallDirections`).
+    accounting : {"gdp", "basic"}, default="gdp"
+        Exact composition of the Gaussian parts as one ``mu``-GDP block, or
+        basic composition (see :class:`DPKendallDirections`).
+    accountant : PrivacyAccountant, default=None
+        A total budget for the data set, charged before any computation.
     random_state : None, int or numpy.random.Generator, default=None
     n_jobs : int, default=None
         Workers for the Kendall kernel when directions are released here.
@@ -349,15 +408,19 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         parts["scree"] = (scree_share, scree_parts(method, params, n_components))
         plan = self._plan_budget(parts, grant_eps, grant_delta, X.shape[0])
         X = self._scaled(X, reused, plan, rng, ledger)
-        directions = given if given is not None else self._released_directions(
-            X, plan["directions"], rng, ledger)
+        kendall = self._kendall_release(X, plan, rng, ledger)
+        directions = kendall.eigenvectors if given is None else given
+        if method == "kendall" and kendall is None:
+            raise ValueError("method='kendall' reads the variances off the released "
+                             "Kendall matrix: directions must be None or a fitted "
+                             "DPKendallDirections/DPPCA, not an array.")
         self.n_samples_ = X.shape[0]
         self.n_components_ = n_components
         self.components_ = directions[:n_components]
         self.method_label_ = method
         self._fit_variances(X, method, params, plan.part("scree"),
                             pairs=params.get("pairs", "all"), monotone=self.monotone,
-                            rng=rng, ledger=ledger)
+                            rng=rng, ledger=ledger, kendall=kendall)
         self.nonprivate_ = (
             nonprivate_reference(X, self.components_) if self.compute_nonprivate else None
         )
@@ -408,11 +471,30 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         self._set_spreads(spreads)
         return check_max_abs(spreads.X, "DPScree's variances (after scaling)")
 
-    def _released_directions(self, X, budget, rng, ledger):
-        released = private_kendall_directions(
-            X, budget=budget, noise=self.noise, sensitivity=self.sensitivity,
-            pairs="all", duplicates="ignore", n_jobs=self.n_jobs, rng=rng, ledger=ledger)
-        return released.eigenvectors.T
+    def _kendall_release(self, X, plan, rng, ledger):
+        """The Kendall matrix behind the directions: released here (``directions``
+        None), or that of a reused estimator; None for public directions.
+
+        Sets ``kendall_matrix_`` and ``kendall_noise_scale_``. Returns a Bunch with
+        ``matrix``, ``noise_scale`` and ``eigenvectors`` (rows), or None.
+        """
+        if "directions" in plan:
+            released = private_kendall_directions(
+                X, budget=plan["directions"], noise=self.noise,
+                sensitivity=self.sensitivity, pairs="all", duplicates="ignore",
+                n_jobs=self.n_jobs, rng=rng, ledger=ledger)
+            kendall = Bunch(matrix=released.kendall_matrix,
+                            noise_scale=released.noise_scale,
+                            eigenvectors=released.eigenvectors.T)
+        elif _is_estimator(self.directions):
+            kendall = Bunch(matrix=self.directions.kendall_matrix_,
+                            noise_scale=self.directions.kendall_noise_scale_,
+                            eigenvectors=None)
+        else:
+            kendall = None
+        self.kendall_matrix_ = None if kendall is None else kendall.matrix
+        self.kendall_noise_scale_ = None if kendall is None else kendall.noise_scale
+        return kendall
 
     def _given_directions(self, X, eps, delta, ledger):
         """Reused or public directions (None: released here) and the grant left.
@@ -436,7 +518,8 @@ class DPScree(_VarianceMixin, _PrivateProjection):
             )
         ledger.extend(estimator.privacy_ledger_, prefix="directions")
         spent_eps, spent_delta = ledger.spent()
-        if spent_eps >= eps or spent_delta >= delta:
+        # (an exact composition spends a hair below its grant: "all of it" still)
+        if spent_eps >= eps * (1 - 1e-9) or spent_delta >= delta * (1 - 1e-9):
             raise ValueError(
                 f"directions already spent eps={spent_eps:g}, delta={spent_delta:g}; "
                 f"eps and delta of DPScree are the total budget including the reused "

@@ -16,7 +16,7 @@ from .privacy import PrivacyUtilityWarning, check_generator, gaussian_mechanism
 from .privacy._means import clipped_pair_mean, huber_mean, monotone_scree, pmwm_mean
 from .privacy._quantiles import positive_quantile, rank_slack, warn_if_far
 
-SCREE_METHODS = ("clipped", "huber", "pmwm")
+SCREE_METHODS = ("clipped", "huber", "pmwm", "kendall")
 #: Share of the scree budget (eps and delta) spent on the private total variance.
 TOTAL_SHARE = 0.25
 
@@ -32,6 +32,9 @@ SCREE_DEFAULTS = {
     "huber": {"m2_frac": 0.25, "k_min": -40, "k_max": 40, "block_size": 16},
     "pmwm": {"beta": 1.01, "trim_const": 10.0, "eta": 0.01, "a": 0.0, "b": math.inf,
              "split": True},
+    # ratios from the released Kendall eigenvalues (elliptical model), level from
+    # the private total variance: nothing to tune
+    "kendall": {},
 }
 
 
@@ -146,9 +149,16 @@ TOTAL_PARAMS = dict(SCREE_DEFAULTS["clipped"], clip="norm", quantile_share=0.5)
 
 
 def scree_parts(method, params, n_components):
-    """The budget tree of a scree: the variances and the private total variance."""
+    """The budget tree of a scree: the variances and the private total variance.
+
+    ``"kendall"`` releases the total only (the variances are post-processing of
+    it and of the Kendall matrix): the whole part buys it.
+    """
+    total = variance_parts("clipped", TOTAL_PARAMS, 1)
+    if method == "kendall":
+        return {"total variance": (1.0, total)}
     return {"variances": (1.0 - TOTAL_SHARE, variance_parts(method, params, n_components)),
-            "total variance": (TOTAL_SHARE, variance_parts("clipped", TOTAL_PARAMS, 1))}
+            "total variance": (TOTAL_SHARE, total)}
 
 
 def norm_clipped_scatter(X, bound, pairs, rng):

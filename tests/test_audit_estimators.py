@@ -10,32 +10,47 @@ Each audit
    mean of the scalar statistic is kept;
 2. runs the release many times on both neighbours: a few hundred real ``fit``
    calls, plus many more draws through the same mechanism path (the exact
-   statistic the estimator computes, plus noise at the noise scale it calibrates,
-   looked up at call time so that a patched calibration applies to both). A
-   two-sample Kolmogorov-Smirnov test checks that the real fits and the
-   vectorised draws have the same law, so the fast path stands for the estimator;
+   statistic the estimator computes, plus Gaussian noise whose sd is read from the
+   ledger of one real fit on the same data set, so that the fast draws use whatever
+   calibration the estimator uses at that moment, patched or not). A two-sample
+   Kolmogorov-Smirnov test checks that the real fits and the vectorised draws have
+   the same law, so the fast path stands for the estimator;
 3. reduces each release to a scalar (a projection of ``kendall_matrix_`` or of
    ``explained_variance_raw_`` on the direction in which the neighbours move it,
    the optimal linear test for a Gaussian mechanism) and asserts that the
    Clopper-Pearson lower bound on eps (:func:`empirical_eps_lower_bound`) does not
    exceed the eps the estimator claims; and
-4. repeats the audit with the Gaussian noise halved (every ``gaussian_noise_scale``
-   of the package monkeypatched to return half) and asserts that the bound then
-   exceeds the claim: the audit has the power to catch a broken calibration.
+4. repeats the audit with the Gaussian noise halved (the package's one noise-sd
+   function, ``privacy._mechanisms._gaussian_scale``, monkeypatched to return half
+   wherever it is bound: every Gaussian mechanism gets its sd there, under
+   ``accounting="gdp"`` from the part's ``mu`` and under ``"basic"`` from
+   ``(eps, delta)``) and asserts that the bound then exceeds the claim: the audit
+   has the power to catch a broken calibration.
 
 The neighbours attain the sensitivity the calibration uses (``sensitivity="tight"``
 for the directions: a far outlier moving from e1 to e2 changes every one of its
 ``n - 1`` pair terms by ``sqrt(2)`` in Frobenius norm; for the norm-clipped scree
 with two public directions the clipped term moves from ``C e1`` to ``C e2``), so
-halving the noise really breaks the claim. With basic composition, halving the noise
-of a DPPCA with its default budget split does NOT break its total claim (Gaussian
-mechanisms compose far better than by adding eps), so the DPPCA detection audit
-puts 96% of the budget on the directions; DPPCA with the default split is audited
-for the claim only.
+halving the noise really breaks the claim.
 
-Run counts are set for CI (about a minute in all). ``pytest --audit-full`` (an
-option defined in ``tests/conftest.py``) multiplies every run count by 20 for a
-sharper audit (about 8 minutes on two cores).
+Composed fits. Under the default ``accounting="gdp"`` the Gaussian parts of a fit
+form one ``mu``-GDP block; part ``i`` gets ``mu_i = mu sqrt(share_i / G)`` with
+``G`` the fit's Gaussian share. Halving every sd doubles the block's ``mu``. For
+DPPCA with its default split at eps = 2, delta = 1e-5 that turns the block from
+0.40- into 0.81-GDP (eps 3.4 at delta = 1e-5): the claim breaks. The audit cannot
+show it: its statistic of the directions sees the loading part only, which goes
+from 0.27- to 0.54-GDP, an eps of 2.17 at delta = 1e-5, and the audit's bound on
+a correct eps = 2 mechanism is near 1.1 at CI run counts, far below what separating
+2.17 from 2 would take. So the halved-noise DPPCA audit puts 96% of the budget on
+the directions, and the default split is audited twice: correctly noised (the
+claim must hold for three statistics), and with the loading part alone
+under-noised four-fold while its ledger entry still claims the allocated ``mu``
+(the audit must catch it although the fit's ledger reports the full claim).
+The DPKendallDirections audits run under both accountings.
+
+Run counts are set for CI (about half a minute in all). ``pytest --audit-full``
+(an option defined in ``tests/conftest.py``) multiplies every run count by 20 for
+a sharper audit (about ten minutes on two cores).
 """
 
 import math
@@ -44,13 +59,15 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy.optimize import brentq
 from scipy.stats import ks_2samp
 
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, spherical_kendall
+from sklearn_dppca import _directions
 from sklearn_dppca._directions import kendall_sensitivity
 from sklearn_dppca._variances import norm_clipped_scatter
-from sklearn_dppca.privacy import _calibration, _mechanisms
-from sklearn_dppca.privacy import clopper_pearson, empirical_eps_lower_bound
+from sklearn_dppca.privacy import _budget, _calibration, _mechanisms
+from sklearn_dppca.privacy import clopper_pearson, empirical_eps_lower_bound, gdp_delta
 
 # At eps = 2 the Gaussian mechanism with halved noise has a true eps of 4.4, and
 # 2e5 runs per side bound it near 2.4: a clear detection. At eps = 1 the halved
@@ -62,6 +79,7 @@ REAL_FITS = 300       # per neighbour, per audit
 FAST_RUNS = 200_000   # per neighbour, per audit, through the mechanism path
 PILOT_RUNS = 4_000    # per candidate data set
 DEFAULT_CONFIG_FITS = 800   # real fits per neighbour for the default-settings audits
+ACCOUNTINGS = ["gdp", "basic"]
 
 
 @pytest.fixture
@@ -129,6 +147,11 @@ def _preregistered_bound(stats_a, stats_b, threshold, delta=DELTA):
     return max(0.0, math.log(max(lower_a - delta, 1e-300) / upper_b))
 
 
+def _gdp_eps(mu, delta=DELTA):
+    """The smallest eps at which a ``mu``-GDP mechanism is ``(eps, delta)``-DP."""
+    return brentq(lambda eps: gdp_delta(mu, eps) - delta, 0.0, 100.0)
+
+
 def _same_law(real, fast):
     """The real fits and the fast path draw from the same distribution."""
     assert ks_2samp(real, fast[: 20 * real.size]).pvalue > 1e-4
@@ -150,28 +173,65 @@ def _pooled_statistics(make, statistic, fast, X_a, X_b, runs):
             rng.permutation(np.concatenate([real_b, fast_b])))
 
 
-def _real_statistics(make_estimator, statistic, X, n_fits, seed0):
-    values = []
+def _fit(estimator, X):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        for seed in range(seed0, seed0 + n_fits):
-            values.append(statistic(make_estimator(seed).fit(X)))
-    return np.array(values)
+        return estimator.fit(X)
+
+
+def _real_statistics(make_estimator, statistic, X, n_fits, seed0):
+    return np.array([statistic(_fit(make_estimator(seed), X))
+                     for seed in range(seed0, seed0 + n_fits)])
+
+
+def _ledger_entry(fitted, step):
+    """The one ledger entry of ``step`` of a fitted estimator."""
+    entries = [entry for entry in fitted.privacy_ledger_ if entry["step"] == step]
+    assert len(entries) == 1, f"expected one ledger entry {step!r}, got {entries}"
+    return entries[0]
+
+
+def _noise_scale(make_estimator, X, step):
+    """The noise sd the estimator uses for ``step`` on ``X``, as calibrated now.
+
+    Read from a real fit rather than recomputed: the sd comes out of the same code
+    (budget tree, accounting, sensitivity rule, any monkeypatch) as in the audited
+    fits, and the fast path cannot drift from it.
+    """
+    return _ledger_entry(_fit(make_estimator(0), X), step)["noise_scale"]
 
 
 @pytest.fixture
 def halve_noise(monkeypatch):
-    """Make every Gaussian calibration of the package return half the noise."""
-    original = _calibration.gaussian_noise_scale
+    """Make every Gaussian mechanism of the package add noise of half its sd."""
+    # Every Gaussian sd comes from _mechanisms._gaussian_scale; a module that
+    # calibrated through gaussian_noise_scale directly would escape the patch, and
+    # the detection audits would audit a half-patched package.
+    allowed = {"sklearn_dppca.privacy", "sklearn_dppca.privacy._calibration",
+               "sklearn_dppca.privacy._mechanisms"}
+    direct = sorted(name for name, module in list(sys.modules.items())
+                    if name.startswith("sklearn_dppca") and name not in allowed
+                    and getattr(module, "gaussian_noise_scale", None)
+                    is _calibration.gaussian_noise_scale)
+    assert not direct, f"modules calibrating Gaussian noise themselves: {direct}"
+    original = _mechanisms._gaussian_scale
 
     def half(*args, **kwargs):
         return original(*args, **kwargs) / 2
 
+    # Modules that import it predict the sd (the score histogram's threshold):
+    # they must see the sd the mechanisms now use.
     for name, module in list(sys.modules.items()):
         if name.startswith("sklearn_dppca") and \
-                getattr(module, "gaussian_noise_scale", None) is original:
-            monkeypatch.setattr(module, "gaussian_noise_scale", half)
-    assert _mechanisms.gaussian_noise_scale is half
+                getattr(module, "_gaussian_scale", None) is original:
+            monkeypatch.setattr(module, "_gaussian_scale", half)
+    assert _mechanisms._gaussian_scale is half
+    # Under GDP accounting a GDP part records the mu of the noise it drew, so the
+    # ledger itself refuses such a fit (RuntimeError, tested in
+    # test_accounting_estimators.py). Here the audit must catch it on its own:
+    # the ledger's check is switched off.
+    monkeypatch.setattr(_budget.PrivacyLedger, "check_within",
+                        lambda ledger, eps, delta: ledger.spent())
 
 
 def _report(name, claimed, bound, extra=""):
@@ -187,56 +247,60 @@ def _kendall_projection(matrix):
     return (matrix[..., 0, 0] - matrix[..., 1, 1]) / math.sqrt(2)
 
 
-def _kendall_fast(eps, delta, sensitivity, budget_share=1.0):
+def _kendall_fast(make_estimator):
     """Vectorised release path of the noisy Kendall matrix, reduced to the statistic.
 
-    Same kernel, same sensitivity rule and the calibration the estimator calls
-    (``symmetric_matrix_gaussian`` -> ``gaussian_noise_scale``, read at call time).
+    Same kernel; the sd is that of the estimator's "loading" ledger entry on the
+    same data set (see :func:`_noise_scale`).
     """
     def statistic(X, n_runs, rng):
         K = spherical_kendall(X)
-        sigma = _mechanisms.gaussian_noise_scale(
-            kendall_sensitivity(X.shape[0], sensitivity), eps * budget_share,
-            delta * budget_share, "analytic")
+        sigma = _noise_scale(make_estimator, X, "loading")
         z = rng.standard_normal((n_runs, 3))   # diagonal 2, off-diagonal 1 (p = 2)
         noise_11, noise_22 = sigma * z[:, 0], sigma * z[:, 1]
         return _kendall_projection(K) + (noise_11 - noise_22) / math.sqrt(2)
     return statistic
 
 
-def _directions_audit(runs, sensitivity):
-    fast = _kendall_fast(EPS, DELTA, sensitivity)
-    X_a, X_b, names, gap = _worst_pair(_candidates(), fast, runs["pilot"])
-
+def _make_directions(sensitivity, accounting):
     def make(seed):
         return DPKendallDirections(eps=EPS, delta=DELTA, sensitivity=sensitivity,
-                                   random_state=seed)
+                                   accounting=accounting, random_state=seed)
+    return make
 
-    stats_a, stats_b = _pooled_statistics(
-        make, lambda e: _kendall_projection(e.kendall_matrix_), fast, X_a, X_b, runs)
+
+def _kendall_audit(make, runs):
+    fast = _kendall_fast(make)
+    X_a, X_b, names, gap = _worst_pair(_candidates(), fast, runs["pilot"])
+    statistic = lambda e: _kendall_projection(e.kendall_matrix_)  # noqa: E731
+    stats_a, stats_b = _pooled_statistics(make, statistic, fast, X_a, X_b, runs)
     return stats_a, stats_b, names, gap
 
 
+@pytest.mark.parametrize("accounting", ACCOUNTINGS)
 @pytest.mark.parametrize("sensitivity", ["tight", "standard"])
-def test_directions_audit_stays_below_claim(runs, sensitivity):
-    stats_a, stats_b, names, gap = _directions_audit(runs, sensitivity)
+def test_directions_audit_stays_below_claim(runs, sensitivity, accounting):
+    stats_a, stats_b, names, gap = _kendall_audit(
+        _make_directions(sensitivity, accounting), runs)
     # the search finds the outlier moving from e1 to e2 (it attains 2 sqrt(2) / n)
     assert {names[0][1], names[1][1]} == {"outlier e1", "outlier e2"}
     assert gap == pytest.approx(2 * math.sqrt(2) / N_ROWS, rel=0.1)
     bound = _audit(stats_a, stats_b)
-    _report(f"DPKendallDirections ({sensitivity})", EPS, bound, f"pair {names}")
+    _report(f"DPKendallDirections ({sensitivity}, {accounting})", EPS, bound,
+            f"pair {names}")
     assert bound <= EPS
 
 
-def test_directions_audit_detects_halved_noise(runs, halve_noise):
-    stats_a, stats_b, names, _ = _directions_audit(runs, "tight")
+@pytest.mark.parametrize("accounting", ACCOUNTINGS)
+def test_directions_audit_detects_halved_noise(runs, halve_noise, accounting):
+    make = _make_directions("tight", accounting)
+    stats_a, stats_b, names, _ = _kendall_audit(make, runs)
     bound = _audit(stats_a, stats_b)
     # an event fixed in advance: above the midpoint plus a few noise sds
-    sigma = _mechanisms.gaussian_noise_scale(kendall_sensitivity(N_ROWS, "tight"), EPS,
-                                             DELTA)
+    sigma = _noise_scale(make, _candidates()[names[0]], "loading")
     threshold = np.median(stats_b) + 3 * sigma
     preregistered = _preregistered_bound(stats_a, stats_b, threshold)
-    _report("DPKendallDirections, noise halved", EPS, bound,
+    _report(f"DPKendallDirections ({accounting}), noise halved", EPS, bound,
             f"(pre-registered event: {preregistered:.3f})")
     assert bound > EPS
 
@@ -245,6 +309,13 @@ def test_directions_audit_detects_halved_noise(runs, halve_noise):
 
 SCREE_C = 1.0
 PUBLIC_DIRECTIONS = np.eye(2)
+# The scree audits with public directions and C run at a larger delta. The
+# variances get only part of the scree's budget (the private total variance takes
+# the rest), so under GDP at delta = 1e-5 they are 0.41-GDP and halving their noise
+# gives an eps of 3.5 that 2e5 runs bound only near 2.0, not clearly above the
+# claim. At delta = 1e-3 the audit's best event lies less far in the tail: the bound
+# is near 2.9 with the noise halved and near 1.3 without.
+SCREE_DELTA = 1e-3
 
 
 def _scree_projection(variances):
@@ -253,26 +324,28 @@ def _scree_projection(variances):
     return (variances[..., 0] - variances[..., 1]) / math.sqrt(2)
 
 
-def _scree_fast(eps, delta):
-    """Vectorised path of the norm-clipped scree with public directions and C."""
+def _make_scree(seed):
+    return DPScree(eps=EPS, delta=SCREE_DELTA, directions=PUBLIC_DIRECTIONS,
+                   method_params={"clip": "norm", "C": SCREE_C}, monotone=False,
+                   random_state=seed)
+
+
+def _scree_fast(make_estimator):
+    """Vectorised path of the norm-clipped scree with public directions and C.
+
+    The sd is that of the estimator's "scree/variances/statistic" ledger entry.
+    """
     def statistic(X, n_runs, rng):
         scatter = norm_clipped_scatter(X, SCREE_C, "all", np.random.default_rng(0))
         exact = np.einsum("lj,jk,lk->l", PUBLIC_DIRECTIONS, scatter, PUBLIC_DIRECTIONS)
-        sigma = _mechanisms.gaussian_noise_scale(
-            2 * math.sqrt(2) * SCREE_C / X.shape[0], eps, delta, "analytic")
+        sigma = _noise_scale(make_estimator, X, "scree/variances/statistic")
         noisy = exact + sigma * rng.standard_normal((n_runs, 2))
         return _scree_projection(noisy)
     return statistic
 
 
-def _make_scree(seed):
-    return DPScree(eps=EPS, delta=DELTA, directions=PUBLIC_DIRECTIONS,
-                   method_params={"clip": "norm", "C": SCREE_C}, monotone=False,
-                   random_state=seed)
-
-
 def _scree_audit(runs):
-    fast = _scree_fast(EPS, DELTA)
+    fast = _scree_fast(_make_scree)
     X_a, X_b, names, gap = _worst_pair(_candidates(), fast, runs["pilot"])
     statistic = lambda e: _scree_projection(e.explained_variance_raw_)  # noqa: E731
     stats_a, stats_b = _pooled_statistics(_make_scree, statistic, fast, X_a, X_b, runs)
@@ -284,14 +357,14 @@ def test_scree_audit_stays_below_claim(runs):
     assert {names[0][1], names[1][1]} == {"outlier e1", "outlier e2"}
     # the clipped term moves from C e1 to C e2: the sensitivity 2 sqrt(2) C / n
     assert gap == pytest.approx(2 * math.sqrt(2) * SCREE_C / N_ROWS, rel=0.1)
-    bound = _audit(stats_a, stats_b)
+    bound = _audit(stats_a, stats_b, SCREE_DELTA)
     _report("DPScree (public directions and C)", EPS, bound, f"pair {names}")
     assert bound <= EPS
 
 
 def test_scree_audit_detects_halved_noise(runs, halve_noise):
     stats_a, stats_b, _, _ = _scree_audit(runs)
-    bound = _audit(stats_a, stats_b)
+    bound = _audit(stats_a, stats_b, SCREE_DELTA)
     _report("DPScree, noise halved", EPS, bound)
     assert bound > EPS
 
@@ -315,27 +388,20 @@ def test_scree_default_settings_audit(runs):
 
 # ------------------------------------------------------------------ DPPCA
 
-# Nearly all of the budget on the directions, so that halving the noise breaks the
-# total claim (see the module docstring).
+# Nearly all of the budget on the directions, so that halving every sd breaks the
+# claim by more than the audit resolves (see the module docstring).
 LOADING_HEAVY = {"loading": 0.96, "scree": 0.02, "score": 0.02}
 
 
-def _dppca_audit(runs):
-    share = LOADING_HEAVY["loading"]
-    fast = _kendall_fast(EPS, DELTA, "tight", budget_share=share)
-    X_a, X_b, names, gap = _worst_pair(_candidates(), fast, runs["pilot"])
-
+def _make_dppca(budget_split=None):
     def make(seed):
-        return DPPCA(eps=EPS, delta=DELTA, budget_split=LOADING_HEAVY, sensitivity="tight",
-                     bins=4, random_state=seed)
-
-    statistic = lambda e: _kendall_projection(e.kendall_matrix_)  # noqa: E731
-    stats_a, stats_b = _pooled_statistics(make, statistic, fast, X_a, X_b, runs)
-    return stats_a, stats_b, names, gap
+        return DPPCA(eps=EPS, delta=DELTA, budget_split=budget_split, bins=4,
+                     random_state=seed)
+    return make
 
 
 def test_dppca_audit_stays_below_claim(runs):
-    stats_a, stats_b, names, _ = _dppca_audit(runs)
+    stats_a, stats_b, names, _ = _kendall_audit(_make_dppca(LOADING_HEAVY), runs)
     assert {names[0][1], names[1][1]} == {"outlier e1", "outlier e2"}
     bound = _audit(stats_a, stats_b)
     _report("DPPCA (96% on directions)", EPS, bound, f"pair {names}")
@@ -343,7 +409,7 @@ def test_dppca_audit_stays_below_claim(runs):
 
 
 def test_dppca_audit_detects_halved_noise(runs, halve_noise):
-    stats_a, stats_b, _, _ = _dppca_audit(runs)
+    stats_a, stats_b, _, _ = _kendall_audit(_make_dppca(LOADING_HEAVY), runs)
     bound = _audit(stats_a, stats_b)
     _report("DPPCA (96% on directions), noise halved", EPS, bound)
     assert bound > EPS
@@ -356,10 +422,7 @@ def test_dppca_default_split_audit(runs):
     # private centre; each must stay below the total claim.
     X_a, X_b = _candidates()[("origin", "outlier e1")], _candidates()[("origin",
                                                                         "outlier e2")]
-
-    def make(seed):
-        return DPPCA(eps=EPS, delta=DELTA, bins=4, random_state=seed)
-
+    make = _make_dppca()
     fitted = {}
     for key, X, seed0 in (("a", X_a, 0), ("b", X_b, 10**6)):
         fitted[key] = _real_statistics(
@@ -373,6 +436,63 @@ def test_dppca_default_split_audit(runs):
         bound = _audit(fitted["a"][:, column], fitted["b"][:, column])
         _report(f"DPPCA (default split), {name}", EPS, bound)
         assert bound <= EPS
+
+
+# The loading part's sd is divided by this in the under-noised audit. At the default
+# split (eps 2, delta 1e-5) the Gaussian share is 0.784, the block 0.403-GDP and the
+# loading part mu_L = 0.403 sqrt(0.35 / 0.784) = 0.269-GDP. Divided by 4 its sd
+# makes it 1.08-GDP on its own, an eps of 4.8 at delta = 1e-5 against the claim of
+# 2: the audit, which bounds a 1.0-GDP mechanism near 2.4, catches that. Divided by
+# 2 it would be 0.54-GDP, an eps of 2.17: broken, but by less than any affordable
+# run count resolves (the test below checks both numbers from the ledger).
+UNDER_NOISE = 4
+
+
+@pytest.fixture
+def under_noised_loading(monkeypatch):
+    """The Kendall matrix of the "loading" step gets ``1 / UNDER_NOISE`` of its sd.
+
+    Its mechanism is handed a sensitivity ``UNDER_NOISE`` times too small, so it
+    keeps the ``mu`` the budget tree allocated: the ledger, and the claim of the
+    fit, see nothing wrong. Every other Gaussian part is calibrated as usual.
+    """
+    original = _directions.symmetric_matrix_gaussian
+
+    def under_noised(matrix, sensitivity, *args, **kwargs):
+        if kwargs.get("step") == "loading":
+            sensitivity = sensitivity / UNDER_NOISE
+        return original(matrix, sensitivity, *args, **kwargs)
+
+    monkeypatch.setattr(_directions, "symmetric_matrix_gaussian", under_noised)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_dppca_default_split_audit_catches_one_under_noised_part(
+        runs, under_noised_loading):
+    make = _make_dppca()
+    stats_a, stats_b, names, _ = _kendall_audit(make, runs)
+    assert {names[0][1], names[1][1]} == {"outlier e1", "outlier e2"}
+    bound = _audit(stats_a, stats_b)
+
+    X_a = _candidates()[names[0]]
+    broken = _fit(make(0), X_a)
+    # The fit still claims the full grant under GDP accounting: only an audit of
+    # its outputs can tell.
+    assert broken.accounting == "gdp"
+    assert broken.privacy_spent_ == pytest.approx((EPS, DELTA), rel=1e-9)
+    loading = _ledger_entry(broken, "loading")
+    mu_allocated = loading["mu"]
+    mu_real = kendall_sensitivity(N_ROWS, broken.sensitivity) / loading["noise_scale"]
+    assert mu_real == pytest.approx(UNDER_NOISE * mu_allocated)
+    true_eps = _gdp_eps(mu_real)
+    # the numbers of the comment at UNDER_NOISE: four-fold is clearly broken,
+    # two-fold only slightly (why the audit does not use it)
+    assert true_eps > 2 * EPS
+    assert EPS < _gdp_eps(2 * mu_allocated) < 1.15 * EPS
+    _report(f"DPPCA (default split), loading sd / {UNDER_NOISE}", EPS, bound,
+            f"(loading part alone: {mu_real:.3f}-GDP, true eps {true_eps:.2f}; "
+            f"pair {names})")
+    assert bound > EPS
 
 
 def test_audit_run_counts_option_is_documented(pytestconfig):

@@ -130,9 +130,11 @@ def _record_gaussian(ledger, step, name, noise, eps, delta, mu, sensitivity, noi
                       sensitivity=sensitivity, sensitivity_norm=norm,
                       noise_scale=noise_scale, mu=sensitivity / noise_scale)
         return
+    # mu of the noise actually drawn (sensitivity / sd), not the allocation: a
+    # calibration that drew too little noise then shows in the composed block
     ledger.record(step=step, mechanism=f"{name} (mu-GDP part)", eps=0.0, delta=0.0,
                   sensitivity=sensitivity, sensitivity_norm=norm, noise_scale=noise_scale,
-                  mu=mu, composition="gdp")
+                  mu=sensitivity / noise_scale, composition="gdp")
 
 
 __all__ = [

@@ -1,5 +1,6 @@
-"""The estimators and a PrivacyAccountant: charges before fitting, searches that run
-out of budget, budgets that survive a restart, and the risk warnings."""
+"""The estimators' accounting: every configuration's ledger composes to at most the
+grant, and a PrivacyAccountant across fits (charges before fitting, searches that
+run out of budget, budgets that survive a restart), and the risk warnings."""
 
 import math
 import warnings
@@ -19,13 +20,71 @@ from sklearn_dppca import (
     PrivacyAccountant,
     PrivacyRiskWarning,
 )
-from sklearn_dppca.privacy import gdp_mu
+from sklearn_dppca.privacy import gdp_delta, gdp_mu
 
 
 def _data(n=300, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, 4)) * [3.0, 2.0, 1.0, 0.5]
     return X, (X[:, 0] + 0.3 * rng.standard_normal(n) > 0).astype(int)
+
+
+def _recomposed(ledger):
+    """The ledger's total, recomputed from its parts alone.
+
+    Pairs of the entries outside the block add up; the block's mu is the root sum
+    of squares of the GDP parts' mu, charged at the block's eps.
+    """
+    outside = [e for e in ledger if e["step"] != "gaussian block"]
+    blocks = [e for e in ledger if e["step"] == "gaussian block"]
+    eps = math.fsum(e["eps"] for e in outside)
+    delta = math.fsum(e["delta"] for e in outside)
+    parts = [e["mu"] for e in outside if e.get("composition") == "gdp"]
+    if not blocks:
+        assert not parts
+        return eps, delta
+    (block,) = blocks
+    mu = math.sqrt(math.fsum(m * m for m in parts))
+    assert block["mu"] == pytest.approx(mu, rel=1e-12)
+    for entry in outside:
+        if entry.get("composition") == "gdp":    # noise sd = sensitivity / mu
+            assert entry["noise_scale"] == pytest.approx(entry["sensitivity"] / entry["mu"])
+    return eps + block["eps"], delta + gdp_delta(mu, block["eps"])
+
+
+CONFIGURATIONS = [
+    {},
+    {"accounting": "basic"},
+    {"scale": True},
+    {"scale": True, "accounting": "basic", "noise": "classical"},
+    {"histogram": "sparse"},
+    {"scree_method": "huber"},
+    {"scree_method": "pmwm", "histogram": "sparse", "scale": True},
+    {"scree_method": "kendall"},
+    {"scree_params": {"clip": "component"}},
+    {"scree_params": {"C": 50.0}},
+    {"budget_split": {"loading": 0.5, "scree": 0.2}},
+    {"budget_split": {"loading": 0.2, "scree": 0.2, "score": 0.2}},
+    {"n_components": 1},
+    {"pairs": 16, "sensitivity": "standard"},
+    {"groups": [0, 1]},
+]
+
+
+@pytest.mark.parametrize("config", CONFIGURATIONS, ids=lambda c: repr(c)[:60])
+@pytest.mark.parametrize("eps, delta", [(0.3, 1e-6), (1.0, 1e-5), (6.0, 1e-8)])
+def test_every_dppca_ledger_composes_within_the_grant(config, eps, delta):
+    X, y = _data(400)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        pca = DPPCA(eps=eps, delta=delta, random_state=0, **config).fit(X, y)
+    spent_eps, spent_delta = _recomposed(pca.privacy_ledger_)
+    assert spent_eps <= eps * (1 + 1e-12) and spent_delta <= delta * (1 + 1e-12)
+    assert pca.privacy_spent_ == pytest.approx((spent_eps, spent_delta), rel=1e-12)
+    # a full split spends all of eps, unless a part is skipped (one component: no
+    # score summary; a collapsed frame: no histogram)
+    if "budget_split" not in config and pca.frame_ is not None:
+        assert spent_eps == pytest.approx(eps, rel=1e-9)
 
 
 def _search(accountant, error_score):
@@ -161,3 +220,21 @@ def test_bad_accountant_and_accounting(Estimator):
         Estimator(accounting="rdp").fit(X)
     with pytest.raises(ValueError, match="accounting='basic'"):
         Estimator(noise="classical").fit(X)
+
+
+def test_ledger_refuses_a_gdp_fit_that_drew_too_little_noise(monkeypatch):
+    # A GDP part records the mu of the noise it drew (sensitivity / sd): a broken
+    # calibration composes to more than the grant and nothing is released. Under
+    # basic accounting the entries record their allocated pairs, so only the
+    # audits (tests/test_audit_estimators.py) can catch it there.
+    from sklearn_dppca.privacy import _mechanisms
+
+    original = _mechanisms._gaussian_scale
+    monkeypatch.setattr(_mechanisms, "_gaussian_scale",
+                        lambda *args: original(*args) / 2)
+    X, _ = _data()
+    estimator = DPKendallDirections(random_state=0)
+    with pytest.raises(RuntimeError, match="spent delta"):
+        estimator.fit(X)
+    assert not hasattr(estimator, "components_")
+    DPKendallDirections(accounting="basic", random_state=0).fit(X)
