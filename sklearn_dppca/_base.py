@@ -6,8 +6,13 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_accountant, check_accounting, validate_features
-from .privacy._accounting import BudgetTree
+from ._validation import (
+    check_accountant,
+    check_accounting,
+    check_radial,
+    validate_features,
+)
+from .privacy._accounting import BudgetPlan, BudgetTree
 from .privacy._warnings import PrivacyRiskWarning, warn_risky_delta
 
 
@@ -81,6 +86,11 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             )
         return super().__sklearn_clone__()
 
+    def _radial_params(self):
+        """``radial``, ``radius`` (a float when public) and ``radius_level``, checked."""
+        radial, radius, level = check_radial(self.radial, self.radius, self.radius_level)
+        return {"radial": radial, "radius": radius, "radius_level": level}
+
     def _plan_budget(self, parts, eps, delta, n_samples):
         """Allocate the budget tree ``parts`` to the grant, before any computation.
 
@@ -92,7 +102,10 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         """
         accounting = check_accounting(self.accounting, self.noise)
         accountant = check_accountant(self.accountant)
-        plan = BudgetTree(parts).allocate(eps, delta, accounting)
+        # (no parts: the fit releases nothing new, e.g. a scree read off reused
+        # directions' matrix)
+        plan = (BudgetTree(parts).allocate(eps, delta, accounting) if parts
+                else BudgetPlan({}, accounting, None))
         warn_risky_delta(delta, n_samples, stacklevel=3)
         if accountant is not None:
             accountant.charge(plan.planned_spend(), label=type(self).__name__)

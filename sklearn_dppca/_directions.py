@@ -1,12 +1,14 @@
 """Private principal directions from the noisy spherical Kendall matrix (g-DPPCA)."""
 
 import math
+import numbers
+import warnings
 
 import numpy as np
 from sklearn.utils import Bunch
 
 from ._base import _PrivateProjection, orient_components
-from ._kendall import spherical_kendall
+from ._kendall import pair_scatter, spherical_kendall
 from ._nonprivate import nonprivate_reference
 from ._summary import FitSummary, budget_line, directions_table, reference_line
 from ._spread import release_spreads, spread_parts
@@ -20,10 +22,18 @@ from ._validation import (
     check_share,
     validate_features,
 )
-from .privacy import PrivacyLedger, check_generator, symmetric_matrix_gaussian
+from .privacy import (
+    PrivacyLedger,
+    PrivacyUtilityWarning,
+    check_generator,
+    positive_quantile,
+    symmetric_matrix_gaussian,
+)
 from .privacy._calibration import NOISE_METHODS
 
 SENSITIVITY_RULES = ("standard", "tight")
+#: Share of the loading part spent on the private radius (``radial="clipped"``).
+RADIUS_SHARE = 0.2
 
 
 def kendall_sensitivity(n_samples, rule):
@@ -40,6 +50,108 @@ def kendall_sensitivity(n_samples, rule):
     return 2.0 * per_term / n_samples
 
 
+def loading_parts(radial, radius):
+    """The budget tree of the directions: one Gaussian leaf, or with
+    ``radial="clipped"`` and a private radius, the radius search and the matrix."""
+    if radial == "spherical" or not isinstance(radius, str):
+        return "gaussian"
+    return {"radius": (RADIUS_SHARE, "pure"), "statistic": (1.0 - RADIUS_SHARE, "gaussian")}
+
+
+def private_radius(X, level, leaf, rng, ledger):
+    """The clip radius ``c``: a private ``level`` quantile of ``||x_a - x_b||``
+    over a random matching (one changed row changes one distance), on the
+    scale-free grid of :func:`~sklearn_dppca.privacy.positive_quantile`."""
+    order = rng.permutation(X.shape[0])
+    half = X.shape[0] // 2
+    differences = X[order[:half]].astype(np.float64) - X[order[half:2 * half]]
+    squared = np.einsum("ij,ij->i", differences, differences)
+    return math.sqrt(positive_quantile(squared, level, leaf.eps, rng, ledger=ledger,
+                                       step=leaf.path))
+
+
+def private_clipped_kendall(X, *, budget, radius, radius_level, noise, sensitivity,
+                            pairs, n_jobs, rng, ledger, progress=None):
+    """The noisy clipped Kendall matrix ``mean d d^T / max(||d||^2, c^2)``.
+
+    The generalized Kendall matrix of Raymaekers & Rousseeuw (2019) with radial
+    function ``h(r) = min(r, c)``, divided by ``c^2``. Each term ``a a^T`` with
+    ``a = d / max(||d||, c)`` has ``||a|| <= 1``, and
+    ``||a a^T - b b^T||_F^2 = ||a||^4 + ||b||^4 - 2 (a . b)^2 <= 2``, so one
+    changed row moves the matrix by at most ``2 sqrt(2) / n`` in Frobenius norm
+    for every pair design: the tight Kendall bound (:func:`kendall_sensitivity`).
+    ``c^2`` times it, halved, is the pair scatter clipped in norm at ``c``: the
+    covariance when ``c`` is large, the spherical Kendall matrix (times ``c^2``)
+    when it is small. ``budget``: a Gaussian leaf (public ``radius``) or the view
+    of :func:`loading_parts`. Returns the Bunch of
+    :func:`private_kendall_directions` plus ``radius``.
+    """
+    statistic = budget if not hasattr(budget, "part") else budget["statistic"]
+    if isinstance(radius, str):
+        radius = private_radius(X, radius_level, budget["radius"], rng, ledger)
+    matrix = pair_scatter(X, floor=radius**2, pairs=pairs, random_state=rng,
+                          n_jobs=n_jobs, progress=progress)
+    released = _released_eigen(matrix, X.shape[0], statistic, noise, sensitivity, rng,
+                               ledger)
+    released.radius = radius
+    _warn_if_radius_collapsed(released)
+    return released
+
+
+#: A clipped matrix whose trace (the mean of min(||d||^2 / c^2, 1)) is this high,
+#: one noise sd off, has nearly every pair beyond its radius: about 0.7 at the
+#: default level 0.5 (lower at higher levels), 1 when the search collapsed.
+COLLAPSED_TRACE = 0.85
+
+
+def _warn_if_radius_collapsed(released):
+    """Warn when the radius sits below nearly all pair distances (post-processing).
+
+    The trace of the clipped matrix is the mean of ``min(||d||^2 / c^2, 1)``:
+    about 0.7 at the default level, 1 when the radius search stopped at the
+    bottom of its scale-free grid (small ``n eps``). Such a matrix is the
+    spherical Kendall matrix, and variances read off it are ``c^2`` small.
+    """
+    p = released.kendall_matrix.shape[0]
+    trace = float(np.trace(released.kendall_matrix))
+    if trace - released.noise_scale * math.sqrt(p) >= COLLAPSED_TRACE:
+        warnings.warn(
+            "The private clip radius sits below nearly every pair distance (its "
+            "search stopped far too early): the clipped matrix is the spherical "
+            "Kendall matrix, and variances read off it (the 'matrix' scree) are "
+            "about 0. Give the directions more eps, or use more rows.",
+            PrivacyUtilityWarning,
+            stacklevel=4,
+        )
+
+
+def release_directions(X, *, radial, radius, radius_level, budget, noise, sensitivity,
+                       pairs, duplicates, n_jobs, rng, ledger, progress=None):
+    """The directions' release for ``radial``: spherical or clipped Kendall matrix.
+
+    ``budget`` is ``plan.node("loading")`` (or the directions' node): a leaf, or the
+    view of :func:`loading_parts`.
+    """
+    if radial == "clipped":
+        return private_clipped_kendall(
+            X, budget=budget, radius=radius, radius_level=radius_level, noise=noise,
+            sensitivity=sensitivity, pairs=pairs, n_jobs=n_jobs, rng=rng, ledger=ledger,
+            progress=progress)
+    return private_kendall_directions(
+        X, budget=budget, noise=noise, sensitivity=sensitivity, pairs=pairs,
+        duplicates=duplicates, n_jobs=n_jobs, rng=rng, ledger=ledger, progress=progress)
+
+
+def check_matrix_scree(method, radial):
+    """The ``"matrix"`` scree reads a clipped matrix: ``radial`` (of the directions
+    released or reused) must be ``"clipped"``. Checked before any computation."""
+    if method == "matrix" and radial != "clipped":
+        given = "public (an array)" if radial is None else radial
+        raise ValueError("The 'matrix' scree reads the variances off the clipped Kendall "
+                         "matrix: it needs radial='clipped' directions (released in "
+                         f"this fit or reused), got {given} directions.")
+
+
 def private_kendall_directions(X, *, budget, noise, sensitivity, pairs, duplicates,
                                n_jobs, rng, ledger, progress=None):
     """Release the noisy Kendall matrix and its eigen-decomposition.
@@ -53,9 +165,17 @@ def private_kendall_directions(X, *, budget, noise, sensitivity, pairs, duplicat
     """
     kendall = spherical_kendall(X, duplicates=duplicates, n_jobs=n_jobs, pairs=pairs,
                                 random_state=rng, progress=progress)
+    released = _released_eigen(kendall, X.shape[0], budget, noise, sensitivity, rng,
+                               ledger)
+    released.radius = None
+    return released
+
+
+def _released_eigen(matrix, n_samples, leaf, noise, sensitivity, rng, ledger):
+    """The matrix plus symmetric Gaussian noise on ``leaf``, and its eigenpairs."""
     noisy, noise_scale = symmetric_matrix_gaussian(
-        kendall, kendall_sensitivity(X.shape[0], sensitivity), rng=rng, noise=noise,
-        ledger=ledger, **budget.mechanism_budget())
+        matrix, kendall_sensitivity(n_samples, sensitivity), rng=rng, noise=noise,
+        ledger=ledger, **leaf.mechanism_budget())
     eigenvalues, eigenvectors = np.linalg.eigh(noisy)
     order = np.argsort(eigenvalues)[::-1]
     return Bunch(
@@ -77,6 +197,16 @@ class DPKendallDirections(_PrivateProjection):
     location) is needed. Under elliptical models ``K`` shares its eigenvectors with
     the covariance matrix; its eigenvalues are not variances (see
     :class:`DPScree` for those).
+
+    With ``radial="clipped"`` each pair term is ``d d^T / max(||d||^2, c^2)``
+    instead (the generalized Kendall matrix of Raymaekers & Rousseeuw 2019 with
+    radial function ``min(r, c)``, over ``c^2``): pairs farther apart than ``c``
+    count by their direction, closer ones by their size. Halved and times ``c^2``
+    it is the pair scatter clipped in norm at ``c``, the covariance for a large
+    ``c``, so its directions approach those of :class:`sklearn.decomposition.PCA`
+    on data that are not elliptical, with the same sensitivity and no data bounds:
+    ``c`` is a private quantile of the pair distances (released as ``radius_``).
+    See the user guide, "Which PCA?".
 
     Privacy: ``(eps, delta)``-DP under fixed-size replacement adjacency; ``n``,
     ``p`` and the column names are public.
@@ -115,6 +245,17 @@ class DPKendallDirections(_PrivateProjection):
     duplicates : {"ignore", "raise"}, default="ignore"
         Coincident pairs contribute a zero term (``"ignore"``) or raise a
         ``ValueError`` (``"raise"``, the R package's behaviour).
+    radial : {"spherical", "clipped"}, default="spherical"
+        The pair terms: unit directions (the spherical Kendall matrix) or
+        differences clipped in norm at ``radius`` (see above).
+    radius : "auto" or float, default="auto"
+        The clip radius ``c`` of ``radial="clipped"`` in the units of ``X``
+        (after the spreads with ``scale=True``): a private quantile of the
+        distances between randomly paired rows (``RADIUS_SHARE`` = 20% of the
+        directions' eps), or a public number.
+    radius_level : float, default=0.5
+        Level of that quantile. Higher levels bring the estimand closer to the
+        covariance and cost signal (more pairs count below their full weight).
     scale : bool, default=False
         Divide each column by a private estimate of its spread first (released
         as ``scale_``, with ``scale_share`` of the budget): the directions of the
@@ -146,6 +287,8 @@ class DPKendallDirections(_PrivateProjection):
         The same (the name :class:`DPPCA` and :class:`DPScree` use).
     scale_ : ndarray of shape (n_features,) or None
         The private spreads the columns were divided by (``scale=True``), else None.
+    radius_ : float or None
+        The clip radius of ``radial="clipped"`` (private or public), else None.
     n_components_ : int
     n_samples_ : int
     n_features_in_ : int
@@ -178,7 +321,8 @@ class DPKendallDirections(_PrivateProjection):
 
     def __init__(self, n_components=None, *, eps=1.0, delta=1e-5, noise="analytic",
                  sensitivity="tight", accounting="gdp", accountant=None, pairs="all",
-                 duplicates="ignore", scale=False, scale_share=0.2,
+                 duplicates="ignore", radial="spherical", radius="auto",
+                 radius_level=0.5, scale=False, scale_share=0.2,
                  compute_nonprivate=False, random_state=None, n_jobs=None):
         self.n_components = n_components
         self.eps = eps
@@ -187,6 +331,9 @@ class DPKendallDirections(_PrivateProjection):
         self.sensitivity = sensitivity
         self.accounting = accounting
         self.accountant = accountant
+        self.radial = radial
+        self.radius = radius
+        self.radius_level = radius_level
         self.pairs = pairs
         self.duplicates = duplicates
         self.scale = scale
@@ -226,11 +373,13 @@ class DPKendallDirections(_PrivateProjection):
                                       rng=rng, ledger=ledger,
                                       feature_names=self._feature_names())
             X, self.scale_ = spreads.X, spreads.scale
-        released = private_kendall_directions(
-            X, budget=plan["loading"], noise=self.noise, sensitivity=self.sensitivity,
+        released = release_directions(
+            X, **self._radial_params(),
+            budget=plan.node("loading"), noise=self.noise, sensitivity=self.sensitivity,
             pairs=pairs, duplicates=self.duplicates, n_jobs=self.n_jobs, rng=rng,
             ledger=ledger,
         )
+        self.radius_ = released.radius
         self.n_samples_ = X.shape[0]
         self.n_components_ = n_components
         self.kendall_matrix_ = released.kendall_matrix
@@ -245,11 +394,13 @@ class DPKendallDirections(_PrivateProjection):
 
     def _budget_parts(self):
         """The budget tree: the spreads (``scale=True``) and the Kendall matrix."""
+        radial = self._radial_params()
+        loading = loading_parts(radial["radial"], radial["radius"])
         if not check_bool(self.scale, "scale"):
-            return {"loading": (1.0, "gaussian")}
+            return {"loading": (1.0, loading)}
         share = check_share(self.scale_share, "scale_share")
         return {"scale": (share, spread_parts(self._feature_names())),
-                "loading": (1.0 - share, "gaussian")}
+                "loading": (1.0 - share, loading)}
 
     def summary(self):
         """The summary: data size, components, budget, the directions.

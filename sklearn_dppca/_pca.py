@@ -10,7 +10,12 @@ from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import _PrivateProjection
-from ._directions import SENSITIVITY_RULES, private_kendall_directions
+from ._directions import (
+    SENSITIVITY_RULES,
+    check_matrix_scree,
+    loading_parts,
+    release_directions,
+)
 from ._nonprivate import nonprivate_reference
 from ._progress import PairProgress
 from ._scores import (
@@ -186,10 +191,12 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         (the ledger's steps); under ``accounting="gdp"`` a Gaussian part's share
         is its share of ``mu^2`` and a quantile search's its share of eps (see
         the user guide, "Privacy accounting").
-    scree_method : {"clipped", "huber", "pmwm", "kendall"}, default="clipped"
+    scree_method : {"clipped", "huber", "pmwm", "kendall", "matrix"}, default="clipped"
         See :class:`DPScree`. ``"kendall"`` reads the variances off the released
         Kendall matrix (an elliptical model) and spends the scree part on the
-        total variance alone.
+        total variance alone. ``"matrix"`` (with ``radial="clipped"``) reads
+        variances and total off the released clipped matrix: one mechanism for
+        loading and scree, whose ``scree`` share goes to the loading.
     scree_params : dict, default=None
         Tuning values of the scree method (see :class:`DPScree`).
     histogram : {"additive", "sparse"}, default="additive"
@@ -234,6 +241,11 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         basic composition (see :class:`DPKendallDirections`).
     accountant : PrivacyAccountant, default=None
         A total budget for the data set, charged before any computation.
+    radial : {"spherical", "clipped"}, default="spherical"
+    radius : "auto" or float, default="auto"
+    radius_level : float, default=0.5
+        The directions' pair terms and the clipped radius (see
+        :class:`DPKendallDirections`); ``radius_`` is released.
     pairs : "all" or int, default="all"
     duplicates : {"ignore", "raise"}, default="ignore"
     compute_nonprivate : bool, default=False
@@ -297,7 +309,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
                  bins="auto", axes=(0, 1), n_synthetic=None, synthetic_jitter=0.25,
                  histogram_threshold="auto", groups=None, scale=False,
                  noise="analytic", sensitivity="tight", accounting="gdp",
-                 accountant=None, pairs="all", duplicates="ignore",
+                 accountant=None, radial="spherical", radius="auto", radius_level=0.5,
+                 pairs="all", duplicates="ignore",
                  compute_nonprivate=False, whiten=False, random_state=None, n_jobs=None,
                  verbose=0):
         self.n_components = n_components
@@ -318,6 +331,9 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         self.sensitivity = sensitivity
         self.accounting = accounting
         self.accountant = accountant
+        self.radial = radial
+        self.radius = radius
+        self.radius_level = radius_level
         self.pairs = pairs
         self.duplicates = duplicates
         self.compute_nonprivate = compute_nonprivate
@@ -329,6 +345,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     def _check_params(self):
         eps, delta = check_budget_params(self.eps, self.delta)
         check_choice(self.scree_method, SCREE_METHODS, "scree_method")
+        check_matrix_scree(self.scree_method, self._radial_params()["radial"])
         check_choice(self.histogram, HISTOGRAM_METHODS, "histogram")
         check_choice(self.noise, NOISE_METHODS, "noise")
         check_choice(self.sensitivity, SENSITIVITY_RULES, "sensitivity")
@@ -401,8 +418,9 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
                 feature_names=self._feature_names())
             X = check_max_abs(spreads.X, "DPPCA's variances (after scaling)")
             self._progress("spreads released", start)
-        released = private_kendall_directions(
-            X, budget=plan["loading"], noise=self.noise,
+        released = release_directions(
+            X, **self._radial_params(),
+            budget=plan.node("loading"), noise=self.noise,
             sensitivity=self.sensitivity, pairs=check_pairs(self.pairs),
             duplicates=self.duplicates, n_jobs=self.n_jobs, rng=rng, ledger=ledger,
             progress=PairProgress("Kendall matrix") if self.verbose else None,
@@ -413,16 +431,22 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         self.components_ = components
         self.kendall_matrix_ = released.kendall_matrix
         self.kendall_noise_scale_ = released.noise_scale
+        self.radius_ = released.radius
         self.method_label_ = self.scree_method
         self._set_spreads(spreads)
-        self._fit_variances(X, self.scree_method, scree_params, plan.part("scree"),
+        self._fit_variances(X, self.scree_method, scree_params,
+                            plan.part("scree") if "scree" in plan else None,
                             pairs=check_pairs(self.pairs), monotone=True, rng=rng,
                             ledger=ledger, kendall=Bunch(matrix=released.kendall_matrix,
-                                                         noise_scale=released.noise_scale))
+                                                         noise_scale=released.noise_scale,
+                                                         radius=released.radius))
         self._progress("variances released", start)
         self.axes_ = axes
         self.groups_ = labels
-        self.budget_ = {part: (eps * share, delta * share) for part, share in split.items()}
+        shares = dict(split)
+        if self.scree_method == "matrix":     # the scree is read off the loading
+            shares["loading"] += shares.pop("scree")
+        self.budget_ = {part: (eps * share, delta * share) for part, share in shares.items()}
         self._reset_score_summary()
         if with_scores:
             if bins == "auto":
@@ -442,12 +466,19 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         return self
 
     def _budget_parts(self, split, scree_params, n_components, with_scores):
-        """The fit's budget tree: the top-level ``split`` and each part's own tree."""
-        parts = {"loading": (split["loading"], "gaussian")}
+        """The fit's budget tree: the top-level ``split`` and each part's own tree.
+
+        The ``"matrix"`` scree releases nothing: its share goes to the loading.
+        """
+        radial = self._radial_params()
+        scree = scree_parts(self.scree_method, scree_params, n_components)
+        loading_share = split["loading"] + (split["scree"] if scree is None else 0.0)
+        parts = {"loading": (loading_share,
+                             loading_parts(radial["radial"], radial["radius"]))}
         if "scale" in split:
             parts["scale"] = (split["scale"], spread_parts(self._feature_names()))
-        parts["scree"] = (split["scree"],
-                          scree_parts(self.scree_method, scree_params, n_components))
+        if scree is not None:
+            parts["scree"] = (split["scree"], scree)
         if with_scores:
             parts["score"] = (split["score"], score_parts(self.histogram))
         return parts

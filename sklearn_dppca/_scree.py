@@ -8,7 +8,12 @@ from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import _PrivateProjection
-from ._directions import SENSITIVITY_RULES, private_kendall_directions
+from ._directions import (
+    SENSITIVITY_RULES,
+    check_matrix_scree,
+    loading_parts,
+    release_directions,
+)
 from ._nonprivate import nonprivate_reference
 from ._kendall_spectrum import elliptical_variances
 from ._spread import release_spreads, spread_level, spread_parts
@@ -66,6 +71,8 @@ class _VarianceMixin:
         if method == "kendall":
             return self._elliptical_variances(X, budget, kendall, pairs=pairs,
                                               monotone=monotone, rng=rng, ledger=ledger)
+        if method == "matrix":
+            return self._matrix_variances(kendall, monotone)
         raw, noise_scale, bounds = private_variances(
             X, self.components_, method=method, params=params,
             budget=budget.part("variances"), noise=self.noise, rng=rng, ledger=ledger)
@@ -102,6 +109,27 @@ class _VarianceMixin:
         raw, noise_scale = elliptical_variances(
             kendall.matrix, kendall.noise_scale, total, total_noise,
             self.components_.shape[0], rng)
+        self._set_released_variances(raw, noise_scale, None, total, total_noise, monotone)
+
+    def _matrix_variances(self, kendall, monotone):
+        """``method="matrix"``: variances and total read off the released clipped
+        Kendall matrix ``M`` (``radial="clipped"``, radius ``c``), free.
+
+        ``(c^2 / 2) M`` is the pair scatter clipped in norm at ``c``: ``v^T M v``
+        times ``c^2 / 2`` is the clipped variance along ``v`` and its trace the
+        clipped total. The noise of ``M`` is symmetric Gaussian with diagonal sd
+        ``s``, so ``v^T E v`` has sd ``s`` for a unit ``v`` and the trace ``s
+        sqrt(p)``. The clipping is in all ``p`` columns at the directions' radius
+        (a median distance by default): variances come out below the covariance's
+        when many pairs are clipped, the PVE much less so.
+        """
+        half_square = kendall.radius**2 / 2
+        matrix = kendall.matrix
+        raw = half_square * np.einsum("lj,jk,lk->l", self.components_, matrix,
+                                      self.components_)
+        noise_scale = np.full(raw.shape, half_square * kendall.noise_scale)
+        total = half_square * float(np.trace(matrix))
+        total_noise = half_square * kendall.noise_scale * math.sqrt(matrix.shape[0])
         self._set_released_variances(raw, noise_scale, None, total, total_noise, monotone)
 
     def _set_released_variances(self, raw, noise_scale, bounds, total, total_noise,
@@ -245,6 +273,11 @@ class DPScree(_VarianceMixin, _PrivateProjection):
       against 0.04; digits: 0.35 against 0.16) and at small ``n eps`` the noisy
       trailing Kendall eigenvalues wreck the ratios (wine, breast cancer). Use
       it only for data you know to be close to elliptical.
+    * ``"matrix"``: with ``radial="clipped"`` directions (released here or
+      reused), the variances ``(c^2 / 2) v^T M v`` and the total
+      ``(c^2 / 2) trace(M)`` read off the released clipped matrix ``M``: no
+      release of its own (the directions take the whole budget), but the
+      clipping is in all columns at the directions' radius.
 
     ``huber`` and ``pmwm`` split the budget evenly over components.
 
@@ -256,7 +289,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         Total privacy budget this fit spends, directions included.
     delta : float, default=1e-5
         Total privacy budget, in (0, 1).
-    method : {"clipped", "huber", "pmwm", "kendall"}, default="clipped"
+    method : {"clipped", "huber", "pmwm", "kendall", "matrix"}, default="clipped"
     method_params : dict, default=None
         Tuning values of the method (unknown names are an error):
         ``clipped``: ``clip`` ("auto", "norm" or "component"), ``C`` ("auto" or a public
@@ -302,6 +335,11 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         basic composition (see :class:`DPKendallDirections`).
     accountant : PrivacyAccountant, default=None
         A total budget for the data set, charged before any computation.
+    radial : {"spherical", "clipped"}, default="spherical"
+    radius : "auto" or float, default="auto"
+    radius_level : float, default=0.5
+        The pair terms of the directions released here (see
+        :class:`DPKendallDirections`); ``radius_`` is released.
     random_state : None, int or numpy.random.Generator, default=None
     n_jobs : int, default=None
         Workers for the Kendall kernel when directions are released here.
@@ -357,7 +395,11 @@ class DPScree(_VarianceMixin, _PrivateProjection):
                  method_params=None, directions=None, directions_share=0.4, scale=False,
                  scale_share=0.2, monotone=True, whiten=False, noise="analytic",
                  sensitivity="tight", accounting="gdp", accountant=None,
+                 radial="spherical", radius="auto", radius_level=0.5,
                  compute_nonprivate=False, random_state=None, n_jobs=None):
+        self.radial = radial
+        self.radius = radius
+        self.radius_level = radius_level
         self.n_components = n_components
         self.eps = eps
         self.delta = delta
@@ -399,13 +441,17 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         rng = check_generator(self.random_state)
         ledger = PrivacyLedger()
         reused = self._reused_scale()
-        given, (grant_eps, grant_delta) = self._given_directions(X, eps, delta, ledger)
+        check_matrix_scree(method, self._directions_radial())
+        given, (grant_eps, grant_delta) = self._given_directions(
+            X, eps, delta, ledger, spends_more=method != "matrix")
         n_available = X.shape[1] if given is None else given.shape[0]
         n_components = check_n_components(self.n_components, n_available)
-        parts, scree_share = self._budget_parts(given is None, reused is not None)
+        parts, scree_share = self._budget_parts(given is None, reused is not None, method)
         params = resolve_clip(params, X.shape[0], n_components,
                               grant_eps * scree_share * (1 - TOTAL_SHARE))
-        parts["scree"] = (scree_share, scree_parts(method, params, n_components))
+        scree = scree_parts(method, params, n_components)
+        if scree is not None:
+            parts["scree"] = (scree_share, scree)
         plan = self._plan_budget(parts, grant_eps, grant_delta, X.shape[0])
         X = self._scaled(X, reused, plan, rng, ledger)
         kendall = self._kendall_release(X, plan, rng, ledger)
@@ -418,7 +464,8 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         self.n_components_ = n_components
         self.components_ = directions[:n_components]
         self.method_label_ = method
-        self._fit_variances(X, method, params, plan.part("scree"),
+        self._fit_variances(X, method, params,
+                            plan.part("scree") if "scree" in plan else None,
                             pairs=params.get("pairs", "all"), monotone=self.monotone,
                             rng=rng, ledger=ledger, kendall=kendall)
         self.nonprivate_ = (
@@ -427,22 +474,35 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         self._set_privacy(ledger, eps, delta, plan)
         return self
 
-    def _budget_parts(self, release_directions, reused_scale):
+    def _budget_parts(self, release_directions, reused_scale, method):
         """The budget tree but the scree's own part, and the scree's share.
 
         Released here, the spreads take ``scale_share`` and the directions
-        ``directions_share`` of the rest; the scree takes what is left.
+        ``directions_share`` of the rest; the scree takes what is left (the
+        ``"matrix"`` scree has no release: the directions take it all).
         """
+        radial = self._radial_params()
         parts, rest = {}, 1.0
         if check_bool(self.scale, "scale") and not reused_scale:
             share = check_share(self.scale_share, "scale_share")
             parts["scale"] = (share, spread_parts(self._feature_names()))
             rest = 1.0 - share
         if release_directions:
-            share = check_share(self.directions_share, "directions_share")
-            parts["directions"] = (rest * share, "gaussian")
+            share = 1.0 if method == "matrix" else check_share(self.directions_share,
+                                                                "directions_share")
+            parts["directions"] = (rest * share,
+                                   loading_parts(radial["radial"], radial["radius"]))
             rest *= 1.0 - share
         return parts, rest
+
+    def _directions_radial(self):
+        """How the directions' matrix was formed: this fit's ``radial``, a reused
+        estimator's, or None for public directions."""
+        if self.directions is None:
+            return self._radial_params()["radial"]
+        if _is_estimator(self.directions):
+            return "clipped" if getattr(self.directions, "radius_", None) else "spherical"
+        return None
 
     def _reused_scale(self):
         """The spreads of reused directions fitted with ``scale=True`` (or None).
@@ -479,24 +539,27 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         ``matrix``, ``noise_scale`` and ``eigenvectors`` (rows), or None.
         """
         if "directions" in plan:
-            released = private_kendall_directions(
-                X, budget=plan["directions"], noise=self.noise,
+            released = release_directions(
+                X, **self._radial_params(),
+                budget=plan.node("directions"), noise=self.noise,
                 sensitivity=self.sensitivity, pairs="all", duplicates="ignore",
                 n_jobs=self.n_jobs, rng=rng, ledger=ledger)
             kendall = Bunch(matrix=released.kendall_matrix,
                             noise_scale=released.noise_scale,
-                            eigenvectors=released.eigenvectors.T)
+                            eigenvectors=released.eigenvectors.T, radius=released.radius)
         elif _is_estimator(self.directions):
             kendall = Bunch(matrix=self.directions.kendall_matrix_,
                             noise_scale=self.directions.kendall_noise_scale_,
-                            eigenvectors=None)
+                            eigenvectors=None,
+                            radius=getattr(self.directions, "radius_", None))
         else:
             kendall = None
+        self.radius_ = None if kendall is None else kendall.radius
         self.kendall_matrix_ = None if kendall is None else kendall.matrix
         self.kendall_noise_scale_ = None if kendall is None else kendall.noise_scale
         return kendall
 
-    def _given_directions(self, X, eps, delta, ledger):
+    def _given_directions(self, X, eps, delta, ledger, spends_more=True):
         """Reused or public directions (None: released here) and the grant left.
 
         Reused directions bring their ledger, whose spend counts against
@@ -506,10 +569,10 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         if directions is None:
             return None, (eps, delta)
         if _is_estimator(directions):
-            return self._reused_directions(directions, X, eps, delta, ledger)
+            return self._reused_directions(directions, X, eps, delta, ledger, spends_more)
         return _public_directions(directions, X.shape[1]), (eps, delta)
 
-    def _reused_directions(self, estimator, X, eps, delta, ledger):
+    def _reused_directions(self, estimator, X, eps, delta, ledger, spends_more=True):
         check_is_fitted(estimator, "components_")
         if estimator.n_features_in_ != X.shape[1]:
             raise ValueError(
@@ -518,14 +581,17 @@ class DPScree(_VarianceMixin, _PrivateProjection):
             )
         ledger.extend(estimator.privacy_ledger_, prefix="directions")
         spent_eps, spent_delta = ledger.spent()
-        # (an exact composition spends a hair below its grant: "all of it" still)
-        if spent_eps >= eps * (1 - 1e-9) or spent_delta >= delta * (1 - 1e-9):
+        # (an exact composition spends a hair below its grant: "all of it" still;
+        # a scree that spends nothing more may take the directions' whole grant)
+        if spends_more and (spent_eps >= eps * (1 - 1e-9)
+                            or spent_delta >= delta * (1 - 1e-9)):
             raise ValueError(
                 f"directions already spent eps={spent_eps:g}, delta={spent_delta:g}; "
                 f"eps and delta of DPScree are the total budget including the reused "
                 f"directions (got eps={eps:g}, delta={delta:g}): raise them."
             )
-        return estimator.components_, (eps - spent_eps, delta - spent_delta)
+        return estimator.components_, (max(eps - spent_eps, 0.0),
+                                       max(delta - spent_delta, 0.0))
 
     def summary(self):
         """Data size, budget, private variances and PVE, the directions.

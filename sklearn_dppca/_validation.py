@@ -3,6 +3,7 @@
 Only scikit-learn's public API is used (``sklearn.utils.validation``).
 """
 
+import math
 import numbers
 import warnings
 
@@ -15,6 +16,8 @@ from .privacy._accountant import PrivacyAccountant
 from .privacy._accounting import ACCOUNTING_METHODS
 
 FLOAT_DTYPES = (np.float64, np.float32)
+#: The pair terms of the directions' matrix (see DPKendallDirections).
+RADIAL_FUNCTIONS = ("spherical", "clipped")
 
 # The public data domain of the estimators that release variances (DPScree, DPPCA)
 # and of the non-private reference: ``max |X| <= 2**500`` (about 3.3e150). Their
@@ -177,3 +180,15 @@ def check_accountant(accountant):
         raise TypeError(f"accountant must be None or a PrivacyAccountant, got "
                         f"{type(accountant).__name__}.")
     return accountant
+
+
+def check_radial(radial, radius, radius_level):
+    """Validate ``radial``, ``radius`` ("auto" or a public float > 0) and
+    ``radius_level`` (in (0, 1)); returns them."""
+    check_choice(radial, RADIAL_FUNCTIONS, "radial")
+    if not (isinstance(radius, str) and radius == "auto"):
+        if isinstance(radius, bool) or not isinstance(radius, numbers.Real) or not (
+                math.isfinite(radius) and radius > 0):
+            raise ValueError(f"radius must be 'auto' or a finite number > 0, got {radius!r}.")
+        radius = float(radius)
+    return radial, radius, check_share(radius_level, "radius_level")

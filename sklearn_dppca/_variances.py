@@ -16,7 +16,7 @@ from .privacy import PrivacyUtilityWarning, check_generator, gaussian_mechanism
 from .privacy._means import clipped_pair_mean, huber_mean, monotone_scree, pmwm_mean
 from .privacy._quantiles import positive_quantile, rank_slack, warn_if_far
 
-SCREE_METHODS = ("clipped", "huber", "pmwm", "kendall")
+SCREE_METHODS = ("clipped", "huber", "pmwm", "kendall", "matrix")
 #: Share of the scree budget (eps and delta) spent on the private total variance.
 TOTAL_SHARE = 0.25
 
@@ -35,6 +35,8 @@ SCREE_DEFAULTS = {
     # ratios from the released Kendall eigenvalues (elliptical model), level from
     # the private total variance: nothing to tune
     "kendall": {},
+    # read off the released clipped Kendall matrix (radial="clipped"): no release
+    "matrix": {},
 }
 
 
@@ -152,8 +154,11 @@ def scree_parts(method, params, n_components):
     """The budget tree of a scree: the variances and the private total variance.
 
     ``"kendall"`` releases the total only (the variances are post-processing of
-    it and of the Kendall matrix): the whole part buys it.
+    it and of the Kendall matrix): the whole part buys it. ``"matrix"`` releases
+    nothing of its own (None: its share goes to the directions' matrix).
     """
+    if method == "matrix":
+        return None
     total = variance_parts("clipped", TOTAL_PARAMS, 1)
     if method == "kendall":
         return {"total variance": (1.0, total)}

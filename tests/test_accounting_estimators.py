@@ -68,6 +68,9 @@ CONFIGURATIONS = [
     {"n_components": 1},
     {"pairs": 16, "sensitivity": "standard"},
     {"groups": [0, 1]},
+    {"radial": "clipped"},
+    {"radial": "clipped", "scree_method": "matrix", "scale": True},
+    {"radial": "clipped", "radius": 3.0, "accounting": "basic"},
 ]
 
 

@@ -46,7 +46,10 @@ the directions, and the default split is audited twice: correctly noised (the
 claim must hold for three statistics), and with the loading part alone
 under-noised four-fold while its ledger entry still claims the allocated ``mu``
 (the audit must catch it although the fit's ledger reports the full claim).
-The DPKendallDirections audits run under both accountings.
+The DPKendallDirections audits run under both accountings, for the spherical
+Kendall matrix and for the clipped one (``radial="clipped"`` with a public radius
+far below the outliers' distance: their terms are clipped to the same unit
+directions, so the e1 -> e2 pair attains the same ``2 sqrt(2) / n``).
 
 Run counts are set for CI (about half a minute in all). ``pytest --audit-full``
 (an option defined in ``tests/conftest.py``) multiplies every run count by 20 for
@@ -65,6 +68,7 @@ from scipy.stats import ks_2samp
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, spherical_kendall
 from sklearn_dppca import _directions
 from sklearn_dppca._directions import kendall_sensitivity
+from sklearn_dppca._kendall import pair_scatter
 from sklearn_dppca._variances import norm_clipped_scatter
 from sklearn_dppca.privacy import _budget, _calibration, _mechanisms
 from sklearn_dppca.privacy import clopper_pearson, empirical_eps_lower_bound, gdp_delta
@@ -247,14 +251,15 @@ def _kendall_projection(matrix):
     return (matrix[..., 0, 0] - matrix[..., 1, 1]) / math.sqrt(2)
 
 
-def _kendall_fast(make_estimator):
+def _kendall_fast(make_estimator, kernel=spherical_kendall):
     """Vectorised release path of the noisy Kendall matrix, reduced to the statistic.
 
-    Same kernel; the sd is that of the estimator's "loading" ledger entry on the
-    same data set (see :func:`_noise_scale`).
+    Same kernel (``kernel(X)``, the pre-noise matrix); the sd is that of the
+    estimator's "loading" ledger entry on the same data set (see
+    :func:`_noise_scale`).
     """
     def statistic(X, n_runs, rng):
-        K = spherical_kendall(X)
+        K = kernel(X)
         sigma = _noise_scale(make_estimator, X, "loading")
         z = rng.standard_normal((n_runs, 3))   # diagonal 2, off-diagonal 1 (p = 2)
         noise_11, noise_22 = sigma * z[:, 0], sigma * z[:, 1]
@@ -269,8 +274,8 @@ def _make_directions(sensitivity, accounting):
     return make
 
 
-def _kendall_audit(make, runs):
-    fast = _kendall_fast(make)
+def _kendall_audit(make, runs, kernel=spherical_kendall):
+    fast = _kendall_fast(make, kernel)
     X_a, X_b, names, gap = _worst_pair(_candidates(), fast, runs["pilot"])
     statistic = lambda e: _kendall_projection(e.kendall_matrix_)  # noqa: E731
     stats_a, stats_b = _pooled_statistics(make, statistic, fast, X_a, X_b, runs)
@@ -302,6 +307,61 @@ def test_directions_audit_detects_halved_noise(runs, halve_noise, accounting):
     preregistered = _preregistered_bound(stats_a, stats_b, threshold)
     _report(f"DPKendallDirections ({accounting}), noise halved", EPS, bound,
             f"(pre-registered event: {preregistered:.3f})")
+    assert bound > EPS
+
+
+# ------------------------------------------------------- clipped directions
+
+# The public clip radius of the clipped audits. The candidates' outliers lie 1e3
+# from the base rows, far beyond it: their terms are clipped to the unit directions
+# e1 e1^T or e2 e2^T, and the e1 -> e2 pair moves the matrix by the full
+# 2 sqrt(2) / n. The "spread" base's own pairs (distances near 1.4) straddle it, and
+# the "cluster" base's lie far inside it, so the search also sees neighbours whose
+# terms are not clipped (||d|| < c: smaller terms, smaller moves).
+CLIP_RADIUS = 1.0
+
+
+def _clipped_kernel(X):
+    """The pre-noise clipped matrix, ``mean d d^T / max(||d||^2, c^2)``."""
+    return pair_scatter(X, floor=CLIP_RADIUS**2)
+
+
+def _make_clipped_directions(accounting):
+    def make(seed):
+        return DPKendallDirections(eps=EPS, delta=DELTA, radial="clipped",
+                                   radius=CLIP_RADIUS, accounting=accounting,
+                                   random_state=seed)
+    return make
+
+
+@pytest.mark.parametrize("accounting", ACCOUNTINGS)
+def test_clipped_directions_audit_stays_below_claim(runs, accounting):
+    make = _make_clipped_directions(accounting)
+    stats_a, stats_b, names, gap = _kendall_audit(make, runs, _clipped_kernel)
+    assert {names[0][1], names[1][1]} == {"outlier e1", "outlier e2"}
+    # the pair attains the sensitivity of the calibration, in the statistic and in
+    # Frobenius norm, and the fit has no radius search (public radius)
+    X_a, X_b = _candidates()[names[0]], _candidates()[names[1]]
+    claim = kendall_sensitivity(N_ROWS, "tight")
+    assert gap == pytest.approx(claim, rel=0.1)
+    assert np.linalg.norm(_clipped_kernel(X_a) - _clipped_kernel(X_b)) == pytest.approx(
+        claim, rel=1e-4)
+    fitted = _fit(make(0), X_a)
+    assert fitted.radius_ == CLIP_RADIUS
+    assert _ledger_entry(fitted, "loading")["sensitivity"] == pytest.approx(claim)
+    bound = _audit(stats_a, stats_b)
+    _report(f"DPKendallDirections (clipped, radius {CLIP_RADIUS:g}, {accounting})", EPS,
+            bound, f"pair {names}")
+    assert bound <= EPS
+
+
+@pytest.mark.parametrize("accounting", ACCOUNTINGS)
+def test_clipped_directions_audit_detects_halved_noise(runs, halve_noise, accounting):
+    stats_a, stats_b, names, _ = _kendall_audit(_make_clipped_directions(accounting),
+                                                runs, _clipped_kernel)
+    bound = _audit(stats_a, stats_b)
+    _report(f"DPKendallDirections (clipped, {accounting}), noise halved", EPS, bound,
+            f"pair {names}")
     assert bound > EPS
 
 

@@ -256,6 +256,12 @@ class BudgetPlan:
         full = self._full(name)
         return any(path == full or path.startswith(full + "/") for path in self.allocations)
 
+    def node(self, name):
+        """A leaf's :class:`Allocation`, or the view of an inner part."""
+        if self._full(name) in self.allocations:
+            return self[name]
+        return self.part(name)
+
     def part(self, name):
         """The view of one part: its leaves by their names below ``name``."""
         if name not in self:
@@ -273,7 +279,9 @@ class BudgetPlan:
 
 
 def _check_parts(parts, where):
-    if not isinstance(parts, dict) or not parts:
+    # (an empty budget is a fit that releases nothing new, e.g. reused directions
+    # and a scree read off their matrix; an empty inner part is a mistake)
+    if not isinstance(parts, dict) or (not parts and where != "budget"):
         raise TypeError(f"{where} must be a non-empty dict of parts, got {parts!r}.")
     checked = {}
     for name, part in parts.items():
