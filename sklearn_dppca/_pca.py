@@ -243,7 +243,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         A total budget for the data set, charged before any computation.
     radial : {"spherical", "clipped"}, default="spherical"
     radius : "auto" or float, default="auto"
-    radius_level : float, default=0.5
+    radius_level : "auto" or float, default="auto"
         The directions' pair terms and the clipped radius (see
         :class:`DPKendallDirections`); ``radius_`` is released.
     pairs : "all" or int, default="all"
@@ -309,8 +309,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
                  bins="auto", axes=(0, 1), n_synthetic=None, synthetic_jitter=0.25,
                  histogram_threshold="auto", groups=None, scale=False,
                  noise="analytic", sensitivity="tight", accounting="gdp",
-                 accountant=None, radial="spherical", radius="auto", radius_level=0.5,
-                 pairs="all", duplicates="ignore",
+                 accountant=None, radial="spherical", radius="auto",
+                 radius_level="auto", pairs="all", duplicates="ignore",
                  compute_nonprivate=False, whiten=False, random_state=None, n_jobs=None,
                  verbose=0):
         self.n_components = n_components

@@ -337,7 +337,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         A total budget for the data set, charged before any computation.
     radial : {"spherical", "clipped"}, default="spherical"
     radius : "auto" or float, default="auto"
-    radius_level : float, default=0.5
+    radius_level : "auto" or float, default="auto"
         The pair terms of the directions released here (see
         :class:`DPKendallDirections`); ``radius_`` is released.
     random_state : None, int or numpy.random.Generator, default=None
@@ -395,7 +395,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
                  method_params=None, directions=None, directions_share=0.4, scale=False,
                  scale_share=0.2, monotone=True, whiten=False, noise="analytic",
                  sensitivity="tight", accounting="gdp", accountant=None,
-                 radial="spherical", radius="auto", radius_level=0.5,
+                 radial="spherical", radius="auto", radius_level="auto",
                  compute_nonprivate=False, random_state=None, n_jobs=None):
         self.radial = radial
         self.radius = radius

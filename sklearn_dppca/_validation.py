@@ -184,11 +184,13 @@ def check_accountant(accountant):
 
 def check_radial(radial, radius, radius_level):
     """Validate ``radial``, ``radius`` ("auto" or a public float > 0) and
-    ``radius_level`` (in (0, 1)); returns them."""
+    ``radius_level`` ("auto" or in (0, 1)); returns them."""
     check_choice(radial, RADIAL_FUNCTIONS, "radial")
     if not (isinstance(radius, str) and radius == "auto"):
         if isinstance(radius, bool) or not isinstance(radius, numbers.Real) or not (
                 math.isfinite(radius) and radius > 0):
             raise ValueError(f"radius must be 'auto' or a finite number > 0, got {radius!r}.")
         radius = float(radius)
+    if isinstance(radius_level, str) and radius_level == "auto":
+        return radial, radius, radius_level
     return radial, radius, check_share(radius_level, "radius_level")

@@ -214,7 +214,9 @@ def test_private_radius_is_released_and_accounted():
                                  random_state=0).fit(X)
     assert steps(fitted) == ["loading/radius", "loading/statistic", "gaussian block"]
     radius_entry = entry(fitted, "loading/radius")
-    assert radius_entry["delta"] == 0 and radius_entry["level"] == 0.5
+    # radius_level="auto": clip(1 - 22 / sqrt(n eps), 0.5, 0.99) = 1 - 22 / sqrt(2000)
+    assert radius_entry["delta"] == 0
+    assert radius_entry["level"] == pytest.approx(1 - 22 / math.sqrt(2000))
     assert radius_entry["eps"] == pytest.approx(0.2 * eps)        # RADIUS_SHARE
     statistic = entry(fitted, "loading/statistic")
     assert statistic["sensitivity"] == pytest.approx(bound(2000))

@@ -294,7 +294,6 @@ def test_gdp_never_noisier_than_basic_on_the_dppca_tree(delta):
     ({"a": (1.5, "pure")}, ValueError, "share"),
     ({"a": (float("nan"), "pure")}, ValueError, "share"),
     ({"a": (True, "pure")}, ValueError, "share"),
-    ({}, TypeError, "non-empty"),
     ({"a": (0.5, {})}, TypeError, "non-empty"),
 ])
 def test_bad_trees_raise(parts, error, match):
@@ -326,3 +325,10 @@ def test_spend_composition_and_fit():
         (1.0, gdp_delta(mu, 0.9)), rel=1e-12)
     assert Spend(eps=0.3, delta=1e-7).as_pair(5.0) == (0.3, 1e-7)
 
+
+
+def test_an_empty_budget_allocates_nothing():
+    # a fit that releases nothing new (a scree read off reused directions' matrix)
+    plan = BudgetTree({}).allocate(1.0, 1e-5)
+    assert plan.allocations == {} and plan.block is None
+    assert plan.planned_spend() == Spend()
