@@ -41,7 +41,10 @@ Part 2, private error
     Median over seeds 0..9 of sinF for ``DPKendallDirections(n_components=2,
     eps=eps, delta=1e-5, radial=..., radius_level=level, random_state=seed)``,
     other parameters default (``radius="auto"``, ``sensitivity="tight"``,
-    ``accounting="gdp"``), eps in {1, 4}. Adult (n > 20000) uses ``pairs=64``;
+    ``accounting="gdp"``), eps in {1, 4}, at each level and, where the package
+    has it, at ``radius_level="auto"`` (its level from public n and eps; the
+    median level its radius search used, read from ``privacy_ledger_``, is
+    printed as ``auto level``). Adult (n > 20000) uses ``pairs=64``;
     every other fit uses all pairs. Each real table twice: ``raw`` is the raw
     table with ``scale=True`` (the estimator scales privately, spending
     ``scale_share = 0.2`` of the budget on the spreads), ``std`` the
@@ -86,7 +89,8 @@ Part 3, diffprivlib's PCA as a peer (``std`` and Gaussian columns only)
     skipped with a note.
 
 Part 4, cost
-    CPU seconds (``time.process_time``, one job, best of 3) of a fit with
+    CPU seconds (``time.process_time``, one job, best of 5, the two radial
+    functions interleaved so that both see the same machine load) of a fit with
     ``radial="clipped"`` (the estimator's default ``radius_level``) against
     ``radial="spherical"``, eps = 1, on ``spectrum_data`` with n = 20000 (all
     pairs) and n = 100000 (``pairs=64``), p = 10; the ratio clipped / spherical.
@@ -291,12 +295,13 @@ def diffprivlib_cell(DPLPCA, peer, eps, seeds, config):
 
 # ---------------------------------------------------------------- private fits
 def kendall_fits(data, eps, seeds, radial, level, scale, pairs, warned):
-    """Median sinF over seeds, the median radius ratio (clipped, else None) and the
-    mean number of columns ``scale=True`` left in their own units (else None).
+    """Median sinF over seeds, the median radius ratio (clipped, else None), the
+    mean number of columns ``scale=True`` left in their own units (else None) and
+    the median level of the radius search (clipped, else None).
 
     ``data(seed)`` gives ``(X, reference, differences)``.
     """
-    errors, ratios, unscaled = [], [], []
+    errors, ratios, unscaled, used = [], [], [], []
     for seed in seeds:
         X, reference, differences = data(seed)
         with warnings.catch_warnings(record=True) as caught:
@@ -311,17 +316,39 @@ def kendall_fits(data, eps, seeds, radial, level, scale, pairs, warned):
         if fitted.scale_ is not None:
             unscaled.append(int(np.sum(fitted.scale_ == 1.0)))
         if radial == "clipped":
-            ratios.append(fitted.radius_ / radius_at(differences, level, fitted.scale_))
-    return (float(np.median(errors)), float(np.median(ratios)) if ratios else None,
-            float(np.mean(unscaled)) if unscaled else None)
+            searched = level_searched(fitted)
+            used.append(searched)
+            ratios.append(fitted.radius_
+                          / radius_at(differences, searched, fitted.scale_))
+    middle = (lambda values: float(np.median(values)) if values else None)
+    return (float(np.median(errors)), middle(ratios),
+            float(np.mean(unscaled)) if unscaled else None, middle(used))
+
+
+def level_searched(fitted):
+    """The level of the fit's private radius search (from its ledger)."""
+    return next(entry["level"] for entry in fitted.privacy_ledger_
+                if entry["step"].endswith("radius"))
+
+
+def has_auto_level():
+    """Whether this version of the package takes ``radius_level="auto"``."""
+    try:
+        DPKendallDirections(radial="clipped", radius_level="auto")._budget_parts()
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def methods(levels):
-    return [("spherical", None)] + [("clipped", level) for level in levels]
+    rows = [("spherical", None)] + [("clipped", level) for level in levels]
+    return rows + ([("clipped", "auto")] if has_auto_level() else [])
 
 
 def method_name(radial, level):
-    return "spherical" if radial == "spherical" else f"clipped {level:g}"
+    if radial == "spherical":
+        return "spherical"
+    return f"clipped {level}" if isinstance(level, str) else f"clipped {level:g}"
 
 
 # ---------------------------------------------------------------- parts
@@ -375,7 +402,7 @@ def part_private(tables, levels, seeds, gaussian_sizes, DPLPCA):
         columns.append((f"gauss {n}", gaussian, False, 64 if n > LARGE_N else "all",
                         gaussian))
     results, radius_ratios, warned, stalls = {}, {}, Counter(), []
-    unscaled = defaultdict(list)
+    unscaled, auto_levels = defaultdict(list), {}
     rows = methods(levels)
     if DPLPCA is not None:
         rows += [("dpl centred", None), ("dpl own mean", None)]
@@ -383,11 +410,13 @@ def part_private(tables, levels, seeds, gaussian_sizes, DPLPCA):
         start = time.perf_counter()
         for label, data, scale, pairs, peer in columns:
             for radial, level in methods(levels):
-                error, ratio, left = kendall_fits(data, eps, seeds, radial,
-                                                  0.5 if level is None else level,
-                                                  scale, pairs, warned)
+                error, ratio, left, searched = kendall_fits(
+                    data, eps, seeds, radial, 0.5 if level is None else level, scale,
+                    pairs, warned)
                 results[eps, label, method_name(radial, level)] = error
-                radius_ratios[eps, label, level] = ratio
+                radius_ratios[eps, label, method_name(radial, level)] = ratio
+                if level == "auto":
+                    auto_levels[eps, label] = searched
                 if left is not None:
                     unscaled[label, data(0)[0].shape[1]].append(left)
             if DPLPCA is not None and peer is not None:
@@ -411,8 +440,11 @@ def part_private(tables, levels, seeds, gaussian_sizes, DPLPCA):
                     lambda m, c: _ratio(results.get((eps, c, m)),
                                         results.get((eps, c, "spherical"))))
         print(f"\nc ratio = median radius_ / non-private quantile (eps = {eps:g}):")
-        print_table(labels, [f"clipped {level:g}" for level in levels],
-                    lambda m, c: radius_ratios.get((eps, c, float(m.split()[1]))))
+        print_table(labels, [method_name(r, lv) for r, lv in rows if r == "clipped"],
+                    lambda m, c: radius_ratios.get((eps, c, m)))
+        if auto_levels:
+            print_table(labels, ["auto level"],
+                        lambda m, c: auto_levels.get((eps, c)))
     if stalls:
         print(f"\ndiffprivlib fits stopped after {DPL_TIME_LIMIT:g} s (its Bingham "
               "rejection sampler does not accept); a cell with a stopped fit is the "
@@ -485,27 +517,25 @@ def part_public_radius(results, levels, seeds, n=2000):
         print(line, flush=True)
 
 
-def part_cost(sizes, level, repeats=3):
-    print(f"\n== 4. Cost: CPU s of one fit (best of {repeats}), p = 10, eps = 1, "
-          f"clipped at level {level:g} ==")
+def part_cost(sizes, level, repeats=5):
+    print(f"\n== 4. Cost: CPU s of one fit (best of {repeats}, the two interleaved), "
+          f"p = 10, eps = 1, clipped at radius_level={level!r} ==")
     header = f"{'n':>7} {'pairs':>6} {'spherical':>10} {'clipped':>10} {'ratio':>7}"
     print(header)
     print("-" * len(header))
     for n in sizes:
         X = spectrum_data(n, 0)
         pairs = 64 if n > LARGE_N else "all"
-        seconds = {}
-        for radial in ("spherical", "clipped"):
-            best = np.inf
-            for repeat in range(repeats):
+        seconds = {"spherical": np.inf, "clipped": np.inf}
+        for repeat in range(repeats):
+            for radial in seconds:
                 start = time.process_time()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     DPKendallDirections(n_components=K, radial=radial,
                                         radius_level=level, pairs=pairs,
                                         random_state=repeat).fit(X)
-                best = min(best, time.process_time() - start)
-            seconds[radial] = best
+                seconds[radial] = min(seconds[radial], time.process_time() - start)
         print(f"{n:7d} {str(pairs):>6} {seconds['spherical']:10.3f} "
               f"{seconds['clipped']:10.3f} "
               f"{seconds['clipped'] / seconds['spherical']:7.2f}", flush=True)
