@@ -115,20 +115,17 @@ import time
 import types
 import warnings
 from collections import Counter, defaultdict
-from pathlib import Path
 
 import numpy as np
 from sklearn.datasets import load_breast_cancer, load_digits, load_wine
 from sklearn.decomposition import PCA
 from sklearn.preprocessing import StandardScaler
 
+from bench_kendall_estimand import ADULT, read_adult  # the same Adult columns
 from bench_scree import SPECTRUM, spectrum_data  # the same data as the scree benchmark
 from sklearn_dppca import DPKendallDirections, spherical_kendall
 from sklearn_dppca._kendall import pair_scatter
 
-ADULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult.csv"
-ADULT_COLUMNS = ["age", "education_num", "capital_gain", "capital_loss",
-                 "hours_per_week"]
 LEVELS = (0.5, 0.7, 0.8, 0.9, 0.95, 0.99)
 EPSILONS = (1.0, 4.0)
 DELTA = 1e-5
@@ -142,15 +139,6 @@ PROTOTYPE = {"spherical": 0.080, 0.5: 0.087, 0.9: 0.136, 0.97: 0.187}
 
 
 # ---------------------------------------------------------------- data
-def read_adult(path):
-    """The five numeric Adult columns, or None if ``path`` is absent."""
-    path = Path(path)
-    if not path.is_file():
-        return None
-    with path.open(encoding="utf-8") as handle:
-        header = [name.strip().strip('"') for name in handle.readline().split(",")]
-    X = np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.float64)
-    return X[:, [header.index(name) for name in ADULT_COLUMNS]]
 
 
 def real_tables(adult_path):

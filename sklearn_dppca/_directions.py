@@ -1,7 +1,6 @@
 """Private principal directions from the noisy spherical Kendall matrix (g-DPPCA)."""
 
 import math
-import numbers
 import warnings
 
 import numpy as np
@@ -12,6 +11,7 @@ from ._kendall import pair_scatter, spherical_kendall
 from ._nonprivate import nonprivate_reference
 from ._summary import FitSummary, budget_line, directions_table, reference_line
 from ._spread import release_spreads, spread_parts
+from ._variances import random_pairs
 from ._validation import (
     check_bool,
     check_budget_params,
@@ -80,9 +80,8 @@ def private_radius(X, level, leaf, rng, ledger):
     """The clip radius ``c``: a private ``level`` quantile of ``||x_a - x_b||``
     over a random matching (one changed row changes one distance), on the
     scale-free grid of :func:`~sklearn_dppca.privacy.positive_quantile`."""
-    order = rng.permutation(X.shape[0])
-    half = X.shape[0] // 2
-    differences = X[order[:half]].astype(np.float64) - X[order[half:2 * half]]
+    first, second = random_pairs(X.shape[0], rng)
+    differences = X[first].astype(np.float64) - X[second]
     squared = np.einsum("ij,ij->i", differences, differences)
     return math.sqrt(positive_quantile(squared, level, leaf.eps, rng, ledger=ledger,
                                        step=leaf.path))
