@@ -9,14 +9,13 @@ from ._kendall import spherical_kendall
 from ._pca import DPPCA
 from ._release import ReleasedPCA, export_release, load_release
 from ._scree import DPScree
+from ._version import __version__
 from .privacy import (
     BudgetExceededError,
     PrivacyAccountant,
     PrivacyRiskWarning,
     PrivacyUtilityWarning,
 )
-
-__version__ = "0.1.0"
 
 __all__ = [
     "BudgetExceededError",

@@ -2,18 +2,32 @@
 
 import warnings
 
-import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ._algorithms._projection import project, whitening_scale
+from ._algorithms._scree import feature_variances, release_scree, scree_values
+from ._summary import scree_lines
 from ._validation import (
-    check_accountant,
-    check_accounting,
-    check_radial,
+    N_JOBS,
+    POSITIVE,
+    RANDOM_STATE,
+    UNIT_OPEN,
+    Boolean,
+    Instance,
+    Options,
     validate_features,
 )
-from .privacy._accounting import BudgetPlan, BudgetTree
+from .privacy._accountant import PrivacyAccountant
+from .privacy._accounting import ACCOUNTING_METHODS, BudgetPlan, BudgetTree
+from .privacy._calibration import NOISE_METHODS
 from .privacy._warnings import PrivacyRiskWarning, warn_risky_delta
+
+#: Frobenius sensitivity rules of the Kendall matrix (see
+#: :func:`~sklearn_dppca._algorithms._directions.kendall_sensitivity`).
+SENSITIVITY_RULES = ("standard", "tight")
+#: The pair terms of the directions' matrix (see DPKendallDirections).
+RADIAL_FUNCTIONS = ("spherical", "clipped")
 
 
 class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -23,6 +37,23 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
     centre it with. It is also not a differentially private release about the
     rows it is applied to; only the fitted attributes are.
     """
+
+    #: Constraints of the hyperparameters every private estimator has.
+    _common_constraints = {
+        "eps": [POSITIVE],
+        "delta": [UNIT_OPEN],
+        "noise": [Options(*NOISE_METHODS)],
+        "sensitivity": [Options(*SENSITIVITY_RULES)],
+        "accounting": [Options(*ACCOUNTING_METHODS)],
+        "accountant": [None, Instance(PrivacyAccountant, "a PrivacyAccountant")],
+        "radial": [Options(*RADIAL_FUNCTIONS)],
+        "radius": ["auto", POSITIVE],
+        "radius_level": ["auto", UNIT_OPEN],
+        "scale": [Boolean()],
+        "compute_nonprivate": [Boolean()],
+        "random_state": RANDOM_STATE,
+        "n_jobs": N_JOBS,
+    }
 
     @property
     def _n_features_out(self):
@@ -55,23 +86,8 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         """
         check_is_fitted(self)
         X = validate_features(self, X, reset=False)
-        # Divisors stay float64: a spread or a whitening sd below float32's range
-        # must not round to 0 (an overflow is reported below instead).
-        with np.errstate(over="ignore", invalid="ignore"):
-            spreads = getattr(self, "scale_", None)
-            if spreads is not None:
-                X = (X / spreads).astype(X.dtype, copy=False)
-            projection = X @ self.components_.T.astype(X.dtype, copy=False)
-            scale = self._projection_scale()
-            if scale is not None:
-                projection = (projection / scale).astype(X.dtype, copy=False)
-        if not np.all(np.isfinite(projection)):
-            raise ValueError(
-                f"The projection of X overflows {X.dtype}: X is too large to project "
-                "(or to whiten by a tiny variance). Divide X by a constant, or pass "
-                "float64 data."
-            )
-        return projection
+        return project(X, self.components_, getattr(self, "scale_", None),
+                       self._projection_scale())
 
     def __sklearn_clone__(self):
         # GridSearchCV, cross_val_score and friends fit clones of an estimator on
@@ -86,29 +102,30 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             )
         return super().__sklearn_clone__()
 
-    def _radial_params(self):
-        """``radial``, ``radius`` (a float when public) and ``radius_level``, checked."""
-        radial, radius, level = check_radial(self.radial, self.radius, self.radius_level)
-        return {"radial": radial, "radius": radius, "radius_level": level}
-
-    def _plan_budget(self, parts, eps, delta, n_samples):
+    def _plan_budget(self, parts, params, n_samples):
         """Allocate the budget tree ``parts`` to the grant, before any computation.
 
-        Checks ``accounting``; warns when ``delta >= 1 / n`` and when the estimator
-        is fitted again without an accountant; charges the accountant the planned
-        spend (an upper bound: a skipped part only lowers it), which raises
-        :class:`~sklearn_dppca.BudgetExceededError` if the rest of its budget is
-        too small. Returns the :class:`~sklearn_dppca.privacy.BudgetPlan`.
+        ``params``: the validated hyperparameters. Refuses ``noise="classical"``
+        with ``accounting="gdp"``; warns when ``delta >= 1 / n`` and when the
+        estimator is fitted again without an accountant; charges the accountant
+        the planned spend (an upper bound: a skipped part only lowers it), which
+        raises :class:`~sklearn_dppca.BudgetExceededError` if the rest of its
+        budget is too small. Returns the :class:`~sklearn_dppca.privacy.BudgetPlan`.
         """
-        accounting = check_accounting(self.accounting, self.noise)
-        accountant = check_accountant(self.accountant)
+        if params["accounting"] == "gdp" and params["noise"] == "classical":
+            # Under "gdp" each Gaussian part's sd is sensitivity / mu_i from the
+            # composed block: a per-part calibration has nothing to calibrate.
+            raise ValueError("noise='classical' calibrates each Gaussian part alone; "
+                             "it needs accounting='basic' (accounting='gdp' composes "
+                             "them exactly).")
+        eps, delta = params["eps"], params["delta"]
         # (no parts: the fit releases nothing new, e.g. a scree read off reused
         # directions' matrix)
-        plan = (BudgetTree(parts).allocate(eps, delta, accounting) if parts
-                else BudgetPlan({}, accounting, None))
+        plan = (BudgetTree(parts).allocate(eps, delta, params["accounting"]) if parts
+                else BudgetPlan({}, params["accounting"], None))
         warn_risky_delta(delta, n_samples, stacklevel=3)
-        if accountant is not None:
-            accountant.charge(plan.planned_spend(), label=type(self).__name__)
+        if params["accountant"] is not None:
+            params["accountant"].charge(plan.planned_spend(), label=type(self).__name__)
         elif hasattr(self, "privacy_spent_"):
             warnings.warn(
                 f"{type(self).__name__} is fitted again: if it is the same data, the "
@@ -119,12 +136,12 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             )
         return plan
 
-    def _set_privacy(self, ledger, eps, delta, plan=None):
+    def _set_privacy(self, ledger, params, plan=None):
         """Close the Gaussian block, store the ledger and the spend (within the grant)."""
         if plan is not None and plan.block is not None:
             ledger.close_gaussian_block(plan.block[0])
         try:
-            self.privacy_spent_ = ledger.check_within(eps, delta)
+            self.privacy_spent_ = ledger.check_within(params["eps"], params["delta"])
         except RuntimeError:
             # A bug spent more than the grant: release nothing of this fit.
             for name in [n for n in vars(self) if n.endswith("_") and not n.startswith("_")]:
@@ -139,9 +156,34 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         return [f"x{j}" for j in range(self.n_features_in_)]
 
 
-def orient_components(eigenvectors):
-    """Deterministic signs: each column's largest absolute entry is made positive."""
-    rows = np.argmax(np.abs(eigenvectors), axis=0)
-    signs = np.sign(eigenvectors[rows, np.arange(eigenvectors.shape[1])])
-    signs[signs == 0] = 1.0
-    return eigenvectors * signs
+class _VarianceMixin:
+    """Stores the scree of a fit and whitens with it (DPScree and DPPCA)."""
+
+    def _fit_scree(self, X, *, method, params, budget, noise, pairs, monotone, rng,
+                   ledger, kendall=None):
+        """Release the scree along ``components_`` and store it (see
+        :func:`~sklearn_dppca._algorithms._scree.release_scree`)."""
+        released = release_scree(X, self.components_, method=method, params=params,
+                                 budget=budget, noise=noise, pairs=pairs, rng=rng,
+                                 ledger=ledger, kendall=kendall)
+        values = scree_values(released, monotone)
+        self.explained_variance_raw_ = released.raw
+        self.explained_variance_ = values.explained_variance
+        self.explained_variance_ratio_ = values.explained_variance_ratio
+        self.total_variance_ = values.total_variance
+        self.total_variance_noise_scale_ = released.total_noise
+        self.noise_scale_ = released.noise_scale
+        self.clip_bounds_ = released.bounds
+        self.feature_variance_, self.feature_variance_noise_scale_ = feature_variances(
+            self.components_, self.explained_variance_, self.noise_scale_,
+            self.total_variance_, self.total_variance_noise_scale_, self._feature_names())
+
+    def _projection_scale(self):
+        if not self.whiten:
+            return None
+        return whitening_scale(self.explained_variance_)
+
+    def _scree_lines(self):
+        return scree_lines(self.method_label_, self.explained_variance_, self.noise_scale_,
+                           self.explained_variance_ratio_, self.total_variance_,
+                           self.total_variance_noise_scale_, self.scale_ is not None)

@@ -161,7 +161,7 @@ def build_parser():
                              "no fit, no budget spent)")
     output.add_argument("--quiet", action="store_true",
                         help="print only warnings and errors")
-    from . import __version__
+    from ._version import __version__
 
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser

@@ -56,7 +56,7 @@ from sklearn.utils.validation import check_array
 from threadpoolctl import ThreadpoolController
 
 from ._kendall_kernel import all_pairs_partial, design_partial
-from .privacy._rng import check_generator
+from ._validation import check_generator
 
 # Rows per block of the all-pairs kernel: the b x b weight block (512 KiB) stays in
 # a core's L2 cache while the DGEMM calls still run at full speed.

@@ -1,7 +1,5 @@
 """The integrated private PCA: directions, scree and score summary on one budget."""
 
-import math
-import numbers
 import time
 import warnings
 
@@ -9,94 +7,48 @@ import numpy as np
 from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import _PrivateProjection
-from ._directions import (
-    SENSITIVITY_RULES,
-    check_matrix_scree,
-    loading_parts,
-    release_directions,
-)
-from ._nonprivate import nonprivate_reference
-from ._progress import PairProgress
-from ._scores import (
-    FRAME_MARGIN,
+from ._algorithms._directions import loading_parts, release_directions
+from ._algorithms._nonprivate import nonprivate_reference
+from ._algorithms._scores import (
     HISTOGRAM_METHODS,
-    additive_threshold,
     auto_bins,
-    frame_edges,
-    normalised,
-    private_frame,
-    private_histograms,
+    exact_score_histogram,
+    release_score_summary,
     score_parts,
-    split_by_noisy_totals,
-    synthetic_points,
+    score_unit,
 )
-from ._scree import _VarianceMixin
-from ._variances import (
+from ._algorithms._scree import check_matrix_scree
+from ._algorithms._spread import release_spreads, spread_parts
+from ._algorithms._variances import (
     SCREE_METHODS,
     TOTAL_SHARE,
     check_method_params,
     resolve_clip,
     scree_parts,
 )
-from ._spread import release_spreads, spread_parts
+from ._base import _PrivateProjection, _VarianceMixin
+from ._progress import PairProgress
 from ._summary import FitSummary, budget_line, directions_table, reference_line
 from ._validation import (
-    check_bool,
-    check_budget_params,
-    check_choice,
-    check_n_components,
+    NON_NEGATIVE,
+    PAIRS,
+    Boolean,
+    Interval,
+    Options,
+    Pair,
+    check_component_pair,
+    check_generator,
     check_max_abs,
-    check_n_jobs,
-    check_pairs,
+    check_n_components,
     validate_features,
+    validate_params,
 )
-from .privacy import PrivacyBudget, PrivacyLedger, PrivacyUtilityWarning, check_generator
-from .privacy._calibration import NOISE_METHODS
-from .privacy._histograms import histogram_counts
+from .privacy import PrivacyBudget, PrivacyLedger
 
 DEFAULT_SPLIT = {"loading": 0.35, "scree": 0.3, "score": 0.35}
 #: With ``scale=True`` the spreads take a part of their own.
 DEFAULT_SCALED_SPLIT = {"loading": 0.3, "scree": 0.25, "scale": 0.2, "score": 0.25}
 BUDGET_PARTS = ("loading", "scree", "scale", "score")
-
-
-def check_bins(bins):
-    """``bins``: "auto" (returned as it is; see :func:`auto_bins`), an int >= 1
-    (both axes) or a pair of ints >= 1."""
-    if isinstance(bins, str) and bins == "auto":
-        return bins
-    pair = (bins, bins) if isinstance(bins, numbers.Integral) else bins
-    try:
-        pair = tuple(pair)
-    except TypeError:
-        raise TypeError(f"bins must be 'auto', an int or a pair of ints, got {bins!r}.") from None
-    if len(pair) != 2 or not all(
-        isinstance(b, numbers.Integral) and not isinstance(b, bool) and b >= 1 for b in pair
-    ):
-        raise ValueError(
-            f"bins must be 'auto', an int >= 1 or a pair of ints >= 1, got {bins!r}.")
-    return int(pair[0]), int(pair[1])
-
-
-def check_axes(axes, n_components):
-    """Two distinct 0-based component indices below ``n_components``."""
-    try:
-        pair = tuple(axes)
-    except TypeError:
-        raise TypeError(f"axes must be a pair of component indices, got {axes!r}.") from None
-    if len(pair) != 2 or not all(
-        isinstance(a, numbers.Integral) and not isinstance(a, bool) for a in pair
-    ):
-        raise ValueError(f"axes must be a pair of ints, got {axes!r}.")
-    if pair[0] == pair[1]:
-        raise ValueError(f"axes must name two different components, got {axes!r}.")
-    if not all(0 <= a < n_components for a in pair):
-        raise ValueError(
-            f"axes={axes!r} out of range: components are 0..{n_components - 1} "
-            f"(n_components={n_components})."
-        )
-    return int(pair[0]), int(pair[1])
 
 
 def check_budget_split(budget_split, scale=False):
@@ -144,10 +96,9 @@ def check_groups(groups, y, n_samples):
     try:
         codes = np.array([position[label] for label in y])
     except (KeyError, TypeError):
-        outside = sorted({repr(label) for label in y if label not in position})[:5]
-        raise ValueError(
-            f"y contains labels outside groups={labels!r}: {', '.join(outside)}."
-        ) from None
+        # (the labels found are data: the message names the contract only)
+        raise ValueError("y contains labels outside groups: every row's label must be "
+                         "one of the declared groups.") from None
     return labels, codes
 
 
@@ -204,7 +155,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         histogram (Laplace on non-empty cells plus a threshold, L1 sensitivity 2).
     bins : "auto", int or (int, int), default="auto"
         Cells per axis of the score histogram. ``"auto"``
-        (:func:`~sklearn_dppca._scores.auto_bins`, from public numbers only: ``n``,
+        (:func:`~sklearn_dppca._algorithms._scores.auto_bins`, from public numbers only: ``n``,
         the number of declared groups and the histogram's noise) takes at most
         ``clip(round(sqrt(n / n_groups) / 3), 4, 20)`` and fewer while an
         average cell of the cloud would hold less than twice the noise
@@ -304,6 +255,25 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     (1000, 2)
     """
 
+    _parameter_constraints = {
+        **_PrivateProjection._common_constraints,
+        "n_components": [None, Interval("int", 1, None)],
+        "budget_split": [None, dict],
+        "scree_method": [Options(*SCREE_METHODS)],
+        "scree_params": [None, dict],
+        "histogram": [Options(*HISTOGRAM_METHODS)],
+        "bins": ["auto", Interval("int", 1, None), Pair(Interval("int", 1, None))],
+        "axes": [Pair(Interval("int", 0, None))],
+        "n_synthetic": [None, Interval("int", 0, None)],
+        "synthetic_jitter": [NON_NEGATIVE],
+        "histogram_threshold": ["auto", NON_NEGATIVE],
+        "groups": "no_validation",
+        "pairs": PAIRS,
+        "duplicates": [Options("ignore", "raise")],
+        "whiten": [Boolean()],
+        "verbose": [Interval("int", 0, None), Boolean()],
+    }
+
     def __init__(self, n_components=2, *, eps=1.0, delta=1e-5, budget_split=None,
                  scree_method="clipped", scree_params=None, histogram="additive",
                  bins="auto", axes=(0, 1), n_synthetic=None, synthetic_jitter=0.25,
@@ -343,39 +313,14 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         self.verbose = verbose
 
     def _check_params(self):
-        eps, delta = check_budget_params(self.eps, self.delta)
-        check_choice(self.scree_method, SCREE_METHODS, "scree_method")
-        check_matrix_scree(self.scree_method, self._radial_params()["radial"])
-        check_choice(self.histogram, HISTOGRAM_METHODS, "histogram")
-        check_choice(self.noise, NOISE_METHODS, "noise")
-        check_choice(self.sensitivity, SENSITIVITY_RULES, "sensitivity")
-        check_choice(self.duplicates, ("ignore", "raise"), "duplicates")
-        check_pairs(self.pairs)
-        check_n_jobs(self.n_jobs)
-        for name in ("synthetic_jitter", "histogram_threshold"):
-            value = getattr(self, name)
-            if name == "histogram_threshold" and isinstance(value, str) and value == "auto":
-                continue
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
-                0 <= value < np.inf
-            ):
-                allowed = "'auto' or " if name == "histogram_threshold" else ""
-                raise ValueError(
-                    f"{name} must be {allowed}a finite number >= 0, got {value!r}.")
-        n_synthetic = self.n_synthetic
-        if n_synthetic is not None and (
-            isinstance(n_synthetic, bool)
-            or not isinstance(n_synthetic, numbers.Integral)
-            or n_synthetic < 0
-        ):
-            raise ValueError(f"n_synthetic must be None or an int >= 0, got {n_synthetic!r}.")
-        split = check_budget_split(self.budget_split, check_bool(self.scale, "scale"))
-        PrivacyBudget(eps, delta).split(split)   # shares in [0, 1], summing to <= 1
-        return eps, delta, split
-
-    def _progress(self, message, start):
-        if self.verbose:
-            print(f"[DPPCA] {message} ({time.perf_counter() - start:.1f} s)", flush=True)
+        """The validated hyperparameters, the top-level split included."""
+        params = validate_params(self)
+        check_matrix_scree(params["scree_method"], params["radial"])
+        params["split"] = check_budget_split(params["budget_split"], params["scale"])
+        PrivacyBudget(params["eps"], params["delta"]).split(params["split"])  # sum <= 1
+        bins = params["bins"]
+        params["bins"] = (bins, bins) if isinstance(bins, int) else bins
+        return params
 
     def fit(self, X, y=None):
         """Release directions, variances and the score summary of ``X``.
@@ -391,68 +336,69 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         self
         """
         start = time.perf_counter()
-        eps, delta, split = self._check_params()
-        scree_params = check_method_params(self.scree_method, self.scree_params,
+        params = self._check_params()
+        split = params["split"]
+        scree_params = check_method_params(params["scree_method"], params["scree_params"],
                                            "scree_params")
-        if self.scree_method == "clipped" and "pairs" not in (self.scree_params or {}):
-            scree_params["pairs"] = self.pairs   # one pair design choice for the fit
+        if params["scree_method"] == "clipped" and "pairs" not in (params["scree_params"]
+                                                                   or {}):
+            scree_params["pairs"] = params["pairs"]   # one pair design choice for the fit
         X = check_max_abs(validate_features(self, X, reset=True), "DPPCA's variances")
-        n_components = check_n_components(self.n_components, X.shape[1])
+        n_components = check_n_components(params["n_components"], X.shape[1])
         with_scores = n_components >= 2 and split.get("score", 0) > 0
-        axes = check_axes(self.axes, n_components) if n_components >= 2 else None
-        labels, codes = check_groups(self.groups, y, X.shape[0])
-        bins = check_bins(self.bins)
+        axes = (check_component_pair(params["axes"], n_components)
+                if n_components >= 2 else None)
+        labels, codes = check_groups(params["groups"], y, X.shape[0])
         rng = check_generator(self.random_state)
         scree_params = resolve_clip(scree_params, X.shape[0], n_components,
-                                    eps * split["scree"] * (1 - TOTAL_SHARE))
+                                    params["eps"] * split["scree"] * (1 - TOTAL_SHARE))
         plan = self._plan_budget(
-            self._budget_parts(split, scree_params, n_components, with_scores),
-            eps, delta, X.shape[0])
+            self._budget_parts(params, scree_params, n_components, with_scores),
+            params, X.shape[0])
         ledger = PrivacyLedger()
 
         self.n_samples_ = X.shape[0]
-        spreads = None
+        self.scale_ = None
         if "scale" in plan:
             spreads = release_spreads(
-                X, budget=plan.part("scale"), noise=self.noise, rng=rng, ledger=ledger,
-                feature_names=self._feature_names())
+                X, budget=plan.part("scale"), noise=params["noise"], rng=rng,
+                ledger=ledger, feature_names=self._feature_names())
             X = check_max_abs(spreads.X, "DPPCA's variances (after scaling)")
+            self.scale_ = spreads.scale
             self._progress("spreads released", start)
         released = release_directions(
-            X, **self._radial_params(),
-            budget=plan.node("loading"), noise=self.noise,
-            sensitivity=self.sensitivity, pairs=check_pairs(self.pairs),
-            duplicates=self.duplicates, n_jobs=self.n_jobs, rng=rng, ledger=ledger,
-            progress=PairProgress("Kendall matrix") if self.verbose else None,
+            X, radial=params["radial"], radius=params["radius"],
+            radius_level=params["radius_level"], budget=plan.node("loading"),
+            noise=params["noise"], sensitivity=params["sensitivity"],
+            pairs=params["pairs"], duplicates=params["duplicates"],
+            n_jobs=params["n_jobs"], rng=rng, ledger=ledger,
+            progress=PairProgress("Kendall matrix") if params["verbose"] else None,
         )
-        components = released.eigenvectors[:, :n_components].T.copy()
         self._progress("directions released", start)
         self.n_components_ = n_components
-        self.components_ = components
+        self.components_ = released.eigenvectors[:, :n_components].T.copy()
         self.kendall_matrix_ = released.kendall_matrix
         self.kendall_noise_scale_ = released.noise_scale
         self.radius_ = released.radius
-        self.method_label_ = self.scree_method
-        self._set_spreads(spreads)
-        self._fit_variances(X, self.scree_method, scree_params,
-                            plan.part("scree") if "scree" in plan else None,
-                            pairs=check_pairs(self.pairs), monotone=True, rng=rng,
-                            ledger=ledger, kendall=Bunch(matrix=released.kendall_matrix,
-                                                         noise_scale=released.noise_scale,
-                                                         radius=released.radius))
+        self.method_label_ = params["scree_method"]
+        self._fit_scree(X, method=params["scree_method"], params=scree_params,
+                        budget=plan.part("scree") if "scree" in plan else None,
+                        noise=params["noise"], pairs=params["pairs"], monotone=True,
+                        rng=rng, ledger=ledger,
+                        kendall=Bunch(matrix=released.kendall_matrix,
+                                      noise_scale=released.noise_scale,
+                                      radius=released.radius))
         self._progress("variances released", start)
         self.axes_ = axes
         self.groups_ = labels
         shares = dict(split)
-        if self.scree_method == "matrix":     # the scree is read off the loading
+        if params["scree_method"] == "matrix":     # the scree is read off the loading
             shares["loading"] += shares.pop("scree")
-        self.budget_ = {part: (eps * share, delta * share) for part, share in shares.items()}
-        self._reset_score_summary()
+        self.budget_ = {part: (params["eps"] * share, params["delta"] * share)
+                        for part, share in shares.items()}
+        self._set_score_summary(None)
         if with_scores:
-            if bins == "auto":
-                bins = auto_bins(X.shape[0], 1 if labels is None else len(labels),
-                                 self.histogram, plan["score/histogram"], self.noise)
-            self._fit_scores(X, plan.part("score"), labels, codes, bins, rng, ledger)
+            self._fit_scores(X, params, plan, labels, codes, rng, ledger)
             self._progress("score summary released", start)
         elif n_components < 2:
             warnings.warn(
@@ -461,113 +407,73 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
                 UserWarning,
                 stacklevel=2,
             )
-        self.nonprivate_ = self._nonprivate(X) if self.compute_nonprivate else None
-        self._set_privacy(ledger, eps, delta, plan)
+        self.nonprivate_ = self._nonprivate(X) if params["compute_nonprivate"] else None
+        self._set_privacy(ledger, params, plan)
         return self
 
-    def _budget_parts(self, split, scree_params, n_components, with_scores):
-        """The fit's budget tree: the top-level ``split`` and each part's own tree.
+    def _budget_parts(self, params, scree_params, n_components, with_scores):
+        """The fit's budget tree: the top-level split and each part's own tree.
 
         The ``"matrix"`` scree releases nothing: its share goes to the loading.
         """
-        radial = self._radial_params()
-        scree = scree_parts(self.scree_method, scree_params, n_components)
+        split = params["split"]
+        scree = scree_parts(params["scree_method"], scree_params, n_components)
         loading_share = split["loading"] + (split["scree"] if scree is None else 0.0)
         parts = {"loading": (loading_share,
-                             loading_parts(radial["radial"], radial["radius"]))}
+                             loading_parts(params["radial"], params["radius"]))}
         if "scale" in split:
             parts["scale"] = (split["scale"], spread_parts(self._feature_names()))
         if scree is not None:
             parts["scree"] = (split["scree"], scree)
         if with_scores:
-            parts["score"] = (split["score"], score_parts(self.histogram))
+            parts["score"] = (split["score"], score_parts(params["histogram"]))
         return parts
 
-    def _reset_score_summary(self):
-        self.histogram_threshold_ = self.expected_noise_cells_ = None
-        self.frame_ = self.bin_edges_ = self.score_histogram_ = None
-        self.score_histograms_ = self.synthetic_scores_ = self.synthetic_groups_ = None
-
-    def _fit_scores(self, X, budget, labels, codes, bins, rng, ledger):
+    def _fit_scores(self, X, params, plan, labels, codes, rng, ledger):
+        """Release the score summary on ``axes_`` and store it."""
+        bins = params["bins"]
+        if bins == "auto":
+            bins = auto_bins(X.shape[0], 1 if labels is None else len(labels),
+                             params["histogram"], plan["score/histogram"], params["noise"])
         scores = X.astype(np.float64) @ self.components_[list(self.axes_)].T
-        frame = private_frame(scores, budget.part("frame"), rng, ledger,
-                              cells=max(bins), unit=self._score_unit())
-        if frame.half_width > FRAME_MARGIN * frame.radius:
-            # The released radius is below the float resolution at the centre: its
-            # search stopped at the bottom of the range (post-processing check).
-            # A histogram on such a frame would draw noise cells as the data.
-            warnings.warn(
-                "The private score frame collapsed (its radius search stopped far "
-                "below the data: too little budget for the rows); the score "
-                "histogram is skipped and its budget is not spent. Increase eps or "
-                "the score part of budget_split.",
-                PrivacyUtilityWarning,
-                stacklevel=3,
-            )
-            return
-        self.frame_ = frame
-        self.bin_edges_ = frame_edges(self.frame_, bins)
-        counts, noise_scale = private_histograms(
-            scores, self.bin_edges_, method=self.histogram, budget=budget["histogram"],
-            noise=self.noise, rng=rng, ledger=ledger, labels=codes,
-            label_list=None if labels is None else np.arange(len(labels)),
-        )
-        self._threshold_counts(counts, noise_scale)
-        counts = np.where(counts >= (self.histogram_threshold_ or 0.0), counts, 0.0)
-        n_points = self.n_samples_ if self.n_synthetic is None else self.n_synthetic
-        if labels is None:
-            self.score_histogram_ = normalised(counts)
-            self.synthetic_scores_ = synthetic_points(
-                self.score_histogram_, self.bin_edges_, n_points, rng, self.synthetic_jitter)
-            return
-        self.score_histogram_ = normalised(counts.sum(axis=0))
-        self.score_histograms_ = {
-            label: normalised(group_counts, f"histogram of group {_label_text(label)}")
-            for label, group_counts in zip(labels, counts)
-        }
-        sizes = split_by_noisy_totals(n_points, counts, rng)
-        points = [
-            synthetic_points(self.score_histograms_[label], self.bin_edges_, size, rng,
-                             self.synthetic_jitter)
-            for label, size in zip(labels, sizes)
-        ]
-        self.synthetic_scores_ = np.vstack(points)
-        self.synthetic_groups_ = np.concatenate([
-            np.full(len(group_points), label, dtype=object)
-            for label, group_points in zip(labels, points)
-        ])
+        n_synthetic = params["n_synthetic"]
+        summary = release_score_summary(
+            scores, plan.part("score"), bins=bins, method=params["histogram"],
+            threshold=params["histogram_threshold"], noise=params["noise"],
+            unit=score_unit(self.explained_variance_, self.noise_scale_, self.axes_),
+            labels=labels, group_codes=codes,
+            n_points=self.n_samples_ if n_synthetic is None else n_synthetic,
+            jitter=params["synthetic_jitter"], rng=rng, ledger=ledger)
+        self._set_score_summary(summary, labels)
 
-    def _score_unit(self):
-        """The scores' scale from the released variances (post-processing), or None.
-
-        None (the frame then searches in the data's own unit) when either variance
-        is noise (its noise sd, raised for a release at its clip bound, reaches
-        it): a collapsed variance would shrink the radius's grid to nothing.
-        """
-        axes = list(self.axes_)
-        variances = self.explained_variance_[axes]
-        if np.any(self.noise_scale_[axes] >= variances):
-            return None
-        unit = math.sqrt(float(np.sum(variances)))
-        return unit if math.isfinite(unit) and unit > 0 else None
-
-    def _threshold_counts(self, counts, noise_scale):
-        """Set ``histogram_threshold_`` (counts) and ``expected_noise_cells_``."""
-        if self.histogram != "additive":
-            # Only non-empty cells get noise: no cell holds noise alone.
-            self.histogram_threshold_, self.expected_noise_cells_ = None, 0.0
+    def _set_score_summary(self, summary, labels=None):
+        """Store a :func:`release_score_summary` release (None: no summary)."""
+        if summary is None:
+            self.histogram_threshold_ = self.expected_noise_cells_ = None
+            self.frame_ = self.bin_edges_ = self.score_histogram_ = None
+            self.score_histograms_ = self.synthetic_scores_ = self.synthetic_groups_ = None
             return
-        sds, expected = additive_threshold(counts.size, self.histogram_threshold)
-        self.histogram_threshold_ = sds * noise_scale
-        self.expected_noise_cells_ = expected
+        self.frame_ = summary.frame
+        self.bin_edges_ = summary.bin_edges
+        self.histogram_threshold_ = summary.threshold
+        self.expected_noise_cells_ = summary.expected_noise_cells
+        self.score_histogram_ = summary.histogram
+        self.synthetic_scores_ = summary.synthetic_scores
+        if labels is not None:
+            self.score_histograms_ = dict(zip(labels, summary.histograms))
+            sizes = np.bincount(summary.synthetic_codes, minlength=len(labels))
+            self.synthetic_groups_ = np.concatenate([
+                np.full(size, label, dtype=object) for label, size in zip(labels, sizes)])
+
+    def _progress(self, message, start):
+        if self.verbose:
+            print(f"[DPPCA] {message} ({time.perf_counter() - start:.1f} s)", flush=True)
 
     def _nonprivate(self, X):
         reference = nonprivate_reference(X, self.components_)
         if self.frame_ is not None:
             scores = X.astype(np.float64) @ self.components_[list(self.axes_)].T
-            exact = histogram_counts(scores, *self.bin_edges_)
-            total = exact.sum()
-            reference.score_histogram = exact / total if total > 0 else exact.astype(float)
+            reference.score_histogram = exact_score_histogram(scores, self.bin_edges_)
         return reference
 
     def summary(self):
@@ -607,8 +513,3 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         sections.append((None, [budget_line(*self.privacy_spent_),
                                 reference_line(self.nonprivate_ is not None)]))
         return FitSummary("DP PCA Summary", sections)
-
-
-def _label_text(label):
-    """A group label as the user wrote it (numpy 2 shows ``np.str_('a')`` for 'a')."""
-    return repr(label.item() if isinstance(label, np.generic) else label)

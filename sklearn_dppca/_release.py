@@ -328,7 +328,7 @@ def export_release(estimator, path=None, *, include_nonprivate=False, extra=None
 
 
 def _software():
-    from . import __version__
+    from ._version import __version__
 
     return {"name": "sklearn-dppca", "version": __version__}
 

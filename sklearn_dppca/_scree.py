@@ -1,232 +1,34 @@
 """Private variances along given or private directions (the DP scree)."""
 
-import math
-import warnings
-
 import numpy as np
 from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import _PrivateProjection
-from ._directions import (
-    SENSITIVITY_RULES,
-    check_matrix_scree,
-    loading_parts,
-    release_directions,
-)
-from ._nonprivate import nonprivate_reference
-from ._kendall_spectrum import elliptical_variances
-from ._spread import release_spreads, spread_level, spread_parts
-from ._summary import FitSummary, budget_line, directions_table, reference_line
-from ._validation import (
-    check_bool,
-    check_budget_params,
-    check_choice,
-    check_max_abs,
-    check_n_components,
-    check_n_jobs,
-    check_share,
-    validate_features,
-)
-from ._variances import (
+from ._algorithms._directions import loading_parts, release_directions
+from ._algorithms._nonprivate import nonprivate_reference
+from ._algorithms._scree import check_matrix_scree
+from ._algorithms._spread import release_spreads, spread_parts
+from ._algorithms._variances import (
     SCREE_METHODS,
     TOTAL_SHARE,
     check_method_params,
-    clipped_to_the_bound,
-    explained_variance_ratio,
-    implied_feature_variances,
-    post_process_variances,
-    private_total_variance,
-    private_variances,
     resolve_clip,
     scree_parts,
 )
-from .privacy import PrivacyLedger, PrivacyUtilityWarning, check_generator
-from .privacy._calibration import NOISE_METHODS
-from .privacy._warnings import warn_noise_dominated
-
-
-class _VarianceMixin:
-    """The scree part of a fit, whitening and summary lines (DPScree and DPPCA)."""
-
-    def _set_spreads(self, spreads):
-        self.scale_ = None if spreads is None else spreads.scale
-
-    def _fit_variances(self, X, method, params, budget, *, pairs, monotone, rng, ledger,
-                       kendall=None):
-        """Variances along ``components_`` and the total variance, on one budget.
-
-        ``method="kendall"`` needs ``kendall``, a Bunch with the released Kendall
-        ``matrix`` (whose eigenvectors are ``components_``) and its ``noise_scale``
-        (see :meth:`_elliptical_variances`).
-
-        ``budget``: the scree's part (:func:`scree_parts`), whose ``total
-        variance`` takes ``TOTAL_SHARE`` of it. The total is always the
-        norm-clipped U-statistic at the level of the clipped scree (the same
-        clipped second moment, so the PVE is not biased by clipping). The
-        per-column variances follow by post-processing: ones for scaled columns
-        (their spread is 1 by construction, up to the spread's noise), else
-        :func:`implied_feature_variances`.
-        """
-        if method == "kendall":
-            return self._elliptical_variances(X, budget, kendall, pairs=pairs,
-                                              monotone=monotone, rng=rng, ledger=ledger)
-        if method == "matrix":
-            return self._matrix_variances(kendall, monotone)
-        raw, noise_scale, bounds = private_variances(
-            X, self.components_, method=method, params=params,
-            budget=budget.part("variances"), noise=self.noise, rng=rng, ledger=ledger)
-        total, total_noise = self._total_variance(
-            X, budget, pairs, params["quantile_level"] if method == "clipped" else None,
-            rng, ledger)
-        names = [f"PC{l + 1}" for l in range(len(raw))]
-        noise_scale = _widen_if_clipped("variance", names, raw, noise_scale,
-                                        _clipped_share_inputs(raw, bounds))
-        self._set_released_variances(raw, noise_scale, bounds, total, total_noise, monotone)
-
-    def _total_variance(self, X, budget, pairs, level, rng, ledger):
-        """The private total variance and its noise sd (raised if at its bound)."""
-        total, total_noise, total_bound = private_total_variance(
-            X, budget.part("total variance"), self.noise, rng, ledger, pairs=pairs,
-            quantile_level=level)
-        total_noise = float(_widen_if_clipped("total variance", ["the data"],
-                                              np.array([total]), np.array([total_noise]),
-                                              (np.array([total]), np.array([total_bound]))
-                                              )[0])
-        return total, total_noise
-
-    def _elliptical_variances(self, X, budget, kendall, *, pairs, monotone, rng, ledger):
-        """``method="kendall"``: the total variance is the only release; the
-        variances are ``total * ratios`` with the ratios read off the released
-        Kendall eigenvalues under an elliptical model
-        (:mod:`sklearn_dppca._kendall_spectrum`). The total's clip level is as
-        high as its search's budget allows (:func:`spread_level`): its clipping
-        bias is not cancelled by a ratio here.
-        """
-        level = spread_level(X.shape[0] // 2, budget["total variance/clip bound"].eps)
-        total, total_noise = self._total_variance(X, budget, pairs, max(level, 0.5), rng,
-                                                  ledger)
-        raw, noise_scale = elliptical_variances(
-            kendall.matrix, kendall.noise_scale, total, total_noise,
-            self.components_.shape[0], rng)
-        self._set_released_variances(raw, noise_scale, None, total, total_noise, monotone)
-
-    def _matrix_variances(self, kendall, monotone):
-        """``method="matrix"``: variances and total read off the released clipped
-        Kendall matrix ``M`` (``radial="clipped"``, radius ``c``), free.
-
-        ``(c^2 / 2) M`` is the pair scatter clipped in norm at ``c``: ``v^T M v``
-        times ``c^2 / 2`` is the clipped variance along ``v`` and its trace the
-        clipped total. The noise of ``M`` is symmetric Gaussian with diagonal sd
-        ``s``, so ``v^T E v`` has sd ``s`` for a unit ``v`` and the trace ``s
-        sqrt(p)``. The clipping is in all ``p`` columns at the directions' radius
-        (a median distance by default): variances come out below the covariance's
-        when many pairs are clipped, the PVE much less so.
-        """
-        half_square = kendall.radius**2 / 2
-        matrix = kendall.matrix
-        raw = half_square * np.einsum("lj,jk,lk->l", self.components_, matrix,
-                                      self.components_)
-        noise_scale = np.full(raw.shape, half_square * kendall.noise_scale)
-        total = half_square * float(np.trace(matrix))
-        total_noise = half_square * kendall.noise_scale * math.sqrt(matrix.shape[0])
-        self._set_released_variances(raw, noise_scale, None, total, total_noise, monotone)
-
-    def _set_released_variances(self, raw, noise_scale, bounds, total, total_noise,
-                                monotone):
-        names = [f"PC{l + 1}" for l in range(len(raw))]
-        warn_noise_dominated("variance", names, raw, noise_scale)
-        warn_noise_dominated("total variance", ["the data"], [total], [total_noise])
-        self.explained_variance_raw_ = raw
-        self.explained_variance_ = post_process_variances(raw, monotone)
-        self.explained_variance_ratio_, self.total_variance_ = explained_variance_ratio(
-            self.explained_variance_, total)
-        self.total_variance_noise_scale_ = total_noise
-        self.noise_scale_ = noise_scale
-        self.clip_bounds_ = bounds
-        self._set_feature_variances()
-
-    def _set_feature_variances(self):
-        # Implied by the scree and the total, scaled or not: the same clipped
-        # second moment as both, so sum_l r_jl^2 <= 1 in the variable circle (a
-        # column's own spread, a different clipping, could put an arrow past it).
-        self.feature_variance_ = implied_feature_variances(
-            self.components_, self.explained_variance_, self.total_variance_)
-        # Propagated noise sd: the retained variances' noise through v_jl^2, the
-        # rest's (total minus retained) through its even split (independent parts).
-        loadings = self.components_**2
-        n_rest = max(self.n_features_in_ - self.n_components_, 1)
-        rest_share = np.clip(1.0 - loadings.sum(axis=0), 0.0, 1.0) / n_rest
-        rest_noise = math.hypot(self.total_variance_noise_scale_, *self.noise_scale_)
-        self.feature_variance_noise_scale_ = _column_norms(np.vstack([
-            self.noise_scale_[:, None] * loadings, rest_noise * rest_share]))
-        warn_noise_dominated("implied variance", self._feature_names(),
-                             self.feature_variance_, self.feature_variance_noise_scale_,
-                             stacklevel=4)
-
-    def _projection_scale(self):
-        if not self.whiten:
-            return None
-        # A zero private variance whitens to 0 instead of dividing by zero.
-        variance = self.explained_variance_
-        return np.where(variance > 0, np.sqrt(np.where(variance > 0, variance, 1.0)), np.inf)
-
-    def _scree_lines(self):
-        lines = [f"Scree method: {self.method_label_}; PVE is the share of the private "
-                 "total variance"]
-        for l, (variance, noise, ratio) in enumerate(
-            zip(self.explained_variance_, self.noise_scale_, self.explained_variance_ratio_)
-        ):
-            lines.append(f"  PC{l + 1}: variance {variance:.4g} +- {noise:.2g} (noise sd)  "
-                         f"PVE {100 * ratio:.1f}%")
-        lines.append(f"  total variance {self.total_variance_:.4g} "
-                     f"+- {self.total_variance_noise_scale_:.2g} (noise sd)")
-        if self.scale_ is not None:
-            lines.append("  columns divided by their private spreads (scale_)")
-        return lines
-
-
-def _column_norms(terms):
-    """L2 norm of each column, without overflow for variances near the float range."""
-    largest = np.max(np.abs(terms), axis=0)
-    safe = np.where(largest > 0, largest, 1.0)
-    return largest * np.sqrt(np.sum((terms / safe) ** 2, axis=0))
-
-
-def _clipped_share_inputs(raw, bounds):
-    """What to compare with the clip bounds: the sum under one norm bound, else each."""
-    if bounds is None:
-        return None
-    if bounds.size == 1 and raw.size > 1:
-        return np.array([raw.sum()]), bounds
-    return raw, bounds
-
-
-def _widen_if_clipped(what, names, raw, noise_scale, share_inputs):
-    """Noise sd of estimates clipped at their bound raised to the estimate (free).
-
-    Such a release says only that the statistic is at least about its bound (the
-    bound's search stopped below nearly all the data): reporting its Gaussian sd
-    alone would draw a confident value. With the sd raised to the estimate, the
-    summary, the error bars and the noise warnings treat it as noise.
-    """
-    if share_inputs is None:
-        return noise_scale
-    clipped = clipped_to_the_bound(*share_inputs)
-    if not np.any(clipped):
-        return noise_scale
-    if clipped.size == 1 and raw.size > 1:
-        clipped = np.repeat(clipped, raw.size)
-    listed = ", ".join(str(name) for name, flag in zip(names, clipped) if flag)
-    warnings.warn(
-        f"The private {what} of {listed} sits at its clip bound: its bound's search "
-        "stopped below nearly all the data, so the release only says the value is "
-        "at least about the bound. Its noise sd is reported as at least the value. "
-        "Increase eps, or use more rows.",
-        PrivacyUtilityWarning,
-        stacklevel=4,
-    )
-    return np.where(clipped, np.maximum(noise_scale, np.abs(raw)), noise_scale)
+from ._base import _PrivateProjection, _VarianceMixin
+from ._summary import FitSummary, budget_line, directions_table, reference_line
+from ._validation import (
+    UNIT_OPEN,
+    Boolean,
+    Interval,
+    Options,
+    check_generator,
+    check_max_abs,
+    check_n_components,
+    validate_features,
+    validate_params,
+)
+from .privacy import PrivacyLedger
 
 
 class DPScree(_VarianceMixin, _PrivateProjection):
@@ -264,7 +66,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
       whole scree budget buys it, clipped as high as that budget allows); the
       variances are ``total * ratios``, the ratios read off the released Kendall
       matrix's eigenvalues through the map an elliptical law implies
-      (:mod:`sklearn_dppca._kendall_spectrum`), with noise sds from a
+      (:mod:`sklearn_dppca._algorithms._kendall_spectrum`), with noise sds from a
       parametric bootstrap of both releases (free post-processing). It needs
       the Kendall matrix: directions released here or reused from a fitted
       estimator. It is a MODEL: on Gaussian data (p = 10, eps = 1) the worst
@@ -391,6 +193,18 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     (3,)
     """
 
+    _parameter_constraints = {
+        **_PrivateProjection._common_constraints,
+        "n_components": [None, Interval("int", 1, None)],
+        "method": [Options(*SCREE_METHODS)],
+        "method_params": [None, dict],
+        "directions": "no_validation",
+        "directions_share": [UNIT_OPEN],
+        "scale_share": [UNIT_OPEN],
+        "monotone": [Boolean()],
+        "whiten": [Boolean()],
+    }
+
     def __init__(self, n_components=None, *, eps=1.0, delta=1e-5, method="clipped",
                  method_params=None, directions=None, directions_share=0.4, scale=False,
                  scale_share=0.2, monotone=True, whiten=False, noise="analytic",
@@ -431,30 +245,27 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         -------
         self
         """
-        eps, delta = check_budget_params(self.eps, self.delta)
-        method = check_choice(self.method, SCREE_METHODS, "method")
-        params = check_method_params(method, self.method_params)
-        check_choice(self.noise, NOISE_METHODS, "noise")
-        check_choice(self.sensitivity, SENSITIVITY_RULES, "sensitivity")
-        check_n_jobs(self.n_jobs)
+        params = validate_params(self)
+        method = params["method"]
+        method_params = check_method_params(method, params["method_params"])
         X = check_max_abs(validate_features(self, X, reset=True), "DPScree's variances")
         rng = check_generator(self.random_state)
         ledger = PrivacyLedger()
-        reused = self._reused_scale()
-        check_matrix_scree(method, self._directions_radial())
-        given, (grant_eps, grant_delta) = self._given_directions(
-            X, eps, delta, ledger, spends_more=method != "matrix")
+        reused = self._reused_scale(params["scale"])
+        check_matrix_scree(method, self._directions_radial(params))
+        given, grant = self._given_directions(X, params, ledger,
+                                              spends_more=method != "matrix")
         n_available = X.shape[1] if given is None else given.shape[0]
-        n_components = check_n_components(self.n_components, n_available)
-        parts, scree_share = self._budget_parts(given is None, reused is not None, method)
-        params = resolve_clip(params, X.shape[0], n_components,
-                              grant_eps * scree_share * (1 - TOTAL_SHARE))
-        scree = scree_parts(method, params, n_components)
+        n_components = check_n_components(params["n_components"], n_available)
+        parts, scree_share = self._budget_parts(params, given is None, reused is not None)
+        method_params = resolve_clip(method_params, X.shape[0], n_components,
+                                     grant["eps"] * scree_share * (1 - TOTAL_SHARE))
+        scree = scree_parts(method, method_params, n_components)
         if scree is not None:
             parts["scree"] = (scree_share, scree)
-        plan = self._plan_budget(parts, grant_eps, grant_delta, X.shape[0])
-        X = self._scaled(X, reused, plan, rng, ledger)
-        kendall = self._kendall_release(X, plan, rng, ledger)
+        plan = self._plan_budget(parts, grant, X.shape[0])
+        X = self._scaled(X, reused, plan, params, rng, ledger)
+        kendall = self._kendall_release(X, plan, params, rng, ledger)
         directions = kendall.eigenvectors if given is None else given
         if method == "kendall" and kendall is None:
             raise ValueError("method='kendall' reads the variances off the released "
@@ -464,52 +275,49 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         self.n_components_ = n_components
         self.components_ = directions[:n_components]
         self.method_label_ = method
-        self._fit_variances(X, method, params,
-                            plan.part("scree") if "scree" in plan else None,
-                            pairs=params.get("pairs", "all"), monotone=self.monotone,
-                            rng=rng, ledger=ledger, kendall=kendall)
-        self.nonprivate_ = (
-            nonprivate_reference(X, self.components_) if self.compute_nonprivate else None
-        )
-        self._set_privacy(ledger, eps, delta, plan)
+        self._fit_scree(X, method=method, params=method_params,
+                        budget=plan.part("scree") if "scree" in plan else None,
+                        noise=params["noise"], pairs=method_params.get("pairs", "all"),
+                        monotone=params["monotone"], rng=rng, ledger=ledger,
+                        kendall=kendall)
+        self.nonprivate_ = (nonprivate_reference(X, self.components_)
+                            if params["compute_nonprivate"] else None)
+        self._set_privacy(ledger, params, plan)
         return self
 
-    def _budget_parts(self, release_directions, reused_scale, method):
+    def _budget_parts(self, params, release_directions, reused_scale):
         """The budget tree but the scree's own part, and the scree's share.
 
         Released here, the spreads take ``scale_share`` and the directions
         ``directions_share`` of the rest; the scree takes what is left (the
         ``"matrix"`` scree has no release: the directions take it all).
         """
-        radial = self._radial_params()
         parts, rest = {}, 1.0
-        if check_bool(self.scale, "scale") and not reused_scale:
-            share = check_share(self.scale_share, "scale_share")
+        if params["scale"] and not reused_scale:
+            share = params["scale_share"]
             parts["scale"] = (share, spread_parts(self._feature_names()))
             rest = 1.0 - share
         if release_directions:
-            share = 1.0 if method == "matrix" else check_share(self.directions_share,
-                                                                "directions_share")
+            share = 1.0 if params["method"] == "matrix" else params["directions_share"]
             parts["directions"] = (rest * share,
-                                   loading_parts(radial["radial"], radial["radius"]))
+                                   loading_parts(params["radial"], params["radius"]))
             rest *= 1.0 - share
         return parts, rest
 
-    def _directions_radial(self):
+    def _directions_radial(self, params):
         """How the directions' matrix was formed: this fit's ``radial``, a reused
         estimator's, or None for public directions."""
         if self.directions is None:
-            return self._radial_params()["radial"]
+            return params["radial"]
         if _is_estimator(self.directions):
             return "clipped" if getattr(self.directions, "radius_", None) else "spherical"
         return None
 
-    def _reused_scale(self):
+    def _reused_scale(self, scale):
         """The spreads of reused directions fitted with ``scale=True`` (or None).
 
         ``scale`` must agree with how the reused directions were fitted.
         """
-        scale = check_bool(self.scale, "scale")
         if not _is_estimator(self.directions) or not hasattr(self.directions, "scale_"):
             return None
         reused = self.directions.scale_
@@ -518,20 +326,21 @@ class DPScree(_VarianceMixin, _PrivateProjection):
                              f"scale={reused is not None}; they must agree.")
         return reused
 
-    def _scaled(self, X, reused, plan, rng, ledger):
+    def _scaled(self, X, reused, plan, params, rng, ledger):
         """Divide X by the spreads: reused ones, released ones, or none."""
         if reused is not None:
-            self._set_spreads(Bunch(scale=reused))
+            self.scale_ = reused
             return X / reused
         if "scale" not in plan:
-            self._set_spreads(None)
+            self.scale_ = None
             return X
-        spreads = release_spreads(X, budget=plan.part("scale"), noise=self.noise, rng=rng,
-                                  ledger=ledger, feature_names=self._feature_names())
-        self._set_spreads(spreads)
+        spreads = release_spreads(X, budget=plan.part("scale"), noise=params["noise"],
+                                  rng=rng, ledger=ledger,
+                                  feature_names=self._feature_names())
+        self.scale_ = spreads.scale
         return check_max_abs(spreads.X, "DPScree's variances (after scaling)")
 
-    def _kendall_release(self, X, plan, rng, ledger):
+    def _kendall_release(self, X, plan, params, rng, ledger):
         """The Kendall matrix behind the directions: released here (``directions``
         None), or that of a reused estimator; None for public directions.
 
@@ -540,10 +349,10 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         """
         if "directions" in plan:
             released = release_directions(
-                X, **self._radial_params(),
-                budget=plan.node("directions"), noise=self.noise,
-                sensitivity=self.sensitivity, pairs="all", duplicates="ignore",
-                n_jobs=self.n_jobs, rng=rng, ledger=ledger)
+                X, radial=params["radial"], radius=params["radius"],
+                radius_level=params["radius_level"], budget=plan.node("directions"),
+                noise=params["noise"], sensitivity=params["sensitivity"], pairs="all",
+                duplicates="ignore", n_jobs=params["n_jobs"], rng=rng, ledger=ledger)
             kendall = Bunch(matrix=released.kendall_matrix,
                             noise_scale=released.noise_scale,
                             eigenvectors=released.eigenvectors.T, radius=released.radius)
@@ -559,26 +368,28 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         self.kendall_noise_scale_ = None if kendall is None else kendall.noise_scale
         return kendall
 
-    def _given_directions(self, X, eps, delta, ledger, spends_more=True):
-        """Reused or public directions (None: released here) and the grant left.
+    def _given_directions(self, X, params, ledger, spends_more=True):
+        """Reused or public directions (None: released here) and the grant left
+        (``params`` with ``eps`` and ``delta`` lowered by the reused spend).
 
         Reused directions bring their ledger, whose spend counts against
         ``(eps, delta)``; public ones cost nothing.
         """
         directions = self.directions
         if directions is None:
-            return None, (eps, delta)
+            return None, params
         if _is_estimator(directions):
-            return self._reused_directions(directions, X, eps, delta, ledger, spends_more)
-        return _public_directions(directions, X.shape[1]), (eps, delta)
+            return self._reused_directions(directions, X, params, ledger, spends_more)
+        return _public_directions(directions, X.shape[1]), params
 
-    def _reused_directions(self, estimator, X, eps, delta, ledger, spends_more=True):
+    def _reused_directions(self, estimator, X, params, ledger, spends_more=True):
         check_is_fitted(estimator, "components_")
         if estimator.n_features_in_ != X.shape[1]:
             raise ValueError(
                 f"directions was fitted on {estimator.n_features_in_} features, "
                 f"X has {X.shape[1]}."
             )
+        eps, delta = params["eps"], params["delta"]
         ledger.extend(estimator.privacy_ledger_, prefix="directions")
         spent_eps, spent_delta = ledger.spent()
         # (an exact composition spends a hair below its grant: "all of it" still;
@@ -590,8 +401,8 @@ class DPScree(_VarianceMixin, _PrivateProjection):
                 f"eps and delta of DPScree are the total budget including the reused "
                 f"directions (got eps={eps:g}, delta={delta:g}): raise them."
             )
-        return estimator.components_, (max(eps - spent_eps, 0.0),
-                                       max(delta - spent_delta, 0.0))
+        return estimator.components_, {**params, "eps": max(eps - spent_eps, 0.0),
+                                       "delta": max(delta - spent_delta, 0.0)}
 
     def summary(self):
         """Data size, budget, private variances and PVE, the directions.

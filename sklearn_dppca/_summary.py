@@ -101,3 +101,15 @@ def budget_line(eps, delta):
 
 def reference_line(nonprivate):
     return "Non-private reference: " + ("stored (not private)" if nonprivate else "not stored")
+
+
+def scree_lines(method, variances, noise_scales, ratios, total, total_noise, scaled):
+    """The scree section: method, each variance with its noise sd and PVE, the total."""
+    lines = [f"Scree method: {method}; PVE is the share of the private total variance"]
+    for l, (variance, noise, ratio) in enumerate(zip(variances, noise_scales, ratios)):
+        lines.append(f"  PC{l + 1}: variance {variance:.4g} +- {noise:.2g} (noise sd)  "
+                     f"PVE {100 * ratio:.1f}%")
+    lines.append(f"  total variance {total:.4g} +- {total_noise:.2g} (noise sd)")
+    if scaled:
+        lines.append("  columns divided by their private spreads (scale_)")
+    return lines

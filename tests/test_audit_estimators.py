@@ -66,10 +66,10 @@ from scipy.optimize import brentq
 from scipy.stats import ks_2samp
 
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, spherical_kendall
-from sklearn_dppca import _directions
-from sklearn_dppca._directions import kendall_sensitivity
+from sklearn_dppca._algorithms import _directions
+from sklearn_dppca._algorithms._directions import kendall_sensitivity
 from sklearn_dppca._kendall import pair_scatter
-from sklearn_dppca._variances import norm_clipped_scatter
+from sklearn_dppca._algorithms._variances import norm_clipped_scatter
 from sklearn_dppca.privacy import _budget, _calibration, _mechanisms
 from sklearn_dppca.privacy import clopper_pearson, empirical_eps_lower_bound, gdp_delta
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from sklearn_dppca import DPKendallDirections, spherical_kendall
-from sklearn_dppca._directions import kendall_sensitivity
+from sklearn_dppca._algorithms._directions import kendall_sensitivity
 
 
 def gaussian_data(n=400, scales=(3.0, 1.0, 0.5), seed=0):

@@ -7,7 +7,7 @@ import pytest
 from scipy.integrate import quad_vec
 
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, spherical_kendall
-from sklearn_dppca._kendall_spectrum import eigenvalue_ratios, kendall_eigenvalues
+from sklearn_dppca._algorithms._kendall_spectrum import eigenvalue_ratios, kendall_eigenvalues
 
 SPECTRUM = np.array([6.0, 3.0, 1.0, 0.5])
 

@@ -15,7 +15,7 @@ from test_kendall import DATASETS, _adversarial_neighbours, direct_kendall
 
 from sklearn_dppca import DPKendallDirections
 from sklearn_dppca._kendall import pair_design, pair_scatter, spherical_kendall
-from sklearn_dppca._variances import norm_clipped_scatter
+from sklearn_dppca._algorithms._variances import norm_clipped_scatter
 
 TOL = 1e-12
 DBL_MAX = np.finfo(np.float64).max

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from sklearn_dppca import DPKendallDirections, DPScree
-from sklearn_dppca._variances import clipped_u_statistics, paired_values, random_pairs
+from sklearn_dppca._algorithms._variances import clipped_u_statistics, paired_values, random_pairs
 
 SPECTRUM = np.array([10.0, 5.0, 2.0] + [1.0] * 7)
 
@@ -194,7 +194,7 @@ def test_summary_lists_variances():
 
 
 def test_auto_clip_rule_uses_public_quantities_only():
-    from sklearn_dppca._variances import SCREE_DEFAULTS, choose_clip
+    from sklearn_dppca._algorithms._variances import SCREE_DEFAULTS, choose_clip
 
     params = dict(SCREE_DEFAULTS["clipped"])
     # tail count (n/2)(1 - 0.95) against the search slack (2k / eps_q) ln(1000)

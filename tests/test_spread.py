@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, PrivacyUtilityWarning
-from sklearn_dppca._scores import additive_threshold
-from sklearn_dppca._spread import spreads_from_variances
-from sklearn_dppca._variances import (
+from sklearn_dppca._algorithms._scores import additive_threshold
+from sklearn_dppca._algorithms._spread import spreads_from_variances
+from sklearn_dppca._algorithms._variances import (
     explained_variance_ratio,
     implied_feature_variances,
     norm_clipped_scatter,
@@ -227,7 +227,7 @@ def test_a_release_at_its_clip_bound_is_reported_as_noise():
 
 
 def test_clipped_to_the_bound_compares_each_estimate_with_its_bound():
-    from sklearn_dppca._variances import clipped_to_the_bound
+    from sklearn_dppca._algorithms._variances import clipped_to_the_bound
 
     np.testing.assert_array_equal(
         clipped_to_the_bound([0.2, 0.95, 1.0], [1.0, 1.0, 1.2]), [False, True, False])

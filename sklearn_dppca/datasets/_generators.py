@@ -5,7 +5,7 @@ import numbers
 import numpy as np
 
 from .._validation import check_count
-from ..privacy._rng import check_generator
+from .._validation import check_generator
 
 _GAU_N_GROUPS = 5
 _GAU_MIN_FEATURES = 10

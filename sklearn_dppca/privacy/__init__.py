@@ -35,7 +35,6 @@ from ._mechanisms import (
     symmetric_matrix_gaussian,
 )
 from ._quantiles import interval_quantile, positive_quantile, quantile, upper_quantile
-from ._rng import check_generator
 from ._snapping import snapping
 from ._warnings import PrivacyRiskWarning, PrivacyUtilityWarning
 
@@ -51,7 +50,6 @@ __all__ = [
     "additive_histogram",
     "check_delta",
     "check_eps",
-    "check_generator",
     "clipped_pair_mean",
     "clopper_pearson",
     "dyadic_argmax",

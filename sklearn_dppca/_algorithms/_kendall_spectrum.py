@@ -20,7 +20,7 @@ budget. The model-free scree methods make no such assumption.
 
 import numpy as np
 
-from .privacy import symmetric_gaussian_noise
+from ..privacy import symmetric_gaussian_noise
 
 #: The fixed-point iteration stops when no ratio moves by more than this (relative).
 TOLERANCE = 1e-9

@@ -3,7 +3,7 @@
 import numpy as np
 from sklearn.utils import Bunch
 
-from ._validation import MAX_ABS_VALUE
+from .._validation import MAX_ABS_VALUE
 
 
 def nonprivate_reference(X, private_components):

@@ -22,7 +22,7 @@ from ._variances import (
     component_clip_parts,
     component_clipped_variances,
 )
-from .privacy import PrivacyUtilityWarning
+from ..privacy import PrivacyUtilityWarning
 
 #: Clipping of the spreads: one private quantile per column, so a larger quantile
 #: share than the scree's (the Gaussian part is cheap: its noise is relative to each

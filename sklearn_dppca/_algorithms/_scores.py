@@ -7,16 +7,16 @@ import numpy as np
 from scipy.stats import norm
 from sklearn.utils import Bunch
 
-from .privacy import PrivacyUtilityWarning
-from .privacy._histograms import (
+from ..privacy import PrivacyUtilityWarning
+from ..privacy._histograms import (
     HISTOGRAM_L2_SENSITIVITY,
     _sparse_threshold,
     additive_histogram,
     histogram_counts,
     sparse_histogram,
 )
-from .privacy._mechanisms import _gaussian_scale
-from .privacy._quantiles import interval_quantile, quantile, upper_quantile
+from ..privacy._mechanisms import _gaussian_scale
+from ..privacy._quantiles import interval_quantile, quantile, upper_quantile
 
 HISTOGRAM_METHODS = ("additive", "sparse")
 FRAME_SHARE = 0.35      # of the score eps, pure DP (delta 0), as in the R package dppca
@@ -277,3 +277,90 @@ def split_by_noisy_totals(n_points, group_counts, rng):
     if totals.sum() <= 0:
         return np.zeros(len(totals), dtype=int)
     return rng.multinomial(n_points, totals / totals.sum())
+
+
+def score_unit(explained_variance, noise_scale, axes):
+    """The scores' scale from the released variances (post-processing), or None.
+
+    None (the frame then searches in the data's own unit) when either variance
+    is noise (its noise sd, raised for a release at its clip bound, reaches it):
+    a collapsed variance would shrink the radius's grid to nothing.
+    """
+    axes = list(axes)
+    variances = explained_variance[axes]
+    if np.any(noise_scale[axes] >= variances):
+        return None
+    unit = math.sqrt(float(np.sum(variances)))
+    return unit if math.isfinite(unit) and unit > 0 else None
+
+
+def release_score_summary(scores, budget, *, bins, method, threshold, noise, unit,
+                          labels, group_codes, n_points, jitter, rng, ledger):
+    """The private score summary on two score axes: frame, histogram(s), synthetic
+    points.
+
+    ``budget``: the score part (:func:`score_parts`). ``labels``: the public list
+    of group labels and ``group_codes`` each row's position in it (both None
+    without groups).
+    Returns None when the frame collapsed (its radius search stopped below the
+    float resolution at the centre: a histogram on it would draw noise cells as
+    the data; the histogram's budget is then not spent, with a warning). Else a
+    Bunch with ``frame``, ``bin_edges``, ``counts`` (thresholded noisy counts,
+    per group first when grouped), ``threshold`` (counts; None for sparse),
+    ``expected_noise_cells``, ``histogram`` (normalised, summed over groups),
+    ``histograms`` (per group, or None), ``synthetic_scores`` and
+    ``synthetic_codes`` (each point's group position, or None).
+    """
+    frame = private_frame(scores, budget.part("frame"), rng, ledger, cells=max(bins),
+                          unit=unit)
+    if frame.half_width > FRAME_MARGIN * frame.radius:
+        warnings.warn(
+            "The private score frame collapsed (its radius search stopped far "
+            "below the data: too little budget for the rows); the score "
+            "histogram is skipped and its budget is not spent. Increase eps or "
+            "the score part of budget_split.",
+            PrivacyUtilityWarning,
+            stacklevel=4,
+        )
+        return None
+    edges = frame_edges(frame, bins)
+    counts, noise_scale = private_histograms(
+        scores, edges, method=method, budget=budget["histogram"], noise=noise, rng=rng,
+        ledger=ledger, labels=group_codes,
+        label_list=None if labels is None else np.arange(len(labels)))
+    if method == "additive":
+        sds, expected = additive_threshold(counts.size, threshold)
+        threshold = sds * noise_scale
+    else:   # only non-empty cells get noise: no cell holds noise alone
+        threshold, expected = None, 0.0
+    counts = np.where(counts >= (threshold or 0.0), counts, 0.0)
+    summary = Bunch(frame=frame, bin_edges=edges, counts=counts, threshold=threshold,
+                    expected_noise_cells=expected, histograms=None, synthetic_codes=None)
+    if labels is None:
+        summary.histogram = normalised(counts)
+        summary.synthetic_scores = synthetic_points(summary.histogram, edges, n_points,
+                                                    rng, jitter)
+        return summary
+    summary.histogram = normalised(counts.sum(axis=0))
+    summary.histograms = [normalised(group, f"histogram of group {_label_text(label)}")
+                          for label, group in zip(labels, counts)]
+    sizes = split_by_noisy_totals(n_points, counts, rng)
+    points = [synthetic_points(histogram, edges, size, rng, jitter)
+              for histogram, size in zip(summary.histograms, sizes)]
+    summary.synthetic_scores = np.vstack(points)
+    summary.synthetic_codes = np.concatenate([np.full(len(group), position, dtype=np.intp)
+                                              for position, group in enumerate(points)])
+    return summary
+
+
+def exact_score_histogram(scores, edges):
+    """The exact (NOT private) histogram of ``scores`` on ``edges``, normalised:
+    the non-private reference of the score picture."""
+    exact = histogram_counts(scores, *edges)
+    total = exact.sum()
+    return exact / total if total > 0 else exact.astype(float)
+
+
+def _label_text(label):
+    """A group label as the user wrote it (numpy 2 shows ``np.str_('a')`` for 'a')."""
+    return repr(label.item() if isinstance(label, np.generic) else label)

@@ -10,11 +10,12 @@ import warnings
 
 import numpy as np
 
-from ._kendall import pair_scatter
-from ._validation import check_choice, check_pairs
-from .privacy import PrivacyUtilityWarning, check_generator, gaussian_mechanism
-from .privacy._means import clipped_pair_mean, huber_mean, monotone_scree, pmwm_mean
-from .privacy._quantiles import positive_quantile, rank_slack, warn_if_far
+from .._kendall import pair_scatter
+from .._validation import check_choice, check_pairs
+from ..privacy import PrivacyUtilityWarning, gaussian_mechanism
+from .._validation import check_generator
+from ..privacy._means import clipped_pair_mean, huber_mean, monotone_scree, pmwm_mean
+from ..privacy._quantiles import positive_quantile, rank_slack, warn_if_far
 
 SCREE_METHODS = ("clipped", "huber", "pmwm", "kendall", "matrix")
 #: Share of the scree budget (eps and delta) spent on the private total variance.

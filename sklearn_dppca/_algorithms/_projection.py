@@ -1,0 +1,35 @@
+"""The projection on released directions, shared by the estimators and
+:class:`~sklearn_dppca.ReleasedPCA` (post-processing of the release)."""
+
+import numpy as np
+
+
+def whitening_scale(explained_variance):
+    """Per-component divisor of a whitened projection: the square root of each
+    private variance (a zero variance whitens to 0 instead of dividing by 0)."""
+    positive = explained_variance > 0
+    return np.where(positive, np.sqrt(np.where(positive, explained_variance, 1.0)),
+                    np.inf)
+
+
+def project(X, components, spreads=None, whitening=None):
+    """``((X / spreads) @ components.T) / whitening``, in the dtype of ``X``.
+
+    ``spreads`` (the private column spreads of ``scale=True``) and ``whitening``
+    (:func:`whitening_scale`) may be None. Divisors stay float64: a spread or a
+    whitening sd below float32's range must not round to 0; an overflow raises a
+    ValueError instead of returning infinities.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        if spreads is not None:
+            X = (X / spreads).astype(X.dtype, copy=False)
+        projection = X @ components.T.astype(X.dtype, copy=False)
+        if whitening is not None:
+            projection = (projection / whitening).astype(X.dtype, copy=False)
+    if not np.all(np.isfinite(projection)):
+        raise ValueError(
+            f"The projection of X overflows {X.dtype}: X is too large to project "
+            "(or to whiten by a tiny variance). Divide X by a constant, or pass "
+            "float64 data."
+        )
+    return projection

@@ -1,0 +1,203 @@
+"""The scree's release: private variances along given directions and the total.
+
+:func:`release_scree` releases the raw variances and the total variance for one
+scree method; :func:`feature_variances` derives each column's variance from them
+(post-processing). The estimators store the results (``DPScree``, ``DPPCA``).
+"""
+
+import math
+import warnings
+
+import numpy as np
+from sklearn.utils import Bunch
+
+from ..privacy import PrivacyUtilityWarning
+from ..privacy._warnings import warn_noise_dominated
+from ._kendall_spectrum import elliptical_variances
+from ._spread import spread_level
+from ._variances import (
+    clipped_to_the_bound,
+    explained_variance_ratio,
+    implied_feature_variances,
+    post_process_variances,
+    private_total_variance,
+    private_variances,
+)
+
+
+def check_matrix_scree(method, radial):
+    """The ``"matrix"`` scree reads a clipped matrix: ``radial`` (of the directions
+    released or reused; None for public ones) must be ``"clipped"``. Checked
+    before any computation."""
+    if method == "matrix" and radial != "clipped":
+        given = "public (an array)" if radial is None else radial
+        raise ValueError("The 'matrix' scree reads the variances off the clipped Kendall "
+                         "matrix: it needs radial='clipped' directions (released in "
+                         f"this fit or reused), got {given} directions.")
+
+
+def release_scree(X, components, *, method, params, budget, noise, pairs, rng, ledger,
+                  kendall=None):
+    """Variances along the rows of ``components`` and the total variance.
+
+    ``budget``: the scree's part (:func:`~._variances.scree_parts`; None for
+    ``"matrix"``), whose ``total variance`` takes ``TOTAL_SHARE`` of it. The total
+    is the norm-clipped U-statistic at the level of the clipped scree (the same
+    clipped second moment, so the PVE is not biased by clipping).
+    ``method="kendall"`` and ``"matrix"`` need ``kendall``, a Bunch with the
+    released Kendall ``matrix`` (whose eigenvectors are ``components``), its
+    ``noise_scale`` and ``radius``.
+
+    Returns a Bunch with ``raw`` and ``noise_scale`` (per component), ``bounds``
+    (the clip bounds, or None), ``total`` and ``total_noise``.
+    """
+    if method == "kendall":
+        return _elliptical_scree(X, components, budget, kendall, noise=noise, pairs=pairs,
+                                 rng=rng, ledger=ledger)
+    if method == "matrix":
+        return _matrix_scree(components, kendall)
+    raw, noise_scale, bounds = private_variances(
+        X, components, method=method, params=params, budget=budget.part("variances"),
+        noise=noise, rng=rng, ledger=ledger)
+    level = params["quantile_level"] if method == "clipped" else None
+    total, total_noise = _total_variance(X, budget, noise, pairs, level, rng, ledger)
+    noise_scale = _widen_if_clipped("variance", _component_names(len(raw)), raw,
+                                    noise_scale, _clipped_share_inputs(raw, bounds))
+    return Bunch(raw=raw, noise_scale=noise_scale, bounds=bounds, total=total,
+                 total_noise=total_noise)
+
+
+def _component_names(n_components):
+    return [f"PC{l + 1}" for l in range(n_components)]
+
+
+def _total_variance(X, budget, noise, pairs, level, rng, ledger):
+    """The private total variance and its noise sd (raised if at its bound)."""
+    total, total_noise, total_bound = private_total_variance(
+        X, budget.part("total variance"), noise, rng, ledger, pairs=pairs,
+        quantile_level=level)
+    widened = _widen_if_clipped("total variance", ["the data"], np.array([total]),
+                                np.array([total_noise]),
+                                (np.array([total]), np.array([total_bound])))
+    return total, float(widened[0])
+
+
+def _elliptical_scree(X, components, budget, kendall, *, noise, pairs, rng, ledger):
+    """``method="kendall"``: the total variance is the only release; the
+    variances are ``total * ratios`` with the ratios read off the released
+    Kendall eigenvalues under an elliptical model
+    (:mod:`~sklearn_dppca._algorithms._kendall_spectrum`). The total's clip level
+    is as high as its search's budget allows (:func:`~._spread.spread_level`):
+    its clipping bias is not cancelled by a ratio here.
+    """
+    level = spread_level(X.shape[0] // 2, budget["total variance/clip bound"].eps)
+    total, total_noise = _total_variance(X, budget, noise, pairs, max(level, 0.5), rng,
+                                         ledger)
+    raw, noise_scale = elliptical_variances(kendall.matrix, kendall.noise_scale, total,
+                                            total_noise, components.shape[0], rng)
+    return Bunch(raw=raw, noise_scale=noise_scale, bounds=None, total=total,
+                 total_noise=total_noise)
+
+
+def _matrix_scree(components, kendall):
+    """``method="matrix"``: variances and total read off the released clipped
+    Kendall matrix ``M`` (``radial="clipped"``, radius ``c``), free.
+
+    ``(c^2 / 2) M`` is the pair scatter clipped in norm at ``c``: ``v^T M v``
+    times ``c^2 / 2`` is the clipped variance along ``v`` and its trace the
+    clipped total. The noise of ``M`` is symmetric Gaussian with diagonal sd
+    ``s``, so ``v^T E v`` has sd ``s`` for a unit ``v`` and the trace ``s
+    sqrt(p)``. The clipping is in all ``p`` columns at the directions' radius
+    (a median distance by default): variances come out below the covariance's
+    when many pairs are clipped, the PVE much less so.
+    """
+    half_square = kendall.radius**2 / 2
+    matrix = kendall.matrix
+    raw = half_square * np.einsum("lj,jk,lk->l", components, matrix, components)
+    return Bunch(raw=raw, noise_scale=np.full(raw.shape, half_square * kendall.noise_scale),
+                 bounds=None, total=half_square * float(np.trace(matrix)),
+                 total_noise=half_square * kendall.noise_scale * math.sqrt(matrix.shape[0]))
+
+
+def scree_values(released, monotone):
+    """Post-process a :func:`release_scree` release (free).
+
+    Warns when a variance or the total is noise-dominated. Returns a Bunch with
+    ``explained_variance`` (ordered and non-negative with ``monotone``),
+    ``explained_variance_ratio`` and ``total_variance`` (raised to at least the
+    variances' sum).
+    """
+    warn_noise_dominated("variance", _component_names(len(released.raw)), released.raw,
+                         released.noise_scale, stacklevel=4)
+    warn_noise_dominated("total variance", ["the data"], [released.total],
+                         [released.total_noise], stacklevel=4)
+    variances = post_process_variances(released.raw, monotone)
+    ratio, total = explained_variance_ratio(variances, released.total)
+    return Bunch(explained_variance=variances, explained_variance_ratio=ratio,
+                 total_variance=total)
+
+
+def feature_variances(components, explained_variance, noise_scale, total, total_noise,
+                      feature_names):
+    """Each column's variance implied by the scree and the total, and its noise sd.
+
+    Implied by the scree and the total, scaled or not: the same clipped second
+    moment as both, so ``sum_l r_jl^2 <= 1`` in the variable circle (a column's
+    own spread, a different clipping, could put an arrow past it). The noise sd
+    propagates the retained variances' noise through ``v_jl^2`` and the rest's
+    (total minus retained) through its even split (independent parts). Warns
+    for noise-dominated columns (column names are public).
+    """
+    values = implied_feature_variances(components, explained_variance, total)
+    loadings = components**2
+    n_components, n_features = components.shape
+    n_rest = max(n_features - n_components, 1)
+    rest_share = np.clip(1.0 - loadings.sum(axis=0), 0.0, 1.0) / n_rest
+    rest_noise = math.hypot(total_noise, *noise_scale)
+    noise = _column_norms(np.vstack([noise_scale[:, None] * loadings,
+                                     rest_noise * rest_share]))
+    warn_noise_dominated("implied variance", feature_names, values, noise, stacklevel=4)
+    return values, noise
+
+
+def _column_norms(terms):
+    """L2 norm of each column, without overflow for variances near the float range."""
+    largest = np.max(np.abs(terms), axis=0)
+    safe = np.where(largest > 0, largest, 1.0)
+    return largest * np.sqrt(np.sum((terms / safe) ** 2, axis=0))
+
+
+def _clipped_share_inputs(raw, bounds):
+    """What to compare with the clip bounds: the sum under one norm bound, else each."""
+    if bounds is None:
+        return None
+    if bounds.size == 1 and raw.size > 1:
+        return np.array([raw.sum()]), bounds
+    return raw, bounds
+
+
+def _widen_if_clipped(what, names, raw, noise_scale, share_inputs):
+    """Noise sd of estimates clipped at their bound raised to the estimate (free).
+
+    Such a release says only that the statistic is at least about its bound (the
+    bound's search stopped below nearly all the data): reporting its Gaussian sd
+    alone would draw a confident value. With the sd raised to the estimate, the
+    summary, the error bars and the noise warnings treat it as noise.
+    """
+    if share_inputs is None:
+        return noise_scale
+    clipped = clipped_to_the_bound(*share_inputs)
+    if not np.any(clipped):
+        return noise_scale
+    if clipped.size == 1 and raw.size > 1:
+        clipped = np.repeat(clipped, raw.size)
+    listed = ", ".join(str(name) for name, flag in zip(names, clipped) if flag)
+    warnings.warn(
+        f"The private {what} of {listed} sits at its clip bound: its bound's search "
+        "stopped below nearly all the data, so the release only says the value is "
+        "at least about the bound. Its noise sd is reported as at least the value. "
+        "Increase eps, or use more rows.",
+        PrivacyUtilityWarning,
+        stacklevel=5,
+    )
+    return np.where(clipped, np.maximum(noise_scale, np.abs(raw)), noise_scale)
