@@ -1,0 +1,129 @@
+"""The module map holds: who may import whom inside the package.
+
+The import graph is read from the sources with :mod:`ast` (every ``import``
+statement, at module level or inside a function), so a lazy import counts as
+much as a top-level one. See the user guide, "Architecture".
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "sklearn_dppca"
+ESTIMATORS = ("sklearn_dppca._directions", "sklearn_dppca._scree", "sklearn_dppca._pca")
+
+
+def _module_names():
+    """Dotted name -> (path, is_package) for every module of the package."""
+    names = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        is_package = parts[-1] == "__init__"
+        names[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
+    return names
+
+
+def _imported(node, package, modules):
+    """The package modules one import statement names."""
+    if isinstance(node, ast.Import):
+        return {alias.name for alias in node.names if alias.name.startswith("sklearn_dppca")}
+    if node.level:
+        base = package.split(".")[:len(package.split(".")) - (node.level - 1)]
+        target = ".".join(base + ([node.module] if node.module else []))
+    else:
+        target = node.module or ""
+    if not target.startswith("sklearn_dppca"):
+        return set()
+    return {f"{target}.{alias.name}" if f"{target}.{alias.name}" in modules else target
+            for alias in node.names}
+
+
+def _import_graph():
+    modules = _module_names()
+    graph = {}
+    for name, (path, is_package) in modules.items():
+        package = name if is_package else name.rsplit(".", 1)[0]
+        statements = [node for node in ast.walk(ast.parse(path.read_text()))
+                      if isinstance(node, (ast.Import, ast.ImportFrom))]
+        graph[name] = set().union(*(_imported(node, package, modules)
+                                    for node in statements)) - {name}
+    return graph
+
+
+GRAPH = _import_graph()
+
+
+def test_the_graph_is_read():
+    # The reader must see the edges we know exist, or every rule below is vacuous.
+    assert "sklearn_dppca._base" in GRAPH["sklearn_dppca._pca"]
+    assert "sklearn_dppca._algorithms._directions" in GRAPH["sklearn_dppca._scree"]
+    assert "sklearn_dppca._kendall_kernel" in GRAPH["sklearn_dppca._kendall"]
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS)
+def test_estimators_import_none_of_each_other(estimator):
+    assert not GRAPH[estimator] & (set(ESTIMATORS) - {estimator})
+
+
+def test_algorithms_import_no_estimator_display_or_front_end():
+    above = set(ESTIMATORS) | {"sklearn_dppca._base", "sklearn_dppca._release",
+                                "sklearn_dppca._cli", "sklearn_dppca"}
+    for name, imported in GRAPH.items():
+        if name.startswith("sklearn_dppca._algorithms"):
+            assert not {m for m in imported if m in above or ".display" in m}, name
+
+
+def test_nothing_imports_back_up_into_a_package_face():
+    for name, imported in GRAPH.items():
+        ancestors = {".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 1)}
+        assert not imported & ancestors, f"{name} imports its package face"
+
+
+def test_no_cycle():
+    state = {}
+
+    def visit(name, path):
+        state[name] = "open"
+        for child in sorted(GRAPH.get(name, ())):
+            if state.get(child) == "open":
+                raise AssertionError(" -> ".join(path + [child]))
+            if child not in state:
+                visit(child, path + [child])
+        state[name] = "done"
+
+    for name in sorted(GRAPH):
+        if name not in state:
+            visit(name, [name])
+
+
+@pytest.mark.parametrize("leaf", ["sklearn_dppca._validation", "sklearn_dppca._version",
+                                  "sklearn_dppca._algorithms._projection"])
+def test_leaf_modules_import_nothing_of_the_package(leaf):
+    assert GRAPH[leaf] == set()
+
+
+def test_privacy_toolkit_stands_on_validation_only():
+    for name, imported in GRAPH.items():
+        if name.startswith("sklearn_dppca.privacy"):
+            outside = {m for m in imported if not m.startswith("sklearn_dppca.privacy")}
+            assert outside <= {"sklearn_dppca._validation"}, name
+
+
+def test_displays_read_estimators_by_their_attributes_only():
+    estimator_side = set(ESTIMATORS) | {"sklearn_dppca._base", "sklearn_dppca._release",
+                                        "sklearn_dppca._cli"}
+    for name, imported in GRAPH.items():
+        if name.startswith("sklearn_dppca.display"):
+            assert not imported & estimator_side, name
+            assert not {m for m in imported if m.startswith("sklearn_dppca._algorithms")}
+
+
+def test_a_broken_graph_is_caught():
+    # The cycle check must fail on a cycle.
+    GRAPH["sklearn_dppca._validation"].add("sklearn_dppca._base")
+    try:
+        with pytest.raises(AssertionError):
+            test_no_cycle()
+    finally:
+        GRAPH["sklearn_dppca._validation"].discard("sklearn_dppca._base")
