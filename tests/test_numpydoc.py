@@ -11,6 +11,7 @@ numpydoc's checks minus a commented few); the list of codes is in
 
 import doctest
 import inspect
+import warnings
 
 import pytest
 
@@ -99,7 +100,7 @@ def _validation_cases():
                 yield pytest.param(f"{path}.{name}", module, name, id=f"{path}.{name}")
 
 
-def _checked(code, module, obj, member):
+def _checked(code, module, member):
     if code in IGNORED:
         return False
     if member is not None:
@@ -112,9 +113,8 @@ def _checked(code, module, obj, member):
 @pytest.mark.parametrize("path, module, member", list(_validation_cases()))
 def test_docstring_is_valid_numpydoc(path, module, member):
     result = numpydoc_validate.validate(path)
-    obj = getattr(module, path.split(".")[len(module.__name__.split("."))])
     errors = [f"{code}: {message}" for code, message in result["errors"]
-              if _checked(code, module, obj, member)]
+              if _checked(code, module, member)]
     assert not errors, f"{path}:\n  " + "\n  ".join(errors)
 
 
@@ -165,7 +165,10 @@ def _fitted(estimator_class, as_frame=False, with_groups=False, **params):
                                            as_frame=as_frame, random_state=0)
     if with_groups:
         params["groups"] = sorted(set(y))
-    return estimator_class(random_state=0, **params).fit(X, y)
+    with warnings.catch_warnings():
+        # 200 rows give noisy releases; only which attributes are set matters here
+        warnings.simplefilter("ignore", sklearn_dppca.PrivacyUtilityWarning)
+        return estimator_class(random_state=0, **params).fit(X, y)
 
 
 def _fitted_estimators():
@@ -247,6 +250,9 @@ def test_every_public_class_and_function_has_a_doctest():
     assert not missing, f"no runnable Examples: {missing}"
 
 
+# The Examples fit on a few hundred rows, where the utility warnings are expected;
+# what they show must hold all the same.
+@pytest.mark.filterwarnings("ignore::sklearn_dppca.PrivacyUtilityWarning")
 @pytest.mark.parametrize("test", list(_doctest_cases()))
 def test_examples_run(test):
     runner = doctest.DocTestRunner(optionflags=DOCTEST_FLAGS)
