@@ -178,6 +178,11 @@ class Spend:
     mu : float, default=0.0
         The GDP parameter of the Gaussian parts composed exactly, >= 0.
 
+    See Also
+    --------
+    PrivacyAccountant : Composes the spends of the fits on one data set.
+    PrivacyLedger.spend : The spend of one fit.
+
     Examples
     --------
     >>> from sklearn_dppca.privacy import Spend
@@ -257,6 +262,11 @@ class BudgetTree:
         Name -> ``(share, kind)`` for a leaf (``kind`` in ``"gaussian"``,
         ``"pure"``, ``"basic"``) or ``(share, parts)`` for an inner part. Shares
         of one parent must sum to at most 1; a share of 0 leaves the part out.
+
+    See Also
+    --------
+    PrivacyBudget : A plain split of ``(eps, delta)`` into named parts.
+    gdp_mu : The ``mu`` of the Gaussian block under ``accounting="gdp"``.
 
     Examples
     --------

@@ -30,6 +30,11 @@ class PrivacyBudget:
     delta : float
         Total privacy parameter, in [0, 1).
 
+    See Also
+    --------
+    BudgetTree : A fit's budget as a tree of parts, with exact composition.
+    PrivacyAccountant : A total budget charged by every fit on a data set.
+
     Examples
     --------
     >>> from sklearn_dppca.privacy import PrivacyBudget
@@ -125,6 +130,10 @@ class PrivacyLedger:
     ----------
     entries : list of dict
         The entries, in the order of the calls.
+
+    See Also
+    --------
+    PrivacyAccountant : The budget across fits, charged before each fit.
 
     Examples
     --------
