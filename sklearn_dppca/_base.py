@@ -74,6 +74,8 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to project, with the columns of the fit. Their projection is
+            not a private release.
 
         Returns
         -------

@@ -125,13 +125,18 @@ class DPKendallDirections(_PrivateProjection):
     radius_ : float or None
         The clip radius of ``radial="clipped"`` (private or public), else None.
     n_components_ : int
+        Number of directions kept.
     n_samples_ : int
+        Number of rows of the fit (public).
     n_features_in_ : int
+        Number of columns seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features,)
-        Defined only when ``X`` has string column names.
+        Names of the columns seen during ``fit``. Defined only when ``X`` has
+        string column names.
     privacy_spent_ : tuple (eps, delta)
+        Total privacy spent by the fit (at most ``(eps, delta)``).
     privacy_ledger_ : list of dict
-        One entry per mechanism call.
+        One entry per mechanism call (see the user guide, "Reading the ledger").
     nonprivate_ : Bunch or None
         Ordinary PCA (``components``, ``explained_variance``,
         ``explained_variance_ratio``, ``scores``) when ``compute_nonprivate=True``.
@@ -192,11 +197,13 @@ class DPKendallDirections(_PrivateProjection):
         X : array-like of shape (n_samples, n_features)
             Rows are the individuals to protect. DataFrame columns that are not
             numeric are dropped with a warning.
-        y : ignored
+        y : None
+            Ignored.
 
         Returns
         -------
-        self
+        self : DPKendallDirections
+            The fitted estimator.
         """
         params = validate_params(self)
         X = validate_features(self, X, reset=True)

@@ -321,6 +321,10 @@ def spherical_kendall(X, *, duplicates="ignore", n_jobs=None, pairs="all",
     TypeError
         For an ``n_jobs`` or ``pairs`` of the wrong type.
 
+    See Also
+    --------
+    DPKendallDirections : Its noisy release and eigenvectors, the private directions.
+
     Notes
     -----
     **Sensitivity.** Let ``X`` and ``X'`` differ in row ``r`` only. With all pairs, row

@@ -187,46 +187,87 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         Calibration of each Gaussian part under ``accounting="basic"`` (see
         :class:`DPKendallDirections`).
     sensitivity : {"tight", "standard"}, default="tight"
+        Frobenius sensitivity of the Kendall matrix (see
+        :class:`DPKendallDirections`).
     accounting : {"gdp", "basic"}, default="gdp"
         Exact composition of the Gaussian parts as one ``mu``-GDP block, or
         basic composition (see :class:`DPKendallDirections`).
     accountant : PrivacyAccountant, default=None
         A total budget for the data set, charged before any computation.
     radial : {"spherical", "clipped"}, default="spherical"
+        The directions' pair terms (see :class:`DPKendallDirections`).
     radius : "auto" or float, default="auto"
-    radius_level : "auto" or float, default="auto"
-        The directions' pair terms and the clipped radius (see
+        The clip radius of ``radial="clipped"`` (see
         :class:`DPKendallDirections`); ``radius_`` is released.
+    radius_level : "auto" or float, default="auto"
+        Level of the private quantile that gives ``radius="auto"`` (see
+        :class:`DPKendallDirections`).
     pairs : "all" or int, default="all"
+        All pairs of rows, or ``m`` partners per row by a data-independent design
+        (see :class:`DPKendallDirections`); the clipped scree uses the same
+        design unless ``scree_params`` sets its own.
     duplicates : {"ignore", "raise"}, default="ignore"
+        Coincident pairs contribute a zero term or raise a ``ValueError``.
     compute_nonprivate : bool, default=False
         Store the ordinary PCA (and the exact histogram on the same grid) in
         ``nonprivate_``. NOT private: for comparison only, never publish it.
     whiten : bool, default=False
         ``transform`` divides by the square root of the private variances.
     random_state : None, int or numpy.random.Generator, default=None
+        Drives every draw. NumPy's generators are not cryptographic; use None for
+        releases you publish.
     n_jobs : int, default=None
+        Parallel workers for the Kendall kernel (joblib).
     verbose : int, default=0
         Print progress of each stage.
 
     Attributes
     ----------
-    components_, explained_variance_, explained_variance_raw_,
-    explained_variance_ratio_, noise_scale_, clip_bounds_, total_variance_,
-    total_variance_noise_scale_, feature_variance_,
-    feature_variance_noise_scale_, scale_ : see DPScree
+    components_ : ndarray of shape (n_components, n_features)
+        Private directions (orthonormal rows), largest absolute loading positive.
+    explained_variance_ : ndarray of shape (n_components,)
+        Private variances after post-processing.
+    explained_variance_raw_ : ndarray of shape (n_components,)
+        Private variances as released (may be negative or unordered).
+    explained_variance_ratio_ : ndarray of shape (n_components,)
+        Share of the private total variance, as in scikit-learn's PCA: in [0, 1],
+        summing below 1 when fewer than all components are kept.
+    noise_scale_ : ndarray of shape (n_components,)
+        Standard deviation of the Gaussian noise on each raw variance.
+    clip_bounds_ : ndarray of shape (n_components,) or None
+        Released clip bounds of the scree (``scree_method="clipped"``).
+    total_variance_ : float
+        Private total variance (the trace of the covariance), raised to at least
+        the sum of ``explained_variance_``.
+    total_variance_noise_scale_ : float
+        Standard deviation of its noise.
+    feature_variance_ : ndarray of shape (n_features,)
+        Each column's variance in the units the components act on, implied by the
+        scree and the total (free post-processing; see :class:`DPScree`).
+    feature_variance_noise_scale_ : ndarray of shape (n_features,)
+        Its noise sd, propagated from the scree's and the total's.
+    scale_ : ndarray of shape (n_features,) or None
+        The private spreads the columns were divided by (``scale=True``), else None.
+    method_label_ : str
+        The scree method that released the variances.
+    radius_ : float or None
+        The clip radius of ``radial="clipped"`` (private or public), else None.
     kendall_matrix_ : ndarray of shape (n_features, n_features)
+        The released noisy Kendall matrix.
     kendall_noise_scale_ : float
         Noise sd of its diagonal (off-diagonal: divided by sqrt(2)).
     axes_ : tuple of int
+        The two components (0-based) of the score summary.
     frame_ : Bunch or None
         ``center`` (2,), ``radius``, ``half_width`` (1.2 radius), ``extent``
         ``(x_min, x_max, y_min, y_max)``.
     bin_edges_ : tuple of two ndarrays or None
+        Cell edges of the score histogram along each axis (None: no summary).
     score_histogram_ : ndarray of shape bins or None
         Normalised private histogram, indexed ``[ix, iy]`` (with groups: the sum of
         the group histograms, normalised).
     groups_ : list or None
+        The declared public group labels (``groups``), or None.
     score_histograms_ : dict or None
         Label -> normalised private histogram of that group.
     histogram_threshold_ : float or None
@@ -235,13 +276,37 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         Expected number of noise-only cells passing it, over the whole grid
         (0 for the sparse histogram, which adds noise to non-empty cells only).
     synthetic_scores_ : ndarray of shape (n_synthetic, 2) or None
+        Score points drawn from the private histograms (free post-processing).
     synthetic_groups_ : ndarray of shape (n_synthetic,) or None
+        The group label of each synthetic point (with ``groups``).
     budget_ : dict
         Each part's nominal share of the grant, ``(share * eps, share * delta)``
         (what it spends alone under basic accounting; the ledger has what each
         mechanism spent).
-    privacy_spent_, privacy_ledger_, nonprivate_, n_components_, n_samples_,
-    n_features_in_, feature_names_in_ : see DPKendallDirections
+    privacy_spent_ : tuple (eps, delta)
+        Total privacy spent by the fit (at most ``(eps, delta)``).
+    privacy_ledger_ : list of dict
+        One entry per mechanism call (see the user guide, "Reading the ledger").
+    nonprivate_ : Bunch or None
+        The ordinary PCA of the data aligned to ``components_`` and the exact
+        score histogram on the released grid, when ``compute_nonprivate=True``.
+        NOT private.
+    n_components_ : int
+        Number of components kept.
+    n_samples_ : int
+        Number of rows of the fit (public).
+    n_features_in_ : int
+        Number of columns seen during ``fit``.
+    feature_names_in_ : ndarray of shape (n_features,)
+        Names of the columns seen during ``fit``. Defined only when ``X`` has
+        string column names.
+
+    See Also
+    --------
+    DPKendallDirections : The private directions alone.
+    DPScree : Private variances along given or private directions.
+    export_release : Write what the fit released as JSON.
+    sklearn_dppca.display.plot_overview : The five pictures of a fit.
 
     Examples
     --------
@@ -250,7 +315,9 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     >>> X, y = make_gaussian_clusters(200, return_groups=True, random_state=0)
     >>> pca = DPPCA(eps=1.0, groups=sorted(set(y)), random_state=0).fit(X, y)
     >>> pca.score_histogram_.shape
-    (8, 8)
+    (5, 5)
+    >>> sorted(pca.score_histograms_) == sorted(set(y))
+    True
     >>> pca.transform(X).shape
     (1000, 2)
     """
@@ -328,12 +395,15 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows are the individuals to protect. DataFrame columns that are not
+            numeric are dropped with a warning.
         y : array-like of shape (n_samples,), default=None
             Group labels, read only when ``groups`` is set.
 
         Returns
         -------
-        self
+        self : DPPCA
+            The fitted estimator.
         """
         start = time.perf_counter()
         params = self._check_params()
@@ -477,11 +547,12 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         return reference
 
     def summary(self):
-        """Budget table by part, PVE, frame and histogram method, the directions.
+        """Summarise the fit: budget by part, PVE, frame and histogram, the directions.
 
         Returns
         -------
         FitSummary
+            ``str()`` of it is the plain-text summary; it renders as HTML in Jupyter.
         """
         check_is_fitted(self)
         budget_lines = [

@@ -231,6 +231,11 @@ def export_release(estimator, path=None, *, include_nonprivate=False, extra=None
     TypeError
         If ``estimator`` is not a fitted private estimator of this package.
 
+    See Also
+    --------
+    load_release : Read the release back as a :class:`ReleasedPCA`.
+    DPPCA : The estimator whose releases hold every picture.
+
     Notes
     -----
     Layout (format ``"sklearn-dppca-release/1"``): ``axes`` are 0-based component
@@ -722,6 +727,9 @@ def _read_nonprivate(value, n_features):
 def load_release(path_or_dict):
     """Read a release written by :func:`export_release`.
 
+    Nothing is recomputed: the object returned holds the released values as the
+    file has them, checked for type, shape and finiteness, and cannot be refitted.
+
     Parameters
     ----------
     path_or_dict : str, path-like or dict
@@ -739,6 +747,11 @@ def load_release(path_or_dict):
     ValueError
         If the content is not a release of a known format, has an entry of the
         wrong type, is inconsistent (shapes) or holds a NaN or infinite value.
+
+    See Also
+    --------
+    export_release : Write the release of a fitted estimator.
+    ReleasedPCA : The object returned.
 
     Examples
     --------
@@ -841,21 +854,32 @@ class ReleasedPCA:
     kendall_eigenvalues_ : ndarray or None
         Its eigenvalues (a DPKendallDirections release).
     axes_ : tuple of int or None
+        The two components (0-based) of the score summary.
     frame_ : Bunch or None
         ``center``, ``radius``, ``half_width``, ``extent``.
     bin_edges_ : tuple of two ndarrays or None
+        Cell edges of the score histogram along each axis.
     score_histogram_ : ndarray or None
+        Normalised private score histogram, indexed ``[ix, iy]``.
     groups_ : list or None
+        The declared public group labels.
     score_histograms_ : dict or None
+        Label -> normalised private histogram of that group.
     synthetic_scores_ : ndarray of shape (n_synthetic, 2) or None
+        Score points drawn from the private histograms (post-processing).
     synthetic_groups_ : ndarray of object or None
+        The group of each synthetic point.
     budget_ : dict or None
+        Each part's nominal share of the grant, ``(share * eps, share * delta)``.
     privacy_spent_ : tuple (eps, delta)
+        Total privacy spent by the fit.
     privacy_ledger_ : list of dict
+        One entry per mechanism call of the fit.
     nonprivate_ : Bunch or None
         Only when the file holds the ``"nonprivate_reference_NOT_PRIVATE"`` key.
         NOT private.
     estimator_class_ : str
+        Name of the estimator class that made the release.
     estimator_params_ : dict
         Public parameters of the estimator (``random_state`` is never written).
     seeded_ : bool
@@ -865,6 +889,23 @@ class ReleasedPCA:
     release_ : dict
         The extra top-level metadata of the file (for example what the command
         line adds).
+
+    See Also
+    --------
+    load_release : Build one from a file or dict.
+    export_release : Write the release of a fitted estimator.
+
+    Examples
+    --------
+    >>> from sklearn_dppca import DPKendallDirections, ReleasedPCA, export_release
+    >>> from sklearn_dppca.datasets import make_gaussian_clusters
+    >>> X = make_gaussian_clusters(50, random_state=0)
+    >>> est = DPKendallDirections(n_components=2, random_state=0).fit(X)
+    >>> released = ReleasedPCA(export_release(est))
+    >>> released.estimator_class_, released.transform(X).shape
+    ('DPKendallDirections', (250, 2))
+    >>> released.score_histogram_ is None
+    True
     """
 
     def __init__(self, release):
@@ -930,8 +971,10 @@ class ReleasedPCA:
 
         Parameters
         ----------
-        X : ignored
-        y : ignored
+        X : None
+            Ignored.
+        y : None
+            Ignored.
 
         Raises
         ------
@@ -954,10 +997,12 @@ class ReleasedPCA:
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to project; a DataFrame's columns are matched by name.
 
         Returns
         -------
         X_new : ndarray of shape (n_samples, n_components)
+            The projections on the released directions.
         """
         if hasattr(X, "columns"):
             missing = [name for name in self.feature_names_in_ if name not in X.columns]
@@ -974,11 +1019,13 @@ class ReleasedPCA:
         return X @ self.components_.T
 
     def summary(self):
-        """The printed summary of the release (nothing is recomputed).
+        """Summarise the release (nothing is recomputed).
 
         Returns
         -------
         FitSummary
+            ``str()`` of it is the plain-text summary; it renders as HTML in
+            Jupyter.
         """
         from ._summary import FitSummary, budget_line, directions_table, reference_line
 

@@ -53,8 +53,8 @@ class DPScree(_VarianceMixin, _PrivateProjection):
       component's noise is proportional to its own bound and components on small
       scales survive next to large ones (columns in different units). The quantile
       budget is then split over the k components, and at small ``n eps`` the
-      searches stop far below the intended level (p = 10, n = 2000, eps = 1: median
-      worst top-3 error 0.66 against 0.27 with norm clipping). ``clip="auto"``
+      searches stop far below the intended level (see the user guide, "The
+      clipped scree and its clip bound"). ``clip="auto"``
       (default) takes per-component bounds only when the ``n/2`` paired values leave
       enough counts in the tail for k searches (see :func:`choose_clip`), and norm
       clipping otherwise.
@@ -69,12 +69,11 @@ class DPScree(_VarianceMixin, _PrivateProjection):
       (:mod:`sklearn_dppca._algorithms._kendall_spectrum`), with noise sds from a
       parametric bootstrap of both releases (free post-processing). It needs
       the Kendall matrix: directions released here or reused from a fitted
-      estimator. It is a MODEL: on Gaussian data (p = 10, eps = 1) the worst
-      top-3 error falls from 0.048 to 0.016 at n = 20,000 and from 0.14 to 0.12
-      at n = 2,000; on real tables it can be badly biased (adult, scaled: 0.74
-      against 0.04; digits: 0.35 against 0.16) and at small ``n eps`` the noisy
-      trailing Kendall eigenvalues wreck the ratios (wine, breast cancer). Use
-      it only for data you know to be close to elliptical.
+      estimator. It is a MODEL: more accurate than ``"clipped"`` on Gaussian
+      data, badly biased on real tables that are not elliptical, and wrecked by
+      the noisy trailing Kendall eigenvalues at small ``n eps`` (the measurements
+      are in the user guide, "Variances from the Kendall matrix"). Use it only
+      for data you know to be close to elliptical.
     * ``"matrix"``: with ``radial="clipped"`` directions (released here or
       reused), the variances ``(c^2 / 2) v^T M v`` and the total
       ``(c^2 / 2) trace(M)`` read off the released clipped matrix ``M``: no
@@ -92,14 +91,13 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     delta : float, default=1e-5
         Total privacy budget, in (0, 1).
     method : {"clipped", "huber", "pmwm", "kendall", "matrix"}, default="clipped"
+        How the variances are released (see above).
     method_params : dict, default=None
         Tuning values of the method (unknown names are an error):
         ``clipped``: ``clip`` ("auto", "norm" or "component"), ``C`` ("auto" or a public
         bound: on ``||d||^2 / 2`` for "norm", per component for "component"),
-        ``quantile_share`` (0.25), ``quantile_level`` (0.97: on p = 10 Gaussian data
-        the median worst top-3 error is 0.29 / 0.27 / 0.33 at n = 2000 and
-        0.049 / 0.065 / 0.045 at n = 20000 for levels 0.97 / 0.95 / 0.98: lower
-        levels cut noise, higher ones cut clipping bias), ``beta`` (1.05),
+        ``quantile_share`` (0.25), ``quantile_level`` (0.97: lower levels cut
+        noise, higher ones cut clipping bias), ``beta`` (1.05),
         ``max_steps`` (5000), ``pairs`` ("all" or m partners per row, "norm" only);
         ``huber``: ``m2_frac`` (0.25), ``k_min`` (-40), ``k_max`` (40),
         ``block_size`` (16);
@@ -138,17 +136,29 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     accountant : PrivacyAccountant, default=None
         A total budget for the data set, charged before any computation.
     radial : {"spherical", "clipped"}, default="spherical"
-    radius : "auto" or float, default="auto"
-    radius_level : "auto" or float, default="auto"
         The pair terms of the directions released here (see
+        :class:`DPKendallDirections`).
+    radius : "auto" or float, default="auto"
+        The clip radius of ``radial="clipped"`` (see
         :class:`DPKendallDirections`); ``radius_`` is released.
+    radius_level : "auto" or float, default="auto"
+        Level of the private quantile that gives ``radius="auto"`` (see
+        :class:`DPKendallDirections`).
+    compute_nonprivate : bool, default=False
+        Also store the ordinary PCA variances along the released directions in
+        ``nonprivate_``. It is NOT private: use it to judge the private result,
+        never publish it.
     random_state : None, int or numpy.random.Generator, default=None
+        Drives every draw. NumPy's generators are not cryptographic; use None for
+        releases you publish.
     n_jobs : int, default=None
         Workers for the Kendall kernel when directions are released here.
 
     Attributes
     ----------
     components_ : ndarray of shape (n_components, n_features)
+        The directions the variances are taken along (released here, reused or
+        public), orthonormal rows.
     explained_variance_ : ndarray of shape (n_components,)
         Private variances after post-processing.
     explained_variance_raw_ : ndarray of shape (n_components,)
@@ -177,10 +187,40 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         Standard deviation of the Gaussian noise on each raw variance.
     clip_bounds_ : ndarray of shape (n_components,) or None
         Released clip bounds (``method="clipped"``).
-    n_components_, n_samples_, n_features_in_, feature_names_in_ : see DPKendallDirections
+    method_label_ : str
+        The scree method that released the variances.
+    kendall_matrix_ : ndarray of shape (n_features, n_features) or None
+        The released noisy Kendall matrix behind the directions (released here or
+        carried from a reused estimator); None for public directions.
+    kendall_noise_scale_ : float or None
+        Standard deviation of its diagonal noise (off-diagonal: divided by
+        sqrt(2)); None for public directions.
+    radius_ : float or None
+        The clip radius of directions with ``radial="clipped"``, else None.
+    n_components_ : int
+        Number of components kept.
+    n_samples_ : int
+        Number of rows of the fit (public).
+    n_features_in_ : int
+        Number of columns seen during ``fit``.
+    feature_names_in_ : ndarray of shape (n_features,)
+        Names of the columns seen during ``fit``. Defined only when ``X`` has
+        string column names.
     privacy_spent_ : tuple (eps, delta)
+        Total privacy spent by the fit, reused directions' ledger included.
     privacy_ledger_ : list of dict
+        One entry per mechanism call (see the user guide, "Reading the ledger").
     nonprivate_ : Bunch or None
+        The ordinary PCA of the data, aligned to ``components_`` (``components``,
+        ``explained_variance``, ``explained_variance_ratio``, ``total_variance``,
+        ``feature_variance``, ``scores``), when ``compute_nonprivate=True``. NOT
+        private.
+
+    See Also
+    --------
+    DPKendallDirections : The private directions alone.
+    DPPCA : Directions, variances and the score summary on one budget.
+    sklearn_dppca.display.ScreeDisplay : The scree plot of a fit.
 
     Examples
     --------
@@ -239,11 +279,15 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-        y : ignored
+            Rows are the individuals to protect. DataFrame columns that are not
+            numeric are dropped with a warning.
+        y : None
+            Ignored.
 
         Returns
         -------
-        self
+        self : DPScree
+            The fitted estimator.
         """
         params = validate_params(self)
         method = params["method"]
@@ -405,11 +449,12 @@ class DPScree(_VarianceMixin, _PrivateProjection):
                                        "delta": max(delta - spent_delta, 0.0)}
 
     def summary(self):
-        """Data size, budget, private variances and PVE, the directions.
+        """Summarise the fit: data size, budget, private variances and PVE, the directions.
 
         Returns
         -------
         FitSummary
+            ``str()`` of it is the plain-text summary; it renders as HTML in Jupyter.
         """
         check_is_fitted(self)
         heading, table = directions_table(self.components_, self._feature_names())

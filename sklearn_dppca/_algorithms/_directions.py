@@ -23,12 +23,10 @@ def auto_radius_level(n_samples, eps):
     """The radius level for ``radius_level="auto"``, from public ``n`` and the
     directions' ``eps``: ``clip(1 - 22 / sqrt(n eps), 0.5, 0.99)``.
 
-    A higher level brings the estimand closer to the covariance (on standardised
-    digits the noise-free gap to scikit-learn's PCA falls from 0.75, spherical, to
-    0.66 at level 0.5 and 0.29 at 0.9) and costs signal (Gaussian data, n = 2000,
-    eps = 1: error 1.27 times the spherical one at 0.5, 1.83 times at 0.9), so the
-    level rises with ``n eps``: 0.5 at n eps = 2,000, 0.75 at 8,000, 0.94 at
-    130,000 (adult at eps = 4). Measured in ``bench_which_pca.py``.
+    A higher level brings the estimand closer to the covariance and costs signal,
+    so the level rises with ``n eps``: 0.5 up to n eps = 2,000, 0.75 at 8,000. The
+    measurements behind the rule are in the user guide, "Which PCA?" (section
+    ``which-pca``).
     """
     scale, low, high = AUTO_LEVEL
     return float(np.clip(1.0 - scale / math.sqrt(n_samples * eps), low, high))

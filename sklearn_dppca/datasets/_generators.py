@@ -92,7 +92,7 @@ def make_gaussian_clusters(
     >>> X, groups = make_gaussian_clusters(100, return_groups=True, random_state=0)
     >>> X.shape
     (500, 20)
-    >>> sorted(set(groups))
+    >>> sorted(set(groups.tolist()))
     ['G1', 'G2', 'G3', 'G4', 'G5']
     """
     n_features = check_count(n_features, "n_features", 1)

@@ -26,7 +26,7 @@ def load_wine_frame():
     --------
     >>> from sklearn_dppca.datasets import load_wine_frame
     >>> X, y = load_wine_frame()
-    >>> X.shape, sorted(y.unique())
+    >>> X.shape, sorted(map(str, y.unique()))
     ((178, 13), ['class_0', 'class_1', 'class_2'])
     """
     from sklearn.datasets import load_wine
@@ -51,7 +51,7 @@ def load_breast_cancer_frame():
     --------
     >>> from sklearn_dppca.datasets import load_breast_cancer_frame
     >>> X, y = load_breast_cancer_frame()
-    >>> X.shape, sorted(y.unique())
+    >>> X.shape, sorted(map(str, y.unique()))
     ((569, 30), ['benign', 'malignant'])
     """
     from sklearn.datasets import load_breast_cancer

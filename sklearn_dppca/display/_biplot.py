@@ -144,6 +144,7 @@ class BiplotDisplay:
     n_samples : int
         Number of rows (public).
     feature_names : list of str, default=None
+        Variable names for the arrow labels; default ``"x0", "x1", ...``.
     axes : tuple of 2 int, default=(0, 1)
         0-based indices of the components the synthetic scores are on.
     alpha : float in [0, 1], default=1.0
@@ -183,6 +184,24 @@ class BiplotDisplay:
     nonprivate_gamma_ : float or None
     ax_ : matplotlib Axes
     figure_ : matplotlib Figure
+
+    See Also
+    --------
+    ScoreDisplay : The private score summary alone.
+    VariableDisplay : The correlation circle of the variables.
+    sklearn_dppca.DPPCA : The estimator whose release it draws.
+
+    Examples
+    --------
+    >>> import numpy as np, matplotlib.pyplot as plt
+    >>> from sklearn_dppca.display import BiplotDisplay
+    >>> V = np.array([[0.8, 0.6, 0.0], [0.0, 0.0, 1.0]])
+    >>> scores = np.random.default_rng(0).normal(size=(200, 2)) * [2.0, 1.0]
+    >>> disp = BiplotDisplay(V, [4.0, 1.0], scores, [0.0, 0.0], n_samples=200,
+    ...                      feature_names=["a", "b", "c"]).plot()
+    >>> disp.variables_
+    ['a', 'b', 'c']
+    >>> plt.close("all")
     """
 
     def __init__(
@@ -253,6 +272,7 @@ class BiplotDisplay:
         Returns
         -------
         display : BiplotDisplay
+            The display itself, with the drawn artists stored as attributes.
         """
         check_matplotlib_support("BiplotDisplay.plot")
         show_nonprivate = check_bool(show_nonprivate, "show_nonprivate")
@@ -422,16 +442,32 @@ class BiplotDisplay:
         estimator : DPPCA
             Fitted estimator.
         ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure is created when None.
         alpha : float in [0, 1], default=1.0
+            Share of the singular-value scaling given to the variables (see the
+            class docstring).
         center : bool, default=True
+            Subtract the private frame centre from the points (arrows start at 0).
         axes : tuple of 2 int, default=None
             Must be None or the estimator's ``axes_``.
-        variables, show_nonprivate, arrow_kw, text_kw, scatter_kw, **kwargs
-            See :meth:`plot`.
+        variables : None, "all", or list of str or int, default=None
+            Arrows to draw (see :meth:`plot`).
+        show_nonprivate : bool, default=True
+            Draw the non-private reference arrows when the estimator stored them.
+        arrow_kw : dict, default=None
+            Arrow properties (``arrowprops`` of
+            :meth:`matplotlib.axes.Axes.annotate`).
+        text_kw : dict, default=None
+            Passed to :meth:`matplotlib.axes.Axes.text` for the variable labels.
+        scatter_kw : dict, default=None
+            Passed to :meth:`matplotlib.axes.Axes.scatter` for the points.
+        **kwargs : dict
+            Added to ``arrow_kw``.
 
         Returns
         -------
         display : BiplotDisplay
+            The display, drawn.
         """
         check_matplotlib_support("BiplotDisplay.from_estimator")
         check_estimator_for(estimator, "BiplotDisplay")

@@ -88,6 +88,12 @@ class LoadingDisplay:
     ax_ : matplotlib Axes
     figure_ : matplotlib Figure
 
+    See Also
+    --------
+    VariableDisplay : The correlation circle of the variables.
+    BiplotDisplay : Scores and variables in one picture.
+    sklearn_dppca.DPKendallDirections : The private directions it draws.
+
     Examples
     --------
     >>> import numpy as np, matplotlib.pyplot as plt
@@ -158,6 +164,7 @@ class LoadingDisplay:
         Returns
         -------
         display : LoadingDisplay
+            The display itself, with the drawn artists stored as attributes.
         """
         check_matplotlib_support("LoadingDisplay.plot")
         kind = check_kind(kind, _KINDS)
@@ -344,16 +351,32 @@ class LoadingDisplay:
         estimator : DPKendallDirections, DPScree or DPPCA
             Fitted estimator.
         ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure is created when None.
         kind : {"vector", "point", "heatmap"}, default="vector"
+            Arrows from the origin, points, or a heatmap of signed loadings.
         axes : tuple of 2 int, default=None
             0-based component indices; default the estimator's ``axes_`` when it
             has them, else ``(0, 1)``.
-        variables, components, show_nonprivate, arrow_kw, text_kw, cmap, **kwargs
-            See :meth:`plot`.
+        variables : None, "all", or list of str or int, default=None
+            Variables to draw (see :meth:`plot`).
+        components : list of int, default=None
+            ``kind="heatmap"``: 0-based indices of the components shown (see
+            :meth:`plot`).
+        show_nonprivate : bool, default=True
+            Draw the non-private reference when the estimator stored one.
+        arrow_kw : dict, default=None
+            Properties of the arrows, points or heatmap (see :meth:`plot`).
+        text_kw : dict, default=None
+            Passed to :meth:`matplotlib.axes.Axes.text` for the variable labels.
+        cmap : str or Colormap, default="RdBu_r"
+            Diverging colour map of the heatmap, centred at 0.
+        **kwargs : dict
+            Added to ``arrow_kw``.
 
         Returns
         -------
         display : LoadingDisplay
+            The display, drawn.
         """
         check_matplotlib_support("LoadingDisplay.from_estimator")
         check_estimator_for(estimator, "LoadingDisplay")

@@ -208,6 +208,12 @@ def plot_overview(
         (``"scree"``, ``"loading"``, ``"score"``, ``"variable"``, ``"biplot"``) to
         its display.
 
+    See Also
+    --------
+    ScreeDisplay, LoadingDisplay, ScoreDisplay, VariableDisplay, BiplotDisplay :
+        The five panels, one at a time.
+    sklearn_dppca.DPPCA : The estimator whose release holds every panel.
+
     Examples
     --------
     >>> import matplotlib.pyplot as plt

@@ -117,6 +117,23 @@ class ScoreDisplay:
         With ``groups="facets"`` and a single (or no) ``ax``: the axes whose area
         the facets share (switched off).
     figure_ : matplotlib Figure
+
+    See Also
+    --------
+    BiplotDisplay : The synthetic points with the variables' arrows.
+    sklearn_dppca.DPPCA : The estimator that releases the score summary.
+
+    Examples
+    --------
+    >>> import numpy as np, matplotlib.pyplot as plt
+    >>> from sklearn_dppca.display import ScoreDisplay
+    >>> edges = (np.linspace(-2, 2, 5), np.linspace(-1, 1, 5))
+    >>> histogram = np.full((4, 4), 1 / 16)
+    >>> frame = {"center": [0.0, 0.0], "extent": (-2.0, 2.0, -1.0, 1.0)}
+    >>> disp = ScoreDisplay(frame, edges, histogram).plot()
+    >>> disp.groups_ is None
+    True
+    >>> plt.close("all")
     """
 
     def __init__(
@@ -252,6 +269,7 @@ class ScoreDisplay:
         Returns
         -------
         display : ScoreDisplay
+            The display itself, with the drawn artists stored as attributes.
         """
         check_matplotlib_support("ScoreDisplay.plot")
         kind = check_kind(kind, _KINDS)
@@ -635,15 +653,30 @@ class ScoreDisplay:
         estimator : DPPCA
             Fitted estimator.
         ax : matplotlib Axes, list of Axes or None, default=None
-        kind, groups, center, show_nonprivate, hist_kw, scatter_kw, **kwargs
-            See :meth:`plot`.
+            Axes to draw on; a new figure is created when None (see
+            :meth:`plot` for facets).
+        kind : {"histogram", "points", "both"}, default="histogram"
+            The private histogram, the synthetic points, or both.
+        groups : {"colors", "facets"} or None, default="colors"
+            How to show the released groups (see :meth:`plot`).
+        center : bool, default=False
+            Subtract the private frame centre from everything drawn.
         axes : tuple of 2 int, default=None
             Must be None or the estimator's ``axes_``: the score summary exists
             only for the axes it was released on.
+        show_nonprivate : bool, default=True
+            Draw the non-private reference when the estimator stored one.
+        hist_kw : dict, default=None
+            Passed to :meth:`matplotlib.axes.Axes.pcolormesh`.
+        scatter_kw : dict, default=None
+            Passed to :meth:`matplotlib.axes.Axes.scatter`.
+        **kwargs : dict
+            Added to ``hist_kw`` or ``scatter_kw`` (see :meth:`plot`).
 
         Returns
         -------
         display : ScoreDisplay
+            The display, drawn.
 
         Raises
         ------

@@ -208,6 +208,7 @@ class ScreeDisplay:
         Returns
         -------
         display : ScreeDisplay
+            The display itself, with the drawn artists stored as attributes.
         """
         check_matplotlib_support("ScreeDisplay.plot")
         kind = check_kind(kind, _KINDS)
@@ -389,10 +390,11 @@ class ScreeDisplay:
         line_kw=None,
         **kwargs,
     ):
-        """Draw the DP scree plot of a fitted :class:`~sklearn_dppca.DPScree` or
-        :class:`~sklearn_dppca.DPPCA`.
+        """Draw the DP scree plot of a fitted estimator.
 
-        Reads ``explained_variance_``, ``explained_variance_ratio_``,
+        The estimator is a fitted :class:`~sklearn_dppca.DPScree`,
+        :class:`~sklearn_dppca.DPPCA` or a loaded release. It reads
+        ``explained_variance_``, ``explained_variance_ratio_``,
         ``noise_scale_`` and ``total_variance_`` (private) and, when stored, the
         non-private reference in ``nonprivate_``.
 
@@ -402,12 +404,24 @@ class ScreeDisplay:
             Fitted estimator.
         ax : matplotlib Axes, default=None
             Axes to draw on; a new figure is created when None.
-        kind, cumulative, show_nonprivate, bar_kw, line_kw, **kwargs
-            See :meth:`plot`.
+        kind : {"both", "pve", "variance"}, default="both"
+            Bars of the private PVE, a line of the private variances, or both
+            (see :meth:`plot`).
+        cumulative : bool, default=False
+            Add the cumulative private PVE (needs ``kind`` "both" or "pve").
+        show_nonprivate : bool, default=True
+            Draw the non-private reference when the estimator stored one.
+        bar_kw : dict, default=None
+            Passed to :meth:`matplotlib.axes.Axes.bar`.
+        line_kw : dict, default=None
+            Passed to :meth:`matplotlib.axes.Axes.plot` for the variance line.
+        **kwargs : dict
+            Added to ``bar_kw`` or ``line_kw`` (see :meth:`plot`).
 
         Returns
         -------
         display : ScreeDisplay
+            The display, drawn.
 
         Raises
         ------

@@ -167,6 +167,12 @@ class VariableDisplay:
     ax_ : matplotlib Axes
     figure_ : matplotlib Figure
 
+    See Also
+    --------
+    LoadingDisplay : The loadings of each variable on each component.
+    BiplotDisplay : Scores and variables in one picture.
+    sklearn_dppca.DPPCA : The estimator whose release it draws.
+
     Examples
     --------
     >>> import numpy as np, matplotlib.pyplot as plt
@@ -236,6 +242,7 @@ class VariableDisplay:
         Returns
         -------
         display : VariableDisplay
+            The display itself, with the drawn artists stored as attributes.
         """
         check_matplotlib_support("VariableDisplay.plot")
         show_nonprivate = check_bool(show_nonprivate, "show_nonprivate")
@@ -378,10 +385,10 @@ class VariableDisplay:
         text_kw=None,
         **kwargs,
     ):
-        """Draw the DP variable plot of a fitted :class:`~sklearn_dppca.DPScree` or
-        :class:`~sklearn_dppca.DPPCA`.
+        """Draw the DP variable plot of a fitted estimator.
 
-        Reads ``components_``, ``explained_variance_``, ``feature_variance_``,
+        The estimator is a fitted :class:`~sklearn_dppca.DPScree`,
+        :class:`~sklearn_dppca.DPPCA` or a loaded release. It reads ``components_``, ``explained_variance_``, ``feature_variance_``,
         ``explained_variance_ratio_`` and the non-private reference when stored.
 
         Parameters
@@ -389,15 +396,26 @@ class VariableDisplay:
         estimator : DPScree or DPPCA
             Fitted estimator.
         ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure is created when None.
         axes : tuple of 2 int, default=None
             0-based component indices; default the estimator's ``axes_`` when it
             has them, else ``(0, 1)``.
-        variables, show_nonprivate, arrow_kw, text_kw, **kwargs
-            See :meth:`plot`.
+        variables : None, "all", or list of str or int, default=None
+            Variables to draw (see :meth:`plot`).
+        show_nonprivate : bool, default=True
+            Draw the non-private reference when the estimator stored one.
+        arrow_kw : dict, default=None
+            Arrow properties (``arrowprops`` of
+            :meth:`matplotlib.axes.Axes.annotate`).
+        text_kw : dict, default=None
+            Passed to :meth:`matplotlib.axes.Axes.text` for the labels.
+        **kwargs : dict
+            Added to ``arrow_kw``.
 
         Returns
         -------
         display : VariableDisplay
+            The display, drawn.
         """
         check_matplotlib_support("VariableDisplay.from_estimator")
         check_estimator_for(estimator, "VariableDisplay")

@@ -38,6 +38,21 @@ class BudgetExceededError(ValueError):
 
     Raised by :meth:`PrivacyAccountant.charge` before anything is computed or
     recorded: the fit that asked releases nothing and spends nothing.
+
+    See Also
+    --------
+    PrivacyAccountant : The budget that refuses the charge.
+
+    Examples
+    --------
+    >>> from sklearn_dppca import BudgetExceededError, PrivacyAccountant
+    >>> from sklearn_dppca.privacy import Spend
+    >>> accountant = PrivacyAccountant(eps=1.0, delta=1e-5)
+    >>> try:
+    ...     accountant.charge(Spend(eps=2.0), label="too much")
+    ... except BudgetExceededError:
+    ...     print("refused; spent:", accountant.spent())
+    refused; spent: (0.0, 0.0)
     """
 
 
@@ -66,6 +81,11 @@ class PrivacyAccountant:
         Total privacy parameter, > 0.
     delta : float
         Total privacy parameter, in (0, 1): Gaussian mechanisms need ``delta > 0``.
+
+    See Also
+    --------
+    DPPCA : An estimator that charges it (``accountant=`` parameter).
+    BudgetExceededError : Raised when a charge does not fit.
 
     Examples
     --------
@@ -120,8 +140,11 @@ class PrivacyAccountant:
 
     @property
     def charges(self):
-        """The accepted charges, oldest first: dicts with ``label``, ``eps``,
-        ``delta``, ``mu`` and ``time`` (UTC, ISO 8601). A copy."""
+        """The accepted charges, oldest first (a copy).
+
+        Each charge is a dict with ``label``, ``eps``, ``delta``, ``mu`` and
+        ``time`` (UTC, ISO 8601).
+        """
         return [dict(charge) for charge in self._charges]
 
     def _total(self):
@@ -129,7 +152,18 @@ class PrivacyAccountant:
         return sum((Spend(c["eps"], c["delta"], c["mu"]) for c in self._charges), Spend())
 
     def can_afford(self, spend):
-        """Whether ``spend`` (a :class:`Spend`) fits in what is left."""
+        """Tell whether ``spend`` fits in what is left.
+
+        Parameters
+        ----------
+        spend : Spend
+            The spend asked about.
+
+        Returns
+        -------
+        bool
+            True when :meth:`charge` would accept ``spend`` now.
+        """
         return (self._total() + _check_spend(spend)).fits(self._eps, self._delta)
 
     def charge(self, spend, label):
@@ -182,22 +216,29 @@ class PrivacyAccountant:
         )
 
     def spent(self):
-        """``(eps, delta)`` of all the charges composed.
+        """Compute the ``(eps, delta)`` of all the charges composed.
 
         Without Gaussian blocks, the charges' ``eps``'s and ``delta``'s added up.
         With them, the composed block is read at the ``eps`` that the other parts
         leave of the total (where its ``delta`` is smallest), so the ``eps``
         returned is the total ``eps`` and the ``delta`` is what the charges use of
         ``delta`` there.
+
+        Returns
+        -------
+        eps : float
+            The ``eps`` spent.
+        delta : float
+            The ``delta`` spent.
         """
         return self._total().as_pair(self._eps)
 
     def remaining(self):
-        """The most that one further charge of a single kind may take.
+        """Compute the most that one further charge of a single kind may take.
 
         Returns
         -------
-        remaining : dict
+        dict
             ``"eps"``: the largest ``e`` such that ``Spend(eps=e)`` fits (a pure
             part); ``"delta"``: the largest ``d`` such that ``Spend(delta=d)``
             fits; ``"mu"``: the largest ``m`` such that ``Spend(mu=m)`` fits (a
@@ -224,17 +265,38 @@ class PrivacyAccountant:
         }
 
     def to_dict(self):
-        """The accountant as plain JSON-ready data (see :meth:`from_dict`)."""
+        """Export the accountant as plain JSON-ready data.
+
+        Returns
+        -------
+        dict
+            The format tag, the totals and the charges (read back by
+            :meth:`from_dict`).
+        """
         with self._lock:
             return {"format": ACCOUNTANT_FORMAT, "eps": self._eps, "delta": self._delta,
                     "charges": self.charges}
 
     @classmethod
     def from_dict(cls, data):
-        """An accountant from :meth:`to_dict`'s data, owned by this process.
+        """Rebuild an accountant from :meth:`to_dict`'s data, owned by this process.
 
-        Every field is checked; a problem raises one ``ValueError`` naming it
-        (``TypeError`` if ``data`` is not a dict).
+        Parameters
+        ----------
+        data : dict
+            What :meth:`to_dict` returned.
+
+        Returns
+        -------
+        PrivacyAccountant
+            A new accountant with the same totals and charges.
+
+        Raises
+        ------
+        TypeError
+            If ``data`` is not a dict.
+        ValueError
+            If a field is missing or bad (the message names it).
         """
         if not isinstance(data, dict):
             raise TypeError(f"data must be a dict, got {type(data).__name__}.")
@@ -246,6 +308,11 @@ class PrivacyAccountant:
         The file is written next to ``path`` under a temporary name and then
         renamed over it, so a crash leaves the previous file or the new one,
         never a partial file.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file to write (replaced if it exists).
         """
         path = os.fspath(path)
         data = self.to_dict()
@@ -266,11 +333,26 @@ class PrivacyAccountant:
 
     @classmethod
     def load(cls, path):
-        """The accountant saved in ``path``, owned by this process.
+        """Read the accountant saved in ``path``, owned by this process.
 
-        Raises ``ValueError`` naming the problem if the file is not JSON, not a
-        saved accountant, or has a bad field. Load a budget once and charge that
-        one object: two loads of the same file are two budgets.
+        Load a budget once and charge that one object: two loads of the same file
+        are two budgets.
+
+        Parameters
+        ----------
+        path : str or path-like
+            A file written by :meth:`save`.
+
+        Returns
+        -------
+        PrivacyAccountant
+            The saved accountant, with its charges.
+
+        Raises
+        ------
+        ValueError
+            If the file is not JSON, not a saved accountant, or has a bad field
+            (the message names the problem).
         """
         with open(path, encoding="utf-8") as stream:
             try:

@@ -46,9 +46,30 @@ _ROUNDOFF = 1e-12
 
 
 def gdp_delta(mu, eps):
-    """The ``delta`` at ``eps`` of a ``mu``-GDP mechanism (exact, log-space).
+    """Compute the ``delta`` at ``eps`` of a ``mu``-GDP mechanism (exact, log-space).
 
     ``Phi(-eps/mu + mu/2) - exp(eps) Phi(-eps/mu - mu/2)``; 0 for ``mu = 0``.
+
+    Parameters
+    ----------
+    mu : float
+        The GDP parameter, >= 0.
+    eps : float
+        The ``eps`` at which ``delta`` is evaluated, >= 0.
+
+    Returns
+    -------
+    delta : float
+        The smallest ``delta`` for which the mechanism is ``(eps, delta)``-DP.
+
+    Raises
+    ------
+    ValueError
+        If ``mu`` is negative or not finite.
+
+    See Also
+    --------
+    gdp_mu : The inverse: the ``mu`` that a grant ``(eps, delta)`` allows.
 
     Examples
     --------
@@ -68,11 +89,27 @@ def gdp_delta(mu, eps):
 
 
 def gdp_mu(eps, delta):
-    """The largest ``mu`` whose ``mu``-GDP gives ``(eps, delta)``-DP.
+    """Find the largest ``mu`` whose ``mu``-GDP gives ``(eps, delta)``-DP.
 
     ``gdp_delta(mu, eps)`` rises with ``mu``; the root is found in ``log mu`` and
     then stepped down until the profile holds, so the returned ``mu`` never
     overstates the budget.
+
+    Parameters
+    ----------
+    eps : float
+        Privacy parameter of the grant, > 0.
+    delta : float
+        Privacy parameter of the grant, in (0, 1).
+
+    Returns
+    -------
+    mu : float
+        The largest GDP parameter within the grant.
+
+    See Also
+    --------
+    gdp_delta : The ``delta`` of a ``mu``-GDP mechanism at a given ``eps``.
 
     Examples
     --------
@@ -122,14 +159,40 @@ class Allocation:
 
 @dataclass(frozen=True)
 class Spend:
-    """A spend as the accountant composes it: ``eps`` charged by basic composition
-    (pure and basic parts, and the Gaussian block's ``eps`` under basic
-    accounting), its ``delta``, and the ``mu`` of the Gaussian parts composed in
-    GDP (0 if none).
+    """A spend as the accountant composes it.
+
+    It holds the ``eps`` charged by basic composition (pure and basic parts, and
+    the Gaussian block's ``eps`` under basic accounting), its ``delta``, and the
+    ``mu`` of the Gaussian parts composed in GDP (0 if none).
 
     ``(eps, delta)`` pairs add; ``mu``'s add in squares. The spend fits a grant
     ``(E, D)`` when some ``eps_G >= 0`` has ``eps + eps_G <= E`` and
     ``delta + gdp_delta(mu, eps_G) <= D``; the best ``eps_G`` is ``E - eps``.
+
+    Parameters
+    ----------
+    eps : float, default=0.0
+        The ``eps`` charged by basic composition, >= 0.
+    delta : float, default=0.0
+        The ``delta`` charged by basic composition, >= 0.
+    mu : float, default=0.0
+        The GDP parameter of the Gaussian parts composed exactly, >= 0.
+
+    See Also
+    --------
+    PrivacyAccountant : Composes the spends of the fits on one data set.
+    PrivacyLedger.spend : The spend of one fit.
+
+    Examples
+    --------
+    >>> from sklearn_dppca.privacy import Spend
+    >>> total = Spend(eps=0.2) + Spend(mu=0.06) + Spend(mu=0.08)
+    >>> round(total.mu, 10)
+    0.1
+    >>> total.fits(1.0, 1e-5)
+    True
+    >>> (total + Spend(mu=1.0)).fits(1.0, 1e-5)
+    False
     """
 
     eps: float = 0.0
@@ -148,7 +211,21 @@ class Spend:
                      math.hypot(self.mu, other.mu))
 
     def as_pair(self, grant_eps):
-        """The ``(eps, delta)`` spent when the block takes what ``grant_eps`` leaves."""
+        """Convert to the ``(eps, delta)`` spent when the block takes what ``grant_eps`` leaves.
+
+        Parameters
+        ----------
+        grant_eps : float
+            The grant's ``eps``; the Gaussian block is converted at
+            ``grant_eps - eps``.
+
+        Returns
+        -------
+        eps : float
+            The ``eps`` spent (``inf`` when ``eps`` alone exceeds the grant).
+        delta : float
+            The ``delta`` spent.
+        """
         if self.mu == 0:
             return self.eps, self.delta
         block_eps = grant_eps - self.eps
@@ -157,7 +234,20 @@ class Spend:
         return grant_eps, self.delta + gdp_delta(self.mu, block_eps)
 
     def fits(self, eps, delta):
-        """Whether this spend stays within the grant ``(eps, delta)`` (round-off aside)."""
+        """Tell whether this spend stays within the grant ``(eps, delta)``.
+
+        Parameters
+        ----------
+        eps : float
+            The grant's ``eps``.
+        delta : float
+            The grant's ``delta``.
+
+        Returns
+        -------
+        bool
+            True when the spend fits, up to floating-point round-off.
+        """
         spent_eps, spent_delta = self.as_pair(eps)
         return (spent_eps <= eps * (1 + _ROUNDOFF)
                 and spent_delta <= delta * (1 + _ROUNDOFF) + 1e-300)
@@ -172,6 +262,11 @@ class BudgetTree:
         Name -> ``(share, kind)`` for a leaf (``kind`` in ``"gaussian"``,
         ``"pure"``, ``"basic"``) or ``(share, parts)`` for an inner part. Shares
         of one parent must sum to at most 1; a share of 0 leaves the part out.
+
+    See Also
+    --------
+    PrivacyBudget : A plain split of ``(eps, delta)`` into named parts.
+    gdp_mu : The ``mu`` of the Gaussian block under ``accounting="gdp"``.
 
     Examples
     --------
@@ -193,11 +288,17 @@ class BudgetTree:
                              "must not repeat a nested part's path.")
 
     def leaves(self):
-        """``(path, absolute share, delta weight, kind)`` of every leaf, in order."""
+        """List the leaves of the tree, in order.
+
+        Returns
+        -------
+        list of tuple
+            ``(path, absolute share, delta weight, kind)`` of every leaf.
+        """
         return list(_leaves(self.parts, "", 1.0, 1.0))
 
     def allocate(self, eps, delta, accounting="gdp"):
-        """One :class:`Allocation` per leaf for the grant ``(eps, delta)``.
+        """Allocate the grant ``(eps, delta)``: one allocation per leaf.
 
         ``"basic"``: a leaf gets ``eps`` times its share, and ``delta`` times its
         share among the parts that spend ``delta`` (pure parts spend none, so
@@ -206,6 +307,21 @@ class BudgetTree:
         of what they would get under basic accounting, which is ``mu``-GDP for
         ``mu = gdp_mu(eps_G, delta_G)``; leaf ``i`` gets ``mu_i^2`` in
         proportion to its share, so ``sqrt(sum mu_i^2) = mu``.
+
+        Parameters
+        ----------
+        eps : float
+            The grant's ``eps``, > 0.
+        delta : float
+            The grant's ``delta``, in (0, 1).
+        accounting : {"gdp", "basic"}, default="gdp"
+            How the Gaussian leaves compose.
+
+        Returns
+        -------
+        BudgetPlan
+            The leaves' allocations, indexed by path (``plan["a/b"]``), with
+            ``plan.part(name)`` the view of one inner part.
         """
         if accounting not in ACCOUNTING_METHODS:
             raise ValueError(

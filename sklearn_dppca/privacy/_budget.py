@@ -30,6 +30,11 @@ class PrivacyBudget:
     delta : float
         Total privacy parameter, in [0, 1).
 
+    See Also
+    --------
+    BudgetTree : A fit's budget as a tree of parts, with exact composition.
+    PrivacyAccountant : A total budget charged by every fit on a data set.
+
     Examples
     --------
     >>> from sklearn_dppca.privacy import PrivacyBudget
@@ -49,12 +54,23 @@ class PrivacyBudget:
         return iter((self.eps, self.delta))
 
     def split(self, fractions, name="budget_split"):
-        """Split into parts; ``fractions`` maps a part's name to its share.
+        """Split into named parts.
 
-        A share applies to both ``eps`` and ``delta``; it may also be a pair
-        ``(eps_share, delta_share)``. Shares must be in [0, 1] and sum to at most 1
-        for each of ``eps`` and ``delta``. A part with a zero ``eps`` share is
-        returned as ``None`` (it may not spend anything).
+        Parameters
+        ----------
+        fractions : dict
+            A part's name -> its share. A share applies to both ``eps`` and
+            ``delta``; it may also be a pair ``(eps_share, delta_share)``. Shares
+            must be in [0, 1] and sum to at most 1 for each of ``eps`` and
+            ``delta``.
+        name : str, default="budget_split"
+            The argument's name in error messages.
+
+        Returns
+        -------
+        dict
+            A part's name -> its :class:`PrivacyBudget`, or None for a part with
+            a zero ``eps`` share (it may not spend anything).
         """
         if not isinstance(fractions, dict) or not fractions:
             raise TypeError(f"{name} must be a non-empty dict of shares, got {fractions!r}.")
@@ -105,6 +121,20 @@ class PrivacyLedger:
     Each entry is a dict with at least ``step``, ``mechanism``, ``eps``, ``delta``,
     ``sensitivity`` (with its norm in ``sensitivity_norm``) and ``noise_scale``.
 
+    Parameters
+    ----------
+    entries : list of dict, default=None
+        Entries to start from (copied); None starts an empty ledger.
+
+    Attributes
+    ----------
+    entries : list of dict
+        The entries, in the order of the calls.
+
+    See Also
+    --------
+    PrivacyAccountant : The budget across fits, charged before each fit.
+
     Examples
     --------
     >>> from sklearn_dppca.privacy import PrivacyLedger
@@ -120,7 +150,27 @@ class PrivacyLedger:
 
     def record(self, *, step, mechanism, eps, delta, sensitivity, noise_scale,
                sensitivity_norm="L2", **extra):
-        """Append one mechanism call."""
+        """Append one mechanism call.
+
+        Parameters
+        ----------
+        step : str
+            Name of the call (the budget tree's path of its part).
+        mechanism : str
+            Name of the mechanism.
+        eps : float
+            The ``eps`` this call charges.
+        delta : float
+            The ``delta`` this call charges.
+        sensitivity : float
+            Sensitivity the noise was calibrated to.
+        noise_scale : float
+            Scale of the noise drawn (standard deviation or Laplace scale).
+        sensitivity_norm : str, default="L2"
+            The norm of ``sensitivity``.
+        **extra : dict
+            Further keys of the entry (for example ``mu`` and ``composition``).
+        """
         entry = {
             "step": str(step),
             "mechanism": str(mechanism),
@@ -134,7 +184,15 @@ class PrivacyLedger:
         self.entries.append(entry)
 
     def extend(self, entries, prefix=None):
-        """Append entries of another fit (for example reused directions)."""
+        """Append entries of another fit (for example reused directions).
+
+        Parameters
+        ----------
+        entries : list of dict
+            The other fit's entries (copied).
+        prefix : str, default=None
+            Prefixed to each entry's ``step`` as ``prefix/step``.
+        """
         for entry in entries:
             entry = dict(entry)
             if prefix:
@@ -145,7 +203,13 @@ class PrivacyLedger:
             self.entries.append(entry)
 
     def gdp_parts(self):
-        """The entries spent as ``mu``-GDP parts of the Gaussian block."""
+        """List the entries spent as ``mu``-GDP parts of the Gaussian block.
+
+        Returns
+        -------
+        list of dict
+            Those entries, in order (not copies).
+        """
         return [entry for entry in self.entries if entry.get("composition") == "gdp"]
 
     def close_gaussian_block(self, block_eps):
@@ -154,6 +218,11 @@ class PrivacyLedger:
         ``mu = sqrt(sum mu_i^2)`` over the GDP parts recorded so far (exact
         composition), charged as ``(block_eps, gdp_delta(mu, block_eps))``. Does
         nothing when there are no such parts (for example a skipped histogram).
+
+        Parameters
+        ----------
+        block_eps : float
+            The ``eps`` at which the composed block is charged.
         """
         parts = self.gdp_parts()
         if not parts or any(e.get("step") == GAUSSIAN_BLOCK_STEP for e in self.entries):
@@ -172,10 +241,13 @@ class PrivacyLedger:
         })
 
     def spend(self):
-        """The :class:`~sklearn_dppca.privacy._accounting.Spend` of this ledger.
+        """Compute the :class:`Spend` of this ledger.
 
-        ``eps`` and ``delta`` of the entries outside the Gaussian block, and the
-        block's composed ``mu``: what an accountant composes across fits.
+        Returns
+        -------
+        Spend
+            ``eps`` and ``delta`` of the entries outside the Gaussian block, and
+            the block's composed ``mu``: what an accountant composes across fits.
         """
         outside = [e for e in self.entries if e.get("step") != GAUSSIAN_BLOCK_STEP]
         parts = self.gdp_parts()
@@ -184,8 +256,16 @@ class PrivacyLedger:
                      math.sqrt(math.fsum(e["mu"] ** 2 for e in parts)))
 
     def spent(self):
-        """Total ``(eps, delta)``: the entries' pairs added (the Gaussian block's
-        entry carries the exact composition of its parts)."""
+        """Compute the total ``(eps, delta)``: the entries' pairs added.
+
+        Returns
+        -------
+        eps : float
+            The sum of the entries' ``eps``.
+        delta : float
+            The sum of the entries' ``delta`` (the Gaussian block's entry carries
+            the exact composition of its parts).
+        """
         return (
             math.fsum(entry["eps"] for entry in self.entries),
             math.fsum(entry["delta"] for entry in self.entries),
@@ -194,8 +274,25 @@ class PrivacyLedger:
     def check_within(self, eps, delta):
         """Return the spend, capped at the grant for float round-off only.
 
-        Raises ``RuntimeError`` if the ledger spent more than granted beyond
-        round-off: that would be a bug, and nothing may be released.
+        Parameters
+        ----------
+        eps : float
+            The granted ``eps``.
+        delta : float
+            The granted ``delta``.
+
+        Returns
+        -------
+        eps : float
+            The ``eps`` spent, at most the grant.
+        delta : float
+            The ``delta`` spent, at most the grant.
+
+        Raises
+        ------
+        RuntimeError
+            If the ledger spent more than granted beyond round-off: that would be
+            a bug, and nothing may be released.
         """
         spent_eps, spent_delta = self.spent()
         capped = []
@@ -208,5 +305,11 @@ class PrivacyLedger:
         return tuple(capped)
 
     def to_list(self):
-        """The entries as a list of plain dicts (a copy)."""
+        """Copy the entries.
+
+        Returns
+        -------
+        list of dict
+            The entries as plain dicts (a copy).
+        """
         return [dict(entry) for entry in self.entries]

@@ -26,7 +26,37 @@ NOISE_METHODS = ("analytic", "classical")
 
 
 def check_eps(eps, name="eps"):
-    """Validate a privacy parameter ``eps``: a finite float > 0."""
+    """Validate a privacy parameter ``eps``: a finite float > 0.
+
+    Parameters
+    ----------
+    eps : float
+        The value to check.
+    name : str, default="eps"
+        The argument's name, used in the error messages.
+
+    Returns
+    -------
+    eps : float
+        The value as a Python float.
+
+    Raises
+    ------
+    TypeError
+        If ``eps`` is not a real number (booleans are refused).
+    ValueError
+        If ``eps`` is not finite or not > 0.
+
+    Examples
+    --------
+    >>> from sklearn_dppca.privacy import check_eps
+    >>> check_eps(1)
+    1.0
+    >>> check_eps(0.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: eps must be a finite number > 0, got 0.0.
+    """
     if isinstance(eps, bool) or not isinstance(eps, (int, float, np.integer, np.floating)):
         raise TypeError(f"{name} must be a positive real number, got {eps!r}.")
     eps = float(eps)
@@ -36,7 +66,37 @@ def check_eps(eps, name="eps"):
 
 
 def check_delta(delta, name="delta", allow_zero=False):
-    """Validate ``delta``: in (0, 1), or [0, 1) with ``allow_zero``."""
+    """Validate ``delta``: in (0, 1), or [0, 1) with ``allow_zero``.
+
+    Parameters
+    ----------
+    delta : float
+        The value to check.
+    name : str, default="delta"
+        The argument's name, used in the error messages.
+    allow_zero : bool, default=False
+        Accept ``delta = 0`` (pure differential privacy).
+
+    Returns
+    -------
+    delta : float
+        The value as a Python float.
+
+    Raises
+    ------
+    TypeError
+        If ``delta`` is not a real number (booleans are refused).
+    ValueError
+        If ``delta`` lies outside its interval.
+
+    Examples
+    --------
+    >>> from sklearn_dppca.privacy import check_delta
+    >>> check_delta(1e-5)
+    1e-05
+    >>> check_delta(0, allow_zero=True)
+    0.0
+    """
     if isinstance(delta, bool) or not isinstance(
         delta, (int, float, np.integer, np.floating)
     ):
@@ -55,11 +115,36 @@ def check_sensitivity(sensitivity):
 
 
 def gaussian_delta(noise_scale, sensitivity, eps):
-    """The exact ``delta`` of the Gaussian mechanism at a given noise scale.
+    """Compute the exact ``delta`` of the Gaussian mechanism at a given noise scale.
 
     ``delta(s) = Phi(D/(2s) - eps s/D) - exp(eps) Phi(-D/(2s) - eps s/D)``,
     evaluated in log space so that neither ``exp(eps)`` overflows nor the
     difference of two tiny numbers cancels (Balle & Wang 2018, Thm 8).
+
+    Parameters
+    ----------
+    noise_scale : float
+        Standard deviation ``s`` of the Gaussian noise, > 0.
+    sensitivity : float
+        L2 sensitivity ``D`` of the released vector, > 0.
+    eps : float
+        The ``eps`` at which ``delta`` is evaluated, > 0.
+
+    Returns
+    -------
+    delta : float
+        The smallest ``delta`` for which the mechanism is ``(eps, delta)``-DP.
+
+    See Also
+    --------
+    gaussian_noise_scale : The noise scale for a given ``(eps, delta)``.
+
+    Examples
+    --------
+    >>> from sklearn_dppca.privacy import gaussian_delta, gaussian_noise_scale
+    >>> scale = gaussian_noise_scale(1.0, 1.0, 1e-5)
+    >>> gaussian_delta(scale, 1.0, 1.0) <= 1e-5
+    True
     """
     ratio = sensitivity / noise_scale
     first = ratio / 2 - eps / ratio
@@ -122,16 +207,29 @@ def gaussian_noise_scale(sensitivity, eps, delta, method="analytic", warn=True):
         Emit a ``UserWarning`` when ``method="classical"`` is used with
         ``eps >= 1``, outside the range of its proof.
 
+    Returns
+    -------
+    noise_scale : float
+        The standard deviation ``sigma``.
+
     Raises
     ------
     ValueError
         If ``method="classical"`` and its ``sigma`` does not give
         ``(eps, delta)``-DP by the exact profile (large ``eps``).
 
-    Returns
-    -------
-    noise_scale : float
-        The standard deviation ``sigma``.
+    See Also
+    --------
+    gaussian_delta : The exact ``delta`` of a given noise scale.
+    gaussian_mechanism : Add the noise and record the spend.
+
+    Examples
+    --------
+    >>> from sklearn_dppca.privacy import gaussian_noise_scale
+    >>> analytic = gaussian_noise_scale(1.0, eps=0.5, delta=1e-5)
+    >>> classical = gaussian_noise_scale(1.0, eps=0.5, delta=1e-5, method="classical")
+    >>> bool(analytic < classical)
+    True
     """
     sensitivity = check_sensitivity(sensitivity)
     eps = check_eps(eps)
@@ -152,5 +250,24 @@ def gaussian_noise_scale(sensitivity, eps, delta, method="analytic", warn=True):
 
 
 def laplace_noise_scale(sensitivity, eps):
-    """Scale ``b = sensitivity / eps`` of the Laplace mechanism (L1 sensitivity)."""
+    """Compute the scale ``b = sensitivity / eps`` of the Laplace mechanism.
+
+    Parameters
+    ----------
+    sensitivity : float
+        L1 sensitivity of the released value or vector, > 0.
+    eps : float
+        Privacy parameter, > 0.
+
+    Returns
+    -------
+    scale : float
+        The Laplace scale ``b`` that makes the mechanism ``eps``-DP.
+
+    Examples
+    --------
+    >>> from sklearn_dppca.privacy import laplace_noise_scale
+    >>> laplace_noise_scale(2.0, eps=0.5)
+    4.0
+    """
     return check_sensitivity(sensitivity) / check_eps(eps)

@@ -63,19 +63,28 @@ def _axis_index(values, edges):
 
 
 def grid_cell_index(points, x_edges, y_edges):
-    """Flat cell index of each point (x varying fastest), -1 outside the grid.
+    """Find the flat cell index of each point (x varying fastest), -1 outside the grid.
 
     Parameters
     ----------
     points : array-like of shape (n, 2)
+        The points' x and y coordinates.
     x_edges : array-like of shape (m_x + 1,)
         Strictly increasing edges along x.
     y_edges : array-like of shape (m_y + 1,)
+        Strictly increasing edges along y.
 
     Returns
     -------
     ndarray of shape (n,), int
         ``ix + m_x * iy`` for points in the grid, -1 otherwise (also for NaN).
+
+    Examples
+    --------
+    >>> from sklearn_dppca.privacy import grid_cell_index
+    >>> edges = [0.0, 1.0, 2.0]
+    >>> grid_cell_index([[0.5, 0.5], [1.5, 0.5], [0.5, 1.5], [3.0, 0.0]], edges, edges)
+    array([ 0,  1,  2, -1])
     """
     points = _check_points(points)
     x_edges = _check_edges(x_edges, "x_edges")
@@ -108,11 +117,12 @@ def _group_codes(groups, labels, n_rows):
 
 
 def histogram_counts(points, x_edges, y_edges, groups=None, labels=None):
-    """Exact counts of points per cell (not private by itself).
+    """Count the points per cell, exactly (not private by itself).
 
     Parameters
     ----------
     points : array-like of shape (n, 2)
+        The points' x and y coordinates.
     x_edges, y_edges : array-like
         Cell edges, see :func:`grid_cell_index`. Points outside are not counted.
     groups : array-like of shape (n,), optional
@@ -130,6 +140,14 @@ def histogram_counts(points, x_edges, y_edges, groups=None, labels=None):
     -----
     Replacing one row changes the (concatenated) array by L2 norm at most
     ``sqrt(2)`` and L1 norm at most 2.
+
+    Examples
+    --------
+    >>> from sklearn_dppca.privacy import histogram_counts
+    >>> edges = [0.0, 1.0, 2.0]
+    >>> histogram_counts([[0.5, 0.5], [0.2, 0.7], [1.5, 0.5]], edges, edges)
+    array([[2., 0.],
+           [1., 0.]])
     """
     points = _check_points(points)
     cells = grid_cell_index(points, x_edges, y_edges)
@@ -152,7 +170,7 @@ def histogram_counts(points, x_edges, y_edges, groups=None, labels=None):
 
 def additive_histogram(counts, eps, delta, rng, *, noise="analytic", ledger=None,
                        step="additive histogram", mu=None, return_noise_scale=False):
-    """Gaussian noise on every cell, then clamp at 0.
+    """Release a histogram with Gaussian noise on every cell, clamped at 0.
 
     One Gaussian mechanism covers the whole array (all groups together) with L2
     sensitivity ``sqrt(2)``: replacing one row takes one unit from one cell and
@@ -166,10 +184,14 @@ def additive_histogram(counts, eps, delta, rng, *, noise="analytic", ledger=None
     eps, delta : float
         Privacy parameters of the release, ``(eps, delta)``-DP.
     rng : numpy.random.Generator
+        The only source of the noise.
     noise : {"analytic", "classical"}, default="analytic"
-    ledger : PrivacyLedger, optional
+        Calibration of the noise (see :func:`gaussian_noise_scale`).
+    ledger : PrivacyLedger, default=None
+        Where the spend is recorded; None records nothing.
     step : str, default="additive histogram"
-    mu : float, optional
+        Name of this call in the ledger.
+    mu : float, default=None
         Spend it as a ``mu``-GDP part (see :func:`gaussian_mechanism`).
     return_noise_scale : bool, default=False
         Also return the noise sd of every cell.
@@ -179,6 +201,19 @@ def additive_histogram(counts, eps, delta, rng, *, noise="analytic", ledger=None
     ndarray of the shape of ``counts``
         Noisy counts clamped at 0 (use :func:`normalise_histogram` to normalise);
         with ``return_noise_scale``, the pair ``(counts, noise_scale)``.
+
+    See Also
+    --------
+    sparse_histogram : Noise on the non-empty cells only, with a threshold.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dppca.privacy import additive_histogram
+    >>> counts = np.array([[40.0, 0.0], [10.0, 50.0]])
+    >>> noisy = additive_histogram(counts, 1.0, 1e-5, np.random.default_rng(0))
+    >>> noisy.shape, bool((noisy >= 0).all())
+    ((2, 2), True)
     """
     counts = _check_counts(counts)
     noisy, noise_scale = gaussian_mechanism(counts, HISTOGRAM_L2_SENSITIVITY, eps, delta,
@@ -194,7 +229,7 @@ def _sparse_threshold(eps, delta):
 
 
 def sparse_histogram(counts, eps, delta, rng, *, ledger=None, step="sparse histogram"):
-    """Stability histogram (Karwa & Vadhan): noise on non-empty cells only.
+    """Release a stability histogram (Karwa & Vadhan): noise on non-empty cells only.
 
     Each non-empty cell gets ``Lap(2/eps)``; a noisy count below
     ``2 ln(2/delta)/eps + 1`` is set to 0; the rest are clamped at 0. Empty cells
@@ -209,15 +244,35 @@ def sparse_histogram(counts, eps, delta, rng, *, ledger=None, step="sparse histo
     Parameters
     ----------
     counts : array-like of shape (m_x, m_y) or (n_groups, m_x, m_y)
+        Exact counts from :func:`histogram_counts`.
     eps : float
-    delta : float in (0, 1)
+        Privacy parameter, > 0.
+    delta : float
+        Privacy parameter, in (0, 1); it sets the threshold.
     rng : numpy.random.Generator
-    ledger : PrivacyLedger, optional
+        The only source of the noise.
+    ledger : PrivacyLedger, default=None
+        Where the spend is recorded; None records nothing.
     step : str, default="sparse histogram"
+        Name of this call in the ledger.
 
     Returns
     -------
     ndarray of the shape of ``counts``
+        The noisy counts, 0 below the threshold and in empty cells.
+
+    See Also
+    --------
+    additive_histogram : Gaussian noise on every cell.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dppca.privacy import sparse_histogram
+    >>> counts = np.array([[400.0, 0.0], [0.0, 300.0]])
+    >>> noisy = sparse_histogram(counts, 1.0, 1e-5, np.random.default_rng(0))
+    >>> print(noisy[0, 1], noisy[1, 0])
+    0.0 0.0
     """
     counts = _check_counts(counts)
     eps = check_eps(eps)
@@ -242,10 +297,27 @@ def normalise_histogram(counts):
     A 2-D array is normalised to sum 1; a 3-D array (groups first) is normalised
     per group.
 
+    Parameters
+    ----------
+    counts : array-like of shape (m_x, m_y) or (n_groups, m_x, m_y)
+        Non-negative noisy counts.
+
+    Returns
+    -------
+    ndarray of the shape of ``counts``
+        The probabilities, summing to 1 (per group).
+
     Raises
     ------
     ValueError
         If every count (of some group) is zero, since there is nothing to normalise.
+
+    Examples
+    --------
+    >>> from sklearn_dppca.privacy import normalise_histogram
+    >>> normalise_histogram([[1.0, 3.0], [0.0, 4.0]])
+    array([[0.125, 0.375],
+           [0.   , 0.5  ]])
     """
     counts = _check_counts(counts)
     totals = counts.sum(axis=(-2, -1), keepdims=True)
@@ -265,7 +337,7 @@ def _check_exponent(value, name):
 
 def dyadic_argmax(values, eps, rng, *, k_min=-40, k_max=40, ledger=None,
                   step="dyadic argmax"):
-    """Private power of two at the most populated dyadic bin of ``values``.
+    """Release the power of two at the most populated dyadic bin of ``values``.
 
     Each value ``v > 0`` goes to bin ``floor(log2 v)`` clamped to ``[k_min, k_max]``
     (``+inf`` to ``k_max``); values ``<= 0`` go to ``k_min``. Every bin count gets
@@ -280,15 +352,28 @@ def dyadic_argmax(values, eps, rng, *, k_min=-40, k_max=40, ledger=None,
     values : array-like of shape (m,)
         No NaN.
     eps : float
+        Privacy parameter, > 0.
     rng : numpy.random.Generator
+        The only source of the noise.
     k_min, k_max : int, default=-40, 40
         Public range of the exponents, ``k_min <= k_max``.
-    ledger : PrivacyLedger, optional
+    ledger : PrivacyLedger, default=None
+        Where the spend is recorded; None records nothing.
     step : str, default="dyadic argmax"
+        Name of this call in the ledger.
 
     Returns
     -------
     float
+        ``2.0 ** k`` for the bin ``k`` with the largest noisy count.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dppca.privacy import dyadic_argmax
+    >>> values = np.random.default_rng(0).uniform(8, 16, size=1000)
+    >>> dyadic_argmax(values, 1.0, np.random.default_rng(1))
+    8.0
     """
     k_min = _check_exponent(k_min, "k_min")
     k_max = _check_exponent(k_max, "k_max")

@@ -81,7 +81,7 @@ def _trimming_interval(low, high, a, b):
 def pmwm_mean(w, eps, delta, rng, *, beta=1.01, trim_const=10, eta=0.01, a=0.0,
               b=np.inf, split=True, noise="analytic", ledger=None, step="pmwm mean",
               return_noise_scale=False):
-    """Private mean by private winsorisation (PMWM, Ramsay & Spicker 2025).
+    """Release a mean by private winsorisation (PMWM, Ramsay & Spicker 2025).
 
     1. Trim level ``p = min(max(trim_const / m_q, eta), 0.49)``, ``m_q`` the number
        of values used for the quantiles.
@@ -113,25 +113,47 @@ def pmwm_mean(w, eps, delta, rng, *, beta=1.01, trim_const=10, eta=0.01, a=0.0,
     w : array-like of shape (m,)
         Finite values; ``m >= 2`` with ``split=True``.
     eps : float
-    delta : float in (0, 1)
+        Privacy parameter, > 0.
+    delta : float
+        Privacy parameter, in (0, 1).
     rng : numpy.random.Generator
+        The only source of the noise and of the split.
     beta : float, default=1.01
         Grid ratio of the quantile searches.
     trim_const : float, default=10
+        The constant of the trim level ``trim_const / m_q``, > 0.
     eta : float, default=0.01
         Smallest trim level, in (0, 0.5).
     a, b : float, default=0, inf
         Public bounds of the values (``a < b``, may be infinite).
     split : bool, default=True
+        Split the values into a quantile half and a mean half (see above).
     noise : {"analytic", "classical"}, default="analytic"
-    ledger : PrivacyLedger, optional
+        Calibration of the Gaussian noise (see :func:`gaussian_noise_scale`).
+    ledger : PrivacyLedger, default=None
+        Where the spend is recorded; None records nothing.
     step : str, default="pmwm mean"
+        Name of this call in the ledger.
     return_noise_scale : bool, default=False
         Also return the sd of the Gaussian noise on the mean (0 for a constant).
 
     Returns
     -------
     float, or (float, float) with ``return_noise_scale``
+        The private mean, and with ``return_noise_scale`` the sd of its noise.
+
+    See Also
+    --------
+    huber_mean : Another private mean, by noisy gradient descent.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dppca.privacy import pmwm_mean
+    >>> w = np.random.default_rng(0).exponential(2.0, size=5000)
+    >>> mean = pmwm_mean(w, 1.0, 1e-5, np.random.default_rng(1))
+    >>> bool(abs(mean - 2.0) < 0.5)
+    True
     """
     w = _check_values(w, "w")
     eps = check_eps(eps)
@@ -226,7 +248,7 @@ def _warn_if_scale_is_noise(n_medians, scale_eps, n_bins):
 
 def huber_mean(w, eps, delta, rng, *, m2_frac=0.25, k_min=-40, k_max=40, block_size=16,
                noise="analytic", ledger=None, step="huber mean", return_noise_scale=False):
-    """Private mean by noisy gradient descent on the Huber loss (Yu, Ren & Zhou 2024).
+    """Release a mean by noisy gradient descent on the Huber loss (Yu, Ren & Zhou 2024).
 
     1. Scale, with ``eps_m2 = m2_frac * eps`` (pure): pair the values at random,
        ``s = (w_a - w_b)^2 / 2``, split into blocks of ``block_size`` pairs,
@@ -249,8 +271,11 @@ def huber_mean(w, eps, delta, rng, *, m2_frac=0.25, k_min=-40, k_max=40, block_s
     w : array-like of shape (m,)
         Finite values, ``m >= 2``.
     eps : float
-    delta : float in (0, 1)
+        Privacy parameter, > 0.
+    delta : float
+        Privacy parameter, in (0, 1).
     rng : numpy.random.Generator
+        The only source of the noise and of the pairing.
     m2_frac : float, default=0.25
         Share of ``eps`` for the scale, in (0, 1).
     k_min, k_max : int, default=-40, 40
@@ -262,14 +287,32 @@ def huber_mean(w, eps, delta, rng, *, m2_frac=0.25, k_min=-40, k_max=40, block_s
         eps = 1, and a wrong scale ruins ``tau``. Blocks of 16 pairs give
         hundreds of medians, which fall in two or three neighbouring bins.
     noise : {"analytic", "classical"}, default="analytic"
-    ledger : PrivacyLedger, optional
+        Calibration of the Gaussian noise (see :func:`gaussian_noise_scale`).
+    ledger : PrivacyLedger, default=None
+        Where the spend is recorded; None records nothing.
     step : str, default="huber mean"
+        Name of this call in the ledger.
     return_noise_scale : bool, default=False
         Also return the sd of the last step's Gaussian noise.
 
     Returns
     -------
     float, or (float, float) with ``return_noise_scale``
+        The private mean, and with ``return_noise_scale`` the sd of the last
+        step's noise.
+
+    See Also
+    --------
+    pmwm_mean : Another private mean, by private winsorisation.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dppca.privacy import huber_mean
+    >>> w = np.random.default_rng(0).normal(5.0, 1.0, size=5000)
+    >>> mean = huber_mean(w, 1.0, 1e-5, np.random.default_rng(1))
+    >>> bool(abs(mean - 5.0) < 0.5)
+    True
     """
     w = _check_values(w, "w")
     if w.size < 2:
@@ -303,7 +346,7 @@ def huber_mean(w, eps, delta, rng, *, m2_frac=0.25, k_min=-40, k_max=40, block_s
 # --------------------------------------------------------------- non-private helpers
 
 def clipped_pair_mean(y, clip):
-    """``(1/C(n,2)) sum_{i<j} min((y_i - y_j)^2 / 2, clip)`` in ``O(n log n)``.
+    """Compute ``(1/C(n,2)) sum_{i<j} min((y_i - y_j)^2 / 2, clip)`` in ``O(n log n)``.
 
     Not a private release by itself. Replacing one value changes ``n - 1`` of the
     ``C(n, 2)`` terms, each by at most ``clip``, so the result has sensitivity
@@ -326,6 +369,15 @@ def clipped_pair_mean(y, clip):
     Returns
     -------
     float
+        The mean of the clipped half squared differences over all pairs.
+
+    Examples
+    --------
+    >>> from sklearn_dppca.privacy import clipped_pair_mean
+    >>> clipped_pair_mean([0.0, 1.0, 3.0], clip=float("inf"))
+    2.333...
+    >>> clipped_pair_mean([0.0, 1.0, 3.0], clip=1.0)
+    0.8333...
     """
     y = np.sort(_check_values(y, "y"))
     n = y.size
@@ -359,13 +411,24 @@ def clipped_pair_mean(y, clip):
 
 
 def monotone_scree(values):
-    """Non-negative, non-increasing least-squares fit (post-processing).
+    """Fit a non-negative, non-increasing sequence in least squares (post-processing).
 
     Clamp at 0, fit the closest non-increasing sequence in least squares (pool
     adjacent violators, unit weights), clamp at 0 again.
 
+    Parameters
+    ----------
+    values : array-like of shape (k,)
+        Finite values, for example raw private variances.
+
+    Returns
+    -------
+    ndarray of shape (k,)
+        The fitted non-negative, non-increasing sequence.
+
     Examples
     --------
+    >>> from sklearn_dppca.privacy import monotone_scree
     >>> monotone_scree([3, 5, 1, 2, -1]).tolist()
     [4.0, 4.0, 1.5, 1.5, 0.0]
     """

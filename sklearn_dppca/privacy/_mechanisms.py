@@ -30,9 +30,12 @@ def gaussian_mechanism(value, sensitivity, eps, delta, rng, *, noise="analytic",
     sensitivity, eps, delta : float
         Calibration inputs, see :func:`gaussian_noise_scale`.
     rng : numpy.random.Generator
-    noise : {"analytic", "classical"}
-    ledger : PrivacyLedger, optional
-    step : str
+        The only source of the noise.
+    noise : {"analytic", "classical"}, default="analytic"
+        Calibration of ``sigma`` (see :func:`gaussian_noise_scale`).
+    ledger : PrivacyLedger, default=None
+        Where the spend is recorded; None records nothing.
+    step : str, default="gaussian"
         Name of this call in the ledger.
     mu : float, optional
         Spend this call as a ``mu``-GDP part of a block composed by the caller
@@ -44,7 +47,24 @@ def gaussian_mechanism(value, sensitivity, eps, delta, rng, *, noise="analytic",
     Returns
     -------
     noisy : ndarray or float
+        The released value, of the shape of ``value`` (a float for a scalar).
     noise_scale : float
+        The standard deviation ``sigma`` of the noise added to each coordinate.
+
+    See Also
+    --------
+    laplace_mechanism : The pure-``eps`` counterpart, for L1 sensitivities.
+    symmetric_matrix_gaussian : The same for a symmetric matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dppca.privacy import PrivacyLedger, gaussian_mechanism
+    >>> ledger = PrivacyLedger()
+    >>> noisy, sigma = gaussian_mechanism([1.0, 2.0], 1.0, 1.0, 1e-5,
+    ...                                   np.random.default_rng(0), ledger=ledger)
+    >>> noisy.shape, ledger.spent()
+    ((2,), (1.0, 1e-05))
     """
     noise_scale = _gaussian_scale(sensitivity, eps, delta, noise, mu)
     value = np.asarray(value, dtype=float)
@@ -59,7 +79,41 @@ def laplace_mechanism(value, sensitivity, eps, rng, *, ledger=None, step="laplac
     """Release ``value + Lap(sensitivity / eps)`` per coordinate (L1 ``sensitivity``).
 
     Pure ``eps``-DP when the L1 sensitivity of the whole vector is at most
-    ``sensitivity``. Returns ``(noisy, noise_scale)``.
+    ``sensitivity``.
+
+    Parameters
+    ----------
+    value : float or array-like
+        The exact statistic.
+    sensitivity : float
+        L1 sensitivity of the whole vector under the adjacency in force, > 0.
+    eps : float
+        Privacy parameter, > 0.
+    rng : numpy.random.Generator
+        The only source of the noise.
+    ledger : PrivacyLedger, default=None
+        Where the spend is recorded; None records nothing.
+    step : str, default="laplace"
+        Name of this call in the ledger.
+
+    Returns
+    -------
+    noisy : ndarray or float
+        The released value, of the shape of ``value`` (a float for a scalar).
+    noise_scale : float
+        The Laplace scale ``b = sensitivity / eps``.
+
+    See Also
+    --------
+    gaussian_mechanism : The ``(eps, delta)`` counterpart, for L2 sensitivities.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dppca.privacy import laplace_mechanism
+    >>> noisy, scale = laplace_mechanism(10.0, 1.0, 0.5, np.random.default_rng(0))
+    >>> scale
+    2.0
     """
     noise_scale = laplace_noise_scale(sensitivity, eps)
     value = np.asarray(value, dtype=float)
@@ -73,7 +127,7 @@ def laplace_mechanism(value, sensitivity, eps, rng, *, ledger=None, step="laplac
 
 
 def symmetric_gaussian_noise(n_features, noise_scale, rng):
-    """A symmetric ``n_features x n_features`` Gaussian noise matrix.
+    """Draw a symmetric ``n_features x n_features`` Gaussian noise matrix.
 
     Diagonal entries are ``N(0, noise_scale^2)``, off-diagonal ones
     ``N(0, noise_scale^2 / 2)``. Draws ``p (p + 1) / 2`` standard normals in one
@@ -83,6 +137,32 @@ def symmetric_gaussian_noise(n_features, noise_scale, rng):
     Why this is the Gaussian mechanism: the map from a symmetric matrix ``A`` to the
     packed vector ``(A_11, ..., A_pp, sqrt(2) A_21, sqrt(2) A_31, ...)`` preserves
     the Frobenius norm, and this noise is iid ``N(0, noise_scale^2)`` on that vector.
+
+    Parameters
+    ----------
+    n_features : int
+        Number of rows (and columns) ``p`` of the matrix.
+    noise_scale : float
+        Standard deviation of the diagonal entries.
+    rng : numpy.random.Generator
+        The only source of the draws.
+
+    Returns
+    -------
+    noise : ndarray of shape (n_features, n_features)
+        The symmetric noise matrix.
+
+    See Also
+    --------
+    symmetric_matrix_gaussian : Add this noise to a matrix and record the spend.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dppca.privacy import symmetric_gaussian_noise
+    >>> noise = symmetric_gaussian_noise(3, 0.1, np.random.default_rng(0))
+    >>> noise.shape, bool(np.array_equal(noise, noise.T))
+    ((3, 3), True)
     """
     p = int(n_features)
     draws = rng.standard_normal(p * (p + 1) // 2)
@@ -97,9 +177,48 @@ def symmetric_matrix_gaussian(matrix, sensitivity, eps, delta, rng, *, noise="an
                               ledger=None, step="symmetric matrix", mu=None):
     """Release ``matrix + E`` with ``E`` from :func:`symmetric_gaussian_noise`.
 
-    ``sensitivity`` is the Frobenius sensitivity of the symmetric ``matrix``.
-    Returns ``(noisy_matrix, noise_scale)`` where ``noise_scale`` is the diagonal
-    standard deviation. ``mu``: as in :func:`gaussian_mechanism`.
+    Parameters
+    ----------
+    matrix : array-like of shape (n_features, n_features)
+        The exact symmetric statistic.
+    sensitivity : float
+        Frobenius sensitivity of ``matrix`` under the adjacency in force, > 0.
+    eps : float
+        Privacy parameter, > 0 (not used with ``mu``).
+    delta : float
+        Privacy parameter, in (0, 1) (not used with ``mu``).
+    rng : numpy.random.Generator
+        The only source of the noise.
+    noise : {"analytic", "classical"}, default="analytic"
+        Calibration of the noise (see :func:`gaussian_noise_scale`).
+    ledger : PrivacyLedger, default=None
+        Where the spend is recorded; None records nothing.
+    step : str, default="symmetric matrix"
+        Name of this call in the ledger.
+    mu : float, default=None
+        Spend this call as a ``mu``-GDP part of a block, as in
+        :func:`gaussian_mechanism`.
+
+    Returns
+    -------
+    noisy_matrix : ndarray of shape (n_features, n_features)
+        The released symmetric matrix.
+    noise_scale : float
+        The standard deviation of the diagonal noise (off-diagonal: divided by
+        ``sqrt(2)``).
+
+    See Also
+    --------
+    gaussian_mechanism : The same for a vector.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dppca.privacy import symmetric_matrix_gaussian
+    >>> noisy, sigma = symmetric_matrix_gaussian(np.eye(3), 0.01, 1.0, 1e-5,
+    ...                                          np.random.default_rng(0))
+    >>> bool(np.array_equal(noisy, noisy.T))
+    True
     """
     matrix = np.asarray(matrix, dtype=float)
     if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:

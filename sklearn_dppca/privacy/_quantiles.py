@@ -163,7 +163,7 @@ def _record(ledger, step, eps, noise_scale, q, variant):
 
 def upper_quantile(x, q, eps, rng, *, lower=0.0, beta=1.01, max_steps=5000,
                    ledger=None, step="upper quantile"):
-    """Private ``q``-quantile of values bounded below only (Durfee 2023, one-sided).
+    """Release a ``q``-quantile of values bounded below only (Durfee 2023, one-sided).
 
     Walks ``t_i = lower + beta^i - 1`` for ``i = 1, 2, ...`` and returns the first
     ``t_i`` with ``c_i + Exp(eps/2) >= q n + Exp(eps/2)``, where
@@ -202,6 +202,20 @@ def upper_quantile(x, q, eps, rng, *, lower=0.0, beta=1.01, max_steps=5000,
     -------
     float
         The grid point where the search stopped (never below ``lower``).
+
+    See Also
+    --------
+    positive_quantile : A geometric grid over the whole positive range.
+    quantile : Values unbounded on both sides.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dppca.privacy import upper_quantile
+    >>> x = np.random.default_rng(0).uniform(0, 100, size=5000)
+    >>> q90 = upper_quantile(x, 0.9, 1.0, np.random.default_rng(1))
+    >>> bool(80 < q90 < 95)
+    True
     """
     q = _check_level(q)
     eps = check_eps(eps)
@@ -221,7 +235,7 @@ def upper_quantile(x, q, eps, rng, *, lower=0.0, beta=1.01, max_steps=5000,
 
 def quantile(x, q, eps, rng, *, beta=1.01, max_steps=5000, ledger=None,
              step="quantile", warn=True):
-    """Private ``q``-quantile of unbounded real values (Durfee 2023, two-sided).
+    """Release a ``q``-quantile of unbounded real values (Durfee 2023, two-sided).
 
     Runs two one-sided searches with ``eps/2`` each, always both: the positive side
     on ``max(beta x + beta - 1, 0)`` at level ``q`` and the negative side on
@@ -250,20 +264,38 @@ def quantile(x, q, eps, rng, *, beta=1.01, max_steps=5000, ledger=None,
     eps : float
         Privacy parameter, > 0 (each side uses ``eps/2``).
     rng : numpy.random.Generator
+        The only source of randomness.
     beta : float, default=1.01
+        Grid ratio, > 1; the result has relative resolution ``beta - 1``.
     max_steps : int, default=5000
         Cap per side; ``beta**max_steps`` must reach at least ``1e12``.
-    ledger : PrivacyLedger, optional
+    ledger : PrivacyLedger, default=None
         Receives one entry with the whole ``eps`` (``noise_scale`` is the mean
         ``4/eps`` of the noise of each side).
     step : str, default="quantile"
+        Name of this call in the ledger.
     warn : bool, default=True
-        Emit the PrivacyUtilityWarning of :func:`warn_if_far` (off for a coarse
-        first stage whose error a later stage absorbs).
+        Emit a :class:`PrivacyUtilityWarning` when the search probably stops far
+        from ``q`` (off for a coarse first stage whose error a later stage
+        absorbs).
 
     Returns
     -------
     float
+        The released quantile (0 when neither side stopped past its first step).
+
+    See Also
+    --------
+    upper_quantile : The one-sided search it runs on each side.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dppca.privacy import quantile
+    >>> x = np.random.default_rng(0).normal(-20.0, 1.0, size=5000)
+    >>> median = quantile(x, 0.5, 1.0, np.random.default_rng(1))
+    >>> bool(-21 < median < -19)
+    True
     """
     q = _check_level(q)
     eps = check_eps(eps)
@@ -358,7 +390,7 @@ _SCALE_FREE_GRID = _scale_free_grid()
 
 def positive_quantile(x, q, eps, rng, *, ledger=None, step="positive quantile",
                       warn=True):
-    """Private ``q``-quantile of non-negative values, in any unit.
+    """Release a ``q``-quantile of non-negative values, in any unit.
 
     The one-sided search of :func:`upper_quantile` on the grid
     ``t_i = tiny * 1.05^i`` (``tiny`` the smallest normal float) up to a sixteenth
@@ -381,17 +413,35 @@ def positive_quantile(x, q, eps, rng, *, ledger=None, step="positive quantile",
     q : float
         Level in (0, 1).
     eps : float
+        Privacy parameter, > 0.
     rng : numpy.random.Generator
-    ledger : PrivacyLedger, optional
+        The only source of randomness.
+    ledger : PrivacyLedger, default=None
+        Where the spend is recorded; None records nothing.
     step : str, default="positive quantile"
+        Name of this call in the ledger.
     warn : bool, default=True
-        Emit the PrivacyUtilityWarning of :func:`warn_if_far` (a caller running
-        many searches may warn once for all of them instead).
+        Emit a :class:`PrivacyUtilityWarning` when the search probably stops far
+        from ``q`` (a caller running many searches may warn once for all of them
+        instead).
 
     Returns
     -------
     float
         A grid point: positive and finite.
+
+    See Also
+    --------
+    upper_quantile : The same search on an additive grid above a public bound.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dppca.privacy import positive_quantile
+    >>> x = np.random.default_rng(0).uniform(0, 1e-6, size=5000)
+    >>> q90 = positive_quantile(x, 0.9, 1.0, np.random.default_rng(1))
+    >>> bool(8e-7 < q90 < 9.5e-7)
+    True
     """
     q = _check_level(q)
     eps = check_eps(eps)
@@ -407,7 +457,7 @@ def positive_quantile(x, q, eps, rng, *, ledger=None, step="positive quantile",
 
 def interval_quantile(x, q, eps, rng, *, low, high, n_points=40_001, ledger=None,
                       step="interval quantile"):
-    """Private ``q``-quantile on an evenly spaced grid over ``[low, high]``.
+    """Release a ``q``-quantile on an evenly spaced grid over ``[low, high]``.
 
     The one-sided search of :func:`upper_quantile` on ``n_points`` equally spaced
     points: absolute resolution ``(high - low) / (n_points - 1)`` wherever the
@@ -421,18 +471,40 @@ def interval_quantile(x, q, eps, rng, *, low, high, n_points=40_001, ledger=None
     Parameters
     ----------
     x : array-like of shape (n,)
+        Finite values.
     q : float
+        Level in (0, 1).
     eps : float
+        Privacy parameter, > 0.
     rng : numpy.random.Generator
+        The only source of randomness.
     low, high : float
-        Finite, ``low < high``.
+        Public ends of the grid: finite, ``low < high``.
     n_points : int, default=40001
-    ledger : PrivacyLedger, optional
+        Number of grid points, >= 2.
+    ledger : PrivacyLedger, default=None
+        Where the spend is recorded; None records nothing.
     step : str, default="interval quantile"
+        Name of this call in the ledger.
 
     Returns
     -------
     float
+        The grid point where the search stopped (``high`` if it never stopped).
+
+    See Also
+    --------
+    upper_quantile : The same search on a geometric grid.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dppca.privacy import interval_quantile
+    >>> x = np.random.default_rng(0).uniform(-1, 1, size=5000)
+    >>> median = interval_quantile(x, 0.5, 1.0, np.random.default_rng(1),
+    ...                            low=-2.0, high=2.0)
+    >>> bool(-0.1 < median < 0.1)
+    True
     """
     q = _check_level(q)
     eps = check_eps(eps)

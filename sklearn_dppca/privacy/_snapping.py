@@ -85,6 +85,12 @@ def snapping(enabled=True, *, grid=None):
         A fixed power of two to round every release to. None: per mechanism call,
         the smallest power of two ``>= noise_scale / 2**10``.
 
+    Yields
+    ------
+    None
+        The block runs with snapping on (or off, with ``enabled=False``); the
+        previous setting is restored when it ends.
+
     Notes
     -----
     See the module :mod:`sklearn_dppca.privacy._snapping` for what snapping does

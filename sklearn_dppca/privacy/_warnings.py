@@ -18,6 +18,22 @@ class PrivacyUtilityWarning(UserWarning):
     for the number of rows). The release stays valid and private; only its
     accuracy is in doubt. Filter it like any warning, e.g.
     ``warnings.simplefilter("ignore", PrivacyUtilityWarning)``.
+
+    See Also
+    --------
+    PrivacyRiskWarning : The warning about the guarantee rather than the accuracy.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from sklearn_dppca import DPScree, PrivacyUtilityWarning
+    >>> X = np.random.default_rng(0).normal(size=(50, 3))
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     scree = DPScree(eps=0.1, random_state=0).fit(X)
+    >>> any(issubclass(w.category, PrivacyUtilityWarning) for w in caught)
+    True
     """
 
 
@@ -47,6 +63,23 @@ class PrivacyRiskWarning(UserWarning):
     grid search) with no :class:`~sklearn_dppca.privacy.PrivacyAccountant` keeping
     count. Turn it into an error where a weak setting must never pass:
     ``warnings.simplefilter("error", PrivacyRiskWarning)``.
+
+    See Also
+    --------
+    PrivacyUtilityWarning : The warning about the accuracy of a release.
+    PrivacyAccountant : Keeps count of the budget across fits.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from sklearn_dppca import DPKendallDirections, PrivacyRiskWarning
+    >>> X = np.random.default_rng(0).normal(size=(50, 3))
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     est = DPKendallDirections(delta=0.1, random_state=0).fit(X)
+    >>> [w.category.__name__ for w in caught]
+    ['PrivacyRiskWarning']
     """
 
 
