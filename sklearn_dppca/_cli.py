@@ -26,6 +26,7 @@ import argparse
 import csv
 import math
 import os
+import re
 import sys
 import time
 import warnings
@@ -47,6 +48,22 @@ BUDGET_PARTS = ("loading", "scree", "scale", "score")
 #: Cells reported as missing rather than non-numeric (compared in lower case).
 _MISSING = frozenset(["", "na", "n/a", "nan", "-nan", "null", "none", "#n/a", "<na>",
                       "?"])
+#: DPPCA's spelling of a setting -> the command line's, so that the estimator's own
+#: error messages (the only check of these values) name the option the user typed.
+_OPTION_SPELLING = {
+    "noise='classical'": "--noise classical",
+    "accounting='basic'": "--accounting basic",
+    "accounting='gdp'": "--accounting gdp",
+    "scale=True": "--scale",
+    "n_components": "--components",
+    "budget_split": "--budget-split",
+    "random_state": "--seed",
+    "eps": "--eps",
+    "delta": "--delta",
+    "bins": "--bins",
+    "axes": "--axes",
+    "pairs": "--pairs",
+}
 
 
 class UserError(Exception):
@@ -175,6 +192,14 @@ def _float(text, option):
     return value
 
 
+def _in_cli_terms(error):
+    """The library's error message on one line, naming options as typed."""
+    message = " ".join(str(error).split())
+    for spelling, option in _OPTION_SPELLING.items():
+        message = re.sub(rf"(?<![\w-]){re.escape(spelling)}(?!\w)", option, message)
+    return message
+
+
 def _int(text, option, minimum=None):
     try:
         value = int(str(text).strip())
@@ -192,25 +217,13 @@ def _int_list(text, option):
     return [_int(part, option) for part in parts]
 
 
-def parse_eps(text):
-    eps = _float(text, "--eps")
-    if not (math.isfinite(eps) and eps > 0):
-        raise UserError(f"--eps must be a finite number > 0, got {text!r}.")
-    return eps
-
-
-def parse_delta(text):
-    delta = _float(text, "--delta")
-    if not (0 < delta < 1):
-        raise UserError(f"--delta must lie strictly between 0 and 1, got {text!r}.")
-    return delta
-
-
 def parse_bins(text):
+    """``B`` or ``B,B`` -> a pair; the cells' range is DPPCA's to check, the
+    command line's own cap on the figure's grid is checked here."""
     values = _int_list(text, "--bins")
-    if len(values) not in (1, 2) or not all(1 <= b <= MAX_BINS for b in values):
+    if len(values) not in (1, 2) or max(values) > MAX_BINS:
         raise UserError(
-            f"--bins must be one or two integers in [1, {MAX_BINS}] (e.g. 20 or 20,30), "
+            f"--bins must be one or two integers up to {MAX_BINS} (e.g. 20 or 20,30), "
             f"got {text!r}."
         )
     return (values[0], values[-1])
@@ -228,7 +241,8 @@ def parse_axes(text):
 
 
 def parse_budget_split(text):
-    """``loading=0.4,scree=0.2,score=0.4`` -> dict; ``scale`` is checked by Options."""
+    """``loading=0.4,scree=0.2,score=0.4`` -> dict (the parts and shares are
+    DPPCA's to check)."""
     split = {}
     for item in str(text).split(","):
         name, sep, value = item.partition("=")
@@ -237,23 +251,9 @@ def parse_budget_split(text):
             raise UserError(
                 f"--budget-split must look like loading=0.4,scree=0.2,score=0.4, got {text!r}."
             )
-        if name not in BUDGET_PARTS:
-            raise UserError(
-                f"--budget-split: unknown part {name!r}; parts are "
-                f"{', '.join(BUDGET_PARTS)}."
-            )
         if name in split:
             raise UserError(f"--budget-split: part {name!r} is given twice.")
-        share = _float(value.strip(), f"--budget-split {name}")
-        if not (math.isfinite(share) and 0 <= share <= 1):
-            raise UserError(f"--budget-split: {name} must lie in [0, 1], got {value!r}.")
-        split[name] = share
-    for part in ("loading", "scree"):
-        if split.get(part, 0) <= 0:
-            raise UserError(f"--budget-split: {part} must be given and > 0.")
-    total = math.fsum(split.values())
-    if total > 1 + 1e-12:
-        raise UserError(f"--budget-split: the shares sum to {total:g} > 1.")
+        split[name] = _float(value.strip(), f"--budget-split {name}")
     return split
 
 
@@ -262,7 +262,7 @@ def parse_pairs(text):
         return None
     if str(text).strip().lower() == "all":
         return "all"
-    return _int(text, "--pairs", minimum=1)
+    return _int(text, "--pairs")
 
 
 def parse_names(text, option, what):
@@ -308,11 +308,10 @@ class Options:
         self.csv = args.csv
         self.from_json = args.from_json
         self.quiet = args.quiet
-        self.eps = parse_eps(args.eps) if args.eps is not None else 1.0
-        self.delta = parse_delta(args.delta) if args.delta is not None else 1e-5
+        self.eps = _float(args.eps, "--eps") if args.eps is not None else 1.0
+        self.delta = _float(args.delta, "--delta") if args.delta is not None else 1e-5
         self.components = (
-            _int(args.components, "--components", minimum=1)
-            if args.components is not None else 2
+            _int(args.components, "--components") if args.components is not None else 2
         )
         self.axes = parse_axes(args.axes) if args.axes is not None else (0, 1)
         self.bins = parse_bins(args.bins) if args.bins is not None else "auto"
@@ -320,17 +319,14 @@ class Options:
         self.scree_method = args.scree_method or "clipped"
         self.noise = args.noise or "analytic"
         # the classical formula calibrates each part alone: it implies basic
-        # accounting unless GDP is asked for, which cannot go with it
+        # accounting unless GDP is asked for (which DPPCA refuses with it)
         self.accounting = args.accounting or (
             "basic" if self.noise == "classical" else "gdp")
-        if self.noise == "classical" and self.accounting == "gdp":
-            raise UserError("--noise classical calibrates each part alone: it needs "
-                            "--accounting basic.")
         self.budget_split = (
             parse_budget_split(args.budget_split) if args.budget_split is not None else None
         )
         self.pairs = parse_pairs(args.pairs)
-        self.seed = _int(args.seed, "--seed", minimum=0) if args.seed is not None else None
+        self.seed = _int(args.seed, "--seed") if args.seed is not None else None
         self.columns = (parse_names(args.columns, "--columns", "column")
                         if args.columns is not None else None)
         self.scale = bool(args.scale)
@@ -361,15 +357,6 @@ class Options:
                 and self.group in self.columns:
             raise UserError(f"--columns and --group both name {self.group!r}; the group "
                             "column cannot also be a variable.")
-        if self.budget_split is not None:
-            if self.scale and self.budget_split.get("scale", 0) <= 0:
-                raise UserError("--budget-split: with --scale, scale must be given and > 0 "
-                                "(it buys the private spreads).")
-            if not self.scale and self.budget_split.get("scale", 0) > 0:
-                raise UserError("--budget-split: scale is spent only with --scale; drop "
-                                "it or add --scale.")
-            if not self.scale:
-                self.budget_split.pop("scale", None)
         if self.from_json is not None:
             given = [f"--{name.replace('_', '-')}" for name in _FIT_OPTIONS
                      if getattr(args, name) is not None]
@@ -641,15 +628,45 @@ def _write_json(estimator, path, include_nonprivate, extra):
 # --------------------------------------------------------------------------------------
 # the two runs
 # --------------------------------------------------------------------------------------
+def _estimator(options, labels):
+    """The DPPCA of the options, its parameters checked (by DPPCA itself) before any
+    data is read; ``pairs`` is set once the public ``n`` is known."""
+    from ._pca import DPPCA
+
+    estimator = DPPCA(
+        n_components=options.components, eps=options.eps, delta=options.delta,
+        budget_split=options.budget_split, scree_method=options.scree_method,
+        histogram=options.histogram, bins=options.bins,
+        axes=options.axes if options.components >= 2 else (0, 1),
+        groups=labels, scale=options.scale, noise=options.noise,
+        accounting=options.accounting,
+        pairs="all" if options.pairs is None else options.pairs,
+        compute_nonprivate=options.nonprivate, random_state=options.seed,
+    )
+    try:
+        estimator._check_params()
+    except (ValueError, TypeError) as error:
+        raise UserError(_in_cli_terms(error)) from None
+    return estimator
+
+
 def _fit(options, out, err):
     say = (lambda *a, **k: None) if options.quiet else (lambda *a: print(*a, file=out))
+    if options.components >= 2 and max(options.axes) >= options.components:
+        # (the command line numbers the components from 1: checked in its terms)
+        raise UserError(
+            f"--axes {options.axes[0] + 1},{options.axes[1] + 1}: components are numbered "
+            f"1..{options.components} (--components {options.components})."
+        )
+    estimator = _estimator(options, list(_BUILTIN_GROUPS) if options.csv is None
+                           else options.groups)
     if options.csv is None:
         data = builtin_data()
     else:
         from ._validation import MAX_ABS_VALUE
 
-        # the estimators reject values beyond their domain too, but their message
-        # quotes the largest one: checked here first, without naming a value
+        # the estimators reject values beyond their domain too; checked here per
+        # column, so that the message can name the column
         data = read_csv(options.csv, options.columns, options.group, options.groups,
                         max_abs=MAX_ABS_VALUE)
     n_samples, n_features = data.X.shape
@@ -657,16 +674,6 @@ def _fit(options, out, err):
     say(f"Data: {data.source}: {n_samples} rows x {n_features} variables "
         f"({', '.join(names[:12])}{', ...' if len(names) > 12 else ''})"
         + (f", groups {', '.join(map(str, data.labels))}" if data.labels else ""))
-    if options.components > n_features:
-        raise UserError(
-            f"--components {options.components}: the data have only {n_features} "
-            f"variable(s); use --components {n_features} or fewer."
-        )
-    if options.components >= 2 and max(options.axes) >= options.components:
-        raise UserError(
-            f"--axes {options.axes[0] + 1},{options.axes[1] + 1}: components are numbered "
-            f"1..{options.components} (--components {options.components})."
-        )
     # (delta >= 1/n: the estimator's PrivacyRiskWarning is shown as a warning line)
     pairs = options.pairs
     if pairs is None:
@@ -681,24 +688,8 @@ def _fit(options, out, err):
         print("warning: --nonprivate-reference: the figure and the JSON contain ordinary "
               "PCA of the raw data (NOT PRIVATE, key 'nonprivate_reference_NOT_PRIVATE'); "
               "never publish them.", file=err)
-
-    from ._pca import DPPCA
-
-    # scale=False is DPPCA's default: it is passed only when asked for
-    scaled = {"scale": True} if options.scale else {}
-    if scaled and "scale" not in DPPCA().get_params():
-        raise UserError("--scale: this version of DPPCA has no scale parameter.")
-    estimator = DPPCA(
-        n_components=options.components, eps=options.eps, delta=options.delta,
-        budget_split=options.budget_split, scree_method=options.scree_method,
-        histogram=options.histogram, bins=options.bins,
-        axes=options.axes if options.components >= 2 else (0, 1),
-        groups=data.labels, noise=options.noise, accounting=options.accounting,
-        pairs=pairs,
-        **scaled,
-        compute_nonprivate=options.nonprivate, random_state=options.seed,
-        verbose=1 if (n_samples > LARGE_N or not options.quiet) else 0,
-    )
+    estimator.set_params(pairs=pairs,
+                         verbose=1 if (n_samples > LARGE_N or not options.quiet) else 0)
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -707,11 +698,10 @@ def _fit(options, out, err):
         except (ValueError, TypeError) as error:
             # the data reaching the fit are checked above (labels declared, values
             # finite and inside the domain), so what is left to fail is an option
-            # against the public n or p, which the message may state; the domain
-            # check inside the fit (after --scale's division) quotes a value: cut
+            # against the public n or p, which the message may state (the
+            # estimators' messages quote no data value)
             _show_warnings(caught, err)
-            # (the estimators' messages quote no data value)
-            raise UserError(f"the private fit failed: {' '.join(str(error).split())}") from None
+            raise UserError(f"the private fit failed: {_in_cli_terms(error)}") from None
     _show_warnings(caught, err)
     say(f"Fitted in {time.perf_counter() - start:.1f} s.")
     # public facts only: where the data came from and the declared group column

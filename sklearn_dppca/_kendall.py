@@ -47,16 +47,24 @@ exact path never sees the scaled value.
 
 import functools
 import math
-import numbers
 from typing import NamedTuple
 
 import joblib
 import numpy as np
-from sklearn.utils.validation import check_array
 from threadpoolctl import ThreadpoolController
 
 from ._kendall_kernel import all_pairs_partial, design_partial
-from ._validation import check_generator
+from ._validation import (
+    NON_NEGATIVE,
+    Callable,
+    Interval,
+    Options,
+    check_generator,
+    check_n_jobs,
+    check_pairs,
+    check_param,
+    check_rows,
+)
 
 # Rows per block of the all-pairs kernel: the b x b weight block (512 KiB) stays in
 # a core's L2 cache while the DGEMM calls still run at full speed.
@@ -172,7 +180,7 @@ def pair_design(n_samples, m, rng):
     n_samples = int(n_samples)
     if n_samples < 2:
         raise ValueError(f"A pair design needs n_samples >= 2, got {n_samples}.")
-    m = min(_check_pairs(m), n_samples - 1)
+    m = min(check_param(m, [Interval("int", 1, None)], "m"), n_samples - 1)
     if m % 2 == 1 and n_samples % 2 == 1:
         raise ValueError(
             f"pairs={m} is odd and the number of rows n={n_samples} is odd: an odd "
@@ -261,7 +269,7 @@ def pair_scatter(X, *, floor, pairs="all", random_state=None, n_jobs=None,
     >>> bool(np.allclose(S, 2 * 400 / 399 * cov / 1e6, rtol=1e-12, atol=0))
     True
     """
-    floor = _check_floor(floor)
+    floor = check_param(floor, [NON_NEGATIVE], "floor")
     total, n_terms, _ = _pair_sum(X, floor, pairs, random_state, n_jobs, progress)
     return total / n_terms
 
@@ -366,7 +374,7 @@ def spherical_kendall(X, *, duplicates="ignore", n_jobs=None, pairs="all",
     >>> int(np.argmax(np.diag(K_64)))
     0
     """
-    _check_duplicates(duplicates)
+    check_param(duplicates, [Options(*_DUPLICATES_OPTIONS)], "duplicates")
     total, n_terms, coincident = _pair_sum(X, 0.0, pairs, random_state, n_jobs,
                                            progress)
     n_coincident, first_pair = coincident
@@ -385,70 +393,16 @@ def _pair_sum(X, floor, pairs, random_state, n_jobs, progress):
 
     Returns the sum, the number of pairs and ``(n_coincident, first_pair)``.
     """
-    _check_n_jobs(n_jobs)
-    m = None if isinstance(pairs, str) and pairs == "all" else _check_pairs(pairs)
-    if progress is not None and not callable(progress):
-        raise TypeError(f"progress must be None or callable, got {progress!r}.")
-    X = _check_rows(X)
+    check_n_jobs(n_jobs)
+    pairs = check_pairs(pairs)
+    m = None if pairs == "all" else pairs
+    check_param(progress, [None, Callable()], "progress")
+    X = check_rows(X)
     n_samples = X.shape[0]
     if m is None or m >= n_samples - 1:
         return _all_pairs_sum(X, floor, n_jobs, progress)
     design = pair_design(n_samples, m, check_generator(random_state))
     return _design_sum(X, design, floor, n_jobs, progress)
-
-
-def _check_floor(floor):
-    if isinstance(floor, bool) or not isinstance(floor, numbers.Real):
-        raise TypeError(f"floor must be a real number >= 0, got {floor!r}.")
-    floor = float(floor)
-    if not (math.isfinite(floor) and floor >= 0.0):
-        raise ValueError(f"floor must be finite and >= 0, got {floor!r}.")
-    return floor
-
-
-def _check_duplicates(duplicates):
-    if not (isinstance(duplicates, str) and duplicates in _DUPLICATES_OPTIONS):
-        raise ValueError(
-            f"duplicates must be one of {_DUPLICATES_OPTIONS}, got {duplicates!r}."
-        )
-
-
-def _check_n_jobs(n_jobs):
-    if n_jobs is None:
-        return
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral):
-        raise TypeError(f"n_jobs must be None or an int, got {n_jobs!r}.")
-    if n_jobs == 0:
-        raise ValueError("n_jobs == 0 has no meaning; use None, 1, 2, ... or -1.")
-
-
-def _check_pairs(pairs):
-    """Return the number of partners per row ``m`` for an int ``pairs``."""
-    if isinstance(pairs, str):
-        raise ValueError(f"pairs must be 'all' or an int >= 1, got {pairs!r}.")
-    if isinstance(pairs, bool) or not isinstance(pairs, numbers.Integral):
-        raise TypeError(f"pairs must be 'all' or an int >= 1, got {pairs!r}.")
-    if pairs < 1:
-        raise ValueError(f"pairs must be 'all' or an int >= 1, got {pairs}.")
-    return int(pairs)
-
-
-def _check_rows(X):
-    """Validate ``X``; return it as a C-contiguous float64 array (no copy if it is)."""
-    dtype = getattr(X, "dtype", None)
-    if dtype is None and isinstance(X, (list, tuple)):
-        dtype = np.asarray(X).dtype
-    if getattr(dtype, "kind", None) in ("U", "S"):
-        raise ValueError(f"X must be numeric, got an array of strings ({dtype}).")
-    dtypes = getattr(X, "dtypes", None)   # a DataFrame: dates are not coordinates
-    if dtypes is not None and any(getattr(d, "kind", "") in ("M", "m") for d in dtypes):
-        raise TypeError("X must be numeric; it has date or time columns.")
-    # check_array's finiteness test sums X first: rows near +-DBL_MAX overflow that
-    # sum (a harmless warning, after which it checks every entry).
-    with np.errstate(over="ignore", invalid="ignore"):
-        X = check_array(X, dtype=[np.float64, np.float32], ensure_min_samples=2,
-                        input_name="X")
-    return np.ascontiguousarray(X, dtype=np.float64)
 
 
 def _all_pairs_sum(X, floor, n_jobs, progress):

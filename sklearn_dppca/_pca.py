@@ -38,8 +38,11 @@ from ._validation import (
     Pair,
     check_component_pair,
     check_generator,
+    check_labels,
     check_max_abs,
     check_n_components,
+    check_param,
+    label_codes,
     validate_features,
     validate_params,
 )
@@ -55,13 +58,13 @@ def check_budget_split(budget_split, scale=False):
     """Fractions of ``loading``, ``scree``, ``scale`` and ``score``; missing parts get 0.
 
     ``scale`` is the part of the private spreads: required with ``scale=True``,
-    an error without it (it would buy nothing).
+    an error without it (it would buy nothing). The range and the sum of the
+    shares are :meth:`PrivacyBudget.split`'s to check.
     """
+    budget_split = check_param(budget_split, [None, dict], "budget_split")
     if budget_split is None:
         return dict(DEFAULT_SCALED_SPLIT if scale else DEFAULT_SPLIT)
-    if not isinstance(budget_split, dict):
-        raise TypeError(f"budget_split must be a dict or None, got {budget_split!r}.")
-    unknown = sorted(set(budget_split) - set(BUDGET_PARTS))
+    unknown = sorted(map(str, set(budget_split) - set(BUDGET_PARTS)))
     if unknown:
         raise ValueError(
             f"budget_split has unknown parts {unknown}; parts are {list(BUDGET_PARTS)}."
@@ -70,7 +73,8 @@ def check_budget_split(budget_split, scale=False):
     required = ("loading", "scree", "scale") if scale else ("loading", "scree")
     for part in required:
         if not split[part]:
-            raise ValueError(f"budget_split[{part!r}] must be > 0, got {split[part]!r}.")
+            raise ValueError(f"budget_split[{part!r}] must be given and > 0"
+                             f"{' with scale=True' if part == 'scale' else ''}.")
     if not scale:
         if split.pop("scale"):
             raise ValueError("budget_split['scale'] is spent only with scale=True; "
@@ -82,24 +86,10 @@ def check_groups(groups, y, n_samples):
     """The public label list and each row's position in it (or None, None)."""
     if groups is None:
         return None, None
-    if isinstance(groups, str) or not hasattr(groups, "__iter__"):
-        raise TypeError(f"groups must be a list of labels, got {groups!r}.")
-    labels = list(groups)
-    if len(labels) < 1 or len(set(labels)) != len(labels):
-        raise ValueError(f"groups must be a non-empty list of distinct labels, got {groups!r}.")
+    labels = check_labels(groups, "groups")
     if y is None:
         raise ValueError("groups is set, so fit(X, y) needs y: each row's group label.")
-    y = np.asarray(y, dtype=object).ravel()
-    if y.shape[0] != n_samples:
-        raise ValueError(f"y has {y.shape[0]} labels, X has {n_samples} rows.")
-    position = {label: index for index, label in enumerate(labels)}
-    try:
-        codes = np.array([position[label] for label in y])
-    except (KeyError, TypeError):
-        # (the labels found are data: the message names the contract only)
-        raise ValueError("y contains labels outside groups: every row's label must be "
-                         "one of the declared groups.") from None
-    return labels, codes
+    return labels, label_codes(y, labels, "y", "groups", n_samples)
 
 
 class DPPCA(_VarianceMixin, _PrivateProjection):

@@ -24,7 +24,7 @@ import numbers
 import warnings
 
 import numpy as np
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import check_array, validate_data
 
 FLOAT_DTYPES = (np.float64, np.float32)
 
@@ -67,38 +67,59 @@ def _is_int(value):
 
 
 class Interval(_Constraint):
-    """A number (``kind`` "real" or "int"; bools excluded) between ``low`` and
-    ``high`` (None: unbounded); ``closed`` is "both", "left", "right" or
-    "neither". Real intervals hold finite numbers only."""
+    """A number between ``low`` and ``high``.
+
+    ``kind`` is ``"real"`` or ``"int"`` (bools are neither); ``low`` or ``high``
+    None leaves that side unbounded; ``closed`` is ``"both"``, ``"left"``,
+    ``"right"`` or ``"neither"``. NaN never belongs to an interval, and an
+    infinity only as a closed infinite bound: ``Interval("real", 0, math.inf,
+    closed="right")`` holds ``inf``, ``Interval("real", 0, None)`` does not.
+    """
 
     def __init__(self, kind, low=None, high=None, closed="both"):
         self.kind, self.low, self.high, self.closed = kind, low, high, closed
+
+    @property
+    def _low_closed(self):
+        return self.closed in ("both", "left")
+
+    @property
+    def _high_closed(self):
+        return self.closed in ("both", "right")
 
     def has_type(self, value):
         return _is_int(value) if self.kind == "int" else _is_real(value)
 
     def has_value(self, value):
-        if self.kind == "real" and not math.isfinite(value):
+        if not math.isfinite(value):
+            # (NaN equals nothing; an infinity only a closed bound equal to it)
+            return ((self._low_closed and value == self.low)
+                    or (self._high_closed and value == self.high))
+        if self.low is not None and (value < self.low
+                                     or (value == self.low and not self._low_closed)):
             return False
-        low_closed = self.closed in ("both", "left")
-        high_closed = self.closed in ("both", "right")
-        if self.low is not None and (value < self.low or (value == self.low and not low_closed)):
-            return False
-        return self.high is None or value < self.high or (value == self.high and high_closed)
+        return (self.high is None or value < self.high
+                or (value == self.high and self._high_closed))
 
     def convert(self, value):
         return int(value) if self.kind == "int" else float(value)
 
     def __str__(self):
-        what = "an int" if self.kind == "int" else "a finite number"
+        bounds = (self.low, self.high)
+        if self.kind == "int":
+            what = "an int"
+        elif any(b is not None and math.isinf(b) for b in bounds):
+            what = "a number (not NaN)"
+        else:
+            what = "a finite number"
         if self.low is None and self.high is None:
             return what
         if self.high is None:
-            return f"{what} {'>=' if self.closed in ('both', 'left') else '>'} {self.low}"
+            return f"{what} {'>=' if self._low_closed else '>'} {self.low}"
         if self.low is None:
-            return f"{what} {'<=' if self.closed in ('both', 'right') else '<'} {self.high}"
-        left = "[" if self.closed in ("both", "left") else "("
-        right = "]" if self.closed in ("both", "right") else ")"
+            return f"{what} {'<=' if self._high_closed else '<'} {self.high}"
+        left = "[" if self._low_closed else "("
+        right = "]" if self._high_closed else ")"
         return f"{what} in {left}{self.low}, {self.high}{right}"
 
 
@@ -145,28 +166,34 @@ class Instance(_Constraint):
         return self.what
 
 
+class Callable(_Constraint):
+    """Anything callable (a function, a bound method, an object with ``__call__``)."""
+
+    def has_type(self, value):
+        return callable(value)
+
+    def __str__(self):
+        return "a callable"
+
+
 class Pair(_Constraint):
-    """A pair (a length-2 sequence, not a string) of values meeting ``inner``."""
+    """A pair (a tuple, list or 1-D array of length 2) of values meeting ``inner``."""
 
     def __init__(self, inner):
         self.inner = inner
 
     def has_type(self, value):
-        try:
-            items = tuple(value)
-        except TypeError:
-            return False
-        return not isinstance(value, str) and all(self.inner.has_type(v) for v in items)
+        return (isinstance(value, (tuple, list, np.ndarray)) and np.ndim(value) == 1
+                and all(self.inner.has_type(v) for v in value))
 
     def has_value(self, value):
-        items = tuple(value)
-        return len(items) == 2 and all(self.inner.has_value(v) for v in items)
+        return len(value) == 2 and all(self.inner.has_value(v) for v in value)
 
     def convert(self, value):
         return tuple(self.inner.convert(v) for v in value)
 
     def __str__(self):
-        return f"a pair of {str(self.inner).replace('a ', '', 1).replace('an ', '', 1)}s"
+        return f"a pair, each {self.inner}"
 
 
 class _NoneConstraint(_Constraint):
@@ -192,18 +219,67 @@ def describe(constraints):
     return " or ".join(str(_as_constraint(rule)) for rule in constraints)
 
 
+def _shown(value):
+    """The value as an error message may show it: a setting's repr, else its type.
+
+    Settings are scalars, strings and short tuples; anything else (an array, a
+    frame, a dict) may hold data, so only its type is named.
+    """
+    scalar = (type(None), bool, np.bool_, numbers.Number, str)
+    if isinstance(value, scalar) and len(repr(value)) <= 80:
+        return repr(value)
+    if (isinstance(value, (tuple, list)) and len(value) <= 4
+            and all(isinstance(item, scalar) for item in value)
+            and len(repr(value)) <= 80):
+        return repr(value)
+    return f"an object of type {type(value).__name__}"
+
+
 def check_param(value, constraints, name):
-    """Return ``value`` (converted: an int, a float, a bool, a tuple) if it meets
-    one of ``constraints`` (constraint objects, None for None, a string for that
-    string, a class for its instances); else raise TypeError (no constraint takes its type) or ValueError
-    (one does, but not this value), naming ``name``."""
+    """Check one argument against its constraints; return it converted.
+
+    Parameters
+    ----------
+    value : object
+        The argument as given.
+    constraints : list
+        Constraint objects, None (for None), a string (for that string) or a class
+        (for its instances). The value must meet one of them.
+    name : str
+        The argument's name, as the error message shows it.
+
+    Returns
+    -------
+    object
+        ``value``, converted by the constraint it meets (an int, a float, a bool,
+        a tuple).
+
+    Raises
+    ------
+    TypeError
+        If no constraint takes the value's type (a string for a number, a float
+        for a count, a bool for a number).
+    ValueError
+        If one does but the value is outside its range or set.
+    """
     rules = [_as_constraint(rule) for rule in constraints]
     typed = [rule for rule in rules if rule.has_type(value)]
     for rule in typed:
         if rule.has_value(value):
             return rule.convert(value)
     error = ValueError if typed else TypeError
-    raise error(f"{name} must be {describe(constraints)}, got {value!r}.")
+    raise error(f"{name} must be {describe(constraints)}, got {_shown(value)}.")
+
+
+def check_field(value, constraints, name):
+    """:func:`check_param` for a value read from a file: any failure is a ValueError.
+
+    A file holds no argument types; a field of the wrong kind is a bad file.
+    """
+    try:
+        return check_param(value, constraints, name)
+    except TypeError as error:
+        raise ValueError(str(error)) from None
 
 
 def validate_params(estimator):
@@ -224,6 +300,10 @@ def validate_params(estimator):
 POSITIVE = Interval("real", 0, None, closed="neither")
 NON_NEGATIVE = Interval("real", 0, None)
 UNIT_OPEN = Interval("real", 0, 1, closed="neither")
+#: A share of a budget, 0 (the part is skipped) to 1.
+SHARE = Interval("real", 0, 1)
+#: Any number but NaN, infinities included (a bound that may be open-ended).
+EXTENDED_REAL = Interval("real", -math.inf, math.inf)
 N_JOBS = [None, Interval("int", None, -1), Interval("int", 1, None)]
 PAIRS = ["all", Interval("int", 1, None)]
 RANDOM_STATE = [None, Interval("int", 0, None),
@@ -263,9 +343,14 @@ def check_pairs(pairs):
 
 def check_n_components(n_components, n_available, name="n_components"):
     """``None`` means all ``n_available``; otherwise an int in [1, n_available]."""
+    n_components = check_param(n_components, [None, Interval("int", 1, None)], name)
     if n_components is None:
         return n_available
-    return check_param(n_components, [Interval("int", 1, n_available)], name)
+    if n_components > n_available:
+        # (the bound is the public number of features, not a fixed range)
+        raise ValueError(f"{name}={n_components} must lie in [1, {n_available}] "
+                         f"(n_features={n_available}).")
+    return n_components
 
 
 def check_component_pair(axes, n_components, name="axes"):
@@ -274,6 +359,33 @@ def check_component_pair(axes, n_components, name="axes"):
     if pair[0] == pair[1]:
         raise ValueError(f"{name} must name two different components, got {axes!r}.")
     return pair
+
+
+def check_labels(labels, name):
+    """A public list of distinct labels (any sequence but a string); returns a list."""
+    if isinstance(labels, (str, bytes)) or not hasattr(labels, "__iter__"):
+        raise TypeError(f"{name} must be a list of labels, got {_shown(labels)}.")
+    labels = list(labels)
+    if not labels or len(set(labels)) != len(labels):
+        raise ValueError(f"{name} must be a non-empty list of distinct labels.")
+    return labels
+
+
+def label_codes(values, labels, name, labels_name, n_rows):
+    """Each row's position in the public list ``labels`` (an int array).
+
+    ``values`` are data: the messages never quote one, only the rule.
+    """
+    values = np.asarray(values, dtype=object).ravel()
+    if values.shape[0] != n_rows:
+        raise ValueError(f"{name} has {values.shape[0]} labels for {n_rows} rows.")
+    position = {label: index for index, label in enumerate(labels)}
+    try:
+        return np.fromiter((position[value] for value in values), dtype=np.intp,
+                           count=n_rows)
+    except (KeyError, TypeError):
+        raise ValueError(f"{name} contains labels outside {labels_name}: every row's "
+                         f"label must be one of the declared {labels_name}.") from None
 
 
 def check_generator(random_state):
@@ -360,6 +472,40 @@ def validate_features(estimator, X, *, reset):
             dtype=list(FLOAT_DTYPES),
             ensure_min_samples=2 if reset else 1,
         )
+
+
+def check_rows(X):
+    """``X`` as a C-contiguous float64 array of at least 2 finite rows (the kernel's
+    input; no copy if it is one already)."""
+    dtype = getattr(X, "dtype", None)
+    if dtype is None and isinstance(X, (list, tuple)):
+        dtype = np.asarray(X).dtype
+    if getattr(dtype, "kind", None) in ("U", "S"):
+        raise ValueError(f"X must be numeric, got an array of strings ({dtype}).")
+    dtypes = getattr(X, "dtypes", None)   # a DataFrame: dates are not coordinates
+    if dtypes is not None and any(getattr(d, "kind", "") in ("M", "m") for d in dtypes):
+        raise TypeError("X must be numeric; it has date or time columns.")
+    # check_array's finiteness test sums X first: rows near +-DBL_MAX overflow that
+    # sum (a harmless warning, after which it checks every entry).
+    with np.errstate(over="ignore", invalid="ignore"):
+        X = check_array(X, dtype=list(FLOAT_DTYPES), ensure_min_samples=2,
+                        input_name="X")
+    return np.ascontiguousarray(X, dtype=np.float64)
+
+
+def check_values(x, name="x"):
+    """A non-empty 1-D float array of finite real numbers (bools count as 0/1)."""
+    x = np.asarray(x)
+    if x.dtype == object or not (
+        np.issubdtype(x.dtype, np.number) or np.issubdtype(x.dtype, np.bool_)
+    ) or np.issubdtype(x.dtype, np.complexfloating):
+        raise TypeError(f"{name} must be an array of real numbers, got dtype {x.dtype}.")
+    x = x.astype(float, copy=False)
+    if x.ndim != 1 or x.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D array, got shape {x.shape}.")
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f"{name} must contain only finite values.")
+    return x
 
 
 def check_max_abs(X, what):

@@ -260,26 +260,33 @@ def test_translation_invariance(pairs, radius):
 
 
 ESTIMATORS = [DPKendallDirections, DPScree, DPPCA]
+# wrong type: TypeError; right type, wrong value: ValueError (both name the parameter)
 BAD = [
-    ({"radial": "elliptical"}, "radial"), ({"radial": None}, "radial"),
-    ({"radial": "Clipped"}, "radial"),
-    ({"radius": 0.0}, "^radius must"), ({"radius": -1.0}, "^radius must"),
-    ({"radius": np.nan}, "^radius must"), ({"radius": np.inf}, "^radius must"),
-    ({"radius": "median"}, "^radius must"), ({"radius": True}, "^radius must"),
-    ({"radius": None}, "^radius must"), ({"radius": [1.0]}, "^radius must"),
-    ({"radius_level": 0.0}, "radius_level"), ({"radius_level": 1.0}, "radius_level"),
-    ({"radius_level": 1.5}, "radius_level"), ({"radius_level": np.nan}, "radius_level"),
-    ({"radius_level": True}, "radius_level"), ({"radius_level": "0.5"}, "radius_level"),
+    ({"radial": "elliptical"}, "radial", ValueError), ({"radial": None}, "radial", TypeError),
+    ({"radial": "Clipped"}, "radial", ValueError),
+    ({"radius": 0.0}, "^radius must", ValueError), ({"radius": -1.0}, "^radius must", ValueError),
+    ({"radius": np.nan}, "^radius must", ValueError),
+    ({"radius": np.inf}, "^radius must", ValueError),
+    ({"radius": "median"}, "^radius must", ValueError),
+    ({"radius": True}, "^radius must", TypeError),
+    ({"radius": None}, "^radius must", TypeError),
+    ({"radius": [1.0]}, "^radius must", TypeError),
+    ({"radius_level": 0.0}, "radius_level", ValueError),
+    ({"radius_level": 1.0}, "radius_level", ValueError),
+    ({"radius_level": 1.5}, "radius_level", ValueError),
+    ({"radius_level": np.nan}, "radius_level", ValueError),
+    ({"radius_level": True}, "radius_level", TypeError),
+    ({"radius_level": "0.5"}, "radius_level", ValueError),
 ]
 
 
 @pytest.mark.parametrize("estimator", ESTIMATORS)
-@pytest.mark.parametrize("params, name", BAD)
-def test_bad_radial_parameters(estimator, params, name):
+@pytest.mark.parametrize("params, name, error", BAD)
+def test_bad_radial_parameters(estimator, params, name, error):
     X = t_data(100)
     accountant = PrivacyAccountant(10.0, 1e-3)
     params = {"radial": "clipped", **params}
-    with pytest.raises(ValueError, match=name):
+    with pytest.raises(error, match=name):
         estimator(accountant=accountant, **params).fit(X)
     assert accountant.charges == []       # raised before anything was spent
 

@@ -95,34 +95,39 @@ def test_shuffle_keeps_labels_with_rows():
 
 
 @pytest.mark.parametrize(
-    "kwargs, name",
+    "kwargs, name, error",
     [
-        ({"n_features": 5}, "n_features"),
-        ({"n_features": 0}, "n_features"),
-        ({"n_features": 2.5}, "n_features"),
-        ({"n_samples_per_group": 0}, "n_samples_per_group"),
-        ({"n_samples_per_group": 1.5}, "n_samples_per_group"),
-        ({"n_samples_per_group": True}, "n_samples_per_group"),
-        ({"n_samples_per_group": [1, 2]}, "n_samples_per_group"),
-        ({"n_samples_per_group": [0, 0, 0, 0, 0]}, "n_samples_per_group"),
-        ({"n_samples_per_group": [1, 2, -1, 1, 1]}, "n_samples_per_group"),
-        ({"means": np.zeros((3, 4))}, "means"),
-        ({"means": [[np.nan] * 20]}, "means"),
-        ({"scales": [1.0, 2.0]}, "scales"),
-        ({"scales": [1, 1, 1, 1, -1]}, "scales"),
-        ({"return_groups": "yes"}, "return_groups"),
-        ({"as_frame": 1}, "as_frame"),
-        ({"shuffle": None}, "shuffle"),
+        ({"n_features": 5}, "n_features", ValueError),
+        ({"n_features": 0}, "n_features", ValueError),
+        ({"n_features": 2.5}, "n_features", TypeError),
+        ({"n_samples_per_group": 0}, "n_samples_per_group", ValueError),
+        ({"n_samples_per_group": 1.5}, "n_samples_per_group", TypeError),
+        ({"n_samples_per_group": True}, "n_samples_per_group", TypeError),
+        ({"n_samples_per_group": "many"}, "n_samples_per_group", TypeError),
+        ({"n_samples_per_group": [1, 2]}, "n_samples_per_group", ValueError),
+        ({"n_samples_per_group": [0, 0, 0, 0, 0]}, "n_samples_per_group", ValueError),
+        ({"n_samples_per_group": [1, 2, -1, 1, 1]}, "n_samples_per_group", ValueError),
+        ({"n_samples_per_group": [1, 2, 1.5, 1, 1]}, "n_samples_per_group", TypeError),
+        ({"means": np.zeros((3, 4))}, "means", ValueError),
+        ({"means": [[np.nan] * 20]}, "means", ValueError),
+        ({"scales": [1.0, 2.0]}, "scales", ValueError),
+        ({"scales": [1, 1, 1, 1, -1]}, "scales", ValueError),
+        ({"return_groups": "yes"}, "return_groups", TypeError),
+        ({"as_frame": 1}, "as_frame", TypeError),
+        ({"shuffle": None}, "shuffle", TypeError),
     ],
 )
-def test_invalid_arguments(kwargs, name):
-    with pytest.raises(ValueError, match=name):
+def test_invalid_arguments(kwargs, name, error):
+    # wrong type: TypeError; right type, wrong value: ValueError
+    with pytest.raises(error, match=name):
         make_gaussian_clusters(**kwargs)
 
 
 def test_invalid_random_state():
-    with pytest.raises((TypeError, ValueError), match="random_state"):
+    with pytest.raises(TypeError, match="random_state"):
         make_gaussian_clusters(5, random_state="seed")
+    with pytest.raises(ValueError, match="random_state"):
+        make_gaussian_clusters(5, random_state=-1)
 
 
 def test_load_wine_frame():

@@ -381,7 +381,7 @@ def test_invalid_X(bad, match):
 
 @pytest.mark.parametrize("kwargs, error, match", [
     ({"duplicates": "drop"}, ValueError, "duplicates"),
-    ({"duplicates": None}, ValueError, "duplicates"),
+    ({"duplicates": None}, TypeError, "duplicates"),
     ({"pairs": "some"}, ValueError, "pairs"),
     ({"pairs": 0}, ValueError, "pairs"),
     ({"pairs": -3}, ValueError, "pairs"),

@@ -193,7 +193,8 @@ def test_verbose_prints_progress(capsys):
         ({"axes": (-1, 1)}, "axes"),
         ({"bins": 0}, "bins"),
         ({"bins": (10, 0)}, "bins"),
-        ({"bins": (10, 2.5)}, "bins"),
+        ({"bins": "many"}, "bins"),
+        ({"bins": (10, 10, 10)}, "bins"),
         ({"budget_split": {"loading": 0.6, "scree": 0.3, "score": 0.4}}, "sum"),
         ({"budget_split": {"loading": 0.5, "scree": 0.2, "plots": 0.1}}, "unknown"),
         ({"budget_split": {"loading": -0.1, "scree": 0.2, "score": 0.1}}, "loading"),
@@ -209,6 +210,35 @@ def test_verbose_prints_progress(capsys):
 def test_invalid_parameters(params, match):
     with pytest.raises(ValueError, match=match):
         DPPCA(**params).fit(gaussian_scores_data(100, 0))
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"bins": (10, 2.5)}, "bins"),
+        ({"bins": 2.5}, "bins"),
+        ({"axes": (0, 1.0)}, "axes"),
+        ({"budget_split": [0.5, 0.5]}, "budget_split"),
+        ({"budget_split": {"loading": 0.5, "scree": "0.5"}}, "budget_split"),
+        ({"groups": 3}, "groups"),
+        ({"verbose": "loud"}, "verbose"),
+    ],
+)
+def test_parameters_of_the_wrong_type_raise_type_error(params, match):
+    with pytest.raises(TypeError, match=match):
+        DPPCA(**params).fit(gaussian_scores_data(100, 0))
+
+
+def test_group_errors_quote_no_label():
+    X = gaussian_scores_data(100, 0)
+    y = np.array(["north"] * 99 + ["secret-site"], dtype=object)
+    with pytest.raises(ValueError, match="labels outside groups") as caught:
+        DPPCA(groups=["north", "south"], random_state=0).fit(X, y)
+    assert "secret-site" not in str(caught.value)
+    with pytest.raises(ValueError, match="y has 99 labels for 100 rows"):
+        DPPCA(groups=["north", "south"], random_state=0).fit(X, y[:99])
+    with pytest.raises(ValueError, match="distinct"):
+        DPPCA(groups=["north", "north"], random_state=0).fit(X, y)
 
 
 @pytest.mark.parametrize(

@@ -293,8 +293,12 @@ def test_gdp_never_noisier_than_basic_on_the_dppca_tree(delta):
     ({"a": (-0.1, "pure")}, ValueError, "share"),
     ({"a": (1.5, "pure")}, ValueError, "share"),
     ({"a": (float("nan"), "pure")}, ValueError, "share"),
-    ({"a": (True, "pure")}, ValueError, "share"),
-    ({"a": (0.5, {})}, TypeError, "non-empty"),
+    ({"a": (True, "pure")}, TypeError, "share"),
+    ({"a": ("0.5", "pure")}, TypeError, "share"),
+    ({"a": 0.5}, TypeError, "pair"),
+    ({"a": (0.5, "pure", 1)}, ValueError, "pair"),
+    ({"a": (0.5, 3)}, TypeError, "kind"),
+    ({"a": (0.5, {})}, ValueError, "non-empty"),
 ])
 def test_bad_trees_raise(parts, error, match):
     with pytest.raises(error, match=match):

@@ -84,8 +84,9 @@ def test_group_counts():
     np.testing.assert_array_equal(
         counts[1], histogram_counts(points[groups == "a"], X_EDGES, Y_EDGES))
     assert not counts[3].any()
-    with pytest.raises(ValueError, match="not in labels"):
+    with pytest.raises(ValueError, match="labels outside labels") as caught:
         histogram_counts(points, X_EDGES, Y_EDGES, groups=groups, labels=["a", "b"])
+    assert "'c'" not in str(caught.value)          # the label found is data
     with pytest.raises(ValueError, match="labels"):
         histogram_counts(points, X_EDGES, Y_EDGES, groups=groups)
 

@@ -140,16 +140,6 @@ def release_directions(X, *, radial, radius, radius_level, budget, noise, sensit
         duplicates=duplicates, n_jobs=n_jobs, rng=rng, ledger=ledger, progress=progress)
 
 
-def check_matrix_scree(method, radial):
-    """The ``"matrix"`` scree reads a clipped matrix: ``radial`` (of the directions
-    released or reused) must be ``"clipped"``. Checked before any computation."""
-    if method == "matrix" and radial != "clipped":
-        given = "public (an array)" if radial is None else radial
-        raise ValueError("The 'matrix' scree reads the variances off the clipped Kendall "
-                         "matrix: it needs radial='clipped' directions (released in "
-                         f"this fit or reused), got {given} directions.")
-
-
 def private_kendall_directions(X, *, budget, noise, sensitivity, pairs, duplicates,
                                n_jobs, rng, ledger, progress=None):
     """Release the noisy Kendall matrix and its eigen-decomposition.

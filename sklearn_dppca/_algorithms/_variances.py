@@ -5,15 +5,25 @@ Data in, released values and ledger entries out; the estimators
 """
 
 import math
-import numbers
 import warnings
 
 import numpy as np
 
 from .._kendall import pair_scatter
-from .._validation import check_choice, check_pairs
+from .._validation import (
+    EXTENDED_REAL,
+    PAIRS,
+    POSITIVE,
+    UNIT_OPEN,
+    Boolean,
+    Instance,
+    Interval,
+    Options,
+    check_generator,
+    check_pairs,
+    check_param,
+)
 from ..privacy import PrivacyUtilityWarning, gaussian_mechanism
-from .._validation import check_generator
 from ..privacy._means import clipped_pair_mean, huber_mean, monotone_scree, pmwm_mean
 from ..privacy._quantiles import positive_quantile, rank_slack, warn_if_far
 
@@ -41,25 +51,43 @@ SCREE_DEFAULTS = {
 }
 
 
+#: What each tuning value of a method may be; checked in ``fit`` before any spending.
+#: (``C`` may also hold one bound per component: checked against their number by
+#: :func:`_check_public_clip`.)
+METHOD_PARAM_CONSTRAINTS = {
+    "clip": [Options("auto", "norm", "component")],
+    "C": ["auto", POSITIVE, Instance((list, tuple, np.ndarray), "a list of bounds")],
+    "quantile_share": [UNIT_OPEN],
+    "quantile_level": [UNIT_OPEN],
+    "pairs": PAIRS,
+    "m2_frac": [UNIT_OPEN],
+    "k_min": [Interval("int")],
+    "k_max": [Interval("int")],
+    "block_size": [None, Interval("int", 1, None)],
+    "beta": [Interval("real", 1, None, closed="neither")],
+    "trim_const": [POSITIVE],
+    "eta": [Interval("real", 0, 0.5, closed="neither")],
+    "a": [EXTENDED_REAL],
+    "b": [EXTENDED_REAL],
+    "split": [Boolean()],
+}
+
+
 def check_method_params(method, method_params, name="method_params"):
-    """Merge ``method_params`` into the defaults of ``method``; reject unknown names."""
+    """Merge ``method_params`` into the defaults of ``method``; reject unknown names
+    and check every value given (:data:`METHOD_PARAM_CONSTRAINTS`)."""
     params = dict(SCREE_DEFAULTS[method])
+    method_params = check_param(method_params, [None, dict], name)
     if method_params is None:
         return params
-    if not isinstance(method_params, dict):
-        raise TypeError(f"{name} must be a dict or None, got {type(method_params).__name__}.")
-    unknown = sorted(set(method_params) - set(params))
+    unknown = sorted(map(str, set(method_params) - set(params)))
     if unknown:
         raise ValueError(
             f"{name} has unknown names {unknown} for method={method!r}; "
             f"valid names: {sorted(params)}."
         )
-    params.update(method_params)
-    if method == "clipped":
-        check_choice(params["clip"], ("auto", "norm", "component"), f"{name}['clip']")
-    share = params.get("quantile_share")
-    if share is not None and not (isinstance(share, numbers.Real) and 0 < share < 1):
-        raise ValueError(f"{name}['quantile_share'] must lie in (0, 1), got {share!r}.")
+    for key, value in method_params.items():
+        params[key] = check_param(value, METHOD_PARAM_CONSTRAINTS[key], f"{name}[{key!r}]")
     return params
 
 
@@ -177,6 +205,7 @@ def norm_clipped_scatter(X, bound, pairs, rng):
     # (d d^T / 2) min(1, 2 bound / ||d||^2) = bound d d^T / max(||d||^2, 2 bound): the
     # kernel's floored pair scatter, exact to about 1e-15 (sklearn_dppca._kendall).
     rng = check_generator(rng)
+    pairs = check_pairs(pairs)
     n_samples = X.shape[0]
     if pairs == "all" or pairs >= n_samples - 1:
         # All pairs need no design; the permutation a complete design would draw is
@@ -190,7 +219,6 @@ def _norm_clip_bound(Y, params, budget, rng, ledger):
     """The clip bound on ``||y_a - y_b||^2 / 2``: public, or a private quantile."""
     if not isinstance(params["C"], str):
         return float(_check_public_clip(params["C"], 1)[0])
-    _check_auto(params["C"])
     first, second = random_pairs(Y.shape[0], rng)
     differences = Y[first] - Y[second]
     half_squared_norms = np.einsum("ij,ij->i", differences, differences) / 2
@@ -214,7 +242,7 @@ def _norm_clipped_variances(X, components, params, budget, noise, rng, ledger):
     """
     projected = X.astype(np.float64) @ components.T
     bound = _norm_clip_bound(projected, params, budget, rng, ledger)
-    scatter = norm_clipped_scatter(projected, bound, check_pairs(params["pairs"]), rng)
+    scatter = norm_clipped_scatter(projected, bound, params["pairs"], rng)
     noisy, noise_scale = gaussian_mechanism(
         np.diag(scatter).copy(), 2 * math.sqrt(2) * bound / X.shape[0], rng=rng,
         noise=noise, ledger=ledger, **budget["statistic"].mechanism_budget())
@@ -239,16 +267,11 @@ def private_total_variance(X, budget, noise, rng, ledger, *, pairs="all",
     if quantile_level is not None:
         params["quantile_level"] = quantile_level
     bound = _norm_clip_bound(X, params, budget, rng, ledger)
-    scatter = norm_clipped_scatter(X, bound, check_pairs(pairs), rng)
+    scatter = norm_clipped_scatter(X, bound, pairs, rng)
     total, noise_scale = gaussian_mechanism(
         float(np.trace(scatter)), 2 * bound / X.shape[0], rng=rng, noise=noise,
         ledger=ledger, **budget["statistic"].mechanism_budget())
     return total, noise_scale, bound
-
-
-def _check_auto(C):
-    if C != "auto":
-        raise ValueError(f"method_params['C'] must be 'auto' or a float, got {C!r}.")
 
 
 def _clipped_variances(X, components, params, budget, noise, rng, ledger):
@@ -275,7 +298,6 @@ def component_clipped_variances(X, components, params, budget, noise, rng, ledge
     if labels is None:
         labels = [f"PC{l + 1}" for l in range(n_components)]
     if isinstance(params["C"], str):
-        _check_auto(params["C"])
         values = paired_values(X, components, rng)
         leaves = [budget[f"clip bound {label}"] for label in labels]
         bounds = np.array([

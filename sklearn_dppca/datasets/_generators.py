@@ -1,11 +1,15 @@
 """Synthetic data sets."""
 
-import numbers
-
 import numpy as np
 
-from .._validation import check_count
-from .._validation import check_generator
+from .._validation import (
+    Instance,
+    Interval,
+    check_bool,
+    check_count,
+    check_generator,
+    check_param,
+)
 
 _GAU_N_GROUPS = 5
 _GAU_MIN_FEATURES = 10
@@ -76,7 +80,7 @@ def make_gaussian_clusters(
         Shuffle the rows. By default the rows come in group blocks (G1 first), as
         the R package binds them.
     random_state : None, int or numpy.random.Generator, default=None
-        Source of randomness (see :func:`sklearn_dppca.privacy.check_generator`).
+        Source of randomness: None (fresh entropy), an int seed or a Generator.
 
     Returns
     -------
@@ -96,13 +100,9 @@ def make_gaussian_clusters(
     ['G1', 'G2', 'G3', 'G4', 'G5']
     """
     n_features = check_count(n_features, "n_features", 1)
-    for flag_name, flag in (
-        ("return_groups", return_groups),
-        ("as_frame", as_frame),
-        ("shuffle", shuffle),
-    ):
-        if not isinstance(flag, (bool, np.bool_)):
-            raise ValueError(f"{flag_name} must be a bool, got {flag!r}.")
+    return_groups = check_bool(return_groups, "return_groups")
+    as_frame = check_bool(as_frame, "as_frame")
+    shuffle = check_bool(shuffle, "shuffle")
 
     default_means = means is None
     if default_means:
@@ -139,18 +139,14 @@ def make_gaussian_clusters(
     if scales.ndim == 1:
         scales = np.repeat(scales[:, None], n_features, axis=1)
 
-    if isinstance(n_samples_per_group, (numbers.Integral, np.integer)) and not isinstance(
-        n_samples_per_group, bool
-    ):
-        counts = [check_count(n_samples_per_group, "n_samples_per_group", 1)] * n_groups
+    check_param(n_samples_per_group,
+                [Interval("int", 1, None),
+                 Instance((list, tuple, np.ndarray), "one int >= 0 per group")],
+                "n_samples_per_group")
+    if not hasattr(n_samples_per_group, "__len__"):
+        counts = [int(n_samples_per_group)] * n_groups
     else:
-        try:
-            counts = list(n_samples_per_group)
-        except TypeError:
-            raise ValueError(
-                "n_samples_per_group must be a positive integer or one positive "
-                f"integer per group, got {n_samples_per_group!r}."
-            ) from None
+        counts = list(n_samples_per_group)
         if len(counts) != n_groups:
             raise ValueError(
                 f"n_samples_per_group has {len(counts)} entries but there are "

@@ -4,8 +4,8 @@ histograms, mean estimators, budgets, the ledger and the accountant.
 Every mechanism here states its sensitivity under fixed-size replacement adjacency
 (two data sets of the same size that differ in one row), draws only from the
 ``numpy.random.Generator`` it is given, and records its spend in a
-:class:`PrivacyLedger` when handed one. This package imports nothing from the rest of
-:mod:`sklearn_dppca`.
+:class:`PrivacyLedger` when handed one. Of the rest of :mod:`sklearn_dppca` this
+package imports only the leaf module of argument checks, ``sklearn_dppca._validation``.
 """
 
 from ._accountant import BudgetExceededError, PrivacyAccountant

@@ -12,8 +12,6 @@ of all fits form one ``mu``-GDP block, and basic composition adds the rest.
 
 import contextlib
 import json
-import math
-import numbers
 import os
 import tempfile
 import threading
@@ -21,6 +19,7 @@ import uuid
 import weakref
 from datetime import datetime, timezone
 
+from .._validation import NON_NEGATIVE, Instance, Interval, check_field, check_param
 from ._accounting import Spend, gdp_mu
 from ._calibration import check_delta, check_eps
 
@@ -186,8 +185,7 @@ class PrivacyAccountant:
             In a process other than the accountant's (see the class docstring).
         """
         spend = _check_spend(spend)
-        if not isinstance(label, str):
-            raise TypeError(f"label must be a str, got {type(label).__name__}.")
+        check_param(label, [str], "label")
         self._check_owner()
         with self._lock:
             if not (self._total() + spend).fits(self._eps, self._delta):
@@ -298,8 +296,7 @@ class PrivacyAccountant:
         ValueError
             If a field is missing or bad (the message names it).
         """
-        if not isinstance(data, dict):
-            raise TypeError(f"data must be a dict, got {type(data).__name__}.")
+        check_param(data, [dict], "data")
         return cls._from_record(data, "data")
 
     def save(self, path):
@@ -397,17 +394,11 @@ def _unpickle(token, pid, data):
 
 
 def _check_spend(spend):
-    if not isinstance(spend, Spend):
-        raise TypeError(f"spend must be a Spend (for example a BudgetPlan's "
-                        f"planned_spend()), got {type(spend).__name__}.")
-    values = []
-    for name in ("eps", "delta", "mu"):
-        value = getattr(spend, name)
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
-                math.isfinite(value) and value >= 0):
-            raise ValueError(f"spend.{name} must be a finite number >= 0.")
-        values.append(float(value))
-    return Spend(*values)
+    check_param(spend, [Instance(Spend, "a Spend (for example a BudgetPlan's "
+                                        "planned_spend())")], "spend")
+    # (a fresh Spend checks its fields again, as floats, whatever a subclass did)
+    return Spend(*(check_param(getattr(spend, name), [NON_NEGATIVE], f"spend.{name}")
+                   for name in ("eps", "delta", "mu")))
 
 
 def _describe(spend):
@@ -434,29 +425,24 @@ def _largest(accepts, high):
 
 def _check_record(data, where):
     """``(eps, delta, charges)`` of a saved accountant, each field checked."""
-    if not isinstance(data, dict):
-        raise ValueError(f"{where}: a saved accountant is a JSON object.")
+    check_field(data, [Instance(dict, "a JSON object")], f"{where}: a saved accountant")
     if data.get("format") != ACCOUNTANT_FORMAT:
         raise ValueError(f"{where}: not a saved accountant (the 'format' field is not "
                          f"{ACCOUNTANT_FORMAT!r}).")
     _check_keys(data, _KEYS, where)
     eps = _number(data, "eps", where, positive=True)
     delta = _number(data, "delta", where, positive=True, below_one=True)
-    if not isinstance(data["charges"], list):
-        raise ValueError(f"{where}: 'charges' must be a list.")
+    check_field(data["charges"], [Instance(list, "a list")], f"{where}: 'charges'")
     charges = [_check_charge(charge, f"{where}: charge {i}")
                for i, charge in enumerate(data["charges"])]
     return eps, delta, charges
 
 
 def _check_charge(charge, where):
-    if not isinstance(charge, dict):
-        raise ValueError(f"{where} must be a JSON object.")
+    check_field(charge, [Instance(dict, "a JSON object")], where)
     _check_keys(charge, _CHARGE_KEYS, where)
-    if not isinstance(charge["label"], str):
-        raise ValueError(f"{where}: 'label' must be a string.")
-    if not isinstance(charge["time"], str):
-        raise ValueError(f"{where}: 'time' must be an ISO 8601 string.")
+    check_field(charge["label"], [Instance(str, "a string")], f"{where}: 'label'")
+    check_field(charge["time"], [Instance(str, "an ISO 8601 string")], f"{where}: 'time'")
     try:
         datetime.fromisoformat(charge["time"])
     except ValueError:
@@ -479,12 +465,6 @@ def _check_keys(record, keys, where):
 
 def _number(record, key, where, positive=False, below_one=False):
     """A finite float >= 0 (> 0 if ``positive``, < 1 if ``below_one``)."""
-    value = record[key]
-    bounds = f"{'> 0' if positive else '>= 0'}{' and < 1' if below_one else ''}"
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{where}: {key!r} must be a number {bounds}.")
-    value = float(value)
-    if not (math.isfinite(value) and (value > 0 if positive else value >= 0)
-            and (value < 1 or not below_one)):
-        raise ValueError(f"{where}: {key!r} must be a finite number {bounds}.")
-    return value
+    rule = Interval("real", 0, 1 if below_one else None,
+                    closed="neither" if positive else "left")
+    return check_field(record[key], [rule], f"{where}: {key!r}")

@@ -32,11 +32,11 @@ step names are the leaves' paths.
 """
 
 import math
-import numbers
 from dataclasses import dataclass
 
 from scipy.optimize import brentq
 
+from .._validation import NON_NEGATIVE, SHARE, Options, check_param
 from ._calibration import check_delta, check_eps, gaussian_delta
 
 ACCOUNTING_METHODS = ("gdp", "basic")
@@ -77,15 +77,13 @@ def gdp_delta(mu, eps):
     >>> round(gdp_delta(1.0, 1.0), 4)
     0.1269
     """
-    mu = float(mu)
-    if not (math.isfinite(mu) and mu >= 0):
-        raise ValueError(f"mu must be a finite number >= 0, got {mu!r}.")
+    mu = check_param(mu, [NON_NEGATIVE], "mu")
     if mu == 0:
         return 0.0
-    eps = float(eps)
+    eps = check_param(eps, [NON_NEGATIVE], "eps")
     if eps == 0:
         return float(math.erf(mu / (2 * math.sqrt(2))))   # 2 Phi(mu/2) - 1
-    return max(gaussian_delta(1.0, mu, check_eps(eps)), 0.0)
+    return max(gaussian_delta(1.0, mu, eps), 0.0)
 
 
 def gdp_mu(eps, delta):
@@ -201,10 +199,7 @@ class Spend:
 
     def __post_init__(self):
         for name in ("eps", "delta", "mu"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
-                    math.isfinite(value) and value >= 0):
-                raise ValueError(f"Spend.{name} must be a finite number >= 0, got {value!r}.")
+            check_param(getattr(self, name), [NON_NEGATIVE], f"Spend.{name}")
 
     def __add__(self, other):
         return Spend(self.eps + other.eps, self.delta + other.delta,
@@ -323,9 +318,7 @@ class BudgetTree:
             The leaves' allocations, indexed by path (``plan["a/b"]``), with
             ``plan.part(name)`` the view of one inner part.
         """
-        if accounting not in ACCOUNTING_METHODS:
-            raise ValueError(
-                f"accounting must be one of {ACCOUNTING_METHODS}, got {accounting!r}.")
+        accounting = check_param(accounting, [Options(*ACCOUNTING_METHODS)], "accounting")
         eps, delta = check_eps(eps), check_delta(delta)
         leaves = self.leaves()
         allocations = {path: Allocation(path, kind, eps * share, delta * weight)
@@ -397,23 +390,22 @@ class BudgetPlan:
 def _check_parts(parts, where):
     # (an empty budget is a fit that releases nothing new, e.g. reused directions
     # and a scree read off their matrix; an empty inner part is a mistake)
-    if not isinstance(parts, dict) or (not parts and where != "budget"):
-        raise TypeError(f"{where} must be a non-empty dict of parts, got {parts!r}.")
+    check_param(parts, [dict], where)
+    if not parts and where != "budget":
+        raise ValueError(f"{where} must be a non-empty dict of parts.")
     checked = {}
     for name, part in parts.items():
-        if not isinstance(part, tuple) or len(part) != 2:
-            raise TypeError(f"{where}/{name} must be a pair (share, kind or parts), "
-                            f"got {part!r}.")
+        check_param(part, [tuple], f"{where}/{name} (a pair: share, kind or parts)")
+        if len(part) != 2:
+            raise ValueError(f"{where}/{name} must be a pair (share, kind or parts), "
+                             f"got {len(part)} items.")
         share, content = part
-        if isinstance(share, bool) or not isinstance(share, numbers.Real) or not (
-                0 <= share <= 1):
-            raise ValueError(f"The share of {where}/{name} must lie in [0, 1], got {share!r}.")
-        if isinstance(content, dict):
+        share = check_param(share, [SHARE], f"the share of {where}/{name}")
+        if not isinstance(content, dict):
+            content = check_param(content, [Options(*LEAF_KINDS)], f"{where}/{name}'s kind")
+        else:
             content = _check_parts(content, f"{where}/{name}")
-        elif content not in LEAF_KINDS:
-            raise ValueError(f"{where}/{name}: a leaf kind is one of {LEAF_KINDS}, "
-                             f"got {content!r}.")
-        checked[name] = (float(share), content)
+        checked[name] = (share, content)
     total = math.fsum(share for share, _ in checked.values())
     if total > 1 + _ROUNDOFF:
         raise ValueError(f"The shares of {where} sum to {total:g} > 1.")

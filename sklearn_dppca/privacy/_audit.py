@@ -14,10 +14,11 @@ auditor is only as sharp as the neighbours and the scalar statistic it is given:
 choose the worst-case neighbours and a statistic that separates them.
 """
 
-import numbers
-
 import numpy as np
 from scipy.special import betaincinv
+
+from .._validation import UNIT_OPEN, Interval, check_param
+from ._calibration import check_delta
 
 
 def clopper_pearson(k, n, alpha=0.05):
@@ -47,11 +48,8 @@ def clopper_pearson(k, n, alpha=0.05):
     >>> round(lower, 3), round(upper, 3)
     (0.187, 0.813)
     """
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-        raise ValueError(f"n must be an int >= 1, got {n!r}.")
-    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) \
-            or not 0 < alpha < 1:
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}.")
+    n = check_param(n, [Interval("int", 1, None)], "n")
+    alpha = check_param(alpha, [UNIT_OPEN], "alpha")
     k = np.asarray(k)
     if not np.issubdtype(k.dtype, np.integer) or np.any((k < 0) | (k > n)):
         raise ValueError(f"k must be integers in [0, n={n}].")
@@ -157,15 +155,10 @@ def empirical_eps_lower_bound(stats_a, stats_b, delta, *, alpha=0.05,
     """
     stats_a = _check_stats(stats_a, "stats_a")
     stats_b = _check_stats(stats_b, "stats_b")
-    if isinstance(delta, bool) or not isinstance(delta, numbers.Real) \
-            or not 0 <= delta < 1:
-        raise ValueError(f"delta must lie in [0, 1), got {delta!r}.")
-    if isinstance(n_thresholds, bool) or not isinstance(n_thresholds, numbers.Integral) \
-            or n_thresholds < 1:
-        raise ValueError(f"n_thresholds must be an int >= 1, got {n_thresholds!r}.")
-    if not 0 < selection_fraction < 1:
-        raise ValueError(f"selection_fraction must lie in (0, 1), got "
-                         f"{selection_fraction!r}.")
+    delta = check_delta(delta, allow_zero=True)
+    alpha = check_param(alpha, [UNIT_OPEN], "alpha")
+    n_thresholds = check_param(n_thresholds, [Interval("int", 1, None)], "n_thresholds")
+    selection_fraction = check_param(selection_fraction, [UNIT_OPEN], "selection_fraction")
     cut_a = min(max(1, int(stats_a.size * selection_fraction)), stats_a.size - 1)
     cut_b = min(max(1, int(stats_b.size * selection_fraction)), stats_b.size - 1)
     select_a, held_a = stats_a[:cut_a], stats_a[cut_a:]

@@ -7,8 +7,8 @@ exact composition (see :mod:`sklearn_dppca.privacy._accounting`).
 """
 
 import math
-import numbers
 
+from .._validation import SHARE, check_param
 from ._accounting import Spend, gdp_delta
 from ._calibration import check_delta, check_eps
 
@@ -72,13 +72,14 @@ class PrivacyBudget:
             A part's name -> its :class:`PrivacyBudget`, or None for a part with
             a zero ``eps`` share (it may not spend anything).
         """
-        if not isinstance(fractions, dict) or not fractions:
-            raise TypeError(f"{name} must be a non-empty dict of shares, got {fractions!r}.")
+        check_param(fractions, [dict], name)
+        if not fractions:
+            raise ValueError(f"{name} must be a non-empty dict of shares.")
         eps_shares, delta_shares = {}, {}
         for part, share in fractions.items():
             eps_share, delta_share = share if isinstance(share, tuple) else (share, share)
-            eps_shares[part] = _check_share(eps_share, f"{name}[{part!r}]")
-            delta_shares[part] = _check_share(delta_share, f"{name}[{part!r}]")
+            eps_shares[part] = check_param(eps_share, [SHARE], f"{name}[{part!r}]")
+            delta_shares[part] = check_param(delta_share, [SHARE], f"{name}[{part!r}]")
         for shares in (eps_shares, delta_shares):
             total = math.fsum(shares.values())
             if total > 1 + _ROUNDOFF:
@@ -97,15 +98,6 @@ class _Part(PrivacyBudget):
     def __init__(self, eps, delta):
         self.eps = float(eps)
         self.delta = float(delta)
-
-
-def _check_share(share, name):
-    if isinstance(share, bool) or not isinstance(share, numbers.Real):
-        raise TypeError(f"{name} must be a number in [0, 1], got {share!r}.")
-    share = float(share)
-    if not (0 <= share <= 1):
-        raise ValueError(f"{name} must lie in [0, 1], got {share!r}.")
-    return share
 
 
 def composition_label(entries):

@@ -22,6 +22,8 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
+from .._validation import POSITIVE, Interval, Options, check_param
+
 NOISE_METHODS = ("analytic", "classical")
 
 
@@ -57,13 +59,7 @@ def check_eps(eps, name="eps"):
     ...
     ValueError: eps must be a finite number > 0, got 0.0.
     """
-    if isinstance(eps, bool) or not isinstance(eps, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a positive real number, got {eps!r}.")
-    eps = float(eps)
-    if not (math.isfinite(eps) and eps > 0):
-        raise ValueError(f"{name} must be a finite number > 0, got {eps!r}.")
-    return eps
-
+    return check_param(eps, [POSITIVE], name)
 
 def check_delta(delta, name="delta", allow_zero=False):
     """Validate ``delta``: in (0, 1), or [0, 1) with ``allow_zero``.
@@ -97,21 +93,13 @@ def check_delta(delta, name="delta", allow_zero=False):
     >>> check_delta(0, allow_zero=True)
     0.0
     """
-    if isinstance(delta, bool) or not isinstance(
-        delta, (int, float, np.integer, np.floating)
-    ):
-        raise TypeError(f"{name} must be a real number in (0, 1), got {delta!r}.")
-    delta = float(delta)
-    low_ok = delta >= 0 if allow_zero else delta > 0
-    if not (math.isfinite(delta) and low_ok and delta < 1):
-        interval = "[0, 1)" if allow_zero else "(0, 1)"
-        raise ValueError(f"{name} must lie in {interval}, got {delta!r}.")
-    return delta
+    return check_param(delta, [Interval("real", 0, 1, closed="left" if allow_zero
+                                        else "neither")], name)
 
 
 def check_sensitivity(sensitivity):
-    """Validate a sensitivity: a finite float > 0."""
-    return check_eps(sensitivity, name="sensitivity")
+    """Validate a sensitivity: a finite number > 0."""
+    return check_param(sensitivity, [POSITIVE], "sensitivity")
 
 
 def gaussian_delta(noise_scale, sensitivity, eps):
@@ -234,6 +222,7 @@ def gaussian_noise_scale(sensitivity, eps, delta, method="analytic", warn=True):
     sensitivity = check_sensitivity(sensitivity)
     eps = check_eps(eps)
     delta = check_delta(delta)
+    method = check_param(method, [Options(*NOISE_METHODS)], "noise")
     if method == "classical":
         scale = _classical_noise_scale(sensitivity, eps, delta)
         if eps >= 1 and warn:
@@ -244,9 +233,7 @@ def gaussian_noise_scale(sensitivity, eps, delta, method="analytic", warn=True):
                 stacklevel=3,
             )
         return scale
-    if method == "analytic":
-        return _analytic_noise_scale(sensitivity, eps, delta)
-    raise ValueError(f"noise must be one of {NOISE_METHODS}, got {method!r}.")
+    return _analytic_noise_scale(sensitivity, eps, delta)
 
 
 def laplace_noise_scale(sensitivity, eps):

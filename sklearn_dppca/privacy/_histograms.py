@@ -13,10 +13,10 @@ changed row switches group, since the row still leaves one cell and enters one.
 """
 
 import math
-import numbers
 
 import numpy as np
 
+from .._validation import Interval, check_labels, check_param, label_codes
 from ._calibration import check_delta, check_eps, laplace_noise_scale
 from ._mechanisms import gaussian_mechanism, laplace_mechanism
 from ._snapping import snap
@@ -99,21 +99,8 @@ def _group_codes(groups, labels, n_rows):
     if labels is None:
         raise ValueError("labels (the public list of group labels) is required when "
                          "groups is given; it is never read off the data.")
-    labels = list(labels)
-    if not labels:
-        raise ValueError("labels must not be empty.")
-    lookup = {label: code for code, label in enumerate(labels)}
-    if len(lookup) != len(labels):
-        raise ValueError("labels must not contain duplicates.")
-    groups = np.asarray(groups, dtype=object).ravel()
-    if groups.size != n_rows:
-        raise ValueError(f"groups has {groups.size} entries for {n_rows} points.")
-    try:
-        return np.fromiter((lookup[g] for g in groups), dtype=np.intp, count=n_rows)
-    except KeyError as error:
-        raise ValueError(
-            f"groups contains the label {error.args[0]!r}, which is not in labels."
-        ) from None
+    labels = check_labels(labels, "labels")
+    return label_codes(groups, labels, "groups", "labels", n_rows)
 
 
 def histogram_counts(points, x_edges, y_edges, groups=None, labels=None):
@@ -329,12 +316,6 @@ def normalise_histogram(counts):
     return counts / totals
 
 
-def _check_exponent(value, name):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int, got {value!r}.")
-    return int(value)
-
-
 def dyadic_argmax(values, eps, rng, *, k_min=-40, k_max=40, ledger=None,
                   step="dyadic argmax"):
     """Release the power of two at the most populated dyadic bin of ``values``.
@@ -375,8 +356,8 @@ def dyadic_argmax(values, eps, rng, *, k_min=-40, k_max=40, ledger=None,
     >>> dyadic_argmax(values, 1.0, np.random.default_rng(1))
     8.0
     """
-    k_min = _check_exponent(k_min, "k_min")
-    k_max = _check_exponent(k_max, "k_max")
+    k_min = check_param(k_min, [Interval("int")], "k_min")
+    k_max = check_param(k_max, [Interval("int")], "k_max")
     if k_min > k_max:
         raise ValueError(f"k_min must be <= k_max, got {k_min} > {k_max}.")
     values = np.asarray(values, dtype=float).ravel()

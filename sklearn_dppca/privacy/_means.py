@@ -8,35 +8,23 @@ adjacency on those values.
 
 import math
 import warnings
-import numbers
 
 import numpy as np
 
+from .._validation import (
+    EXTENDED_REAL,
+    POSITIVE,
+    UNIT_OPEN,
+    Boolean,
+    Interval,
+    check_param,
+    check_values,
+)
 from ._budget import PrivacyLedger
 from ._calibration import check_delta, check_eps
 from ._histograms import dyadic_argmax
 from ._mechanisms import gaussian_mechanism
-from ._quantiles import _check_values, quantile
-
-
-def _check_fraction(value, name, low, high):
-    """A real number strictly inside ``(low, high)``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r}.")
-    value = float(value)
-    if not low < value < high:
-        raise ValueError(f"{name} must lie strictly between {low} and {high}, got "
-                         f"{value!r}.")
-    return value
-
-
-def _check_bound(value, name):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number (or +-inf), got {value!r}.")
-    value = float(value)
-    if math.isnan(value):
-        raise ValueError(f"{name} must not be NaN.")
-    return value
+from ._quantiles import quantile
 
 
 def _gaussian_release(value, sensitivity, eps, delta, rng, noise, ledger, step):
@@ -155,15 +143,13 @@ def pmwm_mean(w, eps, delta, rng, *, beta=1.01, trim_const=10, eta=0.01, a=0.0,
     >>> bool(abs(mean - 2.0) < 0.5)
     True
     """
-    w = _check_values(w, "w")
+    w = check_values(w, "w")
     eps = check_eps(eps)
     delta = check_delta(delta)
-    if isinstance(trim_const, bool) or not isinstance(trim_const, numbers.Real):
-        raise TypeError(f"trim_const must be a real number, got {trim_const!r}.")
-    if not (math.isfinite(trim_const) and trim_const > 0):
-        raise ValueError(f"trim_const must be a finite number > 0, got {trim_const!r}.")
-    eta = _check_fraction(eta, "eta", 0.0, 0.5)
-    a, b = _check_bound(a, "a"), _check_bound(b, "b")
+    trim_const = check_param(trim_const, [POSITIVE], "trim_const")
+    eta = check_param(eta, [Interval("real", 0.0, 0.5, closed="neither")], "eta")
+    a, b = check_param(a, [EXTENDED_REAL], "a"), check_param(b, [EXTENDED_REAL], "b")
+    split = check_param(split, [Boolean()], "split")
     if not a < b:
         raise ValueError(f"a must be < b, got a={a!r}, b={b!r}.")
     if split:
@@ -314,19 +300,16 @@ def huber_mean(w, eps, delta, rng, *, m2_frac=0.25, k_min=-40, k_max=40, block_s
     >>> bool(abs(mean - 5.0) < 0.5)
     True
     """
-    w = _check_values(w, "w")
+    w = check_values(w, "w")
     if w.size < 2:
         raise ValueError("huber_mean needs at least 2 values in w.")
     eps = check_eps(eps)
     delta = check_delta(delta)
-    m2_frac = _check_fraction(m2_frac, "m2_frac", 0.0, 1.0)
+    m2_frac = check_param(m2_frac, [UNIT_OPEN], "m2_frac")
     m = w.size
     scale_eps = m2_frac * eps
     gd_eps = eps - scale_eps
-    if block_size is not None and (isinstance(block_size, bool)
-                                   or not isinstance(block_size, numbers.Integral)
-                                   or block_size < 1):
-        raise ValueError(f"block_size must be None or an int >= 1, got {block_size!r}.")
+    block_size = check_param(block_size, [None, Interval("int", 1, None)], "block_size")
     medians = _pair_block_medians(w, rng, block_size)
     scale = dyadic_argmax(medians, scale_eps, rng,
                           k_min=k_min,
@@ -379,14 +362,11 @@ def clipped_pair_mean(y, clip):
     >>> clipped_pair_mean([0.0, 1.0, 3.0], clip=1.0)
     0.8333...
     """
-    y = np.sort(_check_values(y, "y"))
+    y = np.sort(check_values(y, "y"))
     n = y.size
     if n < 2:
         raise ValueError(f"y needs at least 2 values, got {n}.")
-    if isinstance(clip, bool) or not isinstance(clip, numbers.Real) \
-            or not float(clip) > 0:
-        raise ValueError(f"clip must be a number > 0 (np.inf allowed), got {clip!r}.")
-    clip = float(clip)
+    clip = check_param(clip, [Interval("real", 0, math.inf, closed="right")], "clip")
     reach = math.sqrt(2 * clip)
     cluster = np.concatenate(([0], np.cumsum(np.diff(y) > reach)))
     cluster_size = np.bincount(cluster)

@@ -21,11 +21,11 @@ point-by-point search.
 """
 
 import math
-import numbers
 import warnings
 
 import numpy as np
 
+from .._validation import UNIT_OPEN, Interval, check_param, check_values
 from ._calibration import check_eps
 from ._warnings import PrivacyUtilityWarning
 
@@ -35,27 +35,16 @@ _LARGEST = np.finfo(float).max
 _MIN_REACH = 1e12
 
 
-def _check_level(q):
-    if isinstance(q, bool) or not isinstance(q, numbers.Real):
-        raise TypeError(f"q must be a real number in (0, 1), got {q!r}.")
-    q = float(q)
-    if not 0 < q < 1:
-        raise ValueError(f"q must lie strictly between 0 and 1, got {q!r}.")
-    return q
+#: The level of a quantile, strictly between 0 and 1.
+_LEVEL = [UNIT_OPEN]
+#: The base of the geometric grid, a finite number > 1.
+_BETA = [Interval("real", 1, None, closed="neither")]
 
 
 def _check_grid(beta, max_steps):
-    """Validate ``beta`` and ``max_steps`` alone and together."""
-    if isinstance(beta, bool) or not isinstance(beta, numbers.Real):
-        raise TypeError(f"beta must be a real number > 1, got {beta!r}.")
-    beta = float(beta)
-    if not (math.isfinite(beta) and beta > 1):
-        raise ValueError(f"beta must be a finite number > 1, got {beta!r}.")
-    if isinstance(max_steps, bool) or not isinstance(max_steps, numbers.Integral):
-        raise TypeError(f"max_steps must be an int >= 1, got {max_steps!r}.")
-    max_steps = int(max_steps)
-    if max_steps < 1:
-        raise ValueError(f"max_steps must be >= 1, got {max_steps}.")
+    """Validate ``beta`` and ``max_steps`` alone, then together (the grid's reach)."""
+    beta = check_param(beta, _BETA, "beta")
+    max_steps = check_param(max_steps, [Interval("int", 1, None)], "max_steps")
     log_reach = max_steps * math.log(beta)
     if log_reach < math.log(_MIN_REACH):
         needed = math.ceil(math.log(_MIN_REACH) / math.log(beta))
@@ -66,28 +55,6 @@ def _check_grid(beta, max_steps):
             f"max_steps >= {needed}."
         )
     return beta, max_steps
-
-
-def _check_lower(lower):
-    if isinstance(lower, bool) or not isinstance(lower, numbers.Real):
-        raise TypeError(f"lower must be a finite real number, got {lower!r}.")
-    if not math.isfinite(lower):
-        raise ValueError(f"lower must be finite, got {lower!r}.")
-    return float(lower)
-
-
-def _check_values(x, name="x"):
-    x = np.asarray(x)
-    if x.dtype == object or not (
-        np.issubdtype(x.dtype, np.number) or np.issubdtype(x.dtype, np.bool_)
-    ) or np.issubdtype(x.dtype, np.complexfloating):
-        raise TypeError(f"{name} must be an array of real numbers, got dtype {x.dtype}.")
-    x = x.astype(float, copy=False)
-    if x.ndim != 1 or x.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D array, got shape {x.shape}.")
-    if not np.all(np.isfinite(x)):
-        raise ValueError(f"{name} must contain only finite values.")
-    return x
 
 
 def _geometric_grid(lower, beta, max_steps):
@@ -217,11 +184,11 @@ def upper_quantile(x, q, eps, rng, *, lower=0.0, beta=1.01, max_steps=5000,
     >>> bool(80 < q90 < 95)
     True
     """
-    q = _check_level(q)
+    q = check_param(q, _LEVEL, "q")
     eps = check_eps(eps)
     beta, max_steps = _check_grid(beta, max_steps)
-    lower = _check_lower(lower)
-    x = _check_values(x)
+    lower = check_param(lower, [Interval("real")], "lower")
+    x = check_values(x)
     if np.any(x < lower):
         raise ValueError(f"all values of x must be >= lower={lower!r}.")
     grid, stop = _search(np.sort(x), q, eps, rng, lower, beta, max_steps)
@@ -297,10 +264,10 @@ def quantile(x, q, eps, rng, *, beta=1.01, max_steps=5000, ledger=None,
     >>> bool(-21 < median < -19)
     True
     """
-    q = _check_level(q)
+    q = check_param(q, _LEVEL, "q")
     eps = check_eps(eps)
     beta, max_steps = _check_grid(beta, max_steps)
-    x = np.sort(_check_values(x))
+    x = np.sort(check_values(x))
     value, capped = _two_sided_search(x, q, eps, rng, beta, max_steps)
     _record(ledger, step, eps, 4.0 / eps, q, "two-sided")
     if capped:
@@ -443,9 +410,9 @@ def positive_quantile(x, q, eps, rng, *, ledger=None, step="positive quantile",
     >>> bool(8e-7 < q90 < 9.5e-7)
     True
     """
-    q = _check_level(q)
+    q = check_param(q, _LEVEL, "q")
     eps = check_eps(eps)
-    x = _check_values(x)
+    x = check_values(x)
     if np.any(x < 0):
         raise ValueError("all values of x must be >= 0.")
     stop = _search_on(np.sort(x), q, eps, rng, _SCALE_FREE_GRID)
@@ -506,12 +473,13 @@ def interval_quantile(x, q, eps, rng, *, low, high, n_points=40_001, ledger=None
     >>> bool(-0.1 < median < 0.1)
     True
     """
-    q = _check_level(q)
+    q = check_param(q, _LEVEL, "q")
     eps = check_eps(eps)
-    low, high = _check_lower(low), _check_lower(high)
+    low = check_param(low, [Interval("real")], "low")
+    high = check_param(high, [Interval("real")], "high")
     if not low < high:
         raise ValueError(f"low must be below high, got low={low!r}, high={high!r}.")
-    x = _check_values(x)
+    x = check_values(x)
     grid = np.linspace(low, high, int(n_points))
     stop = _search_on(np.sort(x), q, eps, rng, grid)
     _record(ledger, step, eps, 2.0 / eps, q, "interval")

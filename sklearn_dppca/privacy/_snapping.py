@@ -45,9 +45,10 @@ searches release only grid indices (never a noisy float) and are not snapped.
 import contextlib
 import contextvars
 import math
-import numbers
 
 import numpy as np
+
+from .._validation import POSITIVE, Boolean, check_param
 
 # Default grid: the smallest power of two >= noise_scale / 2**GRID_BITS.
 GRID_BITS = 10
@@ -57,13 +58,10 @@ _STATE = contextvars.ContextVar("sklearn_dppca_snapping", default=None)
 
 
 def _check_grid(grid):
+    """None, or a power of two (> 0, finite): rounding to it is then exact."""
+    grid = check_param(grid, [None, POSITIVE], "grid")
     if grid is None:
         return None
-    if isinstance(grid, bool) or not isinstance(grid, numbers.Real):
-        raise TypeError(f"grid must be None or a power of two, got {grid!r}.")
-    grid = float(grid)
-    if not (math.isfinite(grid) and grid > 0):
-        raise ValueError(f"grid must be a finite power of two > 0, got {grid!r}.")
     mantissa, _ = math.frexp(grid)
     if mantissa != 0.5:
         raise ValueError(
@@ -108,8 +106,7 @@ def snapping(enabled=True, *, grid=None):
     >>> bool(np.all(noisy / grid == np.round(noisy / grid)))
     True
     """
-    if not isinstance(enabled, (bool, np.bool_)):
-        raise TypeError(f"enabled must be a bool, got {enabled!r}.")
+    enabled = check_param(enabled, [Boolean()], "enabled")
     state = {"grid": _check_grid(grid)} if enabled else None
     token = _STATE.set(state)
     try:
