@@ -9,6 +9,7 @@ from ._base import _PrivateProjection
 from ._summary import summarize
 from ._validation import (
     PAIRS,
+    UNIT_OPEN,
     Interval,
     Options,
     check_generator,
@@ -159,6 +160,7 @@ class DPKendallDirections(_PrivateProjection):
         "n_components": [None, Interval("int", 1, None)],
         "pairs": PAIRS,
         "duplicates": [Options("ignore", "raise")],
+        "scale_share": [UNIT_OPEN],
     }
 
     def __init__(self, n_components=None, *, eps=1.0, delta=1e-5, noise="analytic",
