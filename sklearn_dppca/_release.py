@@ -926,11 +926,12 @@ class ReleasedPCA:
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            A DataFrame is matched to the released columns by name.
+            Rows to project; a DataFrame's columns are matched by name.
 
         Returns
         -------
         X_new : ndarray of shape (n_samples, n_components)
+            The projections on the released directions.
         """
         if hasattr(X, "columns"):
             missing = [name for name in self.feature_names_in_ if name not in X.columns]
@@ -954,12 +955,13 @@ class ReleasedPCA:
         return whitening_scale(self.explained_variance_)
 
     def summary(self):
-        """The printed summary of the release (nothing is recomputed).
+        """Summarise the release (nothing is recomputed).
 
         Returns
         -------
         FitSummary
-            ``str()`` of it is the plain-text summary; it renders as HTML in Jupyter.
+            ``str()`` of it is the plain-text summary; it renders as HTML in
+            Jupyter.
         """
         from ._summary import summarize
 
