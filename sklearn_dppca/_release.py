@@ -132,8 +132,6 @@ def _json_metadata(value):
     return value
 
 
-
-
 # --------------------------------------------------------------------------------------
 # writing: one writer per kind of entry (see _release_layout.Entry)
 # --------------------------------------------------------------------------------------
@@ -181,8 +179,10 @@ def _write_edges(edges, entry):
 
 
 def _write_histograms(histograms, entry, groups):
+    """The group histograms as a list in the order of ``groups``."""
+    order = list(histograms) if groups is None else groups
     return [_write_array(histograms[label], entry, f"score_histograms[{label!r}]")
-            for label in groups]
+            for label in order]
 
 
 def _write_nonprivate(reference, entry):
@@ -229,7 +229,7 @@ def _written_value(estimator, entry):
     if value is None:
         return None
     if entry.kind == "histograms":
-        return _write_histograms(value, entry, getattr(estimator, "groups_"))
+        return _write_histograms(value, entry, getattr(estimator, "groups_", None))
     return _WRITERS[entry.kind](value, entry)
 
 
@@ -617,7 +617,7 @@ def _read_layout(release):
 def _check_presence(values):
     """Entries released together are all present or all null; an entry needs the
     entries it is released with."""
-    for tag in {entry.together for entry in LAYOUT if entry.together}:
+    for tag in dict.fromkeys(entry.together for entry in LAYOUT if entry.together):
         keys = together(tag)
         present = [key for key in keys if values[key] is not None]
         if present and len(present) < len(keys):
@@ -637,7 +637,8 @@ def _check_presence(values):
 def _check_scree(values):
     """Ratios are shares of the total variance, which bounds the retained ones."""
     ratio = values["explained_variance_ratio"]
-    if ratio is not None and (np.any(ratio < 0) or np.any(ratio > 1) or math.fsum(ratio) > 1 + 1e-9):
+    if ratio is not None and (np.any(ratio < 0) or np.any(ratio > 1)
+                              or math.fsum(ratio) > 1 + 1e-9):
         raise ValueError("Release field 'explained_variance_ratio' must hold shares of "
                          "the total variance: each in [0, 1], summing to at most 1.")
     variance, total = values["explained_variance"], values["total_variance"]
@@ -732,8 +733,6 @@ def load_release(path_or_dict):
             except json.JSONDecodeError as error:
                 raise ValueError(f"{path_or_dict}: not valid JSON ({error}).") from None
     return ReleasedPCA(content)
-
-
 
 
 def _reject_constant(name):

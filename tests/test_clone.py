@@ -8,7 +8,12 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, cross_validate
 from sklearn.pipeline import make_pipeline
 
-from sklearn_dppca import DPKendallDirections, DPScree, PrivacyAccountant, PrivacyRiskWarning
+from sklearn_dppca import (
+    DPKendallDirections,
+    DPScree,
+    PrivacyAccountant,
+    PrivacyRiskWarning,
+)
 from sklearn_dppca.datasets import make_gaussian_clusters
 
 

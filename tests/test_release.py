@@ -590,7 +590,8 @@ def _same(mine, theirs):
     if isinstance(theirs, (tuple, list)) and theirs and isinstance(theirs[0], np.ndarray):
         return all(np.array_equal(a, b) for a, b in zip(mine, theirs))
     if isinstance(theirs, (np.ndarray, list, tuple, numbers.Real)):
-        return np.array_equal(np.asarray(mine, dtype=object), np.asarray(theirs, dtype=object))
+        return np.array_equal(np.asarray(mine, dtype=object),
+                              np.asarray(theirs, dtype=object))
     return mine == theirs
 
 

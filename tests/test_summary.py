@@ -80,8 +80,9 @@ def test_the_scree_section_shows_each_variance_its_noise_and_share(fitted):
     scree = fitted["scree"]
     lines = _section(str(scree.summary()), SCREE_HEADING)
     assert lines[0].startswith("Scree method: clipped;")
-    for l, (variance, noise, ratio) in enumerate(zip(
-            scree.explained_variance_, scree.noise_scale_, scree.explained_variance_ratio_)):
+    for l, (variance, noise, ratio) in enumerate(zip(scree.explained_variance_,
+                                                     scree.noise_scale_,
+                                                     scree.explained_variance_ratio_)):
         assert lines[1 + l] == (f"  PC{l + 1}: variance {variance:.4g} +- {noise:.3g} "
                                 f"(noise sd)  PVE {100 * ratio:.1f}%")
     assert lines[4] == (f"  Total variance {scree.total_variance_:.4g} +- "
@@ -112,7 +113,8 @@ def test_the_pca_summary_shows_budget_parts_and_score_release(fitted):
 @pytest.mark.parametrize("name", ["directions", "scree", "pca"])
 def test_a_loaded_release_prints_what_its_estimator_printed(fitted, name):
     estimator = fitted[name]
-    release = export_release(estimator, include_nonprivate=estimator.nonprivate_ is not None)
+    reference = estimator.nonprivate_ is not None
+    release = export_release(estimator, include_nonprivate=reference)
     text = str(load_release(release).summary())
     assert text.splitlines()[:3] == ["DP PCA Release Summary", "",
                                      f"Estimator: {type(estimator).__name__}"]
