@@ -7,7 +7,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._algorithms._projection import project, whitening_scale
 from ._algorithms._scree import feature_variances, release_scree, scree_values
-from ._summary import scree_lines
+from ._names import feature_names
 from ._validation import (
     N_JOBS,
     POSITIVE,
@@ -152,10 +152,7 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         self.privacy_ledger_ = ledger.to_list()
 
     def _feature_names(self):
-        names = getattr(self, "feature_names_in_", None)
-        if names is not None:
-            return [str(name) for name in names]
-        return [f"x{j}" for j in range(self.n_features_in_)]
+        return feature_names(self)
 
 
 class _VarianceMixin:
@@ -184,8 +181,3 @@ class _VarianceMixin:
         if not self.whiten:
             return None
         return whitening_scale(self.explained_variance_)
-
-    def _scree_lines(self):
-        return scree_lines(self.method_label_, self.explained_variance_, self.noise_scale_,
-                           self.explained_variance_ratio_, self.total_variance_,
-                           self.total_variance_noise_scale_, self.scale_ is not None)

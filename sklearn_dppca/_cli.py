@@ -31,6 +31,8 @@ import sys
 import time
 import warnings
 
+from ._summary import ledger_table
+
 #: Above this many rows the command line uses the incomplete U-statistic.
 LARGE_N = 20_000
 #: Partners per row of the incomplete U-statistic used above ``LARGE_N`` rows.
@@ -552,43 +554,6 @@ def read_csv(path, columns=None, group=None, declared=None, max_abs=None):
 # --------------------------------------------------------------------------------------
 # output
 # --------------------------------------------------------------------------------------
-def _fmt(value, spec):
-    try:
-        return format(float(value), spec)
-    except (TypeError, ValueError):
-        return "-" if value is None else str(value)
-
-
-def ledger_table(ledger, spent):
-    """The privacy ledger as a small text table (one row per mechanism call)."""
-    from .privacy._budget import composition_label
-
-    header = ("step", "mechanism", "eps", "delta", "sensitivity", "noise scale", "mu")
-    rows = [
-        (
-            str(entry.get("step", "")),
-            str(entry.get("mechanism", "")),
-            _fmt(entry.get("eps"), ".4g"),
-            _fmt(entry.get("delta"), ".3g"),
-            _fmt(entry.get("sensitivity"), ".4g")
-            + (f" ({entry['sensitivity_norm']})" if entry.get("sensitivity_norm") else ""),
-            _fmt(entry.get("noise_scale"), ".4g"),
-            _fmt(entry.get("mu"), ".4g"),
-        )
-        for entry in ledger
-    ]
-    rows.append((f"total ({composition_label(ledger)})", "", _fmt(spent[0], ".4g"),
-                 _fmt(spent[1], ".3g"), "", "", ""))
-    widths = [max(len(row[j]) for row in [header] + rows) for j in range(len(header))]
-
-    def line(row):
-        return "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
-
-    rule = "  ".join("-" * width for width in widths)
-    return "\n".join(["Privacy ledger:", line(header), rule]
-                     + [line(row) for row in rows[:-1]] + [rule, line(rows[-1])])
-
-
 def _show_warnings(caught, err):
     seen = set()
     for warning in caught:

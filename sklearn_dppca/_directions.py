@@ -6,7 +6,7 @@ from ._algorithms._directions import loading_parts, release_directions
 from ._algorithms._nonprivate import nonprivate_reference
 from ._algorithms._spread import release_spreads, spread_parts
 from ._base import _PrivateProjection
-from ._summary import FitSummary, budget_line, directions_table, reference_line
+from ._summary import summarize
 from ._validation import (
     PAIRS,
     UNIT_OPEN,
@@ -257,19 +257,4 @@ class DPKendallDirections(_PrivateProjection):
             ``str()`` of it is the plain-text summary; it renders as HTML in Jupyter.
         """
         check_is_fitted(self)
-        heading, table = directions_table(self.components_, self._feature_names())
-        return FitSummary(
-            "DP PC Directions Summary",
-            [
-                (None, [
-                    f"Data: {self.n_samples_} observations x {self.n_features_in_} variables",
-                    f"Components: {self.n_components_} PC directions",
-                ]),
-                (heading, table),
-                (None, [
-                    budget_line(*self.privacy_spent_),
-                    reference_line(self.nonprivate_ is not None),
-                    "The full direction matrix is available in components_.",
-                ]),
-            ],
-        )
+        return summarize(self)

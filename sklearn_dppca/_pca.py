@@ -28,7 +28,7 @@ from ._algorithms._variances import (
 )
 from ._base import _PrivateProjection, _VarianceMixin
 from ._progress import PairProgress
-from ._summary import FitSummary, budget_line, directions_table, reference_line
+from ._summary import summarize
 from ._validation import (
     NON_NEGATIVE,
     PAIRS,
@@ -545,32 +545,4 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
             ``str()`` of it is the plain-text summary; it renders as HTML in Jupyter.
         """
         check_is_fitted(self)
-        budget_lines = [
-            f"  {part:<8} eps = {eps:<10.4g} delta = {delta:.3g}"
-            for part, (eps, delta) in self.budget_.items()
-        ]
-        sections = [
-            (None, [
-                f"Data: {self.n_samples_} observations x {self.n_features_in_} variables",
-                f"Components: {self.n_components_}",
-            ]),
-            ("Privacy budget by part:", budget_lines),
-            ("Private variances (post-processed):", self._scree_lines()),
-        ]
-        if self.frame_ is not None:
-            center, half = self.frame_.center, self.frame_.half_width
-            groups = "none" if self.groups_ is None else ", ".join(map(str, self.groups_))
-            sections.append(("Score summary:", [
-                f"  axes: PC{self.axes_[0] + 1} x PC{self.axes_[1] + 1}",
-                f"  frame: centre ({center[0]:.4g}, {center[1]:.4g}), half width {half:.4g}",
-                f"  histogram: {self.histogram}, bins {self.score_histogram_.shape}",
-                f"  noise-only cells expected to pass (whole grid): "
-                f"{self.expected_noise_cells_:.2g}",
-                f"  groups: {groups}",
-                f"  synthetic points: {len(self.synthetic_scores_)}",
-            ]))
-        heading, table = directions_table(self.components_, self._feature_names())
-        sections.append((heading, table))
-        sections.append((None, [budget_line(*self.privacy_spent_),
-                                reference_line(self.nonprivate_ is not None)]))
-        return FitSummary("DP PCA Summary", sections)
+        return summarize(self)

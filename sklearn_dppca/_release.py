@@ -7,6 +7,10 @@ privacy ledger. :func:`export_release` writes exactly those, never the data or
 anything computed from it without noise; :func:`load_release` reads them into a
 :class:`ReleasedPCA`, which every display of :mod:`sklearn_dppca.display` accepts in
 place of a fitted estimator.
+
+Both walk the one declaration of the layout,
+:data:`~sklearn_dppca._release_layout.LAYOUT`: each key is written by the writer of
+its kind and read back by the reader of the same kind.
 """
 
 import json
@@ -17,86 +21,40 @@ import os
 import numpy as np
 from sklearn.utils import Bunch
 
+from ._algorithms._projection import project, whitening_scale
+from ._names import feature_names
+from ._release_layout import (
+    Entry,
+    DIMENSION_KEYS,
+    FORMAT,
+    FORMAT_PREFIX,
+    FRAME_LAYOUT,
+    LAYOUT,
+    NONPRIVATE_KEY,
+    NONPRIVATE_LAYOUT,
+    RESERVED,
+    WITHHELD_PARAMS,
+    together,
+)
 from ._validation import check_count
 
 __all__ = ["ReleasedPCA", "export_release", "load_release"]
-
-#: Name and version of the JSON layout written by :func:`export_release`.
-FORMAT = "sklearn-dppca-release/1"
-_FORMAT_PREFIX = "sklearn-dppca-release/"
-
-#: The only key under which non-private values may ever appear.
-NONPRIVATE_KEY = "nonprivate_reference_NOT_PRIVATE"
-
-#: Estimator parameters that are never written: a seed lets anyone who knows it
-#: regenerate the noise and subtract it from the release.
-#: Not written: a seed lets anyone regenerate the noise; an accountant is a live
-#: budget of the data set, not a setting of this release.
-_WITHHELD_PARAMS = ("random_state", "accountant")
-
-# Released arrays: JSON key -> (attribute, number of dimensions)
-_ARRAYS = {
-    "components": ("components_", 2),
-    "explained_variance": ("explained_variance_", 1),
-    "explained_variance_raw": ("explained_variance_raw_", 1),
-    "explained_variance_ratio": ("explained_variance_ratio_", 1),
-    "noise_scale": ("noise_scale_", None),
-    "clip_bounds": ("clip_bounds_", 1),
-    "kendall_matrix": ("kendall_matrix_", 2),
-    "kendall_eigenvalues": ("kendall_eigenvalues_", 1),
-    "score_histogram": ("score_histogram_", 2),
-    "synthetic_scores": ("synthetic_scores_", 2),
-    "scale": ("scale_", 1),
-    "feature_variance": ("feature_variance_", 1),
-    "feature_variance_noise_scale": ("feature_variance_noise_scale_", 1),
-    "total_variance": ("total_variance_", 0),
-    "total_variance_noise_scale": ("total_variance_noise_scale_", 0),
-}
-
-# Released with the score summary only (null without one): the count threshold of
-# the additive histogram and the expected number of pure-noise cells that pass it.
-_SCORE_SCALARS = {
-    "histogram_threshold": "histogram_threshold_",
-    "expected_noise_cells": "expected_noise_cells_",
-}
-
-# Released together with the private variances of a scree (all, or all null).
-_SCREE_KEYS = ("explained_variance", "explained_variance_raw", "explained_variance_ratio",
-               "feature_variance", "feature_variance_noise_scale", "total_variance",
-               "total_variance_noise_scale")
-
-_NONPRIVATE_ARRAYS = {
-    "components": 2,
-    "explained_variance": 1,
-    "explained_variance_ratio": 1,
-    "scores": 2,
-    "score_histogram": 2,
-    "feature_variance": 1,
-    "total_variance": 0,
-}
-
-_RESERVED = frozenset(
-    list(_ARRAYS) + list(_SCORE_SCALARS)
-    + [
-        "format", "software", "estimator", "n_samples", "n_features", "feature_names",
-        "n_components", "axes", "frame", "bin_edges", "groups", "score_histograms",
-        "synthetic_groups", "budget", "privacy_spent", "privacy_ledger", NONPRIVATE_KEY,
-    ]
-)
 
 
 # --------------------------------------------------------------------------------------
 # conversion helpers
 # --------------------------------------------------------------------------------------
-def _finite_array(value, name, ndim=None):
-    """A float ndarray of ``value``; NaN or inf is an error (a release is finite)."""
+def _finite_array(value, name, ndims=None):
+    """A float ndarray of ``value`` with one of ``ndims`` dimensions (None: any);
+    NaN or inf is an error (a release is finite)."""
     try:
         array = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError(f"Release field {name!r} is not numeric.") from None
-    if ndim is not None and array.ndim != ndim:
+    if ndims is not None and array.ndim not in ndims:
         raise ValueError(
-            f"Release field {name!r} must have {ndim} dimension(s), got shape {array.shape}."
+            f"Release field {name!r} must have {' or '.join(map(str, ndims))} "
+            f"dimension(s), got shape {array.shape}."
         )
     if not np.all(np.isfinite(array)):
         raise ValueError(
@@ -107,7 +65,11 @@ def _finite_array(value, name, ndim=None):
 
 
 def _finite_float(value, name):
-    return float(_finite_array(value, name, ndim=0))
+    return float(_finite_array(value, name, (0,)))
+
+
+def _ndims(entry):
+    return tuple(sorted({len(shape) for shape in entry.shapes}))
 
 
 def _label(value, name="group label"):
@@ -170,22 +132,143 @@ def _json_metadata(value):
     return value
 
 
-def _get(estimator, attribute):
-    return getattr(estimator, attribute, None)
-
-
-def _feature_names(estimator):
-    names = getattr(estimator, "feature_names_in_", None)
-    if names is not None:
-        return [str(name) for name in names]
-    return [f"x{j}" for j in range(int(estimator.n_features_in_))]
-
-
-def _frame_value(frame, key):
+# --------------------------------------------------------------------------------------
+# writing: one writer per kind of entry (see _release_layout.Entry)
+# --------------------------------------------------------------------------------------
+def _value(container, key):
+    """``container[key]`` or ``container.key`` (a Bunch, a dict or an object); None
+    when it has neither."""
     try:
-        return frame[key]
+        return container[key]
     except (KeyError, TypeError, IndexError):
-        return getattr(frame, key)
+        return getattr(container, key, None)
+
+
+def _write_array(value, entry, name=None):
+    name = entry.key if name is None else name
+    return _finite_array(value, name, _ndims(entry)).tolist()
+
+
+def _write_number(value, entry, name=None):
+    return _finite_float(value, entry.key if name is None else name)
+
+
+def _write_labels(labels, entry):
+    return [_label(label) for label in labels]
+
+
+def _write_spent(spent, entry):
+    eps, delta = spent
+    return {"eps": _finite_float(eps, entry.key), "delta": _finite_float(delta, entry.key)}
+
+
+def _write_budget(budget, entry):
+    return {str(part): [_finite_float(value, f"budget[{part!r}]") for value in pair]
+            for part, pair in budget.items()}
+
+
+def _write_frame(frame, entry):
+    return {part.key: _WRITERS[part.kind](_value(frame, part.key), part,
+                                          f"frame.{part.key}")
+            for part in FRAME_LAYOUT}
+
+
+def _write_edges(edges, entry):
+    return [_finite_array(edge, f"bin_edges[{axis}]", (1,)).tolist()
+            for axis, edge in enumerate(edges)]
+
+
+def _write_histograms(histograms, entry, groups):
+    """The group histograms as a list in the order of ``groups``."""
+    order = list(histograms) if groups is None else groups
+    return [_write_array(histograms[label], entry, f"score_histograms[{label!r}]")
+            for label in order]
+
+
+def _write_nonprivate(reference, entry):
+    block = {
+        "WARNING": (
+            "NOT PRIVATE: these values are computed from the raw data without noise. "
+            "They are for judging the private release only; never publish them."
+        )
+    }
+    for part in NONPRIVATE_LAYOUT:
+        value = _value(reference, part.key)
+        block[part.key] = None if value is None else _write_array(
+            value, part, f"{NONPRIVATE_KEY}.{part.key}")
+    return block
+
+
+_WRITERS = {
+    "array": _write_array,
+    "number": _write_number,
+    "count": lambda value, entry: int(value),
+    "labels": _write_labels,
+    "point_labels": _write_labels,
+    "axes": lambda axes, entry: [int(a) for a in axes],
+    "spent": _write_spent,
+    "ledger": lambda ledger, entry: _metadata(list(ledger)),
+    "budget": _write_budget,
+    "frame": _write_frame,
+    "edges": _write_edges,
+    "nonprivate": _write_nonprivate,
+}
+
+
+def _written_value(estimator, entry):
+    """The JSON value of ``entry`` for ``estimator`` (None: null)."""
+    if entry.kind == "format":
+        return FORMAT
+    if entry.kind == "software":
+        return _software()
+    if entry.kind == "estimator":
+        return _estimator_block(estimator)
+    if entry.kind == "names":
+        return feature_names(estimator)
+    value = getattr(estimator, entry.attribute, None)
+    if value is None:
+        return None
+    if entry.kind == "histograms":
+        return _write_histograms(value, entry, getattr(estimator, "groups_", None))
+    return _WRITERS[entry.kind](value, entry)
+
+
+def _write_layout(estimator, include_nonprivate):
+    """The release of ``estimator``: every entry of the layout, in its order."""
+    release = {}
+    for entry in LAYOUT:
+        if entry.kind == "nonprivate" and not include_nonprivate:
+            continue
+        value = _written_value(estimator, entry)
+        if value is None and entry.omit_null:
+            continue
+        release[entry.key] = value
+    # an entry is released only with the entries it needs (the threshold of the
+    # score histogram with that histogram, ...)
+    for entry in LAYOUT:
+        if entry.key in release and any(release[need] is None for need in entry.needs):
+            release[entry.key] = None
+    return release
+
+
+def _software():
+    from ._version import __version__
+
+    return {"name": "sklearn-dppca", "version": __version__}
+
+
+def _estimator_block(estimator):
+    if isinstance(estimator, ReleasedPCA):
+        return {
+            "class": estimator.estimator_class_,
+            "params": _metadata(estimator.estimator_params_),
+            "seeded": bool(estimator.seeded_),
+        }
+    params = estimator.get_params(deep=False) if hasattr(estimator, "get_params") else {}
+    seeded = params.get("random_state") is not None
+    public = {key: value for key, value in params.items() if key not in WITHHELD_PARAMS}
+    return {"class": type(estimator).__name__, "params": _metadata(public),
+            "seeded": bool(seeded)}
 
 
 # --------------------------------------------------------------------------------------
@@ -273,53 +356,19 @@ def export_release(estimator, path=None, *, include_nonprivate=False, extra=None
             )
     if not isinstance(include_nonprivate, (bool, np.bool_)):
         raise TypeError(f"include_nonprivate must be a bool, got {include_nonprivate!r}.")
-
-    components = _finite_array(estimator.components_, "components", ndim=2)
-    n_components, n_features = components.shape
-    eps, delta = estimator.privacy_spent_
-    release = {
-        "format": FORMAT,
-        "software": _software(),
-        "estimator": _estimator_block(estimator),
-        "n_samples": int(estimator.n_samples_),
-        "n_features": int(n_features),
-        "feature_names": _feature_names(estimator),
-        "n_components": int(n_components),
-        "privacy_spent": {"eps": _finite_float(eps, "privacy_spent"),
-                          "delta": _finite_float(delta, "privacy_spent")},
-        "privacy_ledger": _metadata(list(estimator.privacy_ledger_)),
-    }
-    budget = _get(estimator, "budget_")
-    if budget is not None:
-        release["budget"] = {
-            str(part): [_finite_float(value, f"budget[{part!r}]") for value in pair]
-            for part, pair in budget.items()
-        }
-    for key, (attribute, ndim) in _ARRAYS.items():
-        value = _get(estimator, attribute)
-        if value is None:
-            release[key] = None
-            continue
-        array = _finite_array(value, key, ndim)
-        release[key] = array.tolist()
-    if np.ndim(_get(estimator, "noise_scale_")) not in (0, 1):
-        raise ValueError("Release field 'noise_scale' must be a number or a vector.")
-    release.update(_score_block(estimator))
-    if include_nonprivate:
-        reference = _get(estimator, "nonprivate_")
-        if reference is None:
-            raise ValueError(
-                "include_nonprivate=True but the estimator stores no non-private "
-                "reference; fit it with compute_nonprivate=True."
-            )
-        release[NONPRIVATE_KEY] = _nonprivate_block(reference)
+    if include_nonprivate and getattr(estimator, "nonprivate_", None) is None:
+        raise ValueError(
+            "include_nonprivate=True but the estimator stores no non-private "
+            "reference; fit it with compute_nonprivate=True."
+        )
+    release = _write_layout(estimator, include_nonprivate)
     if isinstance(estimator, ReleasedPCA) and estimator.release_:
         # keep the metadata a loaded release came with (``extra`` may override it)
         extra = {**estimator.release_, **(extra or {})}
     if extra is not None:
         if not isinstance(extra, dict):
             raise TypeError(f"extra must be a dict or None, got {type(extra).__name__}.")
-        clash = sorted(set(map(str, extra)) & _RESERVED)
+        clash = sorted(set(map(str, extra)) & RESERVED)
         if clash:
             raise ValueError(f"extra must not reuse keys of the release: {clash}.")
         release.update({str(key): _metadata(value) for key, value in extra.items()})
@@ -332,97 +381,10 @@ def export_release(estimator, path=None, *, include_nonprivate=False, extra=None
     return release
 
 
-def _software():
-    from ._version import __version__
-
-    return {"name": "sklearn-dppca", "version": __version__}
-
-
-def _estimator_block(estimator):
-    if isinstance(estimator, ReleasedPCA):
-        return {
-            "class": estimator.estimator_class_,
-            "params": _metadata(estimator.estimator_params_),
-            "seeded": bool(estimator.seeded_),
-        }
-    params = estimator.get_params(deep=False) if hasattr(estimator, "get_params") else {}
-    seeded = params.get("random_state") is not None
-    public = {key: value for key, value in params.items() if key not in _WITHHELD_PARAMS}
-    return {"class": type(estimator).__name__, "params": _metadata(public),
-            "seeded": bool(seeded)}
-
-
-def _score_block(estimator):
-    """Axes, frame, bin edges, group histograms and synthetic points (or nulls)."""
-    block = {"axes": None, "frame": None, "bin_edges": None, "groups": None,
-             "score_histograms": None, "synthetic_groups": None}
-    axes = _get(estimator, "axes_")
-    if axes is not None:
-        block["axes"] = [int(a) for a in axes]
-    groups = _get(estimator, "groups_")
-    if groups is not None:
-        block["groups"] = [_label(label) for label in groups]
-    frame = _get(estimator, "frame_")
-    if frame is not None:
-        block["frame"] = {
-            "center": _finite_array(_frame_value(frame, "center"), "frame.center",
-                                    1).tolist(),
-            "radius": _finite_float(_frame_value(frame, "radius"), "frame.radius"),
-            "half_width": _finite_float(_frame_value(frame, "half_width"),
-                                        "frame.half_width"),
-            "extent": _finite_array(_frame_value(frame, "extent"), "frame.extent",
-                                    1).tolist(),
-        }
-    edges = _get(estimator, "bin_edges_")
-    if edges is not None:
-        block["bin_edges"] = [
-            _finite_array(edge, f"bin_edges[{axis}]", 1).tolist()
-            for axis, edge in enumerate(edges)
-        ]
-    histograms = _get(estimator, "score_histograms_")
-    if histograms is not None:
-        order = list(groups) if groups is not None else list(histograms)
-        block["score_histograms"] = [
-            _finite_array(histograms[label], f"score_histograms[{label!r}]", 2).tolist()
-            for label in order
-        ]
-        if groups is None:
-            block["groups"] = [_label(label) for label in order]
-    synthetic_groups = _get(estimator, "synthetic_groups_")
-    if synthetic_groups is not None:
-        block["synthetic_groups"] = [_label(label) for label in synthetic_groups]
-    for key, attribute in _SCORE_SCALARS.items():
-        value = _get(estimator, attribute) if frame is not None else None
-        block[key] = None if value is None else _finite_float(value, key)
-    return block
-
-
-def _nonprivate_block(reference):
-    block = {
-        "WARNING": (
-            "NOT PRIVATE: these values are computed from the raw data without noise. "
-            "They are for judging the private release only; never publish them."
-        )
-    }
-    for key, ndim in _NONPRIVATE_ARRAYS.items():
-        try:
-            value = reference[key]
-        except (KeyError, TypeError):
-            value = getattr(reference, key, None)
-        block[key] = None if value is None else _finite_array(
-            value, f"{NONPRIVATE_KEY}.{key}", ndim).tolist()
-    return block
-
-
 # --------------------------------------------------------------------------------------
 # reading: every entry is checked against the layout export_release writes, so a file
 # edited by hand fails here with the entry's name, not later in a display
 # --------------------------------------------------------------------------------------
-def _count(value, name, minimum):
-    """A JSON integer ``>= minimum`` (a bool or ``2.5`` is not a count)."""
-    return check_count(value, f"Release field {name!r}", minimum)
-
-
 def _typed(value, kind, name, optional=True):
     """``value`` if it is a ``kind`` (a JSON object or list), or None if allowed."""
     if value is None and optional:
@@ -436,221 +398,106 @@ def _typed(value, kind, name, optional=True):
     return value
 
 
-def _released_array(value, name, shape):
-    """A finite, read-only array of the given shape (None in ``shape``: any size)."""
+def _shape_text(shape):
+    """``(3, *)``: a shape with ``*`` for any length."""
+    text = ", ".join("*" if s is None else str(s) for s in shape)
+    return f"({text},)" if len(shape) == 1 else f"({text})"
+
+
+def _read_array(value, entry, name, dims):
+    """A finite, read-only array of one of ``entry.shapes`` (dimension names looked
+    up in ``dims``), within ``entry.bound``."""
     if isinstance(value, bool):
         raise ValueError(f"Release field {name!r} must be numeric, got {value!r}.")
-    array = _finite_array(value, name, len(shape))
-    if any(want is not None and got != want for got, want in zip(array.shape, shape)):
-        expected = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
+    shapes = [tuple(dims.get(s) if isinstance(s, str) else s for s in shape)
+              for shape in entry.shapes]
+    if isinstance(value, (list, np.ndarray)) and len(value) == 0:
+        # no rows: JSON writes [] whatever the width
+        value = np.empty((0,) + next((s[1:] for s in shapes if len(s) > 1
+                                      and None not in s[1:]), ()))
+    array = _finite_array(value, name, _ndims(entry))
+    if not any(len(shape) == array.ndim and all(
+            want is None or got == want for got, want in zip(array.shape, shape))
+            for shape in shapes):
         raise ValueError(
-            f"Release field {name!r} has shape {array.shape}, expected {expected}."
+            f"Release field {name!r} has shape {array.shape}, expected "
+            f"{' or '.join(_shape_text(s) for s in shapes)}."
         )
+    if entry.bound == "non_negative" and np.any(array < 0):
+        raise ValueError(f"Release field {name!r} must be >= 0.")
+    if entry.bound == "positive" and not np.all(array > 0):
+        raise ValueError(f"Release field {name!r} must be > 0.")
     return _frozen(array)
 
 
-def _optional_array(release, key, shape):
-    value = release.get(key)
-    return None if value is None else _released_array(value, key, shape)
+def _read_number(value, entry, name, dims):
+    return float(_read_array(value, entry, name, dims))
 
 
-def _non_negative(array, name):
-    if array is not None and np.any(array < 0):
-        raise ValueError(f"Release field {name!r} must be >= 0.")
-    return array
+def _read_count(value, entry, name, dims):
+    """A JSON integer ``>= entry.minimum`` (a bool or ``2.5`` is not a count)."""
+    return check_count(value, f"Release field {name!r}", entry.minimum)
 
 
-def _read_shape(release):
-    components = _released_array(release["components"], "components", (None, None))
-    n_components, n_features = components.shape
-    if n_components < 1 or n_features < 1:
-        raise ValueError(f"components has an empty shape {components.shape}.")
-    if (_count(release["n_features"], "n_features", 1) != n_features
-            or _count(release["n_components"], "n_components", 1) != n_components):
-        raise ValueError(
-            f"components has shape {components.shape}, but n_components="
-            f"{release['n_components']} and n_features={release['n_features']}."
-        )
-    names = _typed(release["feature_names"], list, "feature_names", optional=False)
-    if len(names) != n_features or not all(isinstance(name, str) for name in names):
-        raise ValueError(f"feature_names must be {n_features} strings, got {names!r:.200}.")
-    return dict(
-        n_samples_=_count(release["n_samples"], "n_samples", 2),
-        n_features_in_=n_features,
-        feature_names_in_=np.array(names, dtype=object),
-        n_components_=n_components,
-        components_=components,
-    )
+def _read_names(value, entry, name, dims):
+    names = _typed(value, list, name, optional=False)
+    if len(names) != dims["p"] or not all(isinstance(n, str) for n in names):
+        raise ValueError(f"{name} must be {dims['p']} strings, got {names!r:.200}.")
+    return np.array(names, dtype=object)
 
 
-def _optional_number(release, key):
-    """A finite number >= 0, or None for a missing or null entry."""
-    value = release.get(key)
-    if value is None:
-        return None
-    return float(_non_negative(_released_array(value, key, ()), key))
+def _read_labels(value, entry, name, dims):
+    return [_label(label) for label in _typed(value, list, name)]
 
 
-def _read_arrays(release, n_components, n_features):
-    values = {
-        f"explained_variance{suffix}_": _optional_array(
-            release, "explained_variance" + suffix, (n_components,))
-        for suffix in ("", "_raw", "_ratio")
-    }
-    for key in ("feature_variance", "feature_variance_noise_scale"):
-        values[key + "_"] = _non_negative(_optional_array(release, key, (n_features,)),
-                                          key)
-    for key in ("total_variance", "total_variance_noise_scale"):
-        values[key + "_"] = _optional_number(release, key)
-    released = {key: values[key + "_"] is not None for key in _SCREE_KEYS}
-    if any(released.values()) and not all(released.values()):
-        missing = [key for key, present in released.items() if not present]
-        raise ValueError(
-            f"Release field {missing[0]!r} is null, but a scree is released: "
-            f"{', '.join(_SCREE_KEYS)} are released together (or are all null)."
-        )
-    ratio = values["explained_variance_ratio_"]
-    if ratio is not None and (np.any(ratio < 0) or np.any(ratio > 1)
-                              or math.fsum(ratio) > 1 + 1e-9):
-        raise ValueError("Release field 'explained_variance_ratio' must hold shares of "
-                         "the total variance: each in [0, 1], summing to at most 1.")
-    variance = values["explained_variance_"]
-    if variance is not None:
-        _non_negative(variance, "explained_variance")
-        total = values["total_variance_"]
-        top = max(float(np.max(variance)), total)
-        # the total variance bounds the sum of the retained ones (compared in units of
-        # the largest value, so that sums of values near the float limit stay finite)
-        if top > 0 and math.fsum(variance / top) > (total / top) * (1 + 1e-9) + 1e-12:
-            raise ValueError(
-                f"Release field 'total_variance' ({total:.6g}) is below the sum of "
-                f"explained_variance ({math.fsum(variance / top) * top:.6g}); the total "
-                "variance includes every component."
-            )
-    scale = _optional_array(release, "scale", (n_features,))
-    if scale is not None and not np.all(scale > 0):
-        raise ValueError("Release field 'scale' must be null or hold n_features positive "
-                         "spreads.")
-    values["scale_"] = scale
-    noise = release.get("noise_scale")
-    if noise is not None:    # one scale (directions) or one per component (scree)
-        noise = _released_array(noise, "noise_scale",
-                                () if np.ndim(noise) == 0 else (n_components,))
-    values["noise_scale_"] = _non_negative(noise, "noise_scale")
-    bounds = _optional_array(release, "clip_bounds", (None,))
-    if bounds is not None and (len(bounds) not in (1, n_components) or np.any(bounds <= 0)):
-        raise ValueError(f"clip_bounds must be 1 or {n_components} positive numbers.")
-    values["clip_bounds_"] = bounds
-    values["kendall_matrix_"] = _optional_array(release, "kendall_matrix",
-                                                (n_features, n_features))
-    values["kendall_eigenvalues_"] = _optional_array(release, "kendall_eigenvalues",
-                                                     (n_features,))
-    return values
-
-
-def _read_axes(value, n_components):
-    axes = _typed(value, list, "axes")
-    if axes is None:
-        return None
+def _read_axes(value, entry, name, dims):
+    axes = _typed(value, list, name)
+    n_components = dims["k"]
     if (len(axes) != 2 or axes[0] == axes[1]
-            or not all(_count(a, "axes", 0) < n_components for a in axes)):
+            or not all(check_count(a, name, 0) < n_components for a in axes)):
         raise ValueError(
-            f"axes must be two different component indices below {n_components}, "
+            f"{name} must be two different component indices below {n_components}, "
             f"got {axes!r}."
         )
     return tuple(int(a) for a in axes)
 
 
-def _read_frame(value):
-    frame = _typed(value, dict, "frame")
-    if frame is None:
-        return None
-    center = _released_array(frame["center"], "frame.center", (2,))
-    radius = float(_non_negative(_released_array(frame["radius"], "frame.radius", ()),
-                                 "frame.radius"))
-    half_width = float(_released_array(frame["half_width"], "frame.half_width", ()))
-    extent = _released_array(frame["extent"], "frame.extent", (4,))
-    if not (half_width > 0 and extent[0] < extent[1] and extent[2] < extent[3]):
-        raise ValueError("frame must have half_width > 0 and an extent "
-                         "[x_min, x_max, y_min, y_max] with min < max.")
-    return Bunch(center=center, radius=radius, half_width=half_width,
-                 extent=tuple(float(v) for v in extent))
+def _read_frame(value, entry, name, dims):
+    frame = _typed(value, dict, name)
+    parts = {part.key: _read_entry(frame, part, dims, prefix=f"{name}.")
+             for part in FRAME_LAYOUT}
+    extent = parts["extent"]
+    if not (extent[0] < extent[1] and extent[2] < extent[3]):
+        raise ValueError(f"{name} must have an extent [x_min, x_max, y_min, y_max] "
+                         "with min < max.")
+    return Bunch(**{**parts, "extent": tuple(float(v) for v in extent)})
 
 
-def _read_edges(value):
-    edges = _typed(value, list, "bin_edges")
-    if edges is None:
-        return None
+def _read_edges(value, entry, name, dims):
+    edges = _typed(value, list, name)
     if len(edges) != 2:
-        raise ValueError(f"bin_edges must hold two lists of edges, got {len(edges)}.")
-    arrays = tuple(_released_array(edge, f"bin_edges[{axis}]", (None,))
+        raise ValueError(f"{name} must hold two lists of edges, got {len(edges)}.")
+    arrays = tuple(_read_array(edge, _AXIS_EDGES, f"{name}[{axis}]", dims)
                    for axis, edge in enumerate(edges))
     if not all(len(edge) >= 2 and np.all(np.diff(edge) > 0) for edge in arrays):
-        raise ValueError("bin_edges must be two increasing lists of at least 2 edges.")
+        raise ValueError(f"{name} must be two increasing lists of at least 2 edges.")
     return arrays
 
 
-def _read_labels(value, name):
-    labels = _typed(value, list, name)
-    return None if labels is None else [_label(label) for label in labels]
+def _read_histograms(value, entry, name, dims, groups):
+    histograms = _typed(value, list, name)
+    if groups is None or len(groups) != len(histograms):
+        raise ValueError(f"{name} must be a list aligned with groups.")
+    return {label: _read_array(histogram, entry, f"{name}[{label!r}]", dims)
+            for label, histogram in zip(groups, histograms)}
 
 
-def _read_scores(release, n_components):
-    """Axes, frame, edges, histograms, groups and synthetic points, cross-checked."""
-    axes = _read_axes(release.get("axes"), n_components)
-    frame = _read_frame(release.get("frame"))
-    edges = _read_edges(release.get("bin_edges"))
-    cells = None if edges is None else (len(edges[0]) - 1, len(edges[1]) - 1)
-    histogram = _optional_array(release, "score_histogram", cells or (None, None))
-    present = [part is not None for part in (frame, edges, histogram)]
-    if any(present) and not all(present):
-        raise ValueError("frame, bin_edges and score_histogram are released together "
-                         "(or are all null).")
-    if all(present) and axes is None:
-        raise ValueError("A score summary (frame, histogram) needs its axes.")
-    groups = _read_labels(release.get("groups"), "groups")
-    if groups is not None and (not groups or len(set(map(repr, groups))) != len(groups)):
-        raise ValueError(f"groups must be distinct labels, got {groups!r:.200}.")
-    histograms = _typed(release.get("score_histograms"), list, "score_histograms")
-    if histograms is not None:
-        if groups is None or len(groups) != len(histograms) or histogram is None:
-            raise ValueError("score_histograms must be a list aligned with groups, "
-                             "beside a score_histogram.")
-        histograms = {
-            label: _released_array(hist, f"score_histograms[{label!r}]", histogram.shape)
-            for label, hist in zip(groups, histograms)
-        }
-    value = release.get("synthetic_scores")
-    if isinstance(value, (list, np.ndarray)) and len(value) == 0:
-        value = np.empty((0, 2))          # no synthetic points: JSON writes []
-    synthetic = None if value is None else _released_array(value, "synthetic_scores",
-                                                           (None, 2))
-    threshold = _optional_number(release, "histogram_threshold")
-    noise_cells = _optional_number(release, "expected_noise_cells")
-    if histogram is None and threshold is not None:
-        raise ValueError("Release field 'histogram_threshold' must be null without a "
-                         "score histogram.")
-    if histogram is None and noise_cells is not None:
-        raise ValueError("Release field 'expected_noise_cells' must be null without a "
-                         "score histogram.")
-    if histogram is not None and noise_cells is None:
-        raise ValueError("Release field 'expected_noise_cells' is missing: a score "
-                         "histogram is released with the expected number of its cells "
-                         "that are pure noise (0 for the sparse histogram).")
-    return dict(axes_=axes, frame_=frame, bin_edges_=edges, score_histogram_=histogram,
-                groups_=groups, score_histograms_=histograms, synthetic_scores_=synthetic,
-                synthetic_groups_=_read_synthetic_groups(release, synthetic, groups),
-                histogram_threshold_=threshold, expected_noise_cells_=noise_cells)
-
-
-def _read_synthetic_groups(release, synthetic, groups):
-    labels = _read_labels(release.get("synthetic_groups"), "synthetic_groups")
-    if labels is None:
-        return None
+def _read_synthetic_groups(value, entry, name, dims, synthetic, groups):
+    labels = _read_labels(value, entry, name, dims)
     if synthetic is None or len(labels) != len(synthetic):
-        raise ValueError("synthetic_groups must hold one label per synthetic point.")
+        raise ValueError(f"{name} must hold one label per synthetic point.")
     if groups is not None and not set(map(repr, labels)) <= set(map(repr, groups)):
-        raise ValueError("synthetic_groups holds a label that is not in groups.")
+        raise ValueError(f"{name} holds a label that is not in groups.")
     array = np.empty(len(labels), dtype=object)
     array[:] = labels
     array.setflags(write=False)
@@ -660,30 +507,171 @@ def _read_synthetic_groups(release, synthetic, groups):
 def _eps_delta(pair, name):
     if len(pair) != 2:
         raise ValueError(f"{name} must be a pair [eps, delta], got {pair!r}.")
-    eps, delta = (float(_released_array(v, name, ())) for v in pair)
+    eps, delta = (_read_number(v, _SCALAR, name, {}) for v in pair)
     if eps < 0 or not 0 <= delta < 1:
         raise ValueError(f"{name} must have eps >= 0 and 0 <= delta < 1.")
     return eps, delta
 
 
-def _read_privacy(release):
-    """Spent budget, its split and the ledger; the ledger must not exceed the total."""
-    spent = _typed(release["privacy_spent"], dict, "privacy_spent", optional=False)
-    eps, delta = _eps_delta((spent["eps"], spent["delta"]), "privacy_spent")
-    budget = _typed(release.get("budget"), dict, "budget")
-    if budget is not None:
-        budget = {str(part): _eps_delta(_typed(pair, list, f"budget.{part}",
-                                               optional=False), f"budget.{part}")
-                  for part, pair in budget.items()}
-    ledger = _json_metadata(_typed(release["privacy_ledger"], list, "privacy_ledger",
-                                   optional=False))
-    if not all(isinstance(entry, dict) for entry in ledger):
-        raise ValueError("privacy_ledger must be a list of objects, one per mechanism "
-                         "call.")
-    charged = [_eps_delta((entry.get("eps", 0.0), entry.get("delta", 0.0)),
-                          "privacy_ledger entry") for entry in ledger]
-    ledger_eps = math.fsum(e for e, _ in charged)
-    ledger_delta = math.fsum(d for _, d in charged)
+def _read_spent(value, entry, name, dims):
+    spent = _typed(value, dict, name, optional=False)
+    return _eps_delta((spent["eps"], spent["delta"]), name)
+
+
+def _read_budget(value, entry, name, dims):
+    return {str(part): _eps_delta(_typed(pair, list, f"{name}.{part}", optional=False),
+                                  f"{name}.{part}")
+            for part, pair in _typed(value, dict, name).items()}
+
+
+def _read_ledger(value, entry, name, dims):
+    ledger = _json_metadata(_typed(value, list, name, optional=False))
+    if not all(isinstance(item, dict) for item in ledger):
+        raise ValueError(f"{name} must be a list of objects, one per mechanism call.")
+    for item in ledger:
+        _eps_delta((item.get("eps", 0.0), item.get("delta", 0.0)), f"{name} entry")
+    return ledger
+
+
+def _read_estimator(value, entry, name, dims):
+    estimator = _typed(value, dict, name) or {}
+    params = _json_metadata(_typed(estimator.get("params"), dict, f"{name}.params")
+                            or {})
+    seeded = estimator.get("seeded", False)
+    if not isinstance(seeded, bool):
+        raise ValueError(f"{name}.seeded must be true or false, got {seeded!r}.")
+    return str(estimator.get("class", "unknown")), params, seeded
+
+
+def _read_nonprivate(value, entry, name, dims):
+    reference = _typed(value, dict, name)
+    return Bunch(**{part.key: _read_entry(reference, part, dims, prefix=f"{name}.")
+                    for part in NONPRIVATE_LAYOUT})
+
+
+_READERS = {
+    "array": _read_array,
+    "number": _read_number,
+    "count": _read_count,
+    "names": _read_names,
+    "labels": _read_labels,
+    "axes": _read_axes,
+    "spent": _read_spent,
+    "ledger": _read_ledger,
+    "budget": _read_budget,
+    "frame": _read_frame,
+    "edges": _read_edges,
+    "estimator": _read_estimator,
+    "nonprivate": _read_nonprivate,
+    "software": lambda value, entry, name, dims: _typed(value, dict, name),
+    "format": lambda value, entry, name, dims: value,   # checked first, by ReleasedPCA
+}
+# the entries inside other entries: one axis of bin edges, one number of a pair
+_AXIS_EDGES = Entry("bin_edges", None, "array", shapes=((None,),))
+_SCALAR = Entry("number", None, "number", shapes=((),))
+
+
+def _read_entry(container, entry, dims, prefix="", values=None):
+    """Read ``entry`` out of ``container`` (the release or an object in it)."""
+    name = prefix + entry.key
+    if entry.key not in container and not entry.optional:
+        raise ValueError(f"The release has no {name!r} entry.")
+    value = container.get(entry.key)
+    if value is None and entry.kind != "estimator":    # (no estimator block: unknown)
+        if not entry.optional:
+            raise ValueError(f"Release field {name!r} must not be null.")
+        return None
+    if entry.kind == "histograms":
+        return _read_histograms(value, entry, name, dims, values["groups"])
+    if entry.kind == "point_labels":
+        return _read_synthetic_groups(value, entry, name, dims,
+                                      values[entry.needs[0]], values["groups"])
+    return _READERS[entry.kind](value, entry, name, dims)
+
+
+def _dimensions(key, value, dims):
+    """Record the dimensions ``components`` or ``bin_edges`` set."""
+    if key == "components":
+        dims["k"], dims["p"] = value.shape
+        if 0 in value.shape:
+            raise ValueError(f"components has an empty shape {value.shape}.")
+    elif key == "bin_edges" and value is not None:
+        dims["bx"], dims["by"] = (len(edge) - 1 for edge in value)
+
+
+def _read_layout(release):
+    """Every entry of the layout, by key: dimension-setting ones first, the others
+    checked against them; then the rules that tie entries together."""
+    dims, values = {}, {}
+    order = sorted(LAYOUT, key=lambda entry: entry.key not in DIMENSION_KEYS)
+    for entry in order:
+        values[entry.key] = _read_entry(release, entry, dims, values=values)
+        _dimensions(entry.key, values[entry.key], dims)
+        if entry.equals is not None and values[entry.key] != dims[entry.equals]:
+            raise ValueError(
+                f"Release field {entry.key!r} is {values[entry.key]}, but components "
+                f"has shape {values['components'].shape}."
+            )
+    _check_presence(values)
+    _check_scree(values)
+    _check_groups(values)
+    _check_ledger(values)
+    return values
+
+
+def _check_presence(values):
+    """Entries released together are all present or all null; an entry needs the
+    entries it is released with."""
+    for tag in dict.fromkeys(entry.together for entry in LAYOUT if entry.together):
+        keys = together(tag)
+        present = [key for key in keys if values[key] is not None]
+        if present and len(present) < len(keys):
+            missing = next(key for key in keys if values[key] is None)
+            raise ValueError(
+                f"Release field {missing!r} is null, but {present[0]!r} is released: "
+                f"{', '.join(keys)} are released together (or are all null)."
+            )
+    for entry in LAYOUT:
+        for need in entry.needs:
+            if values[entry.key] is not None and values[need] is None:
+                raise ValueError(
+                    f"Release field {entry.key!r} must be null when {need!r} is null."
+                )
+
+
+def _check_scree(values):
+    """Ratios are shares of the total variance, which bounds the retained ones."""
+    ratio = values["explained_variance_ratio"]
+    if ratio is not None and (np.any(ratio < 0) or np.any(ratio > 1)
+                              or math.fsum(ratio) > 1 + 1e-9):
+        raise ValueError("Release field 'explained_variance_ratio' must hold shares of "
+                         "the total variance: each in [0, 1], summing to at most 1.")
+    variance, total = values["explained_variance"], values["total_variance"]
+    if variance is None:
+        return
+    top = max(float(np.max(variance)), total)
+    # the total variance bounds the sum of the retained ones (compared in units of
+    # the largest value, so that sums of values near the float limit stay finite)
+    if top > 0 and math.fsum(variance / top) > (total / top) * (1 + 1e-9) + 1e-12:
+        raise ValueError(
+            f"Release field 'total_variance' ({total:.6g}) is below the sum of "
+            f"explained_variance ({math.fsum(variance / top) * top:.6g}); the total "
+            "variance includes every component."
+        )
+
+
+def _check_groups(values):
+    groups = values["groups"]
+    if groups is not None and (not groups or len(set(map(repr, groups))) != len(groups)):
+        raise ValueError(f"groups must be distinct labels, got {groups!r:.200}.")
+
+
+def _check_ledger(values):
+    """The ledger must not spend more than the release's total."""
+    eps, delta = values["privacy_spent"]
+    ledger = values["privacy_ledger"]
+    ledger_eps = math.fsum(float(item.get("eps", 0.0)) for item in ledger)
+    ledger_delta = math.fsum(float(item.get("delta", 0.0)) for item in ledger)
     if ledger_eps > eps * (1 + 1e-9) or ledger_delta > delta * (1 + 1e-9) + 1e-300:
         raise ValueError(
             f"The privacy ledger spends eps={ledger_eps:g}, delta={ledger_delta:g}: more "
@@ -691,34 +679,18 @@ def _read_privacy(release):
         )
     if eps > 0 and not ledger:
         raise ValueError("privacy_ledger is empty but privacy_spent is not.")
-    return dict(privacy_spent_=(eps, delta), budget_=budget, privacy_ledger_=ledger)
 
 
-def _read_estimator(release, has_scree):
-    _typed(release.get("software"), dict, "software")
-    estimator = _typed(release.get("estimator"), dict, "estimator") or {}
-    params = _json_metadata(_typed(estimator.get("params"), dict, "estimator.params") or {})
-    seeded = estimator.get("seeded", False)
-    if not isinstance(seeded, bool):
-        raise ValueError(f"estimator.seeded must be true or false, got {seeded!r}.")
-    method = params.get("scree_method", params.get("method"))
-    return dict(estimator_class_=str(estimator.get("class", "unknown")),
-                estimator_params_=params, seeded_=seeded,
-                method_label_=method if has_scree else None)
-
-
-def _read_nonprivate(value, n_features):
-    reference = _typed(value, dict, NONPRIVATE_KEY)
-    if reference is None:
-        return None
-    arrays = {}
-    for key, ndim in _NONPRIVATE_ARRAYS.items():
-        shape = {"components": (None, n_features),
-                 "feature_variance": (n_features,)}.get(key, (None,) * ndim)
-        value = reference.get(key)
-        arrays[key] = None if value is None else _released_array(
-            value, f"{NONPRIVATE_KEY}.{key}", shape)
-    return Bunch(**arrays)
+def _attributes(values):
+    """The fitted attributes of a :class:`ReleasedPCA`, from the entries read."""
+    attributes = {}
+    for entry in LAYOUT:
+        if isinstance(entry.attribute, tuple):
+            value = values[entry.key] or (None,) * len(entry.attribute)
+            attributes.update(zip(entry.attribute, value))
+        elif entry.attribute is not None:
+            attributes[entry.attribute] = values[entry.key]
+    return attributes
 
 
 # --------------------------------------------------------------------------------------
@@ -912,7 +884,7 @@ class ReleasedPCA:
         if not isinstance(release, dict):
             raise TypeError(f"A release is a dict, got {type(release).__name__}.")
         fmt = release.get("format")
-        if not isinstance(fmt, str) or not fmt.startswith(_FORMAT_PREFIX):
+        if not isinstance(fmt, str) or not fmt.startswith(FORMAT_PREFIX):
             raise ValueError(
                 f"Not a sklearn-dppca release (format {fmt!r}; expected {FORMAT!r})."
             )
@@ -933,15 +905,13 @@ class ReleasedPCA:
 
     @staticmethod
     def _read(release, values):
-        values.update(_read_shape(release))
-        n_components, n_features = values["components_"].shape
-        values.update(_read_arrays(release, n_components, n_features))
-        values.update(_read_scores(release, n_components))
-        values.update(_read_privacy(release))
-        values.update(_read_estimator(release, values["explained_variance_"] is not None))
-        values["nonprivate_"] = _read_nonprivate(release.get(NONPRIVATE_KEY), n_features)
+        values.update(_attributes(_read_layout(release)))
+        scree = values["explained_variance_"] is not None
+        params = values["estimator_params_"]
+        values["method_label_"] = (params.get("scree_method", params.get("method"))
+                                   if scree else None)
         values["release_"] = {key: value for key, value in release.items()
-                              if key not in _RESERVED}
+                              if key not in RESERVED}
 
     def __setattr__(self, name, value):
         raise AttributeError(f"ReleasedPCA is read-only: cannot set {name!r}.")
@@ -986,13 +956,14 @@ class ReleasedPCA:
         )
 
     def transform(self, X):
-        """Project ``X`` on the released directions: ``X @ components_.T``.
+        """Project ``X`` on the released directions, as the estimator's ``transform``.
 
-        With a released ``scale_`` (a fit with ``scale=True``) each column is first
-        divided by its private spread: ``(X / scale_) @ components_.T``. Not
-        centred, as the estimators' ``transform`` (subtract ``frame_.center`` for
-        the score axes if you need a centre). The projection of rows you pass is
-        not a private release.
+        ``X @ components_.T``; with a released ``scale_`` (a fit with
+        ``scale=True``) each column is first divided by its private spread, and a
+        release of a fit with ``whiten=True`` divides each projection by the
+        square root of its private variance. Not centred, as the estimators'
+        ``transform`` (subtract ``frame_.center`` for the score axes if you need a
+        centre). The projection of rows you pass is not a private release.
 
         Parameters
         ----------
@@ -1014,9 +985,16 @@ class ReleasedPCA:
             raise ValueError(
                 f"X must have shape (n_samples, {self.n_features_in_}), got {X.shape}."
             )
-        if self.scale_ is not None:
-            X = X / self.scale_
-        return X @ self.components_.T
+        return project(X, self.components_, self.scale_, self._whitening())
+
+    def _whitening(self):
+        """The divisors of a whitened projection (None: the fit did not whiten)."""
+        if not self.estimator_params_.get("whiten", False):
+            return None
+        if self.explained_variance_ is None:
+            raise ValueError("The release was fitted with whiten=True but holds no "
+                             "private variances to whiten with.")
+        return whitening_scale(self.explained_variance_)
 
     def summary(self):
         """Summarise the release (nothing is recomputed).
@@ -1027,48 +1005,6 @@ class ReleasedPCA:
             ``str()`` of it is the plain-text summary; it renders as HTML in
             Jupyter.
         """
-        from ._summary import FitSummary, budget_line, directions_table, reference_line
+        from ._summary import summarize
 
-        sections = [(None, [
-            f"Estimator: {self.estimator_class_}",
-            f"Data: {self.n_samples_} observations x {self.n_features_in_} variables",
-            f"Components: {self.n_components_}",
-        ])]
-        if self.budget_:
-            sections.append(("Privacy budget by part:", [
-                f"  {part:<8} eps = {eps:<10.4g} delta = {delta:.3g}"
-                for part, (eps, delta) in self.budget_.items()
-            ]))
-        if self.explained_variance_ is not None:
-            lines = [f"Scree method: {self.method_label_}"]
-            if self.scale_ is not None:
-                lines.append("Columns divided by private spreads (correlation PCA)")
-            lines.append(f"Total variance: {self.total_variance_:.4g} "
-                         f"(noise sd {self.total_variance_noise_scale_:.3g})")
-            for l, (variance, ratio) in enumerate(
-                zip(self.explained_variance_, self.explained_variance_ratio_)
-            ):
-                lines.append(f"  PC{l + 1}: variance {variance:.4g}  PVE {100 * ratio:.1f}% "
-                             "of the total")
-            sections.append(("Private variances (post-processed):", lines))
-        if self.frame_ is not None:
-            center, half = self.frame_.center, self.frame_.half_width
-            groups = "none" if self.groups_ is None else ", ".join(map(str, self.groups_))
-            n_synthetic = 0 if self.synthetic_scores_ is None else len(self.synthetic_scores_)
-            threshold = ("none" if self.histogram_threshold_ is None
-                         else f"{self.histogram_threshold_:.4g} noisy counts")
-            sections.append(("Score summary:", [
-                f"  axes: PC{self.axes_[0] + 1} x PC{self.axes_[1] + 1}",
-                f"  frame: centre ({center[0]:.4g}, {center[1]:.4g}), half width {half:.4g}",
-                f"  histogram: {self.estimator_params_.get('histogram', '?')}, "
-                f"bins {self.score_histogram_.shape}",
-                f"  cell threshold: {threshold}; pure-noise cells expected to pass: "
-                f"{self.expected_noise_cells_:.2g}",
-                f"  groups: {groups}",
-                f"  synthetic points: {n_synthetic}",
-            ]))
-        heading, table = directions_table(self.components_, list(self.feature_names_in_))
-        sections.append((heading, table))
-        sections.append((None, [budget_line(*self.privacy_spent_),
-                                reference_line(self.nonprivate_ is not None)]))
-        return FitSummary("DP PCA Release Summary", sections)
+        return summarize(self)

@@ -1,6 +1,7 @@
 """Private variances along given or private directions (the DP scree)."""
 
 import numpy as np
+from sklearn.base import clone
 from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
@@ -16,7 +17,7 @@ from ._algorithms._variances import (
     scree_parts,
 )
 from ._base import _PrivateProjection, _VarianceMixin
-from ._summary import FitSummary, budget_line, directions_table, reference_line
+from ._summary import summarize
 from ._validation import (
     UNIT_OPEN,
     Boolean,
@@ -448,6 +449,61 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         return estimator.components_, {**params, "eps": max(eps - spent_eps, 0.0),
                                        "delta": max(delta - spent_delta, 0.0)}
 
+    def __sklearn_clone__(self):
+        # Fitted directions are a release whose ledger this fit carries into its
+        # own: a clone (grid search, cross-validation) reuses the SAME fitted
+        # object rather than an unfitted copy that would have to be fitted, and
+        # pay, again. Every other parameter is cloned as usual (with the privacy
+        # warning of every clone).
+        if not _is_estimator(self.directions):
+            return super().__sklearn_clone__()
+        params = self.get_params(deep=False)
+        twin = clone(type(self)(**{**params, "directions": None}))
+        return twin.set_params(directions=self.directions)
+
+    def get_params(self, deep=True):
+        """Get the parameters of this estimator.
+
+        Fitted ``directions`` are a released artifact, not a sub-estimator: their
+        own parameters are not parameters of this estimator (``deep`` changes
+        nothing).
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Ignored: no parameter is an estimator fitted by this one.
+
+        Returns
+        -------
+        params : dict
+            Parameter names mapped to their values.
+        """
+        return super().get_params(deep=False)
+
+    def set_params(self, **params):
+        """Set the parameters of this estimator.
+
+        Parameters
+        ----------
+        **params : dict
+            Estimator parameters. ``directions__<name>`` is refused: fitted
+            directions are reused as released, and changing a parameter of theirs
+            would change neither them nor their ledger.
+
+        Returns
+        -------
+        self : DPScree
+            This estimator.
+        """
+        nested = sorted(key for key in params if key.startswith("directions__"))
+        if nested:
+            raise ValueError(
+                f"Invalid parameters {nested} for DPScree: the directions are reused "
+                "as fitted; set the parameters of a new directions estimator, fit "
+                "it, and pass it as directions."
+            )
+        return super().set_params(**params)
+
     def summary(self):
         """Summarise the fit: data size, budget, private variances and PVE, the directions.
 
@@ -457,20 +513,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
             ``str()`` of it is the plain-text summary; it renders as HTML in Jupyter.
         """
         check_is_fitted(self)
-        heading, table = directions_table(self.components_, self._feature_names())
-        return FitSummary(
-            "DP Scree Summary",
-            [
-                (None, [
-                    f"Data: {self.n_samples_} observations x {self.n_features_in_} variables",
-                    f"Components: {self.n_components_}",
-                ]),
-                ("Private variances (post-processed):", self._scree_lines()),
-                (heading, table),
-                (None, [budget_line(*self.privacy_spent_),
-                        reference_line(self.nonprivate_ is not None)]),
-            ],
-        )
+        return summarize(self)
 
 
 def _is_estimator(value):

@@ -1,8 +1,18 @@
-"""A printable, HTML-renderable summary of a fit (as the R package dppca's ``summary()``)."""
+"""The printed summary of a fit or a release, and the text of its privacy ledger.
+
+:func:`summarize` renders the ``summary()`` of every estimator and of
+:class:`~sklearn_dppca.ReleasedPCA` (as the R package dppca's ``summary()``), from
+the released attributes alone: a loaded release prints what its estimator printed.
+:func:`ledger_table` is the ledger as the command line prints it; its cells
+(:func:`ledger_row`, :func:`format_value`) also fill the overview figure's table.
+"""
 
 import html
 
 import numpy as np
+
+from ._names import feature_names
+from .privacy._budget import composition_label
 
 _MAX_ROWS = 6
 _MAX_COLUMNS = 4
@@ -80,7 +90,7 @@ def _html_table(row_names, column_names, values):
     return f"<table><tr><th></th>{head}</tr>{rows}</table>"
 
 
-def directions_table(components, feature_names):
+def directions_table(components, names):
     """The first 6 variables x first 4 PCs of the directions, as the R package dppca prints them."""
     n_rows = min(_MAX_ROWS, components.shape[1])
     n_columns = min(_MAX_COLUMNS, components.shape[0])
@@ -88,11 +98,117 @@ def directions_table(components, feature_names):
         f"Private PC directions  (first {n_rows} variables x first {n_columns} PCs):"
     )
     table = (
-        list(feature_names[:n_rows]),
+        list(names[:n_rows]),
         [f"PC{l + 1}" for l in range(n_columns)],
         components[:n_columns, :n_rows].T,
     )
     return heading, table
+
+
+# --------------------------------------------------------------------------------------
+# the summary of a fit or a release
+# --------------------------------------------------------------------------------------
+_TITLES = {
+    "DPKendallDirections": "DP PC Directions Summary",
+    "DPScree": "DP Scree Summary",
+    "DPPCA": "DP PCA Summary",
+}
+_RELEASE_TITLE = "DP PCA Release Summary"
+
+
+def summarize(fitted):
+    """The :class:`FitSummary` of a fitted estimator or a loaded release.
+
+    Sections appear for what was released: the budget by part (DPPCA), the
+    private variances (DPScree, DPPCA), the score summary (DPPCA); then the
+    directions and the total spend. Nothing is recomputed and no budget is spent.
+
+    Parameters
+    ----------
+    fitted : DPKendallDirections, DPScree, DPPCA or ReleasedPCA
+        Fitted.
+
+    Returns
+    -------
+    FitSummary
+    """
+    facts = [f"Data: {fitted.n_samples_} observations x {fitted.n_features_in_} variables",
+             f"Components: {fitted.n_components_} PC directions"]
+    released_from = getattr(fitted, "estimator_class_", None)    # a ReleasedPCA
+    if released_from is not None:
+        title = _RELEASE_TITLE
+        facts.insert(0, f"Estimator: {released_from}")
+    else:
+        title = _TITLES.get(type(fitted).__name__, _RELEASE_TITLE)
+    sections = [(None, facts)]
+    if getattr(fitted, "budget_", None):
+        sections.append(("Privacy budget by part:", _budget_lines(fitted.budget_)))
+    if getattr(fitted, "explained_variance_", None) is not None:
+        sections.append(("Private variances (post-processed):", _scree_lines(fitted)))
+    if getattr(fitted, "frame_", None) is not None:
+        sections.append(("Score summary:", _score_lines(fitted)))
+    sections.append(directions_table(fitted.components_, feature_names(fitted)))
+    sections.append((None, [
+        budget_line(*fitted.privacy_spent_),
+        reference_line(getattr(fitted, "nonprivate_", None) is not None),
+        "The full direction matrix is available in components_.",
+    ]))
+    return FitSummary(title, sections)
+
+
+def _params(fitted):
+    """The public parameters of the fit (a release stores them)."""
+    params = getattr(fitted, "estimator_params_", None)
+    return params if params is not None else fitted.get_params(deep=False)
+
+
+def _budget_lines(budget):
+    return [f"  {part:<8} eps = {eps:<10.4g} delta = {delta:.3g}"
+            for part, (eps, delta) in budget.items()]
+
+
+def _noise_text(noise):
+    return "" if noise is None else f" +- {float(noise):.3g} (noise sd)"
+
+
+def _scree_lines(fitted):
+    """The scree method, each variance with its noise sd and PVE, the total."""
+    variances = fitted.explained_variance_
+    noise = getattr(fitted, "noise_scale_", None)
+    noise = [None] * len(variances) if noise is None else np.broadcast_to(
+        noise, variances.shape)
+    lines = [f"Scree method: {fitted.method_label_}; PVE is the share of the private "
+             "total variance"]
+    for l, (variance, sd, ratio) in enumerate(
+            zip(variances, noise, fitted.explained_variance_ratio_)):
+        lines.append(f"  PC{l + 1}: variance {variance:.4g}{_noise_text(sd)}  "
+                     f"PVE {100 * ratio:.1f}%")
+    lines.append(f"  Total variance {fitted.total_variance_:.4g}"
+                 f"{_noise_text(fitted.total_variance_noise_scale_)}")
+    if getattr(fitted, "scale_", None) is not None:
+        lines.append("  Columns divided by their private spreads (scale_): "
+                     "correlation PCA")
+    return lines
+
+
+def _score_lines(fitted):
+    """Axes, frame, histogram and its threshold, groups, synthetic points."""
+    center, half = fitted.frame_.center, fitted.frame_.half_width
+    threshold = fitted.histogram_threshold_
+    groups = fitted.groups_
+    synthetic = fitted.synthetic_scores_
+    return [
+        f"  axes: PC{fitted.axes_[0] + 1} x PC{fitted.axes_[1] + 1}",
+        f"  frame: centre ({center[0]:.4g}, {center[1]:.4g}), half width {half:.4g}",
+        f"  histogram: {_params(fitted).get('histogram', '?')}, "
+        f"bins {np.shape(fitted.score_histogram_)}",
+        "  cell threshold: "
+        + ("none" if threshold is None else f"{threshold:.4g} noisy counts")
+        + "; pure-noise cells expected to pass (whole grid): "
+        f"{fitted.expected_noise_cells_:.2g}",
+        f"  groups: {'none' if groups is None else ', '.join(map(str, groups))}",
+        f"  synthetic points: {0 if synthetic is None else len(synthetic)}",
+    ]
 
 
 def budget_line(eps, delta):
@@ -103,13 +219,72 @@ def reference_line(nonprivate):
     return "Non-private reference: " + ("stored (not private)" if nonprivate else "not stored")
 
 
-def scree_lines(method, variances, noise_scales, ratios, total, total_noise, scaled):
-    """The scree section: method, each variance with its noise sd and PVE, the total."""
-    lines = [f"Scree method: {method}; PVE is the share of the private total variance"]
-    for l, (variance, noise, ratio) in enumerate(zip(variances, noise_scales, ratios)):
-        lines.append(f"  PC{l + 1}: variance {variance:.4g} +- {noise:.2g} (noise sd)  "
-                     f"PVE {100 * ratio:.1f}%")
-    lines.append(f"  total variance {total:.4g} +- {total_noise:.2g} (noise sd)")
-    if scaled:
-        lines.append("  columns divided by their private spreads (scale_)")
-    return lines
+# --------------------------------------------------------------------------------------
+# the privacy ledger as text
+# --------------------------------------------------------------------------------------
+#: The columns a ledger row may have: heading -> (key of the entry, number format).
+LEDGER_COLUMNS = {
+    "step": ("step", None),
+    "mechanism": ("mechanism", None),
+    "eps": ("eps", ".4g"),
+    "delta": ("delta", ".3g"),
+    "sensitivity": ("sensitivity", ".4g"),
+    "noise scale": ("noise_scale", ".4g"),
+    "mu": ("mu", ".4g"),
+}
+
+
+def format_value(value, spec):
+    """``value`` formatted as a number with ``spec``, as text if it is not one, or
+    ``"-"`` for None."""
+    try:
+        return format(float(value), spec)
+    except (TypeError, ValueError):
+        return "-" if value is None else str(value)
+
+
+def ledger_row(entry, columns=tuple(LEDGER_COLUMNS)):
+    """The cells of one ledger entry under the headings ``columns`` (the
+    sensitivity with its norm)."""
+    cells = []
+    for column in columns:
+        key, spec = LEDGER_COLUMNS[column]
+        value = entry.get(key)
+        cell = str(entry.get(key, "")) if spec is None else format_value(value, spec)
+        if column == "sensitivity" and entry.get("sensitivity_norm"):
+            cell += f" ({entry['sensitivity_norm']})"
+        cells.append(cell)
+    return cells
+
+
+def spent_cells(spent):
+    """The total ``(eps, delta)`` as the two cells of a ledger's last row."""
+    return [format_value(spent[0], ".4g"), format_value(spent[1], ".3g")]
+
+
+def ledger_table(ledger, spent):
+    """The privacy ledger as a small text table (one row per mechanism call).
+
+    Parameters
+    ----------
+    ledger : list of dict
+        The ``privacy_ledger_`` of a fit or a release.
+    spent : tuple (eps, delta)
+        Its ``privacy_spent_``.
+
+    Returns
+    -------
+    str
+    """
+    header = list(LEDGER_COLUMNS)
+    rows = [ledger_row(entry) for entry in ledger]
+    rows.append([f"total ({composition_label(ledger)})", "", *spent_cells(spent),
+                 "", "", ""])
+    widths = [max(len(row[j]) for row in [header] + rows) for j in range(len(header))]
+
+    def line(row):
+        return "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
+
+    rule = "  ".join("-" * width for width in widths)
+    return "\n".join(["Privacy ledger:", line(header), rule]
+                     + [line(row) for row in rows[:-1]] + [rule, line(rows[-1])])

@@ -3,9 +3,13 @@
 import copy
 import json
 import math
+import numbers
 import re
+import warnings
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
@@ -18,7 +22,9 @@ from sklearn_dppca import (
     export_release,
     load_release,
 )
+from sklearn_dppca._names import feature_names
 from sklearn_dppca._release import FORMAT, NONPRIVATE_KEY
+from sklearn_dppca._release_layout import LAYOUT
 from sklearn_dppca.datasets import make_gaussian_clusters
 
 matplotlib = pytest.importorskip("matplotlib")
@@ -484,3 +490,177 @@ def test_unfitted_or_foreign_estimators_are_refused():
 
     with pytest.raises(TypeError, match="privacy_ledger_"):
         export_release(PCA(2).fit(np.random.default_rng(0).normal(size=(20, 3))))
+
+
+# ------------------------------------------------------------------ the layout
+FIXTURES = Path(__file__).parent / "data"
+FORMAT_1_RELEASES = sorted(path.name for path in FIXTURES.glob("release_v1_*.json")
+                           if not path.name.endswith(".loaded.json"))
+
+
+def _snapshot(value):
+    """A JSON-able, type-tagged copy of a loaded release's attributes (how
+    ``tests/data/*.loaded.json`` recorded what the format-1 reader loaded)."""
+    if isinstance(value, ReleasedPCA):
+        return {name: _snapshot(item) for name, item in sorted(vars(value).items())}
+    if isinstance(value, np.ndarray):
+        return {"ndarray": value.tolist(), "dtype": str(value.dtype),
+                "writeable": bool(value.flags.writeable)}
+    if isinstance(value, dict):
+        return {"dict": [[_snapshot(k), _snapshot(v)] for k, v in value.items()],
+                "type": type(value).__name__}
+    if isinstance(value, (tuple, list)):
+        return {type(value).__name__: [_snapshot(item) for item in value]}
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, numbers.Integral):
+        return {"int": int(value)}
+    return {"float": float(value) if np.isfinite(value) else repr(float(value))}
+
+
+@pytest.mark.parametrize("name", FORMAT_1_RELEASES)
+def test_a_format_1_file_loads_as_it_always_did(name):
+    """Files written before the layout was declared once load to the same
+    attributes (values, types, read-only flags), and write back byte for byte."""
+    path = FIXTURES / name
+    loaded = load_release(path)
+    expected = json.loads((FIXTURES / name.replace(".json", ".loaded.json")).read_text())
+    assert json.loads(json.dumps(_snapshot(loaded))) == expected
+    again = export_release(loaded, include_nonprivate=loaded.nonprivate_ is not None)
+    text = json.dumps(again, indent=1, allow_nan=False) + "\n"
+    assert text == path.read_text(encoding="utf-8")
+
+
+def test_the_layout_declares_every_key_once():
+    keys = [entry.key for entry in LAYOUT]
+    assert len(keys) == len(set(keys))
+    assert set(keys) == RELEASE_KEYS | {NONPRIVATE_KEY}
+    attributes = [name for entry in LAYOUT if entry.attribute is not None
+                  for name in np.atleast_1d(entry.attribute)]
+    assert len(attributes) == len(set(attributes))
+    for entry in LAYOUT:
+        assert set(entry.needs) <= set(keys), entry.key
+        assert set(entry.written_by) <= {"DPKendallDirections", "DPScree", "DPPCA"}
+
+
+def _configs(data):
+    """One fitted estimator per kind of release (DataFrame input: named columns)."""
+    X, y = data
+    frame = pd.DataFrame(X * np.linspace(0.5, 5.0, X.shape[1]),
+                         columns=[f"v{j}" for j in range(X.shape[1])])
+    groups = sorted(set(y))
+    directions = DPKendallDirections(3, random_state=0).fit(frame)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {
+            "directions": (directions, frame),
+            "directions, scaled": (DPKendallDirections(2, scale=True,
+                                                       random_state=1).fit(X), X),
+            "scree": (DPScree(3, eps=4.0, random_state=2).fit(frame), frame),
+            "scree, scaled and whitened": (DPScree(2, eps=4.0, scale=True, whiten=True,
+                                                   random_state=3).fit(X), X),
+            "scree on reused directions": (DPScree(eps=4.0, delta=1e-4,
+                                                   directions=directions,
+                                                   random_state=4).fit(frame), frame),
+            "pca": (DPPCA(3, eps=8.0, random_state=5).fit(frame), frame),
+            "pca with groups": (DPPCA(3, eps=8.0, groups=groups, compute_nonprivate=True,
+                                      random_state=6).fit(X, y), X),
+            "pca, scaled": (DPPCA(eps=8.0, scale=True, random_state=7).fit(frame), frame),
+            "pca, whitened": (DPPCA(3, eps=8.0, whiten=True, random_state=8).fit(X), X),
+        }
+
+
+@pytest.fixture(scope="module")
+def configs(data):
+    return _configs(data)
+
+
+CONFIGS = ["directions", "directions, scaled", "scree", "scree, scaled and whitened",
+           "scree on reused directions", "pca", "pca with groups", "pca, scaled",
+           "pca, whitened"]
+
+
+def _same(mine, theirs):
+    if isinstance(theirs, dict):
+        return list(mine) == list(theirs) and all(
+            _same(mine[key], theirs[key]) for key in theirs)
+    if hasattr(theirs, "center"):           # the score frame
+        return all(np.array_equal(mine[key], theirs[key])
+                   for key in ("center", "radius", "half_width", "extent"))
+    if isinstance(theirs, (tuple, list)) and theirs and isinstance(theirs[0], np.ndarray):
+        return all(np.array_equal(a, b) for a, b in zip(mine, theirs))
+    if isinstance(theirs, (np.ndarray, list, tuple, numbers.Real)):
+        return np.array_equal(np.asarray(mine, dtype=object),
+                              np.asarray(theirs, dtype=object))
+    return mine == theirs
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_every_estimator_round_trips(configs, config):
+    estimator, X = configs[config]
+    reference = estimator.nonprivate_ is not None
+    release = export_release(estimator, include_nonprivate=reference)
+    loaded = load_release(json.loads(json.dumps(release)))
+    kind = type(estimator).__name__
+    for entry in LAYOUT:
+        if release.get(entry.key) is not None:
+            assert kind in entry.written_by, entry.key
+        if entry.kind in ("format", "software", "estimator", "nonprivate"):
+            continue
+        theirs = getattr(estimator, entry.attribute, None)
+        mine = getattr(loaded, entry.attribute)
+        if entry.kind == "names":       # x0, x1, ... for an array
+            assert list(mine) == feature_names(estimator)
+        elif theirs is None:
+            assert mine is None, entry.key
+        else:
+            assert _same(mine, theirs), entry.key
+    assert loaded.estimator_class_ == kind
+    assert (loaded.nonprivate_ is None) == (not reference)
+    assert export_release(loaded, include_nonprivate=reference) == release
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_a_release_projects_as_its_estimator(configs, config):
+    estimator, X = configs[config]
+    loaded = load_release(export_release(estimator))
+    assert np.allclose(loaded.transform(X), estimator.transform(X), rtol=1e-12, atol=0)
+    if getattr(estimator, "whiten", False):
+        # whitening divides each projection by its private sd: about 4x here
+        plain = np.asarray(X, dtype=float) / (1 if estimator.scale_ is None
+                                              else estimator.scale_)
+        plain = plain @ estimator.components_.T
+        positive = estimator.explained_variance_ > 0
+        assert positive.any()
+        whitened = loaded.transform(X)[:, positive]
+        assert not np.allclose(whitened, plain[:, positive])
+        assert np.allclose(whitened * np.sqrt(estimator.explained_variance_[positive]),
+                           plain[:, positive])
+
+
+def test_a_release_of_a_frame_fit_projects_a_frame_by_column_name(configs):
+    estimator, frame = configs["pca, scaled"]
+    loaded = load_release(export_release(estimator))
+    shuffled = frame[list(frame.columns[::-1])]
+    assert np.allclose(loaded.transform(shuffled), estimator.transform(frame))
+    with pytest.raises(ValueError, match="lacks the released columns"):
+        loaded.transform(frame.drop(columns=["v0"]))
+
+
+def test_a_whitened_release_without_variances_is_refused(configs):
+    release = export_release(configs["directions"][0])
+    release["estimator"]["params"]["whiten"] = True
+    with pytest.raises(ValueError, match="whiten=True"):
+        load_release(release).transform(configs["directions"][1])
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_a_release_prints_the_summary_of_its_estimator(configs, config):
+    estimator, _ = configs[config]
+    reference = estimator.nonprivate_ is not None
+    loaded = load_release(export_release(estimator, include_nonprivate=reference))
+    mine, theirs = str(loaded.summary()).splitlines(), str(estimator.summary()).splitlines()
+    # the title says it is a release, and of which estimator; the rest is the same
+    assert mine[0] == "DP PCA Release Summary"
+    assert mine[2] == f"Estimator: {type(estimator).__name__}"
+    assert mine[3:] == theirs[2:]

@@ -16,6 +16,7 @@ from ._common import (
     check_matplotlib_support,
     unsupported_reason,
 )
+from .._summary import format_value, ledger_row, spent_cells
 from ..privacy._budget import composition_label
 from ._loading import LoadingDisplay
 from ._score import ScoreDisplay
@@ -23,17 +24,11 @@ from ._scree import ScreeDisplay
 from ._variable import VariableDisplay
 
 _MAX_LEDGER_ROWS = 14
+_LEDGER_COLUMNS = ("step", "mechanism", "eps", "delta", "noise scale")
 _LEDGER_FONTSIZE = 7.5
 _LEDGER_MIN_FONTSIZE = 5.0
 _SUMMARY_FONTSIZE = 9.0
 _SUMMARY_MIN_FONTSIZE = 6.0
-
-
-def _fmt(value, spec):
-    try:
-        return format(float(value), spec)
-    except (TypeError, ValueError):
-        return "-" if value is None else str(value)
 
 
 def _skip(ax, title, reason):
@@ -54,7 +49,7 @@ def _noise_range(values):
     if not numbers:
         return "-"
     low, high = min(numbers), max(numbers)
-    return _fmt(low, ".4g") if low == high else f"{low:.3g}-{high:.3g}"
+    return format_value(low, ".4g") if low == high else f"{low:.3g}-{high:.3g}"
 
 
 def _ledger_rows(ledger):
@@ -62,9 +57,7 @@ def _ledger_rows(ledger):
     one mechanism under one parent step (``score/frame/...``) share a row that
     says how many calls it merges (their eps and delta summed)."""
     def row(entry):
-        return [str(entry.get("step", "")), str(entry.get("mechanism", "")),
-                _fmt(entry.get("eps"), ".4g"), _fmt(entry.get("delta"), ".3g"),
-                _fmt(entry.get("noise_scale"), ".4g")]
+        return ledger_row(entry, _LEDGER_COLUMNS)
 
     if len(ledger) <= _MAX_LEDGER_ROWS - 1:
         return [row(entry) for entry in ledger], False
@@ -85,8 +78,8 @@ def _ledger_rows(ledger):
         eps = [entry.get("eps", 0.0) for entry in entries]
         delta = [entry.get("delta", 0.0) for entry in entries]
         try:
-            eps_text = _fmt(math.fsum(float(e) for e in eps), ".4g")
-            delta_text = _fmt(math.fsum(float(d) for d in delta), ".3g")
+            eps_text, delta_text = spent_cells((math.fsum(float(e) for e in eps),
+                                                math.fsum(float(d) for d in delta)))
         except (TypeError, ValueError):
             eps_text = delta_text = "-"
         rows.append([f"{parent}/* ({len(entries)} calls)", mechanism, eps_text,
@@ -116,13 +109,12 @@ def _ledger_table(ax, estimator):
         rows = rows[: _MAX_LEDGER_ROWS - 1] + [[f"... {hidden} more rows", "", "", "",
                                                  ""]]
     if spent is not None:
-        rows.append(["total spent", composition_label(ledger), _fmt(spent[0], ".4g"),
-                     _fmt(spent[1], ".3g"), ""])
+        rows.append(["total spent", composition_label(ledger), *spent_cells(spent), ""])
     if not rows:
         ax.text(0.5, 0.5, "no privacy ledger", ha="center", va="center",
                 transform=ax.transAxes)
         return None
-    header = ["step", "mechanism", "eps", "delta", "noise scale"]
+    header = list(_LEDGER_COLUMNS)
     # column widths from the measured text: each column holds its longest entry
     # (a cell writes its text after a left pad of 10% of its width); a ledger too
     # wide for the panel gets a smaller font

@@ -1,0 +1,161 @@
+"""The printed summary of every estimator and release, and the text of the ledger."""
+
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_dppca import DPPCA, DPKendallDirections, DPScree, export_release, load_release
+from sklearn_dppca._summary import format_value, ledger_row, ledger_table
+from sklearn_dppca.datasets import make_gaussian_clusters
+
+BUDGET_HEADING = "Privacy budget by part:"
+SCREE_HEADING = "Private variances (post-processed):"
+SCORE_HEADING = "Score summary:"
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_gaussian_clusters(60, n_features=10, return_groups=True, random_state=1)
+
+
+@pytest.fixture(scope="module")
+def fitted(data):
+    X, y = data
+    frame = pd.DataFrame(X, columns=[f"col<{j}>" for j in range(X.shape[1])])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {
+            "directions": DPKendallDirections(3, random_state=0).fit(frame),
+            "scree": DPScree(3, eps=4.0, scale=True, random_state=1).fit(X),
+            "pca": DPPCA(3, eps=8.0, groups=sorted(set(y)), histogram="sparse",
+                         compute_nonprivate=True, random_state=2).fit(X, y),
+        }
+
+
+def _section(text, heading):
+    """The lines under ``heading`` up to the next blank line."""
+    lines = text.splitlines()
+    start = lines.index(heading) + 1
+    end = lines.index("", start) if "" in lines[start:] else len(lines)
+    return lines[start:end]
+
+
+@pytest.mark.parametrize("name, title, sections", [
+    ("directions", "DP PC Directions Summary", ()),
+    ("scree", "DP Scree Summary", (SCREE_HEADING,)),
+    ("pca", "DP PCA Summary", (BUDGET_HEADING, SCREE_HEADING, SCORE_HEADING)),
+])
+def test_each_estimator_prints_the_sections_it_released(fitted, name, title, sections):
+    estimator = fitted[name]
+    text = str(estimator.summary())
+    assert text.splitlines()[0] == title
+    for heading in (BUDGET_HEADING, SCREE_HEADING, SCORE_HEADING):
+        assert (heading in text.splitlines()) == (heading in sections), heading
+    n, p = estimator.n_samples_, estimator.n_features_in_
+    assert f"Data: {n} observations x {p} variables" in text
+    assert f"Components: {estimator.n_components_} PC directions" in text
+    eps, delta = estimator.privacy_spent_
+    assert f"Total privacy budget: eps = {eps:g} ; delta = {delta:g}" in text
+    stored = "stored (not private)" if estimator.nonprivate_ is not None else "not stored"
+    assert f"Non-private reference: {stored}" in text
+    assert "The full direction matrix is available in components_." in text
+
+
+def test_the_directions_table_shows_the_first_loadings_by_column_name(fitted):
+    estimator = fitted["directions"]
+    text = str(estimator.summary())
+    assert "first 6 variables x first 3 PCs" in text
+    rows = [line.split() for line in text.splitlines() if line.startswith("col<")]
+    assert [row[0] for row in rows] == [f"col<{j}>" for j in range(6)]
+    for j, row in enumerate(rows):
+        assert row[1:] == [f"{value:.3f}" for value in estimator.components_[:, j]]
+    html = estimator.summary()._repr_html_()
+    assert "<table>" in html and "col&lt;0&gt;" in html and "col<0>" not in html
+
+
+def test_the_scree_section_shows_each_variance_its_noise_and_share(fitted):
+    scree = fitted["scree"]
+    lines = _section(str(scree.summary()), SCREE_HEADING)
+    assert lines[0].startswith("Scree method: clipped;")
+    for l, (variance, noise, ratio) in enumerate(zip(scree.explained_variance_,
+                                                     scree.noise_scale_,
+                                                     scree.explained_variance_ratio_)):
+        assert lines[1 + l] == (f"  PC{l + 1}: variance {variance:.4g} +- {noise:.3g} "
+                                f"(noise sd)  PVE {100 * ratio:.1f}%")
+    assert lines[4] == (f"  Total variance {scree.total_variance_:.4g} +- "
+                        f"{scree.total_variance_noise_scale_:.3g} (noise sd)")
+    assert "private spreads" in lines[5]
+
+
+def test_the_pca_summary_shows_budget_parts_and_score_release(fitted):
+    pca = fitted["pca"]
+    text = str(pca.summary())
+    budget = _section(text, BUDGET_HEADING)
+    assert [line.split()[0] for line in budget] == list(pca.budget_)
+    for line, (eps, delta) in zip(budget, pca.budget_.values()):
+        assert f"eps = {eps:.4g}" in line and f"delta = {delta:.3g}" in line
+    score = _section(text, SCORE_HEADING)
+    center = pca.frame_.center
+    assert score == [
+        "  axes: PC1 x PC2",
+        f"  frame: centre ({center[0]:.4g}, {center[1]:.4g}), "
+        f"half width {pca.frame_.half_width:.4g}",
+        f"  histogram: sparse, bins {pca.score_histogram_.shape}",
+        "  cell threshold: none; pure-noise cells expected to pass (whole grid): 0",
+        "  groups: " + ", ".join(pca.groups_),
+        f"  synthetic points: {len(pca.synthetic_scores_)}",
+    ]
+
+
+@pytest.mark.parametrize("name", ["directions", "scree", "pca"])
+def test_a_loaded_release_prints_what_its_estimator_printed(fitted, name):
+    estimator = fitted[name]
+    reference = estimator.nonprivate_ is not None
+    release = export_release(estimator, include_nonprivate=reference)
+    text = str(load_release(release).summary())
+    assert text.splitlines()[:3] == ["DP PCA Release Summary", "",
+                                     f"Estimator: {type(estimator).__name__}"]
+    assert text.splitlines()[3:] == str(estimator.summary()).splitlines()[2:]
+    assert not re.search(r"\b(nan|inf)\b", text)
+
+
+def test_format_value_prints_numbers_text_and_missing_values():
+    assert format_value(0.123456, ".4g") == "0.1235"
+    assert format_value(np.float64(2e-6), ".3g") == "2e-06"
+    assert format_value("3", ".3g") == "3"              # numeric text is a number
+    assert format_value("laplace", ".3g") == "laplace"
+    assert format_value(None, ".4g") == "-"
+
+
+LEDGER = [
+    {"step": "loading", "mechanism": "gaussian", "eps": 0.5, "delta": 5e-6,
+     "sensitivity": 0.0141, "sensitivity_norm": "L2", "noise_scale": 0.07, "mu": 0.3},
+    {"step": "score/frame/center", "mechanism": "exponential", "eps": 0.25, "delta": 0.0,
+     "sensitivity": 1, "noise_scale": None},
+]
+
+
+def test_a_ledger_row_has_the_cells_of_the_columns_asked_for():
+    assert ledger_row(LEDGER[0]) == ["loading", "gaussian", "0.5", "5e-06",
+                                     "0.0141 (L2)", "0.07", "0.3"]
+    assert ledger_row(LEDGER[1], ("step", "eps", "noise scale", "mu")) == [
+        "score/frame/center", "0.25", "-", "-"]
+
+
+def test_the_ledger_table_has_one_line_per_call_and_the_total():
+    lines = ledger_table(LEDGER, (0.75, 5e-6)).splitlines()
+    assert lines[0] == "Privacy ledger:"
+    assert lines[1].split() == ["step", "mechanism", "eps", "delta", "sensitivity",
+                                "noise", "scale", "mu"]
+    assert set(lines[2]) == {"-", " "} and lines[-2] == lines[2]
+    assert lines[3].split() == ["loading", "gaussian", "0.5", "5e-06", "0.0141", "(L2)",
+                                "0.07", "0.3"]
+    assert lines[4].split()[:4] == ["score/frame/center", "exponential", "0.25", "0"]
+    assert lines[-1].split() == ["total", "(basic", "composition)", "0.75", "5e-06"]
+    # the columns line up: every cell starts where its heading starts
+    assert lines[3].index("0.5") == lines[1].index("eps")
+    gdp = [dict(LEDGER[0], composition="gdp")]
+    assert "mu-GDP" in ledger_table(gdp, (0.5, 5e-6)).splitlines()[-1]
