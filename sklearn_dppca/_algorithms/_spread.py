@@ -16,13 +16,14 @@ import warnings
 import numpy as np
 from sklearn.utils import Bunch
 
+from .._names import default_feature_names
+from ..privacy import PrivacyUtilityWarning
 from ._variances import (
     check_method_params,
     clipped_to_the_bound,
     component_clip_parts,
     component_clipped_variances,
 )
-from ..privacy import PrivacyUtilityWarning
 
 #: Clipping of the spreads: one private quantile per column, so a larger quantile
 #: share than the scree's (the Gaussian part is cheap: its noise is relative to each
@@ -52,7 +53,7 @@ def spread_level(n_pairs, eps):
 def spread_labels(feature_names):
     """The columns' names in the ledger: their own, or ``x0, x1, ...`` if repeated."""
     names = [str(name) for name in feature_names]
-    return names if len(set(names)) == len(names) else [f"x{j}" for j in range(len(names))]
+    return names if len(set(names)) == len(names) else default_feature_names(len(names))
 
 
 def spread_parts(feature_names):
