@@ -131,23 +131,28 @@ def test_from_estimator_defaults_to_the_estimator_axes(make_fake):
 
 
 @pytest.mark.parametrize(
-    "kwargs, match",
+    "kwargs, error, match",
     [
-        ({"kind": "arrows"}, "kind"),
-        ({"axes": (0, 0)}, "axes"),
-        ({"axes": (0, 5)}, "axes"),
-        ({"axes": (0,)}, "axes"),
-        ({"variables": ["nope"]}, "variables"),
-        ({"variables": [10]}, "variables"),
-        ({"kind": "heatmap", "components": [7]}, "components"),
-        ({"kind": "heatmap", "components": []}, "components"),
-        ({"kind": "vector", "components": [0, 1]}, "components"),
-        ({"arrow_kw": "red"}, "arrow_kw"),
+        ({"kind": "arrows"}, ValueError, "kind"),
+        ({"kind": 1}, TypeError, "kind"),
+        ({"axes": (0, 0)}, ValueError, "axes"),
+        ({"axes": (0, 5)}, ValueError, "axes"),
+        ({"axes": (0,)}, ValueError, "axes"),
+        ({"axes": "01"}, TypeError, "axes"),
+        ({"variables": ["nope"]}, ValueError, "variables"),
+        ({"variables": [10]}, ValueError, "variables"),
+        ({"variables": [1.0]}, TypeError, "variables"),
+        ({"kind": "heatmap", "components": [7]}, ValueError, "components"),
+        ({"kind": "heatmap", "components": []}, ValueError, "components"),
+        ({"kind": "heatmap", "components": "0"}, TypeError, "components"),
+        ({"kind": "vector", "components": [0, 1]}, ValueError, "components"),
+        ({"arrow_kw": "red"}, TypeError, "arrow_kw"),
+        ({"text_kw": 1}, TypeError, "text_kw"),
     ],
 )
-def test_bad_arguments(kwargs, match):
+def test_bad_arguments(kwargs, error, match):
     disp = LoadingDisplay(_orthonormal(3, 4))
-    with pytest.raises((ValueError, TypeError), match=match):
+    with pytest.raises(error, match=match):
         disp.plot(**kwargs)
 
 

@@ -168,17 +168,22 @@ def test_values_from_a_plain_dict_frame(make_fake):
 
 
 @pytest.mark.parametrize(
-    "kwargs, match",
+    "kwargs, error",
     [
-        ({"kind": "dots"}, "kind"),
-        ({"groups": "rainbow"}, "groups"),
-        ({"center": "yes"}, "center"),
-        ({"hist_kw": 1}, "hist_kw"),
+        ({"kind": "dots"}, ValueError),
+        ({"groups": "rainbow"}, ValueError),
+        ({"groups": True}, TypeError),
+        ({"center": "yes"}, TypeError),
+        ({"hist_kw": 1}, TypeError),
+        ({"scatter_kw": "red"}, TypeError),
+        ({"axes": (1, 0)}, ValueError),
+        ({"axes": (0.0, 1.0)}, TypeError),
     ],
 )
-def test_bad_plot_arguments(kwargs, match, make_fake):
+def test_bad_plot_arguments(kwargs, error, make_fake):
     est = make_fake("dppca")
-    with pytest.raises((ValueError, TypeError), match=match):
+    (name,) = kwargs
+    with pytest.raises(error, match=f"^{name}"):
         ScoreDisplay.from_estimator(est, **kwargs)
 
 

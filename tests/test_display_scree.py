@@ -158,18 +158,20 @@ def test_zero_variances_are_drawn():
 
 
 @pytest.mark.parametrize(
-    "kwargs, match",
+    "kwargs, error, match",
     [
-        ({"kind": "bars"}, "kind"),
-        ({"kind": None}, "kind"),
-        ({"kind": "variance", "cumulative": True}, "cumulative"),
-        ({"cumulative": "yes"}, "cumulative"),
-        ({"bar_kw": "red"}, "bar_kw"),
+        ({"kind": "bars"}, ValueError, "^kind"),
+        ({"kind": None}, TypeError, "^kind"),
+        ({"kind": "variance", "cumulative": True}, ValueError, "cumulative"),
+        ({"cumulative": "yes"}, TypeError, "^cumulative"),
+        ({"show_nonprivate": 1}, TypeError, "^show_nonprivate"),
+        ({"bar_kw": "red"}, TypeError, "^bar_kw"),
+        ({"line_kw": ["red"]}, TypeError, "^line_kw"),
     ],
 )
-def test_bad_plot_arguments(kwargs, match):
+def test_bad_plot_arguments(kwargs, error, match):
     disp = ScreeDisplay([2.0, 1.0], [2 / 3, 1 / 3])
-    with pytest.raises((ValueError, TypeError), match=match):
+    with pytest.raises(error, match=match):
         disp.plot(**kwargs)
 
 

@@ -154,26 +154,29 @@ def test_variables_selection(make_fake):
 
 
 @pytest.mark.parametrize(
-    "init, plot, match",
+    "init, plot, error, match",
     [
-        ({"axes": (1, 1)}, {}, "axes"),
-        ({"axes": (0, 3)}, {}, "axes"),
-        ({"explained_variance": [1.0, -1.0, 0.5]}, {}, "explained_variance"),
-        ({"explained_variance": [1.0, 0.5]}, {}, "explained_variance"),
-        ({"feature_variance": [1.0, -1.0, 1.0, 1.0]}, {}, "feature_variance"),
-        ({"feature_variance": [1.0, 1.0]}, {}, "feature_variance"),
-        ({"feature_variance": [1.0, np.inf, 1.0, 1.0]}, {}, "feature_variance"),
-        ({}, {"variables": ["zz"]}, "variables"),
-        ({}, {"arrow_kw": 3}, "arrow_kw"),
+        ({"axes": (1, 1)}, {}, ValueError, "axes"),
+        ({"axes": (0, 3)}, {}, ValueError, "axes"),
+        ({"axes": (0, True)}, {}, TypeError, "axes"),
+        ({"explained_variance": [1.0, -1.0, 0.5]}, {}, ValueError, "explained_variance"),
+        ({"explained_variance": [1.0, 0.5]}, {}, ValueError, "explained_variance"),
+        ({"feature_variance": [1.0, -1.0, 1.0, 1.0]}, {}, ValueError, "feature_variance"),
+        ({"feature_variance": [1.0, 1.0]}, {}, ValueError, "feature_variance"),
+        ({"feature_variance": [1.0, np.inf, 1.0, 1.0]}, {}, ValueError,
+         "feature_variance"),
+        ({}, {"variables": ["zz"]}, ValueError, "variables"),
+        ({}, {"show_nonprivate": "no"}, TypeError, "show_nonprivate"),
+        ({}, {"arrow_kw": 3}, TypeError, "arrow_kw"),
     ],
 )
-def test_bad_arguments(init, plot, match):
+def test_bad_arguments(init, plot, error, match):
     V = np.linalg.qr(np.random.default_rng(1).normal(size=(4, 3)))[0].T
     kwargs = {"explained_variance": [3.0, 2.0, 1.0], "feature_variance": [2.0] * 4}
     kwargs.update(init)
     lam = kwargs.pop("explained_variance")
     sigma2 = kwargs.pop("feature_variance")
-    with pytest.raises((ValueError, TypeError), match=match):
+    with pytest.raises(error, match=match):
         VariableDisplay(V, lam, sigma2, **kwargs).plot(**plot)
 
 

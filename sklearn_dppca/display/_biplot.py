@@ -354,8 +354,8 @@ class BiplotDisplay:
             self.scatter_ = []
             for label in labels:
                 mask = groups == label
-                kw = merge_style(dict(defaults, color=colors[label], label=plain_text(label)),
-                                 scatter_kw, PathCollection)
+                kw = dict(defaults, color=colors[label], label=plain_text(label))
+                kw = merge_style(kw, scatter_kw, PathCollection)
                 self.scatter_.append(ax.scatter(G[mask, 0], G[mask, 1], **kw))
                 handles.append(Line2D([], [], color=colors[label], marker="o",
                                       linestyle="", label=plain_text(label)))
