@@ -2,6 +2,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine, TightLayoutEngine
 from matplotlib.table import Table
 from sklearn.exceptions import NotFittedError
 
@@ -91,6 +92,19 @@ def test_long_ledgers_merge_calls_and_fit(make_fake, make_ledger):
     fig = plot_overview(make_fake("dppca"), layout=None)
     assert "one row per mechanism call)" in [ax for ax in fig.axes if ax.tables][
         0].get_title()
+
+
+@pytest.mark.parametrize("layout, engine", [("constrained", ConstrainedLayoutEngine),
+                                            ("tight", TightLayoutEngine),
+                                            (None, type(None))])
+def test_the_layout_engine_is_kept(layout, engine, make_fake):
+    # the panels are drawn on the laid-out figure without its engine, which is
+    # then given back (with the settings it had)
+    fig = plot_overview(make_fake("dppca"), layout=layout)
+    assert isinstance(fig.get_layout_engine(), engine)
+    if layout == "constrained":
+        fig2 = plot_overview(make_fake("dppca"), layout=ConstrainedLayoutEngine(w_pad=0.3))
+        assert fig2.get_layout_engine().get()["w_pad"] == 0.3
 
 
 def test_scree_overview_skips_the_score_panels(make_fake, save_png):

@@ -7,12 +7,15 @@ from ._style import NONPRIVATE_LABEL, merge_style
 
 _ARROW_STYLE = {"arrowstyle": "-|>", "shrinkA": 0, "shrinkB": 0, "linewidth": 1.2}
 
+
 def draw_arrows(ax, ends, origin=(0.0, 0.0), arrow_kw=None, **defaults):
     """One arrow (an Annotation) per row of ``ends``, from ``origin``.
 
-    ``annotation.xy`` is the arrow end and ``annotation.xyann`` its start. Heads
-    shrink on short arrows so that they do not pile up at the origin (call after
-    the limits are set).
+    The arrow properties are the common arrow style, then the caller's
+    ``defaults``, then ``arrow_kw`` (the user's), merged by
+    :func:`~sklearn_dppca.display._style.merge_style`. ``annotation.xy`` is the
+    arrow end and ``annotation.xyann`` its start. Heads shrink on short arrows so
+    that they do not pile up at the origin (call after the limits are set).
     """
     from matplotlib.patches import FancyArrowPatch
 
@@ -40,6 +43,7 @@ def draw_arrows(ax, ends, origin=(0.0, 0.0), arrow_kw=None, **defaults):
 
 
 def draw_zero_lines(ax):
+    """Light grey lines through the origin, under everything else."""
     kw = {"color": "0.8", "linewidth": 0.8, "zorder": 0}
     ax.axhline(0, **kw)
     ax.axvline(0, **kw)
