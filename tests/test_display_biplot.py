@@ -1,23 +1,9 @@
-import sys
-from pathlib import Path
-
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from sklearn.exceptions import NotFittedError
 
-matplotlib = pytest.importorskip("matplotlib")
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from sklearn.exceptions import NotFittedError  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).parent))
-from test_display_common import (  # noqa: E402
-    NotFitted,
-    make_fake,
-    real_estimators,
-    save_png,
-)
-
-from sklearn_dppca.display import BiplotDisplay  # noqa: E402
+from sklearn_dppca.display import BiplotDisplay
 
 
 def _expected(V, lam, S, c, n, a, b, alpha, center):
@@ -40,7 +26,7 @@ def _expected(V, lam, S, c, n, a, b, alpha, center):
 
 @pytest.mark.parametrize("alpha", [0.0, 0.5, 1.0])
 @pytest.mark.parametrize("center", [True, False])
-def test_coordinates_match_the_formula(alpha, center):
+def test_coordinates_match_the_formula(alpha, center, make_fake):
     est = make_fake("dppca", p=6, k=3)
     disp = BiplotDisplay.from_estimator(est, alpha=alpha, center=center)
     G, gamma, arrows, origin = _expected(
@@ -65,7 +51,7 @@ def test_coordinates_match_the_formula(alpha, center):
     assert longest == pytest.approx(spread)
 
 
-def test_alpha_scaling_and_labels(tmp_path):
+def test_alpha_scaling_and_labels(make_fake, save_png):
     est = make_fake("dppca", p=5, k=3, feature_names=True)
     d0 = BiplotDisplay.from_estimator(est, alpha=0.0)
     d1 = BiplotDisplay.from_estimator(est, alpha=1.0)
@@ -78,7 +64,7 @@ def test_alpha_scaling_and_labels(tmp_path):
     assert "alpha=1" in d1.ax_.get_title()
     assert [t.get_text() for t in d1.texts_] == [f"feat_{j}" for j in range(5)]
     assert d1.ax_.get_aspect() == 1.0
-    save_png(d1.figure_, tmp_path)
+    save_png(d1.figure_)
 
 
 def test_values_and_ax():
@@ -112,7 +98,7 @@ def test_zero_variance():
     assert np.isfinite(disp.gamma_)
 
 
-def test_nonprivate_overlay():
+def test_nonprivate_overlay(make_fake):
     est = make_fake("dppca", p=5, k=3, nonprivate=True)
     disp = BiplotDisplay.from_estimator(est)
     ref = est.nonprivate_
@@ -127,33 +113,41 @@ def test_nonprivate_overlay():
     assert BiplotDisplay.from_estimator(est, show_nonprivate=False).nonprivate_arrows_ == []
 
 
-@pytest.mark.parametrize("alpha", [-0.1, 1.5, np.nan, "1", True, None])
-def test_bad_alpha(alpha):
+@pytest.mark.parametrize("alpha, error", [
+    (-0.1, ValueError), (1.5, ValueError), (np.nan, ValueError),
+    ("1", TypeError), (True, TypeError), (None, TypeError),
+])
+def test_bad_alpha(alpha, error, make_fake):
     est = make_fake("dppca")
-    with pytest.raises(ValueError, match="alpha"):
+    with pytest.raises(error, match="^alpha must be a finite number in"):
         BiplotDisplay.from_estimator(est, alpha=alpha)
 
 
 @pytest.mark.parametrize(
-    "kwargs, match",
+    "kwargs, error, match",
     [
-        ({"axes": (0, 0)}, "axes"),
-        ({"axes": (0, 2)}, "axes"),  # the synthetic scores exist for axes_ only
-        ({"center": "no"}, "center"),
-        ({"variables": ["nope"]}, "variables"),
+        ({"axes": (0, 0)}, ValueError, "axes"),
+        ({"axes": (0, 2)}, ValueError, "axes"),  # the synthetic scores exist for axes_ only
+        ({"axes": (0, 1.0)}, TypeError, "axes"),
+        ({"center": "no"}, TypeError, "center"),
+        ({"variables": ["nope"]}, ValueError, "variables"),
+        ({"variables": [0.5]}, TypeError, "variables"),
+        ({"arrow_kw": "red"}, TypeError, "arrow_kw"),
     ],
 )
-def test_bad_arguments(kwargs, match):
+def test_bad_arguments(kwargs, error, match, make_fake):
     est = make_fake("dppca", k=3)
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(error, match=f"^{match}"):
         BiplotDisplay.from_estimator(est, **kwargs)
 
 
 def test_bad_values():
     V = np.eye(3)[:2]
     S = np.zeros((5, 2))
-    with pytest.raises(ValueError, match="n_samples"):
+    with pytest.raises(ValueError, match="^n_samples"):
         BiplotDisplay(V, [1.0, 1.0], S, [0, 0], 1).plot()
+    with pytest.raises(TypeError, match="^n_samples"):
+        BiplotDisplay(V, [1.0, 1.0], S, [0, 0], 10.0).plot()
     with pytest.raises(ValueError, match="synthetic_scores"):
         BiplotDisplay(V, [1.0, 1.0], np.zeros((5, 3)), [0, 0], 10).plot()
     with pytest.raises(ValueError, match="frame_center"):
@@ -164,16 +158,16 @@ def test_bad_values():
         BiplotDisplay(V, [1.0, 1.0], S, [0, 0], 10, synthetic_groups=["a"]).plot()
 
 
-def test_unsupported_estimators():
+def test_unsupported_estimators(make_fake, not_fitted):
     for kind in ("scree", "directions"):
         with pytest.raises(TypeError, match="BiplotDisplay needs a fitted DPPCA"):
             BiplotDisplay.from_estimator(make_fake(kind))
     with pytest.raises(NotFittedError):
-        BiplotDisplay.from_estimator(NotFitted())
+        BiplotDisplay.from_estimator(not_fitted)
 
 
-def test_real_estimators(tmp_path):
-    real = real_estimators()
+def test_real_estimators(real_estimators, save_png):
+    real = real_estimators
     for key in ("dppca", "dppca_plain"):
         est = real[key]
         for alpha, center in ((1.0, True), (0.0, False)):
@@ -186,7 +180,7 @@ def test_real_estimators(tmp_path):
             )
             assert disp.gamma_ == pytest.approx(gamma)
             assert np.allclose(disp.variable_coordinates_, arrows)
-            save_png(disp.figure_, tmp_path, f"{key}_{alpha}.png")
+            save_png(disp.figure_, f"{key}_{alpha}.png")
             plt.close("all")
     for key in ("scree", "directions"):
         with pytest.raises(TypeError, match="BiplotDisplay needs a fitted DPPCA"):

@@ -1,30 +1,16 @@
-import sys
-from pathlib import Path
-
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from sklearn.exceptions import NotFittedError
 
-matplotlib = pytest.importorskip("matplotlib")
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from sklearn.exceptions import NotFittedError  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).parent))
-from test_display_common import (  # noqa: E402
-    NotFitted,
-    make_fake,
-    real_estimators,
-    save_png,
-)
-
-from sklearn_dppca.display import LoadingDisplay  # noqa: E402
+from sklearn_dppca.display import LoadingDisplay
 
 
 def _orthonormal(k, p, seed=0):
     return np.linalg.qr(np.random.default_rng(seed).normal(size=(p, k)))[0].T
 
 
-def test_vector_arrow_ends_are_the_components(tmp_path):
+def test_vector_arrow_ends_are_the_components(make_fake, save_png):
     est = make_fake("dppca", p=7, k=3, feature_names=True)
     fig, ax = plt.subplots()
     disp = LoadingDisplay.from_estimator(est, ax=ax)
@@ -46,7 +32,7 @@ def test_vector_arrow_ends_are_the_components(tmp_path):
     for text in disp.texts_:
         x, y = text.get_position()
         assert x0 <= x <= x1 and y0 <= y <= y1
-    save_png(fig, tmp_path)
+    save_png(fig)
 
 
 def test_labels_sit_outward_along_the_arrow():
@@ -87,7 +73,7 @@ def test_variables_selection():
     assert len(LoadingDisplay(V).plot(variables="all").arrows_) == 40
 
 
-def test_heatmap(tmp_path):
+def test_heatmap(save_png):
     V = _orthonormal(5, 8, seed=2)
     ratio = np.array([0.4, 0.3, 0.15, 0.1, 0.05])
     disp = LoadingDisplay(V, explained_variance_ratio=ratio).plot(
@@ -102,13 +88,13 @@ def test_heatmap(tmp_path):
     assert [t.get_text() for t in disp.ax_.get_yticklabels()] == [f"x{j}" for j in range(8)]
     assert disp.ax_.get_xticklabels()[1].get_text().startswith("DP PC3")
     assert len(disp.cell_texts_) == 24
-    save_png(disp.figure_, tmp_path)
+    save_png(disp.figure_)
     # default: all components up to 10
     disp = LoadingDisplay(_orthonormal(12, 15)).plot(kind="heatmap")
     assert np.asarray(disp.image_.get_array()).shape == (15, 10)
 
 
-def test_nonprivate_overlay():
+def test_nonprivate_overlay(make_fake):
     est = make_fake("dppca", p=6, k=3, nonprivate=True)
     ref = est.nonprivate_.components
     vec = LoadingDisplay.from_estimator(est)
@@ -130,14 +116,14 @@ def test_nonprivate_overlay():
     assert off.nonprivate_arrows_ == [] and off.ax_.get_legend() is None
 
 
-def test_directions_estimator_has_no_pve_in_labels():
+def test_directions_estimator_has_no_pve_in_labels(make_fake):
     est = make_fake("directions", k=3)
     disp = LoadingDisplay.from_estimator(est, axes=(1, 2))
     assert disp.ax_.get_xlabel() == "DP PC2"
     assert disp.ax_.get_ylabel() == "DP PC3"
 
 
-def test_from_estimator_defaults_to_the_estimator_axes():
+def test_from_estimator_defaults_to_the_estimator_axes(make_fake):
     est = make_fake("dppca", k=3)
     est.axes_ = (0, 2)
     disp = LoadingDisplay.from_estimator(est)
@@ -145,23 +131,28 @@ def test_from_estimator_defaults_to_the_estimator_axes():
 
 
 @pytest.mark.parametrize(
-    "kwargs, match",
+    "kwargs, error, match",
     [
-        ({"kind": "arrows"}, "kind"),
-        ({"axes": (0, 0)}, "axes"),
-        ({"axes": (0, 5)}, "axes"),
-        ({"axes": (0,)}, "axes"),
-        ({"variables": ["nope"]}, "variables"),
-        ({"variables": [10]}, "variables"),
-        ({"kind": "heatmap", "components": [7]}, "components"),
-        ({"kind": "heatmap", "components": []}, "components"),
-        ({"kind": "vector", "components": [0, 1]}, "components"),
-        ({"arrow_kw": "red"}, "arrow_kw"),
+        ({"kind": "arrows"}, ValueError, "kind"),
+        ({"kind": 1}, TypeError, "kind"),
+        ({"axes": (0, 0)}, ValueError, "axes"),
+        ({"axes": (0, 5)}, ValueError, "axes"),
+        ({"axes": (0,)}, ValueError, "axes"),
+        ({"axes": "01"}, TypeError, "axes"),
+        ({"variables": ["nope"]}, ValueError, "variables"),
+        ({"variables": [10]}, ValueError, "variables"),
+        ({"variables": [1.0]}, TypeError, "variables"),
+        ({"kind": "heatmap", "components": [7]}, ValueError, "components"),
+        ({"kind": "heatmap", "components": []}, ValueError, "components"),
+        ({"kind": "heatmap", "components": "0"}, TypeError, "components"),
+        ({"kind": "vector", "components": [0, 1]}, ValueError, "components"),
+        ({"arrow_kw": "red"}, TypeError, "arrow_kw"),
+        ({"text_kw": 1}, TypeError, "text_kw"),
     ],
 )
-def test_bad_arguments(kwargs, match):
+def test_bad_arguments(kwargs, error, match):
     disp = LoadingDisplay(_orthonormal(3, 4))
-    with pytest.raises((ValueError, TypeError), match=match):
+    with pytest.raises(error, match=match):
         disp.plot(**kwargs)
 
 
@@ -178,9 +169,9 @@ def test_bad_values():
     LoadingDisplay(_orthonormal(1, 4)).plot(kind="heatmap")
 
 
-def test_unsupported_estimators():
+def test_unsupported_estimators(not_fitted):
     with pytest.raises(NotFittedError):
-        LoadingDisplay.from_estimator(NotFitted())
+        LoadingDisplay.from_estimator(not_fitted)
 
     class PlainPCA:
         def fit(self, X=None, y=None):
@@ -200,8 +191,8 @@ def test_unsupported_estimators():
         LoadingDisplay.from_estimator(PlainPCA())
 
 
-def test_real_estimators(tmp_path):
-    real = real_estimators()
+def test_real_estimators(real_estimators, save_png):
+    real = real_estimators
     for key in ("directions", "scree", "dppca"):
         est = real[key]
         for kind in ("vector", "point", "heatmap"):
@@ -211,6 +202,6 @@ def test_real_estimators(tmp_path):
                 assert np.allclose(ends, est.components_[[0, 1]].T)
                 assert disp.variables_ == [f"V{j}" for j in range(1, 21)]
             if key == "dppca" or kind == "vector":
-                save_png(disp.figure_, tmp_path, f"{key}_{kind}.png")
+                save_png(disp.figure_, f"{key}_{kind}.png")
             plt.close("all")
     assert len(LoadingDisplay.from_estimator(real["directions"]).nonprivate_arrows_) == 20

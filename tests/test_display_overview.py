@@ -1,26 +1,12 @@
-import sys
-from pathlib import Path
-
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine, TightLayoutEngine
+from matplotlib.table import Table
+from sklearn.exceptions import NotFittedError
 
-matplotlib = pytest.importorskip("matplotlib")
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.table import Table  # noqa: E402
-from sklearn.exceptions import NotFittedError  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).parent))
-from test_display_common import (  # noqa: E402
-    NotFitted,
-    _ledger,
-    make_fake,
-    real_estimators,
-    save_png,
-)
-
-from sklearn_dppca.display import (  # noqa: E402
+from sklearn_dppca.display import (
     BiplotDisplay,
     LoadingDisplay,
     ScoreDisplay,
@@ -42,7 +28,7 @@ def _titles(fig):
     return [ax.get_title() for ax in fig.axes]
 
 
-def test_dppca_overview_has_all_panels(tmp_path):
+def test_dppca_overview_has_all_panels(make_fake, save_png):
     est = make_fake("dppca", nonprivate=True)
     fig = plot_overview(est)
     assert isinstance(fig, Figure)
@@ -59,7 +45,7 @@ def test_dppca_overview_has_all_panels(tmp_path):
     assert rows[1][:3] == ["loading", "gaussian", "0.4"]
     assert rows[-1][0] == "total spent" and rows[-1][2] == "1"
     assert "eps = 1" in fig._suptitle.get_text()
-    save_png(fig, tmp_path)
+    save_png(fig)
 
 
 def _cells_hold_their_text(fig):
@@ -77,13 +63,13 @@ def _cells_hold_their_text(fig):
     return table
 
 
-def test_long_ledgers_merge_calls_and_fit():
+def test_long_ledgers_merge_calls_and_fit(make_fake, make_ledger):
     est = make_fake("dppca", scale=True, p=6)
     steps = [(f"scale/spread of column {j}", "gaussian (analytic)", 0.002, 1e-8)
              for j in range(30)]
     steps += [("scree/total variance/norm-clipped U-statistic", "gaussian (analytic)",
                0.03, 4e-7)]
-    est.privacy_ledger_ = _ledger(steps) + est.privacy_ledger_
+    est.privacy_ledger_ = make_ledger(steps) + est.privacy_ledger_
     fig = plot_overview(est)
     rows = _table(fig)
     assert len(rows) <= 16
@@ -108,16 +94,29 @@ def test_long_ledgers_merge_calls_and_fit():
         0].get_title()
 
 
-def test_scree_overview_skips_the_score_panels(tmp_path):
+@pytest.mark.parametrize("layout, engine", [("constrained", ConstrainedLayoutEngine),
+                                            ("tight", TightLayoutEngine),
+                                            (None, type(None))])
+def test_the_layout_engine_is_kept(layout, engine, make_fake):
+    # the panels are drawn on the laid-out figure without its engine, which is
+    # then given back (with the settings it had)
+    fig = plot_overview(make_fake("dppca"), layout=layout)
+    assert isinstance(fig.get_layout_engine(), engine)
+    if layout == "constrained":
+        fig2 = plot_overview(make_fake("dppca"), layout=ConstrainedLayoutEngine(w_pad=0.3))
+        assert fig2.get_layout_engine().get()["w_pad"] == 0.3
+
+
+def test_scree_overview_skips_the_score_panels(make_fake, save_png):
     fig = plot_overview(make_fake("scree"))
     assert set(fig.displays_) == {"scree", "loading", "variable"}
     texts = [t.get_text() for ax in fig.axes for t in ax.texts]
     assert any("ScoreDisplay needs a fitted DPPCA" in t.replace("\n", " ") for t in texts)
     assert any("BiplotDisplay needs a fitted DPPCA" in t.replace("\n", " ") for t in texts)
-    save_png(fig, tmp_path)
+    save_png(fig)
 
 
-def test_directions_overview():
+def test_directions_overview(make_fake):
     fig = plot_overview(make_fake("directions"))
     assert set(fig.displays_) == {"loading"}
     texts = " ".join(t.get_text().replace("\n", " ") for ax in fig.axes for t in ax.texts)
@@ -125,7 +124,7 @@ def test_directions_overview():
     assert "VariableDisplay needs" in texts
 
 
-def test_options_are_passed_to_the_panels():
+def test_options_are_passed_to_the_panels(make_fake):
     est = make_fake("dppca", k=3)
     fig = plot_overview(est, figsize=(12, 8), score_kw={"kind": "points", "groups": None},
                         biplot_kw={"alpha": 0.0}, loading_kw={"kind": "heatmap"})
@@ -139,7 +138,7 @@ def test_options_are_passed_to_the_panels():
     assert np.allclose(fig.displays_["loading"].arrows_[0].xy, est.components_[[0, 2], 0])
 
 
-def test_one_component_and_zero_variance():
+def test_one_component_and_zero_variance(make_fake):
     est = make_fake("scree", k=3)
     est.n_components_ = 1
     est.components_ = est.components_[:1]
@@ -156,9 +155,9 @@ def test_one_component_and_zero_variance():
     assert "biplot" in plot_overview(zero, biplot_kw={"alpha": 0}).displays_
 
 
-def test_errors():
+def test_errors(make_fake, not_fitted):
     with pytest.raises(NotFittedError):
-        plot_overview(NotFitted())
+        plot_overview(not_fitted)
     est = make_fake("dppca")
     with pytest.raises(ValueError, match="score_kw"):
         plot_overview(est, score_kw={"ax": None})
@@ -175,8 +174,8 @@ def test_errors():
         plot_overview(Unrelated())
 
 
-def test_real_estimators(tmp_path):
-    real = real_estimators()
+def test_real_estimators(real_estimators, save_png):
+    real = real_estimators
     expected = {
         "directions": {"loading"},
         "scree": {"scree", "loading", "variable"},
@@ -187,16 +186,16 @@ def test_real_estimators(tmp_path):
         assert set(fig.displays_) == panels
         assert len(_table(fig)) == len(real[key].privacy_ledger_) + 2
         if key == "dppca":
-            save_png(fig, tmp_path, f"{key}.png")
+            save_png(fig, f"{key}.png")
         plt.close(fig)
 
 
-def test_loaded_releases():
+def test_loaded_releases(real_estimators):
     """Every display accepts a loaded release in place of the fitted estimator."""
     sklearn_dppca = pytest.importorskip("sklearn_dppca")
     if not hasattr(sklearn_dppca, "load_release"):
         pytest.skip("load_release is not available")
-    real = real_estimators()
+    real = real_estimators
     loaded = {
         key: sklearn_dppca.load_release(sklearn_dppca.export_release(
             real[key], include_nonprivate=real[key].nonprivate_ is not None))

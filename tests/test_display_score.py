@@ -1,23 +1,10 @@
-import sys
-from pathlib import Path
-
+import matplotlib
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from sklearn.exceptions import NotFittedError
 
-matplotlib = pytest.importorskip("matplotlib")
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from sklearn.exceptions import NotFittedError  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).parent))
-from test_display_common import (  # noqa: E402
-    NotFitted,
-    make_fake,
-    real_estimators,
-    save_png,
-)
-
-from sklearn_dppca.display import BiplotDisplay, ScoreDisplay  # noqa: E402
+from sklearn_dppca.display import BiplotDisplay, ScoreDisplay
 
 
 def _mesh_values(mesh, shape):
@@ -30,7 +17,7 @@ def _mesh_x_edges(mesh):
     return coords[0, :, 0], coords[:, 0, 1]
 
 
-def test_histogram_cells_are_the_released_histogram(tmp_path):
+def test_histogram_cells_are_the_released_histogram(make_fake, save_png):
     est = make_fake("dppca", bins=(12, 10))
     fig, ax = plt.subplots()
     disp = ScoreDisplay.from_estimator(est, ax=ax, groups=None)
@@ -48,10 +35,10 @@ def test_histogram_cells_are_the_released_histogram(tmp_path):
     assert ax.get_xlabel() == f"DP PC1 ({100 * est.explained_variance_ratio_[0]:.1f}%)"
     assert "private histogram" in ax.get_title()
     assert disp.scatter_ is None
-    save_png(fig, tmp_path)
+    save_png(fig)
 
 
-def test_points_and_center():
+def test_points_and_center(make_fake):
     est = make_fake("dppca", groups=False)
     c = est.frame_.center
     disp = ScoreDisplay.from_estimator(est, kind="points")
@@ -66,7 +53,7 @@ def test_points_and_center():
     assert "centre" in disp.ax_.get_xlabel()
 
 
-def test_groups_as_colors():
+def test_groups_as_colors(make_fake):
     est = make_fake("dppca", n_groups=3)
     pts = ScoreDisplay.from_estimator(est, kind="points")
     assert pts.groups_ == ["G1", "G2", "G3"]
@@ -116,7 +103,7 @@ def test_groups_sharing_a_cell_are_drawn_side_by_side():
     assert np.allclose(alphas[0], 0.85) and np.allclose(alphas[2], 0.85)
 
 
-def test_groups_as_facets(tmp_path):
+def test_groups_as_facets(make_fake, save_png):
     est = make_fake("dppca", n_groups=3)
     disp = ScoreDisplay.from_estimator(est, kind="both", groups="facets")
     assert disp.ax_.shape == (3,)
@@ -134,10 +121,10 @@ def test_groups_as_facets(tmp_path):
     # shared x and y
     assert disp.ax_[0].get_shared_x_axes().joined(disp.ax_[0], disp.ax_[2])
     assert disp.ax_[0].get_shared_y_axes().joined(disp.ax_[0], disp.ax_[1])
-    save_png(disp.figure_, tmp_path)
+    save_png(disp.figure_)
 
 
-def test_facets_in_given_axes():
+def test_facets_in_given_axes(make_fake):
     est = make_fake("dppca", n_groups=3)
     fig, axs = plt.subplots(1, 3)
     disp = ScoreDisplay.from_estimator(est, ax=axs, groups="facets")
@@ -151,7 +138,7 @@ def test_facets_in_given_axes():
         ScoreDisplay.from_estimator(est, ax=axs[:2], groups="facets")
 
 
-def test_nonprivate_overlay():
+def test_nonprivate_overlay(make_fake):
     est = make_fake("dppca", nonprivate=True)
     disp = ScoreDisplay.from_estimator(est, groups=None)
     assert disp.nonprivate_contour_ is not None
@@ -172,7 +159,7 @@ def test_nonprivate_overlay():
     assert np.allclose(shifted - offsets, est.frame_.center)
 
 
-def test_values_from_a_plain_dict_frame():
+def test_values_from_a_plain_dict_frame(make_fake):
     est = make_fake("dppca")
     frame = {"center": est.frame_.center, "extent": est.frame_.extent}
     disp = ScoreDisplay(frame, est.bin_edges_, est.score_histogram_,
@@ -181,21 +168,26 @@ def test_values_from_a_plain_dict_frame():
 
 
 @pytest.mark.parametrize(
-    "kwargs, match",
+    "kwargs, error",
     [
-        ({"kind": "dots"}, "kind"),
-        ({"groups": "rainbow"}, "groups"),
-        ({"center": "yes"}, "center"),
-        ({"hist_kw": 1}, "hist_kw"),
+        ({"kind": "dots"}, ValueError),
+        ({"groups": "rainbow"}, ValueError),
+        ({"groups": True}, TypeError),
+        ({"center": "yes"}, TypeError),
+        ({"hist_kw": 1}, TypeError),
+        ({"scatter_kw": "red"}, TypeError),
+        ({"axes": (1, 0)}, ValueError),
+        ({"axes": (0.0, 1.0)}, TypeError),
     ],
 )
-def test_bad_plot_arguments(kwargs, match):
+def test_bad_plot_arguments(kwargs, error, make_fake):
     est = make_fake("dppca")
-    with pytest.raises((ValueError, TypeError), match=match):
+    (name,) = kwargs
+    with pytest.raises(error, match=f"^{name}"):
         ScoreDisplay.from_estimator(est, **kwargs)
 
 
-def test_missing_pieces():
+def test_missing_pieces(make_fake):
     est = make_fake("dppca", groups=False)
     base = ScoreDisplay(est.frame_, est.bin_edges_, est.score_histogram_)
     with pytest.raises(ValueError, match="synthetic_scores"):
@@ -216,7 +208,7 @@ def test_missing_pieces():
                      explained_variance_ratio=[0.5, 0.3, 0.2]).plot()
 
 
-def test_axes_must_be_the_released_ones():
+def test_axes_must_be_the_released_ones(make_fake):
     est = make_fake("dppca", k=3)
     assert ScoreDisplay.from_estimator(est, axes=(0, 1)) is not None
     with pytest.raises(ValueError, match="axes"):
@@ -225,28 +217,28 @@ def test_axes_must_be_the_released_ones():
         ScoreDisplay.from_estimator(est, axes=(1, 1))
 
 
-def test_unsupported_estimators():
+def test_unsupported_estimators(make_fake, not_fitted):
     for kind, name in (("scree", "FakeDPScree"), ("directions", "FakeDPKendallDirections")):
         with pytest.raises(TypeError, match=f"ScoreDisplay needs a fitted DPPCA; {name} "
                                             "has no score summary"):
             ScoreDisplay.from_estimator(make_fake(kind))
     with pytest.raises(NotFittedError):
-        ScoreDisplay.from_estimator(NotFitted())
+        ScoreDisplay.from_estimator(not_fitted)
     skipped = make_fake("dppca")
     skipped.frame_ = None
     with pytest.raises(TypeError, match="skipped"):
         ScoreDisplay.from_estimator(skipped)
 
 
-def test_real_estimators(tmp_path):
-    real = real_estimators()
+def test_real_estimators(real_estimators, save_png):
+    real = real_estimators
     est = real["dppca"]
     for kind in ("histogram", "points", "both"):
         for groups in ("colors", "facets", None):
             disp = ScoreDisplay.from_estimator(est, kind=kind, groups=groups,
                                                center=kind == "both")
             if groups == {"histogram": "colors", "points": None, "both": "facets"}[kind]:
-                save_png(disp.figure_, tmp_path, f"{kind}_{groups}.png")
+                save_png(disp.figure_, f"{kind}_{groups}.png")
             plt.close("all")
     disp = ScoreDisplay.from_estimator(est, groups=None)
     assert np.allclose(_mesh_values(disp.mesh_, est.score_histogram_.shape),
@@ -260,7 +252,7 @@ def test_real_estimators(tmp_path):
             ScoreDisplay.from_estimator(real[key])
 
 
-def test_expected_noise_cells_are_stated():
+def test_expected_noise_cells_are_stated(make_fake):
     est = make_fake("dppca", groups=False)
     disp = ScoreDisplay.from_estimator(est)
     assert disp.noise_text_.get_text() == "\u22480.4 noise-only cells expected"
@@ -293,12 +285,12 @@ def _cell_counts(points, edges):
     return np.histogram2d(points[:, 0], points[:, 1], bins=edges)[0]
 
 
-def test_synthetic_points_never_come_from_a_cell_below_the_threshold():
+def test_synthetic_points_never_come_from_a_cell_below_the_threshold(real_estimators):
     """A cell the threshold zeroed gets no synthetic point (without jitter, every
     point lies in the cell it was drawn from)."""
     from sklearn_dppca import DPPCA
 
-    real = real_estimators()
+    real = real_estimators
     X, y = real["X"], real["y"]
     for groups in (None, ["G1", "G2", "G3", "G4", "G5"]):
         est = DPPCA(eps=4.0, bins=(12, 12), groups=groups, synthetic_jitter=0.0,
@@ -322,7 +314,7 @@ def test_synthetic_points_never_come_from_a_cell_below_the_threshold():
         plt.close("all")
 
 
-def test_hist_kw_norm_replaces_the_linear_scale():
+def test_hist_kw_norm_replaces_the_linear_scale(make_fake):
     from matplotlib.colors import PowerNorm
 
     est = make_fake("dppca")
@@ -334,7 +326,7 @@ def test_hist_kw_norm_replaces_the_linear_scale():
         plt.close("all")
 
 
-def test_empty_histograms_are_drawn_without_error(tmp_path):
+def test_empty_histograms_are_drawn_without_error(make_fake, save_png):
     """Thresholding can leave a group (or everything) with no mass at all."""
     est = make_fake("dppca", n_groups=3)
     est.score_histograms_["G2"] = np.zeros_like(est.score_histogram_)
@@ -359,4 +351,4 @@ def test_empty_histograms_are_drawn_without_error(tmp_path):
     for kind in ("histogram", "both", "points"):
         shown = empty.plot(kind=kind)
         assert any(t.get_text().startswith("no ") for t in shown.ax_.texts), kind
-    save_png(empty.plot(kind="both").figure_, tmp_path)
+    save_png(empty.plot(kind="both").figure_)

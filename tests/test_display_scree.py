@@ -1,30 +1,17 @@
-import sys
-from pathlib import Path
-
+import matplotlib
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from sklearn.exceptions import NotFittedError
 
-matplotlib = pytest.importorskip("matplotlib")
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from sklearn.exceptions import NotFittedError  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).parent))
-from test_display_common import (  # noqa: E402
-    NotFitted,
-    make_fake,
-    real_estimators,
-    save_png,
-)
-
-from sklearn_dppca.display import ScreeDisplay  # noqa: E402
+from sklearn_dppca.display import ScreeDisplay
 
 
 def _bar_heights(display):
     return np.array([patch.get_height() for patch in display.bars_.patches])
 
 
-def test_from_estimator_draws_private_values(tmp_path):
+def test_from_estimator_draws_private_values(make_fake, save_png):
     est = make_fake("scree", k=4)
     fig, ax = plt.subplots()
     disp = ScreeDisplay.from_estimator(est, ax=ax, cumulative=True)
@@ -44,7 +31,7 @@ def test_from_estimator_draws_private_values(tmp_path):
     ]
     assert len(disp.bar_labels_) == 4
     assert disp.nonprivate_lines_ == []
-    save_png(fig, tmp_path)
+    save_png(fig)
 
 
 def _error_segments(container):
@@ -53,7 +40,7 @@ def _error_segments(container):
     return np.array([(seg[0, 0], seg[0, 1], seg[1, 1]) for seg in lines.get_segments()])
 
 
-def test_error_bars_are_two_noise_sd_in_both_units():
+def test_error_bars_are_two_noise_sd_in_both_units(make_fake):
     est = make_fake("scree", k=4)
     sd = est.noise_scale_
     pve = ScreeDisplay.from_estimator(est, kind="pve")
@@ -121,7 +108,7 @@ def test_huge_error_bars_do_not_stretch_the_pve_axis():
     assert disp.ax_.get_ylim()[1] <= 115 + 1e-9
 
 
-def test_kinds():
+def test_kinds(make_fake):
     est = make_fake("scree", k=3)
     pve = ScreeDisplay.from_estimator(est, kind="pve")
     assert pve.line_ is None and pve.variance_ax_ is None
@@ -133,7 +120,7 @@ def test_kinds():
     assert var.ax_.get_ylim()[0] == 0
 
 
-def test_nonprivate_overlay():
+def test_nonprivate_overlay(make_fake):
     est = make_fake("dppca", k=3, nonprivate=True)
     disp = ScreeDisplay.from_estimator(est)
     assert len(disp.nonprivate_lines_) == 2
@@ -171,18 +158,20 @@ def test_zero_variances_are_drawn():
 
 
 @pytest.mark.parametrize(
-    "kwargs, match",
+    "kwargs, error, match",
     [
-        ({"kind": "bars"}, "kind"),
-        ({"kind": None}, "kind"),
-        ({"kind": "variance", "cumulative": True}, "cumulative"),
-        ({"cumulative": "yes"}, "cumulative"),
-        ({"bar_kw": "red"}, "bar_kw"),
+        ({"kind": "bars"}, ValueError, "^kind"),
+        ({"kind": None}, TypeError, "^kind"),
+        ({"kind": "variance", "cumulative": True}, ValueError, "cumulative"),
+        ({"cumulative": "yes"}, TypeError, "^cumulative"),
+        ({"show_nonprivate": 1}, TypeError, "^show_nonprivate"),
+        ({"bar_kw": "red"}, TypeError, "^bar_kw"),
+        ({"line_kw": ["red"]}, TypeError, "^line_kw"),
     ],
 )
-def test_bad_plot_arguments(kwargs, match):
+def test_bad_plot_arguments(kwargs, error, match):
     disp = ScreeDisplay([2.0, 1.0], [2 / 3, 1 / 3])
-    with pytest.raises((ValueError, TypeError), match=match):
+    with pytest.raises(error, match=match):
         disp.plot(**kwargs)
 
 
@@ -205,22 +194,22 @@ def test_bad_values(args, kwargs, match):
         ScreeDisplay(*args, **kwargs).plot()
 
 
-def test_unsupported_estimators():
+def test_unsupported_estimators(make_fake, not_fitted):
     with pytest.raises(TypeError, match="ScreeDisplay needs a fitted DPScree or DPPCA"):
         ScreeDisplay.from_estimator(make_fake("directions"))
     with pytest.raises(NotFittedError):
-        ScreeDisplay.from_estimator(NotFitted())
+        ScreeDisplay.from_estimator(not_fitted)
 
 
-def test_ax_is_respected_in_subplots():
+def test_ax_is_respected_in_subplots(make_fake):
     fig, axs = plt.subplots(1, 2)
     disp = ScreeDisplay.from_estimator(make_fake("scree"), ax=axs[1], kind="pve")
     assert disp.ax_ is axs[1]
     assert len(axs[0].patches) == 0
 
 
-def test_real_estimators(tmp_path):
-    real = real_estimators()
+def test_real_estimators(real_estimators, save_png):
+    real = real_estimators
     for key in ("scree", "dppca", "dppca_plain"):
         est = real[key]
         disp = ScreeDisplay.from_estimator(est, cumulative=True)
@@ -231,7 +220,7 @@ def test_real_estimators(tmp_path):
         assert np.allclose(_error_segments(disp.bar_errorbars_)[:, 2],
                            100 * (est.explained_variance_ + 2 * est.noise_scale_)
                            / est.total_variance_)
-        save_png(disp.figure_, tmp_path, f"{key}.png")
+        save_png(disp.figure_, f"{key}.png")
     # the reference PVE needs the reference's total variance
     reference = real["dppca"].nonprivate_
     assert len(ScreeDisplay.from_estimator(real["dppca"]).nonprivate_lines_) == (

@@ -1,24 +1,11 @@
-import sys
-from pathlib import Path
-
+import matplotlib
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from sklearn.exceptions import NotFittedError
 
-matplotlib = pytest.importorskip("matplotlib")
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from sklearn.exceptions import NotFittedError  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).parent))
-from test_display_common import (  # noqa: E402
-    NotFitted,
-    make_fake,
-    real_estimators,
-    save_png,
-)
-
-from sklearn_dppca.display import VariableDisplay  # noqa: E402
-from sklearn_dppca.display._variable import correlation_coordinates  # noqa: E402
+from sklearn_dppca.display import VariableDisplay
+from sklearn_dppca.display._variable import correlation_coordinates
 
 
 def _expected(V, lam, sigma2, a, b):
@@ -58,7 +45,7 @@ def test_correlation_coordinates_are_the_correlations_with_the_scores():
     assert not disp.beyond_.any()
 
 
-def test_coordinates_match_the_formula(tmp_path):
+def test_coordinates_match_the_formula(make_fake, save_png):
     est = make_fake("dppca", p=7, k=4, feature_names=True)
     fig, ax = plt.subplots()
     disp = VariableDisplay.from_estimator(est, ax=ax)
@@ -80,7 +67,7 @@ def test_coordinates_match_the_formula(tmp_path):
     assert ax.get_aspect() == 1.0
     assert ax.get_xlabel().startswith("DP PC1 (")
     assert "private" in ax.get_title()
-    save_png(fig, tmp_path)
+    save_png(fig)
 
 
 def test_two_of_two_components_do_not_put_every_variable_on_the_circle():
@@ -135,7 +122,7 @@ def test_zero_private_variance_is_omitted():
     assert "1 variable(s) with zero private variance omitted" in disp.ax_.get_title()
 
 
-def test_nonprivate_overlay():
+def test_nonprivate_overlay(make_fake):
     est = make_fake("dppca", p=6, k=3, nonprivate=True)
     disp = VariableDisplay.from_estimator(est)
     ref = est.nonprivate_
@@ -150,14 +137,14 @@ def test_nonprivate_overlay():
     assert VariableDisplay.from_estimator(est, show_nonprivate=False).nonprivate_arrows_ == []
 
 
-def test_scaled_fit_uses_unit_variances():
+def test_scaled_fit_uses_unit_variances(make_fake):
     est = make_fake("dppca", p=6, k=3, scale=True)
     disp = VariableDisplay.from_estimator(est)
     expected, _ = _expected(est.components_, est.explained_variance_, np.ones(6), 0, 1)
     assert np.allclose(disp.correlations_, expected)
 
 
-def test_variables_selection():
+def test_variables_selection(make_fake):
     est = make_fake("dppca", p=6, k=3, feature_names=True)
     disp = VariableDisplay.from_estimator(est, variables=["feat_4", 1])
     assert disp.variables_ == ["feat_4", "feat_1"]
@@ -167,38 +154,41 @@ def test_variables_selection():
 
 
 @pytest.mark.parametrize(
-    "init, plot, match",
+    "init, plot, error, match",
     [
-        ({"axes": (1, 1)}, {}, "axes"),
-        ({"axes": (0, 3)}, {}, "axes"),
-        ({"explained_variance": [1.0, -1.0, 0.5]}, {}, "explained_variance"),
-        ({"explained_variance": [1.0, 0.5]}, {}, "explained_variance"),
-        ({"feature_variance": [1.0, -1.0, 1.0, 1.0]}, {}, "feature_variance"),
-        ({"feature_variance": [1.0, 1.0]}, {}, "feature_variance"),
-        ({"feature_variance": [1.0, np.inf, 1.0, 1.0]}, {}, "feature_variance"),
-        ({}, {"variables": ["zz"]}, "variables"),
-        ({}, {"arrow_kw": 3}, "arrow_kw"),
+        ({"axes": (1, 1)}, {}, ValueError, "axes"),
+        ({"axes": (0, 3)}, {}, ValueError, "axes"),
+        ({"axes": (0, True)}, {}, TypeError, "axes"),
+        ({"explained_variance": [1.0, -1.0, 0.5]}, {}, ValueError, "explained_variance"),
+        ({"explained_variance": [1.0, 0.5]}, {}, ValueError, "explained_variance"),
+        ({"feature_variance": [1.0, -1.0, 1.0, 1.0]}, {}, ValueError, "feature_variance"),
+        ({"feature_variance": [1.0, 1.0]}, {}, ValueError, "feature_variance"),
+        ({"feature_variance": [1.0, np.inf, 1.0, 1.0]}, {}, ValueError,
+         "feature_variance"),
+        ({}, {"variables": ["zz"]}, ValueError, "variables"),
+        ({}, {"show_nonprivate": "no"}, TypeError, "show_nonprivate"),
+        ({}, {"arrow_kw": 3}, TypeError, "arrow_kw"),
     ],
 )
-def test_bad_arguments(init, plot, match):
+def test_bad_arguments(init, plot, error, match):
     V = np.linalg.qr(np.random.default_rng(1).normal(size=(4, 3)))[0].T
     kwargs = {"explained_variance": [3.0, 2.0, 1.0], "feature_variance": [2.0] * 4}
     kwargs.update(init)
     lam = kwargs.pop("explained_variance")
     sigma2 = kwargs.pop("feature_variance")
-    with pytest.raises((ValueError, TypeError), match=match):
+    with pytest.raises(error, match=match):
         VariableDisplay(V, lam, sigma2, **kwargs).plot(**plot)
 
 
-def test_unsupported_estimators():
+def test_unsupported_estimators(make_fake, not_fitted):
     with pytest.raises(TypeError, match="VariableDisplay needs a fitted DPScree or DPPCA"):
         VariableDisplay.from_estimator(make_fake("directions"))
     with pytest.raises(NotFittedError):
-        VariableDisplay.from_estimator(NotFitted())
+        VariableDisplay.from_estimator(not_fitted)
 
 
-def test_real_estimators(tmp_path):
-    real = real_estimators()
+def test_real_estimators(real_estimators, save_png):
+    real = real_estimators
     for key in ("scree", "dppca", "dppca_plain"):
         est = real[key]
         disp = VariableDisplay.from_estimator(est)
@@ -206,7 +196,7 @@ def test_real_estimators(tmp_path):
                                    est.feature_variance_, 0, 1)
         assert np.allclose(disp.correlations_, expected)
         assert np.all(np.hypot(*disp.coordinates_.T) <= 1 + 1e-9)
-        save_png(disp.figure_, tmp_path, f"{key}.png")
+        save_png(disp.figure_, f"{key}.png")
         plt.close("all")
     with pytest.raises(TypeError, match="DPKendallDirections"):
         VariableDisplay.from_estimator(real["directions"])

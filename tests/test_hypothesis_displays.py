@@ -869,10 +869,10 @@ def test_loading_display_property(canvases, generated):
     rules = [
         (kind != "heatmap" and options["components"] is not None, (ValueError,),
          r"components selects"),
-        (kind != "heatmap" and not _valid_pair(axes, k), (ValueError,), r"^axes"),
+        (kind != "heatmap" and not _valid_pair(axes, k), (ValueError, TypeError), r"^axes"),
         (kind == "heatmap" and not _component_indices_ok(options["components"], k),
-         (ValueError,), r"^components"),
-        (not _valid_variables(options["variables"], names), (ValueError,), r"^variables"),
+         (ValueError, TypeError), r"^components"),
+        (not _valid_variables(options["variables"], names), (ValueError, TypeError), r"^variables"),
     ]
 
     def call(ax):
@@ -918,7 +918,7 @@ def test_score_display_property(canvases, generated):
         not _valid_pair(axes, facts["k"]) or tuple(axes) != facts["axes"])
     rules = [
         (not has_score, (TypeError,), r"ScoreDisplay needs .*no score summary"),
-        (has_score and axes_problem, (ValueError,), r"^axes"),
+        (has_score and axes_problem, (ValueError, TypeError), r"^axes"),
         (has_score and groups == "facets" and kind in ("histogram", "both")
          and not facts["group_histograms"], (ValueError,), r"needs group_histograms"),
         (has_score and groups == "facets" and kind in ("points", "both")
@@ -964,9 +964,9 @@ def test_variable_display_property(canvases, generated):
         axes = facts["axes"] if facts["axes"] is not None else (0, 1)
     rules = [
         (not has_variances, (TypeError,), r"VariableDisplay needs .*no private variances"),
-        (has_variances and not _valid_pair(axes, k), (ValueError,), r"^axes"),
+        (has_variances and not _valid_pair(axes, k), (ValueError, TypeError), r"^axes"),
         (has_variances and not _valid_variables(options["variables"], names),
-         (ValueError,), r"^variables"),
+         (ValueError, TypeError), r"^variables"),
     ]
 
     def call(ax):
@@ -1018,15 +1018,15 @@ def test_biplot_display_property(canvases, generated):
         event(f"biplot in range: {not out_of_range}")
     rules = [
         (not has_score, (TypeError,), r"BiplotDisplay needs"),
-        (has_score and axes_problem, (ValueError,), r"^axes"),
-        (has_score and not _valid_alpha(alpha), (ValueError,), r"^alpha must be"),
+        (has_score and axes_problem, (ValueError, TypeError), r"^axes"),
+        (has_score and not _valid_alpha(alpha), (ValueError, TypeError), r"^alpha must be"),
         (has_score and _valid_alpha(alpha) and alpha > 0 and zero_variance,
          (ValueError,), r"alpha=\S+ divides .* use alpha=0"),
         (MAY if has_score and _valid_alpha(alpha) and not (alpha > 0 and zero_variance)
          and out_of_range else False,
          (ValueError,), r"alpha=\S+: the biplot coordinates leave the floating-point "
          r"range .* use alpha=0"),
-        (has_score and not _valid_variables(options["variables"], names), (ValueError,),
+        (has_score and not _valid_variables(options["variables"], names), (ValueError, TypeError),
          r"^variables"),
     ]
 
@@ -1099,9 +1099,9 @@ def test_plot_overview_property(generated):
     zero_variance = score_drawn and np.any(facts["variances"][list(axes)] == 0)
     loading_kind = options.get("loading_kw", {}).get("kind")
     rules = [
-        (two_axes and not axes_ok, (ValueError,), r"^axes"),
+        (two_axes and not axes_ok, (ValueError, TypeError), r"^axes"),
         (axes_ok and not two_axes and loading_kind in ("vector", "point"),
-         (ValueError,), r"^axes"),
+         (ValueError, TypeError), r"^axes"),
         (axes_ok and score_drawn and options.get("score_kw", {}).get("groups") == "facets"
          and not facts["group_histograms"], (ValueError,), r"needs group_histograms"),
     ]

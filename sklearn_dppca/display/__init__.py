@@ -5,8 +5,10 @@ takes computed values, ``plot(ax=None, ...)`` draws and returns the display, and
 class method ``from_estimator(estimator, ...)`` reads a fitted estimator's released
 attributes. Displays draw only released (private) quantities and post-processing of
 them; a stored non-private reference (``compute_nonprivate=True``) is overlaid in
-grey, dashed or hollow, and labelled "non-private reference". matplotlib is
-imported only when something is drawn.
+grey, dashed or hollow, and labelled "non-private reference". Style keywords
+(``bar_kw``, ``arrow_kw``, ``**kwargs``...) accept matplotlib's aliases (``c``,
+``lw``, ``ls``, ``ec``, ``fc``...), which replace the display's default style.
+matplotlib is imported only when something is drawn.
 """
 
 from ._biplot import BiplotDisplay

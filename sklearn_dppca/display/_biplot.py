@@ -1,59 +1,47 @@
 """DP biplot: synthetic score points and private variable arrows."""
 
 import math
-import numbers
 
 import numpy as np
 
-from ._common import (
-    NONPRIVATE_COLOR,
-    NONPRIVATE_LABEL,
-    NONPRIVATE_LINESTYLE,
-    add_legend,
+from .._validation import Interval, check_bool, check_count, check_param
+from ._check import (
     as_components,
     as_vector,
-    check_axes_pair,
-    check_bool,
-    check_estimator_for,
+    check_axes,
     check_feature_names,
-    check_kw,
-    check_matplotlib_support,
-    component_label,
-    draw_arrows,
-    draw_labels,
+    check_style,
+    select_variables,
+)
+from ._drawing import add_legend, draw_arrows
+from ._estimator_access import (
+    check_estimator_for,
     estimator_axes,
     estimator_feature_names,
     frame_get,
-    get_axes,
-    group_colors,
-    label_fontsize,
     nonprivate_get,
     nonprivate_reference,
-    plain_text,
-    select_variables,
-    set_equal_limits,
-    settle_layout,
+)
+from ._labels import component_label, draw_labels, label_fontsize, plain_text
+from ._limits import new_axes, set_equal_limits, settle_layout
+from ._style import (
+    NONPRIVATE_COLOR,
+    NONPRIVATE_LABEL,
+    NONPRIVATE_LINESTYLE,
+    group_colors,
+    legend_color,
+    merge_style,
 )
 
 _ARROW_COLOR = "0.1"
 #: Largest coordinate the biplot draws (limits and margins must stay finite).
 _MAX_COORDINATE = 1e306
+#: The share of the singular-value scaling given to the variables.
+_ALPHA = Interval("real", 0, 1)
 
 
 class BiplotRangeError(ValueError):
     """The biplot coordinates of these values are not representable (alpha > 0)."""
-
-
-def check_alpha(alpha):
-    """``alpha`` must be a real number in [0, 1]."""
-    if (
-        isinstance(alpha, bool)
-        or not isinstance(alpha, numbers.Real)
-        or not np.isfinite(alpha)
-        or not 0.0 <= float(alpha) <= 1.0
-    ):
-        raise ValueError(f"alpha must be a number in [0, 1], got {alpha!r}.")
-    return float(alpha)
 
 
 def biplot_coordinates(components, explained_variance, scores, frame_center, n_samples,
@@ -274,18 +262,19 @@ class BiplotDisplay:
         display : BiplotDisplay
             The display itself, with the drawn artists stored as attributes.
         """
-        check_matplotlib_support("BiplotDisplay.plot")
+        from matplotlib.collections import PathCollection
+        from matplotlib.patches import FancyArrowPatch
+
         show_nonprivate = check_bool(show_nonprivate, "show_nonprivate")
-        arrow_kw = check_kw(arrow_kw, "arrow_kw")
-        arrow_kw.update(kwargs)
-        text_kw = check_kw(text_kw, "text_kw")
-        scatter_kw = check_kw(scatter_kw, "scatter_kw")
-        alpha = check_alpha(self.alpha)
+        arrow_kw = merge_style(check_style(arrow_kw, "arrow_kw"), kwargs, FancyArrowPatch)
+        text_kw = check_style(text_kw, "text_kw")
+        scatter_kw = check_style(scatter_kw, "scatter_kw")
+        alpha = check_param(self.alpha, [_ALPHA], "alpha")
         center = check_bool(self.center, "center")
         V = as_components(self.components)
         k, p = V.shape
         lam = as_vector(self.explained_variance, "explained_variance", k, nonnegative=True)
-        a, b = check_axes_pair(self.axes, k)
+        a, b = check_axes(self.axes, k)
         names = check_feature_names(self.feature_names, p)
         S = np.asarray(self.synthetic_scores, dtype=float)
         if S.ndim != 2 or S.shape[1] != 2 or not np.all(np.isfinite(S)):
@@ -294,9 +283,7 @@ class BiplotDisplay:
                 f"got shape {S.shape}."
             )
         c = as_vector(self.frame_center, "frame_center", 2)
-        n = self.n_samples
-        if isinstance(n, bool) or not isinstance(n, (numbers.Integral, np.integer)) or n < 2:
-            raise ValueError(f"n_samples must be an integer >= 2, got {n!r}.")
+        n = check_count(self.n_samples, "n_samples", 2)
         ratio = (
             None
             if self.explained_variance_ratio is None
@@ -345,7 +332,7 @@ class BiplotDisplay:
                     ref_arrows = origin + ref_all[idx]
                     self.nonprivate_gamma_ = gamma_ref
 
-        ax, fig = get_axes(ax, "BiplotDisplay.plot")
+        ax, fig = new_axes(ax)
         from matplotlib.lines import Line2D
 
         self.gamma_ = gamma
@@ -388,15 +375,15 @@ class BiplotDisplay:
             for label in labels:
                 mask = groups == label
                 kw = dict(defaults, color=colors[label], label=plain_text(label))
-                kw.update(scatter_kw)
+                kw = merge_style(kw, scatter_kw, PathCollection)
                 self.scatter_.append(ax.scatter(G[mask, 0], G[mask, 1], **kw))
                 handles.append(Line2D([], [], color=colors[label], marker="o",
                                       linestyle="", label=plain_text(label)))
         else:
-            kw = dict(defaults, color="C0", label="synthetic points")
-            kw.update(scatter_kw)
+            kw = merge_style(dict(defaults, color="C0", label="synthetic points"),
+                             scatter_kw, PathCollection)
             self.scatter_ = ax.scatter(G[:, 0], G[:, 1], **kw)
-            handles.append(Line2D([], [], color=kw.get("color", "C0"), marker="o",
+            handles.append(Line2D([], [], color=legend_color(kw, "C0"), marker="o",
                                   linestyle="", label="synthetic points"))
         if ref_arrows is not None:
             self.nonprivate_arrows_ = draw_arrows(
@@ -405,10 +392,9 @@ class BiplotDisplay:
             )
             handles.append(Line2D([], [], color=NONPRIVATE_COLOR,
                                   linestyle=NONPRIVATE_LINESTYLE, label=NONPRIVATE_LABEL))
-        kw = {"color": _ARROW_COLOR}
-        kw.update(arrow_kw)
+        kw = merge_style({"color": _ARROW_COLOR}, arrow_kw, FancyArrowPatch)
         self.arrows_ = draw_arrows(ax, ends, origin=origin, arrow_kw=kw)
-        handles.insert(0, Line2D([], [], color=kw.get("color", _ARROW_COLOR),
+        handles.insert(0, Line2D([], [], color=legend_color(kw, _ARROW_COLOR),
                                  label="private variables"))
         self.texts_ = draw_labels(ax, ends, self.variables_, origin=origin,
                                   fontsize=label_fontsize(len(idx)), text_kw=text_kw)
@@ -469,7 +455,6 @@ class BiplotDisplay:
         display : BiplotDisplay
             The display, drawn.
         """
-        check_matplotlib_support("BiplotDisplay.from_estimator")
         check_estimator_for(estimator, "BiplotDisplay")
         axes = estimator_axes(estimator, axes, "BiplotDisplay")
         reference = nonprivate_reference(estimator)

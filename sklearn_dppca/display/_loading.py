@@ -2,39 +2,47 @@
 
 import numpy as np
 
-from ._common import (
+from .._validation import check_bool, check_choice
+from ._check import (
+    as_components,
+    as_vector,
+    check_axes,
+    check_component_indices,
+    check_feature_names,
+    check_style,
+    select_variables,
+)
+from ._drawing import add_legend, draw_arrows, draw_zero_lines
+from ._estimator_access import (
+    check_estimator_for,
+    default_axes,
+    estimator_feature_names,
+    nonprivate_get,
+    nonprivate_reference,
+)
+from ._labels import component_label, draw_labels, label_fontsize, plain_text
+from ._limits import new_axes, set_equal_limits, settle_layout
+from ._style import (
     NONPRIVATE_COLOR,
     NONPRIVATE_LABEL,
     NONPRIVATE_LINESTYLE,
     NONPRIVATE_MARKER_KW,
     PRIVATE_COLOR,
-    add_legend,
-    as_components,
-    as_vector,
-    check_axes_pair,
-    check_bool,
-    check_component_indices,
-    check_estimator_for,
-    check_feature_names,
-    check_kind,
-    check_kw,
-    check_matplotlib_support,
-    component_label,
-    draw_arrows,
-    draw_labels,
-    draw_zero_lines,
-    estimator_feature_names,
-    get_axes,
-    label_fontsize,
-    nonprivate_get,
-    nonprivate_reference,
-    plain_text,
-    select_variables,
-    set_equal_limits,
-    settle_layout,
+    legend_color,
+    merge_style,
 )
 
 _KINDS = ("vector", "point", "heatmap")
+
+
+def _artist_of(kind):
+    """The matplotlib class ``arrow_kw`` styles for ``kind``."""
+    from matplotlib.collections import PathCollection
+    from matplotlib.image import AxesImage
+    from matplotlib.patches import FancyArrowPatch
+
+    return {"vector": FancyArrowPatch, "point": PathCollection,
+            "heatmap": AxesImage}[kind]
 
 
 class LoadingDisplay:
@@ -166,12 +174,11 @@ class LoadingDisplay:
         display : LoadingDisplay
             The display itself, with the drawn artists stored as attributes.
         """
-        check_matplotlib_support("LoadingDisplay.plot")
-        kind = check_kind(kind, _KINDS)
+        kind = check_choice(kind, _KINDS, "kind")
         show_nonprivate = check_bool(show_nonprivate, "show_nonprivate")
-        arrow_kw = check_kw(arrow_kw, "arrow_kw")
-        arrow_kw.update(kwargs)
-        text_kw = check_kw(text_kw, "text_kw")
+        artist = _artist_of(kind)
+        arrow_kw = merge_style(check_style(arrow_kw, "arrow_kw"), kwargs, artist)
+        text_kw = check_style(text_kw, "text_kw")
         V = as_components(self.components)
         k, p = V.shape
         names = check_feature_names(self.feature_names, p)
@@ -198,11 +205,11 @@ class LoadingDisplay:
                     "components selects the heatmap's components; for kind="
                     f"{kind!r} use axes."
                 )
-            a, b = check_axes_pair(axes, k)
+            a, b = check_axes(axes, k)
             weights = np.hypot(V[a], V[b])
         idx = select_variables(variables, names, weights)
 
-        ax, fig = get_axes(ax, "LoadingDisplay.plot")
+        ax, fig = new_axes(ax)
         self.arrows_ = []
         self.scatter_ = None
         self.texts_ = []
@@ -250,15 +257,13 @@ class LoadingDisplay:
                 handles.append(self.nonprivate_scatter_)
 
         if kind == "vector":
-            kw = {"color": PRIVATE_COLOR}
-            kw.update(arrow_kw)
+            kw = merge_style({"color": PRIVATE_COLOR}, arrow_kw, artist)
             self.arrows_ = draw_arrows(ax, coords, arrow_kw=kw)
-            handles.insert(0, Line2D([], [], color=kw.get("color", PRIVATE_COLOR),
+            handles.insert(0, Line2D([], [], color=legend_color(kw, PRIVATE_COLOR),
                                      label="private loadings"))
         else:
-            kw = {"color": PRIVATE_COLOR, "s": 30, "label": "private loadings",
-                  "zorder": 3}
-            kw.update(arrow_kw)
+            kw = merge_style({"color": PRIVATE_COLOR, "s": 30, "label": "private loadings",
+                              "zorder": 3}, arrow_kw, artist)
             self.scatter_ = ax.scatter(coords[:, 0], coords[:, 1], **kw)
             handles.insert(0, self.scatter_)
 
@@ -276,17 +281,18 @@ class LoadingDisplay:
             vmax = max(vmax, float(np.max(np.abs(M_ref))))
         if vmax <= 0:
             vmax = 1.0
-        kw = {"cmap": cmap, "vmin": -vmax, "vmax": vmax, "aspect": "auto",
-              "interpolation": "nearest"}
-        kw.update(image_kw)
+        from matplotlib.image import AxesImage
+        from matplotlib.text import Text
+
+        kw = merge_style({"cmap": cmap, "vmin": -vmax, "vmax": vmax, "aspect": "auto",
+                          "interpolation": "nearest"}, image_kw, AxesImage)
         self.image_ = ax.imshow(M, **kw)
         self.colorbar_ = ax.figure.colorbar(self.image_, ax=ax, fraction=0.05, pad=0.03)
         self.colorbar_.set_label("private loading")
         n_vars, n_comp = M.shape
         fontsize = label_fontsize(n_vars)
         ax.set_yticks(np.arange(n_vars))
-        tkw = {"fontsize": fontsize}
-        tkw.update(text_kw)
+        tkw = merge_style({"fontsize": fontsize}, text_kw, Text)
         self.texts_ = ax.set_yticklabels([plain_text(v) for v in self.variables_], **tkw)
         ax.set_xticks(np.arange(n_comp))
         ax.set_xticklabels([component_label(c, ratio).replace(" (", "\n(") for c in comps],
@@ -378,11 +384,9 @@ class LoadingDisplay:
         display : LoadingDisplay
             The display, drawn.
         """
-        check_matplotlib_support("LoadingDisplay.from_estimator")
         check_estimator_for(estimator, "LoadingDisplay")
         if axes is None:
-            fitted = getattr(estimator, "axes_", None)
-            axes = (0, 1) if fitted is None else tuple(int(a) for a in fitted)
+            axes = default_axes(estimator)
         display = cls(
             estimator.components_,
             feature_names=estimator_feature_names(estimator),

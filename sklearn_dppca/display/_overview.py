@@ -5,19 +5,17 @@ import textwrap
 
 import numpy as np
 
-from ._biplot import BiplotDisplay, BiplotRangeError
-from ._common import (
-    check_axes_pair,
-    check_fitted,
-    estimator_name,
-    no_settle,
-    plain_text,
-    check_kw,
-    check_matplotlib_support,
-    unsupported_reason,
-)
 from .._summary import format_value, ledger_row, spent_cells
 from ..privacy._budget import composition_label
+from ._biplot import BiplotDisplay, BiplotRangeError
+from ._check import check_axes, check_style
+from ._estimator_access import (
+    check_fitted,
+    default_axes,
+    estimator_name,
+    unsupported_reason,
+)
+from ._labels import plain_text
 from ._loading import LoadingDisplay
 from ._score import ScoreDisplay
 from ._scree import ScreeDisplay
@@ -216,13 +214,12 @@ def plot_overview(
     >>> fig = plot_overview(DPPCA(n_components=3, random_state=0).fit(X))
     >>> plt.close(fig)
     """
-    check_matplotlib_support("plot_overview")
     check_fitted(estimator, "plot_overview")
     reason = unsupported_reason(estimator, "LoadingDisplay")
     if reason is not None:
         raise TypeError(reason.replace("LoadingDisplay", "plot_overview"))
     kws = {
-        name: check_kw(kw, f"{name}_kw")
+        name: check_style(kw, f"{name}_kw")
         for name, kw in (("scree", scree_kw), ("loading", loading_kw),
                          ("score", score_kw), ("variable", variable_kw),
                          ("biplot", biplot_kw))
@@ -237,10 +234,10 @@ def plot_overview(
     k = int(estimator.n_components_)
     fitted_axes = getattr(estimator, "axes_", None)
     if axes is None:
-        axes = (0, 1) if fitted_axes is None else tuple(int(a) for a in fitted_axes)
+        axes = default_axes(estimator)
     two_axes = k >= 2
     if two_axes:
-        axes = check_axes_pair(axes, k)
+        axes = check_axes(axes, k)
 
     import matplotlib.pyplot as plt
 
@@ -261,12 +258,19 @@ def plot_overview(
         ax.set_title(title)
         ax.set_xlabel("DP PC1 (00.0%)")
         ax.set_ylabel("DP PC2 (00.0%)")
-    # lay the empty panels out once; the panels then measure their final size
-    if fig.get_layout_engine() is not None:
-        fig.get_layout_engine().execute(fig)
-    with no_settle():
+    # Lay the empty panels out once, and keep that layout while the panels are
+    # drawn: they measure their final size, and a layout run per panel (what a
+    # display does on a figure with a layout engine) would be slow on seven panels.
+    engine = fig.get_layout_engine()
+    if engine is not None:
+        engine.execute(fig)
+        fig.set_layout_engine("none")
+    try:
         displays = _draw_panels(estimator, axes, two_axes, fitted_axes, kws, ax_scree,
                                 ax_loading, ax_variable, ax_score, ax_biplot)
+    finally:
+        if engine is not None:
+            fig.set_layout_engine(engine)
     _summary_panel(ax_extra, estimator)
     _ledger_table(ax_ledger, estimator)
     eps, delta = getattr(estimator, "privacy_spent_", (np.nan, np.nan))

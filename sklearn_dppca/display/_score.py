@@ -1,51 +1,47 @@
 """DP score plot: the private histogram of the scores and synthetic points."""
 
 import numpy as np
+from sklearn.utils import Bunch
 
-from ._common import (
-    NONPRIVATE_COLOR,
-    NONPRIVATE_LABEL,
-    NONPRIVATE_LINESTYLE,
-    NONPRIVATE_MARKER_KW,
-    PRIVATE_COLOR,
-    add_legend,
-    as_vector,
+from .._validation import (
+    Interval,
+    Options,
+    Pair,
     check_bool,
+    check_choice,
+    check_param,
+)
+from ._check import as_vector, check_axes, check_style
+from ._drawing import add_legend
+from ._estimator_access import (
     check_estimator_for,
-    check_kind,
-    check_kw,
-    check_matplotlib_support,
-    component_label,
     estimator_axes,
     frame_get,
-    get_axes,
-    group_colors,
-    hdr_levels,
     nonprivate_get,
     nonprivate_reference,
-    plain_text,
-    thin_points,
 )
+from ._labels import plain_text
+from ._limits import new_axes
+from ._score_layers import (
+    decorate,
+    draw_group_layers,
+    draw_histogram,
+    draw_points,
+    draw_reference_points,
+    draw_reference_regions,
+    empty_note,
+    facet_axes,
+    mesh_style,
+    noise_note,
+    point_size,
+    thin_points,
+    title,
+)
+from ._style import group_colors, merge_style
 
 _KINDS = ("histogram", "points", "both")
-_GROUP_MODES = ("colors", "facets")
-_HDR_MASSES = (0.5, 0.9)
+_GROUP_MODES = [None, Options("colors", "facets")]
 _MAX_REFERENCE_POINTS = 600
-#: Colour of the noise-cell note when at least one noise-only cell is expected.
-_NOISE_WARNING_COLOR = "C3"
-
-
-def _point_size(n_points):
-    return float(np.clip(12000.0 / max(n_points, 1), 2.0, 14.0))
-
-
-def _check_pair(pair, name):
-    try:
-        a, b = (int(v) for v in pair)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a pair of 0-based component indices, "
-                         f"got {pair!r}.") from None
-    return a, b
 
 
 class ScoreDisplay:
@@ -205,18 +201,19 @@ class ScoreDisplay:
                 )
         center = as_vector(frame_get(self.frame, "center"), "frame['center']", 2)
         extent = as_vector(frame_get(self.frame, "extent"), "frame['extent']", 4)
-        a, b = _check_pair(self.axes, "axes")
         if self.expected_noise_cells is not None:
             as_vector([self.expected_noise_cells], "expected_noise_cells",
                       nonnegative=True)
         ratio = self.explained_variance_ratio
         if ratio is not None:
             ratio = as_vector(ratio, "explained_variance_ratio")
-            if max(a, b) >= len(ratio):
-                raise ValueError(
-                    f"axes={self.axes!r} is out of range for {len(ratio)} components."
-                )
-        return xe, ye, H, groups, S, S_groups, center, extent, (a, b), ratio
+            axes = check_axes(self.axes, len(ratio))
+        else:
+            # (without the PVE the number of components is unknown)
+            axes = check_param(self.axes, [Pair(Interval("int", 0, None))], "axes")
+        return Bunch(edges=(xe, ye), histogram=H, group_histograms=groups,
+                     points=S, point_groups=S_groups, center=center, extent=extent,
+                     axes=axes, ratio=ratio)
 
     # ------------------------------------------------------------------ plotting
     def plot(
@@ -271,71 +268,55 @@ class ScoreDisplay:
         display : ScoreDisplay
             The display itself, with the drawn artists stored as attributes.
         """
-        check_matplotlib_support("ScoreDisplay.plot")
-        kind = check_kind(kind, _KINDS)
-        if groups is not None:
-            groups = check_kind(groups, _GROUP_MODES, "groups")
-        center = check_bool(center, "center")
-        show_nonprivate = check_bool(show_nonprivate, "show_nonprivate")
-        hist_kw = check_kw(hist_kw, "hist_kw")
-        scatter_kw = check_kw(scatter_kw, "scatter_kw")
-        (scatter_kw if kind == "points" else hist_kw).update(kwargs)
-        xe, ye, H, group_hists, S, S_groups, c, extent, (a, b), ratio = self._validate()
-
-        if kind in ("points", "both") and S is None:
-            raise ValueError(f"kind={kind!r} needs synthetic_scores.")
-        labels = None
-        if groups is not None:
-            hist_groups = list(group_hists) if group_hists is not None else None
-            point_groups = (
-                list(dict.fromkeys(S_groups.tolist())) if S_groups is not None else None
-            )
-            if point_groups is not None and hist_groups is not None:
-                point_groups = hist_groups + [
-                    g for g in point_groups if g not in hist_groups
-                ]
-            if groups == "facets":
-                if kind in ("histogram", "both") and hist_groups is None:
-                    raise ValueError(
-                        f"groups='facets' with kind={kind!r} needs group_histograms; "
-                        "fit DPPCA with groups=[...] to release them."
-                    )
-                if kind in ("points", "both") and point_groups is None:
-                    raise ValueError(
-                        f"groups='facets' with kind={kind!r} needs synthetic_groups; "
-                        "fit DPPCA with groups=[...] to release them."
-                    )
-                labels = point_groups if point_groups is not None else hist_groups
-            elif kind == "histogram":
-                labels = hist_groups
-            else:
-                labels = point_groups
+        options = _check_options(kind, groups, center, show_nonprivate, hist_kw,
+                                 scatter_kw, kwargs)
+        values = self._validate()
+        labels = _resolve_groups(options.kind, options.groups, values)
         self.groups_ = labels
-        shift = c if center else np.zeros(2)
-        xe_s, ye_s = xe - shift[0], ye - shift[1]
-        ext = (extent[0] - shift[0], extent[1] - shift[0],
-               extent[2] - shift[1], extent[3] - shift[1])
+        frame = _shifted_frame(values, options.center)
+        ref_hist, ref_points = self._reference(options, values, frame.shift)
+        self._reset_artists()
+        # lighter points over a histogram, so that its cells stay visible
+        scatter_defaults = {"s": point_size(len(values.points)
+                                            if values.points is not None else 1),
+                            "alpha": 0.35 if options.kind == "both" else 0.55,
+                            "linewidths": 0, "zorder": 3}
+        if options.groups == "facets":
+            self._plot_facets(ax, options, labels, values, frame, scatter_defaults)
+            self.noise_text_ = noise_note(self.ax_[-1], self.expected_noise_cells,
+                                          values.group_histograms is not None)
+            return self
 
-        ref_points = ref_hist = None
-        if show_nonprivate and groups != "facets":
-            if self.nonprivate_histogram is not None:
-                ref_hist = np.asarray(self.nonprivate_histogram, dtype=float)
-                if ref_hist.shape != H.shape:
-                    raise ValueError(
-                        f"nonprivate_histogram must have shape {H.shape}, got "
-                        f"{ref_hist.shape}."
-                    )
-            elif self.nonprivate_scores is not None and kind in ("points", "both"):
-                scores = np.asarray(self.nonprivate_scores, dtype=float)
-                if scores.ndim != 2 or scores.shape[1] <= max(a, b):
-                    raise ValueError(
-                        "nonprivate_scores must have shape (n_samples, n_components) "
-                        f"with more than {max(a, b)} columns, got {scores.shape}."
-                    )
-                # mean-centred: put them around the private centre when not centring
-                ref_points = thin_points(scores[:, [a, b]], _MAX_REFERENCE_POINTS)
-                ref_points = ref_points + (c - shift)
+        ax, fig = new_axes(ax)
+        self.ax_ = ax
+        self.figure_ = fig
+        colors = group_colors(labels) if labels is not None else None
+        handles = self._draw_cells(ax, options, labels, colors, values, frame)
+        if ref_hist is not None:
+            self.nonprivate_contour_, handle = draw_reference_regions(
+                ax, frame.edges, ref_hist, values.histogram)
+            handles += [handle] if handle is not None else []
+        if options.kind in ("points", "both"):
+            grouped = labels is not None and values.point_groups is not None
+            self.scatter_, point_handles = draw_points(
+                ax, values.points, frame.shift, scatter_defaults, options.scatter_kw,
+                groups=values.point_groups if grouped else None,
+                labels=labels if grouped else None, colors=colors)
+            handles += point_handles
+        if ref_points is not None:
+            self.nonprivate_scatter_ = draw_reference_points(ax, ref_points)
+            handles.append(self.nonprivate_scatter_)
 
+        decorate(ax, frame.extent, values.axes, values.ratio, options.center)
+        ax.set_title(title(options.kind))
+        self.noise_text_ = noise_note(ax, self.expected_noise_cells,
+                                      values.group_histograms is not None)
+        _explain_empty(ax, options.kind, labels, values)
+        if handles:
+            add_legend(ax, handles, where="below", markerscale=1.5)
+        return self
+
+    def _reset_artists(self):
         self.mesh_ = None
         self.scatter_ = None
         self.colorbar_ = None
@@ -343,275 +324,72 @@ class ScoreDisplay:
         self.nonprivate_scatter_ = None
         self.noise_text_ = None
         self.bounding_ax_ = None
-        # lighter points over a histogram, so that its cells stay visible
-        scatter_defaults = {"s": _point_size(len(S) if S is not None else 1),
-                            "alpha": 0.35 if kind == "both" else 0.55,
-                            "linewidths": 0, "zorder": 3}
 
-        if groups == "facets":
-            self._plot_facets(ax, kind, labels, xe_s, ye_s, group_hists, S, S_groups,
-                              shift, ext, (a, b), ratio, center, hist_kw, scatter_kw,
-                              scatter_defaults)
-            self._noise_note(self.ax_[-1], group_hists is not None)
-            return self
-
-        ax, fig = get_axes(ax, "ScoreDisplay.plot")
-        self.ax_ = ax
-        self.figure_ = fig
-        handles = []
-        colors = group_colors(labels) if labels is not None else None
-        from matplotlib.lines import Line2D
-
-        if kind == "histogram" and labels is not None:
-            self._plot_group_layers(ax, fig, labels, colors, xe_s, ye_s, group_hists,
-                                    hist_kw, handles)
-        elif kind in ("histogram", "both"):
-            grey = kind == "both"
-            kw = {"cmap": "Greys" if grey else "Blues", "vmin": 0.0,
-                  "vmax": float(H.max()) if H.max() > 0 else 1.0, "shading": "flat",
-                  "zorder": 1}
-            if grey:
-                kw["alpha"] = 0.8
-            kw.update(hist_kw)
-            if "norm" in hist_kw:  # a norm carries its own limits
-                kw.pop("vmin", None)
-                kw.pop("vmax", None)
-            self.mesh_ = ax.pcolormesh(xe_s, ye_s, H.T, **kw)
-            self.colorbar_ = fig.colorbar(self.mesh_, ax=ax, fraction=0.046, pad=0.03)
-            self.colorbar_.set_label("share of rows per cell (private)")
-        if ref_hist is not None:
-            levels = hdr_levels(ref_hist, _HDR_MASSES)
-            if len(levels) and ref_hist.min() < ref_hist.max() and min(H.shape) > 1:
-                xc = (xe_s[:-1] + xe_s[1:]) / 2
-                yc = (ye_s[:-1] + ye_s[1:]) / 2
-                self.nonprivate_contour_ = ax.contour(
-                    xc, yc, ref_hist.T, levels=levels, colors=[NONPRIVATE_COLOR],
-                    linestyles=NONPRIVATE_LINESTYLE, linewidths=1.2, zorder=4,
+    def _reference(self, options, values, shift):
+        """The non-private overlay to draw: ``(histogram, points)``, either or both
+        None (none with facets, or with ``show_nonprivate=False``)."""
+        if not options.show_nonprivate or options.groups == "facets":
+            return None, None
+        H = values.histogram
+        if self.nonprivate_histogram is not None:
+            ref_hist = np.asarray(self.nonprivate_histogram, dtype=float)
+            if ref_hist.shape != H.shape:
+                raise ValueError(
+                    f"nonprivate_histogram must have shape {H.shape}, got "
+                    f"{ref_hist.shape}."
                 )
-                handles.append(Line2D([], [], color=NONPRIVATE_COLOR,
-                                      linestyle=NONPRIVATE_LINESTYLE,
-                                      label=f"{NONPRIVATE_LABEL} (50%/90% regions)"))
-
-        if kind in ("points", "both"):
-            if labels is not None and S_groups is not None:
-                self.scatter_ = []
-                for label in labels:
-                    mask = S_groups == label
-                    kw = dict(scatter_defaults, color=colors[label],
-                              label=plain_text(label))
-                    kw.update(scatter_kw)
-                    self.scatter_.append(
-                        ax.scatter(S[mask, 0] - shift[0], S[mask, 1] - shift[1], **kw)
-                    )
-                    handles.append(Line2D([], [], color=colors[label], marker="o",
-                                          linestyle="", label=plain_text(label)))
-            else:
-                kw = dict(scatter_defaults, color=PRIVATE_COLOR,
-                          label="synthetic points")
-                kw.update(scatter_kw)
-                self.scatter_ = ax.scatter(S[:, 0] - shift[0], S[:, 1] - shift[1], **kw)
-                handles.append(Line2D([], [], color=kw.get("color", PRIVATE_COLOR),
-                                      marker="o", linestyle="", label="synthetic points"))
-        if ref_points is not None:
-            self.nonprivate_scatter_ = ax.scatter(
-                ref_points[:, 0], ref_points[:, 1], s=8, label=NONPRIVATE_LABEL,
-                zorder=2, alpha=0.6, **NONPRIVATE_MARKER_KW,
-            )
-            handles.append(self.nonprivate_scatter_)
-
-        self._decorate(ax, ext, (a, b), ratio, center, xlabel=True, ylabel=True)
-        ax.set_title(self._title(kind))
-        self._noise_note(ax, group_hists is not None)
-        shows_cells = kind == "both" or (kind == "histogram" and labels is None)
-        if shows_cells and not H.sum() > 0:
-            self._empty_note(ax, "no cell passed the noise threshold")
-        elif kind == "points" and (S is None or len(S) == 0):
-            self._empty_note(ax, "no synthetic points: no cell passed the noise "
-                                 "threshold")
-        elif kind == "histogram" and labels is not None and not any(
-                group_hists[label].sum() > 0 for label in labels if label in group_hists):
-            self._empty_note(ax, "no cell of any group passed the noise threshold")
-        if handles:
-            add_legend(ax, handles, where="below", markerscale=1.5)
-        return self
-
-    def _plot_group_layers(self, ax, fig, labels, colors, xe_s, ye_s, group_hists,
-                           hist_kw, handles):
-        """The groups' cells side by side: a cell that several groups reach is split
-        into equal vertical stripes, one per group present there (in ``labels``
-        order), so that no group hides another. A stripe's opacity is the group's
-        private share of the cell relative to the group's largest cell (each group
-        on its own scale, so that a group concentrated in one cell does not wash
-        out the others; the facets compare groups on one scale)."""
-        from matplotlib.cm import ScalarMappable
-        from matplotlib.collections import PolyCollection
-        from matplotlib.colors import LinearSegmentedColormap, Normalize, to_rgb
-        from matplotlib.patches import Patch
-
-        drawn = [label for label in labels if label in group_hists]
-        present = np.array([group_hists[label] > 0 for label in drawn])
-        sharing = present.sum(axis=0)                  # groups present in each cell
-        position = np.cumsum(present, axis=0) - 1      # a group's stripe in its cell
-        options = {key: value for key, value in hist_kw.items()
-                   if key not in ("shading", "vmin", "vmax")}
-        meshes = []
-        for g, label in enumerate(drawn):
-            values = group_hists[label]
-            rgb = to_rgb(colors[label])
-            cmap = LinearSegmentedColormap.from_list(
-                f"dp_group_{label}", [(*rgb, 0.0), (*rgb, 0.85)]
-            )
-            peak = float(values.max())
-            ix, iy = np.nonzero(present[g])
-            parts = sharing[ix, iy]
-            width = (xe_s[ix + 1] - xe_s[ix]) / parts
-            x0 = xe_s[ix] + width * position[g, ix, iy]
-            x1 = np.where(position[g, ix, iy] == parts - 1, xe_s[ix + 1], x0 + width)
-            y0, y1 = ye_s[iy], ye_s[iy + 1]
-            verts = np.stack([np.column_stack(corner) for corner in
-                              ((x0, y0), (x1, y0), (x1, y1), (x0, y1))], axis=1)
-            kw = {"cmap": cmap, "norm": Normalize(0.0, peak if peak > 0 else 1.0),
-                  "edgecolors": "none", "linewidths": 0, "zorder": 2}
-            kw.update(options)
-            mesh = PolyCollection(verts.reshape(-1, 4, 2), array=values[ix, iy], **kw)
-            if "norm" not in hist_kw and ("vmin" in hist_kw or "vmax" in hist_kw):
-                mesh.set_clim(hist_kw.get("vmin"), hist_kw.get("vmax"))
-            ax.add_collection(mesh, autolim=False)
-            meshes.append(mesh)
-            empty = "" if peak > 0 else " (no cell passed)"
-            handles.append(Patch(facecolor=colors[label], alpha=0.85,
-                                 label=plain_text(label) + empty))
-        self.mesh_ = meshes
-        opacity = LinearSegmentedColormap.from_list(
-            "dp_opacity", [(0.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 0.85)]
-        )
-        mappable = ScalarMappable(norm=hist_kw.get("norm", Normalize(0.0, 1.0)),
-                                  cmap=opacity)
-        self.colorbar_ = fig.colorbar(mappable, ax=ax, fraction=0.046, pad=0.03)
-        self.colorbar_.set_label("share / group's largest cell (private)\n"
-                                 "shared cells: one stripe per group")
-
-    @staticmethod
-    def _empty_note(ax, text):
-        """Say in the middle of an empty panel why it is empty."""
-        ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center",
-                fontsize="small", color="0.3", zorder=6,
-                bbox={"boxstyle": "round,pad=0.4", "facecolor": "0.96",
-                      "edgecolor": "0.75"})
-
-    def _noise_note(self, ax, by_group):
-        """Write the expected number of noise-only cells in the lower right corner."""
-        if self.expected_noise_cells is None:
-            return
-        count = float(self.expected_noise_cells)
-        where = " (all groups)" if by_group else ""
-        if count == 0:
-            text = f"0 noise-only cells expected{where}"
-        else:
-            text = f"\u2248{count:.2g} noise-only cells expected{where}"
-        self.noise_text_ = ax.text(
-            0.98, 0.02, text, transform=ax.transAxes, ha="right", va="bottom",
-            fontsize="x-small", color=_NOISE_WARNING_COLOR if count >= 1 else "0.15",
-            zorder=6, bbox={"boxstyle": "round,pad=0.2", "facecolor": "white",
-                            "edgecolor": "none", "alpha": 0.8},
-        )
-
-    def _title(self, kind):
-        return {
-            "histogram": "DP scores (private histogram)",
-            "points": "DP scores (synthetic, from private histogram)",
-            "both": "DP scores (private histogram + synthetic)",
-        }[kind]
-
-    @staticmethod
-    def _decorate(ax, ext, axes, ratio, center, xlabel, ylabel):
-        a, b = axes
-        ax.set_xlim(ext[0], ext[1])
-        ax.set_ylim(ext[2], ext[3])
-        ax.set_aspect("equal", adjustable="box")
-        suffix = " - private centre" if center else ""
-        if xlabel:
-            ax.set_xlabel(component_label(a, ratio) + suffix)
-        if ylabel:
-            ax.set_ylabel(component_label(b, ratio) + suffix)
-
-    def _facet_axes(self, ax, n):
-        import matplotlib.pyplot as plt
-        from matplotlib.axes import Axes
-
-        if ax is None:
-            fig = plt.figure(figsize=(2.6 * n + 1.2, 3.3), layout="constrained")
-            axs = fig.subplots(1, n, sharex=True, sharey=True, squeeze=False)[0]
-            return np.asarray(axs, dtype=object), fig, None
-        if isinstance(ax, Axes):
-            fig = ax.figure
-            ax.set_axis_off()
-            # None for axes placed by add_axes (which lack the method before
-            # matplotlib 3.7)
-            spec = getattr(ax, "get_subplotspec", lambda: None)()
-            axs = []
-            if spec is not None:
-                from matplotlib.gridspec import GridSpecFromSubplotSpec
-
-                gs = GridSpecFromSubplotSpec(1, n, subplot_spec=spec, wspace=0.08)
-                for i in range(n):
-                    axs.append(fig.add_subplot(gs[0, i], sharex=axs[0] if axs else None,
-                                               sharey=axs[0] if axs else None))
-            else:
-                x0, y0, w, h = ax.get_position().bounds
-                width = w / n
-                for i in range(n):
-                    axs.append(fig.add_axes([x0 + i * width, y0, width * 0.92, h],
-                                            sharex=axs[0] if axs else None,
-                                            sharey=axs[0] if axs else None))
-            return np.asarray(axs, dtype=object), fig, ax
-        axs = np.asarray(ax, dtype=object).ravel()
-        if len(axs) != n or not all(isinstance(x, Axes) for x in axs):
+            return ref_hist, None
+        if self.nonprivate_scores is None or options.kind not in ("points", "both"):
+            return None, None
+        a, b = values.axes
+        scores = np.asarray(self.nonprivate_scores, dtype=float)
+        if scores.ndim != 2 or scores.shape[1] <= max(a, b):
             raise ValueError(
-                f"ax must be None, one Axes, or {n} Axes (one per group) with "
-                f"groups='facets'; got {len(axs)} object(s)."
+                "nonprivate_scores must have shape (n_samples, n_components) "
+                f"with more than {max(a, b)} columns, got {scores.shape}."
             )
-        return axs, axs[0].figure, None
+        # mean-centred: put them around the private centre when not centring
+        points = thin_points(scores[:, [a, b]], _MAX_REFERENCE_POINTS)
+        return None, points + (values.center - shift)
 
-    def _plot_facets(self, ax, kind, labels, xe_s, ye_s, group_hists, S, S_groups,
-                     shift, ext, axes, ratio, center, hist_kw, scatter_kw,
-                     scatter_defaults):
-        axs, fig, bounding = self._facet_axes(ax, len(labels))
+    def _draw_cells(self, ax, options, labels, colors, values, frame):
+        """The histogram layer: the groups' stripes (``kind="histogram"`` with
+        groups) or the overall histogram (grey under the points with
+        ``kind="both"``); returns the legend handles."""
+        if options.kind == "histogram" and labels is not None:
+            self.mesh_, self.colorbar_, handles = draw_group_layers(
+                ax, labels, colors, frame.edges, values.group_histograms,
+                options.hist_kw)
+            return handles
+        if options.kind in ("histogram", "both"):
+            self.mesh_, self.colorbar_ = draw_histogram(
+                ax, frame.edges, values.histogram, options.hist_kw,
+                grey=options.kind == "both")
+        return []
+
+    def _plot_facets(self, ax, options, labels, values, frame, scatter_defaults):
+        """One small panel per group, sharing x, y and the colour scale."""
+        axs, fig, bounding = facet_axes(ax, len(labels))
         self.ax_ = axs
         self.figure_ = fig
         self.bounding_ax_ = bounding
         colors = group_colors(labels)
-        meshes, scatters = [], []
-        vmax = 1.0
+        kind = options.kind
+        hists = values.group_histograms
+        mesh_kw = None
         if kind in ("histogram", "both"):
-            vmax = max(float(h.max()) for h in group_hists.values()) or 1.0
+            vmax = max(float(h.max()) for h in hists.values()) or 1.0
+            mesh_kw = mesh_style({"cmap": "Greys" if kind == "both" else "Blues",
+                                  "vmin": 0.0, "vmax": vmax, "shading": "flat",
+                                  "zorder": 1}, options.hist_kw)
+        meshes, scatters = [], []
         for i, (label, sub) in enumerate(zip(labels, axs)):
-            if kind in ("histogram", "both"):
-                kw = {"cmap": "Greys" if kind == "both" else "Blues", "vmin": 0.0,
-                      "vmax": vmax, "shading": "flat", "zorder": 1}
-                kw.update(hist_kw)
-                if "norm" in hist_kw:  # a norm carries its own limits
-                    kw.pop("vmin", None)
-                    kw.pop("vmax", None)
-                if label in group_hists:
-                    meshes.append(sub.pcolormesh(xe_s, ye_s, group_hists[label].T, **kw))
-            if kind in ("points", "both"):
-                mask = S_groups == label
-                kw = dict(scatter_defaults, color=colors[label])
-                kw["s"] = _point_size(max(int(mask.sum()), 1))
-                kw.update(scatter_kw)
-                scatters.append(
-                    sub.scatter(S[mask, 0] - shift[0], S[mask, 1] - shift[1], **kw)
-                )
-            self._decorate(sub, ext, axes, ratio, center, xlabel=True, ylabel=(i == 0))
-            group_hist = group_hists.get(label) if group_hists is not None else None
-            if (kind in ("histogram", "both") and group_hist is not None
-                    and not group_hist.sum() > 0):
-                self._empty_note(sub, "no cell passed\nthe noise threshold")
-            elif kind == "points" and not np.any(S_groups == label):
-                self._empty_note(sub, "no synthetic points")
-            sub.set_title(plain_text(label), color=colors[label] if kind != "histogram"
-                          else "black")
+            mesh, scatter = _draw_facet(sub, label, colors[label], kind, values, frame,
+                                        mesh_kw, options.scatter_kw, scatter_defaults)
+            meshes += [mesh] if mesh is not None else []
+            scatters += [scatter] if scatter is not None else []
+            decorate(sub, frame.extent, values.axes, values.ratio, options.center,
+                     ylabel=(i == 0))
             if i > 0:
                 sub.tick_params(labelleft=False)
         self.mesh_ = np.asarray(meshes, dtype=object) if meshes else None
@@ -620,11 +398,11 @@ class ScoreDisplay:
             self.colorbar_ = fig.colorbar(meshes[-1], ax=list(axs), fraction=0.025,
                                           pad=0.02, shrink=0.9)
             self.colorbar_.set_label("share of the group's rows per cell (private)")
-        title = self._title(kind) + " by group"
+        facets_title = title(kind) + " by group"
         if bounding is not None:
-            bounding.set_title(title, pad=18)
+            bounding.set_title(facets_title, pad=18)
         elif ax is None:
-            fig.suptitle(title)
+            fig.suptitle(facets_title)
 
     @classmethod
     def from_estimator(
@@ -683,7 +461,6 @@ class ScoreDisplay:
         TypeError
             For estimators without a score summary (DPKendallDirections, DPScree).
         """
-        check_matplotlib_support("ScoreDisplay.from_estimator")
         check_estimator_for(estimator, "ScoreDisplay")
         axes = estimator_axes(estimator, axes, "ScoreDisplay")
         reference = nonprivate_reference(estimator)
@@ -714,3 +491,100 @@ class ScoreDisplay:
             scatter_kw=scatter_kw,
             **kwargs,
         )
+
+
+def _check_options(kind, groups, center, show_nonprivate, hist_kw, scatter_kw, kwargs):
+    """The plot's arguments, checked; ``kwargs`` join the style of the main
+    artist of ``kind`` (the points for "points", else the histogram)."""
+    from matplotlib.collections import PathCollection, QuadMesh
+
+    kind = check_choice(kind, _KINDS, "kind")
+    groups = check_param(groups, _GROUP_MODES, "groups")
+    center = check_bool(center, "center")
+    show_nonprivate = check_bool(show_nonprivate, "show_nonprivate")
+    hist_kw = check_style(hist_kw, "hist_kw")
+    scatter_kw = check_style(scatter_kw, "scatter_kw")
+    points = kind == "points"
+    return Bunch(
+        kind=kind, groups=groups, center=center, show_nonprivate=show_nonprivate,
+        hist_kw=merge_style(hist_kw, {} if points else kwargs, QuadMesh),
+        scatter_kw=merge_style(scatter_kw, kwargs if points else {}, PathCollection),
+    )
+
+
+def _resolve_groups(kind, groups, values):
+    """The group labels to draw (None: no groups), in the histograms' order then
+    the points'; an error when the mode needs what the display lacks."""
+    if kind in ("points", "both") and values.points is None:
+        raise ValueError(f"kind={kind!r} needs synthetic_scores.")
+    if groups is None:
+        return None
+    hists = values.group_histograms
+    hist_groups = list(hists) if hists is not None else None
+    point_groups = (list(dict.fromkeys(values.point_groups.tolist()))
+                    if values.point_groups is not None else None)
+    if point_groups is not None and hist_groups is not None:
+        point_groups = hist_groups + [g for g in point_groups if g not in hist_groups]
+    if groups == "colors":
+        return hist_groups if kind == "histogram" else point_groups
+    if kind in ("histogram", "both") and hist_groups is None:
+        raise ValueError(
+            f"groups='facets' with kind={kind!r} needs group_histograms; "
+            "fit DPPCA with groups=[...] to release them."
+        )
+    if kind in ("points", "both") and point_groups is None:
+        raise ValueError(
+            f"groups='facets' with kind={kind!r} needs synthetic_groups; "
+            "fit DPPCA with groups=[...] to release them."
+        )
+    return point_groups if point_groups is not None else hist_groups
+
+
+def _shifted_frame(values, center):
+    """The cell edges and the frame's extent, minus the private centre when
+    ``center`` (else unchanged)."""
+    shift = values.center if center else np.zeros(2)
+    xe, ye = values.edges
+    extent = values.extent
+    return Bunch(shift=shift, edges=(xe - shift[0], ye - shift[1]),
+                 extent=(extent[0] - shift[0], extent[1] - shift[0],
+                         extent[2] - shift[1], extent[3] - shift[1]))
+
+
+def _explain_empty(ax, kind, labels, values):
+    """Say so on a panel whose histogram or points are all empty."""
+    H, S, hists = values.histogram, values.points, values.group_histograms
+    shows_cells = kind == "both" or (kind == "histogram" and labels is None)
+    if shows_cells and not H.sum() > 0:
+        empty_note(ax, "no cell passed the noise threshold")
+    elif kind == "points" and (S is None or len(S) == 0):
+        empty_note(ax, "no synthetic points: no cell passed the noise threshold")
+    elif kind == "histogram" and labels is not None and not any(
+            hists[label].sum() > 0 for label in labels if label in hists):
+        empty_note(ax, "no cell of any group passed the noise threshold")
+
+
+def _draw_facet(ax, label, color, kind, values, frame, mesh_kw, scatter_kw,
+                scatter_defaults):
+    """One group's panel: its histogram (``mesh_kw`` styled) and its points;
+    returns ``(mesh or None, scatter or None)``."""
+    from matplotlib.collections import PathCollection
+
+    hist = (values.group_histograms.get(label)
+            if values.group_histograms is not None else None)
+    mesh = scatter = None
+    if kind in ("histogram", "both") and hist is not None:
+        xe, ye = frame.edges
+        mesh = ax.pcolormesh(xe, ye, hist.T, **mesh_kw)
+    if kind in ("points", "both"):
+        mask = values.point_groups == label
+        kw = dict(scatter_defaults, color=color, s=point_size(max(int(mask.sum()), 1)))
+        kw = merge_style(kw, scatter_kw, PathCollection)
+        S, shift = values.points, frame.shift
+        scatter = ax.scatter(S[mask, 0] - shift[0], S[mask, 1] - shift[1], **kw)
+    if kind in ("histogram", "both") and hist is not None and not hist.sum() > 0:
+        empty_note(ax, "no cell passed\nthe noise threshold")
+    elif kind == "points" and not np.any(values.point_groups == label):
+        empty_note(ax, "no synthetic points")
+    ax.set_title(plain_text(label), color=color if kind != "histogram" else "black")
+    return mesh, scatter

@@ -4,22 +4,17 @@ import math
 
 import numpy as np
 
-from ._common import (
-    NONPRIVATE_COLOR,
-    NONPRIVATE_LABEL,
-    NONPRIVATE_LINESTYLE,
-    add_legend,
-    as_vector,
-    check_bool,
+from .._validation import check_bool, check_choice
+from ._check import as_vector, check_style
+from ._drawing import add_legend
+from ._estimator_access import (
     check_estimator_for,
-    check_kind,
-    check_kw,
-    check_matplotlib_support,
-    get_axes,
     nonprivate_get,
     nonprivate_ratio,
     nonprivate_reference,
 )
+from ._limits import new_axes
+from ._style import NONPRIVATE_COLOR, NONPRIVATE_LABEL, NONPRIVATE_LINESTYLE, merge_style
 
 _KINDS = ("both", "pve", "variance")
 #: Error bars span this many noise standard deviations either side.
@@ -210,8 +205,10 @@ class ScreeDisplay:
         display : ScreeDisplay
             The display itself, with the drawn artists stored as attributes.
         """
-        check_matplotlib_support("ScreeDisplay.plot")
-        kind = check_kind(kind, _KINDS)
+        from matplotlib.lines import Line2D
+        from matplotlib.patches import Rectangle
+
+        kind = check_choice(kind, _KINDS, "kind")
         cumulative = check_bool(cumulative, "cumulative")
         show_nonprivate = check_bool(show_nonprivate, "show_nonprivate")
         if cumulative and kind == "variance":
@@ -219,9 +216,13 @@ class ScreeDisplay:
                 "cumulative=True draws the cumulative PVE; it needs kind='both' or "
                 "kind='pve', got kind='variance'."
             )
-        bar_kw = check_kw(bar_kw, "bar_kw")
-        line_kw = check_kw(line_kw, "line_kw")
-        (bar_kw if kind != "variance" else line_kw).update(kwargs)
+        bar_kw = check_style(bar_kw, "bar_kw")
+        line_kw = check_style(line_kw, "line_kw")
+        # the keywords style the main artist of the kind
+        if kind == "variance":
+            line_kw = merge_style(line_kw, kwargs, Line2D)
+        else:
+            bar_kw = merge_style(bar_kw, kwargs, Rectangle)
         variance, ratio, noise, total, names, np_var, np_ratio = self._validate()
         if not show_nonprivate:
             np_var = np_ratio = None
@@ -233,7 +234,7 @@ class ScreeDisplay:
                 # beyond 100 points they run off the axis anyway (and may overflow)
                 pve_spread = np.minimum(100 * spread / total, _LONGEST_PVE_ERROR)
 
-        ax, fig = get_axes(ax, "ScreeDisplay.plot")
+        ax, fig = new_axes(ax)
         x = np.arange(len(variance))
         self.noise_dominated_ = (np.zeros(len(variance), dtype=bool) if spread is None
                                  else variance <= spread)
@@ -271,8 +272,10 @@ class ScreeDisplay:
             return container
 
         if kind in ("both", "pve"):
-            kw = {"color": "C0", "alpha": 0.85, "label": "private PVE"}
-            kw.update(bar_kw)
+            # (a bar's ``color`` is its face: the default says so, so that a
+            # user's ``facecolor`` replaces it and adds no edge)
+            kw = merge_style({"facecolor": "C0", "alpha": 0.85, "label": "private PVE"},
+                             bar_kw, Rectangle)
             self.bars_ = ax.bar(x, 100 * ratio, **kw)
             handles.append(self.bars_)
             if spread is not None and np.any(self.noise_dominated_):
@@ -321,8 +324,8 @@ class ScreeDisplay:
 
         if kind in ("both", "variance"):
             vax = ax.twinx() if kind == "both" else ax
-            kw = {"color": "C1", "marker": "o", "label": "private variance"}
-            kw.update(line_kw)
+            kw = merge_style({"color": "C1", "marker": "o", "label": "private variance"},
+                             line_kw, Line2D)
             (self.line_,) = vax.plot(x, variance, **kw)
             handles.append(self.line_)
             if kind == "variance" and spread is not None and np.any(self.noise_dominated_):
@@ -429,7 +432,6 @@ class ScreeDisplay:
             When the estimator releases no variances (e.g.
             :class:`~sklearn_dppca.DPKendallDirections`).
         """
-        check_matplotlib_support("ScreeDisplay.from_estimator")
         check_estimator_for(estimator, "ScreeDisplay")
         reference = nonprivate_reference(estimator)
         display = cls(

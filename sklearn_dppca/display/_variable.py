@@ -2,32 +2,32 @@
 
 import numpy as np
 
-from ._common import (
+from .._validation import check_bool
+from ._check import (
+    as_components,
+    as_vector,
+    check_axes,
+    check_feature_names,
+    check_style,
+    select_variables,
+)
+from ._drawing import add_legend, draw_arrows, draw_zero_lines
+from ._estimator_access import (
+    check_estimator_for,
+    default_axes,
+    estimator_feature_names,
+    nonprivate_get,
+    nonprivate_reference,
+)
+from ._labels import component_label, draw_labels, label_fontsize
+from ._limits import new_axes, set_square_limits, settle_layout
+from ._style import (
     NONPRIVATE_COLOR,
     NONPRIVATE_LABEL,
     NONPRIVATE_LINESTYLE,
     PRIVATE_COLOR,
-    add_legend,
-    as_components,
-    as_vector,
-    check_axes_pair,
-    check_bool,
-    check_estimator_for,
-    check_feature_names,
-    check_kw,
-    check_matplotlib_support,
-    component_label,
-    draw_arrows,
-    draw_labels,
-    draw_zero_lines,
-    estimator_feature_names,
-    get_axes,
-    label_fontsize,
-    nonprivate_get,
-    nonprivate_reference,
-    select_variables,
-    set_square_limits,
-    settle_layout,
+    legend_color,
+    merge_style,
 )
 
 #: Colour of the variables whose private variance is below its own noise sd: their
@@ -244,17 +244,18 @@ class VariableDisplay:
         display : VariableDisplay
             The display itself, with the drawn artists stored as attributes.
         """
-        check_matplotlib_support("VariableDisplay.plot")
+        from matplotlib.patches import FancyArrowPatch
+        from matplotlib.text import Text
+
         show_nonprivate = check_bool(show_nonprivate, "show_nonprivate")
-        arrow_kw = check_kw(arrow_kw, "arrow_kw")
-        arrow_kw.update(kwargs)
-        text_kw = check_kw(text_kw, "text_kw")
+        arrow_kw = merge_style(check_style(arrow_kw, "arrow_kw"), kwargs, FancyArrowPatch)
+        text_kw = merge_style({}, check_style(text_kw, "text_kw"), Text)
         V = as_components(self.components)
         k, p = V.shape
         lam = as_vector(self.explained_variance, "explained_variance", k, nonnegative=True)
         sigma2 = as_vector(self.feature_variance, "feature_variance", p, nonnegative=True)
         names = check_feature_names(self.feature_names, p)
-        a, b = check_axes_pair(self.axes, k)
+        a, b = check_axes(self.axes, k)
         ratio = (
             None
             if self.explained_variance_ratio is None
@@ -288,7 +289,7 @@ class VariableDisplay:
             ref = _on_disc(ref_all[idx])[0]
             ref[~np.all(np.isfinite(ref_all[idx]), axis=1)] = np.nan
 
-        ax, fig = get_axes(ax, "VariableDisplay.plot")
+        ax, fig = new_axes(ax)
         from matplotlib.lines import Line2D
         from matplotlib.patches import Circle
 
@@ -328,12 +329,10 @@ class VariableDisplay:
             )
             handles.append(Line2D([], [], color=NONPRIVATE_COLOR,
                                   linestyle=NONPRIVATE_LINESTYLE, label=NONPRIVATE_LABEL))
-        kw = {"color": PRIVATE_COLOR}
-        kw.update(arrow_kw)
-        beyond_kw = {key: value for key, value in kw.items()
-                     if key not in ("edgecolor", "facecolor", "ec", "fc")}
-        beyond_kw["color"] = _BEYOND_COLOR
-        uncertain_kw = dict(beyond_kw, color=_UNCERTAIN_COLOR)
+        kw = merge_style({"color": PRIVATE_COLOR}, arrow_kw, FancyArrowPatch)
+        # the marked arrows keep the user's style but not its colours
+        beyond_kw = merge_style(kw, {"color": _BEYOND_COLOR}, FancyArrowPatch)
+        uncertain_kw = merge_style(kw, {"color": _UNCERTAIN_COLOR}, FancyArrowPatch)
         self.arrows_ = [None] * len(idx)
         marked_beyond = self.beyond_ & ~self.uncertain_   # grey wins: unknown anyway
         plain = ~self.beyond_ & ~self.uncertain_
@@ -342,7 +341,7 @@ class VariableDisplay:
             drawn = draw_arrows(ax, self.coordinates_[mask], arrow_kw=style)
             for i, arrow in zip(np.flatnonzero(mask), drawn):
                 self.arrows_[i] = arrow
-        handles.insert(0, Line2D([], [], color=kw.get("color", PRIVATE_COLOR),
+        handles.insert(0, Line2D([], [], color=legend_color(kw, PRIVATE_COLOR),
                                  label="private correlations"))
         n_beyond = int(np.sum(marked_beyond))
         if n_beyond:
@@ -417,11 +416,9 @@ class VariableDisplay:
         display : VariableDisplay
             The display, drawn.
         """
-        check_matplotlib_support("VariableDisplay.from_estimator")
         check_estimator_for(estimator, "VariableDisplay")
         if axes is None:
-            fitted = getattr(estimator, "axes_", None)
-            axes = (0, 1) if fitted is None else tuple(int(a) for a in fitted)
+            axes = default_axes(estimator)
         reference = nonprivate_reference(estimator)
         display = cls(
             estimator.components_,

@@ -1,0 +1,91 @@
+"""Artists several displays draw: arrows from an origin, zero lines, the legend."""
+
+import numpy as np
+
+from ._limits import data_per_point
+from ._style import NONPRIVATE_LABEL, merge_style
+
+_ARROW_STYLE = {"arrowstyle": "-|>", "shrinkA": 0, "shrinkB": 0, "linewidth": 1.2}
+
+
+def draw_arrows(ax, ends, origin=(0.0, 0.0), arrow_kw=None, **defaults):
+    """One arrow (an Annotation) per row of ``ends``, from ``origin``.
+
+    The arrow properties are the common arrow style, then the caller's
+    ``defaults``, then ``arrow_kw`` (the user's), merged by
+    :func:`~sklearn_dppca.display._style.merge_style`. ``annotation.xy`` is the
+    arrow end and ``annotation.xyann`` its start. Heads shrink on short arrows so
+    that they do not pile up at the origin (call after the limits are set).
+    """
+    from matplotlib.patches import FancyArrowPatch
+
+    props = merge_style(_ARROW_STYLE, defaults, FancyArrowPatch)
+    props = merge_style(props, arrow_kw, FancyArrowPatch)
+    origin = np.asarray(origin, dtype=float)
+    ends = np.asarray(ends, dtype=float).reshape(-1, 2)
+    head = props.pop("mutation_scale", None)
+    if head is None and len(ends):
+        dx_pt, dy_pt = data_per_point(ax)
+        length_pt = np.hypot((ends[:, 0] - origin[0]) / dx_pt,
+                             (ends[:, 1] - origin[1]) / dy_pt)
+        heads = np.clip(0.3 * length_pt, 2.0, 10.0)
+    else:
+        heads = np.full(len(ends), 10.0 if head is None else float(head))
+    arrows = []
+    start = (float(origin[0]), float(origin[1]))
+    for end, size in zip(ends, heads):
+        arrows.append(
+            ax.annotate("", xy=(float(end[0]), float(end[1])), xytext=start,
+                        arrowprops=dict(props, mutation_scale=float(size)),
+                        annotation_clip=False, zorder=3)
+        )
+    return arrows
+
+
+def draw_zero_lines(ax):
+    """Light grey lines through the origin, under everything else."""
+    kw = {"color": "0.8", "linewidth": 0.8, "zorder": 0}
+    ax.axhline(0, **kw)
+    ax.axvline(0, **kw)
+
+
+def add_legend(ax, handles=None, *, where="inside", offset=None, **kwargs):
+    """Legend of the labelled artists, if there are any.
+
+    ``where="inside"`` puts it in the axes (``loc`` from ``kwargs``, default
+    "best"); ``"below"`` hangs it ``offset`` points (default 38) under the axes,
+    clear of the tick labels and the x label; ``"right"`` puts it ``offset``
+    points (default 8) right of the axes. Outside legends are taken into account by
+    a constrained layout.
+    """
+    if handles is None:
+        handles, labels = ax.get_legend_handles_labels()
+    else:
+        labels = [h.get_label() for h in handles]
+    keep = [(h, lab) for h, lab in zip(handles, labels) if lab and not lab.startswith("_")]
+    # the non-private reference always comes last
+    keep.sort(key=lambda item: item[1].startswith(NONPRIVATE_LABEL))
+    if not keep:
+        return None
+    kwargs.setdefault("fontsize", "small")
+    kwargs.setdefault("framealpha", 0.85)
+    if where in ("below", "right"):
+        from matplotlib.transforms import ScaledTranslation
+
+        if where == "below":
+            shift = ScaledTranslation(0, -(38 if offset is None else offset) / 72,
+                                      ax.figure.dpi_scale_trans)
+            kwargs.setdefault("loc", "upper center")
+            kwargs.setdefault("ncol", min(3, len(keep)))
+            anchor = (0.5, 0.0)
+        else:
+            shift = ScaledTranslation((8 if offset is None else offset) / 72, 0,
+                                      ax.figure.dpi_scale_trans)
+            kwargs.setdefault("loc", "upper left")
+            anchor = (1.0, 1.0)
+        kwargs.setdefault("bbox_to_anchor", anchor)
+        kwargs.setdefault("bbox_transform", ax.transAxes + shift)
+        kwargs.setdefault("borderaxespad", 0.0)
+    else:
+        kwargs.setdefault("loc", "best")
+    return ax.legend([h for h, _ in keep], [lab for _, lab in keep], **kwargs)

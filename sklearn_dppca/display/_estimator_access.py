@@ -1,0 +1,181 @@
+"""What the displays read from a fitted estimator or a loaded release, and how
+they say what is missing."""
+
+import numpy as np
+
+from ._check import check_axes, check_feature_names
+
+
+# what each display reads, and how to say what is missing
+_NEEDS = {
+    "ScreeDisplay": (
+        ("explained_variance_", "explained_variance_ratio_"),
+        "DPScree or DPPCA",
+        "no private variances (explained_variance_)",
+    ),
+    "LoadingDisplay": (
+        ("components_",),
+        "DPKendallDirections, DPScree or DPPCA",
+        "no private directions (components_)",
+    ),
+    "VariableDisplay": (
+        ("components_", "explained_variance_", "feature_variance_"),
+        "DPScree or DPPCA",
+        "no private variances (explained_variance_, feature_variance_) to turn the "
+        "directions into correlations",
+    ),
+    "ScoreDisplay": (
+        ("frame_", "bin_edges_", "score_histogram_"),
+        "DPPCA",
+        "no score summary (frame_, bin_edges_, score_histogram_)",
+    ),
+    "BiplotDisplay": (
+        ("components_", "explained_variance_", "synthetic_scores_", "frame_"),
+        "DPPCA",
+        "no synthetic scores and private frame (synthetic_scores_, frame_)",
+    ),
+}
+
+
+def estimator_name(estimator):
+    """The estimator's class name; for a loaded release, the class that made it."""
+    origin = getattr(estimator, "estimator_class_", None)
+    name = type(estimator).__name__
+    if isinstance(origin, str) and origin and origin != name:
+        return f"{origin} (loaded release)"
+    return name
+
+
+def _has(estimator, attribute):
+    return getattr(estimator, attribute, None) is not None
+
+
+def unsupported_reason(estimator, display_name):
+    """None when ``estimator`` can feed ``display_name``; else why it cannot.
+
+    Assumes the estimator is fitted (see :func:`check_estimator_for`).
+    """
+    attributes, supported, missing = _NEEDS[display_name]
+    name = estimator_name(estimator)
+    if not _has(estimator, "privacy_ledger_"):
+        return (
+            f"{display_name} needs a fitted {supported} from sklearn_dppca; {name} "
+            "is not a private estimator (no privacy_ledger_)."
+        )
+    if not all(_has(estimator, a) for a in attributes):
+        extra = ""
+        if display_name in ("ScoreDisplay", "BiplotDisplay") and "DPPCA" in name:
+            extra = " (its score part was skipped, e.g. with fewer than 2 components)"
+        return f"{display_name} needs a fitted {supported}; {name} has {missing}{extra}."
+    return None
+
+
+def check_fitted(estimator, caller_name):
+    """``check_is_fitted``, with a TypeError for objects that are no estimators.
+
+    An estimator instance has ``__sklearn_tags__`` (scikit-learn >= 1.6). That is
+    checked here first: what ``check_is_fitted`` makes of other objects changed
+    between scikit-learn releases (NotFittedError in 1.6, AttributeError later).
+    """
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    what = (f"the class {estimator.__name__}" if isinstance(estimator, type)
+            else type(estimator).__name__)
+    message = (f"{caller_name} needs a fitted estimator of sklearn_dppca "
+               "(DPKendallDirections, DPScree or DPPCA); got "
+               f"{what}, which is not a scikit-learn estimator instance.")
+    if isinstance(estimator, type) or not hasattr(estimator, "__sklearn_tags__"):
+        raise TypeError(message)
+    try:
+        check_is_fitted(estimator)
+    except NotFittedError:
+        raise
+    except (AttributeError, TypeError) as exc:
+        raise TypeError(message) from exc
+
+
+def check_estimator_for(estimator, display_name):
+    """Check ``estimator`` is fitted and can feed ``display_name``.
+
+    Raises
+    ------
+    NotFittedError
+        When it is not fitted.
+    TypeError
+        When it is not one of the estimators the display supports.
+    """
+    check_fitted(estimator, display_name)
+    reason = unsupported_reason(estimator, display_name)
+    if reason is not None:
+        raise TypeError(reason)
+
+
+def estimator_feature_names(estimator):
+    """The fitted feature names (``x0, x1, ...`` without ``feature_names_in_``)."""
+    return check_feature_names(getattr(estimator, "feature_names_in_", None),
+                               int(estimator.n_features_in_))
+
+
+def nonprivate_reference(estimator):
+    """The estimator's ``nonprivate_`` Bunch, or None."""
+    return getattr(estimator, "nonprivate_", None)
+
+
+def nonprivate_get(reference, key):
+    if reference is None:
+        return None
+    try:
+        return reference[key]
+    except (KeyError, TypeError):
+        return getattr(reference, key, None)
+
+
+def nonprivate_ratio(reference):
+    """The reference PVE as a share of the reference's total variance, or None.
+
+    ``explained_variance / total_variance`` when the reference stores its total
+    variance. Without it, the stored ratio's base is unknown (a reference that
+    divides by the retained components only would look larger than the private
+    share of the total), so there is no PVE reference.
+    """
+    variance = nonprivate_get(reference, "explained_variance")
+    total = nonprivate_get(reference, "total_variance")
+    if variance is None or total is None:
+        return None
+    total = float(total)
+    variance = np.asarray(variance, dtype=float)
+    if not total > 0:
+        return np.zeros_like(variance)
+    with np.errstate(all="ignore"):
+        return np.minimum(variance / total, 1.0)
+
+
+def frame_get(frame, key):
+    """Read ``key`` from a frame given as a Bunch, a dict or an object."""
+    try:
+        return frame[key]
+    except (KeyError, TypeError, IndexError):
+        return getattr(frame, key)
+
+
+def estimator_axes(estimator, axes, display_name):
+    """The estimator's score axes; a different requested pair is an error."""
+    fitted = tuple(int(a) for a in estimator.axes_)
+    if axes is None:
+        return fitted
+    requested = check_axes(axes, int(estimator.n_components_))
+    if requested != fitted:
+        raise ValueError(
+            f"axes={tuple(axes)!r}: the private score summary of this "
+            f"{estimator_name(estimator)} was released for axes={fitted!r} only; "
+            f"{display_name} cannot draw other axes without a new fit (which "
+            "spends budget)."
+        )
+    return fitted
+
+
+def default_axes(estimator):
+    """The estimator's score axes ``axes_`` when it has them, else ``(0, 1)``."""
+    fitted = getattr(estimator, "axes_", None)
+    return (0, 1) if fitted is None else tuple(int(a) for a in fitted)

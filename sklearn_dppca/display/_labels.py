@@ -1,0 +1,156 @@
+"""Text of the displays: component labels, literal names, and labels placed next
+to arrow ends without pile-ups."""
+
+import numpy as np
+
+from ._limits import data_per_point
+from ._style import merge_style
+
+
+def plain_text(value):
+    """``str(value)`` escaped so that matplotlib shows it literally.
+
+    Names and labels are data: a pair of ``$`` in them would start mathtext, and an
+    invalid formula (``"price_$_usd_$"``) fails when the figure is drawn.
+    """
+    return str(value).replace("$", r"\$")
+
+
+def component_label(index, explained_variance_ratio=None):
+    """``"DP PC1 (42.0%)"`` with the private PVE, ``"DP PC1"`` without."""
+    label = f"DP PC{index + 1}"
+    if explained_variance_ratio is not None:
+        label += f" ({100 * float(explained_variance_ratio[index]):.1f}%)"
+    return label
+
+
+def label_fontsize(n_labels, base=9.0, smallest=5.5):
+    """Shrink label text as the number of labels grows."""
+    if n_labels <= 10:
+        return base
+    return max(smallest, base - 0.15 * (n_labels - 10))
+
+
+def _label_widths(labels, fontsize):
+    """Estimated label widths in points (average glyph ~0.68 em, plus padding)."""
+    return np.array([0.68 * fontsize * max(len(str(lab)), 1) + 3.0 for lab in labels])
+
+
+def _label_height(fontsize):
+    return 1.35 * fontsize + 1.0
+
+
+def place_labels(ax, ends, labels, *, origin=(0.0, 0.0), fontsize=9.0, gap=2.0,
+                 n_iter=150):
+    """Centres for text labels of arrows ending at ``ends``, without pile-ups.
+
+    Each label starts just beyond its arrow end, along the arrow (outward from
+    ``origin``); overlapping label boxes (estimated from the font size and the
+    current limits of ``ax``) are then pushed apart, mostly vertically.
+
+    Returns an array of shape (n, 2) of label centres in data coordinates.
+    """
+    ends = np.asarray(ends, dtype=float).reshape(-1, 2)
+    n = len(ends)
+    if n == 0:
+        return ends.copy()
+    dx_pt, dy_pt = data_per_point(ax)
+    widths = _label_widths(labels, fontsize) * dx_pt
+    heights = np.full(n, _label_height(fontsize)) * dy_pt
+    vec = ends - np.asarray(origin, dtype=float)
+    norms = np.hypot(vec[:, 0], vec[:, 1])
+    unit = np.zeros_like(vec)
+    nonzero = norms > 0
+    unit[nonzero] = vec[nonzero] / norms[nonzero, None]
+    unit[~nonzero] = (1.0, 0.0)
+    # distance from a box centre to its edge along ``unit``, plus a small gap
+    reach = 0.5 * np.minimum(
+        np.divide(widths, np.abs(unit[:, 0]), out=np.full(n, np.inf),
+                  where=np.abs(unit[:, 0]) > 1e-12),
+        np.divide(heights, np.abs(unit[:, 1]), out=np.full(n, np.inf),
+                  where=np.abs(unit[:, 1]) > 1e-12),
+    )
+    reach += gap * np.hypot(unit[:, 0] * dx_pt, unit[:, 1] * dy_pt)
+    pos = ends + reach[:, None] * unit
+    if n < 2:
+        return pos
+    half_w = (widths[:, None] + widths[None, :]) / 2
+    half_h = (heights[:, None] + heights[None, :]) / 2
+    tie = np.subtract.outer(np.arange(n), np.arange(n)).astype(float)
+    for _ in range(n_iter):
+        dx = pos[:, 0][:, None] - pos[:, 0][None, :]
+        dy = pos[:, 1][:, None] - pos[:, 1][None, :]
+        over_x = half_w - np.abs(dx)
+        over_y = half_h - np.abs(dy)
+        clash = (over_x > 0) & (over_y > 0)
+        np.fill_diagonal(clash, False)
+        if not clash.any():
+            break
+        sign_y = np.sign(np.where(dy != 0, dy, tie))
+        sign_x = np.sign(np.where(dx != 0, dx, tie))
+        # push along the direction that needs the smaller relative move
+        vertical = over_y / half_h <= over_x / half_w
+        move_y = np.where(clash & vertical, sign_y * over_y * 0.5, 0.0).sum(axis=1)
+        move_x = np.where(clash & ~vertical, sign_x * over_x * 0.5, 0.0).sum(axis=1)
+        pos[:, 0] += 0.6 * move_x
+        pos[:, 1] += 0.6 * move_y
+    return pos
+
+
+def label_extent(ax, positions, labels, fontsize):
+    """Bounding box (x_min, x_max, y_min, y_max) of labels centred at ``positions``."""
+    positions = np.asarray(positions, dtype=float).reshape(-1, 2)
+    if len(positions) == 0:
+        return None
+    dx_pt, dy_pt = data_per_point(ax)
+    widths = _label_widths(labels, fontsize) * dx_pt
+    heights = _label_height(fontsize) * dy_pt
+    return (
+        float(np.min(positions[:, 0] - widths / 2)),
+        float(np.max(positions[:, 0] + widths / 2)),
+        float(np.min(positions[:, 1] - heights / 2)),
+        float(np.max(positions[:, 1] + heights / 2)),
+    )
+
+
+def draw_labels(ax, ends, labels, *, origin=(0.0, 0.0), fontsize=9.0, text_kw=None,
+                center=None, background=True):
+    """Write ``labels`` next to arrow ends, growing the limits if they spill out.
+
+    ``center`` (a point) keeps the limits symmetric about it when they grow;
+    otherwise each side grows on its own. Returns the list of matplotlib Text.
+    """
+    ends = np.asarray(ends, dtype=float).reshape(-1, 2)
+    if len(ends) == 0:
+        return []
+    pos = place_labels(ax, ends, labels, origin=origin, fontsize=fontsize)
+    for _ in range(2):
+        ext = label_extent(ax, pos, labels, fontsize)
+        x0, x1 = ax.get_xlim()
+        y0, y1 = ax.get_ylim()
+        if center is not None:
+            mid = np.asarray(center, dtype=float)
+            need = max(mid[0] - ext[0], ext[1] - mid[0], mid[1] - ext[2], ext[3] - mid[1])
+            half = max(x1 - x0, y1 - y0) / 2
+            if need <= half:
+                break
+            half = need * 1.03
+            ax.set_xlim(mid[0] - half, mid[0] + half)
+            ax.set_ylim(mid[1] - half, mid[1] + half)
+        else:
+            margin = 0.02 * max(x1 - x0, y1 - y0)
+            nx0, nx1 = min(x0, ext[0] - margin), max(x1, ext[1] + margin)
+            ny0, ny1 = min(y0, ext[2] - margin), max(y1, ext[3] + margin)
+            if (nx0, nx1, ny0, ny1) == (x0, x1, y0, y1):
+                break
+            ax.set_xlim(nx0, nx1)
+            ax.set_ylim(ny0, ny1)
+        pos = place_labels(ax, ends, labels, origin=origin, fontsize=fontsize)
+    kw = {"fontsize": fontsize, "ha": "center", "va": "center", "zorder": 5}
+    if background:
+        kw["bbox"] = {"boxstyle": "round,pad=0.1", "facecolor": "white",
+                      "edgecolor": "none", "alpha": 0.65}
+    from matplotlib.text import Text
+
+    kw = merge_style(kw, text_kw, Text)
+    return [ax.text(x, y, plain_text(lab), **kw) for (x, y), lab in zip(pos, labels)]
