@@ -4,6 +4,7 @@ TypeError, a wrong value a ValueError, both naming the argument)."""
 
 import numpy as np
 
+from .._names import default_feature_names
 from .._validation import Instance, Interval, check_component_pair, check_param
 
 #: The heatmap shows at most this many components unless asked for more.
@@ -73,7 +74,7 @@ def as_vector(values, name, length=None, nonnegative=False):
 def check_feature_names(feature_names, n_features):
     """Return a list of ``n_features`` names (``x0, x1, ...`` for None)."""
     if feature_names is None:
-        return [f"x{j}" for j in range(n_features)]
+        return default_feature_names(n_features)
     names = [str(f) for f in feature_names]
     if len(names) != n_features:
         raise ValueError(
