@@ -36,9 +36,9 @@ Cost: one figure and one axes per test are reused; between cases the artists, ex
 axes (twin axes, colour bars, facets) and axes state are removed, with a full
 ``ax.clear()`` every ``FULL_CLEAR_EVERY`` cases (``ax.clear()`` alone costs ~8 ms,
 about half a case). To catch render-time errors (mathtext, limits) the figure is
-rendered (``canvas.draw()``) after every ``DRAW_EVERY`` cases (ten times per test),
-and every ``DEFAULT_FIGURE_EVERY`` cases (twice per test) the call is repeated with
-``ax=None`` (a new figure, the default constrained layout) and rendered. A case
+rendered (``canvas.draw()``) after every ``DRAW_EVERY`` cases, and every
+``DEFAULT_FIGURE_EVERY`` cases the call is repeated with ``ax=None`` (a new figure,
+the default constrained layout) and rendered. A case
 costs ~15 ms, nearly all of it matplotlib (the colour bar of a score plot alone
 ~10 ms): ~30 s per display at the nominal count.
 
@@ -87,13 +87,14 @@ DISPLAY_EXAMPLES = 2000
 # plot_overview builds a new 7-panel figure per case (~0.15 s without, ~0.4 s with
 # the constrained layout): 300 cases take ~1 minute, 2000 would take ~6 minutes.
 OVERVIEW_EXAMPLES = 300
-# Rendering is the costly part of a case: whatever the profile's count, a display
-# test renders its figure ten times and repeats the call on a default figure
-# twice, and the overview test renders six of its figures.
-DRAW_EVERY = max(1, profile_examples(DISPLAY_EXAMPLES) // 10)
-DEFAULT_FIGURE_EVERY = max(1, profile_examples(DISPLAY_EXAMPLES) // 2)
+# Rendering costs several cases. A display test renders its figure every 200 cases
+# and repeats the call on a default figure every 1000, but at least four and two
+# times per run under a profile that runs fewer cases; the overview test renders
+# every 50th of its figures, at least three per run.
+DRAW_EVERY = max(1, min(200, profile_examples(DISPLAY_EXAMPLES) // 4))
+DEFAULT_FIGURE_EVERY = max(1, min(1000, profile_examples(DISPLAY_EXAMPLES) // 2))
 FULL_CLEAR_EVERY = 20
-OVERVIEW_DRAW_EVERY = max(1, profile_examples(OVERVIEW_EXAMPLES) // 6)
+OVERVIEW_DRAW_EVERY = max(1, min(50, profile_examples(OVERVIEW_EXAMPLES) // 3))
 OVERVIEW_CONSTRAINED_EVERY = 10
 
 
