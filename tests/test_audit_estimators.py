@@ -54,8 +54,8 @@ directions, so the e1 -> e2 pair attains the same ``2 sqrt(2) / n``).
 Run counts are set for CI. The audits of the directions (plain and clipped) and
 of the scree with public directions, each correctly noised and with the noise
 halved, and the audit that catches DPPCA's under-noised loading part, run on every
-``pytest`` (about 20 s in all). The audits whose fits are many times slower are
-marked ``slow`` (``pytest -m slow`` or ``--run-slow``, about 45 s more): DPPCA with
+``pytest`` (about 15 s in all). The audits whose fits are many times slower are
+marked ``slow`` (``pytest -m slow`` or ``--run-slow``, about 25 s more): DPPCA with
 96% on the directions (correct and halved: its statistic sees the directions'
 mechanism, audited above), DPPCA's default split on three statistics, and DPScree's
 default settings (private directions and clip bound). ``pytest --audit-full`` (an
