@@ -1,15 +1,20 @@
-"""The hypothesis profile, cached draws and the outcome contract shared by the
+"""The hypothesis profiles, cached draws and the outcome contract shared by the
 property-test modules.
 
-Each property test names its nominal number of cases (for example 2000); the
-environment variable ``HYPOTHESIS_PROFILE`` scales it:
+Each property test names its nominal number of cases (2000 for the estimators, each
+display and the command line; 300 for ``plot_overview``). The environment variable
+``HYPOTHESIS_PROFILE`` chooses the share that runs:
 
-* ``ci`` (the default): one case in eight, at least 10 (250 of 2000): derandomized,
-  no example database, no shrinking, so every run draws the same cases;
-* ``quick``: one case in twenty (100 of 2000), for a fast check while editing;
-* ``full``: the nominal count (2000), derandomized like ``ci``;
-* ``thorough``: ten times the nominal count, random seeds, and shrinking of a
-  failing case to a minimal one (prints a ``@reproduce_failure`` blob).
+* ``ci`` (the default, what a plain ``pytest`` and CI run): one case in ten, at
+  least 10 (200 of 2000 per display); derandomized, so every run draws the same
+  cases; no example database; a failing case is reported as found, not shrunk;
+* ``quick``: one case in twenty (100 of 2000), otherwise as ``ci``, for a fast check
+  while editing;
+* ``thorough``: the full nominal counts, on request (about ten times as long as
+  ``ci``); fresh random seeds on every run, and a failing case shrunk to a minimal
+  one with the ``@reproduce_failure`` blob that replays it.
+
+For example ``HYPOTHESIS_PROFILE=thorough pytest tests/test_hypothesis_displays.py``.
 """
 
 import os
@@ -19,33 +24,39 @@ import warnings
 from hypothesis import HealthCheck, Phase, event, note, settings
 from hypothesis import strategies as st
 
-PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
 #: Share of each test's nominal case count run under each profile.
-PROFILE_SCALE = {"ci": 0.125, "default": 0.125, "quick": 0.05, "full": 1.0,
-                 "thorough": 10.0}
-_SCALE = PROFILE_SCALE
-if PROFILE not in _SCALE:
-    raise ValueError(f"HYPOTHESIS_PROFILE must be one of {sorted(_SCALE)}, got {PROFILE!r}.")
+PROFILE_SCALE = {"ci": 0.1, "quick": 0.05, "thorough": 1.0}
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+if PROFILE not in PROFILE_SCALE:
+    raise ValueError(f"HYPOTHESIS_PROFILE must be one of {sorted(PROFILE_SCALE)}, "
+                     f"got {PROFILE!r}.")
+#: Fewest cases a property test runs under any profile.
+MIN_EXAMPLES = 10
+_THOROUGH = PROFILE == "thorough"
+_PROFILE_SETTINGS = settings(
+    deadline=None,
+    derandomize=not _THOROUGH,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                           HealthCheck.filter_too_much],
+    # a derandomized profile reproduces a failure by rerunning; a random one prints
+    # the @reproduce_failure blob
+    print_blob=_THOROUGH,
+    # shrinking these inputs can take many minutes: only on request
+    phases=tuple(Phase) if _THOROUGH else (Phase.explicit, Phase.reuse, Phase.generate),
+    report_multiple_bugs=_THOROUGH,
+)
+
+
+def profile_examples(examples):
+    """The number of cases a test of ``examples`` nominal cases runs now."""
+    return max(MIN_EXAMPLES, round(examples * PROFILE_SCALE[PROFILE]))
 
 
 def profile_settings(examples):
-    """Settings for a property test of ``examples`` cases under the active profile."""
-    return settings(
-        max_examples=max(10, int(examples * _SCALE[PROFILE])),
-        deadline=None,
-        derandomize=PROFILE != "thorough",
-        database=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                               HealthCheck.filter_too_much],
-        # derandomized profiles reproduce a failure by rerunning; random ones print
-        # the @reproduce_failure blob
-        print_blob=PROFILE == "thorough",
-        # CI reports the first failing example as found: shrinking these inputs can
-        # take many minutes. The thorough profile shrinks.
-        phases=tuple(Phase) if PROFILE == "thorough" else (
-            Phase.explicit, Phase.reuse, Phase.generate),
-        report_multiple_bugs=PROFILE == "thorough",
-    )
+    """Settings for a property test of ``examples`` nominal cases under the active
+    profile (see the module docstring)."""
+    return settings(_PROFILE_SETTINGS, max_examples=profile_examples(examples))
 
 
 # Strategies are built once: building st.sampled_from(...) anew in every draw costs

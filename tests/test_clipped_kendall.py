@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pytest
 from scipy.stats import chi2
-from test_kendall import _adversarial_neighbours
+from ._kendall_support import adversarial_neighbours
 
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree
 from sklearn_dppca._kendall import pair_design, pair_scatter, spherical_kendall
@@ -86,10 +86,10 @@ def test_term_difference_identity_and_bound():
 
 @pytest.mark.parametrize("pairs", DESIGNS)
 @pytest.mark.parametrize("radius", [1.0, 1e3])
-def test_sensitivity_attained_on_adversarial_neighbours(pairs, radius):
+def test_sensitivity_attained_onadversarial_neighbours(pairs, radius):
     # n - 1 rows within 1e-6 of 0, the last at 1e6 e1 against 1e6 e2: its n - 1
     # (or m) terms are clipped to e1 e1^T against e2 e2^T, sqrt(2) apart each.
-    X, X_prime = _adversarial_neighbours(seed=37)
+    X, X_prime = adversarial_neighbours(seed=37)
     n = X.shape[0]
     gap = kernel_gap(X, X_prime, radius, pairs)
     assert 2.8 / n < gap <= bound(n) + 1e-12
@@ -100,7 +100,7 @@ def test_sensitivity_at_the_estimator(pairs):
     # A public radius: the generator draws the design (pairs=m), then the noise;
     # with the same seed the noise cancels between neighbours and the released
     # matrices differ exactly by the kernel gap.
-    X, X_prime = _adversarial_neighbours(seed=37)
+    X, X_prime = adversarial_neighbours(seed=37)
     n, seed, radius = X.shape[0], 11, 1.0
     gap = (pair_scatter(X, floor=radius**2, pairs=pairs, random_state=seed)
            - pair_scatter(X_prime, floor=radius**2, pairs=pairs, random_state=seed))

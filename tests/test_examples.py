@@ -3,11 +3,8 @@
 import runpy
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import pytest
-
-matplotlib = pytest.importorskip("matplotlib")
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("plot_*.py"))
 

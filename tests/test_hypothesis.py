@@ -21,11 +21,13 @@ they accept ``max |X| <= 2**500`` (about 3.3e150) and raise a ValueError naming 
 beyond; DPKendallDirections and ``spherical_kendall`` are scale invariant and
 accept every finite float.
 
-Example counts: the default ``ci`` profile runs >= 2000 generated cases per entry
-point (derandomized, so CI is reproducible, no example database). Run more with
+Example counts: 2000 nominal cases per entry point (``ESTIMATOR_EXAMPLES``); the
+default ``ci`` profile runs one in ten of them, derandomized, so CI is reproducible.
+Run all of them, with fresh random seeds, by
 
-    HYPOTHESIS_PROFILE=thorough pytest tests/test_hypothesis.py   # x10, random seeds
-    HYPOTHESIS_PROFILE=quick pytest tests/test_hypothesis.py      # x0.05, for editing
+    HYPOTHESIS_PROFILE=thorough pytest tests/test_hypothesis.py
+
+(the profiles are described in tests/_hypothesis_support.py).
 
 The displays and the command line have their own property tests, on generated
 releases and argument lists: tests/test_hypothesis_displays.py and
@@ -44,15 +46,19 @@ from hypothesis import strategies as st
 
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, spherical_kendall
 
-from _hypothesis_support import profile_settings as _settings  # noqa: E402
-from _hypothesis_support import run_contract  # noqa: E402
-from _hypothesis_support import strict_warnings as _strict_warnings  # noqa: E402
+from ._hypothesis_support import (
+    profile_settings as _settings,
+    run_contract,
+    strict_warnings as _strict_warnings,
+)
 
 
 ESTIMATOR_EXAMPLES = 2000
 
 # The public data domain of the estimators that release variances.
 VARIANCE_LIMIT = 2.0 ** 500
+# the message of an n_components above the number of features p
+N_COMPONENTS_ERROR = r"n_components must be an int in \[1, \d+\]"
 
 MAX_ROWS, MAX_COLS = 60, 8
 # mostly a few components (the common use), sometimes more than p (an error)
@@ -390,7 +396,7 @@ def test_dp_kendall_directions_property(case, n_components, sensitivity, duplica
         lambda: estimator.fit(case.data),
         expected,
         [(finite and n_components is not None and n_components > p, (ValueError,),
-          r"n_components=\d+ must lie in"),
+          N_COMPONENTS_ERROR),
          (finite and duplicates == "raise" and coincident, (ValueError,), r"coincident"),
          # the non-private reference is a covariance: squares of the data's scale
          (finite and compute_nonprivate and np.max(np.abs(values)) > VARIANCE_LIMIT,
@@ -451,7 +457,7 @@ def test_dp_scree_property(case, method_params, n_components, whiten, monotone, 
         lambda: estimator.fit(case.data),
         expected,
         [(finite and n_components is not None and n_components > p, (ValueError,),
-          r"n_components=\d+ must lie in"),
+          N_COMPONENTS_ERROR),
          (finite and _paired_method_too_small(method, params, n), (ValueError,),
           r"at least 4 rows"),
          (finite and design_pairs is not None and design_pairs % 2 == 1 and n % 2 == 1
@@ -526,7 +532,7 @@ def test_dppca_property(case, params, groups, label_seed, outside_label):
     fitted = _run(
         lambda: estimator.fit(case.data, y),
         expected,
-        [(finite and k > p, (ValueError,), r"n_components=\d+ must lie in"),
+        [(finite and k > p, (ValueError,), N_COMPONENTS_ERROR),
          (finite and k <= p and _paired_method_too_small(params["scree_method"], None, n),
           (ValueError,), r"at least 4 rows"),
          (finite and k <= p and isinstance(pairs, int) and pairs % 2 == 1 and n % 2 == 1

@@ -37,8 +37,9 @@ line).
 Cost: most cases fail during validation (a few milliseconds). The strategies are
 biased so that about 1% of the cases are complete runs (fit, figure, JSON; ~2.5 s
 each, the overview figure dominates); ``--hypothesis-show-statistics`` reports their
-share ("outcome: exit 0"). 2000 cases nominally: 250 under the default profile
-(about 15 s), see tests/_hypothesis_support.py for the others.
+share ("outcome: exit 0"). 2000 cases nominally: 200 under the default ``ci`` profile
+(about 15 s), all of them under ``HYPOTHESIS_PROFILE=thorough``; see
+tests/_hypothesis_support.py.
 """
 
 import contextlib
@@ -49,23 +50,21 @@ import os
 import re
 import warnings
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from hypothesis import event, given, note
 from hypothesis import strategies as st
 from threadpoolctl import threadpool_limits
 
-matplotlib = pytest.importorskip("matplotlib")
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from sklearn_dppca import DPPCA, DPScree, export_release, load_release
+from sklearn_dppca._cli import main
 
-from sklearn_dppca import DPPCA, DPScree, export_release, load_release  # noqa: E402
-from sklearn_dppca._cli import main  # noqa: E402
-
-# ------------------------------------------------------------------------ settings
-from _hypothesis_support import integer as _int  # noqa: E402
-from _hypothesis_support import pick as _pick  # noqa: E402
-from _hypothesis_support import profile_settings as _settings  # noqa: E402
+from ._hypothesis_support import (
+    integer as _int,
+    pick as _pick,
+    profile_settings as _settings,
+)
 
 
 CLI_EXAMPLES = 2000

@@ -38,33 +38,32 @@ axes (twin axes, colour bars, facets) and axes state are removed, with a full
 about half a case). To catch render-time errors (mathtext, limits) the figure is
 rendered (``canvas.draw()``) after every ``DRAW_EVERY`` cases, and every
 ``DEFAULT_FIGURE_EVERY`` cases the call is repeated with ``ax=None`` (a new figure,
-the default constrained layout) and rendered. A case costs ~15 ms, nearly all of it
-matplotlib (the colour bar of a score plot alone ~10 ms): ~30 s per display.
+the default constrained layout) and rendered. A case
+costs ~15 ms, nearly all of it matplotlib (the colour bar of a score plot alone
+~10 ms): ~30 s per display at the nominal count.
 
-Example counts: the ``ci`` profile (default, derandomized) runs ``DISPLAY_EXAMPLES``
-(2000) cases per display and ``OVERVIEW_EXAMPLES`` (300) for ``plot_overview``; see
-tests/test_hypothesis.py for ``HYPOTHESIS_PROFILE=quick|thorough``.
+Example counts: ``DISPLAY_EXAMPLES`` (2000) nominal cases per display and
+``OVERVIEW_EXAMPLES`` (300) for ``plot_overview``. The default ``ci`` profile runs one
+in ten of them (200 per display), ``HYPOTHESIS_PROFILE=thorough`` all of them; see
+tests/_hypothesis_support.py.
 """
 
 import json
 import math
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import AutoLocator, ScalarFormatter
 
-matplotlib = pytest.importorskip("matplotlib")
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.axes import Axes  # noqa: E402
-from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import AutoLocator, ScalarFormatter  # noqa: E402
-
-from sklearn_dppca import load_release  # noqa: E402
-from sklearn_dppca._release import FORMAT, NONPRIVATE_KEY  # noqa: E402
-from sklearn_dppca.display import (  # noqa: E402
+from sklearn_dppca import load_release
+from sklearn_dppca._release import FORMAT, NONPRIVATE_KEY
+from sklearn_dppca.display import (
     BiplotDisplay,
     LoadingDisplay,
     ScoreDisplay,
@@ -73,23 +72,29 @@ from sklearn_dppca.display import (  # noqa: E402
     plot_overview,
 )
 
-# ------------------------------------------------------------------------ settings
-from _hypothesis_support import boolean as _bool  # noqa: E402
-from _hypothesis_support import integer as _int  # noqa: E402
-from _hypothesis_support import pick as _pick  # noqa: E402
-from _hypothesis_support import profile_settings as _settings  # noqa: E402
-from _hypothesis_support import run_contract  # noqa: E402
-from _hypothesis_support import strict_warnings as _strict_warnings  # noqa: E402
+from ._hypothesis_support import (
+    boolean as _bool,
+    integer as _int,
+    pick as _pick,
+    profile_examples,
+    profile_settings as _settings,
+    run_contract,
+    strict_warnings as _strict_warnings,
+)
 
 
 DISPLAY_EXAMPLES = 2000
 # plot_overview builds a new 7-panel figure per case (~0.15 s without, ~0.4 s with
 # the constrained layout): 300 cases take ~1 minute, 2000 would take ~6 minutes.
 OVERVIEW_EXAMPLES = 300
-DRAW_EVERY = 200
-DEFAULT_FIGURE_EVERY = 1000
+# Rendering costs several cases. A display test renders its figure every 200 cases
+# and repeats the call on a default figure every 1000, but at least four and two
+# times per run under a profile that runs fewer cases; the overview test renders
+# every 50th of its figures, at least three per run.
+DRAW_EVERY = max(1, min(200, profile_examples(DISPLAY_EXAMPLES) // 4))
+DEFAULT_FIGURE_EVERY = max(1, min(1000, profile_examples(DISPLAY_EXAMPLES) // 2))
 FULL_CLEAR_EVERY = 20
-OVERVIEW_DRAW_EVERY = 50
+OVERVIEW_DRAW_EVERY = max(1, min(50, profile_examples(OVERVIEW_EXAMPLES) // 3))
 OVERVIEW_CONSTRAINED_EVERY = 10
 
 

@@ -5,89 +5,15 @@ import pytest
 
 from sklearn_dppca._kendall import pair_design, pair_scatter, spherical_kendall
 
-TOL = 1e-12
-
-
-# --------------------------------------------------------------------------- helpers
-def direct_kendall(X, pairs=None):
-    """Slow reference: sum of u u^T over pairs, each from its exact difference.
-
-    ``pairs`` is an array of (i, j) rows, or None for all pairs i < j. Each difference
-    is divided by its largest coordinate before squaring, so neither 1e300 nor
-    1e-300 overflows or underflows; coincident pairs give a zero term.
-    """
-    X = np.asarray(X, dtype=np.float64)
-    n, p = X.shape
-    if pairs is None:
-        pairs = np.array([(i, j) for i in range(n) for j in range(i + 1, n)])
-    total = np.zeros((p, p))
-    for start in range(0, len(pairs), 4096):
-        chunk = pairs[start:start + 4096]
-        diffs = X[chunk[:, 0]] - X[chunk[:, 1]]
-        largest = np.max(np.abs(diffs), axis=1)
-        diffs = diffs[largest > 0] / largest[largest > 0, None]
-        units = diffs / np.linalg.norm(diffs, axis=1)[:, None]
-        total += units.T @ units
-    return total / len(pairs)
-
-
-def gram_trick_kendall(X):
-    """The plain Gram formulation (uncentred, no exact path): shows inputs are hard."""
-    X = np.asarray(X, dtype=np.float64)
-    n = X.shape[0]
-    sq = np.einsum("ij,ij->i", X, X)
-    D2 = sq[:, None] + sq[None, :] - 2 * X @ X.T
-    np.fill_diagonal(D2, np.inf)
-    with np.errstate(divide="ignore"):
-        W = 1 / D2  # pairs whose D2 cancels to 0 get an infinite weight...
-    W[~np.isfinite(W)] = 0.0  # ...which we drop, as a careless kernel would
-    return (X.T @ (W.sum(axis=1)[:, None] * X) - X.T @ W @ X) / (n * (n - 1) / 2)
-
-
-def near_duplicates(rng, n_base=150, p=5):
-    base = rng.standard_normal((n_base, p)) + 1e3
-    return np.vstack([base, base + 1e-5 * rng.standard_normal((n_base, p))])
-
-
-def random_dyadic(rng, n, p):
-    """Standard normal values rounded to multiples of 2**-20 (exact after + 1e6)."""
-    return np.round(rng.standard_normal((n, p)) * 2.0**20) / 2.0**20
-
-
-def assert_close(actual, expected, tol=TOL):
-    assert actual.shape == expected.shape
-    err = np.max(np.abs(actual - expected))
-    assert err <= tol, f"max abs error {err:.3e} > {tol:.0e}"
-
-
-# ------------------------------------------------------------- agreement with the loop
-def _datasets():
-    rng = np.random.default_rng(20240607)
-    mixed_rows = np.vstack([
-        rng.standard_normal((60, 3)) * 1e300,
-        rng.standard_normal((60, 3)) * 1e-300,
-        rng.standard_normal((60, 3)),
-    ])
-    return {
-        "gaussian": rng.standard_normal((300, 7)),
-        "cauchy": rng.standard_cauchy((300, 5)),
-        "student_t1": rng.standard_t(1, size=(250, 4)) + 50.0,
-        "mixed_scale_columns": rng.standard_normal((300, 6)) * np.logspace(-3, 2, 6),
-        "n_equals_2": rng.standard_normal((2, 4)),
-        "p_equals_1": rng.standard_normal((80, 1)),
-        "float32": rng.standard_normal((200, 4)).astype(np.float32) * 3 + 10,
-        "near_duplicates": near_duplicates(rng),
-        "near_1e300": rng.standard_normal((200, 3)) * 1e300,
-        "near_1e-300": rng.standard_normal((200, 3)) * 1e-300,
-        "rows_1e300_to_1e-300": mixed_rows,
-        "clusters_far_apart": np.vstack([
-            rng.standard_normal((150, 4)) + 1e4,
-            rng.standard_normal((150, 4)) - 1e4,
-        ]),
-    }
-
-
-DATASETS = _datasets()
+from ._kendall_support import (
+    DATASETS,
+    TOL,
+    adversarial_neighbours,
+    assert_close,
+    direct_kendall,
+    gram_trick_kendall,
+    random_dyadic,
+)
 
 
 @pytest.mark.parametrize("name", sorted(DATASETS))
@@ -228,15 +154,6 @@ def _neighbour_gap(X, X_prime, **kwargs):
                               - spherical_kendall(X_prime, **kwargs))
 
 
-def _adversarial_neighbours(n=200, p=3, seed=10):
-    rng = np.random.default_rng(seed)
-    X = 1e-6 * rng.standard_normal((n, p))
-    X_prime = X.copy()
-    X[-1] = 1e6 * np.eye(p)[0]
-    X_prime[-1] = 1e6 * np.eye(p)[1]
-    return X, X_prime
-
-
 @pytest.mark.parametrize("kwargs", [{}, {"pairs": 8, "random_state": 3},
                                     {"pairs": 7, "random_state": 4}])
 def test_sensitivity_random_neighbours(kwargs):
@@ -253,7 +170,7 @@ def test_sensitivity_random_neighbours(kwargs):
 @pytest.mark.parametrize("kwargs", [{}, {"pairs": 8, "random_state": 3},
                                     {"pairs": 5, "random_state": 4}])
 def test_sensitivity_adversarial_pair_nearly_attains_the_bound(kwargs):
-    X, X_prime = _adversarial_neighbours()
+    X, X_prime = adversarial_neighbours()
     gap = _neighbour_gap(X, X_prime, **kwargs)
     assert 2.8 < gap <= 2 * np.sqrt(2) + 1e-9
 

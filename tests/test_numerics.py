@@ -284,8 +284,12 @@ def test_variance_estimators_at_the_edge_of_their_domain():
 
 def test_whitening_tiny_variance_overflow_is_a_clear_error():
     # transform is not a release: a projection that overflows raises, naming X.
-    X = _data()
-    scree = DPScree(whiten=True, method_params={"clip": "norm", "C": 1e-300},
+    # Two components of 400 rows: their variances (~3e-301 and more) lie over 8 noise
+    # sds (4e-302) above 0, so whitening divides by tiny positive numbers, whatever
+    # the seed.
+    X = _data(n=400)
+    scree = DPScree(n_components=2, whiten=True,
+                    method_params={"clip": "norm", "C": 1e-300},
                     random_state=0).fit(X * 1e-150)
     assert np.all(scree.explained_variance_ > 0)
     with pytest.raises(ValueError, match="X is too large to project"):

@@ -131,18 +131,15 @@ def test_the_in_tree_extension_is_built_and_ignored():
 
 
 def test_install_page_documents_the_test_profiles():
-    sys.path.insert(0, str(ROOT / "tests"))
-    try:
-        from _hypothesis_support import PROFILE_SCALE
-    except ImportError:                  # hypothesis is a test extra
-        pytest.skip("hypothesis is not installed")
-    finally:
-        sys.path.remove(str(ROOT / "tests"))
+    pytest.importorskip("hypothesis")    # a test extra
+    from ._hypothesis_support import PROFILE_SCALE
+
     text = " ".join(_text("doc", "install.rst").split())
     for profile in PROFILE_SCALE:
-        if profile != "default":
-            assert f"HYPOTHESIS_PROFILE={profile}" in text, profile
-    for way in ("pytest -m slow", "pytest --run-slow", "SKLEARN_DPPCA_RUN_SLOW=1"):
+        assert f"HYPOTHESIS_PROFILE={profile}" in text, profile
+    for way in ("pytest -m slow", "pytest --run-slow", "SKLEARN_DPPCA_RUN_SLOW=1",
+                "--audit-full"):
         assert way in text, way
     conftest = _text("tests", "conftest.py")
-    assert '"SKLEARN_DPPCA_RUN_SLOW"' in conftest and '"--run-slow"' in conftest
+    for name in ('"SKLEARN_DPPCA_RUN_SLOW"', '"--run-slow"', '"--audit-full"'):
+        assert name in conftest, name

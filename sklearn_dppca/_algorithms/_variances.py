@@ -19,8 +19,6 @@ from .._validation import (
     Instance,
     Interval,
     Options,
-    check_generator,
-    check_pairs,
     check_param,
 )
 from ..privacy import PrivacyUtilityWarning, gaussian_mechanism
@@ -200,18 +198,11 @@ def norm_clipped_scatter(X, bound, pairs, rng):
 
     Each pair difference is shrunk to norm at most ``sqrt(2 bound)``, so
     ``v.M v`` is the mean of ``(v.d_clipped)^2 / 2``: the clipped variance along
-    ``v``. Pairs: all of them, or an ``m``-partner design from ``rng``.
+    ``v``. Pairs: all of them (nothing is drawn from ``rng``), or an ``m``-partner
+    design drawn from ``rng``.
     """
     # (d d^T / 2) min(1, 2 bound / ||d||^2) = bound d d^T / max(||d||^2, 2 bound): the
     # kernel's floored pair scatter, exact to about 1e-15 (sklearn_dppca._kendall).
-    rng = check_generator(rng)
-    pairs = check_pairs(pairs)
-    n_samples = X.shape[0]
-    if pairs == "all" or pairs >= n_samples - 1:
-        # All pairs need no design; the permutation a complete design would draw is
-        # still drawn, so the random stream (and every later draw) stays as before.
-        rng.permutation(n_samples)
-        return bound * pair_scatter(X, floor=2 * bound, pairs="all")
     return bound * pair_scatter(X, floor=2 * bound, pairs=pairs, random_state=rng)
 
 
