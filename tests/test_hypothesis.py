@@ -58,7 +58,7 @@ ESTIMATOR_EXAMPLES = 2000
 # The public data domain of the estimators that release variances.
 VARIANCE_LIMIT = 2.0 ** 500
 # the message of an n_components above the number of features p
-N_COMPONENTS_ERROR = r"n_components must be an int in \[1, \d+\]"
+N_COMPONENTS_ERROR = r"n_components=\d+ must lie in \[1, \d+\]"
 
 MAX_ROWS, MAX_COLS = 60, 8
 # mostly a few components (the common use), sometimes more than p (an error)
