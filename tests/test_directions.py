@@ -13,7 +13,7 @@ def gaussian_data(n=400, scales=(3.0, 1.0, 0.5), seed=0):
     return rng.normal(size=(n, len(scales))) * np.asarray(scales)
 
 
-def test_classical_noise_scale_matches_the_seeds_formula():
+def test_classical_noise_scale_matches_the_classical_formula():
     # The R package's example: n = 50, eps = 0.5, delta = 1e-3, sigma = 4 sqrt(2 ln(1.25/delta)) / (n eps)
     X = gaussian_data(n=50)
     est = DPKendallDirections(eps=0.5, delta=1e-3, noise="classical", accounting="basic",
@@ -195,7 +195,7 @@ def test_dataframe_non_numeric_columns_are_dropped_with_a_warning():
     assert list(out.columns) == ["dpkendalldirections0", "dpkendalldirections1"]
 
 
-def test_summary_prints_like_the_seeds():
+def test_summary_prints_the_directions_table():
     X = gaussian_data(n=50)
     est = DPKendallDirections(eps=0.5, delta=1e-3, random_state=0).fit(X)
     text = str(est.summary())

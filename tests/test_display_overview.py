@@ -228,4 +228,9 @@ def test_ledger_steps_with_dollar_signs_draw_literally():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         fig = plot_overview(DPPCA(scale=True, random_state=0).fit(X))
-    fig.canvas.draw()
+    fig.canvas.draw()   # an unescaped "$...$" pair fails here, as invalid mathtext
+    from matplotlib.text import Text
+
+    texts = [text.get_text() for text in fig.findobj(Text)]
+    assert any(r"price_\$_usd_\$" in text for text in texts)
+    assert not any("price_$" in text for text in texts)

@@ -11,11 +11,12 @@ import math
 
 import numpy as np
 import pytest
-from ._kendall_support import DATASETS, adversarial_neighbours, direct_kendall
 
 from sklearn_dppca import DPKendallDirections
-from sklearn_dppca._kendall import pair_design, pair_scatter, spherical_kendall
 from sklearn_dppca._algorithms._variances import norm_clipped_scatter
+from sklearn_dppca._kendall import pair_design, pair_scatter, spherical_kendall
+
+from ._kendall_support import DATASETS, adversarial_neighbours, direct_kendall
 
 TOL = 1e-12
 DBL_MAX = np.finfo(np.float64).max
@@ -130,15 +131,16 @@ def test_all_pairs_match_direct_loop(name, floor_index):
 
 
 @pytest.mark.parametrize("name", sorted(DATASETS))
-def test_floor_zero_is_spherical_kendall_bit_for_bit(name):
+def test_floor_zero_is_the_spherical_kendall_matrix(name):
+    # Both entry points share one pair sum: compare each with the slow loop
+    # rather than with each other.
     X = DATASETS[name]
-    np.testing.assert_array_equal(pair_scatter(X, floor=0.0), spherical_kendall(X))
-    np.testing.assert_array_equal(pair_scatter(X, floor=0), spherical_kendall(X))
     assert np.max(np.abs(pair_scatter(X, floor=0.0) - direct_kendall(X))) <= TOL
+    assert np.max(np.abs(pair_scatter(X, floor=0) - direct_kendall(X))) <= TOL
     if X.shape[0] > 12:
-        np.testing.assert_array_equal(
-            pair_scatter(X, floor=0.0, pairs=6, random_state=2),
-            spherical_kendall(X, pairs=6, random_state=2))
+        design = pair_design(X.shape[0], 6, np.random.default_rng(2))
+        assert np.max(np.abs(pair_scatter(X, floor=0.0, pairs=6, random_state=2)
+                             - direct_kendall(X, design.pairs()))) <= TOL
 
 
 @pytest.mark.parametrize("n, m", [(101, 6), (100, 5), (64, 1), (300, 16)])
