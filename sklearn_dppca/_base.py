@@ -24,10 +24,10 @@ from .privacy._calibration import NOISE_METHODS
 from .privacy._warnings import PrivacyRiskWarning, warn_risky_delta
 
 #: Frobenius sensitivity rules of the Kendall matrix (see
-#: :func:`~sklearn_dppca._algorithms._directions.kendall_sensitivity`).
-SENSITIVITY_RULES = ("standard", "tight")
+#: :func:`~sklearn_dppca._algorithms._directions._kendall_sensitivity`).
+_SENSITIVITY_RULES = ("standard", "tight")
 #: The pair terms of the directions' matrix (see DPKendallDirections).
-RADIAL_FUNCTIONS = ("spherical", "clipped")
+_RADIAL_FUNCTIONS = ("spherical", "clipped")
 
 
 class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -43,10 +43,10 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         "eps": [POSITIVE],
         "delta": [UNIT_OPEN],
         "noise": [Options(*NOISE_METHODS)],
-        "sensitivity": [Options(*SENSITIVITY_RULES)],
+        "sensitivity": [Options(*_SENSITIVITY_RULES)],
         "accounting": [Options(*ACCOUNTING_METHODS)],
         "accountant": [None, Instance(PrivacyAccountant, "a PrivacyAccountant")],
-        "radial": [Options(*RADIAL_FUNCTIONS)],
+        "radial": [Options(*_RADIAL_FUNCTIONS)],
         "radius": ["auto", POSITIVE],
         "radius_level": ["auto", UNIT_OPEN],
         "scale": [Boolean()],

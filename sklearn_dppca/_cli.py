@@ -34,11 +34,11 @@ import warnings
 from ._summary import ledger_table
 
 #: Above this many rows the command line uses the incomplete U-statistic.
-LARGE_N = 20_000
-#: Partners per row of the incomplete U-statistic used above ``LARGE_N`` rows.
-LARGE_N_PAIRS = 64
+_LARGE_N = 20_000
+#: Partners per row of the incomplete U-statistic used above ``_LARGE_N`` rows.
+_LARGE_N_PAIRS = 64
 #: Largest number of histogram cells per axis the command line accepts.
-MAX_BINS = 1000
+_MAX_BINS = 1000
 _FIGURE_FORMATS = (".png", ".pdf", ".svg")
 _FIT_OPTIONS = ("columns", "eps", "delta", "components", "scale", "axes", "bins",
                 "histogram", "scree_method", "group", "groups", "budget_split", "pairs",
@@ -46,7 +46,7 @@ _FIT_OPTIONS = ("columns", "eps", "delta", "components", "scale", "axes", "bins"
 _BUILTIN_GROUPS = ["G1", "G2", "G3", "G4", "G5"]
 #: The parts of ``--budget-split`` (those of ``DPPCA(budget_split=...)``); ``scale``
 #: is spent only with ``--scale``.
-BUDGET_PARTS = ("loading", "scree", "scale", "score")
+_BUDGET_PARTS = ("loading", "scree", "scale", "score")
 #: Cells reported as missing rather than non-numeric (compared in lower case).
 _MISSING = frozenset(["", "na", "n/a", "nan", "-nan", "null", "none", "#n/a", "<na>",
                       "?"])
@@ -68,7 +68,7 @@ _OPTION_SPELLING = {
 }
 
 
-class UserError(Exception):
+class _UserError(Exception):
     """A problem with the user's input: reported as one ``error:`` line, exit 2."""
 
 
@@ -91,11 +91,10 @@ def _default_splits():
     from . import _pca   # imported with the package anyway (for --version)
 
     text = _split_text(_pca.DEFAULT_SPLIT)
-    scaled = getattr(_pca, "DEFAULT_SCALED_SPLIT", None)
-    return text if scaled is None else f"{text}, with --scale {_split_text(scaled)}"
+    return f"{text}, with --scale {_split_text(_pca.DEFAULT_SCALED_SPLIT)}"
 
 
-def build_parser():
+def _build_parser():
     """The argument parser of the command line."""
     parser = argparse.ArgumentParser(
         prog=_prog(),
@@ -132,7 +131,7 @@ def build_parser():
                         help="total delta in (0, 1), well below 1/n (default 1e-5)")
     budget.add_argument("--budget-split", default=None, metavar="SPLIT",
                         help="shares of eps and delta among the parts "
-                             f"{', '.join(BUDGET_PARTS)}; default {_default_splits()}")
+                             f"{', '.join(_BUDGET_PARTS)}; default {_default_splits()}")
     budget.add_argument("--accounting", choices=("gdp", "basic"), default=None,
                         help="composition of the Gaussian parts: gdp (exact, one "
                              "mu-GDP block; default) or basic (shares added)")
@@ -162,8 +161,8 @@ def build_parser():
                        default=None, help="private variance method (default clipped)")
     model.add_argument("--pairs", default=None, metavar="all|M",
                        help="pairs of the Kendall and scree U-statistics: 'all', or M "
-                            f"partners per row (default all; {LARGE_N_PAIRS} above "
-                            f"{LARGE_N} rows)")
+                            f"partners per row (default all; {_LARGE_N_PAIRS} above "
+                            f"{_LARGE_N} rows)")
     output = parser.add_argument_group("output")
     output.add_argument("--out", default=None, metavar="FILE",
                         help="overview figure, .png, .pdf or .svg (default report.png)")
@@ -190,7 +189,7 @@ def _float(text, option):
     try:
         value = float(text)
     except (TypeError, ValueError):
-        raise UserError(f"{option} must be a number, got {text!r}.") from None
+        raise _UserError(f"{option} must be a number, got {text!r}.") from None
     return value
 
 
@@ -206,43 +205,43 @@ def _int(text, option, minimum=None):
     try:
         value = int(str(text).strip())
     except (TypeError, ValueError):
-        raise UserError(f"{option} must be an integer, got {text!r}.") from None
+        raise _UserError(f"{option} must be an integer, got {text!r}.") from None
     if minimum is not None and value < minimum:
-        raise UserError(f"{option} must be an integer >= {minimum}, got {text!r}.")
+        raise _UserError(f"{option} must be an integer >= {minimum}, got {text!r}.")
     return value
 
 
 def _int_list(text, option):
     parts = [part.strip() for part in str(text).split(",")]
     if not all(parts):
-        raise UserError(f"{option}: empty item in {text!r}.")
+        raise _UserError(f"{option}: empty item in {text!r}.")
     return [_int(part, option) for part in parts]
 
 
-def parse_bins(text):
+def _parse_bins(text):
     """``B`` or ``B,B`` -> a pair; the cells' range is DPPCA's to check, the
     command line's own cap on the figure's grid is checked here."""
     values = _int_list(text, "--bins")
-    if len(values) not in (1, 2) or max(values) > MAX_BINS:
-        raise UserError(
-            f"--bins must be one or two integers up to {MAX_BINS} (e.g. 20 or 20,30), "
+    if len(values) not in (1, 2) or max(values) > _MAX_BINS:
+        raise _UserError(
+            f"--bins must be one or two integers up to {_MAX_BINS} (e.g. 20 or 20,30), "
             f"got {text!r}."
         )
     return (values[0], values[-1])
 
 
-def parse_axes(text):
+def _parse_axes(text):
     """1-based ``A,B`` on the command line -> 0-based ``(a, b)``."""
     values = _int_list(text, "--axes")
     if len(values) != 2 or values[0] == values[1] or min(values) < 1:
-        raise UserError(
+        raise _UserError(
             "--axes must be two different 1-based component numbers such as 1,2, "
             f"got {text!r}."
         )
     return values[0] - 1, values[1] - 1
 
 
-def parse_budget_split(text):
+def _parse_budget_split(text):
     """``loading=0.4,scree=0.2,score=0.4`` -> dict (the parts and shares are
     DPPCA's to check)."""
     split = {}
@@ -250,16 +249,16 @@ def parse_budget_split(text):
         name, sep, value = item.partition("=")
         name = name.strip()
         if not sep or not name:
-            raise UserError(
+            raise _UserError(
                 f"--budget-split must look like loading=0.4,scree=0.2,score=0.4, got {text!r}."
             )
         if name in split:
-            raise UserError(f"--budget-split: part {name!r} is given twice.")
+            raise _UserError(f"--budget-split: part {name!r} is given twice.")
         split[name] = _float(value.strip(), f"--budget-split {name}")
     return split
 
 
-def parse_pairs(text):
+def _parse_pairs(text):
     if text is None:
         return None
     if str(text).strip().lower() == "all":
@@ -267,28 +266,28 @@ def parse_pairs(text):
     return _int(text, "--pairs")
 
 
-def parse_names(text, option, what):
+def _parse_names(text, option, what):
     """A comma-separated list of distinct names (CSV quoting allowed: "a, b",c)."""
     try:
         names = next(csv.reader([str(text)], skipinitialspace=True), [])
     except csv.Error:
-        raise UserError(f"{option}: cannot read the list {text!r}.") from None
+        raise _UserError(f"{option}: cannot read the list {text!r}.") from None
     names = [name.strip() for name in names]
     if not names or not all(names):
-        raise UserError(f"{option}: empty {what} in {text!r}.")
+        raise _UserError(f"{option}: empty {what} in {text!r}.")
     if len(set(names)) != len(names):
-        raise UserError(f"{option}: {what}s must be distinct, got {text!r}.")
+        raise _UserError(f"{option}: {what}s must be distinct, got {text!r}.")
     return names
 
 
-def parse_labels(text):
-    return parse_names(text, "--groups", "label")
+def _parse_labels(text):
+    return _parse_names(text, "--groups", "label")
 
 
 def _figure_path(path):
     extension = os.path.splitext(path)[1].lower()
     if extension not in _FIGURE_FORMATS:
-        raise UserError(
+        raise _UserError(
             f"--out {path!r}: the figure format is taken from the extension, which must "
             f"be one of {', '.join(_FIGURE_FORMATS)}."
         )
@@ -298,12 +297,12 @@ def _figure_path(path):
 def _check_writable(path, option):
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
-        raise UserError(f"{option} {path!r}: directory {directory!r} does not exist.")
+        raise _UserError(f"{option} {path!r}: directory {directory!r} does not exist.")
     if os.path.isdir(path):
-        raise UserError(f"{option} {path!r} is a directory.")
+        raise _UserError(f"{option} {path!r} is a directory.")
 
 
-class Options:
+class _Options:
     """The validated options of one run (command-line values, 0-based axes)."""
 
     def __init__(self, args):
@@ -315,8 +314,8 @@ class Options:
         self.components = (
             _int(args.components, "--components") if args.components is not None else 2
         )
-        self.axes = parse_axes(args.axes) if args.axes is not None else (0, 1)
-        self.bins = parse_bins(args.bins) if args.bins is not None else "auto"
+        self.axes = _parse_axes(args.axes) if args.axes is not None else (0, 1)
+        self.bins = _parse_bins(args.bins) if args.bins is not None else "auto"
         self.histogram = args.histogram or "additive"
         self.scree_method = args.scree_method or "clipped"
         self.noise = args.noise or "analytic"
@@ -325,17 +324,17 @@ class Options:
         self.accounting = args.accounting or (
             "basic" if self.noise == "classical" else "gdp")
         self.budget_split = (
-            parse_budget_split(args.budget_split) if args.budget_split is not None else None
+            _parse_budget_split(args.budget_split) if args.budget_split is not None else None
         )
-        self.pairs = parse_pairs(args.pairs)
+        self.pairs = _parse_pairs(args.pairs)
         self.seed = _int(args.seed, "--seed") if args.seed is not None else None
-        self.columns = (parse_names(args.columns, "--columns", "column")
+        self.columns = (_parse_names(args.columns, "--columns", "column")
                         if args.columns is not None else None)
         self.scale = bool(args.scale)
         self.group = args.group.strip() if args.group is not None else None
         if self.group == "":
-            raise UserError("--group: the column name is empty.")
-        self.groups = parse_labels(args.groups) if args.groups is not None else None
+            raise _UserError("--group: the column name is empty.")
+        self.groups = _parse_labels(args.groups) if args.groups is not None else None
         self.nonprivate = bool(args.nonprivate_reference)
         self.out = _figure_path(args.out if args.out is not None else "report.png")
         self.dpi = _int(args.dpi, "--dpi", minimum=10) if args.dpi is not None else 100
@@ -344,20 +343,20 @@ class Options:
             for name, value in (("--columns", self.columns), ("--group", self.group),
                                 ("--groups", self.groups)):
                 if value is not None and self.from_json is None:
-                    raise UserError(
+                    raise _UserError(
                         f"{name} needs a CSV file; the built-in data has its own "
                         "variables and declared groups."
                     )
         if self.groups is not None and self.group is None and self.csv is not None:
-            raise UserError("--groups needs --group COLUMN: the column holding the labels.")
+            raise _UserError("--groups needs --group COLUMN: the column holding the labels.")
         if self.group is not None and self.groups is None and self.csv is not None:
-            raise UserError(
+            raise _UserError(
                 "--group needs --groups a,b,c: the public list of group labels, declared "
                 "(from the study design), never read off the data."
             )
         if self.columns is not None and self.group is not None \
                 and self.group in self.columns:
-            raise UserError(f"--columns and --group both name {self.group!r}; the group "
+            raise _UserError(f"--columns and --group both name {self.group!r}; the group "
                             "column cannot also be a variable.")
         if self.from_json is not None:
             given = [f"--{name.replace('_', '-')}" for name in _FIT_OPTIONS
@@ -365,7 +364,7 @@ class Options:
             if self.csv is not None:
                 given.insert(0, "CSV")
             if given:
-                raise UserError(
+                raise _UserError(
                     f"--from-json redraws a saved release without data or fitting; "
                     f"{', '.join(given)} cannot apply to it."
                 )
@@ -377,7 +376,7 @@ class Options:
 # --------------------------------------------------------------------------------------
 # data
 # --------------------------------------------------------------------------------------
-class Data:
+class _Data:
     """The variables, the group labels and where they came from."""
 
     def __init__(self, X, y, labels, source, group_column=None):
@@ -388,12 +387,12 @@ class Data:
         self.group_column = group_column
 
 
-def builtin_data():
+def _builtin_data():
     """The ``gau`` data: 5 groups x 1000 rows x 20 columns, groups G1..G5 (public)."""
     from .datasets import make_gaussian_clusters
 
     X, y = make_gaussian_clusters(return_groups=True, as_frame=True, random_state=0)
-    return Data(X, y.to_numpy(dtype=object), list(_BUILTIN_GROUPS),
+    return _Data(X, y.to_numpy(dtype=object), list(_BUILTIN_GROUPS),
                 "built-in 'gau' data (make_gaussian_clusters, random_state=0)")
 
 
@@ -411,27 +410,27 @@ def _read_rows(path):
     line number or the text of a row, which are data.
     """
     if not os.path.exists(path):
-        raise UserError(f"cannot read {path!r}: no such file.")
+        raise _UserError(f"cannot read {path!r}: no such file.")
     if os.path.isdir(path):
-        raise UserError(f"cannot read {path!r}: it is a directory.")
+        raise _UserError(f"cannot read {path!r}: it is a directory.")
     try:
         # utf-8-sig: a byte order mark is not part of the first column's name
         with open(path, newline="", encoding="utf-8-sig") as handle:
             rows = list(csv.reader(handle, strict=True))
     except UnicodeDecodeError:
-        raise UserError(f"cannot read {path!r}: it is not UTF-8 text.") from None
+        raise _UserError(f"cannot read {path!r}: it is not UTF-8 text.") from None
     except csv.Error:
-        raise UserError(f"cannot parse {path!r} as CSV (a stray quote or a NUL byte); "
+        raise _UserError(f"cannot parse {path!r} as CSV (a stray quote or a NUL byte); "
                         "check the file's quoting.") from None
     except OSError as error:
-        raise UserError(f"cannot read {path!r}: {error.strerror or error}.") from None
+        raise _UserError(f"cannot read {path!r}: {error.strerror or error}.") from None
     while rows and not rows[0]:
         rows.pop(0)
     if not rows:
-        raise UserError(f"{path!r} is empty: a CSV with a header row is needed.")
+        raise _UserError(f"{path!r} is empty: a CSV with a header row is needed.")
     header, rows = rows[0], rows[1:]
     if not all(rows):
-        raise UserError(f"{path!r} has an empty line after the header: a missing value "
+        raise _UserError(f"{path!r} has an empty line after the header: a missing value "
                         "or a stray line (skipping it would change the number of rows); "
                         "remove it or fill in the value.")
     return header, rows
@@ -468,8 +467,8 @@ def _cell_values(cells):
     return values, text
 
 
-def read_csv(path, columns=None, group=None, declared=None, max_abs=None):
-    """Read ``path`` into a :class:`Data`; every problem is a :class:`UserError`.
+def _read_csv(path, columns=None, group=None, declared=None, max_abs=None):
+    """Read ``path`` into a :class:`_Data`; every problem is a :class:`_UserError`.
 
     ``columns``: the variables, in this order (None: every column but ``group``).
     ``group`` and ``declared`` (the public labels) come together. Messages name
@@ -482,29 +481,29 @@ def read_csv(path, columns=None, group=None, declared=None, max_abs=None):
     names = [name.strip() for name in header]
     for position, name in enumerate(names, start=1):
         if not name:
-            raise UserError(f"{path!r}: column {position} of the header has no name; "
+            raise _UserError(f"{path!r}: column {position} of the header has no name; "
                             "name every column.")
     if len(set(names)) != len(names):
         twice = sorted({name for name in names if names.count(name) > 1})
-        raise UserError(f"{path!r} has duplicate column names: {_list(twice)}.")
+        raise _UserError(f"{path!r} has duplicate column names: {_list(twice)}.")
     if not rows:
-        raise UserError(f"{path!r} has a header but no data rows.")
+        raise _UserError(f"{path!r} has a header but no data rows.")
     if any(len(row) != len(names) for row in rows):
-        raise UserError(f"{path!r}: not every row has as many fields as the header "
+        raise _UserError(f"{path!r}: not every row has as many fields as the header "
                         f"({len(names)}); check the separator (a comma) and the quoting.")
     index = {name: position for position, name in enumerate(names)}
 
     y = labels = None
     if group is not None:
         if group not in index:
-            raise UserError(f"--group {group!r}: no such column in {path!r} (columns: "
+            raise _UserError(f"--group {group!r}: no such column in {path!r} (columns: "
                             f"{_list(names)}).")
         raw = np.array([row[index[group]].strip() for row in rows], dtype=object)
         if (raw == "").any():
-            raise UserError(f"--group {group!r}: some rows have no group label; every "
+            raise _UserError(f"--group {group!r}: some rows have no group label; every "
                             "row needs one of --groups.")
         if not np.isin(raw, np.array(declared, dtype=object)).all():
-            raise UserError(f"--group {group!r}: some rows have a label that is not one of "
+            raise _UserError(f"--group {group!r}: some rows have a label that is not one of "
                             f"--groups {','.join(declared)}; declare every label (the "
                             "labels in the file are not shown: they are data).")
         y, labels = raw, list(declared)
@@ -512,11 +511,11 @@ def read_csv(path, columns=None, group=None, declared=None, max_abs=None):
     if columns is None:
         variables = [name for name in names if name != group]
         if not variables:
-            raise UserError(f"{path!r} has no column besides --group {group!r}.")
+            raise _UserError(f"{path!r} has no column besides --group {group!r}.")
     else:
         missing = [name for name in columns if name not in index]
         if missing:
-            raise UserError(f"--columns: no column {_list(missing)} in {path!r} (columns: "
+            raise _UserError(f"--columns: no column {_list(missing)} in {path!r} (columns: "
                             f"{_list(names)}).")
         variables = list(columns)
 
@@ -526,29 +525,29 @@ def read_csv(path, columns=None, group=None, declared=None, max_abs=None):
         values[:, j], text = _cell_values([row[position] for row in rows])
         if text.any():
             if columns is None:
-                raise UserError(
+                raise _UserError(
                     f"{path!r}: column {name!r} has cells that are not numbers. Without "
                     "--columns every column but --group is a variable; declare the "
                     "variables with --columns a,b,c (a name with a comma in double "
                     "quotes)."
                 )
-            raise UserError(f"{path!r}: column {name!r} (declared by --columns) has cells "
+            raise _UserError(f"{path!r}: column {name!r} (declared by --columns) has cells "
                             "that are not numbers; every cell of a variable must be one.")
         if not np.isfinite(values[:, j]).all():
-            raise UserError(
+            raise _UserError(
                 f"{path!r}: column {name!r} has missing or infinite values. Remove or "
                 "impute them first (an imputation from the data itself is not private)."
             )
         if max_abs is not None and np.max(np.abs(values[:, j])) > max_abs:
-            raise UserError(
+            raise _UserError(
                 f"{path!r}: column {name!r} has values beyond the data domain "
                 f"|x| <= 2**{int(round(math.log2(max_abs)))}; divide it by a constant "
                 "first (the directions do not change)."
             )
     if values.shape[0] < 2:
-        raise UserError(f"{path!r} has {values.shape[0]} data row; at least 2 are needed.")
+        raise _UserError(f"{path!r} has {values.shape[0]} data row; at least 2 are needed.")
     frame = pd.DataFrame(values, columns=variables)
-    return Data(frame, y, labels, f"CSV file {os.path.basename(path)!r}", group)
+    return _Data(frame, y, labels, f"CSV file {os.path.basename(path)!r}", group)
 
 
 # --------------------------------------------------------------------------------------
@@ -576,7 +575,7 @@ def _save_figure(estimator, options, out):
     try:
         figure.savefig(options.out, dpi=options.dpi)
     except OSError as error:
-        raise UserError(f"cannot write {options.out!r}: {error.strerror or error}.") from None
+        raise _UserError(f"cannot write {options.out!r}: {error.strerror or error}.") from None
     finally:
         plt.close(figure)
 
@@ -587,7 +586,7 @@ def _write_json(estimator, path, include_nonprivate, extra):
     try:
         export_release(estimator, path, include_nonprivate=include_nonprivate, extra=extra)
     except OSError as error:
-        raise UserError(f"cannot write {path!r}: {error.strerror or error}.") from None
+        raise _UserError(f"cannot write {path!r}: {error.strerror or error}.") from None
 
 
 # --------------------------------------------------------------------------------------
@@ -611,7 +610,7 @@ def _estimator(options, labels):
     try:
         estimator._check_params()
     except (ValueError, TypeError) as error:
-        raise UserError(_in_cli_terms(error)) from None
+        raise _UserError(_in_cli_terms(error)) from None
     return estimator
 
 
@@ -619,20 +618,20 @@ def _fit(options, out, err):
     say = (lambda *a, **k: None) if options.quiet else (lambda *a: print(*a, file=out))
     if options.components >= 2 and max(options.axes) >= options.components:
         # (the command line numbers the components from 1: checked in its terms)
-        raise UserError(
+        raise _UserError(
             f"--axes {options.axes[0] + 1},{options.axes[1] + 1}: components are numbered "
             f"1..{options.components} (--components {options.components})."
         )
     estimator = _estimator(options, list(_BUILTIN_GROUPS) if options.csv is None
                            else options.groups)
     if options.csv is None:
-        data = builtin_data()
+        data = _builtin_data()
     else:
         from ._validation import MAX_ABS_VALUE
 
         # the estimators reject values beyond their domain too; checked here per
         # column, so that the message can name the column
-        data = read_csv(options.csv, options.columns, options.group, options.groups,
+        data = _read_csv(options.csv, options.columns, options.group, options.groups,
                         max_abs=MAX_ABS_VALUE)
     n_samples, n_features = data.X.shape
     names = [str(name) for name in data.X.columns]
@@ -642,10 +641,10 @@ def _fit(options, out, err):
     # (delta >= 1/n: the estimator's PrivacyRiskWarning is shown as a warning line)
     pairs = options.pairs
     if pairs is None:
-        pairs = LARGE_N_PAIRS if n_samples > LARGE_N else "all"
+        pairs = _LARGE_N_PAIRS if n_samples > _LARGE_N else "all"
         if pairs != "all":
-            say(f"note: n = {n_samples} > {LARGE_N}: the incomplete U-statistic with "
-                f"{LARGE_N_PAIRS} partners per row is used (--pairs all for every pair).")
+            say(f"note: n = {n_samples} > {_LARGE_N}: the incomplete U-statistic with "
+                f"{_LARGE_N_PAIRS} partners per row is used (--pairs all for every pair).")
     if options.seed is not None:
         print("warning: --seed fixes the noise: anyone who knows the seed can remove it. "
               "Use it for tests only; publish releases made without --seed.", file=err)
@@ -654,7 +653,7 @@ def _fit(options, out, err):
               "PCA of the raw data (NOT PRIVATE, key 'nonprivate_reference_NOT_PRIVATE'); "
               "never publish them.", file=err)
     estimator.set_params(pairs=pairs,
-                         verbose=1 if (n_samples > LARGE_N or not options.quiet) else 0)
+                         verbose=1 if (n_samples > _LARGE_N or not options.quiet) else 0)
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -666,7 +665,7 @@ def _fit(options, out, err):
             # against the public n or p, which the message may state (the
             # estimators' messages quote no data value)
             _show_warnings(caught, err)
-            raise UserError(f"the private fit failed: {_in_cli_terms(error)}") from None
+            raise _UserError(f"the private fit failed: {_in_cli_terms(error)}") from None
     _show_warnings(caught, err)
     say(f"Fitted in {time.perf_counter() - start:.1f} s.")
     # public facts only: where the data came from and the declared group column
@@ -697,24 +696,24 @@ def _report(estimator, options, out, err, extra=None, json_path=None):
                if getattr(estimator, "nonprivate_", None) is not None else ""))
 
 
-def run(argv=None, out=None, err=None):
-    """Parse ``argv`` and run; :class:`UserError` propagates to :func:`main`."""
+def _run(argv=None, out=None, err=None):
+    """Parse ``argv`` and run; :class:`_UserError` propagates to :func:`main`."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
-    args = build_parser().parse_args(argv)
-    options = Options(args)
+    args = _build_parser().parse_args(argv)
+    options = _Options(args)
     if options.from_json is not None:
         from ._release import load_release
 
         path = options.from_json
         if not os.path.isfile(path):
-            raise UserError(f"cannot read {path!r}: no such file.")
+            raise _UserError(f"cannot read {path!r}: no such file.")
         try:
             release = load_release(path)
         except (ValueError, TypeError, KeyError) as error:
-            raise UserError(f"{path!r} is not a usable release: {error}") from None
+            raise _UserError(f"{path!r} is not a usable release: {error}") from None
         except (OSError, UnicodeDecodeError) as error:
-            raise UserError(f"cannot read {path!r}: {error}") from None
+            raise _UserError(f"cannot read {path!r}: {error}") from None
         if release.nonprivate_ is not None:
             print(f"warning: {path} holds a NON-PRIVATE reference; the figure overlays it: "
                   "never publish it.", file=err)
@@ -723,7 +722,7 @@ def run(argv=None, out=None, err=None):
         except (ValueError, TypeError, KeyError, IndexError) as error:
             # it loads but does not hold together (shapes or indices edited by hand)
             message = " ".join(str(error).split())
-            raise UserError(f"{path!r} is not a usable release: {message}") from None
+            raise _UserError(f"{path!r} is not a usable release: {message}") from None
         return 0
     estimator, extra = _fit(options, out, err)
     _report(estimator, options, out, err, extra=extra,
@@ -745,8 +744,8 @@ def main(argv=None):
         0 on success, 2 on a user error (one ``error:`` line on stderr).
     """
     try:
-        return run(argv)
-    except UserError as error:
+        return _run(argv)
+    except _UserError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except SystemExit as exit_:    # argparse: --help, --version and usage errors

@@ -17,7 +17,7 @@ about ``eps * S / D2`` relative accuracy on a pair, where ``S = |a|^2 + |b|^2`` 
 * ``X`` is first multiplied by an exact power of two so that ``max |x| < 1``; K is
   scale invariant and nothing overflows in the Gram products.
 * The rows are put in k-d order (recursive splits, at whole blocks, along the
-  widest coordinate) so each block of ``BLOCK_SIZE`` rows is spatially compact, and each
+  widest coordinate) so each block of ``_BLOCK_SIZE`` rows is spatially compact, and each
   block pair is centred on the coordinatewise median of its first block; K is
   translation invariant. Clustered or far-from-the-origin data thus keep ``S``
   comparable to the distances.
@@ -68,20 +68,20 @@ from ._validation import (
 
 # Rows per block of the all-pairs kernel: the b x b weight block (512 KiB) stays in
 # a core's L2 cache while the DGEMM calls still run at full speed.
-BLOCK_SIZE = 256
+_BLOCK_SIZE = 256
 # Block pairs (I, J) sharing one accumulation of W_IJ B_J: bounds how many terms any
 # accumulated entry sums, and gives the scheduler pieces of similar size.
-RUN_LENGTH = 16
+_RUN_LENGTH = 16
 # At most this many parallel tasks; the split depends on the data size only, never on
 # n_jobs, so every n_jobs adds the same partial sums in the same order.
-MAX_TASKS = 128
+_MAX_TASKS = 128
 # Ring positions per task of the pair-design kernel (at least).
-DESIGN_CHUNK = 2048
+_DESIGN_CHUNK = 2048
 
 _DUPLICATES_OPTIONS = ("ignore", "raise")
 
 
-class PairDesign(NamedTuple):
+class _PairDesign(NamedTuple):
     """A data-independent circulant design pairing every row with ``m`` others.
 
     Row ``order[t]`` sits at position ``t`` of a ring of ``n`` positions; it is paired
@@ -147,7 +147,7 @@ class PairDesign(NamedTuple):
         return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
 
 
-def pair_design(n_samples, m, rng):
+def _pair_design(n_samples, m, rng):
     """Draw the circulant pair design of the incomplete Kendall U-statistic.
 
     A uniformly random permutation places the rows on a ring; each row is then paired
@@ -168,7 +168,7 @@ def pair_design(n_samples, m, rng):
 
     Returns
     -------
-    design : PairDesign
+    design : _PairDesign
         ``design.partners()`` and ``design.pairs()`` list the pairs.
 
     Raises
@@ -190,7 +190,7 @@ def pair_design(n_samples, m, rng):
     order = rng.permutation(n_samples).astype(np.intp)
     offsets = np.arange(1, m // 2 + 1, dtype=np.intp)
     half_offset = n_samples // 2 if m % 2 == 1 else 0
-    return PairDesign(order=order, offsets=offsets, half_offset=half_offset)
+    return _PairDesign(order=order, offsets=offsets, half_offset=half_offset)
 
 
 def pair_scatter(X, *, floor, pairs="all", random_state=None, n_jobs=None,
@@ -223,7 +223,7 @@ def pair_scatter(X, *, floor, pairs="all", random_state=None, n_jobs=None,
         row with exactly ``m`` others (``m >= n - 1`` uses all pairs; an odd ``m``
         needs an even ``n``).
     random_state : None, int, numpy.random.Generator or RandomState, default=None
-        Draws the pair design (one :func:`pair_design` call, one permutation) when
+        Draws the pair design (one :func:`_pair_design` call, one permutation) when
         ``pairs`` is an int below ``n - 1``; unused otherwise.
     n_jobs : int, default=None
         Parallel tasks, as for :func:`spherical_kendall`; the result does not depend
@@ -301,7 +301,7 @@ def spherical_kendall(X, *, duplicates="ignore", n_jobs=None, pairs="all",
     pairs : "all" or int, default="all"
         ``"all"``: the complete U-statistic, O(n^2 p) time. An int ``m >= 1``: the
         incomplete U-statistic over a random design pairing every row with exactly
-        ``m`` others (``sklearn_dppca._kendall.pair_design``),
+        ``m`` others (``sklearn_dppca._kendall._pair_design``),
         ``K_m = 2 / (n m) * sum u u^T`` over its ``n m / 2`` pairs: O(n m p) for the
         differences plus ``n m p^2 / 2`` flops in DSYRK, O(n m p^2) in all. ``m >= n - 1``
         uses all pairs. An odd ``m`` needs an even ``n``.
@@ -312,7 +312,7 @@ def spherical_kendall(X, *, duplicates="ignore", n_jobs=None, pairs="all",
         Called as ``progress(pairs_done, pairs_total)`` after each parallel task, from
         the calling thread (never from the compiled kernel, which runs without the
         GIL); ``pairs_done`` grows to ``pairs_total`` (the number of pairs summed) at
-        the last call. About ``MAX_TASKS = 128`` calls for large inputs, one for small
+        the last call. About ``_MAX_TASKS = 128`` calls for large inputs, one for small
         ones. Keep it cheap: tasks wait for it. Exceptions it raises stop the
         computation.
 
@@ -355,7 +355,7 @@ def spherical_kendall(X, *, duplicates="ignore", n_jobs=None, pairs="all",
 
     **Cost.** All pairs: about ``2 n^2 p`` flops in DGEMM (symmetry halves the
     ``4 n^2 p`` of the plain Gram formulation), and beyond a few ``n x p`` copies
-    one ``BLOCK_SIZE x BLOCK_SIZE`` weight block (512 KiB) per worker; never an
+    one ``_BLOCK_SIZE x _BLOCK_SIZE`` weight block (512 KiB) per worker; never an
     ``n x n`` matrix.
 
     Examples
@@ -401,7 +401,7 @@ def _pair_sum(X, floor, pairs, random_state, n_jobs, progress):
     n_samples = X.shape[0]
     if m is None or m >= n_samples - 1:
         return _all_pairs_sum(X, floor, n_jobs, progress)
-    design = pair_design(n_samples, m, check_generator(random_state))
+    design = _pair_design(n_samples, m, check_generator(random_state))
     return _design_sum(X, design, floor, n_jobs, progress)
 
 
@@ -409,7 +409,7 @@ def _all_pairs_sum(X, floor, n_jobs, progress):
     """Sum of the floored terms over all pairs, the number of pairs, and the
     coincident pairs."""
     n_samples = X.shape[0]
-    block_size = min(BLOCK_SIZE, n_samples)
+    block_size = min(_BLOCK_SIZE, n_samples)
     X_scaled, exponent = _scaled_by_power_of_two(X)
     floor_mantissa, floor_exponent, scaled_floor, factor = _floor_parts(
         floor, exponent, X.shape[1])
@@ -492,7 +492,7 @@ def _design_sum(X, design, floor, n_jobs, progress):
     coincident pairs."""
     n_samples = X.shape[0]
     X_ring = np.ascontiguousarray(X[design.order])
-    n_tasks = max(1, min(MAX_TASKS, n_samples // DESIGN_CHUNK))
+    n_tasks = max(1, min(_MAX_TASKS, n_samples // _DESIGN_CHUNK))
     edges = np.linspace(0, n_samples, n_tasks + 1).astype(np.intp)
     floor_mantissa, floor_exponent = math.frexp(floor)
     half = design.half_offset
@@ -641,18 +641,18 @@ def _block_medians(X, block_starts):
 
 
 def _block_runs(n_blocks):
-    """All block pairs I <= J as runs ``(I, J0, J1)`` of at most RUN_LENGTH pairs."""
+    """All block pairs I <= J as runs ``(I, J0, J1)`` of at most _RUN_LENGTH pairs."""
     runs = [
-        (block_i, first, min(first + RUN_LENGTH, n_blocks))
+        (block_i, first, min(first + _RUN_LENGTH, n_blocks))
         for block_i in range(n_blocks)
-        for first in range(block_i, n_blocks, RUN_LENGTH)
+        for first in range(block_i, n_blocks, _RUN_LENGTH)
     ]
     return np.asarray(runs, dtype=np.intp).reshape(-1, 3)
 
 
 def _group_runs(runs):
-    """Split the runs, in order, into at most about MAX_TASKS tasks of similar work."""
+    """Split the runs, in order, into at most about _MAX_TASKS tasks of similar work."""
     work = runs[:, 2] - runs[:, 1]
-    target = max(1, -(-int(work.sum()) // MAX_TASKS))
+    target = max(1, -(-int(work.sum()) // _MAX_TASKS))
     cut_after = np.flatnonzero(np.diff(np.cumsum(work) // target) > 0) + 1
     return [np.ascontiguousarray(group) for group in np.split(runs, cut_after)]

@@ -51,10 +51,10 @@ from .privacy import PrivacyBudget, PrivacyLedger
 DEFAULT_SPLIT = {"loading": 0.35, "scree": 0.3, "score": 0.35}
 #: With ``scale=True`` the spreads take a part of their own.
 DEFAULT_SCALED_SPLIT = {"loading": 0.3, "scree": 0.25, "scale": 0.2, "score": 0.25}
-BUDGET_PARTS = ("loading", "scree", "scale", "score")
+_BUDGET_PARTS = ("loading", "scree", "scale", "score")
 
 
-def check_budget_split(budget_split, scale=False):
+def _check_budget_split(budget_split, scale=False):
     """Fractions of ``loading``, ``scree``, ``scale`` and ``score``; missing parts get 0.
 
     ``scale`` is the part of the private spreads: required with ``scale=True``,
@@ -64,12 +64,12 @@ def check_budget_split(budget_split, scale=False):
     budget_split = check_param(budget_split, [None, dict], "budget_split")
     if budget_split is None:
         return dict(DEFAULT_SCALED_SPLIT if scale else DEFAULT_SPLIT)
-    unknown = sorted(map(str, set(budget_split) - set(BUDGET_PARTS)))
+    unknown = sorted(map(str, set(budget_split) - set(_BUDGET_PARTS)))
     if unknown:
         raise ValueError(
-            f"budget_split has unknown parts {unknown}; parts are {list(BUDGET_PARTS)}."
+            f"budget_split has unknown parts {unknown}; parts are {list(_BUDGET_PARTS)}."
         )
-    split = {part: budget_split.get(part, 0.0) for part in BUDGET_PARTS}
+    split = {part: budget_split.get(part, 0.0) for part in _BUDGET_PARTS}
     required = ("loading", "scree", "scale") if scale else ("loading", "scree")
     for part in required:
         if not split[part]:
@@ -82,7 +82,7 @@ def check_budget_split(budget_split, scale=False):
     return split
 
 
-def check_groups(groups, y, n_samples):
+def _check_groups(groups, y, n_samples):
     """The public label list and each row's position in it (or None, None)."""
     if groups is None:
         return None, None
@@ -373,7 +373,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         """The validated hyperparameters, the top-level split included."""
         params = validate_params(self)
         check_matrix_scree(params["scree_method"], params["radial"])
-        params["split"] = check_budget_split(params["budget_split"], params["scale"])
+        params["split"] = _check_budget_split(params["budget_split"], params["scale"])
         PrivacyBudget(params["eps"], params["delta"]).split(params["split"])  # sum <= 1
         bins = params["bins"]
         params["bins"] = (bins, bins) if isinstance(bins, int) else bins
@@ -408,7 +408,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         with_scores = n_components >= 2 and split.get("score", 0) > 0
         axes = (check_component_pair(params["axes"], n_components)
                 if n_components >= 2 else None)
-        labels, codes = check_groups(params["groups"], y, X.shape[0])
+        labels, codes = _check_groups(params["groups"], y, X.shape[0])
         rng = check_generator(self.random_state)
         scree_params = resolve_clip(scree_params, X.shape[0], n_components,
                                     params["eps"] * split["scree"] * (1 - TOTAL_SHARE))

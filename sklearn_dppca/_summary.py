@@ -90,7 +90,7 @@ def _html_table(row_names, column_names, values):
     return f"<table><tr><th></th>{head}</tr>{rows}</table>"
 
 
-def directions_table(components, names):
+def _directions_table(components, names):
     """The first 6 variables x first 4 PCs of the directions, as the R package dppca prints them."""
     n_rows = min(_MAX_ROWS, components.shape[1])
     n_columns = min(_MAX_COLUMNS, components.shape[0])
@@ -147,10 +147,10 @@ def summarize(fitted):
         sections.append(("Private variances (post-processed):", _scree_lines(fitted)))
     if getattr(fitted, "frame_", None) is not None:
         sections.append(("Score summary:", _score_lines(fitted)))
-    sections.append(directions_table(fitted.components_, feature_names(fitted)))
+    sections.append(_directions_table(fitted.components_, feature_names(fitted)))
     sections.append((None, [
-        budget_line(*fitted.privacy_spent_),
-        reference_line(getattr(fitted, "nonprivate_", None) is not None),
+        _budget_line(*fitted.privacy_spent_),
+        _reference_line(getattr(fitted, "nonprivate_", None) is not None),
         "The full direction matrix is available in components_.",
     ]))
     return FitSummary(title, sections)
@@ -211,11 +211,11 @@ def _score_lines(fitted):
     ]
 
 
-def budget_line(eps, delta):
+def _budget_line(eps, delta):
     return f"Total privacy budget: eps = {eps:g} ; delta = {delta:g}"
 
 
-def reference_line(nonprivate):
+def _reference_line(nonprivate):
     return "Non-private reference: " + ("stored (not private)" if nonprivate else "not stored")
 
 
@@ -223,7 +223,7 @@ def reference_line(nonprivate):
 # the privacy ledger as text
 # --------------------------------------------------------------------------------------
 #: The columns a ledger row may have: heading -> (key of the entry, number format).
-LEDGER_COLUMNS = {
+_LEDGER_COLUMNS = {
     "step": ("step", None),
     "mechanism": ("mechanism", None),
     "eps": ("eps", ".4g"),
@@ -243,12 +243,12 @@ def format_value(value, spec):
         return "-" if value is None else str(value)
 
 
-def ledger_row(entry, columns=tuple(LEDGER_COLUMNS)):
+def ledger_row(entry, columns=tuple(_LEDGER_COLUMNS)):
     """The cells of one ledger entry under the headings ``columns`` (the
     sensitivity with its norm)."""
     cells = []
     for column in columns:
-        key, spec = LEDGER_COLUMNS[column]
+        key, spec = _LEDGER_COLUMNS[column]
         value = entry.get(key)
         cell = str(entry.get(key, "")) if spec is None else format_value(value, spec)
         if column == "sensitivity" and entry.get("sensitivity_norm"):
@@ -276,7 +276,7 @@ def ledger_table(ledger, spent):
     -------
     str
     """
-    header = list(LEDGER_COLUMNS)
+    header = list(_LEDGER_COLUMNS)
     rows = [ledger_row(entry) for entry in ledger]
     rows.append([f"total ({composition_label(ledger)})", "", *spent_cells(spent),
                  "", "", ""])

@@ -26,7 +26,7 @@ import warnings
 import numpy as np
 from sklearn.utils.validation import check_array, validate_data
 
-FLOAT_DTYPES = (np.float64, np.float32)
+_FLOAT_DTYPES = (np.float64, np.float32)
 
 # The public data domain of the estimators that release variances (DPScree, DPPCA)
 # and of the non-private reference: ``max |X| <= 2**500`` (about 3.3e150). Their
@@ -214,7 +214,7 @@ def _as_constraint(rule):
     return rule
 
 
-def describe(constraints):
+def _describe(constraints):
     """The constraints as words: ``"'auto' or an int >= 1"``."""
     return " or ".join(str(_as_constraint(rule)) for rule in constraints)
 
@@ -268,7 +268,7 @@ def check_param(value, constraints, name):
         if rule.has_value(value):
             return rule.convert(value)
     error = ValueError if typed else TypeError
-    raise error(f"{name} must be {describe(constraints)}, got {_shown(value)}.")
+    raise error(f"{name} must be {_describe(constraints)}, got {_shown(value)}.")
 
 
 def check_field(value, constraints, name):
@@ -324,11 +324,6 @@ def check_choice(value, choices, name):
 def check_bool(value, name):
     """``True`` or ``False`` (NumPy's bool too)."""
     return check_param(value, [Boolean()], name)
-
-
-def check_share(value, name):
-    """A share of a budget, strictly between 0 and 1."""
-    return check_param(value, [UNIT_OPEN], name)
 
 
 def check_n_jobs(n_jobs):
@@ -469,7 +464,7 @@ def validate_features(estimator, X, *, reset):
             estimator,
             X,
             reset=reset,
-            dtype=list(FLOAT_DTYPES),
+            dtype=list(_FLOAT_DTYPES),
             ensure_min_samples=2 if reset else 1,
         )
 
@@ -488,7 +483,7 @@ def check_rows(X):
     # check_array's finiteness test sums X first: rows near +-DBL_MAX overflow that
     # sum (a harmless warning, after which it checks every entry).
     with np.errstate(over="ignore", invalid="ignore"):
-        X = check_array(X, dtype=list(FLOAT_DTYPES), ensure_min_samples=2,
+        X = check_array(X, dtype=list(_FLOAT_DTYPES), ensure_min_samples=2,
                         input_name="X")
     return np.ascontiguousarray(X, dtype=np.float64)
 

@@ -127,3 +127,52 @@ def test_a_broken_graph_is_caught():
             test_no_cycle()
     finally:
         GRAPH["sklearn_dppca._validation"].discard("sklearn_dppca._base")
+
+
+def _imported_names():
+    """(module, name) for every name some package module takes from another: by
+    ``from module import name`` or as ``module.name`` after importing the module."""
+    modules = _module_names()
+    imported = set()
+    for name, (path, is_package) in modules.items():
+        package = name if is_package else name.rsplit(".", 1)[0]
+        tree = ast.parse(path.read_text())
+        module_aliases = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                for target in _imported(node, package, modules):
+                    imported.update((target, alias.name) for alias in node.names)
+                    for alias in node.names:
+                        if target.endswith("." + alias.name):
+                            module_aliases[alias.asname or alias.name] = target
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in module_aliases):
+                imported.add((module_aliases[node.value.id], node.attr))
+    return imported
+
+
+def _module_level_names(path):
+    names = []
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign):
+            names += [target.id for target in node.targets if isinstance(target, ast.Name)]
+    return names
+
+
+def test_internals_are_prefixed():
+    # A module-level name no other module of the package imports is private to
+    # its module, so it starts with "_" (scikit-learn's convention).
+    imported = _imported_names()
+    # types handed out rather than imported, named in the documentation: what
+    # every summary() returns, and the budget leaf a BudgetPlan gives each step
+    imported.update({("sklearn_dppca._summary", "FitSummary"),
+                     ("sklearn_dppca.privacy._accounting", "Allocation")})
+    unprefixed = [f"{module}.{name}"
+                  for module, (path, is_package) in _module_names().items()
+                  if not is_package
+                  for name in _module_level_names(path)
+                  if not name.startswith("_") and (module, name) not in imported]
+    assert unprefixed == []

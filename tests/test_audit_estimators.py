@@ -74,9 +74,9 @@ from scipy.stats import ks_2samp
 
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, spherical_kendall
 from sklearn_dppca._algorithms import _directions
-from sklearn_dppca._algorithms._directions import kendall_sensitivity
+from sklearn_dppca._algorithms._directions import _kendall_sensitivity
 from sklearn_dppca._kendall import pair_scatter
-from sklearn_dppca._algorithms._variances import norm_clipped_scatter
+from sklearn_dppca._algorithms._variances import _norm_clipped_scatter
 from sklearn_dppca.privacy import _budget, _calibration, _mechanisms
 from sklearn_dppca.privacy import clopper_pearson, empirical_eps_lower_bound, gdp_delta
 
@@ -349,7 +349,7 @@ def test_clipped_directions_audit_stays_below_claim(runs, accounting):
     # the pair attains the sensitivity of the calibration, in the statistic and in
     # Frobenius norm, and the fit has no radius search (public radius)
     X_a, X_b = _candidates()[names[0]], _candidates()[names[1]]
-    claim = kendall_sensitivity(N_ROWS, "tight")
+    claim = _kendall_sensitivity(N_ROWS, "tight")
     assert gap == pytest.approx(claim, rel=0.1)
     assert np.linalg.norm(_clipped_kernel(X_a) - _clipped_kernel(X_b)) == pytest.approx(
         claim, rel=1e-4)
@@ -403,7 +403,7 @@ def _scree_fast(make_estimator):
     The sd is that of the estimator's "scree/variances/statistic" ledger entry.
     """
     def statistic(X, n_runs, rng):
-        scatter = norm_clipped_scatter(X, SCREE_C, "all", np.random.default_rng(0))
+        scatter = _norm_clipped_scatter(X, SCREE_C, "all", np.random.default_rng(0))
         exact = np.einsum("lj,jk,lk->l", PUBLIC_DIRECTIONS, scatter, PUBLIC_DIRECTIONS)
         sigma = _noise_scale(make_estimator, X, "scree/variances/statistic")
         noisy = exact + sigma * rng.standard_normal((n_runs, 2))
@@ -553,7 +553,7 @@ def test_dppca_default_split_audit_catches_one_under_noised_part(
     assert broken.privacy_spent_ == pytest.approx((EPS, DELTA), rel=1e-9)
     loading = _ledger_entry(broken, "loading")
     mu_allocated = loading["mu"]
-    mu_real = kendall_sensitivity(N_ROWS, broken.sensitivity) / loading["noise_scale"]
+    mu_real = _kendall_sensitivity(N_ROWS, broken.sensitivity) / loading["noise_scale"]
     assert mu_real == pytest.approx(UNDER_NOISE * mu_allocated)
     true_eps = _gdp_eps(mu_real)
     # the numbers of the comment at UNDER_NOISE: four-fold is clearly broken,

@@ -22,14 +22,14 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 
 from sklearn_dppca import DPPCA, load_release  # noqa: E402
 from sklearn_dppca._cli import (  # noqa: E402
-    BUDGET_PARTS,
-    LARGE_N_PAIRS,
+    _BUDGET_PARTS,
+    _LARGE_N_PAIRS,
     _cell_values,
-    build_parser,
+    _build_parser,
     main,
-    parse_budget_split,
-    parse_labels,
-    parse_names,
+    _parse_budget_split,
+    _parse_labels,
+    _parse_names,
 )
 from sklearn_dppca._release import NONPRIVATE_KEY  # noqa: E402
 from sklearn_dppca.display import (  # noqa: E402
@@ -289,19 +289,19 @@ def test_without_scale_flag_dppca_keeps_its_default(small_csv, tmp_path):
 
 
 def test_budget_split_parts():
-    assert BUDGET_PARTS == ("loading", "scree", "scale", "score")
-    split = parse_budget_split("loading=0.35, scree=0.15, scale=0.2, score=0.3")
+    assert _BUDGET_PARTS == ("loading", "scree", "scale", "score")
+    split = _parse_budget_split("loading=0.35, scree=0.15, scale=0.2, score=0.3")
     assert split == {"loading": 0.35, "scree": 0.15, "scale": 0.2, "score": 0.3}
     from sklearn_dppca import _pca
 
-    for part in getattr(_pca, "BUDGET_PARTS", _pca.DEFAULT_SPLIT):
-        assert part in BUDGET_PARTS
+    for part in getattr(_pca, "_BUDGET_PARTS", _pca.DEFAULT_SPLIT):
+        assert part in _BUDGET_PARTS
 
 
 def test_help_states_the_default_splits():
     from sklearn_dppca import _pca
 
-    text = " ".join(build_parser().format_help().split())
+    text = " ".join(_build_parser().format_help().split())
     splits = [_pca.DEFAULT_SPLIT] + ([_pca.DEFAULT_SCALED_SPLIT]
                                      if hasattr(_pca, "DEFAULT_SCALED_SPLIT") else [])
     for split in splits:
@@ -310,8 +310,8 @@ def test_help_states_the_default_splits():
 
 
 def test_names_and_cells():
-    assert parse_names('a, "b, c" ,d', "--columns", "column") == ["a", "b, c", "d"]
-    assert parse_labels(" north , south ") == ["north", "south"]
+    assert _parse_names('a, "b, c" ,d', "--columns", "column") == ["a", "b, c", "d"]
+    assert _parse_labels(" north , south ") == ["north", "south"]
     values, text = _cell_values(["1", " 2.5 ", "True", "false", "-1e3", "", "NA", "nan",
                                  "inf", "x", "1_000", "0x10"])
     assert values[:5].tolist() == [1.0, 2.5, 1.0, 0.0, -1000.0]
@@ -518,13 +518,13 @@ def test_large_table_uses_the_incomplete_u_statistic(adult_csv, scale, tmp_path)
                              tmp_path)
     seconds = time.perf_counter() - start
     assert code == 0, err
-    assert "incomplete U-statistic" in out and f"{LARGE_N_PAIRS} partners" in out
+    assert "incomplete U-statistic" in out and f"{_LARGE_N_PAIRS} partners" in out
     release = read_json(tmp_path / "adult.json")
     assert release["n_samples"] == 32561 and release["n_features"] == 5
     assert release["feature_names"] == ["age", "education_num", "capital_gain",
                                         "capital_loss", "hours_per_week"]
     params = release["estimator"]["params"]
-    assert params["pairs"] == LARGE_N_PAIRS
+    assert params["pairs"] == _LARGE_N_PAIRS
     assert params["duplicates"] == "ignore"
     assert params.get("scale", False) is scale
     assert release["privacy_spent"]["eps"] <= 1.0

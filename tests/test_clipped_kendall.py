@@ -19,7 +19,7 @@ from scipy.stats import chi2
 from ._kendall_support import adversarial_neighbours
 
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree
-from sklearn_dppca._kendall import pair_design, pair_scatter, spherical_kendall
+from sklearn_dppca._kendall import _pair_design, pair_scatter, spherical_kendall
 from sklearn_dppca.privacy import PrivacyAccountant
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -172,7 +172,7 @@ def test_large_radius_gives_the_covariance():
         np.testing.assert_allclose(clipped, covariance, rtol=0,
                                    atol=1e-12 * np.max(np.abs(covariance)))
     # a design's pairs: the same mean over its pairs only
-    design = pair_design(300, 8, np.random.default_rng(0))
+    design = _pair_design(300, 8, np.random.default_rng(0))
     np.testing.assert_allclose(
         largest**2 / 2 * pair_scatter(X, floor=largest**2, pairs=8, random_state=0),
         direct_clipped_covariance(X, largest, design.pairs()), rtol=0,

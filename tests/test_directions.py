@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from sklearn_dppca import DPKendallDirections, spherical_kendall
-from sklearn_dppca._algorithms._directions import kendall_sensitivity
+from sklearn_dppca._algorithms._directions import _kendall_sensitivity
 
 
 def gaussian_data(n=400, scales=(3.0, 1.0, 0.5), seed=0):
@@ -71,7 +71,7 @@ def test_tight_sensitivity_and_analytic_calibration_give_less_noise():
     # one Gaussian part alone: GDP gives exactly the analytic calibration
     gdp = DPKendallDirections(eps=0.5, sensitivity="standard", random_state=0).fit(X)
     assert gdp.noise_scale_ == pytest.approx(analytic.noise_scale_, rel=1e-9)
-    assert kendall_sensitivity(100, "standard") == pytest.approx(0.04)
+    assert _kendall_sensitivity(100, "standard") == pytest.approx(0.04)
 
 
 def test_classical_warns_at_large_eps_and_analytic_does_not():

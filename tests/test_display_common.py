@@ -26,10 +26,10 @@ from sklearn_dppca.display._labels import (
     _label_height,
     _label_widths,
     component_label,
-    place_labels,
+    _place_labels,
 )
 from sklearn_dppca.display._limits import data_per_point
-from sklearn_dppca.display._score_layers import hdr_levels
+from sklearn_dppca.display._score_layers import _hdr_levels
 
 
 def test_component_label():
@@ -104,9 +104,9 @@ def test_select_variables():
 
 def test_hdr_levels():
     H = np.array([[0.5, 0.3], [0.2, 0.0]])
-    levels = hdr_levels(H, (0.5, 0.9))
+    levels = _hdr_levels(H, (0.5, 0.9))
     assert np.allclose(levels, [0.2, 0.5])
-    assert hdr_levels(np.zeros((2, 2))).size == 0
+    assert _hdr_levels(np.zeros((2, 2))).size == 0
 
 
 def test_place_labels_do_not_overlap():
@@ -116,7 +116,7 @@ def test_place_labels_do_not_overlap():
     ax.set_aspect("equal")
     ends = np.tile([[0.5, 0.5]], (6, 1)) + np.linspace(0, 1e-3, 6)[:, None]
     labels = [f"variable{j}" for j in range(6)]
-    pos = place_labels(ax, ends, labels, fontsize=9)
+    pos = _place_labels(ax, ends, labels, fontsize=9)
     dx, dy = data_per_point(ax)
     height = _label_height(9) * dy
     width = _label_widths(labels[:1], 9)[0] * dx
@@ -125,7 +125,7 @@ def test_place_labels_do_not_overlap():
             assert (abs(pos[i, 0] - pos[j, 0]) >= width * 0.99
                     or abs(pos[i, 1] - pos[j, 1]) >= height * 0.99)
     # a single label sits outward along its arrow, beyond the end
-    one = place_labels(ax, [[0.5, 0.0]], ["x"], fontsize=9)
+    one = _place_labels(ax, [[0.5, 0.0]], ["x"], fontsize=9)
     assert one[0, 0] > 0.5 and one[0, 1] == pytest.approx(0.0)
 
 

@@ -5,7 +5,7 @@ import pytest
 from sklearn.exceptions import NotFittedError
 
 from sklearn_dppca.display import VariableDisplay
-from sklearn_dppca.display._variable import correlation_coordinates
+from sklearn_dppca.display._variable import _correlation_coordinates
 
 
 def _expected(V, lam, sigma2, a, b):
@@ -34,7 +34,7 @@ def test_correlation_coordinates_are_the_correlations_with_the_scores():
     scores = X @ V.T
     truth = np.array([[np.corrcoef(X[:, j], scores[:, l])[0, 1] for l in (0, 2)]
                       for j in range(5)])
-    coords, kept = correlation_coordinates(V, lam, np.diag(covariance), (0, 2))
+    coords, kept = _correlation_coordinates(V, lam, np.diag(covariance), (0, 2))
     assert kept.all()
     assert np.allclose(coords, truth, atol=1e-12)
     # with only k < p components, variables do not reach the circle
@@ -103,7 +103,7 @@ def test_overflowing_correlations_keep_their_direction():
     V = np.array([[0.6, 1.0], [-0.8, 0.0]])
     lam = np.array([1e300, 1e300])
     sigma2 = np.array([5e-324, 1.0])
-    coords, kept = correlation_coordinates(V, lam, sigma2, (0, 1))
+    coords, kept = _correlation_coordinates(V, lam, sigma2, (0, 1))
     assert np.isinf(coords[0]).all()
     disp = VariableDisplay(V, lam, sigma2).plot()
     assert np.all(np.isfinite(disp.coordinates_))

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from sklearn_dppca._kendall import pair_design, pair_scatter, spherical_kendall
+from sklearn_dppca._kendall import _pair_design, pair_scatter, spherical_kendall
 
 from ._kendall_support import (
     DATASETS,
@@ -45,9 +45,9 @@ def test_block_layout_does_not_change_the_result(monkeypatch, block_size, run_le
     # and many tasks, at a size the direct loop checks quickly.
     from sklearn_dppca import _kendall
 
-    monkeypatch.setattr(_kendall, "BLOCK_SIZE", block_size)
-    monkeypatch.setattr(_kendall, "RUN_LENGTH", run_length)
-    monkeypatch.setattr(_kendall, "MAX_TASKS", max_tasks)
+    monkeypatch.setattr(_kendall, "_BLOCK_SIZE", block_size)
+    monkeypatch.setattr(_kendall, "_RUN_LENGTH", run_length)
+    monkeypatch.setattr(_kendall, "_MAX_TASKS", max_tasks)
     X = DATASETS["near_duplicates"][:, :3] * [1.0, 1e-2, 1e2]
     expected = direct_kendall(X)
     assert_close(spherical_kendall(X), expected)
@@ -133,7 +133,7 @@ def test_duplicates_raise_with_pair_design_counts_design_pairs():
     # With pairs=m only the coincident pairs of the design count.
     X = np.random.default_rng(9).standard_normal((30, 2))
     X[5] = X[6]
-    designs = {seed: pair_design(30, 4, np.random.default_rng(seed))
+    designs = {seed: _pair_design(30, 4, np.random.default_rng(seed))
                for seed in range(40)}
     in_design = {seed: (5, 6) in {tuple(pair) for pair in design.pairs()}
                  for seed, design in designs.items()}
@@ -179,7 +179,7 @@ def test_sensitivity_adversarial_pair_nearly_attains_the_bound(kwargs):
 @pytest.mark.parametrize("n, m", [(10, 1), (10, 2), (10, 3), (11, 4), (50, 7),
                                   (64, 64), (9, 8), (10, 9), (200, 20)])
 def test_pair_design_gives_every_row_m_distinct_partners(n, m):
-    design = pair_design(n, m, np.random.default_rng(n * m))
+    design = _pair_design(n, m, np.random.default_rng(n * m))
     m_used = min(m, n - 1)
     partners = design.partners()
     assert partners.shape == (n, m_used)
@@ -198,11 +198,11 @@ def test_pair_design_gives_every_row_m_distinct_partners(n, m):
 
 def test_pair_design_odd_m_needs_even_n():
     with pytest.raises(ValueError, match="even"):
-        pair_design(11, 3, np.random.default_rng(0))
+        _pair_design(11, 3, np.random.default_rng(0))
     with pytest.raises(ValueError, match="pairs=4"):
         spherical_kendall(np.random.default_rng(0).standard_normal((11, 2)), pairs=3)
     # m >= n - 1 is the complete design whatever the parities
-    assert len(pair_design(11, 11, np.random.default_rng(0)).pairs()) == 55
+    assert len(_pair_design(11, 11, np.random.default_rng(0)).pairs()) == 55
 
 
 @pytest.mark.parametrize("n, m", [(101, 6), (100, 5), (64, 1), (300, 16)])
@@ -211,7 +211,7 @@ def test_pairs_m_matches_direct_loop_over_the_design(n, m):
     X = rng.standard_cauchy((n, 4)) + 1e3
     X[3] = X[4] + 1e-9  # a near-duplicate pair, whichever its design
     K_m = spherical_kendall(X, pairs=m, random_state=12)
-    design = pair_design(n, m, np.random.default_rng(12))
+    design = _pair_design(n, m, np.random.default_rng(12))
     assert_close(K_m, direct_kendall(X, design.pairs()))
     assert abs(np.trace(K_m) - 1.0) <= 1e-12
 
@@ -220,7 +220,7 @@ def test_pairs_m_extreme_values():
     rng = np.random.default_rng(13)
     X = np.vstack([rng.standard_normal((20, 3)) * 1e300,
                    rng.standard_normal((20, 3)) * 1e-300])
-    design = pair_design(40, 6, np.random.default_rng(1))
+    design = _pair_design(40, 6, np.random.default_rng(1))
     assert_close(spherical_kendall(X, pairs=6, random_state=1),
                  direct_kendall(X, design.pairs()))
 

@@ -7,7 +7,7 @@ import pytest
 from scipy.integrate import quad_vec
 
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, spherical_kendall
-from sklearn_dppca._algorithms._kendall_spectrum import eigenvalue_ratios, kendall_eigenvalues
+from sklearn_dppca._algorithms._kendall_spectrum import _eigenvalue_ratios, _kendall_eigenvalues
 
 SPECTRUM = np.array([6.0, 3.0, 1.0, 0.5])
 
@@ -35,7 +35,7 @@ def test_map_agrees_with_adaptive_quadrature(seed):
     p = [2, 3, 5, 10, 30, 64][seed]
     # spread over four decades, and floored as the estimator floors them
     ratios = np.maximum(np.exp(rng.uniform(-np.log(1e4), 0.0, p)), 1e-6)
-    np.testing.assert_allclose(kendall_eigenvalues(ratios), _adaptive_reference(ratios),
+    np.testing.assert_allclose(_kendall_eigenvalues(ratios), _adaptive_reference(ratios),
                                rtol=1e-7)
 
 
@@ -45,23 +45,23 @@ def test_map_agrees_with_monte_carlo_spatial_signs():
     z = np.random.default_rng(0).standard_normal((400_000, SPECTRUM.size))
     weighted = SPECTRUM * z**2
     simulated = np.mean(weighted / weighted.sum(axis=1, keepdims=True), axis=0)
-    np.testing.assert_allclose(kendall_eigenvalues(SPECTRUM), simulated, atol=3e-3)
-    assert kendall_eigenvalues(SPECTRUM).sum() == pytest.approx(1.0, abs=1e-8)
+    np.testing.assert_allclose(_kendall_eigenvalues(SPECTRUM), simulated, atol=3e-3)
+    assert _kendall_eigenvalues(SPECTRUM).sum() == pytest.approx(1.0, abs=1e-8)
 
 
 def test_inversion_round_trip_and_scale_freedom():
     ratios = SPECTRUM / SPECTRUM.sum()
-    np.testing.assert_allclose(eigenvalue_ratios(kendall_eigenvalues(ratios)), ratios,
+    np.testing.assert_allclose(_eigenvalue_ratios(_kendall_eigenvalues(ratios)), ratios,
                                rtol=1e-7)
-    np.testing.assert_allclose(kendall_eigenvalues(7.0 * SPECTRUM),
-                               kendall_eigenvalues(SPECTRUM), rtol=1e-12)
+    np.testing.assert_allclose(_kendall_eigenvalues(7.0 * SPECTRUM),
+                               _kendall_eigenvalues(SPECTRUM), rtol=1e-12)
     # a noise-only (negative) eigenvalue is floored, not an error
-    assert np.all(eigenvalue_ratios([0.6, 0.3, 0.11, -0.01]) > 0)
+    assert np.all(_eigenvalue_ratios([0.6, 0.3, 0.11, -0.01]) > 0)
 
 
 def test_sample_kendall_matrix_gives_the_covariance_ratios():
     X = _gaussian(6000, 1)
-    ratios = eigenvalue_ratios(np.linalg.eigvalsh(spherical_kendall(X))[::-1])
+    ratios = _eigenvalue_ratios(np.linalg.eigvalsh(spherical_kendall(X))[::-1])
     sample = np.linalg.eigvalsh(np.cov(X.T))[::-1]
     np.testing.assert_allclose(ratios, sample / sample.sum(), rtol=0.06)
 
@@ -80,7 +80,7 @@ def test_kendall_scree_spends_the_scree_on_the_total_only():
                      "scree/total variance/statistic", "gaussian block"]
     assert scree.clip_bounds_ is None and np.all(scree.noise_scale_ > 0)
     # the released Kendall matrix is kept, and the variances follow from it
-    ratios = eigenvalue_ratios(np.linalg.eigvalsh(scree.kendall_matrix_)[::-1])
+    ratios = _eigenvalue_ratios(np.linalg.eigvalsh(scree.kendall_matrix_)[::-1])
     np.testing.assert_allclose(scree.explained_variance_raw_,
                                scree.total_variance_ * ratios, rtol=1e-6)
 

@@ -37,7 +37,7 @@ import numpy as np
 import pytest
 
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, spherical_kendall
-from sklearn_dppca._kendall import pair_design
+from sklearn_dppca._kendall import _pair_design
 
 TOL = 1e-12
 TINY = np.finfo(np.float64).tiny          # smallest normal float, 2.2e-308
@@ -104,7 +104,7 @@ def test_kernel_matches_exact_reference_without_overflow(name):
                                                 divide="raise"):
         warnings.simplefilter("error", RuntimeWarning)
         K = spherical_kendall(X)
-        design = pair_design(len(X), 4, np.random.default_rng(3))
+        design = _pair_design(len(X), 4, np.random.default_rng(3))
         K_design = spherical_kendall(X, pairs=4, random_state=3)
     assert np.all(np.isfinite(K)) and np.all(np.isfinite(K_design))
     _assert_close(K, exact_kendall(X))

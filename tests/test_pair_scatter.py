@@ -2,7 +2,7 @@
 
 ``pair_scatter(X, floor=f)`` is the mean over pairs of ``d d^T / max(||d||^2, f)``;
 ``f = 0`` is the spherical Kendall matrix, and ``bound * pair_scatter(X, floor=2 bound)``
-is the norm-clipped scatter of the DP scree (``_variances.norm_clipped_scatter``). Every
+is the norm-clipped scatter of the DP scree (``_variances._norm_clipped_scatter``). Every
 value is checked against a slow direct loop over the pairs, and the sensitivity
 claims of the estimators built on them against adversarial neighbouring data sets.
 """
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from sklearn_dppca import DPKendallDirections
-from sklearn_dppca._algorithms._variances import norm_clipped_scatter
-from sklearn_dppca._kendall import pair_design, pair_scatter, spherical_kendall
+from sklearn_dppca._algorithms._variances import _norm_clipped_scatter
+from sklearn_dppca._kendall import _pair_design, pair_scatter, spherical_kendall
 
 from ._kendall_support import DATASETS, adversarial_neighbours, direct_kendall
 
@@ -72,8 +72,8 @@ def direct_clipped_scatter(X, bound, pairs=None):
 
 def ring_offset_scatter(X, bound, pairs, rng):
     """The DP scree's former NumPy implementation (a loop over ring offsets), kept
-    as a second reference for ``norm_clipped_scatter``."""
-    design = pair_design(X.shape[0], X.shape[0] - 1 if pairs == "all" else pairs, rng)
+    as a second reference for ``_norm_clipped_scatter``."""
+    design = _pair_design(X.shape[0], X.shape[0] - 1 if pairs == "all" else pairs, rng)
     rows = X[design.order].astype(np.float64)
     scatter = np.zeros((X.shape[1], X.shape[1]))
     n_terms = 0
@@ -138,7 +138,7 @@ def test_floor_zero_is_the_spherical_kendall_matrix(name):
     assert np.max(np.abs(pair_scatter(X, floor=0.0) - direct_kendall(X))) <= TOL
     assert np.max(np.abs(pair_scatter(X, floor=0) - direct_kendall(X))) <= TOL
     if X.shape[0] > 12:
-        design = pair_design(X.shape[0], 6, np.random.default_rng(2))
+        design = _pair_design(X.shape[0], 6, np.random.default_rng(2))
         assert np.max(np.abs(pair_scatter(X, floor=0.0, pairs=6, random_state=2)
                              - direct_kendall(X, design.pairs()))) <= TOL
 
@@ -151,7 +151,7 @@ def test_pairs_m_match_direct_loop_over_the_design(n, m, floor_index):
     X[3] = X[4] + 1e-9  # a near-duplicate pair, whichever its design
     X[7] = X[8]  # and a coincident one
     floor = _floors(X)[floor_index]
-    design = pair_design(n, m, np.random.default_rng(12))
+    design = _pair_design(n, m, np.random.default_rng(12))
     assert_relative(pair_scatter(X, floor=floor, pairs=m, random_state=12),
                     direct_pair_scatter(X, floor, design.pairs()))
 
@@ -164,7 +164,7 @@ def test_pairs_m_extreme_values(floor):
                    rng.standard_normal((20, 3))])
     X[0] = [DBL_MAX, -DBL_MAX, 1.0]
     X[1] = [-DBL_MAX, DBL_MAX, 0.0]
-    design = pair_design(60, 6, np.random.default_rng(1))
+    design = _pair_design(60, 6, np.random.default_rng(1))
     assert_relative(pair_scatter(X, floor=floor, pairs=6, random_state=1),
                     direct_pair_scatter(X, floor, design.pairs()))
     assert_relative(pair_scatter(X, floor=floor), direct_pair_scatter(X, floor))
@@ -192,7 +192,7 @@ def test_floor_above_every_distance_gives_the_plain_scatter():
                          (1e-100, 1e-10), (2.0**-500, 2.0**-990)):
         expected = 2 * n / (n - 1) * covariance * (scale / floor * scale)
         assert_relative(pair_scatter(X * scale, floor=floor), expected)
-        design = pair_design(n, 6, np.random.default_rng(0))
+        design = _pair_design(n, 6, np.random.default_rng(0))
         assert_relative(pair_scatter(X * scale, floor=floor, pairs=6, random_state=0),
                         direct_pair_scatter(X * scale, floor, design.pairs()))
     # A floor whose value in the kernel's prescaled units overflows: the result,
@@ -219,9 +219,9 @@ def test_block_layout_and_n_jobs_do_not_change_the_result(monkeypatch, block_siz
     floor = typical_squared_distance(X)
     expected = direct_pair_scatter(X, floor)
     serial = pair_scatter(X, floor=floor)
-    monkeypatch.setattr(_kendall, "BLOCK_SIZE", block_size)
-    monkeypatch.setattr(_kendall, "RUN_LENGTH", run_length)
-    monkeypatch.setattr(_kendall, "MAX_TASKS", max_tasks)
+    monkeypatch.setattr(_kendall, "_BLOCK_SIZE", block_size)
+    monkeypatch.setattr(_kendall, "_RUN_LENGTH", run_length)
+    monkeypatch.setattr(_kendall, "_MAX_TASKS", max_tasks)
     assert_relative(pair_scatter(X, floor=floor), expected)
     np.testing.assert_array_equal(pair_scatter(X, floor=floor, n_jobs=2),
                                   pair_scatter(X, floor=floor, n_jobs=1))
@@ -246,7 +246,7 @@ def test_design_is_drawn_once_from_the_generator():
     rng = np.random.default_rng(5)
     S = pair_scatter(X, floor=1.0, pairs=8, random_state=rng)
     reference = np.random.default_rng(5)
-    design = pair_design(200, 8, reference)
+    design = _pair_design(200, 8, reference)
     assert rng.integers(2**62) == reference.integers(2**62)  # same stream position
     assert_relative(S, direct_pair_scatter(X, 1.0, design.pairs()))
     # all pairs (also m >= n - 1) draw nothing, like spherical_kendall
@@ -314,8 +314,8 @@ def test_progress_reports_every_task(kwargs):
 def test_progress_pair_counts_with_partial_blocks(monkeypatch):
     from sklearn_dppca import _kendall
 
-    monkeypatch.setattr(_kendall, "BLOCK_SIZE", 7)
-    monkeypatch.setattr(_kendall, "RUN_LENGTH", 3)
+    monkeypatch.setattr(_kendall, "_BLOCK_SIZE", 7)
+    monkeypatch.setattr(_kendall, "_RUN_LENGTH", 3)
     calls = []
     spherical_kendall(np.random.default_rng(31).standard_normal((100, 2)),
                       progress=lambda *args: calls.append(args))
@@ -341,11 +341,11 @@ def test_norm_clipped_scatter_matches_direct_loop(pairs):
     X = rng.standard_t(2, size=(200, 4)) * [3.0, 1.0, 0.3, 0.1] + 20.0
     X[5] = X[6]
     for bound in (0.05, 1.0, 20.0, 1e6):
-        M = norm_clipped_scatter(X, bound, pairs, np.random.default_rng(7))
+        M = _norm_clipped_scatter(X, bound, pairs, np.random.default_rng(7))
         if pairs == "all" or pairs >= 199:
             design_pairs = None
         else:
-            design_pairs = pair_design(200, pairs, np.random.default_rng(7)).pairs()
+            design_pairs = _pair_design(200, pairs, np.random.default_rng(7)).pairs()
         assert_relative(M, direct_clipped_scatter(X, bound, design_pairs))
         assert_relative(M, ring_offset_scatter(X, bound, pairs,
                                                np.random.default_rng(7)))
@@ -353,7 +353,7 @@ def test_norm_clipped_scatter_matches_direct_loop(pairs):
 
 def _clipped_gap(X, X_prime, V, bound, pairs, seed):
     def statistic(data):
-        M = norm_clipped_scatter(data, bound, pairs, np.random.default_rng(seed))
+        M = _norm_clipped_scatter(data, bound, pairs, np.random.default_rng(seed))
         return np.einsum("lj,jk,lk->l", V, M, V)
 
     return np.linalg.norm(statistic(X) - statistic(X_prime))

@@ -44,10 +44,10 @@ def test_budget_accounting(histogram, with_groups):
 def test_empty_group_histogram_warning_names_the_label_as_given():
     # the warning must show 'G1' as the user wrote it (not numpy's np.str_('G1'))
     from sklearn_dppca._algorithms._scores import _label_text
-    from sklearn_dppca._algorithms._scores import normalised
+    from sklearn_dppca._algorithms._scores import _normalised
 
     with pytest.warns(UserWarning, match=r"histogram of group 'G1' is 0") as record:
-        normalised(np.zeros((3, 3)), f"histogram of group {_label_text(np.str_('G1'))}")
+        _normalised(np.zeros((3, 3)), f"histogram of group {_label_text(np.str_('G1'))}")
     assert not any("np." in str(warning.message) for warning in record)
 
 

@@ -21,7 +21,7 @@ from sklearn_dppca.privacy import (
     gdp_delta,
     gdp_mu,
 )
-from sklearn_dppca.privacy._accountant import ACCOUNTANT_FORMAT
+from sklearn_dppca.privacy._accountant import _ACCOUNTANT_FORMAT
 
 # A fit that spends 0.2 pure eps and a Gaussian block worth (0.8, 1e-5) on its own.
 MU_FIT = gdp_mu(0.8, 1e-5)
@@ -167,7 +167,7 @@ def test_save_load_round_trip_refuses_the_same_over_spend(tmp_path):
     left = accountant.remaining()["eps"]
     assert left > 0
     loaded.charge(Spend(eps=left), label="the rest")
-    assert json.loads(path.read_text())["format"] == ACCOUNTANT_FORMAT
+    assert json.loads(path.read_text())["format"] == _ACCOUNTANT_FORMAT
 
 
 def test_from_dict_round_trip():

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from sklearn_dppca import DPKendallDirections, DPScree
-from sklearn_dppca._algorithms._variances import clipped_u_statistics, paired_values, random_pairs
+from sklearn_dppca._algorithms._variances import _clipped_u_statistics, _paired_values, random_pairs
 
 SPECTRUM = np.array([10.0, 5.0, 2.0] + [1.0] * 7)
 
@@ -29,14 +29,14 @@ def test_u_statistic_matches_the_direct_pair_sum():
     X = rng.standard_t(df=3, size=(120, 3)) * [4.0, 1.0, 0.2] + 1e3
     components = np.linalg.qr(rng.normal(size=(3, 3)))[0].T
     for bounds in (np.array([1.0, 0.5, 0.01]), np.array([np.inf] * 3), np.array([30.0, 2, 1])):
-        np.testing.assert_allclose(clipped_u_statistics(X, components, bounds),
+        np.testing.assert_allclose(_clipped_u_statistics(X, components, bounds),
                                    direct_u_statistics(X, components, bounds), rtol=1e-9)
 
 
 def test_unclipped_u_statistic_is_the_sample_variance():
     X = spectrum_data(300, 1)[:, :4]
     components = np.eye(4)
-    np.testing.assert_allclose(clipped_u_statistics(X, components, np.full(4, np.inf)),
+    np.testing.assert_allclose(_clipped_u_statistics(X, components, np.full(4, np.inf)),
                                X.var(axis=0, ddof=1), rtol=1e-9)
 
 
@@ -50,8 +50,8 @@ def test_clipped_sensitivity_on_adversarial_neighbours():
         X = rng.normal(size=(n, 2)) * 1e-3          # all pair terms near 0 ...
         neighbour = X.copy()
         neighbour[rng.integers(n)] = [1e6, -1e6]     # ... the new row saturates every clip
-        change = np.linalg.norm(clipped_u_statistics(X, components, bounds)
-                                - clipped_u_statistics(neighbour, components, bounds))
+        change = np.linalg.norm(_clipped_u_statistics(X, components, bounds)
+                                - _clipped_u_statistics(neighbour, components, bounds))
         worst = max(worst, change)
         assert change <= 2 * np.linalg.norm(bounds) / n * (1 + 1e-12)
     # the bound is nearly attained: n-1 of the C(n,2) terms go from ~0 to C
@@ -67,8 +67,8 @@ def test_paired_values_use_each_row_at_most_once():
 def test_paired_values_are_translation_invariant():
     X = spectrum_data(100, 3, shift=0.0)
     components = np.eye(10)[:3]
-    np.testing.assert_allclose(paired_values(X, components, np.random.default_rng(1)),
-                               paired_values(X + 1e6, components, np.random.default_rng(1)),
+    np.testing.assert_allclose(_paired_values(X, components, np.random.default_rng(1)),
+                               _paired_values(X + 1e6, components, np.random.default_rng(1)),
                                rtol=1e-6, atol=1e-9)
 
 
@@ -194,15 +194,15 @@ def test_summary_lists_variances():
 
 
 def test_auto_clip_rule_uses_public_quantities_only():
-    from sklearn_dppca._algorithms._variances import SCREE_DEFAULTS, choose_clip
+    from sklearn_dppca._algorithms._variances import _SCREE_DEFAULTS, _choose_clip
 
-    params = dict(SCREE_DEFAULTS["clipped"])
+    params = dict(_SCREE_DEFAULTS["clipped"])
     # tail count (n/2)(1 - 0.95) against the search slack (2k / eps_q) ln(1000)
-    assert choose_clip(params, 2000, 10, 0.5) == "norm"
-    assert choose_clip(params, 200_000, 2, 0.5) == "component"
-    assert choose_clip(dict(params, clip="component"), 100, 10, 0.1) == "component"
-    assert choose_clip(dict(params, C=3.0), 200_000, 2, 1.0) == "norm"
-    assert choose_clip(dict(params, C=[3.0, 1.0]), 100, 2, 1.0) == "component"
+    assert _choose_clip(params, 2000, 10, 0.5) == "norm"
+    assert _choose_clip(params, 200_000, 2, 0.5) == "component"
+    assert _choose_clip(dict(params, clip="component"), 100, 10, 0.1) == "component"
+    assert _choose_clip(dict(params, C=3.0), 200_000, 2, 1.0) == "norm"
+    assert _choose_clip(dict(params, C=[3.0, 1.0]), 100, 2, 1.0) == "component"
 
 
 def test_component_clipping_releases_u_over_c_with_sqrt_k_sensitivity():
@@ -212,8 +212,8 @@ def test_component_clipping_releases_u_over_c_with_sqrt_k_sensitivity():
         X = rng.normal(size=(n, 3)) * 1e-4
         neighbour = X.copy()
         neighbour[rng.integers(n)] = [1e5, -1e5, 1e5]
-        change = np.linalg.norm((clipped_u_statistics(X, components, bounds)
-                                 - clipped_u_statistics(neighbour, components, bounds))
+        change = np.linalg.norm((_clipped_u_statistics(X, components, bounds)
+                                 - _clipped_u_statistics(neighbour, components, bounds))
                                 / bounds)
         assert change <= 2 * math.sqrt(3) / n * (1 + 1e-12)
         assert change > 0.99 * 2 * math.sqrt(3) / n

@@ -27,7 +27,7 @@ from sklearn_dppca.privacy import (
     sparse_histogram,
     symmetric_matrix_gaussian,
 )
-from sklearn_dppca.privacy._snapping import snap, snapping_grid
+from sklearn_dppca.privacy._snapping import snap, _snapping_grid
 
 
 def default_grid(noise_scale):
@@ -55,7 +55,7 @@ def rng():
                                          0.6042367252, 7e100])
 def test_default_grid_is_smallest_power_of_two_above_scale_over_1024(noise_scale):
     with snapping():
-        grid = snapping_grid(noise_scale)
+        grid = _snapping_grid(noise_scale)
     assert grid == default_grid(noise_scale)
     assert math.frexp(grid)[0] == 0.5                    # a power of two
     assert noise_scale / 1024 <= grid < noise_scale / 512
@@ -81,24 +81,24 @@ def test_off_by_default_and_scoped():
     value = np.linspace(-1, 1, 7)
     plain, sigma = gaussian_mechanism(value, 1.0, 1.0, 1e-5, rng())
     np.testing.assert_array_equal(plain, value + sigma * rng().standard_normal(7))
-    assert snapping_grid(sigma) is None
+    assert _snapping_grid(sigma) is None
     with snapping():
-        assert snapping_grid(sigma) == default_grid(sigma)
+        assert _snapping_grid(sigma) == default_grid(sigma)
         with snapping(False):
-            assert snapping_grid(sigma) is None
+            assert _snapping_grid(sigma) is None
         with snapping(grid=0.25):
-            assert snapping_grid(sigma) == 0.25
-        assert snapping_grid(sigma) == default_grid(sigma)
-    assert snapping_grid(sigma) is None
+            assert _snapping_grid(sigma) == 0.25
+        assert _snapping_grid(sigma) == default_grid(sigma)
+    assert _snapping_grid(sigma) is None
     with pytest.raises(RuntimeError), snapping():
         raise RuntimeError("leaving the block by an exception also turns it off")
-    assert snapping_grid(sigma) is None
+    assert _snapping_grid(sigma) is None
 
 
 def test_scoped_to_the_thread():
     seen = []
     with snapping():
-        worker = threading.Thread(target=lambda: seen.append(snapping_grid(1.0)))
+        worker = threading.Thread(target=lambda: seen.append(_snapping_grid(1.0)))
         worker.start()
         worker.join()
     assert seen == [None]

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, PrivacyUtilityWarning
-from sklearn_dppca._algorithms._scores import additive_threshold
-from sklearn_dppca._algorithms._spread import spreads_from_variances
+from sklearn_dppca._algorithms._scores import _additive_threshold
+from sklearn_dppca._algorithms._spread import _spreads_from_variances
 from sklearn_dppca._algorithms._variances import (
     explained_variance_ratio,
     implied_feature_variances,
-    norm_clipped_scatter,
+    _norm_clipped_scatter,
 )
 from sklearn_dppca.datasets import make_gaussian_clusters
 from sklearn_dppca.privacy import interval_quantile, positive_quantile
@@ -71,7 +71,7 @@ def test_total_variance_statistic_moves_at_most_2C_over_n(pairs):
     # all rows equal, then one moved far: every term of that row goes from 0 to C
     X, Y = np.zeros_like(X), np.zeros_like(Y)
     Y[0] = 1e3
-    totals = [np.trace(norm_clipped_scatter(Z, bound, pairs, np.random.default_rng(5)))
+    totals = [np.trace(_norm_clipped_scatter(Z, bound, pairs, np.random.default_rng(5)))
               for Z in (X, Y)]
     assert abs(totals[0] - totals[1]) <= 2 * bound / X.shape[0] * (1 + 1e-12)
     if pairs == "all":
@@ -82,7 +82,7 @@ def test_projected_clip_sensitivity_on_adversarial_neighbours():
     X, Y = adversarial_neighbours(p=6)
     V = np.linalg.qr(np.random.default_rng(1).normal(size=(6, 2)))[0].T
     bound = 0.5
-    diag = [np.diag(norm_clipped_scatter(Z @ V.T, bound, "all", np.random.default_rng(0)))
+    diag = [np.diag(_norm_clipped_scatter(Z @ V.T, bound, "all", np.random.default_rng(0)))
             for Z in (X, Y)]
     assert np.linalg.norm(diag[0] - diag[1]) <= 2 * math.sqrt(2) * bound / X.shape[0] * (1 + 1e-12)
 
@@ -117,7 +117,7 @@ def test_unreliable_spreads_keep_their_unit():
                      noise_scale=np.array([0.1, 0.01, 0.1, 1e-260]),
                      clip_bounds=np.array([20.0, 1.0, 2.05, 1e-240]))
     with pytest.warns(PrivacyUtilityWarning, match="x1, x2, x3"):
-        scale = spreads_from_variances(released, ["x0", "x1", "x2", "x3"])
+        scale = _spreads_from_variances(released, ["x0", "x1", "x2", "x3"])
     np.testing.assert_allclose(scale, [2.0, 1.0, 1.0, 1.0])
 
 
@@ -185,17 +185,17 @@ def test_frame_keeps_its_width_far_from_the_origin():
 
 
 def test_additive_threshold_controls_noise_only_cells():
-    sds, expected = additive_threshold(400)
+    sds, expected = _additive_threshold(400)
     assert expected == pytest.approx(0.25) and sds == pytest.approx(3.227, abs=1e-3)
-    sds, expected = additive_threshold(2000)
+    sds, expected = _additive_threshold(2000)
     assert expected == pytest.approx(0.25) and sds == pytest.approx(3.662, abs=1e-3)
-    assert additive_threshold(400, 0)[1] == pytest.approx(200)
+    assert _additive_threshold(400, 0)[1] == pytest.approx(200)
     X, y = make_gaussian_clusters(200, return_groups=True, random_state=0)
     pca = quiet(DPPCA(groups=sorted(set(y)), random_state=0), X, y)
     assert pca.expected_noise_cells_ == pytest.approx(0.25)
     noise = [e for e in pca.privacy_ledger_ if e["step"] == "score/histogram"][0]["noise_scale"]
     cells = 5 * pca.score_histogram_.size
-    assert pca.histogram_threshold_ == pytest.approx(additive_threshold(cells)[0] * noise)
+    assert pca.histogram_threshold_ == pytest.approx(_additive_threshold(cells)[0] * noise)
 
 
 def test_noise_dominated_variances_warn():

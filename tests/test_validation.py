@@ -32,7 +32,7 @@ from sklearn_dppca._validation import (
     check_n_components,
     check_param,
     check_values,
-    describe,
+    _describe,
     label_codes,
 )
 
@@ -142,7 +142,7 @@ def test_several_constraints_type_then_value():
         check_param(0, N_JOBS, "n_jobs")
     with pytest.raises(TypeError, match="n_jobs"):
         check_param(1.5, N_JOBS, "n_jobs")
-    assert describe(["auto", POSITIVE]) == "'auto' or a finite number > 0"
+    assert _describe(["auto", POSITIVE]) == "'auto' or a finite number > 0"
 
 
 def test_messages_show_settings_but_never_an_array():

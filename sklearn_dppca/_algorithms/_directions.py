@@ -13,13 +13,13 @@ from ..privacy import PrivacyUtilityWarning, positive_quantile, symmetric_matrix
 from ._variances import random_pairs
 
 #: Share of the loading part spent on the private radius (``radial="clipped"``).
-RADIUS_SHARE = 0.2
+_RADIUS_SHARE = 0.2
 #: ``radius_level="auto"``: ``clip(1 - 22 / sqrt(n eps), 0.5, 0.99)`` (see
-#: :func:`auto_radius_level`).
-AUTO_LEVEL = (22.0, 0.5, 0.99)
+#: :func:`_auto_radius_level`).
+_AUTO_LEVEL = (22.0, 0.5, 0.99)
 
 
-def auto_radius_level(n_samples, eps):
+def _auto_radius_level(n_samples, eps):
     """The radius level for ``radius_level="auto"``, from public ``n`` and the
     directions' ``eps``: ``clip(1 - 22 / sqrt(n eps), 0.5, 0.99)``.
 
@@ -28,11 +28,11 @@ def auto_radius_level(n_samples, eps):
     measurements behind the rule are in the user guide, "Which PCA?" (section
     ``which-pca``).
     """
-    scale, low, high = AUTO_LEVEL
+    scale, low, high = _AUTO_LEVEL
     return float(np.clip(1.0 - scale / math.sqrt(n_samples * eps), low, high))
 
 
-def kendall_sensitivity(n_samples, rule):
+def _kendall_sensitivity(n_samples, rule):
     """Frobenius sensitivity of the (complete or incomplete) spherical Kendall matrix.
 
     One row of ``n`` touches ``n - 1`` of the ``n (n - 1) / 2`` pair terms (``m`` of
@@ -51,10 +51,10 @@ def loading_parts(radial, radius):
     ``radial="clipped"`` and a private radius, the radius search and the matrix."""
     if radial == "spherical" or not isinstance(radius, str):
         return "gaussian"
-    return {"radius": (RADIUS_SHARE, "pure"), "statistic": (1.0 - RADIUS_SHARE, "gaussian")}
+    return {"radius": (_RADIUS_SHARE, "pure"), "statistic": (1.0 - _RADIUS_SHARE, "gaussian")}
 
 
-def private_radius(X, level, leaf, rng, ledger):
+def _private_radius(X, level, leaf, rng, ledger):
     """The clip radius ``c``: a private ``level`` quantile of ``||x_a - x_b||``
     over a random matching (one changed row changes one distance), on the
     scale-free grid of :func:`~sklearn_dppca.privacy.positive_quantile`."""
@@ -65,7 +65,7 @@ def private_radius(X, level, leaf, rng, ledger):
                                        step=leaf.path))
 
 
-def private_clipped_kendall(X, *, budget, radius, radius_level, noise, sensitivity,
+def _private_clipped_kendall(X, *, budget, radius, radius_level, noise, sensitivity,
                             pairs, n_jobs, rng, ledger, progress=None):
     """The noisy clipped Kendall matrix ``mean d d^T / max(||d||^2, c^2)``.
 
@@ -74,19 +74,19 @@ def private_clipped_kendall(X, *, budget, radius, radius_level, noise, sensitivi
     ``a = d / max(||d||, c)`` has ``||a|| <= 1``, and
     ``||a a^T - b b^T||_F^2 = ||a||^4 + ||b||^4 - 2 (a . b)^2 <= 2``, so one
     changed row moves the matrix by at most ``2 sqrt(2) / n`` in Frobenius norm
-    for every pair design: the tight Kendall bound (:func:`kendall_sensitivity`).
+    for every pair design: the tight Kendall bound (:func:`_kendall_sensitivity`).
     ``c^2`` times it, halved, is the pair scatter clipped in norm at ``c``: the
     covariance when ``c`` is large, the spherical Kendall matrix (times ``c^2``)
     when it is small. ``budget``: a Gaussian leaf (public ``radius``) or the view
     of :func:`loading_parts`. Returns the Bunch of
-    :func:`private_kendall_directions` plus ``radius``.
+    :func:`_private_kendall_directions` plus ``radius``.
     """
     statistic = budget if not hasattr(budget, "part") else budget["statistic"]
     if isinstance(radius, str):
         leaf = budget["radius"]
-        if radius_level == "auto":   # the part's eps: the search has RADIUS_SHARE of it
-            radius_level = auto_radius_level(X.shape[0], leaf.eps / RADIUS_SHARE)
-        radius = private_radius(X, radius_level, leaf, rng, ledger)
+        if radius_level == "auto":   # the part's eps: the search has _RADIUS_SHARE of it
+            radius_level = _auto_radius_level(X.shape[0], leaf.eps / _RADIUS_SHARE)
+        radius = _private_radius(X, radius_level, leaf, rng, ledger)
     matrix = pair_scatter(X, floor=radius**2, pairs=pairs, random_state=rng,
                           n_jobs=n_jobs, progress=progress)
     released = _released_eigen(matrix, X.shape[0], statistic, noise, sensitivity, rng,
@@ -99,7 +99,7 @@ def private_clipped_kendall(X, *, budget, radius, radius_level, noise, sensitivi
 #: A clipped matrix whose trace (the mean of min(||d||^2 / c^2, 1)) is this high,
 #: one noise sd off, has nearly every pair beyond its radius: about 0.7 at the
 #: default level 0.5 (lower at higher levels), 1 when the search collapsed.
-COLLAPSED_TRACE = 0.85
+_COLLAPSED_TRACE = 0.85
 
 
 def _warn_if_radius_collapsed(released):
@@ -112,7 +112,7 @@ def _warn_if_radius_collapsed(released):
     """
     p = released.kendall_matrix.shape[0]
     trace = float(np.trace(released.kendall_matrix))
-    if trace - released.noise_scale * math.sqrt(p) >= COLLAPSED_TRACE:
+    if trace - released.noise_scale * math.sqrt(p) >= _COLLAPSED_TRACE:
         warnings.warn(
             "The private clip radius sits below nearly every pair distance (its "
             "search stopped far too early): the clipped matrix is the spherical "
@@ -131,16 +131,16 @@ def release_directions(X, *, radial, radius, radius_level, budget, noise, sensit
     view of :func:`loading_parts`.
     """
     if radial == "clipped":
-        return private_clipped_kendall(
+        return _private_clipped_kendall(
             X, budget=budget, radius=radius, radius_level=radius_level, noise=noise,
             sensitivity=sensitivity, pairs=pairs, n_jobs=n_jobs, rng=rng, ledger=ledger,
             progress=progress)
-    return private_kendall_directions(
+    return _private_kendall_directions(
         X, budget=budget, noise=noise, sensitivity=sensitivity, pairs=pairs,
         duplicates=duplicates, n_jobs=n_jobs, rng=rng, ledger=ledger, progress=progress)
 
 
-def private_kendall_directions(X, *, budget, noise, sensitivity, pairs, duplicates,
+def _private_kendall_directions(X, *, budget, noise, sensitivity, pairs, duplicates,
                                n_jobs, rng, ledger, progress=None):
     """Release the noisy Kendall matrix and its eigen-decomposition.
 
@@ -162,19 +162,19 @@ def private_kendall_directions(X, *, budget, noise, sensitivity, pairs, duplicat
 def _released_eigen(matrix, n_samples, leaf, noise, sensitivity, rng, ledger):
     """The matrix plus symmetric Gaussian noise on ``leaf``, and its eigenpairs."""
     noisy, noise_scale = symmetric_matrix_gaussian(
-        matrix, kendall_sensitivity(n_samples, sensitivity), rng=rng, noise=noise,
+        matrix, _kendall_sensitivity(n_samples, sensitivity), rng=rng, noise=noise,
         ledger=ledger, **leaf.mechanism_budget())
     eigenvalues, eigenvectors = np.linalg.eigh(noisy)
     order = np.argsort(eigenvalues)[::-1]
     return Bunch(
         kendall_matrix=noisy,
         eigenvalues=eigenvalues[order],
-        eigenvectors=orient_components(eigenvectors[:, order]),
+        eigenvectors=_orient_components(eigenvectors[:, order]),
         noise_scale=noise_scale,
     )
 
 
-def orient_components(eigenvectors):
+def _orient_components(eigenvectors):
     """Deterministic signs: each column's largest absolute entry is made positive."""
     rows = np.argmax(np.abs(eigenvectors), axis=0)
     signs = np.sign(eigenvectors[rows, np.arange(eigenvectors.shape[1])])

@@ -23,22 +23,22 @@ import numpy as np
 from ..privacy import symmetric_gaussian_noise
 
 #: The fixed-point iteration stops when no ratio moves by more than this (relative).
-TOLERANCE = 1e-9
-MAX_ITERATIONS = 500
+_TOLERANCE = 1e-9
+_MAX_ITERATIONS = 500
 #: Noisy Kendall eigenvalues are floored at this share of their sum (a noise-only
 #: eigenvalue may be released negative; the map needs positive ones).
-FLOOR = 1e-6
+_FLOOR = 1e-6
 #: Step of the trapezoid rule in ``log t`` and the range it covers, from
 #: ``HEAD / max ratio`` to ``TAIL / min ratio``.
-LOG_STEP = 0.05
+_LOG_STEP = 0.05
 HEAD, TAIL = 1e-8, 1e12
 #: Parametric bootstrap draws of the released noise for the noise sds, and their
 #: tolerance (two digits of a noise sd need far less than the estimate).
-BOOTSTRAP_DRAWS = 24
-BOOTSTRAP_TOLERANCE = 1e-6
+_BOOTSTRAP_DRAWS = 24
+_BOOTSTRAP_TOLERANCE = 1e-6
 
 
-def kendall_eigenvalues(ratios):
+def _kendall_eigenvalues(ratios):
     """The spherical Kendall matrix's eigenvalues for scatter eigenvalues ``ratios``.
 
     Scale free: any positive multiple of ``ratios`` gives the same values, which
@@ -49,15 +49,15 @@ def kendall_eigenvalues(ratios):
     # In v = log t the integrand is smooth and falls off exponentially at both
     # ends, so the trapezoid rule converges fast, and ratios spread over many
     # decades are all resolved (it agrees with adaptive quadrature to 1e-8).
-    log_t = np.arange(np.log(HEAD / ratios.max()), np.log(TAIL / ratios.min()), LOG_STEP)
+    log_t = np.arange(np.log(HEAD / ratios.max()), np.log(TAIL / ratios.min()), _LOG_STEP)
     t = np.exp(log_t)[:, None]
     grown = 1.0 + 2.0 * ratios * t
     values = ratios / grown * np.prod(grown ** -0.5, axis=1, keepdims=True) * t
     # below the first node the integrand is ratios to first order
-    return values.sum(axis=0) * LOG_STEP + ratios * t[0, 0]
+    return values.sum(axis=0) * _LOG_STEP + ratios * t[0, 0]
 
 
-def eigenvalue_ratios(kendall_values, start=None, tolerance=TOLERANCE):
+def _eigenvalue_ratios(kendall_values, start=None, tolerance=_TOLERANCE):
     """The scatter eigenvalue ratios (summing to 1) whose Kendall eigenvalues are
     ``kendall_values`` (floored and normalised first).
 
@@ -65,11 +65,11 @@ def eigenvalue_ratios(kendall_values, start=None, tolerance=TOLERANCE):
     each ratio, and the iteration converges in 10 to 30 steps from ``r = k``.
     """
     target = np.maximum(np.asarray(kendall_values, dtype=float), 0.0)
-    target = np.maximum(target / max(target.sum(), np.finfo(float).tiny), FLOOR)
+    target = np.maximum(target / max(target.sum(), np.finfo(float).tiny), _FLOOR)
     target /= target.sum()
     ratios = target.copy() if start is None else np.asarray(start, dtype=float)
-    for _ in range(MAX_ITERATIONS):
-        updated = ratios * target / kendall_eigenvalues(ratios)
+    for _ in range(_MAX_ITERATIONS):
+        updated = ratios * target / _kendall_eigenvalues(ratios)
         updated /= updated.sum()
         converged = np.max(np.abs(updated / ratios - 1.0)) < tolerance
         ratios = updated
@@ -90,13 +90,13 @@ def elliptical_variances(kendall_matrix, kendall_noise, total, total_noise, n_co
     the fit's ``rng``.
     """
     eigenvalues = np.linalg.eigvalsh(kendall_matrix)[::-1]
-    ratios = eigenvalue_ratios(eigenvalues)
+    ratios = _eigenvalue_ratios(eigenvalues)
     variances = total * ratios[:n_components]
     draws = []
-    for _ in range(BOOTSTRAP_DRAWS):
+    for _ in range(_BOOTSTRAP_DRAWS):
         noisy = kendall_matrix + symmetric_gaussian_noise(
             kendall_matrix.shape[0], kendall_noise, rng)
-        redrawn = eigenvalue_ratios(np.linalg.eigvalsh(noisy)[::-1], start=ratios,
-                                    tolerance=BOOTSTRAP_TOLERANCE)
+        redrawn = _eigenvalue_ratios(np.linalg.eigvalsh(noisy)[::-1], start=ratios,
+                                    tolerance=_BOOTSTRAP_TOLERANCE)
         draws.append((total + total_noise * rng.standard_normal()) * redrawn[:n_components])
     return variances, np.std(draws, axis=0, ddof=1)

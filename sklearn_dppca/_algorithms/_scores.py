@@ -19,21 +19,21 @@ from ..privacy._mechanisms import _gaussian_scale
 from ..privacy._quantiles import interval_quantile, quantile, upper_quantile
 
 HISTOGRAM_METHODS = ("additive", "sparse")
-FRAME_SHARE = 0.35      # of the score eps, pure DP (delta 0), as in the R package dppca
-RADIUS_LEVEL = 0.97     # level of the private radial quantile
-RADIUS_BETA = 1.01      # the radius's grid: 1% resolution, in units of the scores' scale
-RADIUS_STEPS = 5000     # ... reaching 1.01^5000 (4e21) of those units
-FRAME_MARGIN = 1.2      # the frame is centre +- 1.2 radius
+_FRAME_SHARE = 0.35      # of the score eps, pure DP (delta 0), as in the R package dppca
+_RADIUS_LEVEL = 0.97     # level of the private radial quantile
+_RADIUS_BETA = 1.01      # the radius's grid: 1% resolution, in units of the scores' scale
+_RADIUS_STEPS = 5000     # ... reaching 1.01^5000 (4e21) of those units
+_FRAME_MARGIN = 1.2      # the frame is centre +- 1.2 radius
 # Expected noise-only cells passing the "auto" threshold: 0.25 keeps the average over
 # 20 fits below 0.5 (at 0.5 exactly, measured 20-fit averages were 0.50 and 0.55).
-NOISE_CELLS_TARGET = 0.25
+_NOISE_CELLS_TARGET = 0.25
 
 
 #: Shares of the frame's eps (all pure DP): coarse centre (each axis), coarse
 #: radius, fine centre (each axis), radius. The coarse stage only has to land within
 #: the fine stage's range, so the fine centre and the radius, which the picture
 #: shows, get more.
-FRAME_STEPS = {"coarse centre axis 1": 0.15, "coarse centre axis 2": 0.15,
+_FRAME_STEPS = {"coarse centre axis 1": 0.15, "coarse centre axis 2": 0.15,
                "coarse radius": 0.1, "centre axis 1": 0.15, "centre axis 2": 0.15,
                "radius": 0.3}
 
@@ -44,18 +44,18 @@ def score_parts(histogram):
     The additive histogram is a Gaussian mechanism; the sparse one an
     ``(eps, delta)`` stability histogram (basic composition).
     """
-    frame = {name: (share, "pure") for name, share in FRAME_STEPS.items()}
+    frame = {name: (share, "pure") for name, share in _FRAME_STEPS.items()}
     kind = "gaussian" if histogram == "additive" else "basic"
-    return {"frame": (FRAME_SHARE, frame), "histogram": (1.0 - FRAME_SHARE, kind)}
+    return {"frame": (_FRAME_SHARE, frame), "histogram": (1.0 - _FRAME_SHARE, kind)}
 
 
 #: Points of the fine centre's even grid over [-2 r1, 2 r1] when the scores' scale
 #: is unknown.
-FINE_POINTS = 400_001
+_FINE_POINTS = 400_001
 #: With a known scale ``unit`` of the scores: the fine grid's spacing is
-#: ``unit / FINE_PER_UNIT`` (at most ``MAX_FINE_POINTS`` points).
-FINE_PER_UNIT = 200
-MAX_FINE_POINTS = 4_000_001
+#: ``unit / _FINE_PER_UNIT`` (at most ``_MAX_FINE_POINTS`` points).
+_FINE_PER_UNIT = 200
+_MAX_FINE_POINTS = 4_000_001
 
 
 def _fine_points(reach, unit):
@@ -68,20 +68,20 @@ def _fine_points(reach, unit):
     eps = 1: the median 1,300 counts low, against 600 far away). With a
     known scale of the scores the spacing is ``unit / 200`` wherever the cloud
     is (about 600 points inside it), so the centre is equally good everywhere;
-    without one, ``FINE_POINTS`` points. Public: ``reach`` and ``unit`` are
+    without one, ``_FINE_POINTS`` points. Public: ``reach`` and ``unit`` are
     releases.
     """
     if unit is None:
-        return FINE_POINTS
-    spacing = unit / FINE_PER_UNIT
-    return int(min(MAX_FINE_POINTS, max(3, math.ceil(2 * reach / spacing) + 1)))
+        return _FINE_POINTS
+    spacing = unit / _FINE_PER_UNIT
+    return int(min(_MAX_FINE_POINTS, max(3, math.ceil(2 * reach / spacing) + 1)))
 
 
-def private_frame(scores, budget, rng, ledger, cells=1, unit=None):
+def _private_frame(scores, budget, rng, ledger, cells=1, unit=None):
     """A square frame around the score cloud, pure ``eps``-DP.
 
     Six count-based searches (one changed row changes one value in each), on the
-    leaves of ``budget`` (:data:`FRAME_STEPS`):
+    leaves of ``budget`` (:data:`_FRAME_STEPS`):
 
     1. a coarse centre ``c1``: the fully unbounded private median of each
        coordinate; its grid is geometric around 0, so far from the origin it is
@@ -123,7 +123,7 @@ def private_frame(scores, budget, rng, ledger, cells=1, unit=None):
     # Post-processing (free): far from the origin a tiny private radius would make
     # the ``cells`` cells of an axis narrower than the float spacing at the centre
     # (equal bin edges); widen the frame to at least 8 spacings per cell.
-    half_width = max(FRAME_MARGIN * radius,
+    half_width = max(_FRAME_MARGIN * radius,
                      8.0 * cells * float(np.max(np.spacing(np.abs(center)))))
     extent = (center[0] - half_width, center[0] + half_width,
               center[1] - half_width, center[1] + half_width)
@@ -141,8 +141,8 @@ def _radius(scores, center, leaf, rng, ledger, unit, warn=True):
     with warnings.catch_warnings():
         if not warn:
             warnings.simplefilter("ignore", PrivacyUtilityWarning)
-        radius = unit * upper_quantile(distances, RADIUS_LEVEL, leaf.eps, rng, lower=0.0,
-                                       beta=RADIUS_BETA, max_steps=RADIUS_STEPS,
+        radius = unit * upper_quantile(distances, _RADIUS_LEVEL, leaf.eps, rng, lower=0.0,
+                                       beta=_RADIUS_BETA, max_steps=_RADIUS_STEPS,
                                        ledger=ledger, step=leaf.path)
     if not (np.isfinite(radius) and radius > 0):
         raise ValueError("The private score frame is degenerate (its radius is not "
@@ -150,47 +150,47 @@ def _radius(scores, center, leaf, rng, ledger, unit, warn=True):
     return radius
 
 
-def frame_edges(frame, bins):
+def _frame_edges(frame, bins):
     """Equal-width bin edges over the frame: one array per axis."""
     x_min, x_max, y_min, y_max = frame.extent
     return np.linspace(x_min, x_max, bins[0] + 1), np.linspace(y_min, y_max, bins[1] + 1)
 
 
-def additive_threshold(n_cells, threshold="auto"):
+def _additive_threshold(n_cells, threshold="auto"):
     """The additive histogram's threshold, in noise sds, and what it lets through.
 
     ``"auto"`` picks the threshold ``t`` at which the expected number of cells
     that hold only noise yet pass, ``n_cells * P(N(0, 1) >= t)``, is
-    :data:`NOISE_CELLS_TARGET` (0.25) over the whole grid, every group's cells
+    :data:`_NOISE_CELLS_TARGET` (0.25) over the whole grid, every group's cells
     included: about 3.2 sd for 400 cells, 3.7 sd for 2,000. A number is taken as
     it is (0: plain clamping at 0, where half of the empty cells stay positive).
     Public: it depends on the grid's size only. Returns ``(t, expected)``.
     """
-    sds = float(norm.isf(NOISE_CELLS_TARGET / n_cells)) if threshold == "auto" \
+    sds = float(norm.isf(_NOISE_CELLS_TARGET / n_cells)) if threshold == "auto" \
         else float(threshold)
     return sds, float(n_cells * norm.sf(sds))
 
 
 #: Cells per axis of ``bins="auto"``: at least, at most.
-AUTO_BINS = (4, 20)
+_AUTO_BINS = (4, 20)
 #: Share of the frame a single elliptical cloud covers: a disc of the frame's
 #: radius in the square of half width 1.2 radius (pi / 5.76).
-CLOUD_COVER = 0.55
+_CLOUD_COVER = 0.55
 #: An average cell of the cloud should hold this many thresholds.
-CELL_MARGIN = 2.0
+_CELL_MARGIN = 2.0
 
 
-def cell_threshold(method, budget, noise, n_cells):
+def _cell_threshold(method, budget, noise, n_cells):
     """The count a cell must reach to be shown, before any data (public).
 
-    Additive: the ``"auto"`` threshold in noise sds (:func:`additive_threshold`)
+    Additive: the ``"auto"`` threshold in noise sds (:func:`_additive_threshold`)
     times the noise sd the histogram's leaf ``budget`` buys; sparse: the
     stability histogram's release threshold.
     """
     if method == "additive":
         sd = _gaussian_scale(HISTOGRAM_L2_SENSITIVITY, budget.eps, budget.delta, noise,
                              budget.mu)
-        return additive_threshold(n_cells)[0] * sd
+        return _additive_threshold(n_cells)[0] * sd
     return _sparse_threshold(budget.eps, budget.delta)
 
 
@@ -201,19 +201,19 @@ def auto_bins(n_samples, n_groups, method, budget, noise):
     hold enough rows) and takes one cell less per axis while an average cell of
     the cloud, ``n / (0.55 m^2)`` rows (one elliptical cloud covers about 55% of
     the frame; groups split both rows and area), would hold less than twice
-    :func:`cell_threshold`. Too many cells leave most of the cloud under the
+    :func:`_cell_threshold`. Too many cells leave most of the cloud under the
     threshold: at eps = 0.5 on the gau data (5,000 rows, noise sd 23 counts,
     threshold 74) only 16 of 190 occupied cells of a 20 x 20 grid survived.
     """
-    low, high = AUTO_BINS
+    low, high = _AUTO_BINS
     side = int(np.clip(round(math.sqrt(n_samples / n_groups) / 3), low, high))
-    while side > low and n_samples / (CLOUD_COVER * side**2) < CELL_MARGIN * \
-            cell_threshold(method, budget, noise, n_groups * side**2):
+    while side > low and n_samples / (_CLOUD_COVER * side**2) < _CELL_MARGIN * \
+            _cell_threshold(method, budget, noise, n_groups * side**2):
         side -= 1
     return side, side
 
 
-def private_histograms(scores, edges, *, method, budget, noise, rng, ledger,
+def _private_histograms(scores, edges, *, method, budget, noise, rng, ledger,
                        labels=None, label_list=None):
     """Noisy, clamped cell counts on the grid; per group when labels are given.
 
@@ -231,7 +231,7 @@ def private_histograms(scores, edges, *, method, budget, noise, rng, ledger,
                             step=budget.path), None
 
 
-def normalised(counts, what="score histogram"):
+def _normalised(counts, what="score histogram"):
     """Counts divided by their sum; all-zero stays zero with a warning."""
     total = float(np.sum(counts))
     if total <= 0:
@@ -246,7 +246,7 @@ def normalised(counts, what="score histogram"):
     return counts / total
 
 
-def synthetic_points(histogram, edges, n_points, rng, jitter=0.25):
+def _synthetic_points(histogram, edges, n_points, rng, jitter=0.25):
     """``n_points`` draws: a cell by its mass, a uniform point in it, Gaussian jitter.
 
     The jitter has standard deviation ``jitter`` cell widths on each axis (0 turns
@@ -267,7 +267,7 @@ def synthetic_points(histogram, edges, n_points, rng, jitter=0.25):
     return points
 
 
-def split_by_noisy_totals(n_points, group_counts, rng):
+def _split_by_noisy_totals(n_points, group_counts, rng):
     """How many synthetic points each group gets, from its noisy total count.
 
     Exact group sizes are never used: the shares are the groups' sums of noisy,
@@ -311,9 +311,9 @@ def release_score_summary(scores, budget, *, bins, method, threshold, noise, uni
     ``histograms`` (per group, or None), ``synthetic_scores`` and
     ``synthetic_codes`` (each point's group position, or None).
     """
-    frame = private_frame(scores, budget.part("frame"), rng, ledger, cells=max(bins),
+    frame = _private_frame(scores, budget.part("frame"), rng, ledger, cells=max(bins),
                           unit=unit)
-    if frame.half_width > FRAME_MARGIN * frame.radius:
+    if frame.half_width > _FRAME_MARGIN * frame.radius:
         warnings.warn(
             "The private score frame collapsed (its radius search stopped far "
             "below the data: too little budget for the rows); the score "
@@ -323,13 +323,13 @@ def release_score_summary(scores, budget, *, bins, method, threshold, noise, uni
             stacklevel=4,
         )
         return None
-    edges = frame_edges(frame, bins)
-    counts, noise_scale = private_histograms(
+    edges = _frame_edges(frame, bins)
+    counts, noise_scale = _private_histograms(
         scores, edges, method=method, budget=budget["histogram"], noise=noise, rng=rng,
         ledger=ledger, labels=group_codes,
         label_list=None if labels is None else np.arange(len(labels)))
     if method == "additive":
-        sds, expected = additive_threshold(counts.size, threshold)
+        sds, expected = _additive_threshold(counts.size, threshold)
         threshold = sds * noise_scale
     else:   # only non-empty cells get noise: no cell holds noise alone
         threshold, expected = None, 0.0
@@ -337,15 +337,15 @@ def release_score_summary(scores, budget, *, bins, method, threshold, noise, uni
     summary = Bunch(frame=frame, bin_edges=edges, counts=counts, threshold=threshold,
                     expected_noise_cells=expected, histograms=None, synthetic_codes=None)
     if labels is None:
-        summary.histogram = normalised(counts)
-        summary.synthetic_scores = synthetic_points(summary.histogram, edges, n_points,
+        summary.histogram = _normalised(counts)
+        summary.synthetic_scores = _synthetic_points(summary.histogram, edges, n_points,
                                                     rng, jitter)
         return summary
-    summary.histogram = normalised(counts.sum(axis=0))
-    summary.histograms = [normalised(group, f"histogram of group {_label_text(label)}")
+    summary.histogram = _normalised(counts.sum(axis=0))
+    summary.histograms = [_normalised(group, f"histogram of group {_label_text(label)}")
                           for label, group in zip(labels, counts)]
-    sizes = split_by_noisy_totals(n_points, counts, rng)
-    points = [synthetic_points(histogram, edges, size, rng, jitter)
+    sizes = _split_by_noisy_totals(n_points, counts, rng)
+    points = [_synthetic_points(histogram, edges, size, rng, jitter)
               for histogram, size in zip(summary.histograms, sizes)]
     summary.synthetic_scores = np.vstack(points)
     summary.synthetic_codes = np.concatenate([np.full(len(group), position, dtype=np.intp)

@@ -29,11 +29,11 @@ from ._variances import (
 #: share than the scree's (the Gaussian part is cheap: its noise is relative to each
 #: column's own bound), and a level as high as the budget allows (see
 #: :func:`spread_level`).
-SPREAD_PARAMS = {"clip": "component", "C": "auto", "quantile_share": 0.6}
+_SPREAD_PARAMS = {"clip": "component", "C": "auto", "quantile_share": 0.6}
 #: The highest level of the spreads' clip bounds. The search starts at the bottom,
 #: where a column of mostly zeros leaves only ``(level - tied share) m`` counts of
 #: margin against an early stop (capital losses: 91% of the pairs tied).
-SPREAD_LEVEL = 0.99
+_SPREAD_LEVEL = 0.99
 #: Counts kept above the level, in noise means: the target ``level m + Exp`` must
 #: stay below the ``m`` values, or the search runs past them and returns a bound far
 #: above the data (at 3 means, 5% of the searches).
@@ -47,10 +47,10 @@ def spread_level(n_pairs, eps):
     20,000 rows, 8 columns and eps = 1 (0.0125 a search) it is 0.952; on the adult
     table (32,561 rows, 5 columns) 0.982.
     """
-    return min(SPREAD_LEVEL, 1.0 - _TAIL_MEANS * (2.0 / eps) / n_pairs)
+    return min(_SPREAD_LEVEL, 1.0 - _TAIL_MEANS * (2.0 / eps) / n_pairs)
 
 
-def spread_labels(feature_names):
+def _spread_labels(feature_names):
     """The columns' names in the ledger: their own, or ``x0, x1, ...`` if repeated."""
     names = [str(name) for name in feature_names]
     return names if len(set(names)) == len(names) else default_feature_names(len(names))
@@ -58,10 +58,10 @@ def spread_labels(feature_names):
 
 def spread_parts(feature_names):
     """The budget tree of the spreads: a quantile per column, one statistic."""
-    return component_clip_parts(spread_labels(feature_names), SPREAD_PARAMS)
+    return component_clip_parts(_spread_labels(feature_names), _SPREAD_PARAMS)
 
 
-def private_feature_variances(X, *, budget, noise, rng, ledger, feature_names):
+def _private_feature_variances(X, *, budget, noise, rng, ledger, feature_names):
     """Release every column's clipped variance with one Gaussian mechanism.
 
     Privacy (the leaves of :func:`spread_parts`): ``p`` quantile searches with
@@ -73,10 +73,10 @@ def private_feature_variances(X, *, budget, noise, rng, ledger, feature_names):
     Returns a Bunch with ``raw`` (the noisy variances, possibly negative),
     ``noise_scale`` (their noise sd) and ``clip_bounds``.
     """
-    labels = spread_labels(feature_names)
+    labels = _spread_labels(feature_names)
     search_eps = budget[f"clip bound {labels[0]}"].eps
     level = max(spread_level(X.shape[0] // 2, search_eps), 0.5)
-    params = check_method_params("clipped", dict(SPREAD_PARAMS, quantile_level=level))
+    params = check_method_params("clipped", dict(_SPREAD_PARAMS, quantile_level=level))
     raw, noise_scale, bounds = component_clipped_variances(
         X, np.eye(X.shape[1]), params, budget, noise, rng, ledger, labels=labels)
     return Bunch(raw=raw, noise_scale=noise_scale, clip_bounds=bounds)
@@ -85,15 +85,15 @@ def private_feature_variances(X, *, budget, noise, rng, ledger, feature_names):
 # A clip bound this small comes from a search that stopped at the bottom of the
 # float range (its first counts' noise bridged the gap to the level): no real
 # column's squared differences live there.
-UNRELIABLE_BOUND = 1e-200
+_UNRELIABLE_BOUND = 1e-200
 
 
-def spreads_from_variances(released, feature_names):
+def _spreads_from_variances(released, feature_names):
     """Positive, finite spreads ``scale_`` from released variances (post-processing).
 
     A spread is unreliable when the noise sd exceeds its variance, when almost
     every pair was clipped (:func:`clipped_to_the_bound`) or when its clip
-    bound search stopped at the bottom of the range (:data:`UNRELIABLE_BOUND`,
+    bound search stopped at the bottom of the range (:data:`_UNRELIABLE_BOUND`,
     zero-inflated columns at small budgets); such a column keeps
     its own unit (spread 1) and a PrivacyUtilityWarning names it: dividing by a
     noisy or collapsed spread would blow the column up. Returns the spreads.
@@ -102,7 +102,7 @@ def spreads_from_variances(released, feature_names):
                   # at the bound within two noise sds: "all pairs clipped" fits
                   | clipped_to_the_bound(released.raw + 2 * released.noise_scale,
                                          released.clip_bounds)
-                  | (released.clip_bounds < UNRELIABLE_BOUND))
+                  | (released.clip_bounds < _UNRELIABLE_BOUND))
     if np.any(unreliable):
         listed = ", ".join(str(n) for n, bad in zip(feature_names, unreliable) if bad)
         warnings.warn(
@@ -121,7 +121,7 @@ def release_spreads(X, *, budget, noise, rng, ledger, feature_names):
     ``budget``: the part of :func:`spread_parts`'s tree. Returns a Bunch: ``X``
     divided by the spreads and ``scale`` (the spreads).
     """
-    released = private_feature_variances(X, budget=budget, noise=noise, rng=rng,
+    released = _private_feature_variances(X, budget=budget, noise=noise, rng=rng,
                                          ledger=ledger, feature_names=feature_names)
-    spreads = spreads_from_variances(released, feature_names)
+    spreads = _spreads_from_variances(released, feature_names)
     return Bunch(X=X / spreads, scale=spreads)

@@ -30,7 +30,7 @@ SCREE_METHODS = ("clipped", "huber", "pmwm", "kendall", "matrix")
 TOTAL_SHARE = 0.25
 
 # The documented tuning values of each method; ``method_params`` may override them.
-SCREE_DEFAULTS = {
+_SCREE_DEFAULTS = {
     "clipped": {
         "clip": "auto",          # "norm", "component", or "auto" (chosen from n, k, eps)
         "C": "auto",             # "auto" or a public bound (per component with "component")
@@ -52,7 +52,7 @@ SCREE_DEFAULTS = {
 #: What each tuning value of a method may be; checked in ``fit`` before any spending.
 #: (``C`` may also hold one bound per component: checked against their number by
 #: :func:`_check_public_clip`.)
-METHOD_PARAM_CONSTRAINTS = {
+_METHOD_PARAM_CONSTRAINTS = {
     "clip": [Options("auto", "norm", "component")],
     "C": ["auto", POSITIVE, Instance((list, tuple, np.ndarray), "a list of bounds")],
     "quantile_share": [UNIT_OPEN],
@@ -73,8 +73,8 @@ METHOD_PARAM_CONSTRAINTS = {
 
 def check_method_params(method, method_params, name="method_params"):
     """Merge ``method_params`` into the defaults of ``method``; reject unknown names
-    and check every value given (:data:`METHOD_PARAM_CONSTRAINTS`)."""
-    params = dict(SCREE_DEFAULTS[method])
+    and check every value given (:data:`_METHOD_PARAM_CONSTRAINTS`)."""
+    params = dict(_SCREE_DEFAULTS[method])
     method_params = check_param(method_params, [None, dict], name)
     if method_params is None:
         return params
@@ -85,7 +85,7 @@ def check_method_params(method, method_params, name="method_params"):
             f"valid names: {sorted(params)}."
         )
     for key, value in method_params.items():
-        params[key] = check_param(value, METHOD_PARAM_CONSTRAINTS[key], f"{name}[{key!r}]")
+        params[key] = check_param(value, _METHOD_PARAM_CONSTRAINTS[key], f"{name}[{key!r}]")
     return params
 
 
@@ -99,7 +99,7 @@ def random_pairs(n_samples, rng):
     return order[:n_pairs], order[n_pairs:2 * n_pairs]
 
 
-def paired_values(X, components, rng):
+def _paired_values(X, components, rng):
     """``w_il = (v_l . (x_a - x_b))^2 / 2`` over a random matching; shape (n//2, k).
 
     Its mean estimates the variance along ``v_l`` without any centre.
@@ -116,7 +116,7 @@ def _check_public_clip(C, n_components):
     return bounds
 
 
-def clipped_u_statistics(X, components, bounds):
+def _clipped_u_statistics(X, components, bounds):
     """The exact (pre-noise) clipped U-statistics, one per component.
 
     ``U_l = (1 / C(n, 2)) sum_{i<j} min((v_l.(x_i - x_j))^2 / 2, C_l)``, in
@@ -135,14 +135,14 @@ def _private_upper_quantile(values, params, leaf, rng, ledger, warn=True):
 
 
 def resolve_clip(params, n_samples, n_components, eps):
-    """``params`` with ``clip="auto"`` resolved by :func:`choose_clip` (public).
+    """``params`` with ``clip="auto"`` resolved by :func:`_choose_clip` (public).
 
     Only the clipped method has a ``clip``; other methods' params are returned as
     they are.
     """
     if "clip" not in params:
         return params
-    return dict(params, clip=choose_clip(params, n_samples, n_components, eps))
+    return dict(params, clip=_choose_clip(params, n_samples, n_components, eps))
 
 
 def component_clip_parts(labels, params):
@@ -154,7 +154,7 @@ def component_clip_parts(labels, params):
     return {**bounds, "statistic": (1.0 - share, "gaussian")}
 
 
-def variance_parts(method, params, n_components):
+def _variance_parts(method, params, n_components):
     """The budget tree of the variances along ``n_components`` directions.
 
     ``params`` has its ``clip`` resolved (:func:`resolve_clip`). Shares are of
@@ -174,7 +174,7 @@ def variance_parts(method, params, n_components):
 
 
 #: The total variance's clipping: the scree's norm clipping, half on its bound.
-TOTAL_PARAMS = dict(SCREE_DEFAULTS["clipped"], clip="norm", quantile_share=0.5)
+_TOTAL_PARAMS = dict(_SCREE_DEFAULTS["clipped"], clip="norm", quantile_share=0.5)
 
 
 def scree_parts(method, params, n_components):
@@ -186,14 +186,14 @@ def scree_parts(method, params, n_components):
     """
     if method == "matrix":
         return None
-    total = variance_parts("clipped", TOTAL_PARAMS, 1)
+    total = _variance_parts("clipped", _TOTAL_PARAMS, 1)
     if method == "kendall":
         return {"total variance": (1.0, total)}
-    return {"variances": (1.0 - TOTAL_SHARE, variance_parts(method, params, n_components)),
+    return {"variances": (1.0 - TOTAL_SHARE, _variance_parts(method, params, n_components)),
             "total variance": (TOTAL_SHARE, total)}
 
 
-def norm_clipped_scatter(X, bound, pairs, rng):
+def _norm_clipped_scatter(X, bound, pairs, rng):
     """``M = mean over pairs of (d d^T / 2) min(1, 2 bound / ||d||^2)``, ``d = x_i - x_j``.
 
     Each pair difference is shrunk to norm at most ``sqrt(2 bound)``, so
@@ -233,7 +233,7 @@ def _norm_clipped_variances(X, components, params, budget, noise, rng, ledger):
     """
     projected = X.astype(np.float64) @ components.T
     bound = _norm_clip_bound(projected, params, budget, rng, ledger)
-    scatter = norm_clipped_scatter(projected, bound, params["pairs"], rng)
+    scatter = _norm_clipped_scatter(projected, bound, params["pairs"], rng)
     noisy, noise_scale = gaussian_mechanism(
         np.diag(scatter).copy(), 2 * math.sqrt(2) * bound / X.shape[0], rng=rng,
         noise=noise, ledger=ledger, **budget["statistic"].mechanism_budget())
@@ -250,15 +250,15 @@ def private_total_variance(X, budget, noise, rng, ledger, *, pairs="all",
     are the same kind of clipped second moment and their ratio (the PVE) is not
     biased by clipping one more than the other. The U-statistic
     ``mean min(||d||^2 / 2, C)`` moves by at most ``2 C / n`` when one row is
-    replaced. ``budget``: the part of :data:`TOTAL_PARAMS`'s tree. Returns
+    replaced. ``budget``: the part of :data:`_TOTAL_PARAMS`'s tree. Returns
     ``(total, noise_scale, bound)``; ``total`` may be negative.
     """
     X = X.astype(np.float64)
-    params = dict(TOTAL_PARAMS, pairs=pairs)
+    params = dict(_TOTAL_PARAMS, pairs=pairs)
     if quantile_level is not None:
         params["quantile_level"] = quantile_level
     bound = _norm_clip_bound(X, params, budget, rng, ledger)
-    scatter = norm_clipped_scatter(X, bound, pairs, rng)
+    scatter = _norm_clipped_scatter(X, bound, pairs, rng)
     total, noise_scale = gaussian_mechanism(
         float(np.trace(scatter)), 2 * bound / X.shape[0], rng=rng, noise=noise,
         ledger=ledger, **budget["statistic"].mechanism_budget())
@@ -289,7 +289,7 @@ def component_clipped_variances(X, components, params, budget, noise, rng, ledge
     if labels is None:
         labels = [f"PC{l + 1}" for l in range(n_components)]
     if isinstance(params["C"], str):
-        values = paired_values(X, components, rng)
+        values = _paired_values(X, components, rng)
         leaves = [budget[f"clip bound {label}"] for label in labels]
         bounds = np.array([
             _private_upper_quantile(values[:, l], params, leaves[l], rng, ledger,
@@ -303,14 +303,14 @@ def component_clipped_variances(X, components, params, budget, noise, rng, ledge
     # Release U_l / C_l: each coordinate moves by at most 2/n, the vector by
     # 2 sqrt(k)/n in L2. The noise on U_l is then proportional to C_l, so a
     # component on a small scale is not drowned by the noise of a large one.
-    statistic = clipped_u_statistics(X, components, bounds) / bounds
+    statistic = _clipped_u_statistics(X, components, bounds) / bounds
     noisy, noise_scale = gaussian_mechanism(
         statistic, 2.0 * math.sqrt(n_components) / n_samples, rng=rng, noise=noise,
         ledger=ledger, **budget["statistic"].mechanism_budget())
     return noisy * bounds, noise_scale * bounds, bounds
 
 
-def choose_clip(params, n_samples, n_components, eps):
+def _choose_clip(params, n_samples, n_components, eps):
     """``"norm"`` or ``"component"`` for ``clip="auto"``, from public n, k and eps.
 
     Per-component clipping needs k private quantiles, each with ``eps_q / k``. A
@@ -337,7 +337,7 @@ def _per_component_variances(estimator, X, components, params, budget, noise, rn
         name = "huber" if estimator is huber_mean else "pmwm (split=True)"
         raise ValueError(f"The {name} scree pairs the rows and needs at least 4 rows "
                          f"(2 pairs); X has n_samples={X.shape[0]}.")
-    values = paired_values(X, components, rng)
+    values = _paired_values(X, components, rng)
     leaves = [budget[f"PC{l + 1}"] for l in range(n_components)]
     released = [
         estimator(values[:, l], leaf.eps, leaf.delta, rng, noise=noise, ledger=ledger,
@@ -351,7 +351,7 @@ def _per_component_variances(estimator, X, components, params, budget, noise, rn
 def private_variances(X, components, *, method, params, budget, noise, rng, ledger):
     """Release the variances of ``X`` along the rows of ``components``.
 
-    ``budget`` is the part of :func:`variance_parts`'s tree; ``params`` has its
+    ``budget`` is the part of :func:`_variance_parts`'s tree; ``params`` has its
     ``clip`` resolved. Returns ``(raw, noise_scale, clip_bounds)``: the noisy
     variances before post-processing, the standard deviation of the Gaussian
     noise on each, and the released clip bounds (``None`` unless
@@ -370,12 +370,12 @@ def private_variances(X, components, *, method, params, budget, noise, rng, ledg
 # level gives about 0.2 on Gaussian data and below 0.5 for any law with 3% of the
 # terms above it (up to 0.9 only for norms of hundreds of nearly independent
 # columns, whose squared norms concentrate).
-CLIPPED_SHARE_LIMIT = 0.9
+_CLIPPED_SHARE_LIMIT = 0.9
 
 
 def clipped_to_the_bound(estimates, bounds):
     """Mask of released clipped means that sit at their bound (post-processing)."""
-    return np.asarray(estimates, dtype=float) >= CLIPPED_SHARE_LIMIT * np.asarray(bounds)
+    return np.asarray(estimates, dtype=float) >= _CLIPPED_SHARE_LIMIT * np.asarray(bounds)
 
 
 def explained_variance_ratio(variances, total_variance):

@@ -44,7 +44,7 @@ class BiplotRangeError(ValueError):
     """The biplot coordinates of these values are not representable (alpha > 0)."""
 
 
-def biplot_coordinates(components, explained_variance, scores, frame_center, n_samples,
+def _biplot_coordinates(components, explained_variance, scores, frame_center, n_samples,
                        axes, alpha, center):
     """DP biplot coordinates.
 
@@ -297,7 +297,7 @@ class BiplotDisplay:
                     "synthetic_groups must have one label per synthetic score point."
                 )
 
-        G, arrows, origin, gamma = biplot_coordinates(
+        G, arrows, origin, gamma = _biplot_coordinates(
             V, lam, S, c, int(n), (a, b), alpha, center
         )
         idx = select_variables(variables, names, np.hypot(arrows[:, 0], arrows[:, 1]))
@@ -322,7 +322,7 @@ class BiplotDisplay:
                 and not (alpha > 0 and np.any(lam_ref[[a, b]] == 0))
             ):
                 try:
-                    _, ref_all, _, gamma_ref = biplot_coordinates(
+                    _, ref_all, _, gamma_ref = _biplot_coordinates(
                         V_ref, lam_ref, S_ref[:, [a, b]], np.zeros(2), int(n), (a, b),
                         alpha, True,
                     )

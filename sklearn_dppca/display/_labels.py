@@ -40,7 +40,7 @@ def _label_height(fontsize):
     return 1.35 * fontsize + 1.0
 
 
-def place_labels(ax, ends, labels, *, origin=(0.0, 0.0), fontsize=9.0, gap=2.0,
+def _place_labels(ax, ends, labels, *, origin=(0.0, 0.0), fontsize=9.0, gap=2.0,
                  n_iter=150):
     """Centres for text labels of arrows ending at ``ends``, without pile-ups.
 
@@ -97,7 +97,7 @@ def place_labels(ax, ends, labels, *, origin=(0.0, 0.0), fontsize=9.0, gap=2.0,
     return pos
 
 
-def label_extent(ax, positions, labels, fontsize):
+def _label_extent(ax, positions, labels, fontsize):
     """Bounding box (x_min, x_max, y_min, y_max) of labels centred at ``positions``."""
     positions = np.asarray(positions, dtype=float).reshape(-1, 2)
     if len(positions) == 0:
@@ -123,9 +123,9 @@ def draw_labels(ax, ends, labels, *, origin=(0.0, 0.0), fontsize=9.0, text_kw=No
     ends = np.asarray(ends, dtype=float).reshape(-1, 2)
     if len(ends) == 0:
         return []
-    pos = place_labels(ax, ends, labels, origin=origin, fontsize=fontsize)
+    pos = _place_labels(ax, ends, labels, origin=origin, fontsize=fontsize)
     for _ in range(2):
-        ext = label_extent(ax, pos, labels, fontsize)
+        ext = _label_extent(ax, pos, labels, fontsize)
         x0, x1 = ax.get_xlim()
         y0, y1 = ax.get_ylim()
         if center is not None:
@@ -145,7 +145,7 @@ def draw_labels(ax, ends, labels, *, origin=(0.0, 0.0), fontsize=9.0, text_kw=No
                 break
             ax.set_xlim(nx0, nx1)
             ax.set_ylim(ny0, ny1)
-        pos = place_labels(ax, ends, labels, origin=origin, fontsize=fontsize)
+        pos = _place_labels(ax, ends, labels, origin=origin, fontsize=fontsize)
     kw = {"fontsize": fontsize, "ha": "center", "va": "center", "zorder": 5}
     if background:
         kw["bbox"] = {"boxstyle": "round,pad=0.1", "facecolor": "white",

@@ -36,7 +36,7 @@ def point_size(n_points):
     return float(np.clip(12000.0 / max(n_points, 1), 2.0, 14.0))
 
 
-def hdr_levels(hist, masses=(0.5, 0.9)):
+def _hdr_levels(hist, masses=(0.5, 0.9)):
     """Density thresholds whose super-level sets hold ``masses`` of ``hist``.
 
     Highest-density-region levels of a normalised histogram (post-processing);
@@ -152,7 +152,7 @@ def draw_reference_regions(ax, edges, ref_hist, H):
     ``(None, None)`` when the reference has no such regions to draw."""
     from matplotlib.lines import Line2D
 
-    levels = hdr_levels(ref_hist, _HDR_MASSES)
+    levels = _hdr_levels(ref_hist, _HDR_MASSES)
     if not (len(levels) and ref_hist.min() < ref_hist.max() and min(H.shape) > 1):
         return None, None
     xe, ye = edges

@@ -39,7 +39,7 @@ _LABEL_RADIUS = 0.05
 _BEYOND_COLOR = "C3"
 
 
-def correlation_coordinates(components, explained_variance, feature_variance, axes):
+def _correlation_coordinates(components, explained_variance, feature_variance, axes):
     """Correlations of each variable with two private components.
 
     ``r_jl = sqrt(lambda_l) v_jl / sqrt(sigma2_j)`` with ``lambda_l`` the private
@@ -261,7 +261,7 @@ class VariableDisplay:
             if self.explained_variance_ratio is None
             else as_vector(self.explained_variance_ratio, "explained_variance_ratio", k)
         )
-        coords, kept = correlation_coordinates(V, lam, sigma2, (a, b))
+        coords, kept = _correlation_coordinates(V, lam, sigma2, (a, b))
         with np.errstate(all="ignore"):
             radius = np.where(kept, np.hypot(coords[:, 0], coords[:, 1]), -1.0)
         selected = select_variables(variables, names, np.nan_to_num(radius, posinf=1e300))
@@ -284,7 +284,7 @@ class VariableDisplay:
                                 nonnegative=True)
             sigma2_ref = as_vector(self.nonprivate_feature_variance,
                                    "nonprivate_feature_variance", p, nonnegative=True)
-            ref_all, _ = correlation_coordinates(V_ref, lam_ref, sigma2_ref, (a, b))
+            ref_all, _ = _correlation_coordinates(V_ref, lam_ref, sigma2_ref, (a, b))
             # exact correlations lie in the disc up to rounding
             ref = _on_disc(ref_all[idx])[0]
             ref[~np.all(np.isfinite(ref_all[idx]), axis=1)] = np.nan

@@ -24,7 +24,7 @@ from ._accounting import Spend, gdp_mu
 from ._calibration import check_delta, check_eps
 
 #: The format tag of a saved accountant.
-ACCOUNTANT_FORMAT = "sklearn-dppca/accountant/1"
+_ACCOUNTANT_FORMAT = "sklearn-dppca/accountant/1"
 _KEYS = ("format", "eps", "delta", "charges")
 _CHARGE_KEYS = ("label", "eps", "delta", "mu", "time")
 # The accountants alive in this process, by token: unpickling one in the process
@@ -272,7 +272,7 @@ class PrivacyAccountant:
             :meth:`from_dict`).
         """
         with self._lock:
-            return {"format": ACCOUNTANT_FORMAT, "eps": self._eps, "delta": self._delta,
+            return {"format": _ACCOUNTANT_FORMAT, "eps": self._eps, "delta": self._delta,
                     "charges": self.charges}
 
     @classmethod
@@ -426,9 +426,9 @@ def _largest(accepts, high):
 def _check_record(data, where):
     """``(eps, delta, charges)`` of a saved accountant, each field checked."""
     check_field(data, [Instance(dict, "a JSON object")], f"{where}: a saved accountant")
-    if data.get("format") != ACCOUNTANT_FORMAT:
+    if data.get("format") != _ACCOUNTANT_FORMAT:
         raise ValueError(f"{where}: not a saved accountant (the 'format' field is not "
-                         f"{ACCOUNTANT_FORMAT!r}).")
+                         f"{_ACCOUNTANT_FORMAT!r}).")
     _check_keys(data, _KEYS, where)
     eps = _number(data, "eps", where, positive=True)
     delta = _number(data, "delta", where, positive=True, below_one=True)

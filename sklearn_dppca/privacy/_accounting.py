@@ -40,7 +40,7 @@ from .._validation import NON_NEGATIVE, SHARE, Options, check_param
 from ._calibration import check_delta, check_eps, gaussian_delta
 
 ACCOUNTING_METHODS = ("gdp", "basic")
-LEAF_KINDS = ("gaussian", "pure", "basic")
+_LEAF_KINDS = ("gaussian", "pure", "basic")
 # Relative slack for shares that sum to 1 on paper (0.35 + 0.3 + 0.35 in floats).
 _ROUNDOFF = 1e-12
 
@@ -402,7 +402,7 @@ def _check_parts(parts, where):
         share, content = part
         share = check_param(share, [SHARE], f"the share of {where}/{name}")
         if not isinstance(content, dict):
-            content = check_param(content, [Options(*LEAF_KINDS)], f"{where}/{name}'s kind")
+            content = check_param(content, [Options(*_LEAF_KINDS)], f"{where}/{name}'s kind")
         else:
             content = _check_parts(content, f"{where}/{name}")
         checked[name] = (share, content)

@@ -13,7 +13,7 @@ from ._accounting import Spend, gdp_delta
 from ._calibration import check_delta, check_eps
 
 #: The step name of the entry that charges the composed Gaussian block.
-GAUSSIAN_BLOCK_STEP = "gaussian block"
+_GAUSSIAN_BLOCK_STEP = "gaussian block"
 
 # Relative slack for float round-off when parts that sum to the total on paper are
 # added in floating point (0.4 + 0.2 + 0.4 != 1.0 exactly).
@@ -217,11 +217,11 @@ class PrivacyLedger:
             The ``eps`` at which the composed block is charged.
         """
         parts = self.gdp_parts()
-        if not parts or any(e.get("step") == GAUSSIAN_BLOCK_STEP for e in self.entries):
+        if not parts or any(e.get("step") == _GAUSSIAN_BLOCK_STEP for e in self.entries):
             return
         mu = math.sqrt(math.fsum(entry["mu"] ** 2 for entry in parts))
         self.entries.append({
-            "step": GAUSSIAN_BLOCK_STEP,
+            "step": _GAUSSIAN_BLOCK_STEP,
             "mechanism": f"mu-GDP composition of {len(parts)} Gaussian parts",
             "eps": float(block_eps),
             "delta": gdp_delta(mu, block_eps),
@@ -241,7 +241,7 @@ class PrivacyLedger:
             ``eps`` and ``delta`` of the entries outside the Gaussian block, and
             the block's composed ``mu``: what an accountant composes across fits.
         """
-        outside = [e for e in self.entries if e.get("step") != GAUSSIAN_BLOCK_STEP]
+        outside = [e for e in self.entries if e.get("step") != _GAUSSIAN_BLOCK_STEP]
         parts = self.gdp_parts()
         return Spend(math.fsum(e["eps"] for e in outside),
                      math.fsum(e["delta"] for e in outside),

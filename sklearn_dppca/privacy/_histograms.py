@@ -23,7 +23,7 @@ from ._snapping import snap
 
 # One row leaves one cell and enters another.
 HISTOGRAM_L2_SENSITIVITY = math.sqrt(2.0)
-HISTOGRAM_L1_SENSITIVITY = 2.0
+_HISTOGRAM_L1_SENSITIVITY = 2.0
 
 
 def _check_edges(edges, name):
@@ -264,7 +264,7 @@ def sparse_histogram(counts, eps, delta, rng, *, ledger=None, step="sparse histo
     counts = _check_counts(counts)
     eps = check_eps(eps)
     delta = check_delta(delta)
-    noise_scale = laplace_noise_scale(HISTOGRAM_L1_SENSITIVITY, eps)
+    noise_scale = laplace_noise_scale(_HISTOGRAM_L1_SENSITIVITY, eps)
     noisy = np.zeros_like(counts)
     occupied = counts > 0
     noisy[occupied] = counts[occupied] + rng.laplace(0.0, noise_scale,
@@ -272,7 +272,7 @@ def sparse_histogram(counts, eps, delta, rng, *, ledger=None, step="sparse histo
     noisy[noisy < _sparse_threshold(eps, delta)] = 0.0
     if ledger is not None:
         ledger.record(step=step, mechanism="stability histogram (laplace, threshold)",
-                      eps=eps, delta=delta, sensitivity=HISTOGRAM_L1_SENSITIVITY,
+                      eps=eps, delta=delta, sensitivity=_HISTOGRAM_L1_SENSITIVITY,
                       sensitivity_norm="L1", noise_scale=noise_scale)
     noisy = snap(noisy, noise_scale, ledger)
     return np.maximum(noisy, 0.0)
@@ -370,6 +370,6 @@ def dyadic_argmax(values, eps, rng, *, k_min=-40, k_max=40, ledger=None,
     bins[values <= 0] = k_min
     bins[np.isposinf(values)] = k_max
     bin_counts = np.bincount(bins - k_min, minlength=k_max - k_min + 1)
-    noisy, _ = laplace_mechanism(bin_counts, HISTOGRAM_L1_SENSITIVITY, eps, rng,
+    noisy, _ = laplace_mechanism(bin_counts, _HISTOGRAM_L1_SENSITIVITY, eps, rng,
                                  ledger=ledger, step=step)
     return 2.0 ** (k_min + int(np.argmax(noisy)))

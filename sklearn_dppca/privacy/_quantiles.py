@@ -304,7 +304,7 @@ def _two_sided_search(sorted_x, q, eps, rng, beta, max_steps):
 # grid); 3 keeps a margin.
 _SLACK_FACTOR = 3.0
 # How far below its level (in share of the values) a search may stop unwarned.
-FAR_LEVEL = 0.1
+_FAR_LEVEL = 0.1
 
 
 def rank_slack(eps):
@@ -325,7 +325,7 @@ def warn_if_far(n, q, eps, step, stacklevel=2):
     stops more than 10 points of level below ``q``. ``eps`` is the budget of one
     one-sided search.
     """
-    if rank_slack(eps) > FAR_LEVEL * n:
+    if rank_slack(eps) > _FAR_LEVEL * n:
         warnings.warn(
             f"The private quantile search {step!r} (level {q:g}) has a budget too "
             f"small for its {n} values: it probably stopped far from its level. "
@@ -340,13 +340,13 @@ def warn_if_far(n, q, eps, step, stacklevel=2):
 # (plenty for a clip bound); the headroom keeps 2 C and sums of a few bounds finite
 # for the callers. A finer grid puts more points below the data, each a chance for
 # a search short of budget to stop there (1.01: five times as many).
-SCALE_FREE_BETA = 1.05
+_SCALE_FREE_BETA = 1.05
 _TINY = float(np.finfo(float).tiny)
 _SCALE_FREE_TOP = _LARGEST / 16
 
 
 def _scale_free_grid():
-    log_ratio = math.log(SCALE_FREE_BETA)
+    log_ratio = math.log(_SCALE_FREE_BETA)
     n_points = math.ceil((math.log(_SCALE_FREE_TOP) - math.log(_TINY)) / log_ratio)
     grid = np.exp(math.log(_TINY) + np.arange(1, n_points + 1) * log_ratio)
     return np.minimum(grid, _SCALE_FREE_TOP)

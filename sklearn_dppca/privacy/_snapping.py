@@ -50,8 +50,8 @@ import numpy as np
 
 from .._validation import POSITIVE, Boolean, check_param
 
-# Default grid: the smallest power of two >= noise_scale / 2**GRID_BITS.
-GRID_BITS = 10
+# Default grid: the smallest power of two >= noise_scale / 2**_GRID_BITS.
+_GRID_BITS = 10
 
 # None (off) or a dict {"grid": None or a fixed power of two}.
 _STATE = contextvars.ContextVar("sklearn_dppca_snapping", default=None)
@@ -115,14 +115,14 @@ def snapping(enabled=True, *, grid=None):
         _STATE.reset(token)
 
 
-def snapping_grid(noise_scale):
+def _snapping_grid(noise_scale):
     """The grid a release with this noise scale is snapped to, or None when off."""
     state = _STATE.get()
     if state is None:
         return None
     if state["grid"] is not None:
         return state["grid"]
-    target = float(noise_scale) / 2.0**GRID_BITS
+    target = float(noise_scale) / 2.0**_GRID_BITS
     if not (math.isfinite(target) and target > 0):
         return None
     mantissa, exponent = math.frexp(target)   # target = mantissa * 2**exponent
@@ -149,7 +149,7 @@ def snap(noisy, noise_scale, ledger=None):
         every finite value is a multiple of the
         grid (values beyond ``2**53`` grid steps already are).
     """
-    grid = snapping_grid(noise_scale)
+    grid = _snapping_grid(noise_scale)
     if grid is None:
         return noisy
     if ledger is not None and ledger.entries:
