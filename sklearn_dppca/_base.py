@@ -1,13 +1,17 @@
-"""What the three private estimators share: projection, tags, ledger bookkeeping."""
+"""What the three private estimators share: projection, tags, ledger bookkeeping,
+the releases of the spreads and the directions, the summary."""
 
 import warnings
 
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ._algorithms._directions import release_directions
 from ._algorithms._projection import project, whitening_scale
 from ._algorithms._scree import feature_variances, release_scree, scree_values
+from ._algorithms._spread import release_spreads
 from ._names import feature_names
+from ._summary import summarize
 from ._validation import (
     N_JOBS,
     POSITIVE,
@@ -153,6 +157,39 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
 
     def _feature_names(self):
         return feature_names(self)
+
+    def _release_spreads(self, X, plan, params, rng, ledger):
+        """Release the spreads of ``X`` with the plan's ``"scale"`` part (see
+        :func:`~sklearn_dppca._algorithms._spread.release_spreads`)."""
+        return release_spreads(X, budget=plan.part("scale"), noise=params["noise"],
+                               rng=rng, ledger=ledger,
+                               feature_names=self._feature_names())
+
+    def _release_directions(self, X, budget, params, rng, ledger, *, pairs, duplicates,
+                            progress=None):
+        """Release the private directions of ``X`` with ``budget``, under the
+        hyperparameters ``params`` (see
+        :func:`~sklearn_dppca._algorithms._directions.release_directions`)."""
+        return release_directions(
+            X, radial=params["radial"], radius=params["radius"],
+            radius_level=params["radius_level"], budget=budget, noise=params["noise"],
+            sensitivity=params["sensitivity"], pairs=pairs, duplicates=duplicates,
+            n_jobs=params["n_jobs"], rng=rng, ledger=ledger, progress=progress,
+        )
+
+    def summary(self):
+        """Summarise the fit: data size, budget by part and what was released.
+
+        What was released depends on the estimator: the directions, the private
+        variances and PVE, the score frame and histogram.
+
+        Returns
+        -------
+        FitSummary
+            ``str()`` of it is the plain-text summary; it renders as HTML in Jupyter.
+        """
+        check_is_fitted(self)
+        return summarize(self)
 
 
 class _VarianceMixin:

@@ -1,12 +1,9 @@
 """The private directions estimator, DPKendallDirections."""
 
-from sklearn.utils.validation import check_is_fitted
-
-from ._algorithms._directions import loading_parts, release_directions
+from ._algorithms._directions import loading_parts
 from ._algorithms._nonprivate import nonprivate_reference
-from ._algorithms._spread import release_spreads, spread_parts
+from ._algorithms._spread import spread_parts
 from ._base import _PrivateProjection
-from ._summary import summarize
 from ._validation import (
     PAIRS,
     UNIT_OPEN,
@@ -215,17 +212,11 @@ class DPKendallDirections(_PrivateProjection):
         ledger = PrivacyLedger()
         self.scale_ = None
         if "scale" in plan:
-            spreads = release_spreads(X, budget=plan.part("scale"), noise=params["noise"],
-                                      rng=rng, ledger=ledger,
-                                      feature_names=self._feature_names())
+            spreads = self._release_spreads(X, plan, params, rng, ledger)
             X, self.scale_ = spreads.X, spreads.scale
-        released = release_directions(
-            X, radial=params["radial"], radius=params["radius"],
-            radius_level=params["radius_level"], budget=plan.node("loading"),
-            noise=params["noise"], sensitivity=params["sensitivity"],
-            pairs=params["pairs"], duplicates=params["duplicates"],
-            n_jobs=params["n_jobs"], rng=rng, ledger=ledger,
-        )
+        released = self._release_directions(
+            X, plan.node("loading"), params, rng, ledger, pairs=params["pairs"],
+            duplicates=params["duplicates"])
         self.radius_ = released.radius
         self.n_samples_ = X.shape[0]
         self.n_components_ = n_components
@@ -247,14 +238,3 @@ class DPKendallDirections(_PrivateProjection):
         share = params["scale_share"]
         return {"scale": (share, spread_parts(self._feature_names())),
                 "loading": (1.0 - share, loading)}
-
-    def summary(self):
-        """The summary: data size, components, budget, the directions.
-
-        Returns
-        -------
-        FitSummary
-            ``str()`` of it is the plain-text summary; it renders as HTML in Jupyter.
-        """
-        check_is_fitted(self)
-        return summarize(self)

@@ -5,9 +5,8 @@ import warnings
 
 import numpy as np
 from sklearn.utils import Bunch
-from sklearn.utils.validation import check_is_fitted
 
-from ._algorithms._directions import loading_parts, release_directions
+from ._algorithms._directions import loading_parts
 from ._algorithms._nonprivate import nonprivate_reference
 from ._algorithms._scores import (
     HISTOGRAM_METHODS,
@@ -18,7 +17,7 @@ from ._algorithms._scores import (
     score_unit,
 )
 from ._algorithms._scree import check_matrix_scree
-from ._algorithms._spread import release_spreads, spread_parts
+from ._algorithms._spread import spread_parts
 from ._algorithms._variances import (
     SCREE_METHODS,
     TOTAL_SHARE,
@@ -28,7 +27,6 @@ from ._algorithms._variances import (
 )
 from ._base import _PrivateProjection, _VarianceMixin
 from ._progress import PairProgress
-from ._summary import summarize
 from ._validation import (
     NON_NEGATIVE,
     PAIRS,
@@ -420,20 +418,14 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         self.n_samples_ = X.shape[0]
         self.scale_ = None
         if "scale" in plan:
-            spreads = release_spreads(
-                X, budget=plan.part("scale"), noise=params["noise"], rng=rng,
-                ledger=ledger, feature_names=self._feature_names())
+            spreads = self._release_spreads(X, plan, params, rng, ledger)
             X = check_max_abs(spreads.X, "DPPCA's variances (after scaling)")
             self.scale_ = spreads.scale
             self._progress("spreads released", start)
-        released = release_directions(
-            X, radial=params["radial"], radius=params["radius"],
-            radius_level=params["radius_level"], budget=plan.node("loading"),
-            noise=params["noise"], sensitivity=params["sensitivity"],
-            pairs=params["pairs"], duplicates=params["duplicates"],
-            n_jobs=params["n_jobs"], rng=rng, ledger=ledger,
-            progress=PairProgress("Kendall matrix") if params["verbose"] else None,
-        )
+        released = self._release_directions(
+            X, plan.node("loading"), params, rng, ledger, pairs=params["pairs"],
+            duplicates=params["duplicates"],
+            progress=PairProgress("Kendall matrix") if params["verbose"] else None)
         self._progress("directions released", start)
         self.n_components_ = n_components
         self.components_ = released.eigenvectors[:, :n_components].T.copy()
@@ -535,14 +527,3 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
             scores = X.astype(np.float64) @ self.components_[list(self.axes_)].T
             reference.score_histogram = exact_score_histogram(scores, self.bin_edges_)
         return reference
-
-    def summary(self):
-        """Summarise the fit: budget by part, PVE, frame and histogram, the directions.
-
-        Returns
-        -------
-        FitSummary
-            ``str()`` of it is the plain-text summary; it renders as HTML in Jupyter.
-        """
-        check_is_fitted(self)
-        return summarize(self)

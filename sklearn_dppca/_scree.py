@@ -5,10 +5,10 @@ from sklearn.base import clone
 from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
-from ._algorithms._directions import loading_parts, release_directions
+from ._algorithms._directions import loading_parts
 from ._algorithms._nonprivate import nonprivate_reference
 from ._algorithms._scree import check_matrix_scree
-from ._algorithms._spread import release_spreads, spread_parts
+from ._algorithms._spread import spread_parts
 from ._algorithms._variances import (
     SCREE_METHODS,
     TOTAL_SHARE,
@@ -17,7 +17,6 @@ from ._algorithms._variances import (
     scree_parts,
 )
 from ._base import _PrivateProjection, _VarianceMixin
-from ._summary import summarize
 from ._validation import (
     UNIT_OPEN,
     Boolean,
@@ -379,9 +378,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         if "scale" not in plan:
             self.scale_ = None
             return X
-        spreads = release_spreads(X, budget=plan.part("scale"), noise=params["noise"],
-                                  rng=rng, ledger=ledger,
-                                  feature_names=self._feature_names())
+        spreads = self._release_spreads(X, plan, params, rng, ledger)
         self.scale_ = spreads.scale
         return check_max_abs(spreads.X, "DPScree's variances (after scaling)")
 
@@ -393,11 +390,8 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         ``matrix``, ``noise_scale`` and ``eigenvectors`` (rows), or None.
         """
         if "directions" in plan:
-            released = release_directions(
-                X, radial=params["radial"], radius=params["radius"],
-                radius_level=params["radius_level"], budget=plan.node("directions"),
-                noise=params["noise"], sensitivity=params["sensitivity"], pairs="all",
-                duplicates="ignore", n_jobs=params["n_jobs"], rng=rng, ledger=ledger)
+            released = self._release_directions(X, plan.node("directions"), params, rng,
+                                                ledger, pairs="all", duplicates="ignore")
             kendall = Bunch(matrix=released.kendall_matrix,
                             noise_scale=released.noise_scale,
                             eigenvectors=released.eigenvectors.T, radius=released.radius)
@@ -503,17 +497,6 @@ class DPScree(_VarianceMixin, _PrivateProjection):
                 "it, and pass it as directions."
             )
         return super().set_params(**params)
-
-    def summary(self):
-        """Summarise the fit: data size, budget, private variances and PVE, the directions.
-
-        Returns
-        -------
-        FitSummary
-            ``str()`` of it is the plain-text summary; it renders as HTML in Jupyter.
-        """
-        check_is_fitted(self)
-        return summarize(self)
 
 
 def _is_estimator(value):

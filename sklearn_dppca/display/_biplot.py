@@ -7,13 +7,21 @@ import numpy as np
 from .._validation import Interval, check_bool, check_count, check_param
 from ._check import (
     as_components,
+    as_ratio,
     as_vector,
     check_axes,
     check_feature_names,
     check_style,
     select_variables,
 )
-from ._drawing import add_legend, draw_arrows
+from ._drawing import (
+    add_legend,
+    draw_arrows,
+    draw_points,
+    draw_reference_arrows,
+    draw_zero_lines,
+    legend_line,
+)
 from ._estimator_access import (
     check_estimator_for,
     estimator_axes,
@@ -22,16 +30,9 @@ from ._estimator_access import (
     nonprivate_get,
     nonprivate_reference,
 )
-from ._labels import component_label, draw_labels, label_fontsize, plain_text
+from ._labels import component_label, draw_labels, label_fontsize
 from ._limits import new_axes, set_equal_limits, settle_layout
-from ._style import (
-    NONPRIVATE_COLOR,
-    NONPRIVATE_LABEL,
-    NONPRIVATE_LINESTYLE,
-    group_colors,
-    legend_color,
-    merge_style,
-)
+from ._style import group_colors, merge_style
 
 _ARROW_COLOR = "0.1"
 #: Largest coordinate the biplot draws (limits and margins must stay finite).
@@ -262,7 +263,6 @@ class BiplotDisplay:
         display : BiplotDisplay
             The display itself, with the drawn artists stored as attributes.
         """
-        from matplotlib.collections import PathCollection
         from matplotlib.patches import FancyArrowPatch
 
         show_nonprivate = check_bool(show_nonprivate, "show_nonprivate")
@@ -284,11 +284,7 @@ class BiplotDisplay:
             )
         c = as_vector(self.frame_center, "frame_center", 2)
         n = check_count(self.n_samples, "n_samples", 2)
-        ratio = (
-            None
-            if self.explained_variance_ratio is None
-            else as_vector(self.explained_variance_ratio, "explained_variance_ratio", k)
-        )
+        ratio = as_ratio(self.explained_variance_ratio, k)
         groups = None
         if self.synthetic_groups is not None:
             groups = np.asarray(self.synthetic_groups, dtype=object)
@@ -333,8 +329,6 @@ class BiplotDisplay:
                     self.nonprivate_gamma_ = gamma_ref
 
         ax, fig = new_axes(ax)
-        from matplotlib.lines import Line2D
-
         self.gamma_ = gamma
         self.observation_coordinates_ = G
         self.variable_coordinates_ = arrows
@@ -354,9 +348,7 @@ class BiplotDisplay:
             ax.locator_params(axis="x", nbins=4)
         elif (y1 - y0) < 0.75 * (x1 - x0):
             ax.locator_params(axis="y", nbins=4)
-        kw_line = {"color": "0.8", "linewidth": 0.8, "zorder": 0}
-        ax.axhline(origin[1], **kw_line)
-        ax.axvline(origin[0], **kw_line)
+        draw_zero_lines(ax, origin)
 
         suffix = "" if alpha == 0 else (
             " / d" if alpha == 1 else f" / d^{alpha:g}"
@@ -365,37 +357,18 @@ class BiplotDisplay:
         ax.set_ylabel(component_label(b, ratio) + suffix)
         ax.set_title(f"DP biplot (synthetic points, alpha={alpha:g})")
         settle_layout(ax)
-        handles = []
         size = float(np.clip(6000.0 / max(len(G), 1), 1.5, 14.0))
         defaults = {"s": size, "alpha": 0.5, "linewidths": 0, "zorder": 1}
-        if groups is not None:
-            labels = list(dict.fromkeys(groups.tolist()))
-            colors = group_colors(labels)
-            self.scatter_ = []
-            for label in labels:
-                mask = groups == label
-                kw = dict(defaults, color=colors[label], label=plain_text(label))
-                kw = merge_style(kw, scatter_kw, PathCollection)
-                self.scatter_.append(ax.scatter(G[mask, 0], G[mask, 1], **kw))
-                handles.append(Line2D([], [], color=colors[label], marker="o",
-                                      linestyle="", label=plain_text(label)))
-        else:
-            kw = merge_style(dict(defaults, color="C0", label="synthetic points"),
-                             scatter_kw, PathCollection)
-            self.scatter_ = ax.scatter(G[:, 0], G[:, 1], **kw)
-            handles.append(Line2D([], [], color=legend_color(kw, "C0"), marker="o",
-                                  linestyle="", label="synthetic points"))
+        labels = None if groups is None else list(dict.fromkeys(groups.tolist()))
+        self.scatter_, handles = draw_points(
+            ax, G, (0.0, 0.0), defaults, scatter_kw, groups=groups, labels=labels,
+            colors=None if labels is None else group_colors(labels))
         if ref_arrows is not None:
-            self.nonprivate_arrows_ = draw_arrows(
-                ax, ref_arrows, origin=origin, color=NONPRIVATE_COLOR,
-                linestyle=NONPRIVATE_LINESTYLE, linewidth=1.0,
-            )
-            handles.append(Line2D([], [], color=NONPRIVATE_COLOR,
-                                  linestyle=NONPRIVATE_LINESTYLE, label=NONPRIVATE_LABEL))
+            self.nonprivate_arrows_, handle = draw_reference_arrows(ax, ref_arrows, origin)
+            handles.append(handle)
         kw = merge_style({"color": _ARROW_COLOR}, arrow_kw, FancyArrowPatch)
         self.arrows_ = draw_arrows(ax, ends, origin=origin, arrow_kw=kw)
-        handles.insert(0, Line2D([], [], color=legend_color(kw, _ARROW_COLOR),
-                                 label="private variables"))
+        handles.insert(0, legend_line(kw, _ARROW_COLOR, "private variables"))
         self.texts_ = draw_labels(ax, ends, self.variables_, origin=origin,
                                   fontsize=label_fontsize(len(idx)), text_kw=text_kw)
         add_legend(ax, handles, where="below", markerscale=1.5)

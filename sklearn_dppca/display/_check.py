@@ -57,6 +57,24 @@ def as_components(components, name="components"):
     return components
 
 
+def as_reference_components(reference, components):
+    """The non-private directions, of the shape of the private ``components``."""
+    reference = as_components(reference, "nonprivate_components")
+    if reference.shape != components.shape:
+        raise ValueError(
+            f"nonprivate_components has shape {reference.shape}; components has "
+            f"shape {components.shape}."
+        )
+    return reference
+
+
+def as_ratio(ratio, n_components):
+    """The private PVE ``explained_variance_ratio`` as a vector (None stays None)."""
+    if ratio is None:
+        return None
+    return as_vector(ratio, "explained_variance_ratio", n_components)
+
+
 def as_vector(values, name, length=None, nonnegative=False):
     """A finite 1-D float array (of ``length`` entries, non-negative, if asked)."""
     values = np.asarray(values, dtype=float)

@@ -1,9 +1,18 @@
-"""Artists several displays draw: arrows from an origin, zero lines, the legend."""
+"""Artists several displays draw: arrows from an origin, the non-private reference
+arrows, synthetic points, zero lines, legend handles and the legend."""
 
 import numpy as np
 
+from ._labels import plain_text
 from ._limits import data_per_point
-from ._style import NONPRIVATE_LABEL, merge_style
+from ._style import (
+    NONPRIVATE_COLOR,
+    NONPRIVATE_LABEL,
+    NONPRIVATE_LINESTYLE,
+    PRIVATE_COLOR,
+    legend_color,
+    merge_style,
+)
 
 _ARROW_STYLE = {"arrowstyle": "-|>", "shrinkA": 0, "shrinkB": 0, "linewidth": 1.2}
 
@@ -42,11 +51,54 @@ def draw_arrows(ax, ends, origin=(0.0, 0.0), arrow_kw=None, **defaults):
     return arrows
 
 
-def draw_zero_lines(ax):
-    """Light grey lines through the origin, under everything else."""
+def draw_reference_arrows(ax, ends, origin=(0.0, 0.0)):
+    """The non-private reference arrows (grey, dashed) and their legend handle."""
+    from matplotlib.lines import Line2D
+
+    arrows = draw_arrows(ax, ends, origin=origin, color=NONPRIVATE_COLOR,
+                         linestyle=NONPRIVATE_LINESTYLE, linewidth=1.0)
+    handle = Line2D([], [], color=NONPRIVATE_COLOR, linestyle=NONPRIVATE_LINESTYLE,
+                    label=NONPRIVATE_LABEL)
+    return arrows, handle
+
+
+def legend_line(style, fallback, label, **props):
+    """A legend handle in the colour ``style`` shows (``fallback`` when it sets none)."""
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], color=legend_color(style, fallback), label=label, **props)
+
+
+def draw_points(ax, S, shift, defaults, scatter_kw, *, groups=None, labels=None,
+                colors=None):
+    """The synthetic points ``S - shift`` (one colour per group when ``labels`` are
+    given); returns the PathCollection (a list of them with groups) and legend
+    handles."""
+    from matplotlib.collections import PathCollection
+    from matplotlib.lines import Line2D
+
+    if labels is None:
+        kw = merge_style(dict(defaults, color=PRIVATE_COLOR, label="synthetic points"),
+                         scatter_kw, PathCollection)
+        scatter = ax.scatter(S[:, 0] - shift[0], S[:, 1] - shift[1], **kw)
+        return scatter, [legend_line(kw, PRIVATE_COLOR, "synthetic points", marker="o",
+                                     linestyle="")]
+    scatters, handles = [], []
+    for label in labels:
+        mask = groups == label
+        kw = merge_style(dict(defaults, color=colors[label], label=plain_text(label)),
+                         scatter_kw, PathCollection)
+        scatters.append(ax.scatter(S[mask, 0] - shift[0], S[mask, 1] - shift[1], **kw))
+        handles.append(Line2D([], [], color=colors[label], marker="o", linestyle="",
+                              label=plain_text(label)))
+    return scatters, handles
+
+
+def draw_zero_lines(ax, origin=(0.0, 0.0)):
+    """Light grey lines through ``origin``, under everything else."""
     kw = {"color": "0.8", "linewidth": 0.8, "zorder": 0}
-    ax.axhline(0, **kw)
-    ax.axvline(0, **kw)
+    ax.axhline(origin[1], **kw)
+    ax.axvline(origin[0], **kw)
 
 
 def add_legend(ax, handles=None, *, where="inside", offset=None, **kwargs):

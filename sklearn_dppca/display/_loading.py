@@ -5,14 +5,21 @@ import numpy as np
 from .._validation import check_bool, check_choice
 from ._check import (
     as_components,
-    as_vector,
+    as_ratio,
+    as_reference_components,
     check_axes,
     check_component_indices,
     check_feature_names,
     check_style,
     select_variables,
 )
-from ._drawing import add_legend, draw_arrows, draw_zero_lines
+from ._drawing import (
+    add_legend,
+    draw_arrows,
+    draw_reference_arrows,
+    draw_zero_lines,
+    legend_line,
+)
 from ._estimator_access import (
     check_estimator_for,
     default_axes,
@@ -25,10 +32,8 @@ from ._limits import new_axes, set_equal_limits, settle_layout
 from ._style import (
     NONPRIVATE_COLOR,
     NONPRIVATE_LABEL,
-    NONPRIVATE_LINESTYLE,
     NONPRIVATE_MARKER_KW,
     PRIVATE_COLOR,
-    legend_color,
     merge_style,
 )
 
@@ -182,19 +187,10 @@ class LoadingDisplay:
         V = as_components(self.components)
         k, p = V.shape
         names = check_feature_names(self.feature_names, p)
-        ratio = (
-            None
-            if self.explained_variance_ratio is None
-            else as_vector(self.explained_variance_ratio, "explained_variance_ratio", k)
-        )
+        ratio = as_ratio(self.explained_variance_ratio, k)
         V_ref = None
         if self.nonprivate_components is not None and show_nonprivate:
-            V_ref = as_components(self.nonprivate_components, "nonprivate_components")
-            if V_ref.shape != V.shape:
-                raise ValueError(
-                    f"nonprivate_components has shape {V_ref.shape}; components has "
-                    f"shape {V.shape}."
-                )
+            V_ref = as_reference_components(self.nonprivate_components, V)
 
         if kind == "heatmap":
             comps = check_component_indices(components, k)
@@ -238,17 +234,10 @@ class LoadingDisplay:
         settle_layout(ax)
         fontsize = label_fontsize(len(idx))
         handles = []
-        from matplotlib.lines import Line2D
-
         if ref is not None:
             if kind == "vector":
-                self.nonprivate_arrows_ = draw_arrows(
-                    ax, ref, color=NONPRIVATE_COLOR, linestyle=NONPRIVATE_LINESTYLE,
-                    linewidth=1.0,
-                )
-                handles.append(Line2D([], [], color=NONPRIVATE_COLOR,
-                                      linestyle=NONPRIVATE_LINESTYLE,
-                                      label=NONPRIVATE_LABEL))
+                self.nonprivate_arrows_, handle = draw_reference_arrows(ax, ref)
+                handles.append(handle)
             else:
                 self.nonprivate_scatter_ = ax.scatter(
                     ref[:, 0], ref[:, 1], s=36, label=NONPRIVATE_LABEL, zorder=2,
@@ -259,8 +248,7 @@ class LoadingDisplay:
         if kind == "vector":
             kw = merge_style({"color": PRIVATE_COLOR}, arrow_kw, artist)
             self.arrows_ = draw_arrows(ax, coords, arrow_kw=kw)
-            handles.insert(0, Line2D([], [], color=legend_color(kw, PRIVATE_COLOR),
-                                     label="private loadings"))
+            handles.insert(0, legend_line(kw, PRIVATE_COLOR, "private loadings"))
         else:
             kw = merge_style({"color": PRIVATE_COLOR, "s": 30, "label": "private loadings",
                               "zorder": 3}, arrow_kw, artist)

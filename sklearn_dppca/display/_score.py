@@ -12,7 +12,7 @@ from .._validation import (
     check_param,
 )
 from ._check import as_vector, check_axes, check_style
-from ._drawing import add_legend
+from ._drawing import add_legend, draw_points
 from ._estimator_access import (
     check_estimator_for,
     estimator_axes,
@@ -26,7 +26,6 @@ from ._score_layers import (
     decorate,
     draw_group_layers,
     draw_histogram,
-    draw_points,
     draw_reference_points,
     draw_reference_regions,
     empty_note,

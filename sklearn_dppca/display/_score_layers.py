@@ -1,6 +1,7 @@
 """The layers of the DP score plot, each drawn by one function: the histogram
-cells (overall, or the groups' stripes), the synthetic points, the non-private
-reference, and the notes. Each returns what it drew; the display keeps it."""
+cells (overall, or the groups' stripes), the non-private reference, and the notes
+(the synthetic points, shared with the biplot, are drawn by ``_drawing``). Each
+returns what it drew; the display keeps it."""
 
 import numpy as np
 
@@ -10,8 +11,6 @@ from ._style import (
     NONPRIVATE_LABEL,
     NONPRIVATE_LINESTYLE,
     NONPRIVATE_MARKER_KW,
-    PRIVATE_COLOR,
-    legend_color,
     merge_style,
 )
 
@@ -165,30 +164,6 @@ def draw_reference_regions(ax, edges, ref_hist, H):
     handle = Line2D([], [], color=NONPRIVATE_COLOR, linestyle=NONPRIVATE_LINESTYLE,
                     label=f"{NONPRIVATE_LABEL} (50%/90% regions)")
     return contour, handle
-
-
-def draw_points(ax, S, shift, defaults, scatter_kw, *, groups=None, labels=None,
-                colors=None):
-    """The synthetic points (one colour per group when ``labels`` are given);
-    returns the PathCollection (a list of them with groups) and legend handles."""
-    from matplotlib.collections import PathCollection
-    from matplotlib.lines import Line2D
-
-    if labels is None:
-        kw = merge_style(dict(defaults, color=PRIVATE_COLOR, label="synthetic points"),
-                         scatter_kw, PathCollection)
-        scatter = ax.scatter(S[:, 0] - shift[0], S[:, 1] - shift[1], **kw)
-        return scatter, [Line2D([], [], color=legend_color(kw, PRIVATE_COLOR),
-                                marker="o", linestyle="", label="synthetic points")]
-    scatters, handles = [], []
-    for label in labels:
-        mask = groups == label
-        kw = merge_style(dict(defaults, color=colors[label], label=plain_text(label)),
-                         scatter_kw, PathCollection)
-        scatters.append(ax.scatter(S[mask, 0] - shift[0], S[mask, 1] - shift[1], **kw))
-        handles.append(Line2D([], [], color=colors[label], marker="o", linestyle="",
-                              label=plain_text(label)))
-    return scatters, handles
 
 
 def draw_reference_points(ax, points):

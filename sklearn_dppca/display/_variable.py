@@ -5,13 +5,21 @@ import numpy as np
 from .._validation import check_bool
 from ._check import (
     as_components,
+    as_ratio,
+    as_reference_components,
     as_vector,
     check_axes,
     check_feature_names,
     check_style,
     select_variables,
 )
-from ._drawing import add_legend, draw_arrows, draw_zero_lines
+from ._drawing import (
+    add_legend,
+    draw_arrows,
+    draw_reference_arrows,
+    draw_zero_lines,
+    legend_line,
+)
 from ._estimator_access import (
     check_estimator_for,
     default_axes,
@@ -21,14 +29,7 @@ from ._estimator_access import (
 )
 from ._labels import component_label, draw_labels, label_fontsize
 from ._limits import new_axes, set_square_limits, settle_layout
-from ._style import (
-    NONPRIVATE_COLOR,
-    NONPRIVATE_LABEL,
-    NONPRIVATE_LINESTYLE,
-    PRIVATE_COLOR,
-    legend_color,
-    merge_style,
-)
+from ._style import PRIVATE_COLOR, merge_style
 
 #: Colour of the variables whose private variance is below its own noise sd: their
 #: correlations are unknown, whatever the length of their arrow.
@@ -256,11 +257,7 @@ class VariableDisplay:
         sigma2 = as_vector(self.feature_variance, "feature_variance", p, nonnegative=True)
         names = check_feature_names(self.feature_names, p)
         a, b = check_axes(self.axes, k)
-        ratio = (
-            None
-            if self.explained_variance_ratio is None
-            else as_vector(self.explained_variance_ratio, "explained_variance_ratio", k)
-        )
+        ratio = as_ratio(self.explained_variance_ratio, k)
         coords, kept = _correlation_coordinates(V, lam, sigma2, (a, b))
         with np.errstate(all="ignore"):
             radius = np.where(kept, np.hypot(coords[:, 0], coords[:, 1]), -1.0)
@@ -274,12 +271,7 @@ class VariableDisplay:
             and self.nonprivate_variance is not None
             and self.nonprivate_feature_variance is not None
         ):
-            V_ref = as_components(self.nonprivate_components, "nonprivate_components")
-            if V_ref.shape != V.shape:
-                raise ValueError(
-                    f"nonprivate_components has shape {V_ref.shape}; components has "
-                    f"shape {V.shape}."
-                )
+            V_ref = as_reference_components(self.nonprivate_components, V)
             lam_ref = as_vector(self.nonprivate_variance, "nonprivate_variance", k,
                                 nonnegative=True)
             sigma2_ref = as_vector(self.nonprivate_feature_variance,
@@ -323,12 +315,8 @@ class VariableDisplay:
         handles = []
         if ref is not None:
             ok = np.all(np.isfinite(ref), axis=1)
-            self.nonprivate_arrows_ = draw_arrows(
-                ax, ref[ok], color=NONPRIVATE_COLOR, linestyle=NONPRIVATE_LINESTYLE,
-                linewidth=1.0,
-            )
-            handles.append(Line2D([], [], color=NONPRIVATE_COLOR,
-                                  linestyle=NONPRIVATE_LINESTYLE, label=NONPRIVATE_LABEL))
+            self.nonprivate_arrows_, handle = draw_reference_arrows(ax, ref[ok])
+            handles.append(handle)
         kw = merge_style({"color": PRIVATE_COLOR}, arrow_kw, FancyArrowPatch)
         # the marked arrows keep the user's style but not its colours
         beyond_kw = merge_style(kw, {"color": _BEYOND_COLOR}, FancyArrowPatch)
@@ -341,8 +329,7 @@ class VariableDisplay:
             drawn = draw_arrows(ax, self.coordinates_[mask], arrow_kw=style)
             for i, arrow in zip(np.flatnonzero(mask), drawn):
                 self.arrows_[i] = arrow
-        handles.insert(0, Line2D([], [], color=legend_color(kw, PRIVATE_COLOR),
-                                 label="private correlations"))
+        handles.insert(0, legend_line(kw, PRIVATE_COLOR, "private correlations"))
         n_beyond = int(np.sum(marked_beyond))
         if n_beyond:
             handles.insert(1, Line2D(
