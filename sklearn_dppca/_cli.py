@@ -327,7 +327,7 @@ class _Options:
             _parse_budget_split(args.budget_split) if args.budget_split is not None else None
         )
         self.pairs = _parse_pairs(args.pairs)
-        self.seed = _int(args.seed, "--seed") if args.seed is not None else None
+        self.seed = _int(args.seed, "--seed", minimum=0) if args.seed is not None else None
         self.columns = (_parse_names(args.columns, "--columns", "column")
                         if args.columns is not None else None)
         self.scale = bool(args.scale)

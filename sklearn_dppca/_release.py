@@ -36,7 +36,16 @@ from ._release_layout import (
     WITHHELD_PARAMS,
     together,
 )
-from ._validation import check_count
+from ._validation import (
+    Boolean,
+    Instance,
+    Interval,
+    Pair,
+    check_bool,
+    check_component_pair,
+    check_field,
+    check_param,
+)
 
 __all__ = ["ReleasedPCA", "export_release", "load_release"]
 
@@ -354,8 +363,7 @@ def export_release(estimator, path=None, *, include_nonprivate=False, extra=None
                 f"export_release needs a fitted DPKendallDirections, DPScree or DPPCA "
                 f"(or a ReleasedPCA); {type(estimator).__name__} has no {attribute}."
             )
-    if not isinstance(include_nonprivate, (bool, np.bool_)):
-        raise TypeError(f"include_nonprivate must be a bool, got {include_nonprivate!r}.")
+    check_bool(include_nonprivate, "include_nonprivate")
     if include_nonprivate and getattr(estimator, "nonprivate_", None) is None:
         raise ValueError(
             "include_nonprivate=True but the estimator stores no non-private "
@@ -366,8 +374,7 @@ def export_release(estimator, path=None, *, include_nonprivate=False, extra=None
         # keep the metadata a loaded release came with (``extra`` may override it)
         extra = {**estimator.release_, **(extra or {})}
     if extra is not None:
-        if not isinstance(extra, dict):
-            raise TypeError(f"extra must be a dict or None, got {type(extra).__name__}.")
+        check_param(extra, [dict], "extra")
         clash = sorted(set(map(str, extra)) & RESERVED)
         if clash:
             raise ValueError(f"extra must not reuse keys of the release: {clash}.")
@@ -387,15 +394,9 @@ def export_release(estimator, path=None, *, include_nonprivate=False, extra=None
 # --------------------------------------------------------------------------------------
 def _typed(value, kind, name, optional=True):
     """``value`` if it is a ``kind`` (a JSON object or list), or None if allowed."""
-    if value is None and optional:
-        return None
-    if not isinstance(value, kind):
-        expected = {dict: "an object", list: "a list"}[kind]
-        raise ValueError(
-            f"Release field {name!r} must be {expected}"
-            + (" or null" if optional else "") + f", got {type(value).__name__}."
-        )
-    return value
+    expected = Instance(kind, {dict: "an object", list: "a list"}[kind])
+    return check_field(value, [None, expected] if optional else [expected],
+                       f"Release field {name!r}")
 
 
 def _shape_text(shape):
@@ -436,7 +437,8 @@ def _read_number(value, entry, name, dims):
 
 def _read_count(value, entry, name, dims):
     """A JSON integer ``>= entry.minimum`` (a bool or ``2.5`` is not a count)."""
-    return check_count(value, f"Release field {name!r}", entry.minimum)
+    return check_field(value, [Interval("int", entry.minimum, None)],
+                       f"Release field {name!r}")
 
 
 def _read_names(value, entry, name, dims):
@@ -452,14 +454,10 @@ def _read_labels(value, entry, name, dims):
 
 def _read_axes(value, entry, name, dims):
     axes = _typed(value, list, name)
-    n_components = dims["k"]
-    if (len(axes) != 2 or axes[0] == axes[1]
-            or not all(check_count(a, name, 0) < n_components for a in axes)):
-        raise ValueError(
-            f"{name} must be two different component indices below {n_components}, "
-            f"got {axes!r}."
-        )
-    return tuple(int(a) for a in axes)
+    try:
+        return check_component_pair(axes, dims["k"], name)
+    except TypeError as error:     # a file holds no argument types: a bad file
+        raise ValueError(str(error)) from None
 
 
 def _read_frame(value, entry, name, dims):
@@ -505,12 +503,8 @@ def _read_synthetic_groups(value, entry, name, dims, synthetic, groups):
 
 
 def _eps_delta(pair, name):
-    if len(pair) != 2:
-        raise ValueError(f"{name} must be a pair [eps, delta], got {pair!r}.")
-    eps, delta = (_read_number(v, _SCALAR, name, {}) for v in pair)
-    if eps < 0 or not 0 <= delta < 1:
-        raise ValueError(f"{name} must have eps >= 0 and 0 <= delta < 1.")
-    return eps, delta
+    eps, delta = check_field(pair, [Pair(Interval("real", 0, None))], f"{name} [eps, delta]")
+    return eps, check_field(delta, [Interval("real", 0, 1, closed="left")], f"{name} delta")
 
 
 def _read_spent(value, entry, name, dims):
@@ -537,9 +531,7 @@ def _read_estimator(value, entry, name, dims):
     estimator = _typed(value, dict, name) or {}
     params = _json_metadata(_typed(estimator.get("params"), dict, f"{name}.params")
                             or {})
-    seeded = estimator.get("seeded", False)
-    if not isinstance(seeded, bool):
-        raise ValueError(f"{name}.seeded must be true or false, got {seeded!r}.")
+    seeded = check_field(estimator.get("seeded", False), [Boolean()], f"{name}.seeded")
     return str(estimator.get("class", "unknown")), params, seeded
 
 

@@ -38,7 +38,7 @@ _ARROW_COLOR = "0.1"
 #: Largest coordinate the biplot draws (limits and margins must stay finite).
 _MAX_COORDINATE = 1e306
 #: The share of the singular-value scaling given to the variables.
-_ALPHA = Interval("real", 0, 1)
+ALPHA = Interval("real", 0, 1)
 
 
 class BiplotRangeError(ValueError):
@@ -269,7 +269,7 @@ class BiplotDisplay:
         arrow_kw = merge_style(check_style(arrow_kw, "arrow_kw"), kwargs, FancyArrowPatch)
         text_kw = check_style(text_kw, "text_kw")
         scatter_kw = check_style(scatter_kw, "scatter_kw")
-        alpha = check_param(self.alpha, [_ALPHA], "alpha")
+        alpha = check_param(self.alpha, [ALPHA], "alpha")
         center = check_bool(self.center, "center")
         V = as_components(self.components)
         k, p = V.shape

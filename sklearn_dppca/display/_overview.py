@@ -6,8 +6,9 @@ import textwrap
 import numpy as np
 
 from .._summary import format_value, ledger_row, spent_cells
+from .._validation import check_param
 from ..privacy._budget import composition_label
-from ._biplot import BiplotDisplay, BiplotRangeError
+from ._biplot import ALPHA, BiplotDisplay, BiplotRangeError
 from ._check import check_axes, check_style
 from ._estimator_access import (
     check_fitted,
@@ -333,9 +334,7 @@ def _draw_panels(estimator, axes, two_axes, fitted_axes, kws, ax_scree, ax_loadi
     if biplot_reason is None:
         biplot = {"alpha": 1.0, **kws["biplot"]}
         lam = np.asarray(estimator.explained_variance_)[list(axes)]
-        alpha = biplot["alpha"]
-        if (isinstance(alpha, (int, float)) and not isinstance(alpha, bool)
-                and alpha > 0 and np.any(lam == 0)):
+        if check_param(biplot["alpha"], [ALPHA], "alpha") > 0 and np.any(lam == 0):
             biplot_reason = (
                 "A private variance of the shown components is 0, so the alpha>0 "
                 "biplot is undefined; pass biplot_kw={'alpha': 0}."
