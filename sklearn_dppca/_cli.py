@@ -23,33 +23,29 @@ package, only carries the column names into the estimator.
 """
 
 import argparse
-import csv
-import math
 import os
 import re
 import sys
 import time
 import warnings
 
+from . import _data_sources
+from ._data_sources import BUILTIN_GROUPS, builtin_data, read_csv
+from ._data_sources import LARGE_N as _LARGE_N
+from ._data_sources import LARGE_N_PAIRS as _LARGE_N_PAIRS
+from ._data_sources import UserError as _UserError
+from ._data_sources import parse_names as _parse_names
 from ._summary import ledger_table
 
-#: Above this many rows the command line uses the incomplete U-statistic.
-_LARGE_N = 20_000
-#: Partners per row of the incomplete U-statistic used above ``_LARGE_N`` rows.
-_LARGE_N_PAIRS = 64
 #: Largest number of histogram cells per axis the command line accepts.
 _MAX_BINS = 1000
 _FIGURE_FORMATS = (".png", ".pdf", ".svg")
 _FIT_OPTIONS = ("columns", "eps", "delta", "components", "scale", "axes", "bins",
                 "histogram", "scree_method", "group", "groups", "budget_split", "pairs",
                 "noise", "accounting", "seed", "nonprivate_reference")
-_BUILTIN_GROUPS = ["G1", "G2", "G3", "G4", "G5"]
 #: The parts of ``--budget-split`` (those of ``DPPCA(budget_split=...)``); ``scale``
 #: is spent only with ``--scale``.
 _BUDGET_PARTS = ("loading", "scree", "scale", "score")
-#: Cells reported as missing rather than non-numeric (compared in lower case).
-_MISSING = frozenset(["", "na", "n/a", "nan", "-nan", "null", "none", "#n/a", "<na>",
-                      "?"])
 #: DPPCA's spelling of a setting -> the command line's, so that the estimator's own
 #: error messages (the only check of these values) name the option the user typed.
 _OPTION_SPELLING = {
@@ -66,10 +62,6 @@ _OPTION_SPELLING = {
     "axes": "--axes",
     "pairs": "--pairs",
 }
-
-
-class _UserError(Exception):
-    """A problem with the user's input: reported as one ``error:`` line, exit 2."""
 
 
 # --------------------------------------------------------------------------------------
@@ -266,20 +258,6 @@ def _parse_pairs(text):
     return _int(text, "--pairs")
 
 
-def _parse_names(text, option, what):
-    """A comma-separated list of distinct names (CSV quoting allowed: "a, b",c)."""
-    try:
-        names = next(csv.reader([str(text)], skipinitialspace=True), [])
-    except csv.Error:
-        raise _UserError(f"{option}: cannot read the list {text!r}.") from None
-    names = [name.strip() for name in names]
-    if not names or not all(names):
-        raise _UserError(f"{option}: empty {what} in {text!r}.")
-    if len(set(names)) != len(names):
-        raise _UserError(f"{option}: {what}s must be distinct, got {text!r}.")
-    return names
-
-
 def _parse_labels(text):
     return _parse_names(text, "--groups", "label")
 
@@ -374,180 +352,10 @@ class _Options:
 
 
 # --------------------------------------------------------------------------------------
-# data
+# data: read by _data_sources (shared with the explorer app)
 # --------------------------------------------------------------------------------------
-class _Data:
-    """The variables, the group labels and where they came from."""
-
-    def __init__(self, X, y, labels, source, group_column=None):
-        self.X = X
-        self.y = y
-        self.labels = labels
-        self.source = source
-        self.group_column = group_column
-
-
-def _builtin_data():
-    """The ``gau`` data: 5 groups x 1000 rows x 20 columns, groups G1..G5 (public)."""
-    from .datasets import make_gaussian_clusters
-
-    X, y = make_gaussian_clusters(return_groups=True, as_frame=True, random_state=0)
-    return _Data(X, y.to_numpy(dtype=object), list(_BUILTIN_GROUPS),
-                "built-in 'gau' data (make_gaussian_clusters, random_state=0)")
-
-
-def _list(names, limit=12):
-    shown = ", ".join(map(repr, names[:limit]))
-    return shown + (", ..." if len(names) > limit else "")
-
-
-def _read_rows(path):
-    """The header and the data rows of ``path`` as lists of strings.
-
-    Empty lines before the header are skipped; an empty line after it is an
-    error: in a one-column table it is a missing value, and skipping it would
-    change ``n``. Messages name the file only: a parser's own message may quote a
-    line number or the text of a row, which are data.
-    """
-    if not os.path.exists(path):
-        raise _UserError(f"cannot read {path!r}: no such file.")
-    if os.path.isdir(path):
-        raise _UserError(f"cannot read {path!r}: it is a directory.")
-    try:
-        # utf-8-sig: a byte order mark is not part of the first column's name
-        with open(path, newline="", encoding="utf-8-sig") as handle:
-            rows = list(csv.reader(handle, strict=True))
-    except UnicodeDecodeError:
-        raise _UserError(f"cannot read {path!r}: it is not UTF-8 text.") from None
-    except csv.Error:
-        raise _UserError(f"cannot parse {path!r} as CSV (a stray quote or a NUL byte); "
-                        "check the file's quoting.") from None
-    except OSError as error:
-        raise _UserError(f"cannot read {path!r}: {error.strerror or error}.") from None
-    while rows and not rows[0]:
-        rows.pop(0)
-    if not rows:
-        raise _UserError(f"{path!r} is empty: a CSV with a header row is needed.")
-    header, rows = rows[0], rows[1:]
-    if not all(rows):
-        raise _UserError(f"{path!r} has an empty line after the header: a missing value "
-                        "or a stray line (skipping it would change the number of rows); "
-                        "remove it or fill in the value.")
-    return header, rows
-
-
-def _cell_values(cells):
-    """float64 values of one column's cells, and which cells are not numbers.
-
-    A cell is a number when Python's ``float`` reads it (surrounding spaces
-    allowed, no digit separators) or when it is ``true`` / ``false`` (1 / 0, any
-    case). The rule is per cell: it never depends on the other cells.
-    """
-    import numpy as np
-
-    values = np.empty(len(cells), dtype=np.float64)
-    text = np.zeros(len(cells), dtype=bool)
-    for i, cell in enumerate(cells):
-        token = cell.strip()
-        lowered = token.lower()
-        if lowered == "true":
-            values[i] = 1.0
-        elif lowered == "false":
-            values[i] = 0.0
-        elif lowered in _MISSING:
-            values[i] = np.nan
-        else:
-            try:
-                if "_" in token:
-                    raise ValueError
-                values[i] = float(token)
-            except ValueError:
-                values[i] = np.nan
-                text[i] = True
-    return values, text
-
-
-def _read_csv(path, columns=None, group=None, declared=None, max_abs=None):
-    """Read ``path`` into a :class:`_Data`; every problem is a :class:`_UserError`.
-
-    ``columns``: the variables, in this order (None: every column but ``group``).
-    ``group`` and ``declared`` (the public labels) come together. Messages name
-    columns (public) but never a cell's value, its row, or a label from the data.
-    """
-    import numpy as np
-    import pandas as pd
-
-    header, rows = _read_rows(path)
-    names = [name.strip() for name in header]
-    for position, name in enumerate(names, start=1):
-        if not name:
-            raise _UserError(f"{path!r}: column {position} of the header has no name; "
-                            "name every column.")
-    if len(set(names)) != len(names):
-        twice = sorted({name for name in names if names.count(name) > 1})
-        raise _UserError(f"{path!r} has duplicate column names: {_list(twice)}.")
-    if not rows:
-        raise _UserError(f"{path!r} has a header but no data rows.")
-    if any(len(row) != len(names) for row in rows):
-        raise _UserError(f"{path!r}: not every row has as many fields as the header "
-                        f"({len(names)}); check the separator (a comma) and the quoting.")
-    index = {name: position for position, name in enumerate(names)}
-
-    y = labels = None
-    if group is not None:
-        if group not in index:
-            raise _UserError(f"--group {group!r}: no such column in {path!r} (columns: "
-                            f"{_list(names)}).")
-        raw = np.array([row[index[group]].strip() for row in rows], dtype=object)
-        if (raw == "").any():
-            raise _UserError(f"--group {group!r}: some rows have no group label; every "
-                            "row needs one of --groups.")
-        if not np.isin(raw, np.array(declared, dtype=object)).all():
-            raise _UserError(f"--group {group!r}: some rows have a label that is not one of "
-                            f"--groups {','.join(declared)}; declare every label (the "
-                            "labels in the file are not shown: they are data).")
-        y, labels = raw, list(declared)
-
-    if columns is None:
-        variables = [name for name in names if name != group]
-        if not variables:
-            raise _UserError(f"{path!r} has no column besides --group {group!r}.")
-    else:
-        missing = [name for name in columns if name not in index]
-        if missing:
-            raise _UserError(f"--columns: no column {_list(missing)} in {path!r} (columns: "
-                            f"{_list(names)}).")
-        variables = list(columns)
-
-    values = np.empty((len(rows), len(variables)), dtype=np.float64)
-    for j, name in enumerate(variables):
-        position = index[name]
-        values[:, j], text = _cell_values([row[position] for row in rows])
-        if text.any():
-            if columns is None:
-                raise _UserError(
-                    f"{path!r}: column {name!r} has cells that are not numbers. Without "
-                    "--columns every column but --group is a variable; declare the "
-                    "variables with --columns a,b,c (a name with a comma in double "
-                    "quotes)."
-                )
-            raise _UserError(f"{path!r}: column {name!r} (declared by --columns) has cells "
-                            "that are not numbers; every cell of a variable must be one.")
-        if not np.isfinite(values[:, j]).all():
-            raise _UserError(
-                f"{path!r}: column {name!r} has missing or infinite values. Remove or "
-                "impute them first (an imputation from the data itself is not private)."
-            )
-        if max_abs is not None and np.max(np.abs(values[:, j])) > max_abs:
-            raise _UserError(
-                f"{path!r}: column {name!r} has values beyond the data domain "
-                f"|x| <= 2**{int(round(math.log2(max_abs)))}; divide it by a constant "
-                "first (the directions do not change)."
-            )
-    if values.shape[0] < 2:
-        raise _UserError(f"{path!r} has {values.shape[0]} data row; at least 2 are needed.")
-    frame = pd.DataFrame(values, columns=variables)
-    return _Data(frame, y, labels, f"CSV file {os.path.basename(path)!r}", group)
+#: The rule for one cell of a variable (tests/test_cli.py checks it here).
+_cell_values = _data_sources.cell_values
 
 
 # --------------------------------------------------------------------------------------
@@ -622,16 +430,16 @@ def _fit(options, out, err):
             f"--axes {options.axes[0] + 1},{options.axes[1] + 1}: components are numbered "
             f"1..{options.components} (--components {options.components})."
         )
-    estimator = _estimator(options, list(_BUILTIN_GROUPS) if options.csv is None
+    estimator = _estimator(options, list(BUILTIN_GROUPS) if options.csv is None
                            else options.groups)
     if options.csv is None:
-        data = _builtin_data()
+        data = builtin_data()
     else:
         from ._validation import MAX_ABS_VALUE
 
         # the estimators reject values beyond their domain too; checked here per
         # column, so that the message can name the column
-        data = _read_csv(options.csv, options.columns, options.group, options.groups,
+        data = read_csv(options.csv, options.columns, options.group, options.groups,
                         max_abs=MAX_ABS_VALUE)
     n_samples, n_features = data.X.shape
     names = [str(name) for name in data.X.columns]
@@ -737,12 +545,20 @@ def main(argv=None):
     ----------
     argv : list of str, default=None
         The arguments (without the program name); None reads ``sys.argv[1:]``.
+        ``app`` as the first argument starts the explorer app instead (see
+        :mod:`sklearn_dppca.app`).
 
     Returns
     -------
     status : int
         0 on success, 2 on a user error (one ``error:`` line on stderr).
     """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["app"]:
+        # the explorer app has its own options (python -m sklearn_dppca app --help)
+        from .app._launch import main as app_main
+
+        return app_main(argv[1:])
     try:
         return _run(argv)
     except _UserError as error:

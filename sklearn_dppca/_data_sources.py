@@ -1,0 +1,230 @@
+"""The data of the front ends (the command line and the explorer app): the built-in
+``gau`` data and a CSV file read by declaration.
+
+What is public is declared, never read off the data: the variables are the
+declared columns (by default every column but the group column), and a cell of a
+variable that is not a finite number is an error, never a reason to drop a row or
+a column (that would make ``n`` or ``p`` depend on the data). A group column needs
+the list of labels; a row with another label is an error. Messages name files,
+options and columns (public), never a cell's value, its row number or a label
+found in the data.
+
+The file is read with the standard library's ``csv`` module (so the reading rules
+are ours, not a parser's guesses); pandas only carries the column names into the
+estimator. Each front end names its own options in the messages (``spelling``).
+"""
+
+import csv
+import math
+import os
+
+#: The public labels of the built-in data's groups.
+BUILTIN_GROUPS = ["G1", "G2", "G3", "G4", "G5"]
+#: Above this many rows the front ends use the incomplete U-statistic.
+LARGE_N = 20_000
+#: Partners per row of the incomplete U-statistic used above ``LARGE_N`` rows.
+LARGE_N_PAIRS = 64
+#: How the command line names the declarations in messages; the app passes its own.
+_CLI_SPELLING = {"columns": "--columns", "group": "--group", "groups": "--groups"}
+#: Cells reported as missing rather than non-numeric (compared in lower case).
+_MISSING = frozenset(["", "na", "n/a", "nan", "-nan", "null", "none", "#n/a", "<na>",
+                      "?"])
+
+
+class UserError(Exception):
+    """A problem with the user's input, reported in plain words by the front end
+    (the command line: one ``error:`` line and exit status 2; the app: a message)."""
+
+
+def parse_names(text, option, what):
+    """A comma-separated list of distinct names (CSV quoting allowed: "a, b",c)."""
+    try:
+        names = next(csv.reader([str(text)], skipinitialspace=True), [])
+    except csv.Error:
+        raise UserError(f"{option}: cannot read the list {text!r}.") from None
+    names = [name.strip() for name in names]
+    if not names or not all(names):
+        raise UserError(f"{option}: empty {what} in {text!r}.")
+    if len(set(names)) != len(names):
+        raise UserError(f"{option}: {what}s must be distinct, got {text!r}.")
+    return names
+
+
+class TabularData:
+    """The variables, the group labels and where they came from."""
+
+    def __init__(self, X, y, labels, source, group_column=None):
+        self.X = X
+        self.y = y
+        self.labels = labels
+        self.source = source
+        self.group_column = group_column
+
+
+def builtin_data():
+    """The ``gau`` data: 5 groups x 1000 rows x 20 columns, groups G1..G5 (public)."""
+    from .datasets import make_gaussian_clusters
+
+    X, y = make_gaussian_clusters(return_groups=True, as_frame=True, random_state=0)
+    return TabularData(X, y.to_numpy(dtype=object), list(BUILTIN_GROUPS),
+                       "built-in 'gau' data (make_gaussian_clusters, random_state=0)")
+
+
+def _list(names, limit=12):
+    shown = ", ".join(map(repr, names[:limit]))
+    return shown + (", ..." if len(names) > limit else "")
+
+
+def _read_rows(path, shown):
+    """The header and the data rows of ``path`` as lists of strings.
+
+    Empty lines before the header are skipped; an empty line after it is an
+    error: in a one-column table it is a missing value, and skipping it would
+    change ``n``. Messages name the file (as ``shown``) only: a parser's own
+    message may quote a line number or the text of a row, which are data.
+    """
+    if not os.path.exists(path):
+        raise UserError(f"cannot read {shown!r}: no such file.")
+    if os.path.isdir(path):
+        raise UserError(f"cannot read {shown!r}: it is a directory.")
+    try:
+        # utf-8-sig: a byte order mark is not part of the first column's name
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            rows = list(csv.reader(handle, strict=True))
+    except UnicodeDecodeError:
+        raise UserError(f"cannot read {shown!r}: it is not UTF-8 text.") from None
+    except csv.Error:
+        raise UserError(f"cannot parse {shown!r} as CSV (a stray quote or a NUL byte); "
+                        "check the file's quoting.") from None
+    except OSError as error:
+        raise UserError(f"cannot read {shown!r}: {error.strerror or error}.") from None
+    while rows and not rows[0]:
+        rows.pop(0)
+    if not rows:
+        raise UserError(f"{shown!r} is empty: a CSV with a header row is needed.")
+    header, rows = rows[0], rows[1:]
+    if not all(rows):
+        raise UserError(f"{shown!r} has an empty line after the header: a missing value "
+                        "or a stray line (skipping it would change the number of rows); "
+                        "remove it or fill in the value.")
+    return header, rows
+
+
+def cell_values(cells):
+    """float64 values of one column's cells, and which cells are not numbers.
+
+    A cell is a number when Python's ``float`` reads it (surrounding spaces
+    allowed, no digit separators) or when it is ``true`` / ``false`` (1 / 0, any
+    case). The rule is per cell: it never depends on the other cells.
+    """
+    import numpy as np
+
+    values = np.empty(len(cells), dtype=np.float64)
+    text = np.zeros(len(cells), dtype=bool)
+    for i, cell in enumerate(cells):
+        token = cell.strip()
+        lowered = token.lower()
+        if lowered == "true":
+            values[i] = 1.0
+        elif lowered == "false":
+            values[i] = 0.0
+        elif lowered in _MISSING:
+            values[i] = np.nan
+        else:
+            try:
+                if "_" in token:
+                    raise ValueError
+                values[i] = float(token)
+            except ValueError:
+                values[i] = np.nan
+                text[i] = True
+    return values, text
+
+
+def read_csv(path, columns=None, group=None, declared=None, max_abs=None, *,
+             shown_as=None, spelling=None):
+    """Read ``path`` into a :class:`TabularData`; every problem is a :class:`UserError`.
+
+    ``columns``: the variables, in this order (None: every column but ``group``).
+    ``group`` and ``declared`` (the public labels) come together. Messages name
+    columns (public) but never a cell's value, its row, or a label from the data;
+    they call the file ``shown_as`` (default ``path``) and the declarations as
+    ``spelling`` says (default :data:`_CLI_SPELLING`).
+    """
+    import numpy as np
+    import pandas as pd
+
+    shown = path if shown_as is None else shown_as
+    said = _CLI_SPELLING if spelling is None else spelling
+    as_columns, as_group, as_groups = said["columns"], said["group"], said["groups"]
+    header, rows = _read_rows(path, shown)
+    names = [name.strip() for name in header]
+    for position, name in enumerate(names, start=1):
+        if not name:
+            raise UserError(f"{shown!r}: column {position} of the header has no name; "
+                            "name every column.")
+    if len(set(names)) != len(names):
+        twice = sorted({name for name in names if names.count(name) > 1})
+        raise UserError(f"{shown!r} has duplicate column names: {_list(twice)}.")
+    if not rows:
+        raise UserError(f"{shown!r} has a header but no data rows.")
+    if any(len(row) != len(names) for row in rows):
+        raise UserError(f"{shown!r}: not every row has as many fields as the header "
+                        f"({len(names)}); check the separator (a comma) and the quoting.")
+    index = {name: position for position, name in enumerate(names)}
+
+    y = labels = None
+    if group is not None:
+        if group not in index:
+            raise UserError(f"{as_group} {group!r}: no such column in {shown!r} (columns: "
+                            f"{_list(names)}).")
+        raw = np.array([row[index[group]].strip() for row in rows], dtype=object)
+        if (raw == "").any():
+            raise UserError(f"{as_group} {group!r}: some rows have no group label; every "
+                            f"row needs one of {as_groups}.")
+        if not np.isin(raw, np.array(declared, dtype=object)).all():
+            raise UserError(f"{as_group} {group!r}: some rows have a label that is not one of "
+                            f"{as_groups} {','.join(declared)}; declare every label (the "
+                            "labels in the file are not shown: they are data).")
+        y, labels = raw, list(declared)
+
+    if columns is None:
+        variables = [name for name in names if name != group]
+        if not variables:
+            raise UserError(f"{shown!r} has no column besides {as_group} {group!r}.")
+    else:
+        missing = [name for name in columns if name not in index]
+        if missing:
+            raise UserError(f"{as_columns}: no column {_list(missing)} in {shown!r} (columns: "
+                            f"{_list(names)}).")
+        variables = list(columns)
+
+    values = np.empty((len(rows), len(variables)), dtype=np.float64)
+    for j, name in enumerate(variables):
+        position = index[name]
+        values[:, j], text = cell_values([row[position] for row in rows])
+        if text.any():
+            if columns is None:
+                raise UserError(
+                    f"{shown!r}: column {name!r} has cells that are not numbers. Without "
+                    f"{as_columns} every column but {as_group} is a variable; declare "
+                    f"the variables with {as_columns} a,b,c (a name with a comma in double "
+                    "quotes)."
+                )
+            raise UserError(f"{shown!r}: column {name!r} (declared by {as_columns}) has cells "
+                            "that are not numbers; every cell of a variable must be one.")
+        if not np.isfinite(values[:, j]).all():
+            raise UserError(
+                f"{shown!r}: column {name!r} has missing or infinite values. Remove or "
+                "impute them first (an imputation from the data itself is not private)."
+            )
+        if max_abs is not None and np.max(np.abs(values[:, j])) > max_abs:
+            raise UserError(
+                f"{shown!r}: column {name!r} has values beyond the data domain "
+                f"|x| <= 2**{int(round(math.log2(max_abs)))}; divide it by a constant "
+                "first (the directions do not change)."
+            )
+    if values.shape[0] < 2:
+        raise UserError(f"{shown!r} has {values.shape[0]} data row; at least 2 are needed.")
+    frame = pd.DataFrame(values, columns=variables)
+    return TabularData(frame, y, labels, f"CSV file {os.path.basename(shown)!r}", group)
