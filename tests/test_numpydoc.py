@@ -2,7 +2,8 @@
 Examples that run.
 
 Public objects are everything in the ``__all__`` of ``sklearn_dppca``,
-``sklearn_dppca.display``, ``sklearn_dppca.privacy`` and ``sklearn_dppca.datasets``,
+``sklearn_dppca.display``, ``sklearn_dppca.privacy``, ``sklearn_dppca.datasets`` and
+``sklearn_dppca.app`` (importable without its optional extra),
 with the public methods and properties of each class. The error codes are chosen as
 scikit-learn's own ``sklearn/tests/test_docstrings.py`` chooses them (all of
 numpydoc's checks minus a commented few); the list of codes is in
@@ -16,12 +17,12 @@ import warnings
 import pytest
 
 import sklearn_dppca
-from sklearn_dppca import datasets, display, privacy
+from sklearn_dppca import app, datasets, display, privacy
 
 numpydoc_validate = pytest.importorskip("numpydoc.validate")
 docscrape = pytest.importorskip("numpydoc.docscrape")
 
-PUBLIC_MODULES = (sklearn_dppca, display, privacy, datasets)
+PUBLIC_MODULES = (sklearn_dppca, display, privacy, datasets, app)
 
 #: Codes never checked, with why.
 IGNORED = {

@@ -1,0 +1,325 @@
+"""Starting the explorer: from Python (:func:`run`, :func:`create_app`) and from the
+command line (``python -m sklearn_dppca app``)."""
+
+import argparse
+import os
+import socket
+import sys
+import webbrowser
+
+from .._data_sources import UserError, builtin_data, read_csv
+from .._data_sources import TabularData
+from .._validation import MAX_ABS_VALUE
+from ._session import BUDGET_SUFFIX, Explorer
+
+_INSTALL_HINT = 'the explorer app needs Shiny for Python: pip install "sklearn-dppca[app]"'
+_BUILTIN_BUDGET = "gau" + BUDGET_SUFFIX
+_GIVEN_BUDGET = "data" + BUDGET_SUFFIX
+
+
+def _check_shiny():
+    """ImportError with the install hint when the optional extra is missing."""
+    from . import _ui
+
+    if _ui.App is None:
+        raise ImportError(_INSTALL_HINT)
+
+
+def _start(X, groups, y, budget, budget_file):
+    """The explorer of the starting data and the choice of ``data_source`` it is."""
+    if X is None:
+        if groups is not None or y is not None:
+            raise ValueError("groups and y describe X; without X the app starts on the "
+                             "built-in data, which has its own groups.")
+        data, source = builtin_data(), "builtin"
+        default_file = _BUILTIN_BUDGET
+    else:
+        if groups is not None and y is None:
+            raise ValueError("groups is set, so y is needed: each row's group label.")
+        if not hasattr(X, "shape"):
+            import numpy as np
+
+            X = np.asarray(X)
+        data = TabularData(X, None if groups is None else y,
+                           None if groups is None else list(groups), "the data given to the app")
+        source, default_file = "start", _GIVEN_BUDGET   # (_ui.START)
+    path = budget_file if budget_file is not None else default_file
+    return Explorer(data, budget, path), source
+
+
+def _build(X, groups, y, budget, budget_file):
+    from . import _ui
+
+    _check_shiny()
+    start, source = _start(X, groups, y, budget, budget_file)
+    budget_dir = os.path.dirname(start.budget_file)
+    return _ui.build_app(start, start.budget, budget_dir, start_source=source)
+
+
+def create_app(X=None, *, groups=None, y=None, budget=(1.0, 1e-5), budget_file=None):
+    """Build the explorer as a Shiny ``App``, without serving it.
+
+    The app fits :class:`~sklearn_dppca.DPPCA` on the chosen data set and charges
+    every fit to the data set's :class:`~sklearn_dppca.PrivacyAccountant`, saved
+    in its budget file after each fit: a fit that does not fit what is left is
+    refused before any computation, and restarting the app keeps what was spent.
+    Redrawing an earlier fit is free. Serve the app with any ASGI server, or use
+    :func:`run`.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features), default=None
+        The data the app starts on (a DataFrame names the variables); None starts
+        on the built-in ``gau`` data. The page can switch to the example data
+        sets or to an uploaded CSV file, each with a budget of its own.
+    groups : list, default=None
+        The public list of group labels of ``X``'s rows.
+    y : array-like of shape (n_samples,), default=None
+        Each row's group label, needed with ``groups``.
+    budget : (float, float), default=(1.0, 1e-5)
+        The total ``(eps, delta)`` of each data set, spent by all fits together.
+    budget_file : str, default=None
+        The JSON file of the starting data's budget. An existing file is loaded
+        and must hold the same total; a missing one is created. Default
+        ``data.dppca-budget.json`` (``gau.dppca-budget.json`` without ``X``) in
+        the current directory; the other data sets' files go in the same
+        directory, named after the data set.
+
+    Returns
+    -------
+    app : shiny.App
+        The explorer.
+
+    Raises
+    ------
+    ImportError
+        If Shiny for Python is not installed (``pip install "sklearn-dppca[app]"``).
+    ValueError
+        If the budget file holds another total, or an argument is invalid.
+
+    See Also
+    --------
+    run : Build the explorer and serve it.
+
+    Examples
+    --------
+    >>> from sklearn_dppca.app import create_app
+    >>> app = create_app(budget=(4.0, 1e-5))   # doctest: +SKIP
+    >>> import uvicorn                         # doctest: +SKIP
+    >>> uvicorn.run(app, port=8000)            # doctest: +SKIP
+    """
+    try:
+        return _build(X, groups, y, budget, budget_file)
+    except UserError as error:
+        raise ValueError(str(error)) from None
+
+
+def _listen(host, port):
+    """A socket bound to ``(host, port)``, or :class:`UserError` (the port is in use)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except (OSError, OverflowError) as error:
+        sock.close()
+        reason = getattr(error, "strerror", None) or error
+        raise UserError(f"cannot listen on {host}:{port}: {reason} (another program may "
+                        "use the port: pick another with --port).") from None
+    return sock
+
+
+def _serve(app, sock, host, launch):
+    """Print the address and serve ``app`` on the bound ``sock`` until interrupted."""
+    try:
+        import uvicorn   # installed with shiny
+    except ImportError:
+        raise ImportError(_INSTALL_HINT) from None
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    address = f"http://{shown}:{bound}"
+    print(f"sklearn-dppca explorer on {address}", flush=True)
+    if launch:
+        webbrowser.open(address)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    server.run(sockets=[sock])
+
+
+def run(X=None, *, groups=None, y=None, budget=(1.0, 1e-5), budget_file=None,
+        host="127.0.0.1", port=8000, launch=True):
+    """Serve the explorer on ``host:port`` until interrupted.
+
+    The explorer (see :func:`create_app`) prints its address, ``sklearn-dppca
+    explorer on http://127.0.0.1:8000``, and serves there; from the command line
+    it is ``python -m sklearn_dppca app [data.csv] --budget EPS,DELTA``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features), default=None
+        The data the app starts on; None starts on the built-in ``gau`` data.
+    groups : list, default=None
+        The public list of group labels of ``X``'s rows.
+    y : array-like of shape (n_samples,), default=None
+        Each row's group label, needed with ``groups``.
+    budget : (float, float), default=(1.0, 1e-5)
+        The total ``(eps, delta)`` of each data set.
+    budget_file : str, default=None
+        The JSON file of the starting data's budget (see :func:`create_app`).
+    host : str, default="127.0.0.1"
+        The address to listen on: only this computer by default.
+    port : int, default=8000
+        The port (0: any free port, printed).
+    launch : bool, default=True
+        Open the address in a web browser.
+
+    Raises
+    ------
+    ImportError
+        If Shiny for Python is not installed.
+    ValueError
+        If the budget file holds another total, or an argument is invalid.
+    OSError
+        If the port is in use.
+
+    See Also
+    --------
+    create_app : The same explorer as an App object, not served.
+
+    Examples
+    --------
+    >>> from sklearn_dppca.app import run
+    >>> from sklearn_dppca.datasets import load_wine_frame
+    >>> X, y = load_wine_frame()
+    >>> run(X, groups=sorted(set(y)), y=y, budget=(2.0, 1e-5))   # doctest: +SKIP
+    sklearn-dppca explorer on http://127.0.0.1:8000
+    """
+    app = create_app(X, groups=groups, y=y, budget=budget, budget_file=budget_file)
+    try:
+        sock = _listen(host, port)
+    except UserError as error:
+        raise OSError(str(error)) from None
+    _serve(app, sock, host, launch)
+
+
+# --------------------------------------------------------------------------------------
+# python -m sklearn_dppca app
+# --------------------------------------------------------------------------------------
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog="python -m sklearn_dppca app",
+        description=(
+            "A local web app to explore a data set with differentially private PCA. "
+            "Every fit is charged to the data set's total budget (--budget), kept in "
+            "a JSON file beside the data (DATA.csv" + BUDGET_SUFFIX + "); a fit that "
+            "would exceed it is refused, redrawing is free, and a restart keeps "
+            "what was spent."),
+    )
+    parser.add_argument("csv", nargs="?", default=None, metavar="CSV",
+                        help="data file with a header row (default: built-in 'gau' data)")
+    parser.add_argument("--budget", default="1,1e-5", metavar="EPS,DELTA",
+                        help="total budget of each data set (default 1,1e-5)")
+    parser.add_argument("--budget-file", default=None, metavar="FILE",
+                        help="the budget file of the starting data (default: beside "
+                             "the CSV, or gau" + BUDGET_SUFFIX + " here)")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to listen on (default 127.0.0.1: this computer)")
+    parser.add_argument("--port", default="8000", help="port (default 8000; 0: any)")
+    parser.add_argument("--columns", default=None, metavar="a,b,c",
+                        help="the CSV columns that are the variables")
+    parser.add_argument("--group", default=None, metavar="COLUMN",
+                        help="CSV column of the group labels (needs --groups)")
+    parser.add_argument("--groups", default=None, metavar="a,b,c",
+                        help="the public list of group labels")
+    return parser
+
+
+def _budget(text):
+    parts = str(text).split(",")
+    try:
+        eps, delta = (float(part) for part in parts)
+    except ValueError:
+        raise UserError(f"--budget must be EPS,DELTA such as 4,1e-5, got {text!r}.") from None
+    from ..privacy import PrivacyAccountant
+
+    try:
+        PrivacyAccountant(eps, delta)
+    except (ValueError, TypeError) as error:
+        raise UserError(f"--budget {text}: {error}") from None
+    return eps, delta
+
+
+def _port(text):
+    try:
+        port = int(str(text).strip())
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise UserError(f"--port must be an integer in 0..65535, got {text!r}.")
+    return port
+
+
+def _start_data(args):
+    """The CSV's data, or None for the built-in data (checked as the report does)."""
+    from .._data_sources import parse_names
+
+    columns = (parse_names(args.columns, "--columns", "column")
+               if args.columns is not None else None)
+    labels = parse_names(args.groups, "--groups", "label") if args.groups is not None \
+        else None
+    group = args.group.strip() if args.group is not None else None
+    if args.csv is None:
+        if columns or group or labels:
+            raise UserError("--columns, --group and --groups need a CSV file; the built-in "
+                            "data has its own variables and groups.")
+        return None
+    if (group is None) != (labels is None):
+        raise UserError("--group COLUMN and --groups a,b,c come together: the column of "
+                        "the labels and their public list.")
+    return read_csv(args.csv, columns, group, labels, max_abs=MAX_ABS_VALUE)
+
+
+def _run(argv):
+    args = _parser().parse_args(argv)
+    budget = _budget(args.budget)
+    port = _port(args.port)
+    data = _start_data(args)
+    try:
+        _check_shiny()
+    except ImportError as error:
+        raise UserError(str(error)) from None
+    # the port first: a port in use is reported before anything else is built
+    sock = _listen(args.host, port)
+    try:
+        app = _app_of(args, data, budget)
+    except BaseException:
+        sock.close()
+        raise
+    _serve(app, sock, args.host, launch=False)
+    return 0
+
+
+def _app_of(args, data, budget):
+    """The app of the command line's starting data."""
+    from . import _ui
+
+    if data is None:
+        start, source = _start(None, None, None, budget, args.budget_file)
+    else:
+        path = args.budget_file if args.budget_file is not None else args.csv + BUDGET_SUFFIX
+        start, source = Explorer(data, budget, path), _ui.START
+    return _ui.build_app(start, start.budget, os.path.dirname(start.budget_file),
+                         start_source=source)
+
+
+def main(argv):
+    """``python -m sklearn_dppca app ...``: 0, or 2 after one ``error:`` line."""
+    try:
+        return _run(argv)
+    except UserError as error:
+        print(f"error: {' '.join(str(error).split())}", file=sys.stderr)
+        return 2
+    except SystemExit as exit_:       # argparse: --help and usage errors
+        code = exit_.code
+        return code if isinstance(code, int) else (0 if code is None else 2)
+    except KeyboardInterrupt:
+        return 0

@@ -1,0 +1,602 @@
+"""The explorer's logic, without any web framework: one :class:`Explorer` per data set.
+
+An explorer holds the data, the data set's :class:`~sklearn_dppca.PrivacyAccountant`
+(read from and written to its budget file around every fit) and the fits made so
+far. A fit charges the accountant before it reads the data (``DPPCA(accountant=)``),
+so a fit that does not fit what is left is refused and spends nothing. Everything
+else (figures, summaries, ledgers, downloads) is drawn from released values and is
+free. Nothing non-private is drawn or written unless the fit stored the reference
+and the caller asks for it: without the request, pictures are drawn from the
+release as exported (which holds no reference), not from the estimator.
+"""
+
+import io
+import json
+import math
+import os
+import threading
+import warnings
+
+from .._data_sources import (
+    LARGE_N,
+    LARGE_N_PAIRS,
+    TabularData,
+    UserError,
+    builtin_data,
+    parse_names,
+    read_csv,
+)
+from .._pca import DPPCA
+from .._release import export_release, load_release
+from .._summary import ledger_table
+from .._validation import MAX_ABS_VALUE
+from ..display import (
+    BiplotDisplay,
+    LoadingDisplay,
+    ScoreDisplay,
+    ScreeDisplay,
+    VariableDisplay,
+    plot_overview,
+)
+from ..privacy import BudgetExceededError, PrivacyAccountant, Spend
+
+#: The data sources of the page: value -> label (``upload``: a CSV file).
+SOURCES = {
+    "builtin": "built-in 'gau' data (5 groups, n = 5000, p = 20)",
+    "wine": "wine (scikit-learn, 3 cultivars, n = 178, p = 13)",
+    "breast_cancer": "breast cancer (scikit-learn, 2 diagnoses, n = 569, p = 30)",
+    "diabetes": "diabetes (scikit-learn, no groups, n = 442, p = 10)",
+    "digits": "digits (scikit-learn, 10 digits, n = 1797, p = 64)",
+    "upload": "upload a CSV file",
+}
+#: The pictures of a fit.
+DISPLAYS = ("overview", "scree", "loading", "variable", "score", "biplot")
+SCORE_KINDS = ("histogram", "points", "both")
+#: Suffix of a budget file: ``data.csv`` -> ``data.csv.dppca-budget.json``.
+BUDGET_SUFFIX = ".dppca-budget.json"
+#: The declarations as the page names them in messages about a CSV file.
+_APP_SPELLING = {"columns": "'Variables'", "group": "'Group column'",
+                "groups": "'Group labels'"}
+FIGURE_FORMATS = ("png", "pdf", "svg")
+#: The mark the page and the figures carry when the reference is drawn.
+REFERENCE_MARK = "NON-PRIVATE reference shown: never publish this"
+_BUDGET_NAMES = {"builtin": "gau"}
+_SINGLE_FIGSIZE = (8.0, 6.0)
+_OVERVIEW_FIGSIZE = (17.0, 11.0)
+# One fit at a time in this process: the budget file is read, charged and
+# written as one step.
+_FIT_LOCK = threading.Lock()
+
+
+# --------------------------------------------------------------------------------------
+# data
+# --------------------------------------------------------------------------------------
+def _example_data(name):
+    """A scikit-learn example set as a :class:`TabularData` (labels as public names)."""
+    if name == "wine":
+        from ..datasets import load_wine_frame as load
+    elif name == "breast_cancer":
+        from ..datasets import load_breast_cancer_frame as load
+    else:
+        load = None
+    if load is not None:
+        X, y = load()
+        labels = [str(label) for label in dict.fromkeys(sorted(map(str, y.unique())))]
+        return TabularData(X, y.astype(str).to_numpy(dtype=object), labels,
+                           f"scikit-learn example data '{name}'", "class")
+    import sklearn.datasets
+
+    if name == "diabetes":
+        X = sklearn.datasets.load_diabetes(as_frame=True).data
+        return TabularData(X, None, None, "scikit-learn example data 'diabetes'")
+    bunch = sklearn.datasets.load_digits(as_frame=True)
+    labels = [str(digit) for digit in range(10)]      # the ten digits, public
+    y = bunch.target.astype(str).to_numpy(dtype=object)
+    return TabularData(bunch.data, y, labels, "scikit-learn example data 'digits'", "digit")
+
+
+def _names_or_none(text, option, what):
+    """A comma-separated list typed in the page, or None when the box is empty."""
+    if text is None or not str(text).strip():
+        return None
+    return parse_names(text, option, what)
+
+
+def _select_columns(data, columns):
+    """``data`` with only the declared ``columns`` (of a built-in or example set)."""
+    if columns is None:
+        return data
+    missing = [name for name in columns if name not in data.X.columns]
+    if missing:
+        raise UserError(f"'Variables': no column {', '.join(map(repr, missing[:12]))} in "
+                        f"{data.source} (its columns: "
+                        f"{', '.join(map(str, list(data.X.columns)[:12]))}, ...).")
+    return TabularData(data.X[list(columns)], data.y, data.labels, data.source,
+                       data.group_column)
+
+
+def load_source(source, *, path=None, file_name=None, columns="", group_column="",
+                group_labels=""):
+    """The data of one source of the page; every problem is a :class:`UserError`.
+
+    ``source`` is a key of :data:`SOURCES`. For ``"upload"``, ``path`` is where the
+    file is and ``file_name`` its name (used in messages); ``columns``,
+    ``group_column`` and ``group_labels`` are the page's text boxes. For the other
+    sources, ``columns`` may pick some of their variables; their groups are their
+    own.
+    """
+    if source not in SOURCES:
+        raise UserError(f"unknown data source {source!r}; choose one of "
+                        f"{', '.join(SOURCES)}.")
+    variables = _names_or_none(columns, "'Variables'", "column")
+    if source != "upload":
+        data = builtin_data() if source == "builtin" else _example_data(source)
+        return _select_columns(data, variables)
+    if path is None:
+        raise UserError("no file uploaded yet: choose a CSV file (with a header row) first.")
+    group = str(group_column or "").strip() or None
+    labels = _names_or_none(group_labels, "'Group labels'", "label")
+    if group is not None and labels is None:
+        raise UserError("'Group column' needs 'Group labels' a,b,c: the public list of the "
+                        "group labels, declared (from the study design), never read off "
+                        "the data.")
+    if labels is not None and group is None:
+        raise UserError("'Group labels' need a 'Group column': the column holding them.")
+    if variables is not None and group is not None and group in variables:
+        raise UserError(f"'Variables' and 'Group column' both name {group!r}; the group "
+                        "column cannot also be a variable.")
+    return read_csv(path, variables, group, labels, max_abs=MAX_ABS_VALUE,
+                    shown_as=file_name or os.path.basename(path), spelling=_APP_SPELLING)
+
+
+def budget_file_for(source, directory=".", file_name=None):
+    """The budget file of a source: ``<name>.dppca-budget.json`` in ``directory``.
+
+    An uploaded file's budget is named after the file, so uploading the same file
+    again finds the budget it already spent (a changed file under the same name is
+    charged to the same budget: the safe side).
+    """
+    name = os.path.basename(file_name) if source == "upload" else \
+        _BUDGET_NAMES.get(source, source)
+    return os.path.join(directory, f"{name}{BUDGET_SUFFIX}")
+
+
+# --------------------------------------------------------------------------------------
+# the budget file
+# --------------------------------------------------------------------------------------
+def _check_budget(budget):
+    try:
+        eps, delta = (float(value) for value in budget)
+    except (TypeError, ValueError):
+        raise TypeError("budget must be a pair (eps, delta) of numbers.") from None
+    # (the accountant checks the ranges and names eps or delta)
+    PrivacyAccountant(eps, delta)
+    return eps, delta
+
+
+def _open_budget(path, budget):
+    """The accountant of ``path``: loaded when the file exists, else created and saved.
+
+    Raises :class:`UserError` when the file holds another total than ``budget``
+    or is not a saved accountant: the budget of a data set is never reset or
+    raised by restarting with other numbers.
+    """
+    eps, delta = _check_budget(budget)
+    if not os.path.exists(path):
+        accountant = PrivacyAccountant(eps, delta)
+        _save(accountant, path)
+        return accountant
+    try:
+        accountant = PrivacyAccountant.load(path)
+    except (ValueError, TypeError, OSError) as error:
+        raise UserError(f"the budget file {path!r} cannot be used: {error}") from None
+    if not (math.isclose(accountant.eps, eps, rel_tol=1e-12)
+            and math.isclose(accountant.delta, delta, rel_tol=1e-12)):
+        raise UserError(
+            f"the budget file {path!r} holds a total budget of eps={accountant.eps:g}, "
+            f"delta={accountant.delta:g}, not eps={eps:g}, delta={delta:g}: pass the same "
+            "budget (--budget "
+            f"{accountant.eps:g},{accountant.delta:g}) or another budget file."
+        )
+    return accountant
+
+
+def _save(accountant, path):
+    try:
+        accountant.save(path)
+    except OSError as error:
+        raise UserError(f"cannot write the budget file {path!r}: "
+                        f"{error.strerror or error}.") from None
+
+
+def _composed(accountant):
+    return sum((Spend(c["eps"], c["delta"], c["mu"]) for c in accountant.charges), Spend())
+
+
+def _used_fraction(accountant):
+    """The least ``t`` in [0, 1] such that the fits so far are ``(t eps, t delta)``-DP.
+
+    The charges composed exactly, read along the total budget: ``t`` grows with
+    every fit and a fit is refused when it would pass 1.
+    """
+    total = _composed(accountant)
+    eps, delta = accountant.eps, accountant.delta
+    if total == Spend():
+        return 0.0
+    low, high = 0.0, 1.0
+    for _ in range(60):
+        middle = (low + high) / 2
+        low, high = (low, middle) if total.fits(middle * eps, middle * delta) else \
+            (middle, high)
+    return high
+
+
+# --------------------------------------------------------------------------------------
+# fit parameters
+# --------------------------------------------------------------------------------------
+def _number(params, key, cast=float):
+    value = params.get(key)
+    try:
+        number = cast(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{key} must be a number, got {value!r}.") from None
+    if isinstance(number, float) and not math.isfinite(number):
+        raise ValueError(f"{key} must be a finite number, got {value!r}.")
+    return number
+
+
+def _whole(params, key, minimum):
+    number = _number(params, key)
+    if number != int(number) or number < minimum:
+        raise ValueError(f"{key} must be a whole number >= {minimum}, got {params.get(key)!r}.")
+    return int(number)
+
+
+def _split(params, scale):
+    """The budget split from the page's shares, normalised to sum to 1."""
+    parts = ("loading", "scree", "score") + (("scale",) if scale else ())
+    weights = {part: _number(params, f"split_{part}") for part in parts}
+    if any(weight < 0 for weight in weights.values()):
+        raise ValueError("the budget shares (split_...) must be >= 0.")
+    total = sum(weights.values())
+    if total <= 0:
+        raise ValueError("the budget shares (split_...) must not all be 0.")
+    return {part: weight / total for part, weight in weights.items() if weight > 0}
+
+
+def _score_axes(text, n_components):
+    """The fit's score axes: ``"1,2"`` (1-based) -> ``(0, 1)``."""
+    parts = [part.strip() for part in str(text if text is not None else "1,2").split(",")]
+    try:
+        axes = tuple(int(part) - 1 for part in parts)
+    except ValueError:
+        raise ValueError(f"score_axes must be two component numbers such as 1,2, got "
+                         f"{text!r}.") from None
+    if len(axes) != 2 or axes[0] == axes[1] or min(axes) < 0 \
+            or max(axes) >= max(n_components, 2):
+        raise ValueError(f"score_axes must be two different component numbers in "
+                         f"1..{n_components} (n_components), got {text!r}.")
+    return axes
+
+
+def _dppca_params(params, n_samples):
+    """DPPCA's keyword arguments from the page's fit inputs (``params``: by input id).
+
+    Keys: ``n_components``, ``eps``, ``delta``, ``split_loading``, ``split_scree``,
+    ``split_score``, ``split_scale`` (with ``scale``), ``scale``, ``radial``,
+    ``accounting``, ``scree_method``, ``histogram``, ``bins`` (0: automatic),
+    ``score_axes`` (``"1,2"``) and ``nonprivate``. Missing keys take DPPCA's
+    defaults. Raises ValueError naming the input.
+    """
+    params = {**_DEFAULT_FIT, **params}
+    k = _whole(params, "n_components", 1)
+    scale = bool(params["scale"])
+    bins = _whole(params, "bins", 0)
+    kwargs = dict(
+        n_components=k, eps=_number(params, "eps"), delta=_number(params, "delta"),
+        budget_split=_split(params, scale), scale=scale,
+        radial=str(params["radial"]), accounting=str(params["accounting"]),
+        scree_method=str(params["scree_method"]), histogram=str(params["histogram"]),
+        bins="auto" if bins == 0 else bins,
+        axes=_score_axes(params["score_axes"], k) if k >= 2 else (0, 1),
+        compute_nonprivate=bool(params["nonprivate"]),
+        pairs=LARGE_N_PAIRS if n_samples > LARGE_N else "all",
+        # the page never sets a seed (a release made with a known seed is not
+        # private); tests do, for reproducible pictures
+        random_state=params.get("random_state"),
+    )
+    return kwargs
+
+
+_DEFAULT_FIT = {"n_components": 2, "eps": 1.0, "delta": 1e-6, "split_loading": 0.35,
+                "split_scree": 0.3, "split_score": 0.35, "split_scale": 0.2,
+                "scale": False, "radial": "spherical", "accounting": "gdp",
+                "scree_method": "clipped", "histogram": "additive", "bins": 0,
+                "score_axes": "1,2", "nonprivate": False}
+
+
+class _Fit:
+    """One fit: the fitted DPPCA, its label and its release without the reference."""
+
+    def __init__(self, estimator, label, extra):
+        self.estimator = estimator
+        self.label = label
+        self.extra = extra
+        # what every picture is drawn from unless the reference is asked for: the
+        # release as exported (no non-private value can be in it)
+        self.release = load_release(export_release(estimator))
+        self.warnings = []
+
+    @property
+    def has_reference(self):
+        return getattr(self.estimator, "nonprivate_", None) is not None
+
+
+# --------------------------------------------------------------------------------------
+# the explorer
+# --------------------------------------------------------------------------------------
+class Explorer:
+    """One data set, its budget (an accountant kept in ``budget_file``) and its fits.
+
+    Parameters
+    ----------
+    data : TabularData
+        The variables (a DataFrame), the group labels of the rows and their public
+        list, and a description of the source.
+    budget : (float, float)
+        The total ``(eps, delta)`` of the data set; an existing ``budget_file``
+        must hold the same total.
+    budget_file : str
+        The JSON file of the accountant; read now (or created) and written after
+        every charge.
+    """
+
+    def __init__(self, data, budget, budget_file):
+        self.data = data
+        self.budget_file = os.path.abspath(budget_file)
+        self.budget = _check_budget(budget)
+        self.accountant = _open_budget(self.budget_file, self.budget)
+        self.fits = []
+
+    # -- the budget ----------------------------------------------------------------
+    def _current_accountant(self):
+        """The accountant of the file, unless the file lost charges this explorer knows.
+
+        Another explorer (or app) on the same file may have charged it since; a file
+        with fewer charges than this one (replaced by an older copy, or deleted) is
+        written again from memory: a budget is never given back.
+        """
+        if os.path.exists(self.budget_file):
+            stored = _open_budget(self.budget_file, self.budget)
+            if len(stored.charges) >= len(self.accountant.charges):
+                self.accountant = stored
+                return stored
+        _save(self.accountant, self.budget_file)
+        return self.accountant
+
+    def meter(self):
+        """The budget spent, as a dict and as the page's text.
+
+        Returns
+        -------
+        dict
+            ``eps_spent``, ``eps_total``, ``delta_spent``, ``delta_total`` (the
+            fits composed exactly are ``(eps_spent, delta_spent)``-DP, read along
+            the total), ``fraction`` (their share of the total), ``charges`` (how
+            many fits were charged, in this session or before) and ``text``.
+        """
+        fraction = _used_fraction(self.accountant)
+        eps, delta = self.accountant.eps, self.accountant.delta
+        charges = len(self.accountant.charges)
+        text = (f"spent eps = {fraction * eps:.4g} of {eps:g}, delta = "
+                f"{fraction * delta:.4g} of {delta:g} ({100 * fraction:.1f}% of the "
+                f"budget of this data set; {charges} fit{'s' * (charges != 1)} charged, "
+                f"budget file {os.path.basename(self.budget_file)})")
+        return {"eps_spent": fraction * eps, "eps_total": eps,
+                "delta_spent": fraction * delta, "delta_total": delta,
+                "fraction": fraction, "charges": charges, "text": text}
+
+    # -- fitting (spends) ------------------------------------------------------------
+    def fit(self, params):
+        """Fit DPPCA with the page's fit inputs, charging the data set's budget.
+
+        Parameters
+        ----------
+        params : dict
+            The fit inputs by id (see :func:`_dppca_params`).
+
+        Returns
+        -------
+        index : int
+            The position of the new fit in :attr:`fits`.
+
+        Raises
+        ------
+        BudgetExceededError
+            When the fit's planned spend does not fit what is left; raised by the
+            accountant before the data are read for any release: nothing is spent
+            and no fit is added.
+        ValueError, TypeError
+            For a bad input (named in the message).
+        """
+        kwargs = _dppca_params(params, self.data.X.shape[0])
+        with _FIT_LOCK:
+            accountant = self._current_accountant()
+            charges = len(accountant.charges)
+            estimator = DPPCA(groups=self.data.labels, accountant=accountant, **kwargs)
+            try:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    estimator.fit(self.data.X, self.data.y)
+            finally:
+                if len(accountant.charges) != charges:
+                    # a charge is kept even if the fit failed after it
+                    _save(accountant, self.budget_file)
+        number = len(self.fits) + 1
+        label = (f"fit {number}: eps={kwargs['eps']:g} delta={kwargs['delta']:g} "
+                 f"k={kwargs['n_components']} p={self.data.X.shape[1]}"
+                 + (" (+ NON-PRIVATE reference)" if kwargs["compute_nonprivate"] else ""))
+        extra = {"data_source": self.data.source, "group_column": self.data.group_column}
+        self.fits.append(_Fit(estimator, label, extra))
+        # the library's warnings (a risky delta, a noisy release) for the page; their
+        # messages quote no data value
+        self.fits[-1].warnings = list(dict.fromkeys(
+            " ".join(str(warning.message).split()) for warning in caught))
+        return len(self.fits) - 1
+
+    # -- drawing (free) ----------------------------------------------------------------
+    def _fit(self, index):
+        try:
+            return self.fits[int(index)]
+        except (IndexError, TypeError, ValueError):
+            raise ValueError(f"there is no fit {index!r}; fit first.") from None
+
+    def _drawn(self, index, show_reference):
+        """The object pictures are drawn from, and whether it holds the reference."""
+        fit = self._fit(index)
+        if show_reference and fit.has_reference:
+            return fit.estimator, True
+        return fit.release, False
+
+    def view_axes(self, index, axes):
+        """The 0-based pair ``axes`` checked against the fit's components (None: the
+        fit's score axes)."""
+        fit = self._fit(index)
+        k = int(fit.release.n_components_)
+        if axes is None or k < 2:
+            return tuple(int(a) for a in fit.release.axes_) if k >= 2 else None
+        a, b = (int(axis) for axis in axes)
+        if a == b or min(a, b) < 0 or max(a, b) >= k:
+            raise ValueError(f"the axes must be two different components in 1..{k} "
+                             f"(the fit released {k}), got {a + 1} and {b + 1}.")
+        return a, b
+
+    def figure(self, index, display="overview", *, axes=None, score_kind="histogram",
+               biplot_alpha=1.0, show_reference=False):
+        """Draw one picture of fit ``index`` from released values (free).
+
+        ``axes`` (0-based) applies to the overview, the loadings and the variable
+        circle; the score picture and the biplot exist only for the fit's own score
+        axes. The non-private reference is drawn only with ``show_reference`` and
+        when the fit stored it; the figure then carries :data:`REFERENCE_MARK`.
+        Returns a matplotlib Figure (not registered with pyplot).
+        """
+        if display not in DISPLAYS:
+            raise ValueError(f"display must be one of {', '.join(DISPLAYS)}, got {display!r}.")
+        if score_kind not in SCORE_KINDS:
+            raise ValueError(f"score_kind must be one of {', '.join(SCORE_KINDS)}, got "
+                             f"{score_kind!r}.")
+        alpha = float(biplot_alpha)
+        if not 0 <= alpha <= 1:
+            raise ValueError(f"biplot_alpha must be in [0, 1], got {biplot_alpha!r}.")
+        source, with_reference = self._drawn(index, show_reference)
+        pair = self.view_axes(index, axes)
+        _use_agg()
+        if display == "overview":
+            import matplotlib.pyplot as plt
+
+            figure = plot_overview(source, axes=pair, figsize=_OVERVIEW_FIGSIZE,
+                                   score_kw={"kind": score_kind},
+                                   biplot_kw={"alpha": alpha})
+            plt.close(figure)     # served as an image: pyplot must not keep it
+        else:
+            figure = self._single(source, display, pair, score_kind, alpha)
+        if with_reference:
+            figure.text(0.5, 0.002, REFERENCE_MARK, ha="center", va="bottom",
+                        color="red", fontsize=11, fontweight="bold")
+        return figure
+
+    @staticmethod
+    def _single(source, display, pair, score_kind, alpha):
+        from matplotlib.figure import Figure
+
+        figure = Figure(figsize=_SINGLE_FIGSIZE, layout="constrained")
+        ax = figure.add_subplot()
+        if display == "scree":
+            ScreeDisplay.from_estimator(source, ax=ax, cumulative=True)
+        elif display == "loading":
+            if pair is None:
+                LoadingDisplay.from_estimator(source, ax=ax, kind="heatmap")
+            else:
+                LoadingDisplay.from_estimator(source, ax=ax, axes=pair)
+        elif pair is None:
+            raise ValueError(f"the {display} picture needs at least 2 components.")
+        elif display == "variable":
+            VariableDisplay.from_estimator(source, ax=ax, axes=pair)
+        elif getattr(source, "frame_", None) is None:
+            raise ValueError(f"the {display} picture needs the score summary, which this "
+                             "fit did not release (a score share of 0, or too little "
+                             "budget for these rows: see the fit's warnings).")
+        elif display == "score":
+            ScoreDisplay.from_estimator(source, ax=ax, kind=score_kind)
+        else:
+            BiplotDisplay.from_estimator(source, ax=ax, alpha=alpha)
+        return figure
+
+    def figure_bytes(self, index, display="overview", fmt="png", dpi=100, **drawing):
+        """The picture as a PNG, PDF or SVG file's bytes (see :meth:`figure`)."""
+        if fmt not in FIGURE_FORMATS:
+            raise ValueError(f"fmt must be one of {', '.join(FIGURE_FORMATS)}, got {fmt!r}.")
+        figure = self.figure(index, display, **drawing)
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format=fmt, dpi=dpi)
+        return buffer.getvalue()
+
+    def release_json(self, index, include_nonprivate=False):
+        """The JSON release of fit ``index`` (with the reference only when asked and
+        stored), as text that :func:`~sklearn_dppca.load_release` reads."""
+        fit = self._fit(index)
+        with_reference = bool(include_nonprivate) and fit.has_reference
+        release = export_release(fit.estimator, include_nonprivate=with_reference,
+                                 extra=fit.extra)
+        return json.dumps(release, indent=2, allow_nan=False)
+
+    def summary(self, index, show_reference=False):
+        """The fit's summary, from the release unless the reference is shown."""
+        source, _ = self._drawn(index, show_reference)
+        return str(source.summary())
+
+    def ledger(self, index):
+        """The fit's privacy ledger and the data set's charges, as text."""
+        fit = self._fit(index)
+        lines = [f"Privacy ledger of {fit.label}:",
+                 ledger_table(fit.release.privacy_ledger_, fit.release.privacy_spent_),
+                 "", f"Charges to the budget of this data set ({self.data.source}):"]
+        for number, charge in enumerate(self.accountant.charges, start=1):
+            lines.append(f"  {number}. {charge['time']}  eps={charge['eps']:.4g}  "
+                         f"delta={charge['delta']:.3g}  Gaussian mu={charge['mu']:.4g}")
+        return "\n".join(lines)
+
+    def labels(self):
+        """The labels of the fits, oldest first."""
+        return [fit.label for fit in self.fits]
+
+
+def describe_error(error):
+    """A plain message for the page (an error's own message names inputs, never data)."""
+    text = " ".join(str(error).split())
+    if isinstance(error, BudgetExceededError):
+        return (f"Fit refused: it needs more than is left of the budget. {text} "
+                "Earlier fits are kept and can be shown again for free.")
+    return text
+
+
+def warm_up():
+    """Import the drawing stack and render a blank figure once, at start-up, so that
+    the first fit's picture does not wait for them."""
+    _use_agg()
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(1, 1))
+    figure.add_subplot().set_title("warm-up")
+    figure.savefig(io.BytesIO(), format="png")
+
+
+def _use_agg():
+    import sys
+
+    import matplotlib
+
+    if "matplotlib.pyplot" not in sys.modules:
+        matplotlib.use("Agg")
+

@@ -1,0 +1,390 @@
+"""The explorer app's logic without a browser: the kept budget, refusals before any
+computation, free redraws, the data sources and the ``app`` command line.
+
+``sklearn_dppca.app._session`` needs no web framework; the tests that build the
+Shiny app skip when the ``app`` extra is not installed.
+"""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+
+from sklearn_dppca import BudgetExceededError, load_release  # noqa: E402
+from sklearn_dppca._cli import main  # noqa: E402
+from sklearn_dppca._data_sources import TabularData, UserError  # noqa: E402
+from sklearn_dppca.app._session import (  # noqa: E402
+    BUDGET_SUFFIX,
+    DISPLAYS,
+    REFERENCE_MARK,
+    Explorer,
+    _used_fraction,
+    budget_file_for,
+    load_source,
+)
+from sklearn_dppca.datasets import make_gaussian_clusters  # noqa: E402
+
+BUDGET = (2.0, 1e-5)
+#: One fit of the page's defaults but eps: it takes about half of BUDGET. (The seed,
+#: which the page never sets, makes the small data's releases reproducible.)
+FIT = {"eps": 1.0, "delta": 1e-6, "random_state": 0}
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    # small data: the library's utility warnings are expected and beside the point
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+@pytest.fixture
+def data():
+    X, y = make_gaussian_clusters(100, n_features=10, return_groups=True, as_frame=True,
+                                  random_state=0)
+    return TabularData(X, y.to_numpy(dtype=object), sorted(set(y)), "test clusters")
+
+
+def _texts(figure):
+    return [text.get_text() for text in figure.texts]
+
+
+def _csv(path, rows, header="a,b,c,grp"):
+    path.write_text("\n".join([header] + rows) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def _clusters_csv(path, n=200, secret_label=None):
+    rng = np.random.default_rng(0)
+    rows = []
+    for i in range(n):
+        label = "x" if i % 2 else "y"
+        if secret_label is not None and i == n // 2:
+            label = secret_label
+        a, b, c = rng.normal(3.0 * (label == "x"), 1.0, size=3)
+        rows.append(f"{a:.4f},{b:.4f},{c:.4f},{label}")
+    return _csv(path, rows)
+
+
+# -- the budget ------------------------------------------------------------------------
+def test_the_budget_is_kept_across_a_new_explorer(tmp_path, data):
+    path = tmp_path / f"c{BUDGET_SUFFIX}"
+    first = Explorer(data, BUDGET, path)
+    assert first.meter()["charges"] == 0 and first.meter()["eps_spent"] == 0
+    first.fit(FIT)
+    spent = first.meter()
+    assert spent["charges"] == 1 and 0 < spent["fraction"] < 1
+    assert json.loads(path.read_text())["charges"][0]["eps"] > 0   # saved after the fit
+
+    again = Explorer(data, BUDGET, path)              # a restart: a new explorer
+    assert again.meter() == spent
+    assert again.fits == []                           # the pictures are not kept, the spend is
+
+
+def test_a_fit_beyond_what_is_left_is_refused_before_any_computation(tmp_path, data,
+                                                                          monkeypatch):
+    path = tmp_path / f"c{BUDGET_SUFFIX}"
+    explorer = Explorer(data, (1.0, 1e-5), path)
+    index = explorer.fit(FIT)
+    saved = path.read_bytes()
+    charges = explorer.accountant.charges
+
+    def no_ledger_may_open():
+        raise AssertionError("a refused fit got as far as its first release")
+
+    # the ledger is opened after the charge and before the first mechanism
+    monkeypatch.setattr("sklearn_dppca._pca.PrivacyLedger", no_ledger_may_open)
+    with pytest.raises(BudgetExceededError):
+        explorer.fit(FIT)
+    assert len(explorer.fits) == 1 and explorer.accountant.charges == charges
+    assert path.read_bytes() == saved
+    # what was released before is still there
+    assert explorer.figure(index, "scree") is not None
+    # (the spy works: a fit that is not refused does reach it)
+    with pytest.raises(AssertionError, match="first release"):
+        Explorer(data, BUDGET, tmp_path / f"other{BUDGET_SUFFIX}").fit(FIT)
+
+
+def test_refusal_survives_a_restart(tmp_path, data):
+    path = tmp_path / f"c{BUDGET_SUFFIX}"
+    Explorer(data, (1.0, 1e-5), path).fit(FIT)
+    with pytest.raises(BudgetExceededError):
+        Explorer(data, (1.0, 1e-5), path).fit(FIT)
+
+
+def test_a_budget_file_with_another_total_is_an_error(tmp_path, data):
+    path = tmp_path / f"c{BUDGET_SUFFIX}"
+    Explorer(data, BUDGET, path).fit(FIT)
+    with pytest.raises(UserError, match=r"eps=2, delta=1e-05.*pass the same budget"):
+        Explorer(data, (4.0, 1e-5), path)
+    path.write_text("{not json", encoding="utf-8")
+    with pytest.raises(UserError, match="cannot be used"):
+        Explorer(data, BUDGET, path)
+
+
+def test_a_budget_file_rolled_back_is_written_again_from_memory(tmp_path, data):
+    path = tmp_path / f"c{BUDGET_SUFFIX}"
+    explorer = Explorer(data, (3.0, 1e-5), path)
+    explorer.fit(FIT)
+    os.remove(path)                        # deleted behind the app's back
+    explorer.fit(FIT)
+    assert len(json.loads(path.read_text())["charges"]) == 2
+
+
+def test_the_meter_grows_with_every_fit_and_stays_within_the_total(tmp_path, data):
+    explorer = Explorer(data, (3.0, 1e-5), tmp_path / f"c{BUDGET_SUFFIX}")
+    fractions = [explorer.meter()["fraction"]]
+    while True:
+        try:
+            explorer.fit({"eps": 0.5, "delta": 1e-6})
+        except BudgetExceededError:
+            break
+        fractions.append(explorer.meter()["fraction"])
+    assert fractions == sorted(fractions) and len(set(fractions)) == len(fractions)
+    assert fractions[-1] <= 1
+    meter = explorer.meter()
+    assert f"spent eps = {meter['eps_spent']:.4g} of 3" in meter["text"]
+    assert "delta = " in meter["text"] and "of 1e-05" in meter["text"]
+    assert _used_fraction(explorer.accountant) == meter["fraction"]
+
+
+# -- drawing is free ---------------------------------------------------------------------
+def test_redraws_never_spend(tmp_path, data):
+    path = tmp_path / f"c{BUDGET_SUFFIX}"
+    explorer = Explorer(data, BUDGET, path)
+    index = explorer.fit({**FIT, "n_components": 3, "nonprivate": True})
+    spent, saved = explorer.accountant.spent(), path.read_bytes()
+    for display in DISPLAYS:
+        for axes in ((0, 1), (0, 2), (2, 1)):
+            for kind in ("histogram", "points", "both"):
+                if display in ("score", "biplot") and axes != (0, 1):
+                    continue
+                explorer.figure(index, display, axes=axes, score_kind=kind,
+                                biplot_alpha=0.5, show_reference=kind == "both")
+    explorer.figure_bytes(index, "loading", "svg", axes=(1, 2))
+    explorer.release_json(index), explorer.summary(index), explorer.ledger(index)
+    assert explorer.accountant.spent() == spent and path.read_bytes() == saved
+    assert len(explorer.fits) == 1
+
+
+def test_axes_must_be_released_components(tmp_path, data):
+    explorer = Explorer(data, BUDGET, tmp_path / f"c{BUDGET_SUFFIX}")
+    index = explorer.fit(FIT)
+    with pytest.raises(ValueError, match=r"in 1\.\.2"):
+        explorer.figure(index, "loading", axes=(0, 2))
+    with pytest.raises(ValueError, match="no fit"):
+        explorer.figure(5, "scree")
+
+
+def test_the_score_picture_uses_the_fits_own_axes(tmp_path, data):
+    explorer = Explorer(data, BUDGET, tmp_path / f"c{BUDGET_SUFFIX}")
+    index = explorer.fit({**FIT, "n_components": 3, "score_axes": "1,3"})
+    assert tuple(explorer.fits[index].release.axes_) == (0, 2)
+    figure = explorer.figure(index, "score", axes=(0, 1))   # the view axes do not apply
+    assert "PC3" in figure.axes[0].get_ylabel()
+
+
+def test_nothing_non_private_is_shown_unless_asked(tmp_path, data):
+    explorer = Explorer(data, BUDGET, tmp_path / f"c{BUDGET_SUFFIX}")
+    plain = explorer.fit(FIT)
+    stored = explorer.fit({**FIT, "nonprivate": True})
+    assert explorer.fits[stored].has_reference and not explorer.fits[plain].has_reference
+    # stored but not asked: drawn from the release, which holds no reference
+    assert explorer.fits[stored].release.nonprivate_ is None
+    assert REFERENCE_MARK not in _texts(explorer.figure(stored, "overview"))
+    assert "nonprivate_reference_NOT_PRIVATE" not in explorer.release_json(stored)
+    # asked and stored: marked on the figure, written to the release
+    assert REFERENCE_MARK in _texts(explorer.figure(stored, "scree", show_reference=True))
+    assert load_release(json.loads(explorer.release_json(
+        stored, include_nonprivate=True))).nonprivate_ is not None
+    # asked but not stored: nothing to show, no mark
+    assert REFERENCE_MARK not in _texts(explorer.figure(plain, "scree", show_reference=True))
+    assert "NOT_PRIVATE" not in explorer.release_json(plain, include_nonprivate=True)
+
+
+def test_release_json_loads_with_load_release(tmp_path, data):
+    explorer = Explorer(data, BUDGET, tmp_path / f"c{BUDGET_SUFFIX}")
+    index = explorer.fit(FIT)
+    text = explorer.release_json(index)
+    release = load_release(json.loads(text))
+    fitted = explorer.fits[index].estimator
+    np.testing.assert_allclose(release.components_, fitted.components_)
+    assert list(release.feature_names_in_) == list(data.X.columns)
+    assert json.loads(text)["data_source"] == "test clusters"
+
+
+@pytest.mark.parametrize("fmt, magic", [("png", b"\x89PNG"), ("pdf", b"%PDF"),
+                                        ("svg", b"<?xml")])
+def test_figure_downloads(tmp_path, data, fmt, magic):
+    explorer = Explorer(data, BUDGET, tmp_path / f"c{BUDGET_SUFFIX}")
+    index = explorer.fit(FIT)
+    assert explorer.figure_bytes(index, "biplot", fmt).startswith(magic)
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"eps": "lots"}, "eps must be a number"),
+    ({"n_components": 1.5}, "n_components must be a whole number"),
+    ({"split_loading": 0, "split_scree": 0, "split_score": 0}, "must not all be 0"),
+    ({"score_axes": "1,1"}, "score_axes"),
+    ({"bins": -1}, "bins"),
+])
+def test_bad_fit_inputs_are_named_and_spend_nothing(tmp_path, data, params, match):
+    explorer = Explorer(data, BUDGET, tmp_path / f"c{BUDGET_SUFFIX}")
+    with pytest.raises(ValueError, match=match):
+        explorer.fit({**FIT, **params})
+    assert explorer.accountant.charges == [] and explorer.fits == []
+
+
+# -- data sources ----------------------------------------------------------------------
+def test_csv_upload_round_trip(tmp_path):
+    path = _clusters_csv(tmp_path / "upload.tmp")
+    data = load_source("upload", path=path, file_name="survey.csv", columns="c, a",
+                       group_column="grp", group_labels="x,y")
+    assert list(data.X.columns) == ["c", "a"] and data.labels == ["x", "y"]
+    assert data.source == "CSV file 'survey.csv'"
+    budget_file = budget_file_for("upload", str(tmp_path), "survey.csv")
+    assert budget_file == os.path.join(str(tmp_path), "survey.csv" + BUDGET_SUFFIX)
+    explorer = Explorer(data, BUDGET, budget_file)
+    release = load_release(json.loads(explorer.release_json(explorer.fit(FIT))))
+    assert list(release.feature_names_in_) == ["c", "a"]
+    assert list(release.groups_) == ["x", "y"]
+
+
+@pytest.mark.parametrize("rows, kwargs, match", [
+    (['1,2,"3,x'], {}, "cannot parse 'data.csv' as CSV"),
+    (["1,2,oops_value,x", "2,3,4,y"], {"columns": "a,b,c", "group_column": "grp",
+                                        "group_labels": "x,y"},
+     r"column 'c' \(declared by 'Variables'\) has cells that are not numbers"),
+    (["1,2,3,x", "2,3,4,zzz_secret"], {"group_column": "grp", "group_labels": "x,y"},
+     "not one of 'Group labels' x,y"),
+    (["1,2,3,x", "2,3,4,y"], {"group_column": "grp"}, "needs 'Group labels'"),
+    (["1,2,3,x", "2,3,4,y"], {"group_column": "nope", "group_labels": "x,y"},
+     "no such column"),
+    ([], {}, "header but no data rows"),
+])
+def test_bad_csv_files_give_one_clear_message_without_data(tmp_path, rows, kwargs, match):
+    path = _csv(tmp_path / "upload.tmp", rows)
+    with pytest.raises(UserError, match=match) as caught:
+        load_source("upload", path=path, file_name="data.csv", **kwargs)
+    message = str(caught.value)
+    assert "oops_value" not in message and "zzz_secret" not in message
+    assert "upload.tmp" not in message          # the page's name of the file, not ours
+
+
+def test_no_upload_yet_is_a_message(tmp_path):
+    with pytest.raises(UserError, match="no file uploaded"):
+        load_source("upload")
+
+
+@pytest.mark.parametrize("source, shape, labels", [
+    ("builtin", (5000, 20), ["G1", "G2", "G3", "G4", "G5"]),
+    ("wine", (178, 13), ["class_0", "class_1", "class_2"]),
+    ("breast_cancer", (569, 30), ["benign", "malignant"]),
+    ("diabetes", (442, 10), None),
+    ("digits", (1797, 64), [str(digit) for digit in range(10)]),
+])
+def test_built_in_and_example_sources(source, shape, labels):
+    data = load_source(source)
+    assert data.X.shape == shape and data.labels == labels
+    if labels is not None:
+        assert set(data.y) <= set(labels)
+    picked = load_source(source, columns=",".join(map(str, list(data.X.columns)[:3])))
+    assert picked.X.shape == (shape[0], 3)
+
+
+def test_example_columns_must_exist():
+    with pytest.raises(UserError, match="no column 'nope'"):
+        load_source("wine", columns="nope")
+
+
+def test_each_data_set_has_its_own_budget_file(tmp_path):
+    names = {budget_file_for(source, str(tmp_path), "mine.csv")
+             for source in ("builtin", "wine", "digits", "upload")}
+    assert {os.path.basename(name) for name in names} == {
+        "gau" + BUDGET_SUFFIX, "wine" + BUDGET_SUFFIX, "digits" + BUDGET_SUFFIX,
+        "mine.csv" + BUDGET_SUFFIX}
+
+
+# -- the package and the command line ------------------------------------------------------
+def test_importing_the_app_does_not_import_shiny():
+    code = "import sklearn_dppca.app, sys; print('shiny' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["app", "--budget", "4"], "--budget must be EPS,DELTA"),
+    (["app", "--budget", "0,1e-5"], "--budget 0,1e-5"),
+    (["app", "--port", "http"], "--port must be an integer"),
+    (["app", "--group", "g"], "need a CSV file"),
+    (["app", "missing.csv"], "cannot read 'missing.csv': no such file"),
+])
+def test_app_command_line_errors(argv, match, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: ") and match in err
+
+
+def test_app_command_line_group_needs_labels(tmp_path, capsys):
+    path = _clusters_csv(tmp_path / "d.csv")
+    assert main(["app", path, "--group", "grp"]) == 2
+    assert "--group COLUMN and --groups a,b,c come together" in capsys.readouterr().err
+
+
+def test_app_command_line_budget_mismatch(tmp_path, capsys, data):
+    pytest.importorskip("shiny")
+    path = _clusters_csv(tmp_path / "d.csv")
+    Explorer(data, (1.0, 1e-5), path + BUDGET_SUFFIX)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    assert main(["app", path, "--group", "grp", "--groups", "x,y", "--budget", "2,1e-5",
+                 "--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pass the same budget (--budget 1,1e-05)" in err
+
+
+def test_app_command_line_port_in_use(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("shiny")
+    monkeypatch.chdir(tmp_path)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert main(["app", "--budget", "4,1e-5", "--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: cannot listen on 127.0.0.1")
+    assert not os.listdir(tmp_path)             # nothing was created
+
+
+def test_the_report_command_line_is_unchanged(tmp_path, monkeypatch, capsys):
+    # "app" only as the first argument selects the explorer
+    monkeypatch.chdir(tmp_path)
+    assert main(["--quiet", "--components", "x"]) == 2
+    assert "--components must be an integer" in capsys.readouterr().err
+
+
+def test_create_app_builds_a_shiny_app(tmp_path):
+    shiny = pytest.importorskip("shiny")
+    from sklearn_dppca.app import create_app
+
+    X, y = make_gaussian_clusters(50, n_features=10, return_groups=True, random_state=0)
+    budget_file = tmp_path / f"mine{BUDGET_SUFFIX}"
+    app = create_app(X, groups=sorted(set(y)), y=y, budget=(1.0, 1e-5),
+                     budget_file=str(budget_file))
+    assert isinstance(app, shiny.App) and budget_file.exists()
+    with pytest.raises(ValueError, match="pass the same budget"):
+        create_app(X, groups=sorted(set(y)), y=y, budget=(2.0, 1e-5),
+                   budget_file=str(budget_file))
+    with pytest.raises(ValueError, match="y is needed"):
+        create_app(X, groups=["G1"], budget_file=str(budget_file))
