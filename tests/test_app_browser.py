@@ -56,17 +56,19 @@ from sklearn_dppca import load_release  # noqa: E402
 from sklearn_dppca.privacy import PrivacyAccountant  # noqa: E402
 
 #: The data set's total budget, given to every start of the app.
-BUDGET = (1.0, 1e-5)
-#: The first fit's spend: it leaves less than BUDGET's eps, so a second fit
-#: asking for all of BUDGET's eps must be refused.
-FIRST_FIT = {"eps": 0.6, "delta": 4e-6, "n_components": 3}
-GROUPS = ("north", "south", "east")
+BUDGET = (3.0, 1e-5)
+#: The first fit: enough eps for a clear picture of 2000 rows (the third
+#: component is noise by construction), less than the whole budget.
+FIRST_FIT = {"eps": 2.0, "delta": 4e-6, "n_components": 3}
+GROUP_COLUMN, GROUPS = "school", ("north", "south", "east")
 N_ROWS, VARIABLES = 2000, ("algebra", "geometry", "reading", "writing")
 #: Seconds for the app to answer, and for the page to react to one action.
 START_TIMEOUT, ACTION_TIMEOUT = 30, 20
 METER = re.compile(r"spent eps = ([0-9.eE+-]+) of ([0-9.eE+-]+)")
 METER_DELTA = re.compile(r"delta = ([0-9.eE+-]+) of ([0-9.eE+-]+)")
 SCREENSHOTS = os.environ.get("SKLEARN_DPPCA_APP_SCREENSHOTS")
+#: The page's size in the browser, in CSS pixels (the screenshots' size).
+VIEWPORT = (1400, 1000)
 
 
 # --- the app process ---
@@ -103,7 +105,8 @@ class _App:
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "sklearn_dppca", "app", str(csv),
-                 "--budget", ",".join(map(str, budget)), "--port", str(port)],
+                 "--budget", ",".join(map(str, budget)), "--port", str(port),
+                 "--group", GROUP_COLUMN, "--groups", ",".join(GROUPS)],
                 cwd=self.folder, env=env, stdout=log, stderr=subprocess.STDOUT)
         self.url = _wait_for(self._address, START_TIMEOUT,
                              "the app to print its address and answer")
@@ -137,7 +140,7 @@ def _chromium(downloads):
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
-                     "--window-size=1400,1000", "--disable-gpu"):
+                     "--window-size={},{}".format(*VIEWPORT), "--disable-gpu"):
         options.add_argument(argument)
     options.add_experimental_option("prefs", {
         "download.default_directory": str(downloads),
@@ -146,7 +149,10 @@ def _chromium(downloads):
     })
     driver = webdriver.Chrome(service=webdriver.ChromeService(CHROMEDRIVER),
                               options=options)
-    driver.set_window_size(1400, 1000)
+    # a 1400x1000 page: the window is that much larger than its page
+    width, height = driver.execute_script(
+        "return [window.innerWidth, window.innerHeight];")
+    driver.set_window_size(2 * VIEWPORT[0] - width, 2 * VIEWPORT[1] - height)
     # headless Chromium honours the download folder only when told again here
     driver.execute_cdp_cmd("Page.setDownloadBehavior",
                            {"behavior": "allow", "downloadPath": str(downloads)})
@@ -281,7 +287,7 @@ def _write_csv(path):
     ability = means[[GROUPS.index(g) for g in group]] + rng.normal(size=(N_ROWS, 2))
     loadings = np.array([[1.0, 0.2], [0.9, 0.3], [0.2, 1.0], [0.3, 0.8]])
     marks = 50 + 8 * ability @ loadings.T + 3 * rng.normal(size=(N_ROWS, len(VARIABLES)))
-    lines = [",".join(VARIABLES + ("school",))]
+    lines = [",".join(VARIABLES + (GROUP_COLUMN,))]
     lines += [",".join([f"{v:.1f}" for v in row] + [g]) for row, g in zip(marks, group)]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
@@ -325,7 +331,7 @@ def explorer(csv, browser):
         browser.find_element(By.ID, "upload").send_keys(str(csv))
         _until(browser, lambda d: "complete" in _text(d, "upload_progress").lower(),
                "the upload to complete")
-        _type(browser, "group_column", "school")
+        _type(browser, "group_column", GROUP_COLUMN)
         _type(browser, "group_labels", ",".join(GROUPS))
         _click_and_settle(browser, "load_data")
         before = _meter(browser)
