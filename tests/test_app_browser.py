@@ -1,8 +1,8 @@
 """The explorer in a real browser: headless Chromium driven through Selenium.
 
-One app process per scenario, started as a user starts it
-(``python -m sklearn_dppca app data.csv --budget EPS,DELTA --port P``) on a free
-local port, and one browser session shared by the module. The scenarios follow
+One app process for the module (and one more after the restart), started as a
+user starts it (``python -m sklearn_dppca app data.csv --budget EPS,DELTA --port
+P``) on a free local port, and one browser session shared by the module. The scenarios follow
 a data custodian: upload a CSV and fit (the meter moves), redraw without
 spending, download the release and read it back, ask for more than is left and
 be refused, then kill the app, start it again and find the budget still spent.
@@ -269,6 +269,11 @@ def _meter(driver):
     return tuple(float(v) for v in eps.groups() + delta.groups())
 
 
+def _saved(csv):
+    """The data set's account as saved beside it (read-only: a copy in memory)."""
+    return PrivacyAccountant.load(csv.parent / f"{csv.name}.dppca-budget.json")
+
+
 def _screenshot(driver, name):
     if SCREENSHOTS:
         Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
@@ -364,24 +369,26 @@ def test_a_fit_spends_and_shows_its_figure(explorer, browser):
     assert "refused" not in _text(browser, "message").lower()
 
 
-def test_redrawing_is_free(explorer, browser):
+def test_redrawing_is_free(explorer, browser, csv):
     """Other display kinds and other axes among the released components: new
-    pictures, the same meter, no new fit."""
-    meter, fits = _meter(browser), _options(browser, "fit_choice")
+    pictures, the same meter, no new fit, nothing charged."""
+    meter, fits = _text(browser, "budget_meter"), _options(browser, "fit_choice")
+    charges = _saved(csv).charges
     figure = _figure_source(browser)
     for display in ("scree", "loading", "score", "biplot", "variable"):
         _choose(browser, "display", display)
         figure = _new_figure(browser, figure, f"the {display} display")
         _screenshot(browser, f"display-{display}")
-        assert _meter(browser) == meter, display
+        assert _text(browser, "budget_meter") == meter, display
     # the third released direction against the first: drawn from the release
     _type(browser, "axis_y", 3)
     figure = _new_figure(browser, figure, "the variable display on axes 1 and 3")
     _screenshot(browser, "display-variable-axes-1-3")
-    assert _meter(browser) == meter
+    assert _text(browser, "budget_meter") == meter
     assert _options(browser, "fit_choice") == fits
     _choose(browser, "display", "overview")
     _new_figure(browser, figure, "the overview again")
+    assert _saved(csv).charges == charges
 
 
 def test_the_downloaded_release_loads(explorer, browser, downloads):
@@ -400,8 +407,9 @@ def test_the_downloaded_release_loads(explorer, browser, downloads):
     assert released.nonprivate_ is None   # the reference was never asked for
 
 
-def test_a_fit_beyond_what_is_left_is_refused(explorer, browser):
-    meter, fits = _meter(browser), _options(browser, "fit_choice")
+def test_a_fit_beyond_what_is_left_is_refused(explorer, browser, csv):
+    meter, fits = _text(browser, "budget_meter"), _options(browser, "fit_choice")
+    charges = _saved(csv).charges
     figure = _figure_source(browser)
     # the whole budget again: more than is left however the fits compose
     _type(browser, "eps", BUDGET[0])
@@ -410,16 +418,17 @@ def test_a_fit_beyond_what_is_left_is_refused(explorer, browser):
     _until(browser, lambda d: "refused" in _text(d, "message").lower(),
            "the refusal")
     _screenshot(browser, "refused")
-    assert _meter(browser) == meter
+    assert _text(browser, "budget_meter") == meter
     assert _options(browser, "fit_choice") == fits
     assert _figure_source(browser) == figure      # nothing released is lost
+    assert _saved(csv).charges == charges
 
 
 def test_a_restart_keeps_the_spent_budget(explorer, browser, csv):
     spent = _meter(browser)
     explorer["app"].kill()
     # the ledger beside the data: the one fit charged, the refused one not
-    saved = PrivacyAccountant.load(csv.parent / f"{csv.name}.dppca-budget.json")
+    saved = _saved(csv)
     assert (saved.eps, saved.delta) == pytest.approx(BUDGET)
     assert len(saved.charges) == 1
     again = _App(csv, BUDGET)
