@@ -6,7 +6,7 @@ import pytest
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.pipeline import make_pipeline
 
-from sklearn_dppca import DPPCA
+from sklearn_dppca import DPPCA, PrivacyUtilityWarning
 from sklearn_dppca.datasets import make_gaussian_clusters
 
 
@@ -290,3 +290,35 @@ def test_histogram_threshold_is_post_processing_of_the_same_release():
     assert plain.score_histogram_[kept].min() >= plain.score_histogram_[~kept].max()
     np.testing.assert_allclose(cut.score_histogram_[kept],
                                plain.score_histogram_[kept] / plain.score_histogram_[kept].sum())
+
+
+def _score_summary(unit, seed=0):
+    from sklearn_dppca._algorithms._scores import release_score_summary, score_parts
+    from sklearn_dppca.privacy import BudgetTree, PrivacyLedger
+
+    scores = np.random.default_rng(seed).normal(size=(3000, 2)) * [3.0, 1.0]
+    budget = BudgetTree({"score": (1.0, score_parts("additive"))}).allocate(
+        2.0, 1e-5, "gdp").part("score")
+    ledger = PrivacyLedger()
+    summary = release_score_summary(
+        scores, budget, bins=(10, 10), method="additive", threshold="auto",
+        noise="analytic", unit=unit, labels=None, group_codes=None, n_points=100,
+        jitter=0.25, rng=np.random.default_rng(seed), ledger=ledger)
+    return summary, [entry["step"] for entry in ledger.to_list()]
+
+
+def test_a_frame_far_wider_than_the_released_variances_skips_the_histogram():
+    # A unit a million times below the scores' spread stands for released
+    # variances that say the cloud is tiny: the frame's radius is then millions
+    # of units, as when its search overshoots. No histogram is drawn on it.
+    with pytest.warns(PrivacyUtilityWarning, match="far wider than the released"):
+        summary, steps = _score_summary(unit=1e-6)
+    assert summary is None
+    assert "score/histogram" not in steps and "score/frame/radius" in steps
+
+
+def test_a_frame_of_the_released_spread_draws_its_histogram():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyUtilityWarning)
+        summary, steps = _score_summary(unit=math.sqrt(10.0))
+    assert summary is not None and "score/histogram" in steps

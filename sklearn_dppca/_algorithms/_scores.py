@@ -24,6 +24,10 @@ _RADIUS_LEVEL = 0.97     # level of the private radial quantile
 _RADIUS_BETA = 1.01      # the radius's grid: 1% resolution, in units of the scores' scale
 _RADIUS_STEPS = 5000     # ... reaching 1.01^5000 (4e21) of those units
 _FRAME_MARGIN = 1.2      # the frame is centre +- 1.2 radius
+#: A radius this many score units (``sqrt(lambda_a + lambda_b)``, released) wide
+#: says its search overshot: the 0.97 radial quantile of a cloud is a few units,
+#: tens for heavy tails, never a thousand.
+_FRAME_OVERSHOOT = 1000.0
 # Expected noise-only cells passing the "auto" threshold: 0.25 keeps the average over
 # 20 fits below 0.5 (at 0.5 exactly, measured 20-fit averages were 0.50 and 0.55).
 _NOISE_CELLS_TARGET = 0.25
@@ -294,6 +298,23 @@ def score_unit(explained_variance, noise_scale, axes):
     return unit if math.isfinite(unit) and unit > 0 else None
 
 
+def _frame_failure(frame, unit):
+    """Why the released frame is unusable, or None (post-processing).
+
+    Collapsed: its radius is below the float resolution at the centre (the
+    search stopped at the bottom of its grid). Overshot: its radius is more than
+    :data:`_FRAME_OVERSHOOT` score units (the search ran to the top of its grid,
+    which an unlucky threshold draw of a small-eps search does).
+    """
+    if frame.half_width > _FRAME_MARGIN * frame.radius:
+        return ("collapsed (its radius search stopped far below the data: too "
+                "little budget for the rows)")
+    if unit is not None and frame.radius > _FRAME_OVERSHOOT * unit:
+        return ("is far wider than the released variances allow (its radius search "
+                "overshot: too little budget for the rows)")
+    return None
+
+
 def release_score_summary(scores, budget, *, bins, method, threshold, noise, unit,
                           labels, group_codes, n_points, jitter, rng, ledger):
     """The private score summary on two score axes: frame, histogram(s), synthetic
@@ -302,8 +323,8 @@ def release_score_summary(scores, budget, *, bins, method, threshold, noise, uni
     ``budget``: the score part (:func:`score_parts`). ``labels``: the public list
     of group labels and ``group_codes`` each row's position in it (both None
     without groups).
-    Returns None when the frame collapsed (its radius search stopped below the
-    float resolution at the centre: a histogram on it would draw noise cells as
+    Returns None when the frame collapsed or overshot (:func:`_frame_failure`:
+    a histogram on it would draw noise cells, or the whole cloud in one cell, as
     the data; the histogram's budget is then not spent, with a warning). Else a
     Bunch with ``frame``, ``bin_edges``, ``counts`` (thresholded noisy counts,
     per group first when grouped), ``threshold`` (counts; None for sparse),
@@ -313,12 +334,15 @@ def release_score_summary(scores, budget, *, bins, method, threshold, noise, uni
     """
     frame = _private_frame(scores, budget.part("frame"), rng, ledger, cells=max(bins),
                           unit=unit)
-    if frame.half_width > _FRAME_MARGIN * frame.radius:
+    failure = _frame_failure(frame, unit)
+    if failure is not None:
+        # Post-processing of released values only (the frame and the variances):
+        # a histogram on such a frame would draw noise cells, or the whole cloud in
+        # one cell, as the data.
         warnings.warn(
-            "The private score frame collapsed (its radius search stopped far "
-            "below the data: too little budget for the rows); the score "
-            "histogram is skipped and its budget is not spent. Increase eps or "
-            "the score part of budget_split.",
+            f"The private score frame {failure}; the score histogram is skipped and "
+            "its budget is not spent. Increase eps or the score part of "
+            "budget_split.",
             PrivacyUtilityWarning,
             stacklevel=4,
         )

@@ -115,7 +115,8 @@ def _view_panel():
         ui.input_select("score_kind", "Scores as", list(SCORE_KINDS)),
         ui.input_numeric("biplot_alpha", "Biplot alpha", 1.0, min=0, max=1, step=0.25),
         ui.input_checkbox("show_reference", "show the NON-PRIVATE reference", False),
-        col_widths=(3, 2, 1, 1, 2, 1, 2),
+        # the reference switch on its own row: the numbers keep room for their values
+        col_widths=(3, 2, 1, 1, 2, 2, 12),
     )
 
 
@@ -272,7 +273,10 @@ def _server_for(state):
             handle, path = tempfile.mkstemp(suffix=".png")
             with os.fdopen(handle, "wb") as stream:
                 stream.write(data)
-            return {"src": path, "width": "100%", "alt": f"{input.display()} picture"}
+            # one picture at most 760 px wide: the whole of it fits the window
+            return {"src": path, "width": "100%", "alt": f"{input.display()} picture",
+                    "style": ("" if input.display() == "overview"
+                              else "max-width: 760px; display: block; margin: auto;")}
 
         @render.code
         def summary():
