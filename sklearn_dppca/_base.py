@@ -7,7 +7,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from ._algorithms._directions import release_directions
-from ._algorithms._projection import project, whitening_scale
+from ._algorithms._projection import back_project, project, whitening_scale
 from ._algorithms._scree import feature_variances, release_scree, scree_values
 from ._algorithms._spread import release_spreads
 from ._names import feature_names
@@ -20,6 +20,7 @@ from ._validation import (
     Boolean,
     Instance,
     Options,
+    check_projections,
     validate_features,
 )
 from .privacy._accountant import PrivacyAccountant
@@ -94,6 +95,33 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         X = validate_features(self, X, reset=False)
         return project(X, self.components_, getattr(self, "scale_", None),
                        self._projection_scale())
+
+    def inverse_transform(self, X):
+        """Map projections back to the feature space, on the private directions.
+
+        The back-projection onto the span of ``components_``: the rows of
+        ``transform(X)`` come back as the orthogonal projection of ``X`` on that
+        span. Like ``transform``, nothing is centred: no mean is released, so no
+        mean is added back.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_components)
+            Projections, as ``transform`` returns them (whitened if the
+            estimator whitens).
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features)
+            ``X @ components_`` (``X`` first multiplied by the square
+            root of each private variance when whitening, the result multiplied
+            by ``scale_`` when fitted with ``scale=True``), in the dtype of
+            ``X`` (float32 stays float32).
+        """
+        check_is_fitted(self)
+        X = check_projections(X, self.n_components_)
+        return back_project(X, self.components_, getattr(self, "scale_", None),
+                            self._projection_scale())
 
     def __sklearn_clone__(self):
         # GridSearchCV, cross_val_score and friends fit clones of an estimator on

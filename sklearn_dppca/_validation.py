@@ -503,6 +503,16 @@ def check_values(x, name="x"):
     return x
 
 
+def check_projections(X, n_components):
+    """Validate the projections ``X`` given to ``inverse_transform``: a finite 2-D
+    float64 or float32 array (float32 is kept) with ``n_components`` columns."""
+    X = check_array(X, dtype=list(_FLOAT_DTYPES), input_name="X")
+    if X.shape[1] != n_components:
+        raise ValueError(f"X must have {n_components} columns (one per component) in "
+                         f"inverse_transform, got {X.shape[1]}.")
+    return X
+
+
 def check_max_abs(X, what):
     """Raise a ValueError naming X when ``max |X|`` exceeds :data:`MAX_ABS_VALUE`.
 
