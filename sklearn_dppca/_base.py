@@ -23,6 +23,7 @@ from ._validation import (
     check_projections,
     validate_features,
 )
+from ._version import DOCS_URL
 from .privacy._accountant import PrivacyAccountant
 from .privacy._accounting import ACCOUNTING_METHODS, BudgetPlan, BudgetTree
 from .privacy._calibration import NOISE_METHODS
@@ -59,6 +60,11 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         "random_state": RANDOM_STATE,
         "n_jobs": N_JOBS,
     }
+
+    # scikit-learn's hook for the "?" link of the HTML repr (its developers'
+    # guide, "Developing scikit-learn estimators"): our module and our API pages
+    _doc_link_module = "sklearn_dppca"
+    _doc_link_template = DOCS_URL + "generated/sklearn_dppca.{estimator_name}.html"
 
     @property
     def _n_features_out(self):
