@@ -3,6 +3,7 @@ the releases of the spreads and the directions, the summary."""
 
 import warnings
 
+import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
@@ -244,11 +245,49 @@ class _VarianceMixin:
         self.total_variance_noise_scale_ = released.total_noise
         self.noise_scale_ = released.noise_scale
         self.clip_bounds_ = released.bounds
+        self._set_feature_variances()
+
+    def _set_feature_variances(self):
+        """The column variances the stored scree and total imply (post-processing)."""
         self.feature_variance_, self.feature_variance_noise_scale_ = feature_variances(
             self.components_, self.explained_variance_, self.noise_scale_,
             self.total_variance_, self.total_variance_noise_scale_, self._feature_names())
+
+    def _keep_for_ratio(self, threshold, minimum=1):
+        """Keep the fewest leading components whose cumulative private PVE
+        (``explained_variance_ratio_`` of the released scree) reaches
+        ``threshold``, and at least ``minimum``; returns their number.
+
+        Post-processing of released values only: the scree of every available
+        component is released (and paid for) first, then truncated here.
+        """
+        k = max(_components_for_ratio(self.explained_variance_ratio_, threshold), minimum)
+        k = min(k, self.n_components_)
+        per_component = self.n_components_
+        for name in ("components_", "explained_variance_", "explained_variance_raw_",
+                     "explained_variance_ratio_", "noise_scale_"):
+            setattr(self, name, getattr(self, name)[:k].copy())
+        bounds = self.clip_bounds_
+        if bounds is not None and np.ndim(bounds) == 1 and len(bounds) == per_component:
+            self.clip_bounds_ = bounds[:k].copy()   # one bound per component
+        self.n_components_ = k
+        self._set_feature_variances()
+        return k
 
     def _projection_scale(self):
         if not self.whiten:
             return None
         return whitening_scale(self.explained_variance_)
+
+
+def ratio_threshold(n_components):
+    """The PVE to reach when a validated ``n_components`` is a float in (0, 1),
+    else None (an int or None is a number of components)."""
+    return n_components if isinstance(n_components, float) else None
+
+
+def _components_for_ratio(ratio, threshold):
+    """The smallest k whose cumulative ``ratio[:k]`` reaches ``threshold`` (all of
+    them when it never does: the private ratios may sum below 1)."""
+    reached = np.flatnonzero(np.cumsum(ratio) >= threshold)
+    return int(reached[0]) + 1 if reached.size else len(ratio)
