@@ -94,3 +94,15 @@ def test_a_bad_cmap_is_refused(make_fake, cmap, error):
     est = make_fake("dppca", n_groups=3)
     with pytest.raises(error, match="cmap"):
         ScoreDisplay.from_estimator(est, cmap=cmap)
+
+
+def test_the_loading_heatmap_cmap_is_checked(make_fake):
+    from sklearn_dppca.display import LoadingDisplay
+
+    est = make_fake("dppca")
+    drawn = LoadingDisplay.from_estimator(est, kind="heatmap", cmap="cividis")
+    assert drawn.image_.get_cmap().name == "cividis"
+    with pytest.raises(ValueError, match="cmap"):
+        LoadingDisplay.from_estimator(est, kind="heatmap", cmap="no such map")
+    with pytest.raises(TypeError, match="cmap"):
+        LoadingDisplay.from_estimator(est, kind="heatmap", cmap=[1, 2])
