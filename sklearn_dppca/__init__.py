@@ -9,6 +9,7 @@ from ._kendall import spherical_kendall
 from ._pca import DPPCA
 from ._release import ReleasedPCA, export_release, load_release
 from ._scree import DPScree
+from ._summary import FitSummary
 from ._version import __version__
 from .privacy import (
     BudgetExceededError,
@@ -22,6 +23,7 @@ __all__ = [
     "DPKendallDirections",
     "DPPCA",
     "DPScree",
+    "FitSummary",
     "PrivacyAccountant",
     "PrivacyRiskWarning",
     "PrivacyUtilityWarning",

@@ -3,11 +3,12 @@ the releases of the spreads and the directions, the summary."""
 
 import warnings
 
+import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._algorithms._directions import release_directions
-from ._algorithms._projection import project, whitening_scale
+from ._algorithms._projection import back_project, project, whitening_scale
 from ._algorithms._scree import feature_variances, release_scree, scree_values
 from ._algorithms._spread import release_spreads
 from ._names import feature_names
@@ -20,8 +21,10 @@ from ._validation import (
     Boolean,
     Instance,
     Options,
+    check_projections,
     validate_features,
 )
+from ._version import DOCS_URL
 from .privacy._accountant import PrivacyAccountant
 from .privacy._accounting import ACCOUNTING_METHODS, BudgetPlan, BudgetTree
 from .privacy._calibration import NOISE_METHODS
@@ -59,6 +62,11 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         "n_jobs": N_JOBS,
     }
 
+    # scikit-learn's hook for the "?" link of the HTML repr (its developers'
+    # guide, "Developing scikit-learn estimators"): our module and our API pages
+    _doc_link_module = "sklearn_dppca"
+    _doc_link_template = DOCS_URL + "generated/sklearn_dppca.{estimator_name}.html"
+
     @property
     def _n_features_out(self):
         return self.n_components_
@@ -94,6 +102,33 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         X = validate_features(self, X, reset=False)
         return project(X, self.components_, getattr(self, "scale_", None),
                        self._projection_scale())
+
+    def inverse_transform(self, X):
+        """Map projections back to the feature space, on the private directions.
+
+        The back-projection onto the span of ``components_``: the rows of
+        ``transform(X)`` come back as the orthogonal projection of ``X`` on that
+        span. Like ``transform``, nothing is centred: no mean is released, so no
+        mean is added back.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_components)
+            Projections, as ``transform`` returns them (whitened if the
+            estimator whitens).
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features)
+            ``X @ components_`` (``X`` first multiplied by the square
+            root of each private variance when whitening, the result multiplied
+            by ``scale_`` when fitted with ``scale=True``), in the dtype of
+            ``X`` (float32 stays float32).
+        """
+        check_is_fitted(self)
+        X = check_projections(X, self.n_components_)
+        return back_project(X, self.components_, getattr(self, "scale_", None),
+                            self._projection_scale())
 
     def __sklearn_clone__(self):
         # GridSearchCV, cross_val_score and friends fit clones of an estimator on
@@ -210,11 +245,49 @@ class _VarianceMixin:
         self.total_variance_noise_scale_ = released.total_noise
         self.noise_scale_ = released.noise_scale
         self.clip_bounds_ = released.bounds
+        self._set_feature_variances()
+
+    def _set_feature_variances(self):
+        """The column variances the stored scree and total imply (post-processing)."""
         self.feature_variance_, self.feature_variance_noise_scale_ = feature_variances(
             self.components_, self.explained_variance_, self.noise_scale_,
             self.total_variance_, self.total_variance_noise_scale_, self._feature_names())
+
+    def _keep_for_ratio(self, threshold, minimum=1):
+        """Keep the fewest leading components whose cumulative private PVE
+        (``explained_variance_ratio_`` of the released scree) reaches
+        ``threshold``, and at least ``minimum``; returns their number.
+
+        Post-processing of released values only: the scree of every available
+        component is released (and paid for) first, then truncated here.
+        """
+        k = max(_components_for_ratio(self.explained_variance_ratio_, threshold), minimum)
+        k = min(k, self.n_components_)
+        per_component = self.n_components_
+        for name in ("components_", "explained_variance_", "explained_variance_raw_",
+                     "explained_variance_ratio_", "noise_scale_"):
+            setattr(self, name, getattr(self, name)[:k].copy())
+        bounds = self.clip_bounds_
+        if bounds is not None and np.ndim(bounds) == 1 and len(bounds) == per_component:
+            self.clip_bounds_ = bounds[:k].copy()   # one bound per component
+        self.n_components_ = k
+        self._set_feature_variances()
+        return k
 
     def _projection_scale(self):
         if not self.whiten:
             return None
         return whitening_scale(self.explained_variance_)
+
+
+def ratio_threshold(n_components):
+    """The PVE to reach when a validated ``n_components`` is a float in (0, 1),
+    else None (an int or None is a number of components)."""
+    return n_components if isinstance(n_components, float) else None
+
+
+def _components_for_ratio(ratio, threshold):
+    """The smallest k whose cumulative ``ratio[:k]`` reaches ``threshold`` (all of
+    them when it never does: the private ratios may sum below 1)."""
+    reached = np.flatnonzero(np.cumsum(ratio) >= threshold)
+    return int(reached[0]) + 1 if reached.size else len(ratio)

@@ -25,11 +25,12 @@ from ._algorithms._variances import (
     resolve_clip,
     scree_parts,
 )
-from ._base import _PrivateProjection, _VarianceMixin
+from ._base import _PrivateProjection, _VarianceMixin, ratio_threshold
 from ._progress import PairProgress
 from ._validation import (
     NON_NEGATIVE,
     PAIRS,
+    UNIT_OPEN,
     Boolean,
     Interval,
     Options,
@@ -112,8 +113,15 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
 
     Parameters
     ----------
-    n_components : int, default=2
-        Components kept; the score summary needs at least 2.
+    n_components : int, float or None, default=2
+        Components kept; the score summary needs at least 2. None keeps all. A
+        float in (0, 1) keeps the fewest leading components whose cumulative
+        private PVE (``explained_variance_ratio_``) reaches it: the scree of all
+        components is released and paid for (as with None), then truncated
+        before the score summary, so the choice is post-processing of released
+        values and spends nothing more. With a ``score`` share, the components
+        up to the larger of ``axes`` (at least 2) are kept whatever the PVE, and
+        the score summary is released as with None.
     eps : float, default=1.0
         Total privacy budget, > 0.
     delta : float, default=1e-5
@@ -312,7 +320,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
 
     _parameter_constraints = {
         **_PrivateProjection._common_constraints,
-        "n_components": [None, Interval("int", 1, None)],
+        "n_components": [None, Interval("int", 1, None), UNIT_OPEN],
         "budget_split": [None, dict],
         "scree_method": [Options(*SCREE_METHODS)],
         "scree_params": [None, dict],
@@ -402,7 +410,11 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
                                                                    or {}):
             scree_params["pairs"] = params["pairs"]   # one pair design choice for the fit
         X = check_max_abs(validate_features(self, X, reset=True), "DPPCA's variances")
-        n_components = check_n_components(params["n_components"], X.shape[1])
+        # a float: the scree of every component is released (as None does), the
+        # number kept is chosen from its PVE before the score summary
+        threshold = ratio_threshold(params["n_components"])
+        n_components = check_n_components(
+            None if threshold is not None else params["n_components"], X.shape[1])
         with_scores = n_components >= 2 and split.get("score", 0) > 0
         axes = (check_component_pair(params["axes"], n_components)
                 if n_components >= 2 else None)
@@ -441,6 +453,10 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
                                       noise_scale=released.noise_scale,
                                       radius=released.radius))
         self._progress("variances released", start)
+        if threshold is not None:
+            # the score summary reads the components on ``axes``: keep them
+            n_components = self._keep_for_ratio(
+                threshold, minimum=max(axes) + 1 if with_scores else 1)
         self.axes_ = axes
         self.groups_ = labels
         shares = dict(split)

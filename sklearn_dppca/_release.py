@@ -21,7 +21,7 @@ import os
 import numpy as np
 from sklearn.utils import Bunch
 
-from ._algorithms._projection import project, whitening_scale
+from ._algorithms._projection import back_project, project, whitening_scale
 from ._names import feature_names
 from ._release_layout import (
     Entry,
@@ -45,6 +45,7 @@ from ._validation import (
     check_component_pair,
     check_field,
     check_param,
+    check_projections,
 )
 
 __all__ = ["ReleasedPCA", "export_release", "load_release"]
@@ -978,6 +979,29 @@ class ReleasedPCA:
                 f"X must have shape (n_samples, {self.n_features_in_}), got {X.shape}."
             )
         return project(X, self.components_, self.scale_, self._whitening())
+
+    def inverse_transform(self, X):
+        """Map projections back to the feature space, as the estimator does.
+
+        The back-projection onto the span of the released directions: the rows
+        of ``transform(X)`` come back as the orthogonal projection of ``X`` on
+        that span. No mean is added: none is released.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_components)
+            Projections, as ``transform`` returns them.
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features)
+            ``X @ components_``, with ``X`` first multiplied by the
+            square root of each private variance for a release of a fit with
+            ``whiten=True`` and the result multiplied by a released ``scale_``;
+            in the dtype of ``X``.
+        """
+        X = check_projections(X, self.n_components_)
+        return back_project(X, self.components_, self.scale_, self._whitening())
 
     def _whitening(self):
         """The divisors of a whitened projection (None: the fit did not whiten)."""

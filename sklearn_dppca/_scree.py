@@ -16,7 +16,7 @@ from ._algorithms._variances import (
     resolve_clip,
     scree_parts,
 )
-from ._base import _PrivateProjection, _VarianceMixin
+from ._base import _PrivateProjection, _VarianceMixin, ratio_threshold
 from ._validation import (
     UNIT_OPEN,
     Boolean,
@@ -84,8 +84,13 @@ class DPScree(_VarianceMixin, _PrivateProjection):
 
     Parameters
     ----------
-    n_components : int, default=None
-        Number of components; None keeps all available directions.
+    n_components : int, float or None, default=None
+        Number of components; None keeps all available directions. A float in
+        (0, 1) keeps the fewest leading components whose cumulative private PVE
+        (``explained_variance_ratio_``) reaches it: the scree of all available
+        directions is released and paid for (as with None), then truncated, so
+        the choice is post-processing of released values and spends nothing
+        more. If the PVE of all of them stays below it, all are kept.
     eps : float, default=1.0
         Total privacy budget this fit spends, directions included.
     delta : float, default=1e-5
@@ -235,7 +240,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
 
     _parameter_constraints = {
         **_PrivateProjection._common_constraints,
-        "n_components": [None, Interval("int", 1, None)],
+        "n_components": [None, Interval("int", 1, None), UNIT_OPEN],
         "method": [Options(*SCREE_METHODS)],
         "method_params": [None, dict],
         "directions": "no_validation",
@@ -300,7 +305,11 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         given, grant = self._given_directions(X, params, ledger,
                                               spends_more=method != "matrix")
         n_available = X.shape[1] if given is None else given.shape[0]
-        n_components = check_n_components(params["n_components"], n_available)
+        # a float: release the scree of every available component (as None
+        # does), then keep the leading ones its PVE needs, post-processing
+        threshold = ratio_threshold(params["n_components"])
+        n_components = check_n_components(
+            None if threshold is not None else params["n_components"], n_available)
         parts, scree_share = self._budget_parts(params, given is None, reused is not None)
         method_params = resolve_clip(method_params, X.shape[0], n_components,
                                      grant["eps"] * scree_share * (1 - TOTAL_SHARE))
@@ -324,6 +333,8 @@ class DPScree(_VarianceMixin, _PrivateProjection):
                         noise=params["noise"], pairs=method_params.get("pairs", "all"),
                         monotone=params["monotone"], rng=rng, ledger=ledger,
                         kendall=kendall)
+        if threshold is not None:
+            self._keep_for_ratio(threshold)
         self.nonprivate_ = (nonprivate_reference(X, self.components_)
                             if params["compute_nonprivate"] else None)
         self._set_privacy(ledger, params, plan)

@@ -24,12 +24,38 @@ class FitSummary:
     ``str()`` gives the plain-text report; Jupyter renders ``_repr_html_``.
     Building it computes nothing new and spends no privacy budget.
 
+    Every ``summary()`` of the estimators and of
+    :class:`~sklearn_dppca.ReleasedPCA` returns one; you rarely build it yourself.
+
     Parameters
     ----------
     title : str
+        The first line of the report.
     sections : list of (heading, content)
-        ``content`` is a list of strings (lines) or a table given as
-        ``(row_names, column_names, values)``.
+        ``heading`` is a string (empty: no heading); ``content`` is a list of
+        strings (lines) or a table given as ``(row_names, column_names, values)``.
+
+    Attributes
+    ----------
+    title : str
+        The first line of the report.
+    sections : list of (heading, content)
+        The sections, as given.
+
+    See Also
+    --------
+    DPPCA.summary : The summary of a fitted DPPCA.
+    ReleasedPCA.summary : The summary of a loaded release.
+
+    Examples
+    --------
+    >>> from sklearn_dppca import FitSummary
+    >>> report = FitSummary("Budget", [("Spent", ["eps = 1"])])
+    >>> print(report)
+    Budget
+    <BLANKLINE>
+    Spent
+    eps = 1
     """
 
     def __init__(self, title, sections):

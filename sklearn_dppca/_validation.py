@@ -503,6 +503,59 @@ def check_values(x, name="x"):
     return x
 
 
+def check_projections(X, n_components):
+    """Validate the projections ``X`` given to ``inverse_transform``: a finite 2-D
+    float64 or float32 array (float32 is kept) with ``n_components`` columns."""
+    X = check_array(X, dtype=list(_FLOAT_DTYPES), input_name="X")
+    if X.shape[1] != n_components:
+        raise ValueError(f"X must have {n_components} columns (one per component) in "
+                         f"inverse_transform, got {X.shape[1]}.")
+    return X
+
+
+def check_colors(colors, labels, is_color, name="colors"):
+    """Colours for the group ``labels``: None (the default palette), a list of
+    colours in the order of ``labels`` (extra ones are ignored) or a dict
+    label -> colour with every label. ``is_color`` tells a colour (the display
+    passes matplotlib's ``is_color_like``; this module does not import
+    matplotlib). Returns a dict label -> colour, or None. Messages name
+    positions and counts, never the labels."""
+    if colors is None:
+        return None
+    if isinstance(colors, dict):
+        missing = sum(label not in colors for label in labels)
+        if missing:
+            raise ValueError(f"{name} lacks a colour for {missing} of the "
+                             f"{len(labels)} groups.")
+        chosen = {label: colors[label] for label in labels}
+    elif isinstance(colors, (list, tuple)):
+        if len(colors) < len(labels):
+            raise ValueError(f"{name} has {len(colors)} colours for "
+                             f"{len(labels)} groups.")
+        chosen = dict(zip(labels, colors))
+    else:
+        raise TypeError(f"{name} must be None, a list of colours or a dict "
+                        f"label -> colour, got {_shown(colors)}.")
+    bad = [i for i, color in enumerate(chosen.values()) if not is_color(color)]
+    if bad:
+        raise ValueError(f"{name}: the colour of group {bad[0] + 1} (in the groups' "
+                         "order) is not a matplotlib colour.")
+    return chosen
+
+
+def check_cmap(cmap, registry, colormap_class, name="cmap"):
+    """None (the display's default), a colormap name in ``registry`` (matplotlib's
+    ``colormaps``) or a ``colormap_class`` instance; returned as given."""
+    if cmap is None or isinstance(cmap, colormap_class):
+        return cmap
+    if not isinstance(cmap, str):
+        raise TypeError(f"{name} must be None, a colormap name or a Colormap, "
+                        f"got {_shown(cmap)}.")
+    if cmap not in registry:
+        raise ValueError(f"{name}={cmap!r} is not a registered matplotlib colormap.")
+    return cmap
+
+
 def check_max_abs(X, what):
     """Raise a ValueError naming X when ``max |X|`` exceeds :data:`MAX_ABS_VALUE`.
 

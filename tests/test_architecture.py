@@ -166,10 +166,9 @@ def test_internals_are_prefixed():
     # A module-level name no other module of the package imports is private to
     # its module, so it starts with "_" (scikit-learn's convention).
     imported = _imported_names()
-    # types handed out rather than imported, named in the documentation: what
-    # every summary() returns, and the budget leaf a BudgetPlan gives each step
-    imported.update({("sklearn_dppca._summary", "FitSummary"),
-                     ("sklearn_dppca.privacy._accounting", "Allocation")})
+    # a type handed out rather than imported, named in the documentation: the
+    # budget leaf a BudgetPlan gives each step
+    imported.add(("sklearn_dppca.privacy._accounting", "Allocation"))
     unprefixed = [f"{module}.{name}"
                   for module, (path, is_package) in _module_names().items()
                   if not is_package

@@ -38,6 +38,18 @@ def test_api_page_lists_every_public_name():
     assert not missing, f"doc/api.rst does not list {missing}"
 
 
+@pytest.mark.parametrize("name", ["DPKendallDirections", "DPScree", "DPPCA"])
+def test_html_repr_links_to_the_api_page(name):
+    # the "?" of the HTML repr goes to the page Sphinx writes for the class
+    # (the build test below checks those pages exist), under the one docs address
+    from sklearn_dppca._version import DOCS_URL
+
+    html = getattr(sklearn_dppca, name)()._repr_html_()
+    link = f'href="{DOCS_URL}generated/sklearn_dppca.{name}.html"'
+    assert link in html
+    assert "scikit-learn.org/" not in sklearn_dppca.DPPCA()._get_doc_link()
+
+
 def test_docs_build_without_warnings(tmp_path):
     """Build the HTML with warnings as errors, without running the gallery."""
     for module in ("sphinx", "numpydoc", "sphinx_gallery"):
@@ -60,6 +72,8 @@ def test_docs_build_without_warnings(tmp_path):
     assert done.returncode == 0, done.stderr[-4000:]
     for page in ("index.html", "user_guide.html", "cli.html", "api.html",
                  "benchmarks.html", "generated/sklearn_dppca.DPPCA.html",
+                 "generated/sklearn_dppca.DPScree.html",
+                 "generated/sklearn_dppca.DPKendallDirections.html",
                  "generated/sklearn_dppca.load_release.html",
                  "generated/sklearn_dppca.display.plot_overview.html",
                  "generated/sklearn_dppca.privacy.PrivacyLedger.html"):

@@ -664,3 +664,54 @@ def test_a_release_prints_the_summary_of_its_estimator(configs, config):
     assert mine[0] == "DP PCA Release Summary"
     assert mine[2] == f"Estimator: {type(estimator).__name__}"
     assert mine[3:] == theirs[2:]
+
+
+def _projection_on_the_span(estimator, X):
+    """The orthogonal projection of X on the span of the components (in the
+    units the components act on: after the spreads with scale=True), built
+    independently of the package's helpers. Whitening by a zero variance sends
+    a coordinate to 0, so such a component is left out of the span."""
+    X = np.asarray(X, dtype=float)
+    spreads = 1.0 if estimator.scale_ is None else np.asarray(estimator.scale_)
+    components = estimator.components_
+    if getattr(estimator, "whiten", False):
+        components = components[estimator.explained_variance_ > 0]
+    return ((X / spreads) @ components.T @ components) * spreads
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_inverse_transform_projects_back_on_the_span(configs, config):
+    estimator, X = configs[config]
+    loaded = load_release(export_release(estimator))
+    expected = _projection_on_the_span(estimator, X)
+    # the data are not in the span (more features than components, or a
+    # noisy basis of all of them): the round trip must not be the identity
+    # unless the components span everything
+    for fitted in (estimator, loaded):
+        back = fitted.inverse_transform(fitted.transform(X))
+        assert back.shape == np.shape(X)
+        assert np.allclose(back, expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())
+    if estimator.n_components_ < estimator.n_features_in_:
+        assert not np.allclose(expected, np.asarray(X, dtype=float))
+
+
+def test_inverse_transform_adds_no_mean_and_keeps_float32():
+    # columns on different scales, so that the released spreads are far from 1
+    # and the whitening sds far from each other
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 5)) @ rng.normal(size=(5, 5)) * [1.0, 3.0, 10.0, 0.5, 2.0]
+    estimator = DPScree(2, eps=8.0, scale=True, whiten=True, random_state=0).fit(X)
+    assert np.ptp(estimator.scale_) > 1.0
+    assert np.ptp(estimator.explained_variance_) > 0.1
+    X32 = np.asarray(X, dtype=np.float32)
+    back = estimator.inverse_transform(estimator.transform(X32))
+    assert back.dtype == np.float32
+    assert np.allclose(back, _projection_on_the_span(estimator, X), rtol=1e-4,
+                       atol=1e-4 * np.abs(back).max())
+    # the origin projects to 0 and comes back as 0: no released centre is added
+    zero = np.zeros((1, estimator.n_components_))
+    assert np.array_equal(estimator.inverse_transform(zero), np.zeros((1, X.shape[1])))
+    with pytest.raises(ValueError, match="X must have 2 columns"):
+        estimator.inverse_transform(np.ones((3, 3)))
+    with pytest.raises(ValueError, match="X must have 2 columns"):
+        load_release(export_release(estimator)).inverse_transform(np.ones((3, 3)))

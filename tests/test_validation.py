@@ -218,7 +218,7 @@ def test_constraints_cover_exactly_the_init_parameters(estimator):
 # One value of the wrong type and (where a range or a set exists) one of the right
 # type outside it, for every hyperparameter of the three estimators.
 WRONG_TYPE = {
-    "n_components": 1.5, "eps": "1", "delta": None, "noise": 3, "sensitivity": 3,
+    "n_components": "2", "eps": "1", "delta": None, "noise": 3, "sensitivity": 3,
     "accounting": 3, "accountant": "total", "radial": 3, "radius": True,
     "radius_level": True, "scale": "yes", "compute_nonprivate": 1,
     "random_state": "seed", "n_jobs": 1.5, "pairs": 2.5, "duplicates": None,
@@ -264,6 +264,17 @@ def test_a_wrong_type_raises_type_error_at_fit(estimator, name):
     model = estimator(**{name: WRONG_TYPE[name]})     # __init__ only stores it
     with pytest.raises(TypeError, match=rf"(^|\W){re.escape(name)}\W"):
         model.fit(_fit_data())
+
+
+@pytest.mark.parametrize("estimator, error", [
+    (DPKendallDirections, TypeError),     # a number of directions: an int only
+    (DPScree, ValueError), (DPPCA, ValueError),   # a float is a PVE in (0, 1)
+])
+def test_a_float_n_components_is_a_pve_in_the_open_unit_interval(estimator, error):
+    with pytest.raises(error, match=r"n_components\W"):
+        estimator(n_components=1.5).fit(_fit_data())
+    if error is ValueError:
+        assert estimator(n_components=0.5).fit(_fit_data()).n_components_ >= 1
 
 
 @pytest.mark.parametrize("estimator, name", _cases(OUT_OF_RANGE),

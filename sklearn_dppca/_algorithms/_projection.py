@@ -1,5 +1,6 @@
-"""The projection on released directions, shared by the estimators and
-:class:`~sklearn_dppca.ReleasedPCA` (post-processing of the release)."""
+"""The projection on released directions and the way back, shared by the
+estimators and :class:`~sklearn_dppca.ReleasedPCA` (post-processing of the
+release)."""
 
 import numpy as np
 
@@ -33,3 +34,28 @@ def project(X, components, spreads=None, whitening=None):
             "float64 data."
         )
     return projection
+
+
+def back_project(X_new, components, spreads=None, whitening=None):
+    """``((X_new * whitening) @ components) * spreads``, in the dtype of ``X_new``.
+
+    The inverse of :func:`project` on the span of ``components`` (orthonormal
+    rows): a point of the span comes back unchanged, any other row comes back as
+    its orthogonal projection on the span. No mean is added: none is released.
+    A whitening divisor of ``inf`` (a zero variance, whose projection
+    :func:`project` sends to 0) multiplies by 0.
+    """
+    dtype = X_new.dtype
+    with np.errstate(over="ignore", invalid="ignore"):
+        if whitening is not None:
+            factor = np.where(np.isfinite(whitening), whitening, 0.0)
+            X_new = (X_new * factor).astype(dtype, copy=False)
+        X = X_new @ components.astype(dtype, copy=False)
+        if spreads is not None:
+            X = (X * spreads).astype(dtype, copy=False)
+    if not np.all(np.isfinite(X)):
+        raise ValueError(
+            f"The back-projection of X_new overflows {dtype}: X_new is too large. "
+            "Divide it by a constant, or pass float64 data."
+        )
+    return X

@@ -232,6 +232,7 @@ class BiplotDisplay:
         *,
         variables=None,
         show_nonprivate=True,
+        colors=None,
         arrow_kw=None,
         text_kw=None,
         scatter_kw=None,
@@ -248,6 +249,11 @@ class BiplotDisplay:
             else the 30 longest arrows.
         show_nonprivate : bool, default=True
             Draw the non-private reference arrows when the display has them.
+        colors : list or dict, default=None
+            The groups' colours when the display has ``synthetic_groups``: a
+            list in the order the groups first appear there, or a dict label ->
+            colour. None takes the colour-blind safe palette of Okabe & Ito
+            (2008) for up to 8 groups.
         arrow_kw : dict, default=None
             Arrow properties (``arrowprops`` of
             :meth:`matplotlib.axes.Axes.annotate`).
@@ -297,6 +303,8 @@ class BiplotDisplay:
             V, lam, S, c, int(n), (a, b), alpha, center
         )
         idx = select_variables(variables, names, np.hypot(arrows[:, 0], arrows[:, 1]))
+        labels = None if groups is None else list(dict.fromkeys(groups.tolist()))
+        colors = None if labels is None else group_colors(labels, colors)
 
         ref_arrows = None
         self.nonprivate_gamma_ = None
@@ -359,10 +367,9 @@ class BiplotDisplay:
         settle_layout(ax)
         size = float(np.clip(6000.0 / max(len(G), 1), 1.5, 14.0))
         defaults = {"s": size, "alpha": 0.5, "linewidths": 0, "zorder": 1}
-        labels = None if groups is None else list(dict.fromkeys(groups.tolist()))
         self.scatter_, handles = draw_points(
             ax, G, (0.0, 0.0), defaults, scatter_kw, groups=groups, labels=labels,
-            colors=None if labels is None else group_colors(labels))
+            colors=colors)
         if ref_arrows is not None:
             self.nonprivate_arrows_, handle = draw_reference_arrows(ax, ref_arrows, origin)
             handles.append(handle)
@@ -385,6 +392,7 @@ class BiplotDisplay:
         axes=None,
         variables=None,
         show_nonprivate=True,
+        colors=None,
         arrow_kw=None,
         text_kw=None,
         scatter_kw=None,
@@ -413,6 +421,8 @@ class BiplotDisplay:
             Arrows to draw (see :meth:`plot`).
         show_nonprivate : bool, default=True
             Draw the non-private reference arrows when the estimator stored them.
+        colors : list or dict, default=None
+            The groups' colours (see :meth:`plot`).
         arrow_kw : dict, default=None
             Arrow properties (``arrowprops`` of
             :meth:`matplotlib.axes.Axes.annotate`).
@@ -451,6 +461,7 @@ class BiplotDisplay:
             ax=ax,
             variables=variables,
             show_nonprivate=show_nonprivate,
+            colors=colors,
             arrow_kw=arrow_kw,
             text_kw=text_kw,
             scatter_kw=scatter_kw,

@@ -34,6 +34,7 @@ from ._style import (
     NONPRIVATE_LABEL,
     NONPRIVATE_MARKER_KW,
     PRIVATE_COLOR,
+    check_colormap,
     merge_style,
 )
 
@@ -184,6 +185,7 @@ class LoadingDisplay:
         artist = _artist_of(kind)
         arrow_kw = merge_style(check_style(arrow_kw, "arrow_kw"), kwargs, artist)
         text_kw = check_style(text_kw, "text_kw")
+        cmap = check_colormap(cmap)
         V = as_components(self.components)
         k, p = V.shape
         names = check_feature_names(self.feature_names, p)

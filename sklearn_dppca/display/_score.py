@@ -36,7 +36,7 @@ from ._score_layers import (
     thin_points,
     title,
 )
-from ._style import group_colors, merge_style
+from ._style import check_colormap, group_colors, merge_style
 
 _KINDS = ("histogram", "points", "both")
 _GROUP_MODES = [None, Options("colors", "facets")]
@@ -223,6 +223,8 @@ class ScoreDisplay:
         groups="colors",
         center=False,
         show_nonprivate=True,
+        colors=None,
+        cmap=None,
         hist_kw=None,
         scatter_kw=None,
         **kwargs,
@@ -254,6 +256,14 @@ class ScoreDisplay:
         show_nonprivate : bool, default=True
             Draw the non-private reference when the display has one (not with
             facets).
+        colors : list or dict, default=None
+            The groups' colours: a list in the order of the groups (as in
+            ``groups_``) or a dict label -> colour. None takes the colour-blind
+            safe palette of Okabe & Ito (2008) for up to 8 groups.
+        cmap : str or matplotlib Colormap, default=None
+            Colormap of the histogram cells drawn without group colours (one
+            histogram, or each facet). None: "Blues", and "Greys" under points.
+            A ``cmap`` in ``hist_kw`` takes precedence.
         hist_kw : dict, default=None
             Passed to :meth:`matplotlib.axes.Axes.pcolormesh`.
         scatter_kw : dict, default=None
@@ -269,9 +279,11 @@ class ScoreDisplay:
         """
         options = _check_options(kind, groups, center, show_nonprivate, hist_kw,
                                  scatter_kw, kwargs)
+        options.cmap = check_colormap(cmap)
         values = self._validate()
         labels = _resolve_groups(options.kind, options.groups, values)
         self.groups_ = labels
+        options.colors = group_colors(labels, colors) if labels is not None else None
         frame = _shifted_frame(values, options.center)
         ref_hist, ref_points = self._reference(options, values, frame.shift)
         self._reset_artists()
@@ -289,7 +301,7 @@ class ScoreDisplay:
         ax, fig = new_axes(ax)
         self.ax_ = ax
         self.figure_ = fig
-        colors = group_colors(labels) if labels is not None else None
+        colors = options.colors
         handles = self._draw_cells(ax, options, labels, colors, values, frame)
         if ref_hist is not None:
             self.nonprivate_contour_, handle = draw_reference_regions(
@@ -363,7 +375,7 @@ class ScoreDisplay:
         if options.kind in ("histogram", "both"):
             self.mesh_, self.colorbar_ = draw_histogram(
                 ax, frame.edges, values.histogram, options.hist_kw,
-                grey=options.kind == "both")
+                grey=options.kind == "both", cmap=options.cmap)
         return []
 
     def _plot_facets(self, ax, options, labels, values, frame, scatter_defaults):
@@ -372,13 +384,14 @@ class ScoreDisplay:
         self.ax_ = axs
         self.figure_ = fig
         self.bounding_ax_ = bounding
-        colors = group_colors(labels)
+        colors = options.colors
         kind = options.kind
         hists = values.group_histograms
         mesh_kw = None
         if kind in ("histogram", "both"):
             vmax = max(float(h.max()) for h in hists.values()) or 1.0
-            mesh_kw = mesh_style({"cmap": "Greys" if kind == "both" else "Blues",
+            default_cmap = "Greys" if kind == "both" else "Blues"
+            mesh_kw = mesh_style({"cmap": options.cmap or default_cmap,
                                   "vmin": 0.0, "vmax": vmax, "shading": "flat",
                                   "zorder": 1}, options.hist_kw)
         meshes, scatters = [], []
@@ -414,6 +427,8 @@ class ScoreDisplay:
         center=False,
         axes=None,
         show_nonprivate=True,
+        colors=None,
+        cmap=None,
         hist_kw=None,
         scatter_kw=None,
         **kwargs,
@@ -443,6 +458,12 @@ class ScoreDisplay:
             only for the axes it was released on.
         show_nonprivate : bool, default=True
             Draw the non-private reference when the estimator stored one.
+        colors : list or dict, default=None
+            The groups' colours, in the order of ``groups_`` or by label (see
+            :meth:`plot`).
+        cmap : str or matplotlib Colormap, default=None
+            Colormap of the histogram cells drawn without group colours (see
+            :meth:`plot`).
         hist_kw : dict, default=None
             Passed to :meth:`matplotlib.axes.Axes.pcolormesh`.
         scatter_kw : dict, default=None
@@ -486,6 +507,8 @@ class ScoreDisplay:
             groups=groups,
             center=center,
             show_nonprivate=show_nonprivate,
+            colors=colors,
+            cmap=cmap,
             hist_kw=hist_kw,
             scatter_kw=scatter_kw,
             **kwargs,

@@ -70,9 +70,10 @@ def mesh_style(defaults, hist_kw):
     return merge_style(defaults, hist_kw, QuadMesh)
 
 
-def draw_histogram(ax, edges, H, hist_kw, grey):
-    """The private histogram as a mesh (grey under points), with its colour bar."""
-    kw = {"cmap": "Greys" if grey else "Blues", "vmin": 0.0,
+def draw_histogram(ax, edges, H, hist_kw, grey, cmap=None):
+    """The private histogram as a mesh (grey under points), with its colour bar;
+    ``cmap`` (None: Blues, Greys under points) is the user's colormap."""
+    kw = {"cmap": cmap or ("Greys" if grey else "Blues"), "vmin": 0.0,
           "vmax": float(H.max()) if H.max() > 0 else 1.0, "shading": "flat",
           "zorder": 1}
     if grey:

@@ -5,6 +5,8 @@ matplotlib is imported inside the functions, as everywhere in the displays, so
 that importing :mod:`sklearn_dppca.display` stays cheap and never imports pyplot.
 """
 
+from .._validation import check_cmap, check_colors
+
 #: Legend label of every non-private overlay.
 NONPRIVATE_LABEL = "non-private reference"
 
@@ -109,10 +111,37 @@ def legend_color(style, fallback):
     return fallback
 
 
-def group_colors(labels):
-    """One colour per group label: tab10, then tab20 for more groups."""
-    import matplotlib
+#: The default group colours: the 8 colours of Okabe & Ito (2008), "Color
+#: Universal Design", told apart under the common forms of colour blindness:
+#: orange, sky blue, bluish green, vermillion, reddish purple, blue, yellow,
+#: black. Yellow comes late because its faint histogram cells all but vanish
+#: on white, black last because the non-private overlays are grey.
+_OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#D55E00", "#CC79A7", "#0072B2",
+             "#F0E442", "#000000")
 
-    n = len(labels)
-    cmap = matplotlib.colormaps["tab10" if n <= 10 else "tab20"]
+
+def group_colors(labels, colors=None):
+    """One colour per group label: the user's ``colors`` (a list in the order of
+    ``labels`` or a dict label -> colour, checked by
+    :func:`~sklearn_dppca._validation.check_colors`), else the Okabe-Ito palette
+    for up to 8 groups and tab20 beyond (no palette of more colours stays
+    distinct for colour-blind readers: facets help then)."""
+    import matplotlib
+    from matplotlib.colors import is_color_like
+
+    chosen = check_colors(colors, labels, is_color_like)
+    if chosen is not None:
+        return chosen
+    if len(labels) <= len(_OKABE_ITO):
+        return dict(zip(labels, _OKABE_ITO))
+    cmap = matplotlib.colormaps["tab20"]
     return {label: cmap(i % cmap.N) for i, label in enumerate(labels)}
+
+
+def check_colormap(cmap, name="cmap"):
+    """None or a matplotlib colormap (a registered name or a Colormap), checked
+    by :func:`~sklearn_dppca._validation.check_cmap`."""
+    import matplotlib
+    from matplotlib.colors import Colormap
+
+    return check_cmap(cmap, matplotlib.colormaps, Colormap, name)
