@@ -63,18 +63,17 @@ class DPScree(_VarianceMixin, _PrivateProjection):
       moderate ``n eps``: each component gets ``eps / k`` of the variances'
       share, its private scale step (a noisy argmax over 81 dyadic bins) is then
       decided by the noise, not by the data, and the estimate is off by orders
-      of magnitude (median 130 times the truth on ``gau``, ``n = 5000``, eps 1,
-      k 5; it warns). At ``n = 50,000`` the medians are still 1.2 and 0.65 of
+      of magnitude (medians 220 and 65 times the truth of PC1 and PC2 on
+      ``gau``, ``n = 5000``, eps 1, k 5; it warns). At ``n = 50,000`` the medians are still 1.2 and 0.65 of
       PC1 and PC2. Use it only to compare with the paper, not for a scree
       (user guide, "Choosing a scree method").
     * ``"pmwm"``: private winsorised mean between private quantiles, on randomly
       paired values (Ramsay & Spicker 2025). Biased low at moderate ``n eps / k``:
       the upper trimming quantile, searched with ``eps / (4 k)`` of the
-      variances' share on each side, stops below its level (on ``gau``,
-      ``n = 5000``, eps 1, k 5: PC1 at about 0.85 and PC2 at about 0.7 of the
-      truth; k 2: 0.9 and 0.85; within 2% at ``n = 50,000``). Prefer
-      ``"clipped"`` unless ``n`` is large or ``k`` small (user guide,
-      "Choosing a scree method").
+      variances' share on each side, stops far below its level (on ``gau``,
+      ``n = 5000``, eps 1, k 5: PC1 at 0.71 and PC2 at 0.47 of the truth; at
+      ``n = 50,000`` within 4%). Use ``"clipped"`` unless ``n eps / k`` is about
+      10,000 or more (user guide, "Choosing a scree method").
     * ``"kendall"``: no release of its own but the private total variance (the
       whole scree budget buys it, clipped as high as that budget allows); the
       variances are ``total * ratios``, the ratios read off the released Kendall
@@ -114,9 +113,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         row, "norm" only);
         ``huber``: ``m2_frac`` (0.25), ``k_min`` (-40), ``k_max`` (40),
         ``block_size`` (16);
-        ``pmwm``: ``beta`` (1.2: the quantile grid's ratio; coarser than
-        :func:`~sklearn_dppca.privacy.pmwm_mean`'s 1.01, whose searches stop
-        early at a component's share), ``trim_const`` (10), ``eta`` (0.01), ``a`` (0),
+        ``pmwm``: ``beta`` (1.01), ``trim_const`` (10), ``eta`` (0.01), ``a`` (0),
         ``b`` (inf), ``split`` (True).
     directions : None, fitted DPKendallDirections or DPPCA, or array, default=None
         None: private directions are released first with ``directions_share`` of

@@ -39,12 +39,7 @@ _SCREE_DEFAULTS = {
         "pairs": "all",          # pairs of the U-statistic ("norm" only): "all" or m
     },
     "huber": {"m2_frac": 0.25, "k_min": -40, "k_max": 40, "block_size": 16},
-    # beta: the quantile grid's ratio. A search walks the grid upwards, one noisy
-    # count per point, so the fewer points below the target the less often it stops
-    # early: 1.2 reaches a value 100 in 25 points where 1.01 takes 460. With a
-    # component's small share (eps / k, halved twice) 1.01 stopped hundreds of ranks
-    # early and clipped the mean to about 0.7 of the variance (gau, eps 1, k 5).
-    "pmwm": {"beta": 1.2, "trim_const": 10.0, "eta": 0.01, "a": 0.0, "b": math.inf,
+    "pmwm": {"beta": 1.01, "trim_const": 10.0, "eta": 0.01, "a": 0.0, "b": math.inf,
              "split": True},
     # ratios from the released Kendall eigenvalues (elliptical model), level from
     # the private total variance: nothing to tune
