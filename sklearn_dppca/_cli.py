@@ -41,8 +41,17 @@ from ._summary import ledger_table
 _MAX_BINS = 1000
 _FIGURE_FORMATS = (".png", ".pdf", ".svg")
 _FIT_OPTIONS = ("columns", "eps", "delta", "components", "scale", "axes", "bins",
-                "histogram", "scree_method", "group", "groups", "budget_split", "pairs",
+                "histogram", "scree_method", "scree_params", "monotone",
+                "synthetic_sampling", "group", "groups", "budget_split", "pairs",
                 "noise", "accounting", "seed", "nonprivate_reference")
+#: DPPCA's scree methods (its ``scree_method``; tests/test_cli.py keeps them equal).
+_SCREE_METHODS = ("clipped", "huber", "pmwm", "kendall", "matrix")
+#: What the scree panel shows (ScreeDisplay's ``kind``).
+_SCREE_KINDS = ("both", "pve", "variance")
+#: ``--scree-kind`` -> plot_overview's ``scree_kw`` (its cumulative PVE line needs
+#: the PVE axis, so it is dropped with the variances alone).
+_SCREE_PANELS = {"both": {}, "pve": {"kind": "pve"},
+                 "variance": {"kind": "variance", "cumulative": False}}
 #: The parts of ``--budget-split`` (those of ``DPPCA(budget_split=...)``); ``scale``
 #: is spent only with ``--scale``.
 _BUDGET_PARTS = ("loading", "scree", "scale", "score")
@@ -61,6 +70,8 @@ _OPTION_SPELLING = {
     "bins": "--bins",
     "axes": "--axes",
     "pairs": "--pairs",
+    "scree_params": "--scree-params",
+    "synthetic_sampling": "--synthetic-sampling",
 }
 
 
@@ -136,7 +147,9 @@ def _build_parser():
                              "release made with a known seed is not private")
     model = parser.add_argument_group("model")
     model.add_argument("--components", default=None, metavar="K",
-                       help="number of components (default 2)")
+                       help="number of components (default 2), or a fraction in (0, 1): "
+                            "the fewest components whose cumulative private PVE "
+                            "reaches it")
     model.add_argument("--scale", action="store_true", default=None,
                        help="correlation PCA: divide each variable by a private "
                             "spread, bought with the 'scale' part of the budget "
@@ -149,8 +162,18 @@ def _build_parser():
                             "the public number of rows and groups, 8 to 20)")
     model.add_argument("--histogram", choices=("additive", "sparse"), default=None,
                        help="score histogram mechanism (default additive)")
-    model.add_argument("--scree-method", choices=("clipped", "huber", "pmwm"),
+    model.add_argument("--scree-method", choices=_SCREE_METHODS,
                        default=None, help="private variance method (default clipped)")
+    model.add_argument("--scree-params", default=None, metavar="KEY=VALUE,...",
+                       help="tuning values of the scree method, e.g. "
+                            "quantile_level=0.95,pairs=64 (DPPCA's scree_params)")
+    model.add_argument("--monotone", action=argparse.BooleanOptionalAction,
+                       default=None, help="make the private variances non-increasing "
+                                          "(free post-processing; default on)")
+    model.add_argument("--synthetic-sampling", choices=("uniform", "center"),
+                       default=None, help="synthetic score points uniformly in their "
+                                          "cells or at the cell centres (default "
+                                          "uniform; free post-processing)")
     model.add_argument("--pairs", default=None, metavar="all|M",
                        help="pairs of the Kendall and scree U-statistics: 'all', or M "
                             f"partners per row (default all; {_LARGE_N_PAIRS} above "
@@ -158,6 +181,9 @@ def _build_parser():
     output = parser.add_argument_group("output")
     output.add_argument("--out", default=None, metavar="FILE",
                         help="overview figure, .png, .pdf or .svg (default report.png)")
+    output.add_argument("--scree-kind", choices=_SCREE_KINDS, default=None,
+                        help="the scree panel: PVE bars and variances (both, the "
+                             "default), the PVE only or the variances only")
     output.add_argument("--dpi", default=None, metavar="DPI",
                         help="resolution of a PNG figure (default 100)")
     output.add_argument("--json", default=None, metavar="FILE",
@@ -189,7 +215,8 @@ def _in_cli_terms(error):
     """The library's error message on one line, naming options as typed."""
     message = " ".join(str(error).split())
     for spelling, option in _OPTION_SPELLING.items():
-        message = re.sub(rf"(?<![\w-]){re.escape(spelling)}(?!\w)", option, message)
+        # (a quoted name is a key listed in a message, not the option)
+        message = re.sub(rf"(?<![\w'-]){re.escape(spelling)}(?![\w'])", option, message)
     return message
 
 
@@ -250,6 +277,40 @@ def _parse_budget_split(text):
     return split
 
 
+def _scree_value(text):
+    """One ``--scree-params`` value: an int, a float, a boolean, None or a string
+    (the scree method's own constraints decide whether it fits its key)."""
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    return {"true": True, "false": False, "none": None}.get(text.lower(), text)
+
+
+def _parse_scree_params(text):
+    """``key=value,...`` -> dict (names and values are DPPCA's to check)."""
+    params = {}
+    for item in str(text).split(","):
+        name, sep, value = item.partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or not name or not value:
+            raise _UserError(
+                f"--scree-params must look like quantile_level=0.95,pairs=64, got {text!r}."
+            )
+        if name in params:
+            raise _UserError(f"--scree-params: {name!r} is given twice.")
+        params[name] = _scree_value(value)
+    return params
+
+
+def _parse_components(text):
+    """An integer number of components, or a PVE fraction (DPPCA checks its range)."""
+    if re.fullmatch(r"\s*[+-]?\d+\s*", str(text)):
+        return _int(text, "--components")
+    return _float(text, "--components")
+
+
 def _parse_pairs(text):
     if text is None:
         return None
@@ -290,12 +351,19 @@ class _Options:
         self.eps = _float(args.eps, "--eps") if args.eps is not None else 1.0
         self.delta = _float(args.delta, "--delta") if args.delta is not None else 1e-5
         self.components = (
-            _int(args.components, "--components") if args.components is not None else 2
+            _parse_components(args.components) if args.components is not None else 2
         )
+        # a fraction: how many are kept is read off the released scree after the fit
+        self.fixed_components = isinstance(self.components, int)
         self.axes = _parse_axes(args.axes) if args.axes is not None else (0, 1)
         self.bins = _parse_bins(args.bins) if args.bins is not None else "auto"
         self.histogram = args.histogram or "additive"
         self.scree_method = args.scree_method or "clipped"
+        self.scree_params = (_parse_scree_params(args.scree_params)
+                             if args.scree_params is not None else None)
+        self.monotone = True if args.monotone is None else args.monotone
+        self.synthetic_sampling = args.synthetic_sampling or "uniform"
+        self.scree_kind = args.scree_kind or "both"
         self.noise = args.noise or "analytic"
         # the classical formula calibrates each part alone: it implies basic
         # accounting unless GDP is asked for (which DPPCA refuses with it)
@@ -379,7 +447,7 @@ def _save_figure(estimator, options, out):
 
     from .display import plot_overview
 
-    figure = plot_overview(estimator)
+    figure = plot_overview(estimator, scree_kw=_SCREE_PANELS[options.scree_kind])
     try:
         figure.savefig(options.out, dpi=options.dpi)
     except OSError as error:
@@ -408,8 +476,11 @@ def _estimator(options, labels):
     estimator = DPPCA(
         n_components=options.components, eps=options.eps, delta=options.delta,
         budget_split=options.budget_split, scree_method=options.scree_method,
+        scree_params=options.scree_params, monotone=options.monotone,
+        synthetic_sampling=options.synthetic_sampling,
         histogram=options.histogram, bins=options.bins,
-        axes=options.axes if options.components >= 2 else (0, 1),
+        axes=options.axes if not options.fixed_components or options.components >= 2
+        else (0, 1),
         groups=labels, scale=options.scale, noise=options.noise,
         accounting=options.accounting,
         pairs="all" if options.pairs is None else options.pairs,
@@ -424,7 +495,8 @@ def _estimator(options, labels):
 
 def _fit(options, out, err):
     say = (lambda *a, **k: None) if options.quiet else (lambda *a: print(*a, file=out))
-    if options.components >= 2 and max(options.axes) >= options.components:
+    if options.fixed_components and options.components >= 2 \
+            and max(options.axes) >= options.components:
         # (the command line numbers the components from 1: checked in its terms)
         raise _UserError(
             f"--axes {options.axes[0] + 1},{options.axes[1] + 1}: components are numbered "

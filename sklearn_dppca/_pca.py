@@ -10,6 +10,7 @@ from ._algorithms._directions import loading_parts
 from ._algorithms._nonprivate import nonprivate_reference
 from ._algorithms._scores import (
     HISTOGRAM_METHODS,
+    SYNTHETIC_SAMPLING,
     auto_bins,
     exact_score_histogram,
     release_score_summary,
@@ -146,6 +147,12 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         loading and scree, whose ``scree`` share goes to the loading.
     scree_params : dict, default=None
         Tuning values of the scree method (see :class:`DPScree`).
+    monotone : bool, default=True
+        Post-process the private variances to a non-increasing, non-negative
+        sequence (isotonic regression, free; see :class:`DPScree`). False only
+        clamps them at 0, so a later component may show more variance than an
+        earlier one, as released. A float ``n_components`` reads the PVE after
+        this post-processing.
     histogram : {"additive", "sparse"}, default="additive"
         Gaussian noise on every cell (L2 sensitivity sqrt(2)) or the stability
         histogram (Laplace on non-empty cells plus a threshold, L1 sensitivity 2).
@@ -163,6 +170,11 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         Number of synthetic score points; None uses ``n_samples`` (public).
     synthetic_jitter : float, default=0.25
         Gaussian jitter of the synthetic points, in cell widths (0 turns it off).
+    synthetic_sampling : {"uniform", "center"}, default="uniform"
+        Where a synthetic point is placed in the cell drawn for it: uniformly
+        anywhere in the cell, or at the cell's centre (as the R package can);
+        ``synthetic_jitter`` applies in both cases. Post-processing of the
+        released histogram: no privacy cost.
     histogram_threshold : "auto" or float, default="auto"
         With ``histogram="additive"``, noisy counts below this many noise standard
         deviations are set to 0 before normalising and drawing synthetic points
@@ -329,6 +341,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         "axes": [Pair(Interval("int", 0, None))],
         "n_synthetic": [None, Interval("int", 0, None)],
         "synthetic_jitter": [NON_NEGATIVE],
+        "synthetic_sampling": [Options(*SYNTHETIC_SAMPLING)],
+        "monotone": [Boolean()],
         "histogram_threshold": ["auto", NON_NEGATIVE],
         "groups": "no_validation",
         "pairs": PAIRS,
@@ -338,8 +352,9 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     }
 
     def __init__(self, n_components=2, *, eps=1.0, delta=1e-5, budget_split=None,
-                 scree_method="clipped", scree_params=None, histogram="additive",
-                 bins="auto", axes=(0, 1), n_synthetic=None, synthetic_jitter=0.25,
+                 scree_method="clipped", scree_params=None, monotone=True,
+                 histogram="additive", bins="auto", axes=(0, 1), n_synthetic=None,
+                 synthetic_jitter=0.25, synthetic_sampling="uniform",
                  histogram_threshold="auto", groups=None, scale=False,
                  noise="analytic", sensitivity="tight", accounting="gdp",
                  accountant=None, radial="spherical", radius="auto",
@@ -352,11 +367,13 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         self.budget_split = budget_split
         self.scree_method = scree_method
         self.scree_params = scree_params
+        self.monotone = monotone
         self.histogram = histogram
         self.bins = bins
         self.axes = axes
         self.n_synthetic = n_synthetic
         self.synthetic_jitter = synthetic_jitter
+        self.synthetic_sampling = synthetic_sampling
         self.histogram_threshold = histogram_threshold
         self.groups = groups
         self.scale = scale
@@ -447,7 +464,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         self.method_label_ = params["scree_method"]
         self._fit_scree(X, method=params["scree_method"], params=scree_params,
                         budget=plan.part("scree") if "scree" in plan else None,
-                        noise=params["noise"], pairs=params["pairs"], monotone=True,
+                        noise=params["noise"], pairs=params["pairs"],
+                        monotone=params["monotone"],
                         rng=rng, ledger=ledger,
                         kendall=Bunch(matrix=released.kendall_matrix,
                                       noise_scale=released.noise_scale,
@@ -511,7 +529,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
             unit=score_unit(self.explained_variance_, self.noise_scale_, self.axes_),
             labels=labels, group_codes=codes,
             n_points=self.n_samples_ if n_synthetic is None else n_synthetic,
-            jitter=params["synthetic_jitter"], rng=rng, ledger=ledger)
+            jitter=params["synthetic_jitter"], sampling=params["synthetic_sampling"],
+            rng=rng, ledger=ledger)
         self._set_score_summary(summary, labels)
 
     def _set_score_summary(self, summary, labels=None):

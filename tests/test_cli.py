@@ -349,6 +349,70 @@ def test_nonprivate_reference_only_with_the_flag(small_csv, tmp_path):
     assert load_release(tmp_path / "np.json").nonprivate_ is not None
 
 
+def test_scree_methods_are_dppcas():
+    from sklearn_dppca._algorithms._variances import SCREE_METHODS
+    from sklearn_dppca._cli import _SCREE_METHODS
+
+    assert _SCREE_METHODS == SCREE_METHODS
+
+
+def test_scree_params_values_are_typed_per_key():
+    from sklearn_dppca._cli import _parse_scree_params
+
+    parsed = _parse_scree_params("pairs=64, quantile_level=0.95,clip=norm,b=inf,"
+                                 "split=false,block_size=none")
+    assert parsed == {"pairs": 64, "quantile_level": 0.95, "clip": "norm", "b": np.inf,
+                      "split": False, "block_size": None}
+    assert type(parsed["pairs"]) is int and type(parsed["quantile_level"]) is float
+
+
+def test_scree_and_sampling_flags_reach_dppca(small_csv, tmp_path):
+    code, _, err = run_cli([small_csv, "--columns", "a,b,c", "--quiet", "--seed", "3",
+                            "--components", "0.6", "--scree-method", "huber",
+                            "--scree-params", "m2_frac=0.3,block_size=8", "--no-monotone",
+                            "--synthetic-sampling", "center"], tmp_path)
+    assert code == 0, err
+    release = read_json(tmp_path / "released.json")
+    params = release["estimator"]["params"]
+    assert params["n_components"] == 0.6
+    assert params["scree_method"] == "huber"
+    assert params["scree_params"] == {"m2_frac": 0.3, "block_size": 8}
+    assert params["monotone"] is False
+    assert params["synthetic_sampling"] == "center"
+    # the fraction keeps at least the two components of the score summary
+    assert 2 <= release["n_components"] <= 3
+
+
+def test_without_the_new_flags_dppca_keeps_its_defaults(default_run):
+    params = read_json(default_run["cwd"] / "released.json")["estimator"]["params"]
+    assert params["monotone"] is True
+    assert params["synthetic_sampling"] == "uniform"
+    assert params["scree_params"] is None and params["n_components"] == 2
+
+
+@pytest.mark.parametrize("kind, expected", [("both", {}), ("pve", {"kind": "pve"}),
+                                            ("variance", {"kind": "variance",
+                                                          "cumulative": False})])
+def test_scree_kind_sets_the_scree_panel(kind, expected, default_run, tmp_path,
+                                         monkeypatch):
+    from sklearn_dppca import display
+
+    seen = []
+    draw = display.plot_overview
+
+    def recording(estimator, **kwargs):
+        seen.append(kwargs.get("scree_kw"))
+        return draw(estimator, **kwargs)
+
+    monkeypatch.setattr(display, "plot_overview", recording)
+    code, _, err = run_cli(["--from-json", default_run["cwd"] / "released.json",
+                            "--scree-kind", kind, "--out", "redrawn.png", "--quiet"],
+                           tmp_path)
+    assert code == 0, err
+    assert seen == [expected]
+    assert (tmp_path / "redrawn.png").stat().st_size > 10_000
+
+
 def _write(tmp_path, name, text):
     (tmp_path / name).write_text(text, encoding="utf-8")
     return name
@@ -375,6 +439,15 @@ ERRORS = [
     (["--scale", "--budget-split", "loading=0.5,scree=0.5"],
      "--budget-split['scale'] must be given and > 0 with --scale"),
     (["--components", "0"], "--components"),
+    (["--components", "1.5"], "--components must be None or an int >= 1 or a finite "
+                              "number in (0, 1)"),
+    (["--components", "x"], "--components must be a number"),
+    (["--scree-params", "nope=1"], "--scree-params has unknown names ['nope']"),
+    (["--scree-params", "quantile_level=2"], "--scree-params['quantile_level']"),
+    (["--scree-params", "quantile_level"], "--scree-params must look like"),
+    (["--scree-params", "pairs=2,pairs=4"], "'pairs' is given twice"),
+    (["--scree-method", "huber", "--scree-params", "m2_frac=wide"],
+     "--scree-params['m2_frac']"),
     (["--out", "report.gif"], "--out"),
     (["--pairs", "-3"], "--pairs"),
     (["--columns", "a,b"], "--columns needs a CSV file"),

@@ -116,6 +116,60 @@ def test_histogram_and_synthetic_points_are_consistent():
     assert np.all(pca.score_histogram_[ix, iy] > 0)
 
 
+def _cell_of(points, edges):
+    return [np.clip(np.searchsorted(edge, points[:, axis]) - 1, 0, len(edge) - 2)
+            for axis, edge in enumerate(edges)]
+
+
+def test_center_sampling_without_jitter_puts_points_at_cell_centres():
+    X = gaussian_scores_data(2000, 2)
+    pca = DPPCA(bins=(8, 12), n_synthetic=3000, synthetic_jitter=0.0,
+                synthetic_sampling="center", random_state=0).fit(X)
+    points = pca.synthetic_scores_
+    ix, iy = _cell_of(points, pca.bin_edges_)
+    centres = [(edge[:-1] + edge[1:]) / 2 for edge in pca.bin_edges_]
+    np.testing.assert_allclose(points[:, 0], centres[0][ix])
+    np.testing.assert_allclose(points[:, 1], centres[1][iy])
+    assert np.all(pca.score_histogram_[ix, iy] > 0)
+    # the same fit, uniform: the points spread inside their cells
+    uniform = DPPCA(bins=(8, 12), n_synthetic=3000, synthetic_jitter=0.0,
+                    random_state=0).fit(X).synthetic_scores_
+    assert len(np.unique(uniform[:, 0])) > 100 >= len(np.unique(points[:, 0]))
+
+
+def test_center_sampling_counts_follow_the_histogram():
+    from sklearn_dppca._algorithms._scores import _synthetic_points
+
+    histogram = np.array([[0.5, 0.0, 0.1], [0.2, 0.2, 0.0]])
+    edges = (np.array([0.0, 1.0, 2.0]), np.array([0.0, 2.0, 4.0, 6.0]))
+    n = 20_000
+    points = _synthetic_points(histogram, edges, n, np.random.default_rng(0), jitter=0.0,
+                               sampling="center")
+    ix, iy = _cell_of(points, edges)
+    counts = np.zeros_like(histogram)
+    np.add.at(counts, (ix, iy), 1)
+    # each count is binomial(n, p): within 5 standard deviations of n p
+    sd = np.sqrt(n * histogram * (1 - histogram))
+    assert np.all(np.abs(counts - n * histogram) <= 5 * sd + 1e-9)
+    assert counts[0, 1] == counts[1, 2] == 0
+    # the jitter still applies around the centres
+    jittered = _synthetic_points(histogram, edges, 500, np.random.default_rng(0),
+                                 jitter=0.25, sampling="center")
+    assert len(np.unique(jittered[:, 0])) == 500
+
+
+def test_monotone_false_keeps_the_released_order():
+    X = gaussian_scores_data(300, 3)
+    fits = {monotone: DPPCA(n_components=None, eps=0.3, monotone=monotone,
+                            budget_split={"loading": 0.5, "scree": 0.5},
+                            random_state=4).fit(X) for monotone in (True, False)}
+    raw = fits[False].explained_variance_raw_
+    assert np.any(np.diff(raw) > 0)     # (this seed releases an increase to undo)
+    np.testing.assert_array_equal(raw, fits[True].explained_variance_raw_)
+    np.testing.assert_allclose(fits[False].explained_variance_, np.clip(raw, 0, None))
+    assert np.all(np.diff(fits[True].explained_variance_) <= 0)
+
+
 def test_groups_share_one_grid_and_hide_exact_sizes():
     X, y = make_gaussian_clusters(1000, n_features=10, return_groups=True, random_state=0)
     labels = sorted(set(y))
@@ -203,6 +257,7 @@ def test_verbose_prints_progress(capsys):
         ({"scree_params": {"nope": 1}}, "nope"),
         ({"n_synthetic": -1}, "n_synthetic"),
         ({"synthetic_jitter": -0.5}, "synthetic_jitter"),
+        ({"synthetic_sampling": "grid"}, "synthetic_sampling"),
         ({"eps": 0.0}, "eps"),
         ({"delta": 1.5}, "delta"),
     ],

@@ -250,11 +250,17 @@ def _normalised(counts, what="score histogram"):
     return counts / total
 
 
-def _synthetic_points(histogram, edges, n_points, rng, jitter=0.25):
-    """``n_points`` draws: a cell by its mass, a uniform point in it, Gaussian jitter.
+#: Where a synthetic point is placed in its cell: anywhere (uniformly) or at its centre.
+SYNTHETIC_SAMPLING = ("uniform", "center")
 
-    The jitter has standard deviation ``jitter`` cell widths on each axis (0 turns
-    it off). Post-processing of the released histogram: no privacy cost.
+
+def _synthetic_points(histogram, edges, n_points, rng, jitter=0.25, sampling="uniform"):
+    """``n_points`` draws: a cell by its mass, a point in it, Gaussian jitter.
+
+    ``sampling="uniform"`` places the point uniformly in its cell, ``"center"``
+    at the cell's centre (as the R package can). The jitter has standard
+    deviation ``jitter`` cell widths on each axis (0 turns it off). Either way
+    it is post-processing of the released histogram: no privacy cost.
     """
     histogram = np.asarray(histogram, dtype=float)
     if n_points == 0 or histogram.sum() <= 0:
@@ -265,7 +271,8 @@ def _synthetic_points(histogram, edges, n_points, rng, jitter=0.25):
     x_edges, y_edges = edges
     width = np.array([x_edges[1] - x_edges[0], y_edges[1] - y_edges[0]])
     lower = np.column_stack([x_edges[x_cells], y_edges[y_cells]])
-    points = lower + rng.random((n_points, 2)) * width
+    offset = 0.5 if sampling == "center" else rng.random((n_points, 2))
+    points = lower + offset * width
     if jitter > 0:
         points += rng.normal(scale=jitter, size=(n_points, 2)) * width
     return points
@@ -316,7 +323,8 @@ def _frame_failure(frame, unit):
 
 
 def release_score_summary(scores, budget, *, bins, method, threshold, noise, unit,
-                          labels, group_codes, n_points, jitter, rng, ledger):
+                          labels, group_codes, n_points, jitter, rng, ledger,
+                          sampling="uniform"):
     """The private score summary on two score axes: frame, histogram(s), synthetic
     points.
 
@@ -330,7 +338,8 @@ def release_score_summary(scores, budget, *, bins, method, threshold, noise, uni
     per group first when grouped), ``threshold`` (counts; None for sparse),
     ``expected_noise_cells``, ``histogram`` (normalised, summed over groups),
     ``histograms`` (per group, or None), ``synthetic_scores`` and
-    ``synthetic_codes`` (each point's group position, or None).
+    ``synthetic_codes`` (each point's group position, or None). ``jitter`` and
+    ``sampling`` shape the synthetic points (:func:`_synthetic_points`).
     """
     frame = _private_frame(scores, budget.part("frame"), rng, ledger, cells=max(bins),
                           unit=unit)
@@ -363,13 +372,13 @@ def release_score_summary(scores, budget, *, bins, method, threshold, noise, uni
     if labels is None:
         summary.histogram = _normalised(counts)
         summary.synthetic_scores = _synthetic_points(summary.histogram, edges, n_points,
-                                                    rng, jitter)
+                                                    rng, jitter, sampling)
         return summary
     summary.histogram = _normalised(counts.sum(axis=0))
     summary.histograms = [_normalised(group, f"histogram of group {_label_text(label)}")
                           for label, group in zip(labels, counts)]
     sizes = _split_by_noisy_totals(n_points, counts, rng)
-    points = [_synthetic_points(histogram, edges, size, rng, jitter)
+    points = [_synthetic_points(histogram, edges, size, rng, jitter, sampling)
               for histogram, size in zip(summary.histograms, sizes)]
     summary.synthetic_scores = np.vstack(points)
     summary.synthetic_codes = np.concatenate([np.full(len(group), position, dtype=np.intp)
