@@ -442,6 +442,7 @@ ERRORS = [
     (["--components", "1.5"], "--components must be None or an int >= 1 or a finite "
                               "number in (0, 1)"),
     (["--components", "x"], "--components must be a number"),
+    (["--scree-method", "matrix"], "needs radial='clipped'"),
     (["--scree-params", "nope=1"], "--scree-params has unknown names ['nope']"),
     (["--scree-params", "quantile_level=2"], "--scree-params['quantile_level']"),
     (["--scree-params", "quantile_level"], "--scree-params must look like"),
