@@ -30,7 +30,7 @@ import time
 import warnings
 
 from . import _data_sources
-from ._data_sources import BUILTIN_GROUPS, builtin_data, read_csv
+from ._data_sources import BUILTIN_DATA, builtin_data, builtin_labels, read_csv
 from ._data_sources import LARGE_N as _LARGE_N
 from ._data_sources import LARGE_N_PAIRS as _LARGE_N_PAIRS
 from ._data_sources import UserError as _UserError
@@ -40,7 +40,7 @@ from ._summary import ledger_table
 #: Largest number of histogram cells per axis the command line accepts.
 _MAX_BINS = 1000
 _FIGURE_FORMATS = (".png", ".pdf", ".svg")
-_FIT_OPTIONS = ("columns", "eps", "delta", "components", "scale", "axes", "bins",
+_FIT_OPTIONS = ("data", "columns", "eps", "delta", "components", "scale", "axes", "bins",
                 "histogram", "scree_method", "scree_params", "monotone",
                 "synthetic_sampling", "group", "groups", "budget_split", "pairs",
                 "noise", "accounting", "seed", "nonprivate_reference")
@@ -105,7 +105,8 @@ def _build_parser():
             "Differentially private PCA report: fits DPPCA on a CSV file (header row; "
             "the variables are the columns declared with --columns, or else every "
             "column but the --group column, and each of their cells must be a number) "
-            "or, without a file, on the built-in Gaussian-cluster data 'gau'; prints "
+            "or, without a file, on built-in data (--data: the Gaussian clusters "
+            "'gau' or the numeric columns of the UCI Adult data); prints "
             "the summary and the privacy ledger; writes the overview figure and a JSON "
             "file of exactly what was released."
         ),
@@ -116,8 +117,13 @@ def _build_parser():
         ),
     )
     parser.add_argument("csv", nargs="?", default=None, metavar="CSV",
-                        help="data file with a header row (default: built-in 'gau' data)")
+                        help="data file with a header row (default: built-in data, "
+                             "see --data)")
     data = parser.add_argument_group("data")
+    data.add_argument("--data", default=None, metavar="{" + ",".join(BUILTIN_DATA) + "}",
+                      help="built-in data used without a CSV file: 'gau' (default; 5 "
+                           "Gaussian clusters, 20 columns) or 'adult' (UCI Adult, 5 "
+                           "numeric columns in mixed units: use --scale)")
     data.add_argument("--columns", default=None, metavar="a,b,c",
                       help="the CSV columns that are the variables, in this order "
                            "(default: every column but --group); a missing or "
@@ -346,6 +352,13 @@ class _Options:
 
     def __init__(self, args):
         self.csv = args.csv
+        if self.csv is not None and args.data is not None:
+            raise _UserError(f"--data {args.data} picks built-in data; it cannot be used "
+                             "with a CSV file.")
+        if args.data is not None and args.data not in BUILTIN_DATA:
+            raise _UserError(f"--data must be one of {', '.join(BUILTIN_DATA)}, got "
+                             f"{args.data!r}.")
+        self.data = args.data or "gau"
         self.from_json = args.from_json
         self.quiet = args.quiet
         self.eps = _float(args.eps, "--eps") if args.eps is not None else 1.0
@@ -502,10 +515,10 @@ def _fit(options, out, err):
             f"--axes {options.axes[0] + 1},{options.axes[1] + 1}: components are numbered "
             f"1..{options.components} (--components {options.components})."
         )
-    estimator = _estimator(options, list(BUILTIN_GROUPS) if options.csv is None
+    estimator = _estimator(options, builtin_labels(options.data) if options.csv is None
                            else options.groups)
     if options.csv is None:
-        data = builtin_data()
+        data = builtin_data(options.data)
     else:
         from ._validation import MAX_ABS_VALUE
 

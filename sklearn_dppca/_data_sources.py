@@ -1,5 +1,5 @@
 """The data of the front ends (the command line and the explorer app): the built-in
-``gau`` data and a CSV file read by declaration.
+``gau`` and ``adult`` data and a CSV file read by declaration.
 
 What is public is declared, never read off the data: the variables are the
 declared columns (by default every column but the group column), and a cell of a
@@ -18,8 +18,8 @@ import csv
 import math
 import os
 
-#: The public labels of the built-in data's groups.
-BUILTIN_GROUPS = ["G1", "G2", "G3", "G4", "G5"]
+#: The public labels of the groups of the built-in 'gau' data.
+_GAU_GROUPS = ["G1", "G2", "G3", "G4", "G5"]
 #: Above this many rows the front ends use the incomplete U-statistic.
 LARGE_N = 20_000
 #: Partners per row of the incomplete U-statistic used above ``LARGE_N`` rows.
@@ -61,12 +61,36 @@ class TabularData:
         self.group_column = group_column
 
 
-def builtin_data():
-    """The ``gau`` data: 5 groups x 1000 rows x 20 columns, groups G1..G5 (public)."""
+#: The built-in data sets of the front ends (the command line's ``--data``).
+BUILTIN_DATA = ("gau", "adult")
+
+
+def builtin_labels(name):
+    """The public group labels of built-in data set ``name`` (None: no groups)."""
+    return list(_GAU_GROUPS) if name == "gau" else None
+
+
+def builtin_data(name="gau"):
+    """Built-in data set ``name``, one of :data:`BUILTIN_DATA`.
+
+    ``gau``: 5 groups x 1000 rows x 20 columns, groups G1..G5 (public). ``adult``:
+    the 5 numeric columns of the UCI Adult data (32,561 rows, no groups), as
+    float64 like a CSV file's variables.
+    """
+    if name == "adult":
+        from .datasets import load_adult
+
+        X = load_adult().data.astype("float64")
+        return TabularData(X, None, None,
+                           "built-in 'adult' data (UCI Adult, 5 numeric columns, "
+                           "load_adult)")
+    if name != "gau":
+        raise UserError(f"unknown built-in data {name!r}; choose one of "
+                        f"{', '.join(BUILTIN_DATA)}.")
     from .datasets import make_gaussian_clusters
 
     X, y = make_gaussian_clusters(return_groups=True, as_frame=True, random_state=0)
-    return TabularData(X, y.to_numpy(dtype=object), list(BUILTIN_GROUPS),
+    return TabularData(X, y.to_numpy(dtype=object), builtin_labels("gau"),
                        "built-in 'gau' data (make_gaussian_clusters, random_state=0)")
 
 

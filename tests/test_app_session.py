@@ -290,6 +290,7 @@ def test_no_upload_yet_is_a_message(tmp_path):
     ("breast_cancer", (569, 30), ["benign", "malignant"]),
     ("diabetes", (442, 10), None),
     ("digits", (1797, 64), [str(digit) for digit in range(10)]),
+    ("adult", (32561, 5), None),
 ])
 def test_built_in_and_example_sources(source, shape, labels):
     data = load_source(source)

@@ -453,6 +453,8 @@ ERRORS = [
     (["--pairs", "-3"], "--pairs"),
     (["--columns", "a,b"], "--columns needs a CSV file"),
     (["--group", "site", "--groups", "a"], "--group needs a CSV file"),
+    (["@small", "--data", "adult"], "--data adult picks built-in data"),
+    (["--data", "iris"], "--data"),
     (["@small", "--columns", "a,b", "--group", "site"], "--group needs --groups"),
     (["@small", "--columns", "a,b", "--groups", "north"], "--groups needs --group"),
     (["@small", "--columns", "a,b", "--group", "nowhere", "--groups", "x"],
@@ -605,6 +607,27 @@ def test_large_table_uses_the_incomplete_u_statistic(adult_csv, scale, tmp_path)
     assert (tmp_path / "adult.png").read_bytes()[:8] == PNG_MAGIC
     print(f"CLI on an adult-like table ({'--scale' if scale else 'raw units'}): "
           f"{seconds:.1f} s")
+
+
+@needs_scale
+def test_data_adult_fits_the_shipped_table(tmp_path):
+    code, out, err = run_cli(["--data", "adult", "--scale", "--seed", "0",
+                              "--out", "adult.png", "--json", "adult.json"], tmp_path)
+    assert code == 0, err
+    assert "built-in 'adult' data" in out and "incomplete U-statistic" in out
+    release = read_json(tmp_path / "adult.json")
+    assert release["n_samples"] == 32561 and release["n_features"] == 5
+    assert release["feature_names"] == ["age", "education_num", "capital_gain",
+                                        "capital_loss", "hours_per_week"]
+    assert release["estimator"]["params"]["scale"] is True
+    assert "adult" in release["data_source"] and release["group_column"] is None
+    assert (tmp_path / "adult.png").read_bytes()[:8] == PNG_MAGIC
+
+
+def test_data_is_a_fit_option_not_a_redraw_option(default_run, tmp_path):
+    code, _, err = run_cli(["--from-json", default_run["cwd"] / "released.json",
+                            "--data", "adult"], tmp_path)
+    assert code == 2 and "--data" in err and "cannot apply" in err, err
 
 
 def _subprocess_env(package_root=None):

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from sklearn_dppca.datasets import (
+    load_adult,
     load_breast_cancer_frame,
     load_wine_frame,
     make_gaussian_clusters,
@@ -146,3 +147,65 @@ def test_load_breast_cancer_frame():
     assert isinstance(X, pd.DataFrame) and X.shape == (569, 30)
     assert y.value_counts().to_dict() == {"benign": 357, "malignant": 212}
     assert np.all(X.dtypes == np.float64)
+
+
+ADULT_COLUMNS = ["age", "education_num", "capital_gain", "capital_loss",
+                 "hours_per_week"]
+
+
+def test_adult_shape_columns_and_dtypes():
+    adult = load_adult()
+    assert adult.data.shape == (32561, 5)
+    assert adult.feature_names == ADULT_COLUMNS
+    assert list(adult.data.columns) == ADULT_COLUMNS
+    assert (adult.data.dtypes == np.int64).all()
+    assert adult.frame is adult.data
+    # the file's first row and its ranges (a wrong column order would change them)
+    assert adult.data.iloc[0].tolist() == [39, 13, 2174, 0, 40]
+    assert adult.data.min().tolist() == [17, 1, 0, 0, 1]
+    assert adult.data.max().tolist() == [90, 16, 99999, 4356, 99]
+
+
+def test_adult_descr_cites_the_source_license_and_duplicates():
+    descr = load_adult().DESCR
+    assert "Becker" in descr and "Kohavi" in descr
+    assert "https://doi.org/10.24432/C5XW20" in descr and "CC BY 4.0" in descr
+    assert "scale=True" in descr
+    duplicates = int(load_adult().data.duplicated().sum())
+    assert f"{duplicates:,} rows repeat an earlier row" in descr
+    assert "https://doi.org/10.24432/C5XW20" in load_adult.__doc__
+
+
+def test_adult_as_array_and_return_X_y():
+    adult = load_adult(as_frame=False)
+    assert isinstance(adult.data, np.ndarray) and adult.data.dtype == np.int64
+    assert adult.frame is None and adult.data.shape == (32561, 5)
+    X, y = load_adult(return_X_y=True)
+    assert y is None and list(X.columns) == ADULT_COLUMNS
+    X, y = load_adult(as_frame=False, return_X_y=True)
+    assert y is None and np.array_equal(X, adult.data)
+
+
+@pytest.mark.parametrize("name", ["as_frame", "return_X_y"])
+def test_adult_flags_must_be_booleans(name):
+    with pytest.raises(TypeError, match=name):
+        load_adult(**{name: "yes"})
+
+
+def test_adult_file_is_package_data():
+    from importlib import resources
+
+    shipped = resources.files("sklearn_dppca.datasets").joinpath("data", "adult.csv.gz")
+    assert shipped.is_file()
+    with shipped.open("rb") as handle:
+        assert handle.read(2) == b"\x1f\x8b"          # gzip, as pyproject ships it
+
+
+def test_dppca_scaled_fits_adult():
+    from sklearn_dppca import DPPCA
+
+    X = load_adult().data
+    pca = DPPCA(eps=1.0, scale=True, pairs=64, random_state=0).fit(X)
+    assert pca.components_.shape[1] == 5
+    assert list(pca.feature_names_in_) == ADULT_COLUMNS
+    assert np.all(np.isfinite(pca.explained_variance_))

@@ -204,10 +204,16 @@ def test_noise_dominated_variances_warn():
         DPScree(n_components=6, eps=0.05, random_state=0).fit(X)
 
 
-@pytest.mark.skipif(not ADULT.exists(), reason="needs ../shared/data/adult.csv")
-def test_adult_scaled_gives_a_positive_scree():
-    pandas = pytest.importorskip("pandas")
-    table = pandas.read_csv(ADULT)
+@pytest.mark.parametrize("source", ["shipped", "../shared"])
+def test_adult_scaled_gives_a_positive_scree(source):
+    if source == "shipped":
+        from sklearn_dppca.datasets import load_adult
+
+        table = load_adult().data
+    else:
+        if not ADULT.exists():
+            pytest.skip("needs ../shared/data/adult.csv")
+        table = pytest.importorskip("pandas").read_csv(ADULT)
     for seed in range(2):
         pca = quiet(DPPCA(eps=1.0, scale=True, pairs=64, random_state=seed), table)
         assert np.all(np.isfinite(pca.scale_)) and np.all(pca.scale_ > 0)

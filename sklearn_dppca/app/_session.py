@@ -47,6 +47,8 @@ SOURCES = {
     "breast_cancer": "breast cancer (scikit-learn, 2 diagnoses, n = 569, p = 30)",
     "diabetes": "diabetes (scikit-learn, no groups, n = 442, p = 10)",
     "digits": "digits (scikit-learn, 10 digits, n = 1797, p = 64)",
+    "adult": "adult (UCI Adult, numeric columns, no groups, n = 32561, p = 5; "
+             "mixed units: scale)",
     "upload": "upload a CSV file",
 }
 #: The pictures of a fit.
@@ -130,7 +132,10 @@ def load_source(source, *, path=None, file_name=None, columns="", group_column="
                         f"{', '.join(SOURCES)}.")
     variables = _names_or_none(columns, "'Variables'", "column")
     if source != "upload":
-        data = builtin_data() if source == "builtin" else _example_data(source)
+        if source in ("builtin", "adult"):
+            data = builtin_data("gau" if source == "builtin" else source)
+        else:
+            data = _example_data(source)
         return _select_columns(data, variables)
     if path is None:
         raise UserError("no file uploaded yet: choose a CSV file (with a header row) first.")
