@@ -372,7 +372,7 @@ def test_the_report_command_line_is_unchanged(tmp_path, monkeypatch, capsys):
     # "app" only as the first argument selects the explorer
     monkeypatch.chdir(tmp_path)
     assert main(["--quiet", "--components", "x"]) == 2
-    assert "--components must be an integer" in capsys.readouterr().err
+    assert "--components must be a number" in capsys.readouterr().err
 
 
 def test_create_app_builds_a_shiny_app(tmp_path):
