@@ -352,3 +352,53 @@ def test_empty_histograms_are_drawn_without_error(make_fake, save_png):
         shown = empty.plot(kind=kind)
         assert any(t.get_text().startswith("no ") for t in shown.ax_.texts), kind
     save_png(empty.plot(kind="both").figure_)
+
+
+def test_facet_titles_keep_the_shared_scale(make_fake, save_png):
+    est = make_fake("dppca", n_groups=3)
+    vmax = max(h.max() for h in est.score_histograms_.values())
+    wanted = ["first arm", "second arm", "third arm"]
+    as_list = ScoreDisplay.from_estimator(est, groups="facets", titles=wanted)
+    assert [sub.get_title() for sub in as_list.ax_] == wanted
+    by_label = ScoreDisplay.from_estimator(
+        est, groups="facets", titles={"G3": "c", "G1": "a", "G2": "b"})
+    assert [sub.get_title() for sub in by_label.ax_] == ["a", "b", "c"]
+    for disp in (as_list, by_label):
+        assert all(mesh.get_clim() == (0.0, pytest.approx(vmax)) for mesh in disp.mesh_)
+        assert len(disp.figure_.axes) == 4  # three facets and one colour bar
+    save_png(by_label.figure_)
+    plt.close("all")
+
+
+def test_facet_titles_are_checked(make_fake):
+    est = make_fake("dppca", n_groups=3)
+    with pytest.raises(ValueError, match="titles has 2 titles for 3"):
+        ScoreDisplay.from_estimator(est, groups="facets", titles=["a", "b"])
+    with pytest.raises(ValueError, match="lacks a title for 1 of the 3"):
+        ScoreDisplay.from_estimator(est, groups="facets", titles={"G1": "a", "G2": "b"})
+    with pytest.raises(TypeError, match="titles"):
+        ScoreDisplay.from_estimator(est, groups="facets", titles="abc")
+    with pytest.raises(TypeError, match="strings"):
+        ScoreDisplay.from_estimator(est, groups="facets", titles=[1, 2, 3])
+    with pytest.raises(ValueError, match="facets"):
+        ScoreDisplay.from_estimator(est, groups="colors", titles=["a", "b", "c"])
+    plt.close("all")
+
+
+def test_two_score_displays_side_by_side(make_fake, save_png):
+    fits = {"additive": make_fake("dppca", seed=0, groups=False),
+            "sparse": make_fake("dppca", seed=1, groups=False)}
+    fig, axs = plt.subplots(1, 2, figsize=(8, 4))
+    shown = {}
+    for ax, (name, fit) in zip(axs, fits.items()):
+        shown[name] = ScoreDisplay.from_estimator(fit, ax=ax, groups=None)
+        ax.set_title(f"{name} histogram")
+    for ax, (name, fit) in zip(axs, fits.items()):
+        disp = shown[name]
+        assert disp.ax_ is ax and disp.figure_ is fig
+        assert ax.get_title() == f"{name} histogram"
+        H = fit.score_histogram_
+        assert np.allclose(_mesh_values(disp.mesh_, H.shape), H)
+    assert shown["additive"].mesh_ is not shown["sparse"].mesh_
+    save_png(fig)
+    plt.close("all")

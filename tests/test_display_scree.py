@@ -227,3 +227,63 @@ def test_real_estimators(real_estimators, save_png):
         2 if "total_variance" in reference else 1)
     with pytest.raises(TypeError, match="DPKendallDirections has no private variances"):
         ScreeDisplay.from_estimator(real["directions"])
+
+
+def test_from_estimators_overlays_each_fit(make_fake, save_png):
+    fits = [make_fake("scree", k=4, seed=s) for s in (0, 1, 2)]
+    for fit, eps in zip(fits, (0.25, 0.5, 0.25)):
+        fit.privacy_spent_ = (eps, 1e-6)
+    fig, ax = plt.subplots()
+    displays = ScreeDisplay.from_estimators(fits, labels=["a", "b", "c"], ax=ax)
+    assert len(displays) == 3
+    assert all(d.ax_ is ax and d.figure_ is fig for d in displays)
+    colors = [matplotlib.colors.to_hex(d.line_.get_color()) for d in displays]
+    assert len(set(colors)) == 3
+    xs = [d.line_.get_xdata() for d in displays]
+    for fit, d, x in zip(fits, displays, xs):
+        assert np.allclose(d.line_.get_ydata(), fit.explained_variance_)
+        # the error bars are +-2 noise sd, in the fit's colour
+        segs = _error_segments(d.line_errorbars_)
+        assert np.allclose(segs[:, 2] - segs[:, 1], 4 * np.broadcast_to(
+            fit.noise_scale_, segs[:, 0].shape))
+    # side by side: no two fits at the same place
+    assert np.all(xs[0] < xs[1]) and np.all(xs[1] < xs[2])
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert texts[:3] == ["a (eps 0.25)", "b (eps 0.5)", "c (eps 0.25)"]
+    assert any("noise sd" in t for t in texts)
+    save_png(fig)
+
+
+def test_from_estimators_pve_bars_and_aliases(make_fake):
+    fits = [make_fake("scree", k=3, seed=s) for s in (0, 1)]
+    displays = ScreeDisplay.from_estimators(fits, kind="pve", ec="k", lw=2)
+    for fit, d in zip(fits, displays):
+        assert np.allclose(_bar_heights(d), 100 * fit.explained_variance_ratio_)
+        assert d.bar_errorbars_ is not None and d.line_ is None
+        patch = d.bars_.patches[0]
+        assert patch.get_linewidth() == 2
+        assert matplotlib.colors.to_hex(patch.get_edgecolor()) == "#000000"
+    lefts = [np.array([p.get_x() for p in d.bars_.patches]) for d in displays]
+    widths = np.array([p.get_width() for p in displays[0].bars_.patches])
+    # the bars of the two fits do not overlap
+    assert np.all(lefts[0] + widths <= lefts[1])
+    # labels default to each fit's method, numbered when they repeat
+    texts = [t.get_text() for t in displays[0].ax_.get_legend().get_texts()]
+    assert texts[0] != texts[1]
+    plt.close("all")
+
+
+def test_from_estimators_line_aliases_and_errors(make_fake):
+    fits = [make_fake("scree", k=3, seed=s) for s in (0, 1)]
+    displays = ScreeDisplay.from_estimators(fits, ls=":", lw=3)
+    assert all(d.line_.get_linestyle() == ":" and d.line_.get_linewidth() == 3
+               for d in displays)
+    with pytest.raises(ValueError, match="labels"):
+        ScreeDisplay.from_estimators(fits, labels=["only one"])
+    with pytest.raises(ValueError, match="distinct"):
+        ScreeDisplay.from_estimators(fits, labels=["a", "a"])
+    with pytest.raises(ValueError, match="estimators"):
+        ScreeDisplay.from_estimators([])
+    with pytest.raises(ValueError, match="kind"):
+        ScreeDisplay.from_estimators(fits, kind="both")
+    plt.close("all")

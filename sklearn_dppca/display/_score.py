@@ -225,6 +225,7 @@ class ScoreDisplay:
         show_nonprivate=True,
         colors=None,
         cmap=None,
+        titles=None,
         hist_kw=None,
         scatter_kw=None,
         **kwargs,
@@ -264,6 +265,10 @@ class ScoreDisplay:
             Colormap of the histogram cells drawn without group colours (one
             histogram, or each facet). None: "Blues", and "Greys" under points.
             A ``cmap`` in ``hist_kw`` takes precedence.
+        titles : list or dict, default=None
+            The facets' titles (``groups="facets"`` only): a list of strings in
+            the order of the groups or a dict label -> title with every label.
+            None titles each facet with its group label.
         hist_kw : dict, default=None
             Passed to :meth:`matplotlib.axes.Axes.pcolormesh`.
         scatter_kw : dict, default=None
@@ -283,6 +288,7 @@ class ScoreDisplay:
         values = self._validate()
         labels = _resolve_groups(options.kind, options.groups, values)
         self.groups_ = labels
+        options.titles = _facet_titles(titles, labels, options.groups)
         options.colors = group_colors(labels, colors) if labels is not None else None
         frame = _shifted_frame(values, options.center)
         ref_hist, ref_points = self._reference(options, values, frame.shift)
@@ -398,6 +404,7 @@ class ScoreDisplay:
         for i, (label, sub) in enumerate(zip(labels, axs)):
             mesh, scatter = _draw_facet(sub, label, colors[label], kind, values, frame,
                                         mesh_kw, options.scatter_kw, scatter_defaults)
+            sub.set_title(options.titles[label], color=sub.title.get_color())
             meshes += [mesh] if mesh is not None else []
             scatters += [scatter] if scatter is not None else []
             decorate(sub, frame.extent, values.axes, values.ratio, options.center,
@@ -429,6 +436,7 @@ class ScoreDisplay:
         show_nonprivate=True,
         colors=None,
         cmap=None,
+        titles=None,
         hist_kw=None,
         scatter_kw=None,
         **kwargs,
@@ -463,6 +471,9 @@ class ScoreDisplay:
             :meth:`plot`).
         cmap : str or matplotlib Colormap, default=None
             Colormap of the histogram cells drawn without group colours (see
+            :meth:`plot`).
+        titles : list or dict, default=None
+            The facets' titles, in the order of ``groups_`` or by label (see
             :meth:`plot`).
         hist_kw : dict, default=None
             Passed to :meth:`matplotlib.axes.Axes.pcolormesh`.
@@ -509,6 +520,7 @@ class ScoreDisplay:
             show_nonprivate=show_nonprivate,
             colors=colors,
             cmap=cmap,
+            titles=titles,
             hist_kw=hist_kw,
             scatter_kw=scatter_kw,
             **kwargs,
@@ -532,6 +544,35 @@ def _check_options(kind, groups, center, show_nonprivate, hist_kw, scatter_kw, k
         hist_kw=merge_style(hist_kw, {} if points else kwargs, QuadMesh),
         scatter_kw=merge_style(scatter_kw, kwargs if points else {}, PathCollection),
     )
+
+
+def _facet_titles(titles, labels, mode):
+    """One title per facet, label -> str: the user's (a list in the groups'
+    order or a dict by label) or the group labels. Messages give counts, never
+    the labels."""
+    if titles is None:
+        if labels is None:
+            return None
+        return {label: plain_text(label) for label in labels}
+    if mode != "facets":
+        raise ValueError("titles names the facets; it needs groups='facets'.")
+    if isinstance(titles, dict):
+        missing = sum(label not in titles for label in labels)
+        if missing:
+            raise ValueError(f"titles lacks a title for {missing} of the "
+                             f"{len(labels)} groups.")
+        chosen = {label: titles[label] for label in labels}
+    elif isinstance(titles, (list, tuple)):
+        if len(titles) != len(labels):
+            raise ValueError(f"titles has {len(titles)} titles for {len(labels)} "
+                             "groups.")
+        chosen = dict(zip(labels, titles))
+    else:
+        raise TypeError("titles must be None, a list of str or a dict label -> "
+                        f"str, got {type(titles).__name__}.")
+    if not all(isinstance(text, str) for text in chosen.values()):
+        raise TypeError("titles must hold strings.")
+    return chosen
 
 
 def _resolve_groups(kind, groups, values):

@@ -451,3 +451,208 @@ class ScreeDisplay:
             line_kw=line_kw,
             **kwargs,
         )
+
+    @classmethod
+    def from_estimators(cls, estimators, *, labels=None, ax=None, kind="variance",
+                        colors=None, **kwargs):
+        """Overlay the scree plots of several fits on one axes.
+
+        Each fit (a fitted :class:`~sklearn_dppca.DPScree`,
+        :class:`~sklearn_dppca.DPPCA` or a loaded release) keeps the display it
+        would have alone, drawn side by side with the others: the fits sit at
+        small offsets around each component, so no marker, bar or error bar
+        hides another. Every fit has its own colour, its +-2 noise-sd error
+        bars (in its colour) and a legend entry with its label and the eps it
+        spent (``privacy_spent_``). Fits charged to one
+        :class:`~sklearn_dppca.privacy.PrivacyAccountant` compose: the legend
+        then shows how the total was shared.
+
+        scikit-learn has no display of several estimators on one axes; a list
+        of displays, one per fit, keeps each fit's artists where
+        :meth:`from_estimator` puts them (``line_``, ``bars_``, ...), and the
+        shared ``ax_`` and ``figure_`` are those of every display.
+
+        Parameters
+        ----------
+        estimators : list of fitted estimators
+            The fits to compare, at least one.
+        labels : list of str, default=None
+            One distinct label per fit; default the fit's ``method`` (or its
+            class name), numbered when two fits share one.
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure is created when None.
+        kind : {"variance", "pve"}, default="variance"
+            Offset markers of the private variances joined by a line, or
+            side-by-side bars of the private PVE (each fit's share of its own
+            private total variance).
+        colors : list or dict, default=None
+            One colour per fit (a list in the order of ``estimators`` or a
+            dict label -> colour); default the colour-blind-safe Okabe-Ito
+            palette.
+        **kwargs : dict
+            Style of every fit's line (``kind="variance"``) or bars
+            (``kind="pve"``), matplotlib's aliases honoured (``lw``,
+            ``ls``, ...).
+
+        Returns
+        -------
+        displays : list of ScreeDisplay
+            One drawn display per fit, in the order of ``estimators``.
+
+        Raises
+        ------
+        TypeError
+            When a fit releases no variances.
+        ValueError
+            When ``estimators`` is empty or ``labels`` do not match it.
+
+        Examples
+        --------
+        >>> import matplotlib.pyplot as plt
+        >>> import numpy as np
+        >>> from sklearn_dppca import DPScree
+        >>> from sklearn_dppca.display import ScreeDisplay
+        >>> from sklearn_dppca.privacy import PrivacyAccountant
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(2000, 3)) * [3.0, 2.0, 1.0]
+        >>> accountant = PrivacyAccountant(eps=2.0, delta=1e-5)
+        >>> fits = [DPScree(eps=1.0, method=m, accountant=accountant,
+        ...                 random_state=0).fit(X) for m in ("clipped", "kendall")]
+        >>> displays = ScreeDisplay.from_estimators(fits)
+        >>> [len(d.line_.get_xdata()) for d in displays]
+        [3, 3]
+        >>> plt.close("all")
+        """
+        from matplotlib.lines import Line2D
+        from matplotlib.patches import Patch, Rectangle
+
+        from ._style import group_colors
+
+        kind = check_choice(kind, _OVERLAY_KINDS, "kind")
+        estimators = list(estimators)
+        if not estimators:
+            raise ValueError("estimators must hold at least one fitted estimator.")
+        for estimator in estimators:
+            check_estimator_for(estimator, "ScreeDisplay")
+        labels = _overlay_labels(estimators, labels)
+        palette = group_colors(labels, colors)
+        style = merge_style({}, kwargs, Line2D if kind == "variance" else Rectangle)
+        ax, fig = new_axes(ax)
+        width = 0.8 / len(estimators)
+        displays, handles, reach = [], [], 0.0
+        for i, (estimator, label) in enumerate(zip(estimators, labels)):
+            display = cls(estimator.explained_variance_,
+                          estimator.explained_variance_ratio_,
+                          noise_scale=getattr(estimator, "noise_scale_", None),
+                          total_variance=getattr(estimator, "total_variance_", None))
+            offset = (i - (len(estimators) - 1) / 2) * width
+            legend = _overlay_legend(label, estimator)
+            reach = max(reach, display._draw_member(ax, kind, offset, width,
+                                                     palette[label], legend, style))
+            handles.append(display.line_ if kind == "variance" else display.bars_)
+            display.ax_, display.figure_ = ax, fig
+            displays.append(display)
+        if any(d.noise_scale is not None for d in displays):
+            handles.append(Line2D([], [], color=_ERROR_COLOR, marker="|",
+                                  linestyle="none", markersize=10, label=_ERROR_LABEL))
+        if any(np.any(d.noise_dominated_) for d in displays):
+            weak = (Line2D([], [], color=_ERROR_COLOR, marker="o", linestyle="none",
+                           markerfacecolor="white", label=_WEAK_LABEL)
+                    if kind == "variance" else
+                    Patch(facecolor="0.7", hatch="////", edgecolor="white",
+                          label=_WEAK_LABEL))
+            handles.append(weak)
+        k = max(len(np.ravel(d.explained_variance)) for d in displays)
+        ax.set_xticks(np.arange(k))
+        ax.set_xticklabels([f"DP PC{j + 1}" for j in range(k)],
+                           rotation=45 if k > 8 else 0, ha="right" if k > 8 else "center")
+        ax.set_xlim(-0.6, k - 0.4)
+        ax.set_xlabel("private component")
+        ax.set_ylabel("private variance" if kind == "variance"
+                      else "PVE (% of the fit's private total variance)")
+        ax.set_ylim(0, reach * 1.15 if reach > 0 else 1.0)
+        ax.set_title("DP scree of several fits (private variances)")
+        add_legend(ax, handles, where="below", offset=62 if k > 8 else 36,
+                   fontsize="x-small", ncol=2)
+        return displays
+
+    def _draw_member(self, ax, kind, offset, width, color, label, style):
+        """Draw this fit's part of an overlay at ``offset`` from each component;
+        return the height the axes must reach (the values and their error bars,
+        an error bar capped at the private total)."""
+        from matplotlib.lines import Line2D
+        from matplotlib.patches import Rectangle
+
+        variance, ratio, noise, total, _, _, _ = self._validate()
+        spread = None if noise is None else _SDS * noise
+        values, unit = (variance, 1.0) if kind == "variance" else (100 * ratio, None)
+        if unit is None:
+            unit = 100 / total if total is not None and total > 0 else None
+        errors = None if spread is None or unit is None else spread * unit
+        x = np.arange(len(variance)) + offset
+        self.noise_dominated_ = (np.zeros(len(variance), dtype=bool) if spread is None
+                                 else variance <= spread)
+        self.noise_dominated_markers_ = self.cumulative_line_ = None
+        self.bars_ = self.line_ = self.bar_errorbars_ = self.line_errorbars_ = None
+        self.bar_labels_, self.nonprivate_lines_, self.variance_ax_ = [], [], None
+        if kind == "variance":
+            kw = merge_style({"color": color, "marker": "o", "markersize": 5,
+                              "label": label}, style, Line2D)
+            (self.line_,) = ax.plot(x, values, **kw)
+            if np.any(self.noise_dominated_):
+                # points within 2 noise sd of 0 could be noise alone: hollow
+                weak = self.noise_dominated_
+                (self.noise_dominated_markers_,) = ax.plot(
+                    x[weak], values[weak], linestyle="none", marker="o",
+                    markersize=8, markerfacecolor="white",
+                    markeredgecolor=self.line_.get_color(), zorder=4)
+        else:
+            kw = merge_style({"facecolor": color, "alpha": 0.85, "label": label},
+                             style, Rectangle)
+            self.bars_ = ax.bar(x, values, width=0.95 * width, **kw)
+            for patch, weak in zip(self.bars_.patches, self.noise_dominated_):
+                if weak:
+                    patch.set_hatch("////")
+                    patch.set_edgecolor("white")
+                    patch.set_alpha(0.45)
+        reach = float(values.max())
+        if errors is not None:
+            container = ax.errorbar(x, values, yerr=errors, fmt="none", ecolor=color,
+                                    elinewidth=1.1, capsize=2, zorder=5)
+            if kind == "variance":
+                self.line_errorbars_ = container
+            else:
+                self.bar_errorbars_ = container
+            cap = (total if kind == "variance" else 100.0) if total is not None else np.inf
+            with np.errstate(all="ignore"):
+                reach = max(reach, min(float(np.max(values + errors)), cap))
+        return reach
+
+
+_OVERLAY_KINDS = ("variance", "pve")
+
+
+def _overlay_labels(estimators, labels):
+    """One distinct label per fit: the user's, checked, or each fit's method
+    (its class name without one), numbered when two fits share one."""
+    if labels is not None:
+        labels = [str(label) for label in labels]
+        if len(labels) != len(estimators):
+            raise ValueError(f"labels has {len(labels)} entries but there are "
+                             f"{len(estimators)} estimators.")
+        if len(set(labels)) != len(labels):
+            raise ValueError("labels must be distinct.")
+        return labels
+    names = [str(getattr(est, "method", None) or type(est).__name__)
+             for est in estimators]
+    if len(set(names)) == len(names):
+        return names
+    return [f"{name} ({i + 1})" for i, name in enumerate(names)]
+
+
+def _overlay_legend(label, estimator):
+    """The legend text of one fit: its label and the eps it spent."""
+    spent = getattr(estimator, "privacy_spent_", None)
+    if spent is None:
+        return label
+    return f"{label} (eps {float(spent[0]):.3g})"
