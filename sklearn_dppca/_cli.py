@@ -35,6 +35,8 @@ from ._data_sources import LARGE_N as _LARGE_N
 from ._data_sources import LARGE_N_PAIRS as _LARGE_N_PAIRS
 from ._data_sources import UserError as _UserError
 from ._data_sources import parse_names as _parse_names
+from ._budget_split import BUDGET_PARTS as _BUDGET_PARTS
+from ._budget_split import DEFAULT_SCALED_SPLIT, DEFAULT_SPLIT
 from ._summary import ledger_table
 
 #: Largest number of histogram cells per axis the command line accepts.
@@ -54,7 +56,6 @@ _SCREE_PANELS = {"both": {}, "pve": {"kind": "pve"},
                  "variance": {"kind": "variance", "cumulative": False}}
 #: The parts of ``--budget-split`` (those of ``DPPCA(budget_split=...)``); ``scale``
 #: is spent only with ``--scale``.
-_BUDGET_PARTS = ("loading", "scree", "scale", "score")
 #: DPPCA's spelling of a setting -> the command line's, so that the estimator's own
 #: error messages (the only check of these values) name the option the user typed.
 _OPTION_SPELLING = {
@@ -91,10 +92,8 @@ def _split_text(split):
 
 def _default_splits():
     """DPPCA's default budget splits, as --budget-split would spell them."""
-    from . import _pca   # imported with the package anyway (for --version)
-
-    text = _split_text(_pca.DEFAULT_SPLIT)
-    return f"{text}, with --scale {_split_text(_pca.DEFAULT_SCALED_SPLIT)}"
+    text = _split_text(DEFAULT_SPLIT)
+    return f"{text}, with --scale {_split_text(DEFAULT_SCALED_SPLIT)}"
 
 
 def _build_parser():

@@ -27,6 +27,7 @@ from ._algorithms._variances import (
     scree_parts,
 )
 from ._base import _PrivateProjection, _VarianceMixin, ratio_threshold
+from ._budget_split import check_budget_split
 from ._progress import PairProgress
 from ._validation import (
     NON_NEGATIVE,
@@ -41,46 +42,11 @@ from ._validation import (
     check_labels,
     check_max_abs,
     check_n_components,
-    check_param,
     label_codes,
     validate_features,
     validate_params,
 )
 from .privacy import PrivacyBudget, PrivacyLedger
-
-DEFAULT_SPLIT = {"loading": 0.35, "scree": 0.3, "score": 0.35}
-#: With ``scale=True`` the spreads take a part of their own.
-DEFAULT_SCALED_SPLIT = {"loading": 0.3, "scree": 0.25, "scale": 0.2, "score": 0.25}
-_BUDGET_PARTS = ("loading", "scree", "scale", "score")
-
-
-def _check_budget_split(budget_split, scale=False):
-    """Fractions of ``loading``, ``scree``, ``scale`` and ``score``; missing parts get 0.
-
-    ``scale`` is the part of the private spreads: required with ``scale=True``,
-    an error without it (it would buy nothing). The range and the sum of the
-    shares are :meth:`PrivacyBudget.split`'s to check.
-    """
-    budget_split = check_param(budget_split, [None, dict], "budget_split")
-    if budget_split is None:
-        return dict(DEFAULT_SCALED_SPLIT if scale else DEFAULT_SPLIT)
-    unknown = sorted(map(str, set(budget_split) - set(_BUDGET_PARTS)))
-    if unknown:
-        raise ValueError(
-            f"budget_split has unknown parts {unknown}; parts are {list(_BUDGET_PARTS)}."
-        )
-    split = {part: budget_split.get(part, 0.0) for part in _BUDGET_PARTS}
-    required = ("loading", "scree", "scale") if scale else ("loading", "scree")
-    for part in required:
-        if not split[part]:
-            raise ValueError(f"budget_split[{part!r}] must be given and > 0"
-                             f"{' with scale=True' if part == 'scale' else ''}.")
-    if not scale:
-        if split.pop("scale"):
-            raise ValueError("budget_split['scale'] is spent only with scale=True; "
-                             "drop it or set scale=True.")
-    return split
-
 
 def _check_groups(groups, y, n_samples):
     """The public label list and each row's position in it (or None, None)."""
@@ -396,7 +362,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         """The validated hyperparameters, the top-level split included."""
         params = validate_params(self)
         check_matrix_scree(params["scree_method"], params["radial"])
-        params["split"] = _check_budget_split(params["budget_split"], params["scale"])
+        params["split"] = check_budget_split(params["budget_split"], params["scale"])
         PrivacyBudget(params["eps"], params["delta"]).split(params["split"])  # sum <= 1
         bins = params["bins"]
         params["bins"] = (bins, bins) if isinstance(bins, int) else bins

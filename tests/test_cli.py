@@ -292,18 +292,17 @@ def test_budget_split_parts():
     assert _BUDGET_PARTS == ("loading", "scree", "scale", "score")
     split = _parse_budget_split("loading=0.35, scree=0.15, scale=0.2, score=0.3")
     assert split == {"loading": 0.35, "scree": 0.15, "scale": 0.2, "score": 0.3}
-    from sklearn_dppca import _pca
+    from sklearn_dppca import _budget_split
 
-    for part in getattr(_pca, "_BUDGET_PARTS", _pca.DEFAULT_SPLIT):
+    for part in _budget_split.BUDGET_PARTS:
         assert part in _BUDGET_PARTS
 
 
 def test_help_states_the_default_splits():
-    from sklearn_dppca import _pca
+    from sklearn_dppca import _budget_split
 
     text = " ".join(_build_parser().format_help().split())
-    splits = [_pca.DEFAULT_SPLIT] + ([_pca.DEFAULT_SCALED_SPLIT]
-                                     if hasattr(_pca, "DEFAULT_SCALED_SPLIT") else [])
+    splits = [_budget_split.DEFAULT_SPLIT, _budget_split.DEFAULT_SCALED_SPLIT]
     for split in splits:
         shown = ",".join(f"{part}={share:g}" for part, share in split.items() if share)
         assert shown in text, (shown, text)
