@@ -29,7 +29,6 @@ import sys
 import time
 import warnings
 
-from . import _data_sources
 from ._data_sources import BUILTIN_DATA, builtin_data, builtin_labels, read_csv
 from ._data_sources import LARGE_N as _LARGE_N
 from ._data_sources import LARGE_N_PAIRS as _LARGE_N_PAIRS
@@ -429,13 +428,6 @@ class _Options:
         _check_writable(self.out, "--out")
         if self.json is not None:
             _check_writable(self.json, "--json")
-
-
-# --------------------------------------------------------------------------------------
-# data: read by _data_sources (shared with the explorer app)
-# --------------------------------------------------------------------------------------
-#: The rule for one cell of a variable (tests/test_cli.py checks it here).
-_cell_values = _data_sources.cell_values
 
 
 # --------------------------------------------------------------------------------------

@@ -134,7 +134,7 @@ def _read_rows(path, shown):
     return header, rows
 
 
-def cell_values(cells):
+def _cell_values(cells):
     """float64 values of one column's cells, and which cells are not numbers.
 
     A cell is a number when Python's ``float`` reads it (surrounding spaces
@@ -226,7 +226,7 @@ def read_csv(path, columns=None, group=None, declared=None, max_abs=None, *,
     values = np.empty((len(rows), len(variables)), dtype=np.float64)
     for j, name in enumerate(variables):
         position = index[name]
-        values[:, j], text = cell_values([row[position] for row in rows])
+        values[:, j], text = _cell_values([row[position] for row in rows])
         if text.any():
             if columns is None:
                 raise UserError(

@@ -559,9 +559,8 @@ _READERS = {
     "software": lambda value, entry, name, dims: _typed(value, dict, name),
     "format": lambda value, entry, name, dims: value,   # checked first, by ReleasedPCA
 }
-# the entries inside other entries: one axis of bin edges, one number of a pair
+# the entry inside another entry: one axis of bin edges
 _AXIS_EDGES = Entry("bin_edges", None, "array", shapes=((None,),))
-_SCALAR = Entry("number", None, "number", shapes=((),))
 
 
 def _read_entry(container, entry, dims, prefix="", values=None):

@@ -21,10 +21,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 from sklearn_dppca import DPPCA, load_release  # noqa: E402
+from sklearn_dppca._data_sources import _cell_values  # noqa: E402
 from sklearn_dppca._cli import (  # noqa: E402
     _BUDGET_PARTS,
     _LARGE_N_PAIRS,
-    _cell_values,
     _build_parser,
     main,
     _parse_budget_split,
