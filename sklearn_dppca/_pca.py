@@ -4,7 +4,7 @@ import time
 import warnings
 
 import numpy as np
-from sklearn.utils import Bunch
+from ._bunch import Bunch
 
 from ._algorithms._directions import loading_parts
 from ._algorithms._nonprivate import nonprivate_reference

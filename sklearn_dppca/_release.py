@@ -19,7 +19,7 @@ import numbers
 import os
 
 import numpy as np
-from sklearn.utils import Bunch
+from ._bunch import Bunch
 
 from ._algorithms._projection import back_project, project, whitening_scale
 from ._names import feature_names

@@ -2,7 +2,7 @@
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.utils import Bunch
+from ._bunch import Bunch
 from sklearn.utils.validation import check_is_fitted
 
 from ._algorithms._directions import loading_parts

@@ -12,7 +12,13 @@ import html
 import numpy as np
 
 from ._names import feature_names
-from .privacy._budget import composition_label
+
+
+def composition_label(entries):
+    """How a ledger's total was composed, in words (for tables and summaries)."""
+    if any(entry.get("composition") == "gdp" for entry in entries):
+        return "Gaussian parts composed in mu-GDP"
+    return "basic composition"
 
 _MAX_ROWS = 6
 _MAX_COLUMNS = 4

@@ -1,7 +1,8 @@
 """The one validation system: parameter constraints, data checks, random state.
 
-A leaf module: it imports NumPy and scikit-learn's public API and nothing of this
-package, so the kernel, the privacy toolkit, the algorithms, the estimators, the
+A leaf module: it imports NumPy and scikit-learn's public API (the latter only
+inside the functions that need it, as importing it costs about a second) and
+nothing of this package, so the kernel, the privacy toolkit, the algorithms, the estimators, the
 release reader, the displays and the command line all check their inputs here.
 
 Error policy (the same everywhere):
@@ -24,7 +25,6 @@ import numbers
 import warnings
 
 import numpy as np
-from sklearn.utils.validation import check_array, validate_data
 
 _FLOAT_DTYPES = (np.float64, np.float32)
 
@@ -459,6 +459,8 @@ def validate_features(estimator, X, *, reset):
         estimator._dropped_columns_ = []
     # scikit-learn's finiteness check first sums X, which emits a RuntimeWarning
     # (invalid value) when X holds both +inf and -inf; its ValueError follows.
+    from sklearn.utils.validation import validate_data   # heavy: only when fitting
+
     with np.errstate(invalid="ignore", over="ignore"):
         return validate_data(
             estimator,
@@ -480,6 +482,8 @@ def check_rows(X):
     dtypes = getattr(X, "dtypes", None)   # a DataFrame: dates are not coordinates
     if dtypes is not None and any(getattr(d, "kind", "") in ("M", "m") for d in dtypes):
         raise TypeError("X must be numeric; it has date or time columns.")
+    from sklearn.utils.validation import check_array   # heavy: only when fitting
+
     # check_array's finiteness test sums X first: rows near +-DBL_MAX overflow that
     # sum (a harmless warning, after which it checks every entry).
     with np.errstate(over="ignore", invalid="ignore"):
@@ -506,6 +510,8 @@ def check_values(x, name="x"):
 def check_projections(X, n_components):
     """Validate the projections ``X`` given to ``inverse_transform``: a finite 2-D
     float64 or float32 array (float32 is kept) with ``n_components`` columns."""
+    from sklearn.utils.validation import check_array   # heavy: only when projecting
+
     X = check_array(X, dtype=list(_FLOAT_DTYPES), input_name="X")
     if X.shape[1] != n_components:
         raise ValueError(f"X must have {n_components} columns (one per component) in "

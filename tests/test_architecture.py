@@ -149,7 +149,19 @@ def _imported_names():
             if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
                     and node.value.id in module_aliases):
                 imported.add((module_aliases[node.value.id], node.attr))
+        imported.update(_lazy_names(tree, package))
     return imported
+
+
+def _lazy_names(tree, package):
+    """(module, name) for the names a package face loads on first use: its
+    ``_HOMES`` dict maps each public name to the relative module defining it."""
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and getattr(node.targets[0], "id", None) == "_HOMES"):
+            homes = ast.literal_eval(node.value)
+            return {(package + home, name) for name, home in homes.items()}
+    return set()
 
 
 def _module_level_names(path):

@@ -172,6 +172,26 @@ def test_from_json_redraws_without_fitting(default_run, tmp_path):
     assert copy["privacy_ledger"] == read_json(saved)["privacy_ledger"]
 
 
+def test_from_json_redraw_loads_no_fitting_libraries(default_run, tmp_path):
+    # Redrawing a saved release reads JSON and draws: it must not pay for importing
+    # scikit-learn (about a second, with SciPy's statistics) or pandas. A fresh
+    # interpreter, as a user's command has.
+    assert default_run["code"] == 0
+    script = (
+        "import sys\n"
+        "from sklearn_dppca._cli import main\n"
+        f"code = main(['--from-json', {str(default_run['cwd'] / 'released.json')!r}, "
+        f"'--out', {str(tmp_path / 'again.png')!r}, '--quiet'])\n"
+        "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'sklearn', 'scipy', "
+        "'pandas'})\n"
+        "print(code, heavy)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env={**os.environ, "MPLBACKEND": "Agg"}, check=True)
+    assert done.stdout.split("\n")[-2] == "0 []"
+    assert (tmp_path / "again.png").stat().st_size > 0
+
+
 def test_from_json_refuses_data_and_fit_options(default_run, tmp_path):
     saved = default_run["cwd"] / "released.json"
     code, out, err = run_cli(["--from-json", saved, "--eps", "2", "--out", "x.png"],

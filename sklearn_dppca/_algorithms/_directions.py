@@ -6,7 +6,7 @@ import math
 import warnings
 
 import numpy as np
-from sklearn.utils import Bunch
+from .._bunch import Bunch
 
 from .._kendall import pair_scatter, spherical_kendall
 from ..privacy import PrivacyUtilityWarning, positive_quantile, symmetric_matrix_gaussian

@@ -1,7 +1,7 @@
 """The ordinary (non-private) PCA reference, stored only on request."""
 
 import numpy as np
-from sklearn.utils import Bunch
+from .._bunch import Bunch
 
 from .._validation import MAX_ABS_VALUE
 

@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 from scipy.stats import norm
-from sklearn.utils import Bunch
+from .._bunch import Bunch
 
 from ..privacy import PrivacyUtilityWarning
 from ..privacy._histograms import (

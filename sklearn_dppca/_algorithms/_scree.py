@@ -9,7 +9,7 @@ import math
 import warnings
 
 import numpy as np
-from sklearn.utils import Bunch
+from .._bunch import Bunch
 
 from ..privacy import PrivacyUtilityWarning
 from ..privacy._warnings import warn_noise_dominated

@@ -14,7 +14,7 @@ gives the eigenvectors and PVE of the correlation matrix.
 import warnings
 
 import numpy as np
-from sklearn.utils import Bunch
+from .._bunch import Bunch
 
 from .._names import default_feature_names
 from ..privacy import PrivacyUtilityWarning

@@ -148,8 +148,8 @@ def load_adult(*, as_frame=True, return_X_y=False):
 
     Returns
     -------
-    data : :class:`~sklearn.utils.Bunch`
-        Dictionary-like object with the attributes:
+    data : Bunch
+        A dictionary whose keys are also attributes, with the keys:
 
         data : {ndarray, DataFrame} of shape (32561, 5)
             The values, int64.
@@ -174,8 +174,7 @@ def load_adult(*, as_frame=True, return_X_y=False):
     >>> X.dtype, y is None
     (dtype('int64'), True)
     """
-    from sklearn.utils import Bunch
-
+    from .._bunch import Bunch
     from .._validation import check_bool
 
     as_frame = check_bool(as_frame, "as_frame")

@@ -77,9 +77,6 @@ def check_fitted(estimator, caller_name):
     checked here first: what ``check_is_fitted`` makes of other objects changed
     between scikit-learn releases (NotFittedError in 1.6, AttributeError later).
     """
-    from sklearn.exceptions import NotFittedError
-    from sklearn.utils.validation import check_is_fitted
-
     what = (f"the class {estimator.__name__}" if isinstance(estimator, type)
             else type(estimator).__name__)
     message = (f"{caller_name} needs a fitted estimator of sklearn_dppca "
@@ -87,12 +84,24 @@ def check_fitted(estimator, caller_name):
                f"{what}, which is not a scikit-learn estimator instance.")
     if isinstance(estimator, type) or not hasattr(estimator, "__sklearn_tags__"):
         raise TypeError(message)
+    if _declares_fitted(estimator):
+        return      # what check_is_fitted would conclude, without importing sklearn
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
     try:
         check_is_fitted(estimator)
     except NotFittedError:
         raise
     except (AttributeError, TypeError) as exc:
         raise TypeError(message) from exc
+
+
+def _declares_fitted(estimator):
+    """Whether the estimator says it is fitted through ``__sklearn_is_fitted__``
+    (scikit-learn's protocol, which ``check_is_fitted`` honours first)."""
+    declared = getattr(estimator, "__sklearn_is_fitted__", None)
+    return callable(declared) and declared() is True
 
 
 def check_estimator_for(estimator, display_name):

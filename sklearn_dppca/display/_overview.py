@@ -5,9 +5,8 @@ import textwrap
 
 import numpy as np
 
-from .._summary import format_value, ledger_row, spent_cells
+from .._summary import composition_label, format_value, ledger_row, spent_cells
 from .._validation import check_param
-from ..privacy._budget import composition_label
 from ._biplot import ALPHA, BiplotDisplay, BiplotRangeError
 from ._check import check_axes, check_style
 from ._estimator_access import (

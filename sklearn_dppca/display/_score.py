@@ -1,7 +1,7 @@
 """DP score plot: the private histogram of the scores and synthetic points."""
 
 import numpy as np
-from sklearn.utils import Bunch
+from .._bunch import Bunch
 
 from .._validation import (
     Interval,

@@ -100,13 +100,6 @@ class _Part(PrivacyBudget):
         self.delta = float(delta)
 
 
-def composition_label(entries):
-    """How a ledger's total was composed, in words (for tables and summaries)."""
-    if any(entry.get("composition") == "gdp" for entry in entries):
-        return "Gaussian parts composed in mu-GDP"
-    return "basic composition"
-
-
 class PrivacyLedger:
     """The record of every mechanism call of one fit.
 
