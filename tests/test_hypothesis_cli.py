@@ -5,8 +5,9 @@ stderr captured, on a generated argument list and generated small files:
 
 * argument values, valid and invalid, for every option: ``--columns``, ``--eps``,
   ``--delta``, ``--components``, ``--scale``, ``--axes``, ``--bins``,
-  ``--histogram``, ``--scree-method``, ``--noise``, ``--budget-split``,
-  ``--group``/``--groups``, ``--pairs``, ``--seed``, ``--out`` (extensions, missing
+  ``--histogram``, ``--scree-method``, ``--scree-params``, ``--scree-kind``,
+  ``--monotone``/``--no-monotone``, ``--synthetic-sampling``, ``--noise``,
+  ``--budget-split``, ``--group``/``--groups``, ``--pairs``, ``--seed``, ``--out`` (extensions, missing
   directories), ``--dpi``, ``--json``, ``--from-json`` (saved releases, broken and
   tampered ones), unknown options, and conflicting combinations;
 * CSV files with <= 25 rows and <= 4 numeric columns: header variants (unicode,
@@ -244,7 +245,12 @@ VALID = {
                        "loading=0.3, scree=0.3, score=0.3", "scree=0.1,loading=0.1"],
     "--pairs": ["all", "ALL", "2", "4", "3"],
     "--seed": ["0", "1", "12345"],
+    "--scree-kind": ["both", "pve", "variance"],
+    "--synthetic-sampling": ["uniform", "center"],
 }
+# tuning values of the clipped scree (the default method); other methods refuse them
+CLIPPED_SCREE_PARAMS = ["quantile_level=0.9", "quantile_share=0.3, quantile_level=0.95",
+                        "clip=component", "clip=norm,C=auto"]
 # with --scale the split needs a positive scale part
 SCALED_SPLITS = ["loading=0.35,scree=0.15,scale=0.2,score=0.3",
                  "scale=0.3,loading=0.3,scree=0.3", "loading=0.2,scree=0.2,scale=0.1"]
@@ -270,6 +276,10 @@ INVALID = {
               False),
     "--dpi": (["5", "x", "-100", ""], False),
     "--json": (["missing/dir/out.json", "."], False),
+    "--scree-params": (["bogus=1", "quantile_level=2", "quantile_level", "=0.5", "",
+                        "quantile_level=0.9,quantile_level=0.8", "clip=maybe"], False),
+    "--scree-kind": (["bogus", "PVE"], True),
+    "--synthetic-sampling": (["bogus", "centre"], True),
 }
 
 
@@ -289,6 +299,8 @@ def _valid_fit_options(draw, p):
         components = _int(draw, 1, p)
     if components is not None:
         args += ["--components", str(components)]
+    elif _int(draw, 0, 4) == 0:   # k from the private PVE: the axes stay 1 and 2
+        args += ["--components", _pick(draw, ["0.5", "0.8", "0.99"])]
     k = 2 if components is None else components
     if k >= 2 and _int(draw, 0, 3) == 0:
         first = _int(draw, 1, k)
@@ -298,7 +310,8 @@ def _valid_fit_options(draw, p):
     if scale:
         args.append("--scale")
     for option in ("--eps", "--delta", "--bins", "--histogram", "--scree-method",
-                   "--noise", "--budget-split", "--pairs"):
+                   "--noise", "--budget-split", "--pairs", "--scree-kind",
+                   "--synthetic-sampling"):
         if _int(draw, 0, 2) == 0:
             choices = SCALED_SPLITS if scale and option == "--budget-split" else \
                 VALID[option]
@@ -306,6 +319,10 @@ def _valid_fit_options(draw, p):
             args += [option, value]
             if option == "--eps":
                 requested["eps"] = float(value)
+    if "--scree-method" not in args and _int(draw, 0, 3) == 0:
+        args += ["--scree-params", _pick(draw, CLIPPED_SCREE_PARAMS)]
+    if _int(draw, 0, 3) == 0:
+        args.append(_pick(draw, ["--monotone", "--no-monotone"]))
     return args, requested
 
 
