@@ -135,6 +135,9 @@ def test_options_are_passed_to_the_panels(make_fake):
     # other components: the score summary exists for axes_ only
     fig = plot_overview(est, axes=(0, 2))
     assert set(fig.displays_) == {"scree", "loading", "variable"}
+    # the note names the components as the panels do, with the 0-based argument
+    notes = " ".join(" ".join(t.get_text().split()) for ax in fig.axes for t in ax.texts)
+    assert "released for PC1 x PC2 (axes=(0, 1)), not PC1 x PC3 (axes=(0, 2))" in notes
     assert np.allclose(fig.displays_["loading"].arrows_[0].xy, est.components_[[0, 2], 0])
 
 

@@ -318,8 +318,8 @@ def _draw_panels(estimator, axes, two_axes, fitted_axes, kws, ax_scree, ax_loadi
     score_reason = unsupported_reason(estimator, "ScoreDisplay")
     if score_reason is None and tuple(int(a) for a in fitted_axes) != tuple(axes):
         score_reason = (
-            f"The private score summary was released for axes={tuple(fitted_axes)!r}, "
-            f"not {tuple(axes)!r}."
+            f"The private score summary was released for {_pc_pair(fitted_axes)}, "
+            f"not {_pc_pair(axes)}."
         )
     if score_reason is None:
         displays["score"] = ScoreDisplay.from_estimator(
@@ -400,3 +400,10 @@ def _summary_panel(ax, estimator):
     ax.text(0.02, 0.98, "\n".join(wrapped), ha="left", va="top", transform=ax.transAxes,
             fontsize=fontsize, family="monospace", linespacing=1.15)
     ax.set_title("Release")
+
+
+def _pc_pair(axes):
+    """``PC1 x PC3 (axes=(0, 2))``: the components as the pictures name them, and the
+    0-based ``axes`` argument that selects them."""
+    first, second = (int(a) for a in axes)
+    return f"PC{first + 1} x PC{second + 1} (axes=({first}, {second}))"
