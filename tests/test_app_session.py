@@ -28,6 +28,7 @@ from sklearn_dppca.app._session import (  # noqa: E402
     Explorer,
     _used_fraction,
     budget_file_for,
+    describe_error,
     load_source,
 )
 from sklearn_dppca.datasets import make_gaussian_clusters  # noqa: E402
@@ -102,8 +103,15 @@ def test_a_fit_beyond_what_is_left_is_refused_before_any_computation(tmp_path, d
 
     # the ledger is opened after the charge and before the first mechanism
     monkeypatch.setattr("sklearn_dppca._pca.PrivacyLedger", no_ledger_may_open)
-    with pytest.raises(BudgetExceededError):
+    with pytest.raises(BudgetExceededError) as refusal:
         explorer.fit(FIT)
+    # plain words first (what this fit asked, the budget, what was spent), the
+    # accountant's exact account after them
+    message = describe_error(refusal.value)
+    assert message.startswith(f"Fit refused. This fit (eps={FIT['eps']:g}, delta=")
+    assert "budget of this data set (eps=1, delta=1e-05; " in message
+    assert "Nothing was spent. Try a smaller eps" in message
+    assert "Details: " in message and "Nothing was charged." in message
     assert len(explorer.fits) == 1 and explorer.accountant.charges == charges
     assert path.read_bytes() == saved
     # what was released before is still there

@@ -433,6 +433,8 @@ class Explorer:
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
                     estimator.fit(self.data.X, self.data.y)
+            except BudgetExceededError as error:
+                raise BudgetExceededError(self._refusal(kwargs, error)) from error
             finally:
                 if len(accountant.charges) != charges:
                     # a charge is kept even if the fit failed after it
@@ -448,6 +450,15 @@ class Explorer:
         self.fits[-1].warnings = list(dict.fromkeys(
             " ".join(str(warning.message).split()) for warning in caught))
         return len(self.fits) - 1
+
+    def _refusal(self, kwargs, error):
+        """The refusal in the page's words, then the accountant's exact account."""
+        meter = self.meter()
+        return (f"This fit (eps={kwargs['eps']:g}, delta={kwargs['delta']:g}) needs more "
+                f"than is left of the budget of this data set (eps={meter['eps_total']:g}"
+                f", delta={meter['delta_total']:g}; {100 * meter['fraction']:.1f}% "
+                f"already spent). Nothing was spent. Try a smaller eps, or show an "
+                f"earlier fit again (free). Details: {error}")
 
     # -- drawing (free) ----------------------------------------------------------------
     def _fit(self, index):
@@ -581,8 +592,7 @@ def describe_error(error):
     """A plain message for the page (an error's own message names inputs, never data)."""
     text = " ".join(str(error).split())
     if isinstance(error, BudgetExceededError):
-        return (f"Fit refused: it needs more than is left of the budget. {text} "
-                "Earlier fits are kept and can be shown again for free.")
+        return f"Fit refused. {text}"
     return text
 
 
