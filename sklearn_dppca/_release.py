@@ -817,6 +817,8 @@ class ReleasedPCA:
         The released noisy Kendall matrix.
     kendall_eigenvalues_ : ndarray or None
         Its eigenvalues (a DPKendallDirections release).
+    radius_ : float or None
+        The clip radius of directions fitted with ``radial="clipped"``, else None.
     axes_ : tuple of int or None
         The two components (0-based) of the score summary.
     frame_ : Bunch or None

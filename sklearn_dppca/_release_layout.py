@@ -133,6 +133,9 @@ LAYOUT = (
     _array("clip_bounds", ((1,), ("k",)), _WITH_VARIANCES, bound="positive"),
     _array("kendall_matrix", (("p", "p"),)),
     _array("kendall_eigenvalues", (("p",),), (_DIRECTIONS,)),
+    # the clip radius of radial="clipped" directions (private or public)
+    Entry("radius", "radius_", "number", (_DIRECTIONS, _PCA), bound="positive",
+          omit_null=True),
     _array("score_histogram", (("bx", "by"),), (_PCA,), together="score"),
     _array("synthetic_scores", ((None, 2),), (_PCA,)),
     # the private spreads of a scaled fit (scale=True)

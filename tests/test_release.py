@@ -48,8 +48,10 @@ RELEASE_KEYS = {
     "score_histograms", "synthetic_scores", "synthetic_groups", "budget",
     "privacy_spent", "privacy_ledger", "scale", "feature_variance",
     "feature_variance_noise_scale", "total_variance", "total_variance_noise_scale",
-    "histogram_threshold", "expected_noise_cells",
+    "histogram_threshold", "expected_noise_cells", "radius",
 }
+#: keys left out of a file when null (a radius only with radial="clipped")
+OMITTED_WHEN_NULL = {"radius"}
 NEW_ATTRIBUTES = ("scale_", "feature_variance_", "feature_variance_noise_scale_",
                   "total_variance_", "total_variance_noise_scale_", "histogram_threshold_",
                   "expected_noise_cells_")
@@ -85,7 +87,7 @@ def _walk(value):
 
 def test_export_holds_exactly_the_released_quantities(fitted):
     release = export_release(fitted)
-    assert set(release) == RELEASE_KEYS
+    assert set(release) == RELEASE_KEYS - OMITTED_WHEN_NULL
     assert release["format"] == FORMAT
     # valid strict JSON: no NaN or infinity anywhere
     text = json.dumps(release, allow_nan=False)
@@ -118,7 +120,7 @@ def test_no_nonprivate_value_and_no_seed_without_request(fitted):
 
 def test_nonprivate_reference_only_under_its_key(fitted):
     release = export_release(fitted, include_nonprivate=True)
-    assert set(release) == RELEASE_KEYS | {NONPRIVATE_KEY}
+    assert set(release) == (RELEASE_KEYS - OMITTED_WHEN_NULL) | {NONPRIVATE_KEY}
     block = release[NONPRIVATE_KEY]
     assert "NOT PRIVATE" in block["WARNING"]
     assert np.allclose(block["components"], fitted.nonprivate_.components)
@@ -567,6 +569,11 @@ def _configs(data):
                                       random_state=6).fit(X, y), X),
             "pca, scaled": (DPPCA(eps=8.0, scale=True, random_state=7).fit(frame), frame),
             "pca, whitened": (DPPCA(3, eps=8.0, whiten=True, random_state=8).fit(X), X),
+            # the clip radius (radius_) is released and must travel with the file
+            "directions, clipped": (DPKendallDirections(2, eps=4.0, radial="clipped",
+                                                        random_state=9).fit(X), X),
+            "pca, clipped": (DPPCA(2, eps=8.0, radial="clipped",
+                                   random_state=10).fit(frame), frame),
         }
 
 
@@ -577,7 +584,7 @@ def configs(data):
 
 CONFIGS = ["directions", "directions, scaled", "scree", "scree, scaled and whitened",
            "scree on reused directions", "pca", "pca with groups", "pca, scaled",
-           "pca, whitened"]
+           "pca, whitened", "directions, clipped", "pca, clipped"]
 
 
 def _same(mine, theirs):
