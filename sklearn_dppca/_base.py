@@ -11,6 +11,7 @@ from ._algorithms._directions import release_directions
 from ._algorithms._projection import back_project, project, whitening_scale
 from ._algorithms._scree import feature_variances, release_scree, scree_values
 from ._algorithms._spread import release_spreads
+from ._dask_input import ROW_BLOCKS, is_dask_collection, transform_input
 from ._names import feature_names
 from ._summary import summarize
 from ._validation import (
@@ -60,6 +61,7 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         "compute_nonprivate": [Boolean()],
         "random_state": RANDOM_STATE,
         "n_jobs": N_JOBS,
+        "row_blocks": ROW_BLOCKS,
     }
 
     # scikit-learn's hook for the "?" link of the HTML repr (its developers'
@@ -99,9 +101,13 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             ``DPPCA.frame_.center``) if you need one.
         """
         check_is_fitted(self)
+        scales = (getattr(self, "scale_", None), self._projection_scale())
+        if is_dask_collection(X):   # a Dask array out, block by block
+            X = transform_input(self, X)
+            return X.map_blocks(project, self.components_, *scales, dtype=X.dtype,
+                                chunks=(X.chunks[0], (self.n_components_,)))
         X = validate_features(self, X, reset=False)
-        return project(X, self.components_, getattr(self, "scale_", None),
-                       self._projection_scale())
+        return project(X, self.components_, *scales)
 
     def inverse_transform(self, X):
         """Map projections back to the feature space, on the private directions.
@@ -126,6 +132,15 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             ``X`` (float32 stays float32).
         """
         check_is_fitted(self)
+        if is_dask_collection(X):   # a Dask array out, block by block
+            X = X.rechunk({1: -1})
+            if X.ndim != 2 or X.shape[1] != self.n_components_:
+                raise ValueError(f"X must have shape (n_samples, {self.n_components_}) "
+                                 f"(the projections); got {X.shape}.")
+            return X.map_blocks(back_project, self.components_,
+                                getattr(self, "scale_", None), self._projection_scale(),
+                                dtype=X.dtype,
+                                chunks=(X.chunks[0], (self.components_.shape[1],)))
         X = check_projections(X, self.n_components_)
         return back_project(X, self.components_, getattr(self, "scale_", None),
                             self._projection_scale())

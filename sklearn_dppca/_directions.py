@@ -4,6 +4,7 @@ from ._algorithms._directions import loading_parts
 from ._algorithms._nonprivate import nonprivate_reference
 from ._algorithms._spread import spread_parts
 from ._base import _PrivateProjection
+from ._dask_input import check_blockwise_fit, fit_input
 from ._validation import (
     PAIRS,
     UNIT_OPEN,
@@ -11,7 +12,6 @@ from ._validation import (
     Options,
     check_generator,
     check_n_components,
-    validate_features,
     validate_params,
 )
 from .privacy import PrivacyLedger
@@ -105,6 +105,15 @@ class DPKendallDirections(_PrivateProjection):
     n_jobs : int, default=None
         Parallel workers for the Kendall kernel (joblib; works with the Dask
         backend).
+    row_blocks : None, int or list of int, default=None
+        Fit in row blocks: every statistic is a sum over blocks of rows (pair
+        designs and random matchings drawn within each block), so the fit runs
+        block by block, on Dask workers for a Dask ``X``. None: a Dask ``X`` is
+        fitted in its row chunks, an in-memory ``X`` as a whole. An int: blocks
+        of that many rows (the last takes the rest); a list: the block sizes.
+        An in-memory fit with the blocks of a Dask fit releases the same values.
+        Needs an int ``pairs`` (every block at least ``pairs + 1`` rows); see
+        the user guide, "Scaling out".
 
     Attributes
     ----------
@@ -169,7 +178,8 @@ class DPKendallDirections(_PrivateProjection):
                  sensitivity="tight", accounting="gdp", accountant=None, pairs="all",
                  duplicates="ignore", radial="spherical", radius="auto",
                  radius_level="auto", scale=False, scale_share=0.2,
-                 compute_nonprivate=False, random_state=None, n_jobs=None):
+                 compute_nonprivate=False, random_state=None, n_jobs=None,
+                 row_blocks=None):
         self.n_components = n_components
         self.eps = eps
         self.delta = delta
@@ -187,6 +197,7 @@ class DPKendallDirections(_PrivateProjection):
         self.compute_nonprivate = compute_nonprivate
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.row_blocks = row_blocks
 
     def fit(self, X, y=None):
         """Release private directions of ``X``.
@@ -205,7 +216,9 @@ class DPKendallDirections(_PrivateProjection):
             The fitted estimator.
         """
         params = validate_params(self)
-        X = validate_features(self, X, reset=True)
+        X = fit_input(self, X, params["row_blocks"])
+        check_blockwise_fit(X, pairs=params["pairs"], scale=params["scale"],
+                            compute_nonprivate=params["compute_nonprivate"])
         n_components = check_n_components(params["n_components"], X.shape[1])
         rng = check_generator(self.random_state)
         plan = self._plan_budget(self._budget_parts(params), params, X.shape[0])

@@ -28,7 +28,9 @@ from ._algorithms._variances import (
 )
 from ._base import _PrivateProjection, _VarianceMixin, ratio_threshold
 from ._budget_split import check_budget_split
-from ._progress import PairProgress
+from ._blockwise import times
+from ._dask_input import check_blockwise_fit, checked_max_abs, fit_input
+from ._progress import BlockProgress, PairProgress
 from ._validation import (
     NON_NEGATIVE,
     PAIRS,
@@ -43,7 +45,6 @@ from ._validation import (
     check_max_abs,
     check_n_components,
     label_codes,
-    validate_features,
     validate_params,
 )
 from .privacy import PrivacyBudget, PrivacyLedger
@@ -194,6 +195,15 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         Parallel workers for the Kendall kernel (joblib).
     verbose : int, default=0
         Print progress of each stage.
+    row_blocks : None, int or list of int, default=None
+        Fit in row blocks: every statistic is a sum over blocks of rows (pair
+        designs and random matchings drawn within each block), so the fit runs
+        block by block, on Dask workers for a Dask ``X``. None: a Dask ``X`` is
+        fitted in its row chunks, an in-memory ``X`` as a whole. An int: blocks
+        of that many rows (the last takes the rest); a list: the block sizes.
+        An in-memory fit with the blocks of a Dask fit releases the same values.
+        Needs an int ``pairs`` (every block at least ``pairs + 1`` rows); see
+        the user guide, "Scaling out".
 
     Attributes
     ----------
@@ -326,7 +336,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
                  accountant=None, radial="spherical", radius="auto",
                  radius_level="auto", pairs="all", duplicates="ignore",
                  compute_nonprivate=False, whiten=False, random_state=None, n_jobs=None,
-                 verbose=0):
+                 verbose=0, row_blocks=None):
         self.n_components = n_components
         self.eps = eps
         self.delta = delta
@@ -357,6 +367,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.row_blocks = row_blocks
 
     def _check_params(self):
         """The validated hyperparameters, the top-level split included."""
@@ -392,7 +403,13 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         if params["scree_method"] == "clipped" and "pairs" not in (params["scree_params"]
                                                                    or {}):
             scree_params["pairs"] = params["pairs"]   # one pair design choice for the fit
-        X = check_max_abs(validate_features(self, X, reset=True), "DPPCA's variances")
+        blocks_progress = BlockProgress("DPPCA") if params["verbose"] else None
+        X = checked_max_abs(fit_input(self, X, params["row_blocks"], blocks_progress),
+                            "DPPCA's variances")
+        scree_params = check_blockwise_fit(
+            X, pairs=params["pairs"], scale=params["scale"],
+            compute_nonprivate=params["compute_nonprivate"], groups=params["groups"],
+            scree_method=params["scree_method"], scree_params=scree_params)
         # a float: the scree of every component is released (as None does), the
         # number kept is chosen from its PVE before the score summary
         threshold = ratio_threshold(params["n_components"])
@@ -487,7 +504,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         if bins == "auto":
             bins = auto_bins(X.shape[0], 1 if labels is None else len(labels),
                              params["histogram"], plan["score/histogram"], params["noise"])
-        scores = X.astype(np.float64) @ self.components_[list(self.axes_)].T
+        scores = times(X, self.components_[list(self.axes_)])
         n_synthetic = params["n_synthetic"]
         summary = release_score_summary(
             scores, plan.part("score"), bins=bins, method=params["histogram"],
@@ -525,6 +542,6 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     def _nonprivate(self, X):
         reference = nonprivate_reference(X, self.components_)
         if self.frame_ is not None:
-            scores = X.astype(np.float64) @ self.components_[list(self.axes_)].T
+            scores = times(X, self.components_[list(self.axes_)])
             reference.score_histogram = exact_score_histogram(scores, self.bin_edges_)
         return reference

@@ -17,6 +17,8 @@ from ._algorithms._variances import (
     scree_parts,
 )
 from ._base import _PrivateProjection, _VarianceMixin, ratio_threshold
+from ._blockwise import is_row_blocks
+from ._dask_input import check_blockwise_fit, checked_max_abs, fit_input
 from ._validation import (
     UNIT_OPEN,
     Boolean,
@@ -25,7 +27,6 @@ from ._validation import (
     check_generator,
     check_max_abs,
     check_n_components,
-    validate_features,
     validate_params,
 )
 from .privacy import PrivacyLedger
@@ -170,6 +171,15 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         releases you publish.
     n_jobs : int, default=None
         Workers for the Kendall kernel when directions are released here.
+    row_blocks : None, int or list of int, default=None
+        Fit in row blocks: every statistic is a sum over blocks of rows (pair
+        designs and random matchings drawn within each block), so the fit runs
+        block by block, on Dask workers for a Dask ``X``. None: a Dask ``X`` is
+        fitted in its row chunks, an in-memory ``X`` as a whole. An int: blocks
+        of that many rows (the last takes the rest); a list: the block sizes.
+        An in-memory fit with the blocks of a Dask fit releases the same values.
+        Needs an int ``pairs`` (every block at least ``pairs + 1`` rows); see
+        the user guide, "Scaling out".
 
     Attributes
     ----------
@@ -267,7 +277,8 @@ class DPScree(_VarianceMixin, _PrivateProjection):
                  scale_share=0.2, monotone=True, whiten=False, noise="analytic",
                  sensitivity="tight", accounting="gdp", accountant=None,
                  radial="spherical", radius="auto", radius_level="auto",
-                 compute_nonprivate=False, random_state=None, n_jobs=None):
+                 compute_nonprivate=False, random_state=None, n_jobs=None,
+                 row_blocks=None):
         self.radial = radial
         self.radius = radius
         self.radius_level = radius_level
@@ -289,6 +300,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         self.compute_nonprivate = compute_nonprivate
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.row_blocks = row_blocks
 
     def fit(self, X, y=None):
         """Release private variances (and, if needed, directions) of ``X``.
@@ -309,7 +321,12 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         params = validate_params(self)
         method = params["method"]
         method_params = check_method_params(method, params["method_params"])
-        X = check_max_abs(validate_features(self, X, reset=True), "DPScree's variances")
+        X = checked_max_abs(fit_input(self, X, params["row_blocks"]),
+                            "DPScree's variances")
+        method_params = check_blockwise_fit(
+            X, pairs=method_params.get("pairs", "all"), scale=params["scale"],
+            compute_nonprivate=params["compute_nonprivate"], scree_method=method,
+            scree_params=method_params)
         rng = check_generator(self.random_state)
         ledger = PrivacyLedger()
         reused = self._reused_scale(params["scale"])
@@ -330,7 +347,9 @@ class DPScree(_VarianceMixin, _PrivateProjection):
             parts["scree"] = (scree_share, scree)
         plan = self._plan_budget(parts, grant, X.shape[0])
         X = self._scaled(X, reused, plan, params, rng, ledger)
-        kendall = self._kendall_release(X, plan, params, rng, ledger)
+        # in row blocks, directions released here pair rows as the scree does
+        directions_pairs = method_params["pairs"] if is_row_blocks(X) else "all"
+        kendall = self._kendall_release(X, plan, params, rng, ledger, directions_pairs)
         directions = kendall.eigenvectors if given is None else given
         if method == "kendall" and kendall is None:
             raise ValueError("method='kendall' reads the variances off the released "
@@ -405,7 +424,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         self.scale_ = spreads.scale
         return check_max_abs(spreads.X, "DPScree's variances (after scaling)")
 
-    def _kendall_release(self, X, plan, params, rng, ledger):
+    def _kendall_release(self, X, plan, params, rng, ledger, pairs="all"):
         """The Kendall matrix behind the directions: released here (``directions``
         None), or that of a reused estimator; None for public directions.
 
@@ -414,7 +433,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         """
         if "directions" in plan:
             released = self._release_directions(X, plan.node("directions"), params, rng,
-                                                ledger, pairs="all", duplicates="ignore")
+                                                ledger, pairs=pairs, duplicates="ignore")
             kendall = Bunch(matrix=released.kendall_matrix,
                             noise_scale=released.noise_scale,
                             eigenvectors=released.eigenvectors.T, radius=released.radius)

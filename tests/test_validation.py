@@ -226,7 +226,7 @@ WRONG_TYPE = {
     "directions_share": "0.4", "monotone": "yes", "whiten": 1, "budget_split": [0.5],
     "scree_method": 3, "scree_params": [1], "histogram": 3, "bins": 2.5, "axes": "01",
     "n_synthetic": 2.5, "synthetic_jitter": "0.25", "synthetic_sampling": 3,
-    "histogram_threshold": [1], "groups": 3, "verbose": "loud",
+    "histogram_threshold": [1], "groups": 3, "verbose": "loud", "row_blocks": "rows",
 }
 OUT_OF_RANGE = {
     "n_components": 0, "eps": 0.0, "delta": 1.5, "noise": "laplace",
@@ -238,6 +238,7 @@ OUT_OF_RANGE = {
     "scree_method": "robust", "scree_params": {"nope": 1}, "histogram": "dense",
     "bins": 0, "axes": (0, 0), "n_synthetic": -1, "synthetic_jitter": -0.5,
     "synthetic_sampling": "grid",    "histogram_threshold": -1.0, "groups": ["a", "a"], "verbose": -1,
+    "row_blocks": 1,
 }
 # (True/False only, or an object of a class: no range to leave)
 NO_RANGE = {"accountant", "scale", "compute_nonprivate", "monotone", "whiten"}

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 from .._bunch import Bunch
 
-from .._kendall import pair_scatter, spherical_kendall
+from .._blockwise import is_row_blocks, kendall_matrix, pair_mean
 from ..privacy import PrivacyUtilityWarning, positive_quantile, symmetric_matrix_gaussian
 from ._variances import random_pairs
 
@@ -58,6 +58,8 @@ def _private_radius(X, level, leaf, rng, ledger):
     """The clip radius ``c``: a private ``level`` quantile of ``||x_a - x_b||``
     over a random matching (one changed row changes one distance), on the
     scale-free grid of :func:`~sklearn_dppca.privacy.positive_quantile`."""
+    if is_row_blocks(X):
+        return math.sqrt(X.matching_quantile(1.0, level, leaf, rng, ledger))
     first, second = random_pairs(X.shape[0], rng)
     differences = X[first].astype(np.float64) - X[second]
     squared = np.einsum("ij,ij->i", differences, differences)
@@ -87,8 +89,8 @@ def _private_clipped_kendall(X, *, budget, radius, radius_level, noise, sensitiv
         if radius_level == "auto":   # the part's eps: the search has _RADIUS_SHARE of it
             radius_level = _auto_radius_level(X.shape[0], leaf.eps / _RADIUS_SHARE)
         radius = _private_radius(X, radius_level, leaf, rng, ledger)
-    matrix = pair_scatter(X, floor=radius**2, pairs=pairs, random_state=rng,
-                          n_jobs=n_jobs, progress=progress)
+    matrix = pair_mean(X, floor=radius**2, pairs=pairs, rng=rng, n_jobs=n_jobs,
+                       progress=progress)
     released = _released_eigen(matrix, X.shape[0], statistic, noise, sensitivity, rng,
                                ledger)
     released.radius = radius
@@ -151,8 +153,8 @@ def _private_kendall_directions(X, *, budget, noise, sensitivity, pairs, duplica
     (descending), ``eigenvectors`` (columns, deterministic signs) and
     ``noise_scale`` (diagonal standard deviation).
     """
-    kendall = spherical_kendall(X, duplicates=duplicates, n_jobs=n_jobs, pairs=pairs,
-                                random_state=rng, progress=progress)
+    kendall = kendall_matrix(X, duplicates=duplicates, pairs=pairs, rng=rng,
+                             n_jobs=n_jobs, progress=progress)
     released = _released_eigen(kendall, X.shape[0], budget, noise, sensitivity, rng,
                                ledger)
     released.radius = None

@@ -16,6 +16,7 @@ from ..privacy._histograms import (
     sparse_histogram,
 )
 from ..privacy._mechanisms import _gaussian_scale
+from .._blockwise import is_row_blocks
 from ..privacy._quantiles import interval_quantile, quantile, upper_quantile
 
 HISTOGRAM_METHODS = ("additive", "sparse")
@@ -110,17 +111,13 @@ def _private_frame(scores, budget, rng, ledger, cells=1, unit=None):
     """
     coarse_leaves = [budget[f"coarse centre axis {axis + 1}"] for axis in range(2)]
     coarse = np.array([
-        quantile(scores[:, axis], 0.5, leaf.eps, rng, ledger=ledger, step=leaf.path,
-                 warn=False)
-        for axis, leaf in enumerate(coarse_leaves)
+        _median(scores, axis, leaf, rng, ledger) for axis, leaf in enumerate(coarse_leaves)
     ])
     reach = 2 * _radius(scores, coarse, budget["coarse radius"], rng, ledger, unit,
                         warn=False)
     centre_leaves = [budget[f"centre axis {axis + 1}"] for axis in range(2)]
     center = coarse + np.array([
-        interval_quantile(scores[:, axis] - coarse[axis], 0.5, leaf.eps, rng,
-                          low=-reach, high=reach, n_points=_fine_points(reach, unit),
-                          ledger=ledger, step=leaf.path)
+        _median_offset(scores, axis, coarse[axis], reach, leaf, rng, ledger, unit)
         for axis, leaf in enumerate(centre_leaves)
     ])
     radius = _radius(scores, center, budget["radius"], rng, ledger, unit)
@@ -135,19 +132,46 @@ def _private_frame(scores, budget, rng, ledger, cells=1, unit=None):
                  extent=extent)
 
 
+def _median(scores, axis, leaf, rng, ledger):
+    """The fully unbounded private median of one score axis (no warning: the
+    fine centre absorbs its error)."""
+    if is_row_blocks(scores):
+        return scores.two_sided_quantile(axis, 0.5, leaf.eps, rng, ledger=ledger,
+                                         step=leaf.path, warn=False)
+    return quantile(scores[:, axis], 0.5, leaf.eps, rng, ledger=ledger, step=leaf.path,
+                    warn=False)
+
+
+def _median_offset(scores, axis, coarse, reach, leaf, rng, ledger, unit):
+    """The private median of ``scores[:, axis] - coarse`` on an even grid over
+    ``[-reach, reach]``."""
+    grid = dict(low=-reach, high=reach, n_points=_fine_points(reach, unit))
+    if is_row_blocks(scores):
+        return scores.interval_quantile(axis, coarse, 0.5, leaf.eps, rng, ledger=ledger,
+                                        step=leaf.path, **grid)
+    return interval_quantile(scores[:, axis] - coarse, 0.5, leaf.eps, rng, ledger=ledger,
+                             step=leaf.path, **grid)
+
+
 def _radius(scores, center, leaf, rng, ledger, unit, warn=True):
     """Private 0.97 quantile of the distances to ``center``, in units of ``unit``."""
     if not np.all(np.isfinite(center)):
         raise ValueError("The private score frame is degenerate (its centre is not "
                          "finite); the scores may be too large to frame. Rescale X.")
     unit = 1.0 if unit is None else unit
-    distances = np.linalg.norm(scores - center, axis=1) / unit
     with warnings.catch_warnings():
         if not warn:
             warnings.simplefilter("ignore", PrivacyUtilityWarning)
-        radius = unit * upper_quantile(distances, _RADIUS_LEVEL, leaf.eps, rng, lower=0.0,
-                                       beta=_RADIUS_BETA, max_steps=_RADIUS_STEPS,
-                                       ledger=ledger, step=leaf.path)
+        if is_row_blocks(scores):
+            radius = unit * scores.distance_quantile(
+                center, unit, _RADIUS_LEVEL, leaf.eps, rng, beta=_RADIUS_BETA,
+                max_steps=_RADIUS_STEPS, ledger=ledger, step=leaf.path)
+        else:
+            distances = np.linalg.norm(scores - center, axis=1) / unit
+            radius = unit * upper_quantile(distances, _RADIUS_LEVEL, leaf.eps, rng,
+                                           lower=0.0, beta=_RADIUS_BETA,
+                                           max_steps=_RADIUS_STEPS, ledger=ledger,
+                                           step=leaf.path)
     if not (np.isfinite(radius) and radius > 0):
         raise ValueError("The private score frame is degenerate (its radius is not "
                          "finite); the scores may be too large to frame. Rescale X.")
@@ -227,7 +251,11 @@ def _private_histograms(scores, edges, *, method, budget, noise, rng, ledger,
     the counts, of shape ``bins`` or ``(n_groups,) + bins``, and the sd of the
     Gaussian noise on each cell (None for the sparse histogram).
     """
-    counts = histogram_counts(scores, edges[0], edges[1], groups=labels, labels=label_list)
+    if is_row_blocks(scores):   # (no groups in blocks: refused before any spending)
+        counts = scores.histogram(edges[0], edges[1])
+    else:
+        counts = histogram_counts(scores, edges[0], edges[1], groups=labels,
+                                  labels=label_list)
     if method == "additive":
         return additive_histogram(counts, rng=rng, noise=noise, ledger=ledger,
                                   return_noise_scale=True, **budget.mechanism_budget())

@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from .._kendall import pair_scatter
+from .._blockwise import is_row_blocks, pair_mean, times
 from .._validation import (
     EXTENDED_REAL,
     PAIRS,
@@ -203,13 +203,16 @@ def _norm_clipped_scatter(X, bound, pairs, rng):
     """
     # (d d^T / 2) min(1, 2 bound / ||d||^2) = bound d d^T / max(||d||^2, 2 bound): the
     # kernel's floored pair scatter, exact to about 1e-15 (sklearn_dppca._kendall).
-    return bound * pair_scatter(X, floor=2 * bound, pairs=pairs, random_state=rng)
+    return bound * pair_mean(X, floor=2 * bound, pairs=pairs, rng=rng)
 
 
 def _norm_clip_bound(Y, params, budget, rng, ledger):
     """The clip bound on ``||y_a - y_b||^2 / 2``: public, or a private quantile."""
     if not isinstance(params["C"], str):
         return float(_check_public_clip(params["C"], 1)[0])
+    if is_row_blocks(Y):
+        return Y.matching_quantile(0.5, params["quantile_level"], budget["clip bound"],
+                                   rng, ledger)
     first, second = random_pairs(Y.shape[0], rng)
     differences = Y[first] - Y[second]
     half_squared_norms = np.einsum("ij,ij->i", differences, differences) / 2
@@ -231,7 +234,7 @@ def _norm_clipped_variances(X, components, params, budget, noise, rng, ledger):
     Columns in large units that the directions hardly load on no longer set the
     bound (they did when the full p-dimensional difference was clipped).
     """
-    projected = X.astype(np.float64) @ components.T
+    projected = times(X, components)
     bound = _norm_clip_bound(projected, params, budget, rng, ledger)
     scatter = _norm_clipped_scatter(projected, bound, params["pairs"], rng)
     noisy, noise_scale = gaussian_mechanism(
@@ -253,7 +256,8 @@ def private_total_variance(X, budget, noise, rng, ledger, *, pairs="all",
     replaced. ``budget``: the part of :data:`_TOTAL_PARAMS`'s tree. Returns
     ``(total, noise_scale, bound)``; ``total`` may be negative.
     """
-    X = X.astype(np.float64)
+    if not is_row_blocks(X):
+        X = X.astype(np.float64)
     params = dict(_TOTAL_PARAMS, pairs=pairs)
     if quantile_level is not None:
         params["quantile_level"] = quantile_level

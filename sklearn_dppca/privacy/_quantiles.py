@@ -16,7 +16,7 @@ values near ``1e4`` that spread by 0.1 are only resolved to about ``1e2``.
 The searches are vectorised: the data are sorted once, and the grid is cut into
 the runs of points between consecutive data values, where the count does not
 change; the first crossing within each run is one geometric draw (see
-``_search_on``): ``O(n log n)`` whatever the grid's length, with the law of the
+``_count_search``): ``O(n log n)`` whatever the grid's length, with the law of the
 point-by-point search.
 """
 
@@ -66,41 +66,40 @@ def _geometric_grid(lower, beta, max_steps):
     return np.minimum(grid, _LARGEST)
 
 
-def _search(sorted_x, q, eps, rng, lower, beta, max_steps):
-    """One AboveThreshold search on sorted values, on the grid of ``lower, beta``.
-
-    Returns ``(grid, stop)``: ``stop`` is the 0-based index of the grid point where
-    the search stopped, or ``None`` when it ran into ``max_steps``.
-    """
-    grid = _geometric_grid(lower, beta, max_steps)
-    return grid, _search_on(sorted_x, q, eps, rng, grid)
-
-
 def _search_on(sorted_x, q, eps, rng, grid):
-    """The 0-based index where the search on ``grid`` stopped, or None (cap).
+    """:func:`_count_search` on sorted values (their counts below the grid)."""
+    return _count_search(np.searchsorted(sorted_x, grid, side="left"), sorted_x.size,
+                         q, eps, rng)
 
-    The search asks, point by point, whether ``c_i + Exp_i >= T`` with
-    ``c_i = #{x_j < t_i}``, fresh noise ``Exp_i`` per point and ``T = q n +
-    Exp_0``. The count is constant between consecutive data values, so the grid
-    falls into at most ``n + 1`` runs of equal count; within a run of count ``c``
-    each point crosses independently with probability
-    ``p = P(Exp >= T - c) = exp(-(T - c) eps / 2)``, and the first crossing in the
-    run is geometric. Drawing one geometric offset per run gives the stopping
-    point with exactly the law of the point-by-point search, in ``O(n log G)``
-    instead of ``O(G)`` for ``G`` grid points.
+
+def _count_search(counts, n, q, eps, rng):
+    """The 0-based index where the search on a grid stopped, or None (cap).
+
+    ``counts[i] = #{x_j < t_i}`` on the grid and ``n`` the number of values: all
+    the search reads of the data. Counts of a public grid are sums over any split
+    of the rows, so blocks of rows can count apart and add their counts (the
+    blockwise fits, :mod:`sklearn_dppca._blockwise`); the noise is drawn here, once.
+
+    The search asks, point by point, whether ``c_i + Exp_i >= T`` with fresh noise
+    ``Exp_i`` per point and ``T = q n + Exp_0``. The count is constant between
+    consecutive data values, so the grid falls into at most ``n + 1`` runs of
+    equal count; within a run of count ``c`` each point crosses independently with
+    probability ``p = P(Exp >= T - c) = exp(-(T - c) eps / 2)``, and the first
+    crossing in the run is geometric. Drawing one geometric offset per run gives
+    the stopping point with exactly the law of the point-by-point search, in
+    ``O(G)`` for ``G`` grid points once the counts are known.
     """
     noise_mean = 2.0 / eps  # Exp(eps/2) has mean 2/eps
-    target = q * sorted_x.size + rng.exponential(noise_mean)
-    # The first grid point above each value, i.e. where the count steps up.
-    steps = np.searchsorted(grid, sorted_x, side="right")
-    starts = np.unique(np.concatenate(([0], steps[steps < grid.size])))
-    lengths = np.diff(np.append(starts, grid.size))
-    gaps = target - np.searchsorted(sorted_x, grid[starts], side="left")
+    target = q * n + rng.exponential(noise_mean)
+    # The runs start where the count steps up (and at the first point).
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(counts) > 0) + 1))
+    lengths = np.diff(np.append(starts, counts.size))
+    gaps = target - counts[starts]
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         crossing = np.where(gaps <= 0, 1.0, np.exp(-gaps / noise_mean))
         # n + 1 uniforms whatever the number of runs: the draws do not depend on
         # the data (the generator's later state reveals nothing)
-        uniforms = rng.random(sorted_x.size + 1)[:starts.size]
+        uniforms = _leading_uniforms(rng, n + 1, starts.size)
         offsets = np.where(crossing >= 1.0, 0.0,
                            np.floor(np.log(uniforms) / np.log1p(-crossing)))
     hits = offsets < lengths
@@ -110,14 +109,33 @@ def _search_on(sorted_x, q, eps, rng, grid):
     return int(starts[run] + offsets[run])
 
 
-def _warn_cap(max_steps, beta, where):
+# Uniforms drawn and dropped at a time past the ones a search uses (8 MiB).
+_DISCARD_CHUNK = 1 << 20
+
+
+def _leading_uniforms(rng, n_draws, n_kept):
+    """The first ``n_kept`` of ``rng.random(n_draws)``, leaving ``rng`` where that
+    call leaves it, without holding all ``n_draws`` (``10^8`` rows: 800 MB).
+
+    NumPy's generators fill ``random(size)`` one double after the other, so drawing
+    in pieces yields the same stream.
+    """
+    kept = rng.random(n_kept)
+    left = int(n_draws) - int(n_kept)
+    while left > 0:
+        rng.random(min(left, _DISCARD_CHUNK))
+        left -= _DISCARD_CHUNK
+    return kept
+
+
+def _warn_cap(max_steps, beta, where, stacklevel=3):
     warnings.warn(
         f"The private quantile search{where} reached max_steps={max_steps} without "
         f"stopping (grid end beta**max_steps = {beta:g}**{max_steps}); the result "
         "is the end of the grid. Increase max_steps or beta if the data can be that "
         "large.",
         PrivacyUtilityWarning,
-        stacklevel=3,
+        stacklevel=stacklevel,
     )
 
 
@@ -191,11 +209,19 @@ def upper_quantile(x, q, eps, rng, *, lower=0.0, beta=1.01, max_steps=5000,
     x = check_values(x)
     if np.any(x < lower):
         raise ValueError(f"all values of x must be >= lower={lower!r}.")
-    grid, stop = _search(np.sort(x), q, eps, rng, lower, beta, max_steps)
+    grid = _geometric_grid(lower, beta, max_steps)
+    counts = np.searchsorted(np.sort(x), grid, side="left")
+    return _upper_from_counts(counts, x.size, q, eps, rng, grid, beta, ledger, step)
+
+
+def _upper_from_counts(counts, n, q, eps, rng, grid, beta, ledger, step):
+    """:func:`upper_quantile` from the counts below the points of its ``grid``
+    (of ratio ``beta``)."""
+    stop = _count_search(counts, n, q, eps, rng)
     _record(ledger, step, eps, 2.0 / eps, q, "one-sided")
-    warn_if_far(x.size, q, eps, step)
+    warn_if_far(n, q, eps, step, stacklevel=3)
     if stop is None:
-        _warn_cap(max_steps, beta, "")
+        _warn_cap(grid.size, beta, "", stacklevel=4)
         return float(grid[-1])
     return float(grid[stop])
 
@@ -268,28 +294,41 @@ def quantile(x, q, eps, rng, *, beta=1.01, max_steps=5000, ledger=None,
     eps = check_eps(eps)
     beta, max_steps = _check_grid(beta, max_steps)
     x = np.sort(check_values(x))
-    value, capped = _two_sided_search(x, q, eps, rng, beta, max_steps)
+    grid = _geometric_grid(0.0, beta, max_steps)
+    # Both maps are monotone, so sorting x once sorts both transformed samples.
+    positive, negative = _two_sided_values(x, beta)
+    return _two_sided_release(np.searchsorted(positive, grid, side="left"),
+                              np.searchsorted(negative[::-1], grid, side="left"),
+                              x.size, q, eps, rng, grid, beta, ledger, step, warn)
+
+
+def _two_sided_release(positive_counts, negative_counts, n, q, eps, rng, grid, beta,
+                       ledger, step, warn):
+    """:func:`quantile` from each side's counts below the points of ``grid``."""
+    value, capped = _two_sided_from_counts(positive_counts, negative_counts, n, q, eps,
+                                           rng, grid)
     _record(ledger, step, eps, 4.0 / eps, q, "two-sided")
     if capped:
-        _warn_cap(max_steps, beta, " (one side of the two-sided search)")
+        _warn_cap(grid.size, beta, " (one side of the two-sided search)", stacklevel=4)
     if warn:
-        warn_if_far(x.size, q, eps / 2, step)
+        warn_if_far(n, q, eps / 2, step, stacklevel=3)
     return value
 
 
-def _two_sided_search(sorted_x, q, eps, rng, beta, max_steps):
-    """Both one-sided searches of :func:`quantile` on sorted values, ``eps/2`` each.
-
-    Returns ``(value, capped)``; ``capped`` says a side ran into ``max_steps``.
-    """
-    side_eps = eps / 2
-    # Both maps are monotone, so sorting x once sorts both transformed samples.
+def _two_sided_values(x, beta):
+    """The values each side of :func:`quantile` searches:
+    ``max(beta x + beta - 1, 0)`` and ``max(-beta x + beta - 1, 0)``."""
     with np.errstate(over="ignore"):
-        positive = np.minimum(np.maximum(beta * sorted_x + (beta - 1), 0.0), _LARGEST)
-        negative = np.minimum(np.maximum(-beta * sorted_x[::-1] + (beta - 1), 0.0),
-                              _LARGEST)
-    grid, stop_pos = _search(positive, q, side_eps, rng, 0.0, beta, max_steps)
-    _, stop_neg = _search(negative, 1 - q, side_eps, rng, 0.0, beta, max_steps)
+        positive = np.minimum(np.maximum(beta * x + (beta - 1), 0.0), _LARGEST)
+        negative = np.minimum(np.maximum(-beta * x + (beta - 1), 0.0), _LARGEST)
+    return positive, negative
+
+
+def _two_sided_from_counts(positive_counts, negative_counts, n, q, eps, rng, grid):
+    """:func:`quantile`'s two searches from each side's counts below the points of ``grid``."""
+    side_eps = eps / 2
+    stop_pos = _count_search(positive_counts, n, q, side_eps, rng)
+    stop_neg = _count_search(negative_counts, n, 1 - q, side_eps, rng)
     capped = stop_pos is None or stop_neg is None
     # Stopping at 0-based index k means k+ = k; beta^k - 1 is the grid point before.
     if stop_pos is not None and stop_pos > 0:
@@ -415,10 +454,16 @@ def positive_quantile(x, q, eps, rng, *, ledger=None, step="positive quantile",
     x = check_values(x)
     if np.any(x < 0):
         raise ValueError("all values of x must be >= 0.")
-    stop = _search_on(np.sort(x), q, eps, rng, _SCALE_FREE_GRID)
+    counts = np.searchsorted(np.sort(x), _SCALE_FREE_GRID, side="left")
+    return _positive_from_counts(counts, x.size, q, eps, rng, ledger, step, warn)
+
+
+def _positive_from_counts(counts, n, q, eps, rng, ledger, step, warn):
+    """:func:`positive_quantile` from the counts below the scale-free grid's points."""
+    stop = _count_search(counts, n, q, eps, rng)
     _record(ledger, step, eps, 2.0 / eps, q, "scale-free")
     if warn:
-        warn_if_far(x.size, q, eps, step)
+        warn_if_far(n, q, eps, step, stacklevel=3)
     return float(_SCALE_FREE_GRID[-1 if stop is None else stop])
 
 
@@ -481,7 +526,13 @@ def interval_quantile(x, q, eps, rng, *, low, high, n_points=40_001, ledger=None
         raise ValueError(f"low must be below high, got low={low!r}, high={high!r}.")
     x = check_values(x)
     grid = np.linspace(low, high, int(n_points))
-    stop = _search_on(np.sort(x), q, eps, rng, grid)
+    counts = np.searchsorted(np.sort(x), grid, side="left")
+    return _interval_from_counts(counts, x.size, q, eps, rng, grid, ledger, step)
+
+
+def _interval_from_counts(counts, n, q, eps, rng, grid, ledger, step):
+    """:func:`interval_quantile` from the counts below the points of its ``grid``."""
+    stop = _count_search(counts, n, q, eps, rng)
     _record(ledger, step, eps, 2.0 / eps, q, "interval")
-    warn_if_far(x.size, q, eps, step)
+    warn_if_far(n, q, eps, step, stacklevel=3)
     return float(grid[-1 if stop is None else stop])
