@@ -11,6 +11,7 @@ package imports only the leaf module of argument checks, ``sklearn_dppca._valida
 from ._accountant import BudgetExceededError, PrivacyAccountant
 from ._accounting import BudgetTree, Spend, gdp_delta, gdp_mu
 from ._audit import clopper_pearson, empirical_eps_lower_bound
+from ._audit import noise_log_likelihood_ratio, tail_audit
 from ._budget import PrivacyBudget, PrivacyLedger
 from ._calibration import (
     check_delta,
@@ -75,4 +76,6 @@ __all__ = [
     "symmetric_gaussian_noise",
     "symmetric_matrix_gaussian",
     "upper_quantile",
+    "noise_log_likelihood_ratio",
+    "tail_audit",
 ]

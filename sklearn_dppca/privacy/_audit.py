@@ -12,13 +12,22 @@ false (or the audit was unlucky, with probability at most ``alpha``); a bound
 below it proves nothing but is the expected outcome for a correct mechanism. The
 auditor is only as sharp as the neighbours and the scalar statistic it is given:
 choose the worst-case neighbours and a statistic that separates them.
+
+:func:`empirical_eps_lower_bound` tries thresholds in the body of the pooled
+sample. :func:`tail_audit` is the sharper test: it compares the two rates at the
+claimed ``eps``, tries events far into the tails, and has its events either fixed
+in advance (then it uses every run) or chosen on a separate share of the runs.
+:func:`noise_log_likelihood_ratio` gives it the most powerful statistic when the
+law of the noise is known.
 """
+
+import math
 
 import numpy as np
 from scipy.special import betaincinv
 
-from .._validation import UNIT_OPEN, Interval, check_param
-from ._calibration import check_delta
+from .._validation import UNIT_OPEN, Interval, Options, check_param
+from ._calibration import check_delta, check_eps
 
 
 def clopper_pearson(k, n, alpha=0.05):
@@ -171,3 +180,228 @@ def empirical_eps_lower_bound(stats_a, stats_b, delta, *, alpha=0.05,
     kind, threshold = divmod(int(np.argmax(selection)), thresholds.size)
     held_out = _eps_bounds(held_a, held_b, thresholds[[threshold]], delta, alpha)
     return max(0.0, float(held_out[kind]))
+
+
+# ------------------------------------------------------------ the tail audit
+
+_EVENTS = ("S > t on D vs D'", "S <= t on D vs D'", "S > t on D' vs D",
+           "S <= t on D' vs D")
+
+
+def _delta_excess(stats_a, stats_b, thresholds, eps, delta, alpha):
+    """Lower confidence bounds on ``P_first(E) - exp(eps) P_second(E)`` and on eps.
+
+    One row per event kind of ``_EVENTS``, one column per threshold; every rate
+    bound is one-sided at ``alpha / 2``.
+    """
+    above_a, below_a = _event_counts(stats_a, thresholds)
+    above_b, below_b = _event_counts(stats_b, thresholds)
+    excess, eps_lower = [], []
+    for (k_first, n_first), (k_second, n_second) in (
+        ((above_a, stats_a.size), (above_b, stats_b.size)),
+        ((below_a, stats_a.size), (below_b, stats_b.size)),
+        ((above_b, stats_b.size), (above_a, stats_a.size)),
+        ((below_b, stats_b.size), (below_a, stats_a.size)),
+    ):
+        first_lower, _ = clopper_pearson(k_first, n_first, alpha)
+        _, second_upper = clopper_pearson(k_second, n_second, alpha)
+        excess.append(first_lower - math.exp(eps) * second_upper)
+        over = first_lower - delta
+        eps_lower.append(np.where(over > 0, np.log(np.maximum(over, 1e-300)
+                                                   / second_upper), 0.0))
+    return np.array(excess), np.array(eps_lower)
+
+
+def _tail_levels(n_runs, min_count):
+    """Quantile levels from ``min_count / n_runs`` to the median, in both tails,
+    spaced geometrically so that the far tails get as many as the body."""
+    smallest = min(0.5, min_count / n_runs)
+    lower = np.geomspace(smallest, 0.5, max(2, int(np.ceil(2 * np.log10(0.5 / smallest)))
+                                        + 1))
+    return np.unique(np.concatenate((lower, 1.0 - lower)))
+
+
+def _selected_thresholds(stats_a, stats_b, eps, delta, alpha, selection_fraction,
+                         min_count):
+    """Pick one event on the first share of the runs; return it and the rest."""
+    cut_a = min(max(1, int(stats_a.size * selection_fraction)), stats_a.size - 1)
+    cut_b = min(max(1, int(stats_b.size * selection_fraction)), stats_b.size - 1)
+    pooled = np.concatenate((stats_a[:cut_a], stats_b[:cut_b]))
+    candidates = np.unique(np.quantile(pooled, _tail_levels(pooled.size, min_count),
+                                       method="inverted_cdf"))
+    excess, _ = _delta_excess(stats_a[:cut_a], stats_b[:cut_b], candidates, eps, delta,
+                              alpha)
+    kind, column = np.unravel_index(int(np.argmax(excess)), excess.shape)
+    return candidates[[column]], kind, stats_a[cut_a:], stats_b[cut_b:]
+
+
+def tail_audit(stats_a, stats_b, eps, delta, *, thresholds=None, alpha=0.05,
+               selection_fraction=0.5, min_count=20):
+    r"""Test a claim ``(eps, delta)`` on the outputs of a mechanism, into the tails.
+
+    ``stats_a`` and ``stats_b`` are scalar statistics of independent runs of the
+    mechanism on neighbouring inputs ``D`` and ``D'``. If the mechanism is
+    ``(eps, delta)``-DP then for every event ``E``, in both directions,
+
+    .. math::
+
+        \delta(\varepsilon) \ge P_D(E) - e^{\varepsilon} P_{D'}(E),
+
+    where ``delta(eps)`` is the mechanism's privacy profile. For the events
+    ``S > t`` and ``S <= t``, a one-sided Clopper-Pearson lower bound ``L`` on the
+    first rate and an upper bound ``U`` on the second give the lower confidence
+    bound ``L - exp(eps) U`` on ``delta(eps)``; the claim is rejected when it exceeds
+    ``delta``, which is the same as ``ln((L - delta) / U) > eps``. When the
+    statistic is the log-likelihood ratio of the two output laws, the events
+    ``S > t`` are the Neyman-Pearson tests, and the one at ``t = eps`` attains
+    ``delta(eps)``: no other event of the same size shows more. For Gaussian
+    noise the projection of the output on the direction in which the neighbours
+    move it is that ratio up to an increasing map; see
+    :func:`noise_log_likelihood_ratio` for the general additive case.
+
+    The events are honest in one of two ways, so that a correct mechanism is
+    rejected with probability at most ``alpha``:
+
+    * ``thresholds`` given (fixed before the runs, e.g. from the claimed law of
+      the noise): every run counts and the ``4 m`` tests of ``m`` thresholds share
+      ``alpha`` (Bonferroni), so all reported bounds hold together;
+    * ``thresholds=None``: the first ``selection_fraction`` of each sample proposes
+      thresholds at pooled quantiles spaced geometrically from ``min_count`` runs
+      into each tail up to the median, and picks the event with the largest lower
+      bound on the excess; only that event is evaluated, on the remaining runs.
+
+    Tail events see the ``delta`` scale only with enough runs: an event of
+    probability ``p`` is resolved when ``p n`` is at least a few tens.
+
+    Parameters
+    ----------
+    stats_a, stats_b : array-like of shape (n_runs,)
+        Statistics of independent, identically distributed runs on ``D`` and on
+        ``D'``.
+    eps : float
+        The ``eps`` of the claim, > 0.
+    delta : float
+        The ``delta`` of the claim, in [0, 1).
+    thresholds : array-like, default=None
+        Thresholds fixed in advance; None picks one on a share of the runs.
+    alpha : float, default=0.05
+        Level: a mechanism that satisfies the claim is rejected with probability
+        at most ``alpha``.
+    selection_fraction : float, default=0.5
+        Share of the runs used to pick the event when ``thresholds`` is None.
+    min_count : int, default=20
+        The farthest candidate threshold leaves this many selection runs beyond it.
+
+    Returns
+    -------
+    dict
+        ``"delta_lower"``: lower confidence bound on ``delta(eps)`` (may be
+        negative: nothing shown); ``"eps_lower"``: lower confidence bound on the
+        ``eps`` at the claimed ``delta`` (>= 0), from the event with the largest
+        ``"delta_lower"``; ``"rejected"``: ``delta_lower > delta``;
+        ``"threshold"`` and ``"event"``: that event.
+
+    See Also
+    --------
+    empirical_eps_lower_bound : Thresholds in the body of the sample only.
+
+    Examples
+    --------
+    A Gaussian mechanism of sensitivity 1 with the noise of ``(1, 1e-5)``, and the
+    same with half of it: the first passes, the second is caught.
+
+    >>> import numpy as np
+    >>> from sklearn_dppca.privacy import gaussian_noise_scale, tail_audit
+    >>> rng = np.random.default_rng(0)
+    >>> sigma = gaussian_noise_scale(1.0, 1.0, 1e-5)
+    >>> correct = tail_audit(rng.normal(1, sigma, 100_000), rng.normal(0, sigma, 100_000),
+    ...                      1.0, 1e-5, alpha=1e-3)
+    >>> halved = tail_audit(rng.normal(1, sigma / 2, 100_000),
+    ...                     rng.normal(0, sigma / 2, 100_000), 1.0, 1e-5, alpha=1e-3)
+    >>> bool(correct["rejected"]), bool(halved["rejected"])
+    (False, True)
+    """
+    stats_a = _check_stats(stats_a, "stats_a")
+    stats_b = _check_stats(stats_b, "stats_b")
+    eps = check_eps(eps)
+    delta = check_delta(delta, allow_zero=True)
+    alpha = check_param(alpha, [UNIT_OPEN], "alpha")
+    selection_fraction = check_param(selection_fraction, [UNIT_OPEN], "selection_fraction")
+    min_count = check_param(min_count, [Interval("int", 1, None)], "min_count")
+    if thresholds is None:
+        thresholds, kind, stats_a, stats_b = _selected_thresholds(
+            stats_a, stats_b, eps, delta, alpha, selection_fraction, min_count)
+        level = alpha
+    else:
+        thresholds = np.unique(np.asarray(thresholds, dtype=float).ravel())
+        if thresholds.size == 0 or not np.all(np.isfinite(thresholds)):
+            raise ValueError("thresholds must be a non-empty array of finite numbers.")
+        kind, level = None, alpha / (len(_EVENTS) * thresholds.size)
+    excess, eps_lower = _delta_excess(stats_a, stats_b, thresholds, eps, delta, level)
+    if kind is not None:
+        excess[np.arange(len(_EVENTS)) != kind] = -np.inf
+    kind, column = np.unravel_index(int(np.argmax(excess)), excess.shape)
+    return {"delta_lower": float(excess[kind, column]),
+            "eps_lower": max(0.0, float(eps_lower[kind, column])),
+            "rejected": bool(excess[kind, column] > delta),
+            "threshold": float(thresholds[column]), "event": _EVENTS[kind]}
+
+
+def noise_log_likelihood_ratio(outputs, centre_a, centre_b, scale, law="gaussian"):
+    r"""Log-likelihood ratio of an output under two centres of a known additive noise.
+
+    For outputs ``y = c + Z`` with ``Z`` of i.i.d. coordinates,
+
+    * ``"gaussian"`` (``Z ~ N(0, scale^2)``): ``sum((y - b)^2 - (y - a)^2) / (2 scale^2)``;
+    * ``"laplace"`` (``Z ~ Lap(scale)``): ``sum(|y - b| - |y - a|) / scale``,
+
+    with ``a = centre_a`` and ``b = centre_b``: the log of the ratio of the
+    densities at ``y`` on ``D`` (centre ``a``) and on ``D'`` (centre ``b``), the
+    privacy loss of the output. The same formulas hold for the discrete Gaussian
+    and the discrete Laplace (geometric) laws on the integers when the centres are
+    integers, since their normalising constants do not depend on the centre. It is
+    the Neyman-Pearson statistic to give :func:`tail_audit`; the scale is the one
+    the mechanism claims, so a mechanism with less noise than claimed shows a
+    larger loss than the claimed law allows.
+
+    Parameters
+    ----------
+    outputs : array-like of shape (n_runs, n_coordinates) or (n_runs,)
+        The released values, one run per row.
+    centre_a, centre_b : float or array-like of shape (n_coordinates,)
+        The exact values on ``D`` and on ``D'``.
+    scale : float
+        The claimed noise sd (Gaussian) or Laplace scale, > 0.
+    law : {"gaussian", "laplace"}, default="gaussian"
+        The claimed law of the noise.
+
+    Returns
+    -------
+    ndarray of shape (n_runs,)
+        The log-likelihood ratio of every run.
+
+    See Also
+    --------
+    tail_audit : The test that takes it as its statistic.
+
+    Examples
+    --------
+    >>> from sklearn_dppca.privacy import noise_log_likelihood_ratio
+    >>> noise_log_likelihood_ratio([[3.0], [-1.0]], 1.0, 0.0, 1.0, law="laplace")
+    array([ 1., -1.])
+    """
+    scale = check_param(scale, [Interval("real", 0, None, closed="neither")], "scale")
+    law = check_param(law, [Options("gaussian", "laplace")], "law")
+    outputs = np.asarray(outputs, dtype=float)
+    if outputs.ndim == 1:
+        outputs = outputs[:, np.newaxis]
+    if outputs.ndim != 2:
+        raise ValueError(f"outputs must be 1-D or 2-D, got shape {outputs.shape}.")
+    centre_a = np.broadcast_to(np.asarray(centre_a, dtype=float), outputs.shape[1:])
+    centre_b = np.broadcast_to(np.asarray(centre_b, dtype=float), outputs.shape[1:])
+    if law == "gaussian":
+        # (y-b)^2 - (y-a)^2 = (a - b)(2y - a - b): no cancellation of large squares
+        loss = (centre_a - centre_b) * (2 * outputs - centre_a - centre_b) / (2 * scale**2)
+    else:
+        loss = (np.abs(outputs - centre_b) - np.abs(outputs - centre_a)) / scale
+    return loss.sum(axis=1)
