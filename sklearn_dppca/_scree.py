@@ -414,7 +414,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         """
         if "directions" in plan:
             released = self._release_directions(X, plan.node("directions"), params, rng,
-                                                ledger, pairs="all", duplicates="ignore")
+                                                ledger, pairs="all")
             kendall = Bunch(matrix=released.kendall_matrix,
                             noise_scale=released.noise_scale,
                             eigenvectors=released.eigenvectors.T, radius=released.radius)

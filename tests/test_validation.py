@@ -107,11 +107,11 @@ def test_int_intervals_take_ints_only_and_convert():
 
 
 def test_options_boolean_instance_callable_pair():
-    assert check_param("raise", [Options("ignore", "raise")], "duplicates") == "raise"
-    with pytest.raises(ValueError, match="duplicates must be 'ignore' or 'raise'"):
-        check_param("keep", [Options("ignore", "raise")], "duplicates")
-    with pytest.raises(TypeError, match="duplicates"):
-        check_param(1, [Options("ignore", "raise")], "duplicates")
+    assert check_param("sparse", [Options("additive", "sparse")], "histogram") == "sparse"
+    with pytest.raises(ValueError, match="histogram must be 'additive' or 'sparse'"):
+        check_param("dense", [Options("additive", "sparse")], "histogram")
+    with pytest.raises(TypeError, match="histogram"):
+        check_param(1, [Options("additive", "sparse")], "histogram")
     assert check_param(np.bool_(False), [Boolean()], "flag") is False
     with pytest.raises(TypeError, match="flag must be True or False"):
         check_param(1, [Boolean()], "flag")
@@ -221,7 +221,7 @@ WRONG_TYPE = {
     "n_components": "2", "eps": "1", "delta": None, "noise": 3, "sensitivity": 3,
     "accounting": 3, "accountant": "total", "radial": 3, "radius": True,
     "radius_level": True, "scale": "yes", "compute_nonprivate": 1,
-    "random_state": "seed", "n_jobs": 1.5, "pairs": 2.5, "duplicates": None,
+    "random_state": "seed", "n_jobs": 1.5, "pairs": 2.5,
     "scale_share": "0.2", "method": 3, "method_params": [1], "directions": "abc",
     "directions_share": "0.4", "monotone": "yes", "whiten": 1, "budget_split": [0.5],
     "scree_method": 3, "scree_params": [1], "histogram": 3, "bins": 2.5, "axes": "01",
@@ -232,7 +232,7 @@ OUT_OF_RANGE = {
     "n_components": 0, "eps": 0.0, "delta": 1.5, "noise": "laplace",
     "sensitivity": "loose", "accounting": "rdp", "radial": "elliptical", "radius": -1.0,
     "radius_level": 1.5, "random_state": -1, "n_jobs": 0, "pairs": 0,
-    "duplicates": "keep", "scale_share": 1.0, "method": "median",
+    "scale_share": 1.0, "method": "median",
     "method_params": {"bogus": 1}, "directions": np.ones((2, 4)),
     "directions_share": 1.0, "budget_split": {"loading": 2.0, "scree": 0.1},
     "scree_method": "robust", "scree_params": {"nope": 1}, "histogram": "dense",
