@@ -171,7 +171,7 @@ def test_invalid_parameters_are_named(params, match):
         (np.array([[1.0, np.nan], [2.0, 3.0], [0.0, 1.0]]), "NaN"),
         (np.array([[1.0, np.inf], [2.0, 3.0], [0.0, 1.0]]), "infinity"),
         (np.array([[1.0, 2.0]]), "minimum of 2"),
-        (np.array([["a", "b"], ["c", "d"]]), "string|float"),
+        (np.array([["a", "b"], ["c", "d"]]), "X must be numeric"),
     ],
 )
 def test_bad_data_is_a_value_error(X, match):
