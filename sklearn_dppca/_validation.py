@@ -11,8 +11,10 @@ Error policy (the same everywhere):
 * a value of the right type outside its range or set raises :class:`ValueError`.
 
 Both name the argument. Messages show the argument as given, which is a public
-setting, never data: data arrays are checked by :func:`validate_features` and
-:func:`check_max_abs`, whose messages state the rule only.
+setting, never data: data arrays are checked by :func:`as_real_numbers` (which
+every conversion of data goes through, since NumPy's and scikit-learn's own
+messages quote cells or print the array), :func:`validate_features`,
+:func:`label_codes` and :func:`check_max_abs`, whose messages state the rule only.
 
 Estimators declare ``_parameter_constraints`` (name -> list of constraints, in the
 manner of scikit-learn's own estimators) and call :func:`validate_params` at the

@@ -26,6 +26,7 @@ from sklearn_dppca._validation import (
     Interval,
     Options,
     Pair,
+    as_real_numbers,
     check_component_pair,
     check_field,
     check_labels,
@@ -191,10 +192,35 @@ def test_labels_and_codes_quote_no_data_label():
         label_codes(["a"], ["a", "b"], "y", "groups", 2)
 
 
+def test_as_real_numbers_passes_numbers_and_converts_the_rest():
+    pd = pytest.importorskip("pandas")
+    X = np.ones((3, 2), dtype=np.float32)
+    assert as_real_numbers(X) is X                     # no copy, float32 kept
+    frame = pd.DataFrame({"a": [1, 2], "b": [True, False]})
+    assert as_real_numbers(frame) is frame
+    converted = as_real_numbers(pd.DataFrame({"a": [1.5, "2"]}, dtype=object))
+    assert list(converted.columns) == ["a"] and converted["a"].tolist() == [1.5, 2.0]
+    np.testing.assert_array_equal(as_real_numbers([["1", "2.5"]]), [[1.0, 2.5]])
+    np.testing.assert_array_equal(as_real_numbers(np.array([[1, None]], dtype=object)),
+                                  [[1.0, np.nan]])
+    for bad, error, words in [
+        (np.array([[1.0, "word 77.7"]], dtype=object), ValueError, "a cell is not"),
+        (np.array([[1.0, {"k": 77.7}]], dtype=object), TypeError,
+         "argument must be a string or a real number"),
+        (np.array([[1.0, 77.7j]]), ValueError, "Complex data not supported"),
+        (pd.DataFrame({"t": pd.to_datetime(["2001-07-07"])}), TypeError, "date"),
+    ]:
+        with pytest.raises(error, match=words) as caught:
+            as_real_numbers(bad, "Z")
+        assert str(caught.value).startswith(("Z ", "Complex data not supported: Z"))
+        assert "77" not in str(caught.value) and "2001" not in str(caught.value)
+
+
 def test_check_values():
     assert check_values([1, 2.5, True]).tolist() == [1.0, 2.5, 1.0]
-    with pytest.raises(TypeError, match="w must be an array of real numbers"):
-        check_values(["a", "b"], "w")
+    with pytest.raises(TypeError, match="w must be an array of real numbers") as caught:
+        check_values(["a", "bbbbbbb"], "w")
+    assert "7" not in str(caught.value)     # no '<U7': the longest cell's length
     with pytest.raises(ValueError, match="non-empty 1-D"):
         check_values([[1.0, 2.0]], "w")
     with pytest.raises(ValueError, match="finite"):
