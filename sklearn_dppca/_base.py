@@ -215,7 +215,7 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
                                rng=rng, ledger=ledger,
                                feature_names=self._feature_names())
 
-    def _release_directions(self, X, budget, params, rng, ledger, *, pairs, duplicates,
+    def _release_directions(self, X, budget, params, rng, ledger, *, pairs,
                             progress=None):
         """Release the private directions of ``X`` with ``budget``, under the
         hyperparameters ``params`` (see
@@ -223,7 +223,7 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         return release_directions(
             X, radial=params["radial"], radius=params["radius"],
             radius_level=params["radius_level"], budget=budget, noise=params["noise"],
-            sensitivity=params["sensitivity"], pairs=pairs, duplicates=duplicates,
+            sensitivity=params["sensitivity"], pairs=pairs,
             n_jobs=params["n_jobs"], rng=rng, ledger=ledger, progress=progress,
         )
 

@@ -309,19 +309,13 @@ def pair_mean(X, *, floor, pairs, rng, n_jobs=None, progress=None):
     return total / n_terms
 
 
-def kendall_matrix(X, *, duplicates, pairs, rng, n_jobs=None, progress=None):
+def kendall_matrix(X, *, pairs, rng, n_jobs=None, progress=None):
     """:func:`~sklearn_dppca._kendall.spherical_kendall` of an array, or its
-    blockwise version for rows in blocks (coincident pairs handled alike)."""
+    blockwise version for rows in blocks (a coincident pair is a zero term in both)."""
     if not is_row_blocks(X):
-        return spherical_kendall(X, duplicates=duplicates, n_jobs=n_jobs, pairs=pairs,
-                                 random_state=rng, progress=progress)
-    total, n_terms, (n_coincident, first_pair) = X.pair_sum(0.0, pairs, rng)
-    if duplicates == "raise" and n_coincident:
-        raise ValueError(
-            f"duplicates='raise': {n_coincident} coincident pair(s) of rows "
-            f"(x_i == x_j) among the {n_terms} pairs used; the first is rows "
-            f"{first_pair[0]} and {first_pair[1]}. Use duplicates='ignore' to give "
-            "them a zero term.")
+        return spherical_kendall(X, n_jobs=n_jobs, pairs=pairs, random_state=rng,
+                                 progress=progress)
+    total, n_terms, _ = X.pair_sum(0.0, pairs, rng)
     return total / n_terms
 
 

@@ -9,7 +9,6 @@ from ._validation import (
     PAIRS,
     UNIT_OPEN,
     Interval,
-    Options,
     check_generator,
     check_n_components,
     validate_params,
@@ -40,7 +39,10 @@ class DPKendallDirections(_PrivateProjection):
     See the user guide, "Which PCA?".
 
     Privacy: ``(eps, delta)``-DP under fixed-size replacement adjacency; ``n``,
-    ``p`` and the column names are public.
+    ``p`` and the column names are public. Repeated rows are allowed: a pair of
+    identical rows has no direction and adds a zero term, which the sensitivity
+    covers, so ties in the data never make a fit fail (see the user guide, "Input
+    contracts").
 
     Parameters
     ----------
@@ -73,9 +75,6 @@ class DPKendallDirections(_PrivateProjection):
         ``"all"``: the full U-statistic, O(n^2 p). An int ``m``: each row is paired
         with ``m`` others by a data-independent random design (incomplete
         U-statistic, O(n m p^2): linear in n); the sensitivity is unchanged.
-    duplicates : {"ignore", "raise"}, default="ignore"
-        Coincident pairs contribute a zero term (``"ignore"``) or raise a
-        ``ValueError`` (``"raise"``, the R package's behaviour).
     radial : {"spherical", "clipped"}, default="spherical"
         The pair terms: unit directions (the spherical Kendall matrix) or
         differences clipped in norm at ``radius`` (see above).
@@ -170,16 +169,14 @@ class DPKendallDirections(_PrivateProjection):
         **_PrivateProjection._common_constraints,
         "n_components": [None, Interval("int", 1, None)],
         "pairs": PAIRS,
-        "duplicates": [Options("ignore", "raise")],
         "scale_share": [UNIT_OPEN],
     }
 
     def __init__(self, n_components=None, *, eps=1.0, delta=1e-5, noise="analytic",
                  sensitivity="tight", accounting="gdp", accountant=None, pairs="all",
-                 duplicates="ignore", radial="spherical", radius="auto",
-                 radius_level="auto", scale=False, scale_share=0.2,
-                 compute_nonprivate=False, random_state=None, n_jobs=None,
-                 row_blocks=None):
+                 radial="spherical", radius="auto", radius_level="auto", scale=False,
+                 scale_share=0.2, compute_nonprivate=False, random_state=None,
+                 n_jobs=None, row_blocks=None):
         self.n_components = n_components
         self.eps = eps
         self.delta = delta
@@ -191,7 +188,6 @@ class DPKendallDirections(_PrivateProjection):
         self.radius = radius
         self.radius_level = radius_level
         self.pairs = pairs
-        self.duplicates = duplicates
         self.scale = scale
         self.scale_share = scale_share
         self.compute_nonprivate = compute_nonprivate
@@ -228,8 +224,7 @@ class DPKendallDirections(_PrivateProjection):
             spreads = self._release_spreads(X, plan, params, rng, ledger)
             X, self.scale_ = spreads.X, spreads.scale
         released = self._release_directions(
-            X, plan.node("loading"), params, rng, ledger, pairs=params["pairs"],
-            duplicates=params["duplicates"])
+            X, plan.node("loading"), params, rng, ledger, pairs=params["pairs"])
         self.radius_ = released.radius
         self.n_samples_ = X.shape[0]
         self.n_components_ = n_components

@@ -5,8 +5,7 @@ The numerical work happens in :mod:`sklearn_dppca._kendall_kernel`. This module
 prepares its inputs, splits the pairs into tasks, runs the tasks through joblib and
 adds the partial sums in a fixed order. Both public functions share one code path:
 :func:`pair_scatter` sums ``d d^T / max(||d||^2, floor)`` over pairs, and
-:func:`spherical_kendall` is ``pair_scatter(floor=0)`` plus the handling of
-coincident pairs.
+:func:`spherical_kendall` is ``pair_scatter(floor=0)``.
 
 Exactness of the all-pairs path. The kernel gets squared distances from a Gram
 product, ``|a|^2 + |b|^2 - 2 a.b``, and adds the pair terms through
@@ -58,7 +57,6 @@ from ._validation import (
     NON_NEGATIVE,
     Callable,
     Interval,
-    Options,
     check_generator,
     check_n_jobs,
     check_pairs,
@@ -77,8 +75,6 @@ _RUN_LENGTH = 16
 _MAX_TASKS = 128
 # Ring positions per task of the pair-design kernel (at least).
 _DESIGN_CHUNK = 2048
-
-_DUPLICATES_OPTIONS = ("ignore", "raise")
 
 
 class _PairDesign(NamedTuple):
@@ -203,7 +199,7 @@ def pair_scatter(X, *, floor, pairs="all", random_state=None, n_jobs=None,
     (Frobenius norm 1), a closer one ``d d^T / floor`` (norm ``||d||^2 / floor < 1``),
     a coincident one 0.
 
-    ``floor = 0`` gives the spherical Kendall matrix with ``duplicates="ignore"``
+    ``floor = 0`` gives the spherical Kendall matrix
     (bit for bit: :func:`spherical_kendall` is this function with ``floor = 0``). A
     floor above every squared distance gives the plain pair scatter over ``floor``
     (``2 / floor`` times the sample covariance, normalised by ``n``, for all pairs).
@@ -274,24 +270,23 @@ def pair_scatter(X, *, floor, pairs="all", random_state=None, n_jobs=None,
     return total / n_terms
 
 
-def spherical_kendall(X, *, duplicates="ignore", n_jobs=None, pairs="all",
-                      random_state=None, progress=None):
+def spherical_kendall(X, *, n_jobs=None, pairs="all", random_state=None,
+                      progress=None):
     """Spherical Kendall matrix of the rows of ``X``.
 
     ``K = 2 / (n (n - 1)) * sum_{i < j} u_ij u_ij^T`` with the unit differences
     ``u_ij = (x_i - x_j) / ||x_i - x_j||``. K is symmetric, positive semi-definite,
     has trace 1 (without coincident rows), and does not change when ``X`` is
-    translated or multiplied by a positive number.
+    translated or multiplied by a positive number. A coincident pair
+    (``x_i == x_j``) has no direction and adds a zero term, so the trace is the
+    share of pairs that are not coincident. Repeated rows are never an error:
+    whether the computation succeeds does not depend on ties in the data.
 
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
         Finite numeric data, float64 or float32 (computed in float64), ``n >= 2``.
         Never modified.
-    duplicates : {"ignore", "raise"}, default="ignore"
-        Coincident pairs (``x_i == x_j``) have no direction. ``"ignore"`` gives them a
-        zero term, so the trace of K is the share of non-coincident pairs; ``"raise"``
-        raises a ``ValueError`` that counts them and names the first pair.
     n_jobs : int, default=None
         Parallel tasks, through :class:`joblib.Parallel` with threads (the kernel
         releases the GIL). ``None`` means 1 unless in a
@@ -324,8 +319,8 @@ def spherical_kendall(X, *, duplicates="ignore", n_jobs=None, pairs="all",
     Raises
     ------
     ValueError
-        For non-finite or non-numeric ``X``, fewer than 2 rows, a bad ``duplicates``
-        or ``pairs``, or coincident pairs with ``duplicates="raise"``.
+        For non-finite or non-numeric ``X``, fewer than 2 rows, or a bad
+        ``pairs``; the message states the rule and quotes no value of ``X``.
     TypeError
         For an ``n_jobs`` or ``pairs`` of the wrong type.
 
@@ -374,17 +369,7 @@ def spherical_kendall(X, *, duplicates="ignore", n_jobs=None, pairs="all",
     >>> int(np.argmax(np.diag(K_64)))
     0
     """
-    check_param(duplicates, [Options(*_DUPLICATES_OPTIONS)], "duplicates")
-    total, n_terms, coincident = _pair_sum(X, 0.0, pairs, random_state, n_jobs,
-                                           progress)
-    n_coincident, first_pair = coincident
-    if duplicates == "raise" and n_coincident:
-        raise ValueError(
-            f"duplicates='raise': {n_coincident} coincident pair(s) of rows "
-            f"(x_i == x_j) among the {n_terms} pairs used; the first is rows "
-            f"{first_pair[0]} and {first_pair[1]}. Use duplicates='ignore' to give "
-            "them a zero term."
-        )
+    total, n_terms, _ = _pair_sum(X, 0.0, pairs, random_state, n_jobs, progress)
     return total / n_terms
 
 

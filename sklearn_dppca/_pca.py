@@ -79,6 +79,13 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     With ``groups=None``, ``y`` is ignored (as :class:`sklearn.decomposition.PCA`
     does).
 
+    The data must meet the input contracts, each a public rule on one row: finite
+    values with ``|x| <= 2**500`` (the data domain) and, with ``groups``, a label
+    from the list. Data outside them raise a ``ValueError`` that states the rule
+    and quotes no value, row or label; the guarantee covers all neighbouring data
+    sets inside them. Repeated rows are allowed (a pair of identical rows adds a
+    zero term). See the user guide, "Input contracts".
+
     Parameters
     ----------
     n_components : int, float or None, default=2
@@ -181,8 +188,6 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         All pairs of rows, or ``m`` partners per row by a data-independent design
         (see :class:`DPKendallDirections`); the clipped scree uses the same
         design unless ``scree_params`` sets its own.
-    duplicates : {"ignore", "raise"}, default="ignore"
-        Coincident pairs contribute a zero term or raise a ``ValueError``.
     compute_nonprivate : bool, default=False
         Store the ordinary PCA (and the exact histogram on the same grid) in
         ``nonprivate_``. NOT private: for comparison only, never publish it.
@@ -297,10 +302,11 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     >>> from sklearn_dppca import DPPCA
     >>> from sklearn_dppca.datasets import make_gaussian_clusters
     >>> X, y = make_gaussian_clusters(200, return_groups=True, random_state=0)
-    >>> pca = DPPCA(eps=1.0, groups=sorted(set(y)), random_state=0).fit(X, y)
+    >>> groups = ["G1", "G2", "G3", "G4", "G5"]   # declared, not read off y
+    >>> pca = DPPCA(eps=1.0, groups=groups, random_state=0).fit(X, y)
     >>> pca.score_histogram_.shape
     (5, 5)
-    >>> sorted(pca.score_histograms_) == sorted(set(y))
+    >>> sorted(pca.score_histograms_) == groups
     True
     >>> pca.transform(X).shape
     (1000, 2)
@@ -322,7 +328,6 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         "histogram_threshold": ["auto", NON_NEGATIVE],
         "groups": "no_validation",
         "pairs": PAIRS,
-        "duplicates": [Options("ignore", "raise")],
         "whiten": [Boolean()],
         "verbose": [Interval("int", 0, None), Boolean()],
     }
@@ -334,7 +339,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
                  histogram_threshold="auto", groups=None, scale=False,
                  noise="analytic", sensitivity="tight", accounting="gdp",
                  accountant=None, radial="spherical", radius="auto",
-                 radius_level="auto", pairs="all", duplicates="ignore",
+                 radius_level="auto", pairs="all",
                  compute_nonprivate=False, whiten=False, random_state=None, n_jobs=None,
                  verbose=0, row_blocks=None):
         self.n_components = n_components
@@ -361,7 +366,6 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         self.radius = radius
         self.radius_level = radius_level
         self.pairs = pairs
-        self.duplicates = duplicates
         self.compute_nonprivate = compute_nonprivate
         self.whiten = whiten
         self.random_state = random_state
@@ -436,7 +440,6 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
             self._progress("spreads released", start)
         released = self._release_directions(
             X, plan.node("loading"), params, rng, ledger, pairs=params["pairs"],
-            duplicates=params["duplicates"],
             progress=PairProgress("Kendall matrix") if params["verbose"] else None)
         self._progress("directions released", start)
         self.n_components_ = n_components

@@ -41,6 +41,7 @@ from ._validation import (
     Instance,
     Interval,
     Pair,
+    as_real_numbers,
     check_bool,
     check_component_pair,
     check_field,
@@ -974,7 +975,7 @@ class ReleasedPCA:
             if missing:
                 raise ValueError(f"X lacks the released columns {missing}.")
             X = X[list(self.feature_names_in_)]
-        X = np.asarray(X, dtype=np.float64)
+        X = np.asarray(as_real_numbers(X), dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"X must have shape (n_samples, {self.n_features_in_}), got {X.shape}."

@@ -433,7 +433,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         """
         if "directions" in plan:
             released = self._release_directions(X, plan.node("directions"), params, rng,
-                                                ledger, pairs=pairs, duplicates="ignore")
+                                                ledger, pairs=pairs)
             kendall = Bunch(matrix=released.kendall_matrix,
                             noise_scale=released.noise_scale,
                             eigenvectors=released.eigenvectors.T, radius=released.radius)

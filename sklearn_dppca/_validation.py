@@ -12,8 +12,10 @@ Error policy (the same everywhere):
 * a value of the right type outside its range or set raises :class:`ValueError`.
 
 Both name the argument. Messages show the argument as given, which is a public
-setting, never data: data arrays are checked by :func:`validate_features` and
-:func:`check_max_abs`, whose messages state the rule only.
+setting, never data: data arrays are checked by :func:`as_real_numbers` (which
+every conversion of data goes through, since NumPy's and scikit-learn's own
+messages quote cells or print the array), :func:`validate_features`,
+:func:`label_codes` and :func:`check_max_abs`, whose messages state the rule only.
 
 Estimators declare ``_parameter_constraints`` (name -> list of constraints, in the
 manner of scikit-learn's own estimators) and call :func:`validate_params` at the
@@ -427,6 +429,57 @@ def _non_numeric_columns(X):
     return [column for column, dtype in zip(X.columns, X.dtypes) if not is_numeric_dtype(dtype)]
 
 
+# dtype kinds that hold real numbers as they are (bool, signed, unsigned, float)
+_REAL_KINDS = frozenset("biuf")
+
+
+def _dtype_kinds(X):
+    """The dtype kinds of ``X`` (one per DataFrame column), or None when NumPy cannot
+    make an array of it (ragged rows: left to the array check, whose message gives
+    shapes only)."""
+    if _is_dataframe(X):
+        return {getattr(dtype, "kind", "O") for dtype in X.dtypes}
+    dtype = getattr(X, "dtype", None)
+    if dtype is None:
+        try:
+            dtype = np.asarray(X).dtype
+        except (ValueError, TypeError):
+            return None
+    return {getattr(dtype, "kind", "O")}
+
+
+def as_real_numbers(X, name="X"):
+    """``X`` with real numbers only, checked without quoting any of its cells.
+
+    NumPy's conversion error quotes the cell it cannot read, and scikit-learn's
+    complex-data error prints the array: both are data. So an array or DataFrame
+    of real numeric dtype passes unchanged (the finiteness and shape checks come
+    after, with messages of their own); complex data, dates and times raise here;
+    anything else (objects, strings) is converted to float64 here, a DataFrame
+    keeping its column names, and a cell that is not a number raises an error
+    that states the rule.
+    """
+    kinds = _dtype_kinds(X)
+    if kinds is None or kinds <= _REAL_KINDS:
+        return X
+    if "c" in kinds:
+        # (the words scikit-learn's estimator checks expect)
+        raise ValueError(f"Complex data not supported: {name} must hold real numbers.")
+    if kinds & {"M", "m"}:
+        raise TypeError(f"{name} must be numeric; it has date or time columns.")
+    values = X if _is_dataframe(X) else np.asarray(X)
+    try:
+        return values.astype(np.float64)
+    except ValueError:
+        raise ValueError(f"{name} must be numeric: a cell is not a number (cells "
+                         "are not shown: they are data).") from None
+    except TypeError:
+        # (numpy's own words, which scikit-learn's estimator checks expect)
+        raise TypeError(f"{name} must be numeric: a float() argument must be a string "
+                        "or a real number, and a cell is neither (cells are not "
+                        "shown: they are data).") from None
+
+
 def validate_features(estimator, X, *, reset):
     """Validate ``X`` for ``fit`` (``reset=True``) or ``transform``.
 
@@ -457,6 +510,7 @@ def validate_features(estimator, X, *, reset):
             X = X.drop(columns=dropped)
     elif reset:
         estimator._dropped_columns_ = []
+    X = as_real_numbers(X)
     # scikit-learn's finiteness check first sums X, which emits a RuntimeWarning
     # (invalid value) when X holds both +inf and -inf; its ValueError follows.
     from sklearn.utils.validation import validate_data   # heavy: only when fitting
@@ -474,16 +528,11 @@ def validate_features(estimator, X, *, reset):
 def check_rows(X):
     """``X`` as a C-contiguous float64 array of at least 2 finite rows (the kernel's
     input; no copy if it is one already)."""
-    dtype = getattr(X, "dtype", None)
-    if dtype is None and isinstance(X, (list, tuple)):
-        dtype = np.asarray(X).dtype
-    if getattr(dtype, "kind", None) in ("U", "S"):
-        raise ValueError(f"X must be numeric, got an array of strings ({dtype}).")
-    dtypes = getattr(X, "dtypes", None)   # a DataFrame: dates are not coordinates
-    if dtypes is not None and any(getattr(d, "kind", "") in ("M", "m") for d in dtypes):
-        raise TypeError("X must be numeric; it has date or time columns.")
     from sklearn.utils.validation import check_array   # heavy: only when fitting
 
+    if (_dtype_kinds(X) or set()) & {"U", "S"}:
+        raise ValueError("X must be numeric, got an array of strings.")
+    X = as_real_numbers(X)
     # check_array's finiteness test sums X first: rows near +-DBL_MAX overflow that
     # sum (a harmless warning, after which it checks every entry).
     with np.errstate(over="ignore", invalid="ignore"):
@@ -495,10 +544,10 @@ def check_rows(X):
 def check_values(x, name="x"):
     """A non-empty 1-D float array of finite real numbers (bools count as 0/1)."""
     x = np.asarray(x)
-    if x.dtype == object or not (
-        np.issubdtype(x.dtype, np.number) or np.issubdtype(x.dtype, np.bool_)
-    ) or np.issubdtype(x.dtype, np.complexfloating):
-        raise TypeError(f"{name} must be an array of real numbers, got dtype {x.dtype}.")
+    if x.dtype.kind not in _REAL_KINDS:
+        # (a string dtype's length is the longest cell's: data, so never shown)
+        shown = "strings" if x.dtype.kind in "US" else f"dtype {x.dtype}"
+        raise TypeError(f"{name} must be an array of real numbers, got {shown}.")
     x = x.astype(float, copy=False)
     if x.ndim != 1 or x.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D array, got shape {x.shape}.")
@@ -512,7 +561,7 @@ def check_projections(X, n_components):
     float64 or float32 array (float32 is kept) with ``n_components`` columns."""
     from sklearn.utils.validation import check_array   # heavy: only when projecting
 
-    X = check_array(X, dtype=list(_FLOAT_DTYPES), input_name="X")
+    X = check_array(as_real_numbers(X), dtype=list(_FLOAT_DTYPES), input_name="X")
     if X.shape[1] != n_components:
         raise ValueError(f"X must have {n_components} columns (one per component) in "
                          f"inverse_transform, got {X.shape[1]}.")

@@ -337,10 +337,9 @@ def _hot_spot_examples(**fixed):
 # ----------------------------------------------------------------- spherical_kendall
 
 @_settings(ESTIMATOR_EXAMPLES)
-@_hot_spot_examples(duplicates="ignore", pairs="all")
-@given(case=inputs(min_rows=1), duplicates=st.sampled_from(["ignore", "raise"]),
-       pairs=st.one_of(st.just("all"), st.integers(1, 6)))
-def test_spherical_kendall_property(case, duplicates, pairs):
+@_hot_spot_examples(pairs="all")
+@given(case=inputs(min_rows=1), pairs=st.one_of(st.just("all"), st.integers(1, 6)))
+def test_spherical_kendall_property(case, pairs):
     values = case.values
     expected = _expected_input_errors(case, variance_limit=False)
     p = values.shape[1]
@@ -353,15 +352,10 @@ def test_spherical_kendall_property(case, duplicates, pairs):
     n = values.shape[0]
     odd_design = isinstance(pairs, int) and pairs % 2 == 1 and n % 2 == 1 \
         and pairs < n - 1
-    coincident = n >= 2 and (len(np.unique(values, axis=0)) < n
-                             if np.all(np.isfinite(values)) else False)
     K = _run(
-        lambda: spherical_kendall(case.data, duplicates=duplicates, pairs=pairs,
-                                  random_state=0),
+        lambda: spherical_kendall(case.data, pairs=pairs, random_state=0),
         expected,
         [(odd_design, (ValueError,), r"pairs=\d+ is odd"),
-         (duplicates == "raise" and (coincident or non_numeric), (ValueError,),
-          r"coincident"),
          # (dates next to numbers: numpy's DTypePromotionError, a TypeError)
          (non_numeric, (ValueError, TypeError), r"convert|float|numeric|promoted")],
     )
@@ -376,28 +370,25 @@ def test_spherical_kendall_property(case, duplicates, pairs):
 # ------------------------------------------------------------- DPKendallDirections
 
 @_settings(ESTIMATOR_EXAMPLES)
-@_hot_spot_examples(n_components=None, sensitivity="standard", duplicates="ignore",
+@_hot_spot_examples(n_components=None, sensitivity="standard",
                     compute_nonprivate=True, eps=1.0)
 @given(case=inputs(), n_components=N_COMPONENTS,
        sensitivity=st.sampled_from(["standard", "tight"]),
-       duplicates=st.sampled_from(["ignore", "ignore", "raise"]),
        compute_nonprivate=st.booleans(), eps=st.sampled_from([0.1, 1.0, 10.0]))
-def test_dp_kendall_directions_property(case, n_components, sensitivity, duplicates,
+def test_dp_kendall_directions_property(case, n_components, sensitivity,
                                         compute_nonprivate, eps):
     expected = _expected_input_errors(case, variance_limit=False)
     values = case.values
     p = values.shape[1]
     finite = not expected
-    coincident = finite and len(np.unique(values, axis=0)) < values.shape[0]
     estimator = DPKendallDirections(
-        n_components, eps=eps, sensitivity=sensitivity, duplicates=duplicates,
+        n_components, eps=eps, sensitivity=sensitivity,
         compute_nonprivate=compute_nonprivate, random_state=0)
     fitted = _run(
         lambda: estimator.fit(case.data),
         expected,
         [(finite and n_components is not None and n_components > p, (ValueError,),
           N_COMPONENTS_ERROR),
-         (finite and duplicates == "raise" and coincident, (ValueError,), r"coincident"),
          # the non-private reference is a covariance: squares of the data's scale
          (finite and compute_nonprivate and np.max(np.abs(values)) > VARIANCE_LIMIT,
           (ValueError,), r"compute_nonprivate.*X .*too large")],

@@ -103,11 +103,9 @@ def test_all_rows_identical():
     np.testing.assert_array_equal(spherical_kendall(X), np.zeros((3, 3)))
     np.testing.assert_array_equal(spherical_kendall(X, pairs=4, random_state=0),
                                   np.zeros((3, 3)))
-    with pytest.raises(ValueError, match="780 coincident"):
-        spherical_kendall(X, duplicates="raise")
 
 
-def test_exact_duplicates_ignore_and_raise():
+def test_exact_duplicates_give_zero_terms():
     rng = np.random.default_rng(8)
     X = rng.standard_normal((50, 3))
     X[10] = X[3]
@@ -118,19 +116,15 @@ def test_exact_duplicates_ignore_and_raise():
     K = spherical_kendall(X)
     assert_close(K, direct_kendall(X))
     assert abs(np.trace(K) - (n_pairs - n_coincident) / n_pairs) <= 1e-12
-    with pytest.raises(ValueError,
-                       match=r"duplicates='raise': 4 coincident .* rows 3 and 10"):
-        spherical_kendall(X, duplicates="raise")
 
 
 def test_signed_zero_rows_coincide():
     X = np.array([[0.0, 1.0], [-0.0, 1.0], [1.0, 0.0]])
-    with pytest.raises(ValueError, match="rows 0 and 1"):
-        spherical_kendall(X, duplicates="raise")
+    assert abs(np.trace(spherical_kendall(X)) - 2 / 3) <= 1e-12
 
 
-def test_duplicates_raise_with_pair_design_counts_design_pairs():
-    # With pairs=m only the coincident pairs of the design count.
+def test_pair_design_zeroes_only_its_own_coincident_pairs():
+    # With pairs=m only the coincident pairs of the design lose their term.
     X = np.random.default_rng(9).standard_normal((30, 2))
     X[5] = X[6]
     designs = {seed: _pair_design(30, 4, np.random.default_rng(seed))
@@ -139,12 +133,12 @@ def test_duplicates_raise_with_pair_design_counts_design_pairs():
                  for seed, design in designs.items()}
     seed_with = next(seed for seed, found in in_design.items() if found)
     seed_without = next(seed for seed, found in in_design.items() if not found)
-    with pytest.raises(ValueError, match="1 coincident pair.* rows 5 and 6"):
-        spherical_kendall(X, pairs=4, random_state=seed_with, duplicates="raise")
-    K = spherical_kendall(X, pairs=4, random_state=seed_without, duplicates="raise")
+    K = spherical_kendall(X, pairs=4, random_state=seed_with)
+    assert abs(np.trace(K) - (1 - 1 / 60)) <= 1e-12     # n m / 2 = 60 design pairs
+    K = spherical_kendall(X, pairs=4, random_state=seed_without)
     assert abs(np.trace(K) - 1.0) <= 1e-12
-    with pytest.raises(ValueError, match="1 coincident"):
-        spherical_kendall(X, pairs=29, duplicates="raise")  # m >= n - 1: all pairs
+    K = spherical_kendall(X, pairs=29)                  # m >= n - 1: all pairs
+    assert abs(np.trace(K) - (1 - 1 / 435)) <= 1e-12
 
 
 # ---------------------------------------------------------------------- sensitivity
@@ -297,8 +291,6 @@ def test_invalid_X(bad, match):
 
 
 @pytest.mark.parametrize("kwargs, error, match", [
-    ({"duplicates": "drop"}, ValueError, "duplicates"),
-    ({"duplicates": None}, TypeError, "duplicates"),
     ({"pairs": "some"}, ValueError, "pairs"),
     ({"pairs": 0}, ValueError, "pairs"),
     ({"pairs": -3}, ValueError, "pairs"),

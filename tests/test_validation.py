@@ -26,6 +26,7 @@ from sklearn_dppca._validation import (
     Interval,
     Options,
     Pair,
+    as_real_numbers,
     check_component_pair,
     check_field,
     check_labels,
@@ -107,11 +108,11 @@ def test_int_intervals_take_ints_only_and_convert():
 
 
 def test_options_boolean_instance_callable_pair():
-    assert check_param("raise", [Options("ignore", "raise")], "duplicates") == "raise"
-    with pytest.raises(ValueError, match="duplicates must be 'ignore' or 'raise'"):
-        check_param("keep", [Options("ignore", "raise")], "duplicates")
-    with pytest.raises(TypeError, match="duplicates"):
-        check_param(1, [Options("ignore", "raise")], "duplicates")
+    assert check_param("sparse", [Options("additive", "sparse")], "histogram") == "sparse"
+    with pytest.raises(ValueError, match="histogram must be 'additive' or 'sparse'"):
+        check_param("dense", [Options("additive", "sparse")], "histogram")
+    with pytest.raises(TypeError, match="histogram"):
+        check_param(1, [Options("additive", "sparse")], "histogram")
     assert check_param(np.bool_(False), [Boolean()], "flag") is False
     with pytest.raises(TypeError, match="flag must be True or False"):
         check_param(1, [Boolean()], "flag")
@@ -191,10 +192,35 @@ def test_labels_and_codes_quote_no_data_label():
         label_codes(["a"], ["a", "b"], "y", "groups", 2)
 
 
+def test_as_real_numbers_passes_numbers_and_converts_the_rest():
+    pd = pytest.importorskip("pandas")
+    X = np.ones((3, 2), dtype=np.float32)
+    assert as_real_numbers(X) is X                     # no copy, float32 kept
+    frame = pd.DataFrame({"a": [1, 2], "b": [True, False]})
+    assert as_real_numbers(frame) is frame
+    converted = as_real_numbers(pd.DataFrame({"a": [1.5, "2"]}, dtype=object))
+    assert list(converted.columns) == ["a"] and converted["a"].tolist() == [1.5, 2.0]
+    np.testing.assert_array_equal(as_real_numbers([["1", "2.5"]]), [[1.0, 2.5]])
+    np.testing.assert_array_equal(as_real_numbers(np.array([[1, None]], dtype=object)),
+                                  [[1.0, np.nan]])
+    for bad, error, words in [
+        (np.array([[1.0, "word 77.7"]], dtype=object), ValueError, "a cell is not"),
+        (np.array([[1.0, {"k": 77.7}]], dtype=object), TypeError,
+         "argument must be a string or a real number"),
+        (np.array([[1.0, 77.7j]]), ValueError, "Complex data not supported"),
+        (pd.DataFrame({"t": pd.to_datetime(["2001-07-07"])}), TypeError, "date"),
+    ]:
+        with pytest.raises(error, match=words) as caught:
+            as_real_numbers(bad, "Z")
+        assert str(caught.value).startswith(("Z ", "Complex data not supported: Z"))
+        assert "77" not in str(caught.value) and "2001" not in str(caught.value)
+
+
 def test_check_values():
     assert check_values([1, 2.5, True]).tolist() == [1.0, 2.5, 1.0]
-    with pytest.raises(TypeError, match="w must be an array of real numbers"):
-        check_values(["a", "b"], "w")
+    with pytest.raises(TypeError, match="w must be an array of real numbers") as caught:
+        check_values(["a", "bbbbbbb"], "w")
+    assert "7" not in str(caught.value)     # no '<U7': the longest cell's length
     with pytest.raises(ValueError, match="non-empty 1-D"):
         check_values([[1.0, 2.0]], "w")
     with pytest.raises(ValueError, match="finite"):
@@ -221,7 +247,7 @@ WRONG_TYPE = {
     "n_components": "2", "eps": "1", "delta": None, "noise": 3, "sensitivity": 3,
     "accounting": 3, "accountant": "total", "radial": 3, "radius": True,
     "radius_level": True, "scale": "yes", "compute_nonprivate": 1,
-    "random_state": "seed", "n_jobs": 1.5, "pairs": 2.5, "duplicates": None,
+    "random_state": "seed", "n_jobs": 1.5, "pairs": 2.5,
     "scale_share": "0.2", "method": 3, "method_params": [1], "directions": "abc",
     "directions_share": "0.4", "monotone": "yes", "whiten": 1, "budget_split": [0.5],
     "scree_method": 3, "scree_params": [1], "histogram": 3, "bins": 2.5, "axes": "01",
@@ -232,7 +258,7 @@ OUT_OF_RANGE = {
     "n_components": 0, "eps": 0.0, "delta": 1.5, "noise": "laplace",
     "sensitivity": "loose", "accounting": "rdp", "radial": "elliptical", "radius": -1.0,
     "radius_level": 1.5, "random_state": -1, "n_jobs": 0, "pairs": 0,
-    "duplicates": "keep", "scale_share": 1.0, "method": "median",
+    "scale_share": 1.0, "method": "median",
     "method_params": {"bogus": 1}, "directions": np.ones((2, 4)),
     "directions_share": 1.0, "budget_split": {"loading": 2.0, "scree": 0.1},
     "scree_method": "robust", "scree_params": {"nope": 1}, "histogram": "dense",

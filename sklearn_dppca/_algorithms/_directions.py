@@ -126,7 +126,7 @@ def _warn_if_radius_collapsed(released):
 
 
 def release_directions(X, *, radial, radius, radius_level, budget, noise, sensitivity,
-                       pairs, duplicates, n_jobs, rng, ledger, progress=None):
+                       pairs, n_jobs, rng, ledger, progress=None):
     """The directions' release for ``radial``: spherical or clipped Kendall matrix.
 
     ``budget`` is ``plan.node("loading")`` (or the directions' node): a leaf, or the
@@ -139,11 +139,10 @@ def release_directions(X, *, radial, radius, radius_level, budget, noise, sensit
             progress=progress)
     return _private_kendall_directions(
         X, budget=budget, noise=noise, sensitivity=sensitivity, pairs=pairs,
-        duplicates=duplicates, n_jobs=n_jobs, rng=rng, ledger=ledger, progress=progress)
+        n_jobs=n_jobs, rng=rng, ledger=ledger, progress=progress)
 
 
-def _private_kendall_directions(X, *, budget, noise, sensitivity, pairs, duplicates,
-                               n_jobs, rng, ledger, progress=None):
+def _private_kendall_directions(X, *, budget, noise, sensitivity, pairs, n_jobs, rng, ledger, progress=None):
     """Release the noisy Kendall matrix and its eigen-decomposition.
 
     ``budget`` is the :class:`~sklearn_dppca.privacy.Allocation` of the Gaussian
@@ -153,8 +152,7 @@ def _private_kendall_directions(X, *, budget, noise, sensitivity, pairs, duplica
     (descending), ``eigenvectors`` (columns, deterministic signs) and
     ``noise_scale`` (diagonal standard deviation).
     """
-    kendall = kendall_matrix(X, duplicates=duplicates, pairs=pairs, rng=rng,
-                             n_jobs=n_jobs, progress=progress)
+    kendall = kendall_matrix(X, pairs=pairs, rng=rng, n_jobs=n_jobs, progress=progress)
     released = _released_eigen(kendall, X.shape[0], budget, noise, sensitivity, rng,
                                ledger)
     released.radius = None

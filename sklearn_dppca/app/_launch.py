@@ -190,7 +190,8 @@ def run(X=None, *, groups=None, y=None, budget=(1.0, 1e-5), budget_file=None,
     >>> from sklearn_dppca.app import run
     >>> from sklearn_dppca.datasets import load_wine_frame
     >>> X, y = load_wine_frame()
-    >>> run(X, groups=sorted(set(y)), y=y, budget=(2.0, 1e-5))   # doctest: +SKIP
+    >>> groups = ["class_0", "class_1", "class_2"]   # declared, not read off y
+    >>> run(X, groups=groups, y=y, budget=(2.0, 1e-5))   # doctest: +SKIP
     sklearn-dppca explorer on http://127.0.0.1:8000
     """
     app = create_app(X, groups=groups, y=y, budget=budget, budget_file=budget_file)

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from .._validation import as_real_numbers
 from ._calibration import (
     check_delta,
     check_eps,
@@ -67,7 +68,7 @@ def gaussian_mechanism(value, sensitivity, eps, delta, rng, *, noise="analytic",
     ((2,), (1.0, 1e-05))
     """
     noise_scale = _gaussian_scale(sensitivity, eps, delta, noise, mu)
-    value = np.asarray(value, dtype=float)
+    value = np.asarray(as_real_numbers(value, "value"), dtype=float)
     noisy = value + noise_scale * rng.standard_normal(value.shape)
     _record_gaussian(ledger, step, "gaussian", noise, eps, delta, mu, sensitivity,
                      noise_scale, "L2")
@@ -116,7 +117,7 @@ def laplace_mechanism(value, sensitivity, eps, rng, *, ledger=None, step="laplac
     2.0
     """
     noise_scale = laplace_noise_scale(sensitivity, eps)
-    value = np.asarray(value, dtype=float)
+    value = np.asarray(as_real_numbers(value, "value"), dtype=float)
     noisy = value + rng.laplace(0.0, noise_scale, size=value.shape)
     if ledger is not None:
         ledger.record(step=step, mechanism="laplace", eps=eps, delta=0.0,
