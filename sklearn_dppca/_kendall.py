@@ -28,6 +28,27 @@ about ``eps * S / D2`` relative accuracy on a pair, where ``S = |a|^2 + |b|^2`` 
   1e-12 agreement with a direct pair loop that the tests demand (measured: about
   1e-15).
 
+Exactness of the pair-design path (``pairs=m``). The design pairs ring position
+``t`` with ``t + o`` (``o = 1, ..., m // 2``, and ``n / 2`` for an odd ``m``), so
+the pairs are band diagonals of the ring. With the rows ``a`` prescaled as above and
+centred on the median of a random subset of them, and the weights ``w`` of the pairs,
+
+``sum_pairs w d d^T = (M + M^T) / 2``, ``M = sum_t a_t (c_t a_t - 2 g_t)^T``,
+
+where ``c_t`` sums the weights of the pairs at ``t`` and ``g_t`` the ``w a_s`` of the
+pairs ``(t, s)`` that ``t`` owns: this is ``A^T L A`` for the weighted Laplacian
+``L`` of the design. The weights come from band dot products (Gram distances) and
+``g`` from a band gather, O(p) per pair, and ``M`` from one DGEMM per block of ring
+positions, O(p^2) per row, where the direct loop spent O(p^2) per pair. A pair's
+share of ``M`` is ``w (|a_t|^2 + |a_s|^2 - 2 a_t.a_s)``-sized terms, so it carries
+the same ``eps * S / D2`` relative error as in the all-pairs kernel, and the same
+test sends every pair with ``D2 < S / 16 + 2**-900`` to the exact path (which also
+finds the coincident pairs): the kept pairs' terms are accurate to a few times
+``16 eps`` relative. Summed over pairs, the error is at most a small multiple of
+``eps`` times the sum of the terms' norms, the scale of the tests' comparison (the
+correctly rounded sum of the per-pair terms: measured about 1e-16 relative to the
+largest entry, 1e-14 demanded).
+
 The floor changes none of this: a kept pair's weight ``1 / max(D2, floor)`` has the
 relative error of ``D2`` (or none), and its term's error relative to the term is still
 ``eps * S / D2``. The floor travels in two forms. The exact path gets it as
@@ -297,9 +318,10 @@ def spherical_kendall(X, *, n_jobs=None, pairs="all", random_state=None,
         ``"all"``: the complete U-statistic, O(n^2 p) time. An int ``m >= 1``: the
         incomplete U-statistic over a random design pairing every row with exactly
         ``m`` others (``sklearn_dppca._kendall._pair_design``),
-        ``K_m = 2 / (n m) * sum u u^T`` over its ``n m / 2`` pairs: O(n m p) for the
-        differences plus ``n m p^2 / 2`` flops in DSYRK, O(n m p^2) in all. ``m >= n - 1``
-        uses all pairs. An odd ``m`` needs an even ``n``.
+        ``K_m = 2 / (n m) * sum u u^T`` over its ``n m / 2`` pairs: about
+        ``2 n m p`` flops for the weights and the weighted Laplacian of the design,
+        plus ``2 n p^2`` in DGEMM (module docstring of ``sklearn_dppca._kendall``).
+        ``m >= n - 1`` uses all pairs. An odd ``m`` needs an even ``n``.
     random_state : None, int, numpy.random.Generator or RandomState, default=None
         Draws the pair design when ``pairs`` is an int; unused for ``"all"``. The
         design never depends on the data.
@@ -475,17 +497,21 @@ def _all_pairs_task(X_blocks, X_scaled, centres, block_starts, order, runs,
 def _design_sum(X, design, floor, n_jobs, progress):
     """Sum of the floored terms over the design pairs, their number, and the
     coincident pairs."""
-    n_samples = X.shape[0]
-    X_ring = np.ascontiguousarray(X[design.order])
+    n_samples, n_features = X.shape
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    exponent = _prescaling_exponent(X)
+    scale_high, scale_low = _power_of_two_factors(-exponent)
+    floor_mantissa, floor_exponent, scaled_floor, factor = _floor_parts(
+        floor, exponent, n_features)
+    centre = _ring_centre(X, design.order, exponent)
     n_tasks = max(1, min(_MAX_TASKS, n_samples // _DESIGN_CHUNK))
     edges = np.linspace(0, n_samples, n_tasks + 1).astype(np.intp)
-    floor_mantissa, floor_exponent = math.frexp(floor)
     half = design.half_offset
     results = _run_tasks(
         _design_task,
         [
-            (X_ring, design.order, design.offsets, half, start, stop, floor_mantissa,
-             floor_exponent)
+            (X, design.order, design.offsets, half, start, stop, scale_high,
+             scale_low, centre, floor_mantissa, floor_exponent, scaled_floor)
             for start, stop in zip(edges[:-1], edges[1:])
         ],
         n_jobs,
@@ -494,15 +520,41 @@ def _design_sum(X, design, floor, n_jobs, progress):
          + (max(0, min(int(stop), half) - int(start)) if half else 0)
          for start, stop in zip(edges[:-1], edges[1:])],
     )
-    return _with_count(results, n_samples * design.n_partners // 2)
+    total, n_terms, coincident = _with_count(results,
+                                             n_samples * design.n_partners // 2)
+    if factor != 1.0:
+        total = total * factor
+    return total, n_terms, coincident
 
 
-def _design_task(X_ring, order, offsets, half_offset, start, stop, floor_mantissa,
-                 floor_exponent):
+def _design_task(X, order, offsets, half_offset, start, stop, scale_high, scale_low,
+                 centre, floor_mantissa, floor_exponent, scaled_floor):
     """One parallel task: the partial sum over the pairs owned by ring positions
     ``start <= t < stop`` (module level, so that joblib can pickle it)."""
-    return design_partial(X_ring, order, offsets, int(half_offset), int(start),
-                          int(stop), floor_mantissa, floor_exponent)
+    return design_partial(X, order, offsets, int(half_offset), int(start), int(stop),
+                          scale_high, scale_low, centre, floor_mantissa,
+                          floor_exponent, scaled_floor)
+
+
+def _power_of_two_factors(exponent):
+    """Two powers of two, each a normal float, whose product is ``2**exponent``
+    (``|exponent| <= 1074 + 1024``; one factor alone over- or underflows beyond
+    about 1022)."""
+    high = max(-1000, min(1000, exponent))
+    return math.ldexp(1.0, high), math.ldexp(1.0, exponent - high)
+
+
+def _ring_centre(X, order, exponent):
+    """Centre for the design kernel: coordinatewise median of the first (at most
+    1024) rows of the ring, a uniformly random subset, on the prescaled scale.
+
+    Any centre gives the same sum in exact arithmetic; one inside the bulk of the
+    rows keeps their norms comparable to the pair distances, so that few pairs need
+    the exact path.
+    """
+    with np.errstate(under="ignore"):
+        return np.ascontiguousarray(
+            np.median(np.ldexp(X[order[:1024]], -exponent), axis=0), dtype=np.float64)
 
 
 def _indexed_task(function, index, *args):
@@ -579,12 +631,17 @@ def _scaled_by_power_of_two(X):
     pairs that this could affect to its exact path, which reads the original rows.
     ``e = 0`` when ``X`` is all zeros.
     """
-    largest = float(np.max(np.abs(X)))
-    if largest == 0.0:
+    exponent = _prescaling_exponent(X)
+    if exponent == 0:
         return X.copy(), 0
-    _, exponent = math.frexp(largest)
     with np.errstate(under="ignore"):
         return np.ldexp(X, -exponent), exponent
+
+
+def _prescaling_exponent(X):
+    """The ``e`` with ``max |X| * 2**-e`` in [0.5, 1) (0 when ``X`` is all zeros)."""
+    largest = max(float(np.max(X)), -float(np.min(X)))
+    return math.frexp(largest)[1]
 
 
 def _compact_order(X, block_size):

@@ -15,8 +15,11 @@ coincident pair always contributes 0):
     Gram distance would be inaccurate are taken out of the Gram sum and computed
     exactly from their difference vector instead.
 ``design_partial``
-    The pairs of a circulant pair design (the incomplete U-statistic), every pair
-    computed exactly from its difference vector.
+    The pairs of a circulant pair design (the incomplete U-statistic), through the
+    weighted Laplacian of the design: band dot products give the weights, a band
+    gather and one DGEMM per block of ring positions the sum (O(p) work per pair
+    plus O(p^2) per row). Pairs whose Gram distance would be inaccurate (the same
+    test as in ``all_pairs_partial``) are computed exactly instead.
 
 Exact pairs turn into (shrunk) unit vectors that are buffered and added with one DSYRK
 per full buffer.
@@ -44,6 +47,190 @@ from libc.math cimport fabs, frexp, ldexp, sqrt
 from libc.stdint cimport uint64_t
 from libc.string cimport memcpy, memset
 from scipy.linalg.cython_blas cimport dgemm, dsyrk
+
+# The two streaming loops of design_partial, in C: they walk band diagonals of the
+# ring (owner t, partner t + o) with the positions t in the vector lanes, so a few
+# accumulators stay in registers while a coordinate's row streams past. GCC vector
+# extensions give the SIMD; on x86-64 Linux, GCC also compiles AVX2/FMA and AVX-512
+# clones picked at load time (ifunc), as the default build targets SSE2 only.
+# ``n_lanes`` is a multiple of DPPCA_LANES; every read stays within the first
+# ``n_lanes + max(offsets)`` columns of each row.
+cdef extern from *:
+    """
+    #include <Python.h>
+    #include <string.h>
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \
+        && defined(__linux__)
+    #  define DPPCA_CLONES __attribute__((target_clones( \
+           "arch=x86-64-v4", "arch=x86-64-v3", "default")))
+    #else
+    #  define DPPCA_CLONES
+    #endif
+    #define DPPCA_LANES 4
+    #define DPPCA_GROUP 8
+    #if defined(__GNUC__)
+    typedef double dppca_vec __attribute__((vector_size(32)));
+    #  define DPPCA_LOAD(v, x) memcpy(&(v), (x), sizeof(dppca_vec))
+    #  define DPPCA_STORE(x, v) memcpy((x), &(v), sizeof(dppca_vec))
+
+    /* dots[j * dots_ld + i] = sum_k owners[k ld + i] partners[k ld + i + offsets[j]] */
+    DPPCA_CLONES static void dppca_band_dots(
+            const double* owners, const double* partners, Py_ssize_t ld, Py_ssize_t p,
+            Py_ssize_t n_lanes, const Py_ssize_t* offsets, Py_ssize_t n_offsets,
+            double* dots, Py_ssize_t dots_ld) {
+        Py_ssize_t i, j, k, q;
+        for (i = 0; i < n_lanes; i += DPPCA_LANES) {
+            for (j = 0; j + DPPCA_GROUP <= n_offsets; j += DPPCA_GROUP) {
+                const Py_ssize_t* o = offsets + j;
+                dppca_vec s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0}, s4 = {0}, s5 = {0},
+                          s6 = {0}, s7 = {0}, x, y;
+                for (k = 0; k < p; k++) {
+                    const double* own = owners + k * ld + i;
+                    const double* par = partners + k * ld + i;
+                    DPPCA_LOAD(x, own);
+                    DPPCA_LOAD(y, par + o[0]); s0 += x * y;
+                    DPPCA_LOAD(y, par + o[1]); s1 += x * y;
+                    DPPCA_LOAD(y, par + o[2]); s2 += x * y;
+                    DPPCA_LOAD(y, par + o[3]); s3 += x * y;
+                    DPPCA_LOAD(y, par + o[4]); s4 += x * y;
+                    DPPCA_LOAD(y, par + o[5]); s5 += x * y;
+                    DPPCA_LOAD(y, par + o[6]); s6 += x * y;
+                    DPPCA_LOAD(y, par + o[7]); s7 += x * y;
+                }
+                DPPCA_STORE(dots + (j + 0) * dots_ld + i, s0);
+                DPPCA_STORE(dots + (j + 1) * dots_ld + i, s1);
+                DPPCA_STORE(dots + (j + 2) * dots_ld + i, s2);
+                DPPCA_STORE(dots + (j + 3) * dots_ld + i, s3);
+                DPPCA_STORE(dots + (j + 4) * dots_ld + i, s4);
+                DPPCA_STORE(dots + (j + 5) * dots_ld + i, s5);
+                DPPCA_STORE(dots + (j + 6) * dots_ld + i, s6);
+                DPPCA_STORE(dots + (j + 7) * dots_ld + i, s7);
+            }
+            for (q = j; q < n_offsets; q++) {
+                dppca_vec s = {0}, x, y;
+                for (k = 0; k < p; k++) {
+                    DPPCA_LOAD(x, owners + k * ld + i);
+                    DPPCA_LOAD(y, partners + k * ld + i + offsets[q]);
+                    s += x * y;
+                }
+                DPPCA_STORE(dots + q * dots_ld + i, s);
+            }
+        }
+    }
+
+    /* sums[k sums_ld + i] += sum_j weights[j weights_ld + i]
+                                    partners[k ld + i + offsets[j]] */
+    DPPCA_CLONES static void dppca_band_gather(
+            const double* partners, Py_ssize_t ld, Py_ssize_t p, Py_ssize_t n_lanes,
+            const Py_ssize_t* offsets, Py_ssize_t n_offsets, const double* weights,
+            Py_ssize_t weights_ld, double* sums, Py_ssize_t sums_ld) {
+        Py_ssize_t i, j, k, q;
+        for (i = 0; i < n_lanes; i += DPPCA_LANES) {
+            for (j = 0; j + DPPCA_GROUP <= n_offsets; j += DPPCA_GROUP) {
+                const Py_ssize_t* o = offsets + j;
+                const double* w = weights + j * weights_ld + i;
+                dppca_vec w0, w1, w2, w3, w4, w5, w6, w7, s;
+                dppca_vec y0, y1, y2, y3, y4, y5, y6, y7;
+                DPPCA_LOAD(w0, w); DPPCA_LOAD(w1, w + weights_ld);
+                DPPCA_LOAD(w2, w + 2 * weights_ld); DPPCA_LOAD(w3, w + 3 * weights_ld);
+                DPPCA_LOAD(w4, w + 4 * weights_ld); DPPCA_LOAD(w5, w + 5 * weights_ld);
+                DPPCA_LOAD(w6, w + 6 * weights_ld); DPPCA_LOAD(w7, w + 7 * weights_ld);
+                for (k = 0; k < p; k++) {
+                    const double* par = partners + k * ld + i;
+                    double* out = sums + k * sums_ld + i;
+                    /* a tree, not a chain: the adds of one row overlap */
+                    DPPCA_LOAD(s, out);
+                    DPPCA_LOAD(y0, par + o[0]); DPPCA_LOAD(y1, par + o[1]);
+                    DPPCA_LOAD(y2, par + o[2]); DPPCA_LOAD(y3, par + o[3]);
+                    DPPCA_LOAD(y4, par + o[4]); DPPCA_LOAD(y5, par + o[5]);
+                    DPPCA_LOAD(y6, par + o[6]); DPPCA_LOAD(y7, par + o[7]);
+                    s += ((w0 * y0 + w1 * y1) + (w2 * y2 + w3 * y3))
+                         + ((w4 * y4 + w5 * y5) + (w6 * y6 + w7 * y7));
+                    DPPCA_STORE(out, s);
+                }
+            }
+            for (q = j; q < n_offsets; q++) {
+                dppca_vec w, s, y;
+                DPPCA_LOAD(w, weights + q * weights_ld + i);
+                for (k = 0; k < p; k++) {
+                    double* out = sums + k * sums_ld + i;
+                    DPPCA_LOAD(s, out);
+                    DPPCA_LOAD(y, partners + k * ld + i + offsets[q]);
+                    s += w * y;
+                    DPPCA_STORE(out, s);
+                }
+            }
+        }
+    }
+    #else
+    static void dppca_band_dots(
+            const double* owners, const double* partners, Py_ssize_t ld, Py_ssize_t p,
+            Py_ssize_t n_lanes, const Py_ssize_t* offsets, Py_ssize_t n_offsets,
+            double* dots, Py_ssize_t dots_ld) {
+        Py_ssize_t i, j, k;
+        for (j = 0; j < n_offsets; j++)
+            for (i = 0; i < n_lanes; i++) {
+                double s = 0.0;
+                for (k = 0; k < p; k++)
+                    s += owners[k * ld + i] * partners[k * ld + i + offsets[j]];
+                dots[j * dots_ld + i] = s;
+            }
+    }
+    static void dppca_band_gather(
+            const double* partners, Py_ssize_t ld, Py_ssize_t p, Py_ssize_t n_lanes,
+            const Py_ssize_t* offsets, Py_ssize_t n_offsets, const double* weights,
+            Py_ssize_t weights_ld, double* sums, Py_ssize_t sums_ld) {
+        Py_ssize_t i, j, k;
+        for (k = 0; k < p; k++)
+            for (j = 0; j < n_offsets; j++)
+                for (i = 0; i < n_lanes; i++)
+                    sums[k * sums_ld + i] += weights[j * weights_ld + i]
+                        * partners[k * ld + i + offsets[j]];
+    }
+    #endif
+
+    /* rows[k width + l] = X[order[(first + l) mod n], k] high low - centre[k] and
+       norms[l] = sum_k rows[k width + l]^2, l < count. The rows are read in a
+       random order: the ones a few positions ahead are prefetched. */
+    static void dppca_local_rows(
+            const double* X, const Py_ssize_t* order, Py_ssize_t n, Py_ssize_t p,
+            Py_ssize_t first, Py_ssize_t count, Py_ssize_t width, double high,
+            double low, const double* centre, double* rows, double* norms) {
+        Py_ssize_t l, k, position = first % n, ahead = position, line;
+        for (l = 0; l < 8 && l < count; l++) ahead = (ahead + 1 == n) ? 0 : ahead + 1;
+        for (l = 0; l < count; l++) {
+            const double* row = X + order[position] * p;
+            double total = 0.0;
+    #if defined(__GNUC__)
+            for (line = 0; line < p; line += 8)
+                __builtin_prefetch(X + order[ahead] * p + line);
+    #endif
+            for (k = 0; k < p; k++) {
+                double value = row[k] * high * low - centre[k];
+                rows[k * width + l] = value;
+                total += value * value;
+            }
+            norms[l] = total;
+            position = (position + 1 == n) ? 0 : position + 1;
+            ahead = (ahead + 1 == n) ? 0 : ahead + 1;
+        }
+    }
+    """
+    int DPPCA_LANES
+    void dppca_band_dots(const double* owners, const double* partners,
+                         Py_ssize_t ld, Py_ssize_t p, Py_ssize_t n_lanes,
+                         const Py_ssize_t* offsets, Py_ssize_t n_offsets,
+                         double* dots, Py_ssize_t dots_ld) noexcept nogil
+    void dppca_local_rows(const double* X, const Py_ssize_t* order, Py_ssize_t n,
+                          Py_ssize_t p, Py_ssize_t first, Py_ssize_t count,
+                          Py_ssize_t width, double high, double low,
+                          const double* centre, double* rows,
+                          double* norms) noexcept nogil
+    void dppca_band_gather(const double* partners, Py_ssize_t ld, Py_ssize_t p,
+                           Py_ssize_t n_lanes, const Py_ssize_t* offsets,
+                           Py_ssize_t n_offsets, const double* weights,
+                           Py_ssize_t weights_ld, double* sums,
+                           Py_ssize_t sums_ld) noexcept nogil
 
 # A pair leaves the Gram sum when its Gram squared distance D2 = |a|^2 + |b|^2 - 2 a.b
 # falls below GRAM_RELATIVE_FLOOR * S + GRAM_ABSOLUTE_FLOOR, S = |a|^2 + |b|^2 (rows
@@ -520,12 +707,283 @@ def all_pairs_partial(const double[:, ::1] X, const double[:, ::1] X_scaled,
     return total, exact.n_coincident, (exact.first_i, exact.first_j)
 
 
-def design_partial(const double[:, ::1] X_ring, const Py_ssize_t[::1] order,
+
+
+# --------------------------------------------------------------- pair-design path
+cdef enum:
+    # Ring positions per block of design_partial: its p x block buffers stay in L2,
+    # and the block is the inner dimension of one DGEMM.
+    DESIGN_BLOCK = 128
+    # Offsets whose band dot products and weights are held at once.
+    DESIGN_OFFSET_CHUNK = 32
+    # Extra columns of the local copies, for the lanes past a block's last position
+    # (at least DPPCA_LANES).
+    DESIGN_LANE_PAD = 8
+    # Row stride of the block buffers: a whole number of 1 KiB would put their rows
+    # in a few cache sets only.
+    BUFFER_LD = DESIGN_BLOCK + 8
+
+
+cdef struct DesignBlock:
+    # Local, centred, prescaled copies of the rows the task reads, transposed:
+    # coordinate k of local position l at rows[k * width + l].
+    double* rows            # positions start ... start + width - 1
+    double* half_rows       # positions start + half ... (antipodal partners)
+    double* norms           # |row|^2 at each local position
+    double* half_norms
+    Py_ssize_t width
+    Py_ssize_t p
+    double* weight_sums     # sum of the kept weights at each local position
+    double* half_sums       # ... of the antipodal partners of the current block
+    double* dots            # chunk x block: band dot products
+    double* weights         # chunk x block: kept weights (0: exact path or padding)
+    double* gathered        # p x block: sum_o w a_(t + o) for the block's owners
+    double* products        # p x block: the rows multiplied into the accumulator
+    double* acc             # p x p column-major: sum_t a_t r_t^T
+
+
+cdef inline Py_ssize_t _lanes(Py_ssize_t count) noexcept nogil:
+    return (count + DPPCA_LANES - 1) // DPPCA_LANES * DPPCA_LANES
+
+
+cdef void _band_weights(DesignBlock* block, ExactPairs* exact, const double* X,
+                          const Py_ssize_t* order, Py_ssize_t n, Py_ssize_t start,
+                          Py_ssize_t t0, Py_ssize_t count,
+                          const Py_ssize_t* steps, Py_ssize_t n_steps,
+                          const double* partner_norms, double* partner_sums,
+                          Py_ssize_t partner_shift, double relative_floor,
+                          double absolute_floor, double weight_floor) noexcept nogil:
+    """Weights of the pairs (t, t + steps[j]) of the block's ``count`` owners from
+    their band dot products; pairs whose Gram distance is unreliable go to the exact
+    path (weight 0).
+
+    The partner of local owner l under step s has local index l + s in
+    ``partner_norms`` / ``partner_sums`` and ring position t + s + partner_shift.
+    """
+    cdef Py_ssize_t j, i, local, partner, lanes = _lanes(count)
+    cdef Py_ssize_t b = BUFFER_LD, p = block.p, ring_partner
+    cdef double both, squared_distance, weight
+    cdef double* weights
+    cdef const double* dots
+    for j in range(n_steps):
+        weights = block.weights + j * b
+        dots = block.dots + j * b
+        for i in range(count):
+            local = t0 - start + i
+            partner = local + steps[j]
+            both = block.norms[local] + partner_norms[partner]
+            squared_distance = both - 2.0 * dots[i]
+            if squared_distance < relative_floor * both + absolute_floor:
+                weights[i] = 0.0
+                ring_partner = order[(t0 + i + steps[j] + partner_shift) % n]
+                _add_exact_pair(exact, X + order[t0 + i] * p, X + ring_partner * p,
+                                p, order[t0 + i], ring_partner)
+                continue
+            if squared_distance < weight_floor:
+                squared_distance = weight_floor
+            weight = 1.0 / squared_distance
+            weights[i] = weight
+            block.weight_sums[local] += weight
+            partner_sums[partner] += weight
+        for i in range(count, lanes):
+            weights[i] = 0.0
+
+
+cdef void _add_products(DesignBlock* block, const double* rows,
+                        Py_ssize_t count) noexcept nogil:
+    """acc += A^T R for the ``count`` local rows A at ``rows`` (stride block.width)
+    and R = block.products (stride BUFFER_LD), via DGEMM."""
+    cdef int p = <int>block.p, k_dim = <int>count, lda = <int>block.width
+    cdef int ldb = <int>BUFFER_LD
+    if count > 0:
+        dgemm(&TRANS, &NO_TRANS, &p, &p, &k_dim, &ONE, <double*>rows, &lda,
+              block.products, &ldb, &ONE, block.acc, &p)
+
+
+cdef void _scaled_rows(DesignBlock* block, const double* rows, const double* sums,
+                       Py_ssize_t count, bint minus_gathered) noexcept nogil:
+    """products[k, i] = sums[i] rows[k, i] (- 2 gathered[k, i])."""
+    cdef Py_ssize_t k, i, b = BUFFER_LD
+    for k in range(block.p):
+        if minus_gathered:
+            for i in range(count):
+                block.products[k * b + i] = (sums[i] * rows[k * block.width + i]
+                                             - 2.0 * block.gathered[k * b + i])
+        else:
+            for i in range(count):
+                block.products[k * b + i] = sums[i] * rows[k * block.width + i]
+
+
+cdef void _design_block(DesignBlock* block, ExactPairs* exact, const double* X,
+                        const Py_ssize_t* order, Py_ssize_t n, Py_ssize_t start,
+                        Py_ssize_t t0, Py_ssize_t count,
+                        const Py_ssize_t* offsets, Py_ssize_t n_offsets,
+                        Py_ssize_t half_offset, Py_ssize_t n_half,
+                        double relative_floor, double absolute_floor,
+                        double weight_floor) noexcept nogil:
+    """The pairs owned by ring positions t0 ... t0 + count - 1 (n_half of them, from
+    t0, also own their antipodal pair)."""
+    cdef Py_ssize_t local = t0 - start, lanes = _lanes(count), chunk, size
+    cdef Py_ssize_t chunk_index
+    cdef Py_ssize_t p = block.p, b = BUFFER_LD
+    cdef Py_ssize_t zero_step = 0
+    cdef double* owners = block.rows + local
+    cdef Py_ssize_t n_chunks = ((n_offsets + DESIGN_OFFSET_CHUNK - 1)
+                                // DESIGN_OFFSET_CHUNK)
+    memset(block.gathered, 0, p * b * sizeof(double))
+    for chunk_index in range(n_chunks):
+        chunk = chunk_index * DESIGN_OFFSET_CHUNK
+        size = min(DESIGN_OFFSET_CHUNK, n_offsets - chunk)
+        dppca_band_dots(owners, owners, block.width, p, lanes, offsets + chunk, size,
+                        block.dots, b)
+        _band_weights(block, exact, X, order, n, start, t0, count, offsets + chunk,
+                      size, block.norms, block.weight_sums, 0, relative_floor,
+                      absolute_floor, weight_floor)
+        dppca_band_gather(owners, block.width, p, lanes, offsets + chunk, size,
+                          block.weights, b, block.gathered, b)
+    if n_half > 0:
+        memset(block.half_sums, 0, b * sizeof(double))
+        dppca_band_dots(owners, block.half_rows + local, block.width, p,
+                        _lanes(n_half), &zero_step, 1, block.dots, b)
+        _band_weights(block, exact, X, order, n, start, t0, n_half, &zero_step, 1,
+                      block.half_norms, block.half_sums - local,
+                      half_offset, relative_floor, absolute_floor, weight_floor)
+        dppca_band_gather(block.half_rows + local, block.width, p, _lanes(n_half),
+                          &zero_step, 1, block.weights, b, block.gathered, b)
+        # the antipodes' own terms w a a^T
+        _scaled_rows(block, block.half_rows + local, block.half_sums, n_half, False)
+        _add_products(block, block.half_rows + local, n_half)
+    # Every pair touching these owners is now in (earlier owners come first): their
+    # weight sums are complete.
+    _scaled_rows(block, owners, block.weight_sums + local, count, True)
+    _add_products(block, owners, count)
+
+
+def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
+                   const Py_ssize_t[::1] offsets, Py_ssize_t half_offset,
+                   Py_ssize_t start, Py_ssize_t stop, double scale_high,
+                   double scale_low, const double[::1] centre,
+                   double floor_mantissa=0.0, int floor_exponent=0,
+                   double scaled_floor=0.0):
+    """Unnormalised sum of d d^T / max(|d|^2, floor) over the design pairs owned by
+    some ring positions, through the weighted Laplacian of the design.
+
+    Ring position ``t`` in ``[start, stop)`` owns the pairs ``(t, t + o mod n)`` for
+    each ``o`` in ``offsets`` and, when ``half_offset > 0`` and ``t < half_offset``,
+    the pair ``(t, t + half_offset)``; every design pair has exactly one owner.
+
+    With rows ``a`` (prescaled and centred) and the weights ``w`` of the pairs, the
+    sum is ``(M + M^T) / 2`` for ``M = sum_t a_t (c_t a_t - 2 g_t)^T``, where ``c_t``
+    sums the weights of the pairs at ``t`` and ``g_t`` the ``w a_s`` of the pairs
+    ``(t, s)`` that ``t`` owns: O(p) work per pair (a band dot product for the weight
+    and a band gather for ``g``) plus one DGEMM per block of positions, instead of a
+    p x p outer product per pair. Pairs whose Gram distance lost precision (the test
+    of :func:`all_pairs_partial`) are computed exactly instead, from ``X``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, p), float64, C-contiguous
+        The rows in their original order and scale.
+    order : ndarray of shape (n,), intp
+        Original row number at each ring position.
+    offsets : ndarray of shape (n_offsets,), intp
+        Forward offsets, each in ``[1, n/2)``.
+    half_offset : int
+        ``n / 2`` when the design pairs antipodes, else 0.
+    start, stop : int
+        Range of ring positions.
+    scale_high, scale_low : float
+        Powers of two whose product puts ``max |X|`` in [0.5, 1).
+    centre : ndarray of shape (p,)
+        Subtracted from every prescaled row.
+    floor_mantissa, floor_exponent, scaled_floor : float, int, float
+        The floor, as for :func:`all_pairs_partial`.
+
+    Returns
+    -------
+    total, n_coincident, first_coincident
+        As for :func:`all_pairs_partial`.
+    """
+    cdef Py_ssize_t n = X.shape[0], p = X.shape[1], b = DESIGN_BLOCK
+    cdef Py_ssize_t n_offsets = offsets.shape[0]
+    cdef Py_ssize_t reach = max(offsets) if n_offsets else 0
+    cdef Py_ssize_t width = (stop - start) + reach + DESIGN_LANE_PAD
+    cdef Py_ssize_t half_count = max(0, min(stop, half_offset) - start)
+    cdef Py_ssize_t t0, count, n_half, first, block_index
+    cdef double relative_floor = GRAM_RELATIVE_FLOOR
+    cdef double absolute_floor = GRAM_ABSOLUTE_FLOOR
+    if not 0.0 <= scaled_floor <= 4.0 * p:
+        raise ValueError(f"scaled_floor must lie in [0, 4 p], got {scaled_floor!r}.")
+    if stop <= start:
+        return np.zeros((p, p)), 0, (-1, -1)
+
+    # Buffers, allocated here with the GIL held and kept alive by these names.
+    cdef double[::1] rows = np.empty(p * width)
+    cdef double[::1] half_rows = np.empty(p * width if half_count else 1)
+    cdef double[::1] norms = np.empty(width)
+    cdef double[::1] half_norms = np.empty(width if half_count else 1)
+    cdef double[::1] weight_sums = np.zeros(width)
+    cdef double[::1] half_sums = np.empty(BUFFER_LD)
+    cdef double[::1] dots = np.empty(DESIGN_OFFSET_CHUNK * BUFFER_LD)
+    cdef double[::1] weights = np.empty(DESIGN_OFFSET_CHUNK * BUFFER_LD)
+    cdef double[::1] gathered = np.empty(p * BUFFER_LD)
+    cdef double[::1] products = np.empty(p * BUFFER_LD)
+    cdef double[::1] acc = np.zeros(p * p)
+    cdef double[::1] acc_exact = np.zeros(p * p)
+    cdef double[::1] diff = np.empty(p)
+    cdef double[::1] units = _unit_buffer(p)
+    cdef ExactPairs exact = _exact_pairs(units, acc_exact, diff, p, floor_mantissa,
+                                         floor_exponent)
+    cdef DesignBlock block
+    block.rows = &rows[0]
+    block.half_rows = &half_rows[0]
+    block.norms = &norms[0]
+    block.half_norms = &half_norms[0]
+    block.width = width
+    block.p = p
+    block.weight_sums = &weight_sums[0]
+    block.half_sums = &half_sums[0]
+    block.dots = &dots[0]
+    block.weights = &weights[0]
+    block.gathered = &gathered[0]
+    block.products = &products[0]
+    block.acc = &acc[0]
+
+    with nogil:
+        dppca_local_rows(&X[0, 0], &order[0], n, p, start, width, width, scale_high,
+                    scale_low, &centre[0], block.rows, block.norms)
+        if half_count:
+            dppca_local_rows(&X[0, 0], &order[0], n, p, start + half_offset,
+                        half_count + DESIGN_LANE_PAD, width, scale_high, scale_low,
+                        &centre[0], block.half_rows, block.half_norms)
+        for block_index in range((stop - start + b - 1) // b):
+            t0 = start + block_index * b
+            count = min(b, stop - t0)
+            n_half = max(0, min(count, half_offset - t0))
+            _design_block(&block, &exact, &X[0, 0], &order[0], n, start, t0, count,
+                          &offsets[0] if n_offsets else NULL, n_offsets,
+                          half_offset, n_half, relative_floor, absolute_floor,
+                          scaled_floor)
+        # The partners past the last owner: their terms w a a^T, from the pairs here.
+        for block_index in range((reach + b - 1) // b):
+            first = stop - start + block_index * b
+            count = min(b, stop - start + reach - first)
+            _scaled_rows(&block, block.rows + first, block.weight_sums + first,
+                         count, False)
+            _add_products(&block, block.rows + first, count)
+        _flush_units(&exact, p)
+    upper = np.asarray(acc).reshape(p, p)
+    total = (upper + upper.T) / 2 + _symmetric_from_upper(acc_exact, p)
+    return total, exact.n_coincident, (exact.first_i, exact.first_j)
+def _design_partial_direct(const double[:, ::1] X_ring, const Py_ssize_t[::1] order,
                    const Py_ssize_t[::1] offsets, Py_ssize_t half_offset,
                    Py_ssize_t start, Py_ssize_t stop, double floor_mantissa=0.0,
                    int floor_exponent=0):
-    """Unnormalised sum of d d^T / max(|d|^2, floor) over the design pairs owned by
-    some ring positions.
+    """The direct loop of :func:`design_partial`: every pair from its exact
+    difference, one (shrunk) unit vector per pair added by DSYRK.
+
+    The reference that the Laplacian kernel is measured and tested against (it was
+    the design kernel before it); not used by the package.
 
     Ring position ``t`` in ``[start, stop)`` owns the pairs ``(t, t + o mod n)`` for
     each ``o`` in ``offsets`` and, when ``half_offset > 0`` and ``t < half_offset``,

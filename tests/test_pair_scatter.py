@@ -14,6 +14,7 @@ import pytest
 
 from sklearn_dppca import DPKendallDirections
 from sklearn_dppca._algorithms._variances import _norm_clipped_scatter
+from sklearn_dppca import _kendall
 from sklearn_dppca._kendall import _pair_design, pair_scatter, spherical_kendall
 
 from ._kendall_support import DATASETS, adversarial_neighbours, direct_kendall
@@ -413,3 +414,125 @@ def test_directions_pairs_m_sensitivity_at_the_estimator(m):
     sensitivities = [entry["sensitivity"] for entry in fitted[0].privacy_ledger_
                      if entry["step"] == "loading"]
     assert sensitivities == [pytest.approx(2 * math.sqrt(2) / n)]
+
+
+# ------------------------------------- the m-partner kernel: Laplacian + exact path
+def fsum_design_scatter(X, floor, pairs):
+    """Slowest reference: every entry of ``sum_pairs d d^T / max(||d||^2, floor)`` as
+    one correctly rounded sum (``math.fsum``) of the per-pair terms, each term from
+    the exact difference divided by its largest coordinate (no over- or underflow).
+    Also returns the number of coincident pairs."""
+    X = np.asarray(X, dtype=np.float64)
+    p = X.shape[1]
+    terms = [[[] for _ in range(p)] for _ in range(p)]
+    n_coincident = 0
+    with np.errstate(over="ignore", under="ignore"):
+        for i, j in pairs:
+            d = X[i] - X[j]
+            floor_here = floor
+            if not np.all(np.isfinite(d)):
+                d, floor_here = 0.5 * X[i] - 0.5 * X[j], floor / 4
+            largest = np.max(np.abs(d))
+            if largest == 0:
+                n_coincident += 1
+                continue
+            e = d / largest
+            weight = 1.0 / max(float(e @ e), floor_here / largest / largest)
+            for k in range(p):
+                for m in range(p):
+                    terms[k][m].append(e[k] * e[m] * weight)
+    total = np.array([[math.fsum(terms[k][m]) for m in range(p)] for k in range(p)])
+    return total, n_coincident
+
+
+def _hard_design_data(kind, n, p, rng):
+    if kind == "near_duplicates_far_out":  # three tight clusters
+        centres = rng.standard_normal((3, p)) + 1e6
+        X = centres[rng.integers(3, size=n)] + 1e-7 * rng.standard_normal((n, p))
+    elif kind == "rows_1e300":
+        X = rng.standard_normal((n, p)) * 1e300
+        X[::5] *= 1.7
+    elif kind == "mixed_scales":
+        X = rng.standard_normal((n, p)) * np.logspace(-8, 8, p) + 1e3
+    elif kind == "exact_duplicates":
+        X = rng.standard_normal((n, p)) + 50.0
+        X[1::3] = X[::3][: len(X[1::3])]
+        X[2::3] = X[::3][: len(X[2::3])]
+    else:  # rows in the underflow range, next to ordinary ones
+        X = rng.standard_normal((n, p))
+        X[::2] *= 1e-310
+    return X
+
+
+HARD_KINDS = ["near_duplicates_far_out", "rows_1e300", "mixed_scales",
+              "exact_duplicates", "underflow_rows"]
+
+
+@pytest.mark.parametrize("kind", HARD_KINDS)
+@pytest.mark.parametrize("n, p, m", [(61, 1, 6), (60, 1, 5), (41, 50, 4),
+                                     (40, 50, 3), (300, 3, 17)])
+def test_pairs_m_kernel_matches_fsum_reference(kind, n, p, m):
+    # The Laplacian kernel against correctly rounded sums of the per-pair terms, on
+    # inputs where many pairs need the exact path (and some do not).
+    if m % 2 == 1 and n % 2 == 1:
+        n += 1
+    rng = np.random.default_rng(n * 100 + p + m)
+    X = _hard_design_data(kind, n, p, rng)
+    design = _pair_design(n, m, np.random.default_rng(3))
+    for floor in (0.0, typical_squared_distance(X)):
+        expected, n_coincident = fsum_design_scatter(X, floor, design.pairs())
+        total, n_terms, coincident = _kendall._design_sum(X, design, floor, None, None)
+        assert n_terms == len(design.pairs())
+        assert coincident[0] == n_coincident
+        assert_relative(total, expected, tol=1e-14)
+
+
+def _laplacian_only(monkeypatch):
+    """Send no pair to the exact path: what a kernel without the fallback computes."""
+    from sklearn_dppca import _kendall_kernel
+
+    monkeypatch.setattr(_kendall_kernel, "GRAM_RELATIVE_FLOOR", -2.0)
+    monkeypatch.setattr(_kendall_kernel, "GRAM_ABSOLUTE_FLOOR", -1.0)
+
+
+def test_pairs_m_exact_fallback_is_needed_and_used(monkeypatch):
+    # Near-duplicate pairs far from the origin: the Gram-form distances of those
+    # pairs are pure rounding, so the Laplacian sum alone is far off; the kernel's
+    # exact path puts it back to the correctly rounded value. (Before the Laplacian
+    # kernel the design path had no Gram form at all, and the first check failed.)
+    rng = np.random.default_rng(31)
+    X = _hard_design_data("near_duplicates_far_out", 400, 4, rng)
+    design = _pair_design(400, 6, np.random.default_rng(4))
+    expected, _ = fsum_design_scatter(X, 0.0, design.pairs())
+    with monkeypatch.context() as patch:
+        _laplacian_only(patch)
+        without = _kendall._design_sum(X, design, 0.0, None, None)[0]
+    assert np.max(np.abs(without - expected)) > 1e-10 * np.max(np.abs(expected))
+    assert_relative(_kendall._design_sum(X, design, 0.0, None, None)[0], expected,
+                    tol=1e-14)
+
+
+@pytest.mark.parametrize("n, m", [(5000, 64), (4001, 10), (3000, 7)])
+def test_pairs_m_kernel_matches_the_direct_loop_kernel(n, m):
+    # Larger inputs (several tasks, blocks, offset chunks, wrap-around and antipodal
+    # partners) against the direct per-pair loop that the kernel replaced; the
+    # coincident pairs are reported alike.
+    from sklearn_dppca._kendall_kernel import _design_partial_direct
+
+    rng = np.random.default_rng(n + m)
+    X = rng.standard_normal((n, 8)) * np.logspace(-2, 2, 8) + 1e4
+    X[10:40] = X[40:70] + 1e-9
+    X[100:130] = X[200:230]
+    if m % 2 == 1 and n % 2 == 1:
+        n, X = n - 1, X[:-1]
+    design = _pair_design(n, m, np.random.default_rng(5))
+    for floor in (0.0, 1.0):
+        mantissa, exponent = math.frexp(floor)
+        direct, n_coincident, first = _design_partial_direct(
+            np.ascontiguousarray(X[design.order]), design.order, design.offsets,
+            design.half_offset, 0, n, mantissa, exponent)
+        total, _, coincident = _kendall._design_sum(X, design, floor, 2, None)
+        assert_relative(total, direct, tol=1e-14)
+        assert coincident[0] == n_coincident
+        if n_coincident:
+            assert coincident[1] == tuple(first)
