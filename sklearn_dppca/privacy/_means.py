@@ -24,6 +24,7 @@ from ._budget import PrivacyLedger
 from ._calibration import check_delta, check_eps
 from ._histograms import dyadic_argmax
 from ._mechanisms import gaussian_mechanism
+from ._pair_sums import clipped_pair_sum
 from ._quantiles import quantile
 
 
@@ -336,11 +337,24 @@ def clipped_pair_mean(y, clip):
     ``2 clip / n`` (the basis of the ``clipped`` scree).
 
     How: sort ``y``. Pairs further apart than ``r = sqrt(2 clip)`` contribute
-    ``clip`` and are only counted. The close pairs are summed through prefix sums of
-    ``z`` and ``z^2`` within "clusters" (maximal runs of sorted values whose gaps
-    are ``<= r``; a close pair never crosses a gap wider than ``r``), with ``z`` the
-    value minus its cluster's mean: this keeps the prefix sums small, so a far
-    outlier neither overflows nor cancels the precision of the others.
+    ``clip`` and are only counted. The close pairs (never across a gap wider than
+    ``r``) are summed exactly in integers: each value is put on a grid of step
+    ``delta <= 2**-60 r`` (a power of two) measured from the smallest value of its
+    run of gaps ``<= r``, a pair is close when its grid difference is at most
+    ``r / delta``, and the squared grid differences over the close pairs are
+    summed without rounding. Only the final division rounds. No prefix sum of
+    floats is involved, so no cancellation across a long run of close values.
+
+    Accuracy: each pair's term moves by less than ``2 delta r <= 2**-58 clip
+    (1 + 2**-50)`` (the grid and the close/far decision on it), and the final
+    rounding by at most ``2**-53 clip`` (the mean is at most ``clip``). So the
+    result is within ``(2**-53 + 2**-58) clip (1 + 2**-50)``, about
+    ``1.15e-16 clip``, of the exact value: ``n * 5.8e-17`` of the sensitivity
+    ``2 clip / n``, below ``1e-9`` of it for ``n <= 1.7e7`` (``5.8e-10`` at
+    ``n = 1e7``). Two neighbouring samples' results differ by at most the
+    sensitivity times ``1 + n * 1.15e-16``. With ``clip=inf`` the grid step is
+    at most ``2**-78`` of the range and the result is within a relative
+    ``2**-53 + 2**-77 n^2`` of the exact variance.
 
     Parameters
     ----------
@@ -367,27 +381,7 @@ def clipped_pair_mean(y, clip):
     if n < 2:
         raise ValueError(f"y needs at least 2 values, got {n}.")
     clip = check_param(clip, [Interval("real", 0, math.inf, closed="right")], "clip")
-    reach = math.sqrt(2 * clip)
-    cluster = np.concatenate(([0], np.cumsum(np.diff(y) > reach)))
-    cluster_size = np.bincount(cluster)
-    z = y - (np.bincount(cluster, weights=y) / cluster_size)[cluster]
-    cluster_end = np.cumsum(cluster_size)[cluster]
-    # Close partners of i are j in [i + 1, end_i), never past the cluster.
-    start = np.arange(1, n + 1)
-    end = np.minimum(np.searchsorted(y, y + reach, side="right"), cluster_end)
-    sum_z = np.concatenate(([0.0], np.cumsum(z)))
-    sum_z2 = np.concatenate(([0.0], np.cumsum(z * z)))
-    n_close = end - start
-    close = 0.5 * ((sum_z2[end] - sum_z2[start]) - 2 * z * (sum_z[end] - sum_z[start])
-                   + n_close * z * z)
-    # Round-off may push a sum of terms in [0, clip] a hair outside.
-    close = np.maximum(close, 0.0)
-    if math.isfinite(clip):
-        close = np.minimum(close, n_close * clip)
-    total = math.fsum(close)
-    if math.isfinite(clip):
-        total += clip * float(np.sum(n - end))
-    return total / (n * (n - 1) / 2)
+    return clipped_pair_sum(y, clip)
 
 
 def monotone_scree(values):
