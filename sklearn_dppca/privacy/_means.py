@@ -339,22 +339,23 @@ def clipped_pair_mean(y, clip):
     How: sort ``y``. Pairs further apart than ``r = sqrt(2 clip)`` contribute
     ``clip`` and are only counted. The close pairs (never across a gap wider than
     ``r``) are summed exactly in integers: each value is put on a grid of step
-    ``delta <= 2**-60 r`` (a power of two) measured from the smallest value of its
-    run of gaps ``<= r``, a pair is close when its grid difference is at most
-    ``r / delta``, and the squared grid differences over the close pairs are
-    summed without rounding. Only the final division rounds. No prefix sum of
-    floats is involved, so no cancellation across a long run of close values.
+    ``delta`` (a power of two, at most ``2**-72`` of ``r`` and of the range of
+    ``y``) measured from the smallest value of its run of gaps ``<= r``; a pair is
+    close when its grid difference is at most ``r / delta``; the squared grid
+    differences over the close pairs are summed without rounding, and only the
+    final division rounds. No float prefix sum is involved, hence no cancellation
+    across a long run of close values.
 
-    Accuracy: each pair's term moves by less than ``2 delta r <= 2**-58 clip
-    (1 + 2**-50)`` (the grid and the close/far decision on it), and the final
-    rounding by at most ``2**-53 clip`` (the mean is at most ``clip``). So the
-    result is within ``(2**-53 + 2**-58) clip (1 + 2**-50)``, about
-    ``1.15e-16 clip``, of the exact value: ``n * 5.8e-17`` of the sensitivity
-    ``2 clip / n``, below ``1e-9`` of it for ``n <= 1.7e7`` (``5.8e-10`` at
-    ``n = 1e7``). Two neighbouring samples' results differ by at most the
-    sensitivity times ``1 + n * 1.15e-16``. With ``clip=inf`` the grid step is
-    at most ``2**-78`` of the range and the result is within a relative
-    ``2**-53 + 2**-77 n^2`` of the exact variance.
+    Accuracy: the grid and the close/far decision taken on it move each pair's
+    term by less than ``2 delta r <= 2**-70 clip``, and the final rounding moves
+    the mean (at most ``clip``) by at most ``2**-53 clip``. So the result is within
+    ``(2**-53 + 2**-70) clip`` of the exact value: ``n (2**-54 + 2**-71)``, about
+    ``5.6e-17 n``, of the sensitivity ``2 clip / n``, below ``1e-9`` of it for
+    ``n <= 1.8e7`` (``5.6e-10`` at ``n = 1e7``; the last rounding alone is most of
+    it and cannot be avoided by a float result). The results for two neighbouring
+    samples thus differ by at most ``2 clip / n (1 + 1.12e-16 n)``. Relative to
+    the exact value (``clip=inf`` included) the error is at most
+    ``2**-53 + 2**-71 n^2``. (A subnormal result adds at most ``2**-1075``.)
 
     Parameters
     ----------

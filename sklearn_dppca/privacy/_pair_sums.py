@@ -12,23 +12,25 @@ The steps, for sorted values:
    no close pair crosses it.
 2. *Grid.* Each value becomes the integer ``Y = floor((y - c) / delta)``, with
    ``c`` its cluster's smallest value and ``delta`` a power of two at most
-   ``2**-60 sqrt(2 C)``. ``y - c`` is split exactly into two floats (Knuth's
-   two-sum), so ``Y`` is the exact floor (one unit more only where a scaled
-   rounding error underflows). ``Y`` is kept as ``b * 2**48 + q`` in two int64.
+   ``2**-72`` of the reach and of the range. ``y - c`` is split exactly into two
+   floats (Knuth's two-sum), so ``Y`` is the exact floor (one unit more only
+   where a scaled rounding error underflows). ``Y`` is kept as
+   ``high * 2**60 + low`` in two int64.
 3. *Close partners.* A pair is close when its grid difference is at most
    ``R = floor(sqrt(2 C) / delta)``, an exact integer. A float search brackets the
    end of each value's run of close partners, and a bisection on the integer
    coordinates finds it exactly.
 4. *Sum.* ``sum over close pairs (Y_j - Y_i)^2`` is assembled from products of
-   16-bit limbs of ``Y``, of the window sums of ``Y`` and of the counts; the limb
-   products are summed as integer-valued floats below ``2**53`` (exact in any
-   order) and put together in Python integers.
+   20-bit limbs of ``Y`` and of ``w_i Y_i - 2 L_i`` (window sums ``L_i``, counts
+   ``w_i``); the limb products are summed as integer-valued floats below
+   ``2**52`` (exact in any order) and put together in Python integers.
 
 Error, per pair: the grid moves a difference by less than ``2 delta``, and the
 close/far decision is taken on the grid, so each term differs from the exact
-``min(d^2 / 2, C)`` by less than ``2 delta sqrt(2 C) <= 2**-58 C (1 + 2**-50)``;
-the mean over pairs is then exact on the grid and rounded once to a float (at
-most ``2**-53 C``, as the mean is at most ``C``).
+``min(d^2 / 2, C)`` by less than ``2 delta sqrt(2 C) <= 2**-70 C`` (and by less
+than ``2 delta min(sqrt(2 C), range) <= 2**-71 min(2 C, range^2)``); the mean
+over pairs is then exact on the grid and rounded once to a float (at most
+``2**-53 C``, as the mean is at most ``C``).
 """
 
 import math
