@@ -155,19 +155,22 @@ def _close_ends(y, high, low, limit, reach_low, reach_high, cluster_end):
     lo = np.searchsorted(y, sure_in, side="right")
     hi = np.minimum(np.searchsorted(y, sure_out, side="right"), cluster_end)
     lo = np.clip(lo, after, hi)
-    # Y_i + limit, normalised like the coordinates (no int64 overflow).
-    last_low = low + (limit & _LOW_MASK)
-    last_high = high + (limit >> _LOW_BITS) + (last_low >> _LOW_BITS)
+    rows = np.flatnonzero(lo < hi)
+    # Y_i + limit for those rows, normalised like the coordinates (no overflow).
+    last_low = low[rows] + (limit & _LOW_MASK)
+    last_high = high[rows] + (limit >> _LOW_BITS) + (last_low >> _LOW_BITS)
     last_low &= _LOW_MASK
-    open_rows = np.flatnonzero(lo < hi)
-    while open_rows.size:
-        first, stop = lo[open_rows], hi[open_rows]
+    first, stop = lo[rows], hi[rows]
+    while rows.size:
         middle = (first + stop) // 2
-        inside = (high[middle] < last_high[open_rows]) | (
-            (high[middle] == last_high[open_rows]) & (low[middle] <= last_low[open_rows]))
-        lo[open_rows] = np.where(inside, middle + 1, first)
-        hi[open_rows] = np.where(inside, stop, middle)
-        open_rows = open_rows[lo[open_rows] < hi[open_rows]]
+        inside = (high[middle] < last_high) | (
+            (high[middle] == last_high) & (low[middle] <= last_low))
+        first = np.where(inside, middle + 1, first)
+        stop = np.where(inside, stop, middle)
+        lo[rows] = first
+        still = first < stop
+        rows, first, stop = rows[still], first[still], stop[still]
+        last_low, last_high = last_low[still], last_high[still]
     return lo
 
 
@@ -183,7 +186,8 @@ def _window_square_sum(high, low, end):
     index = np.arange(n)
     held = np.cumsum(np.bincount(index + 1, minlength=n + 1)
                      - np.bincount(end, minlength=n + 1))[:n]
-    weight = held + (end - index - 1)  # < 2n < 2**40: two limbs
+    weight = held + (end - index - 1)  # < 2n < 2**40: at most two limbs
+    weight_limbs = 1 if int(weight.max()) <= _LIMB_MASK else 2
     n_high = max(1, -(-int(high.max()).bit_length() // _LIMB_BITS))
     prefixes = [np.concatenate(([0], np.cumsum(limb))) for limb in _limbs(high, low, n_high)]
     total = 0
@@ -191,7 +195,7 @@ def _window_square_sum(high, low, end):
         rows = slice(start, start + _ROWS)
         limbs = _limbs(high[rows], low[rows], n_high)
         coefficients = _limb_products(
-            [weight[rows] & _LIMB_MASK, weight[rows] >> _LIMB_BITS], limbs)
+            [weight[rows] & _LIMB_MASK, weight[rows] >> _LIMB_BITS][:weight_limbs], limbs)
         for k, prefix in enumerate(prefixes):
             coefficients[k] -= 2 * (prefix[end[rows]] - prefix[start + 1:start + _ROWS + 1])
         # |coefficients| < 2**41 + 2**21 n: int64, and the factor < 2n 2**(20 m)
