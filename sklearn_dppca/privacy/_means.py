@@ -24,6 +24,7 @@ from ._budget import PrivacyLedger
 from ._calibration import check_delta, check_eps
 from ._histograms import dyadic_argmax
 from ._mechanisms import gaussian_mechanism
+from ._pair_sums import clipped_pair_sum
 from ._quantiles import quantile
 
 
@@ -336,11 +337,25 @@ def clipped_pair_mean(y, clip):
     ``2 clip / n`` (the basis of the ``clipped`` scree).
 
     How: sort ``y``. Pairs further apart than ``r = sqrt(2 clip)`` contribute
-    ``clip`` and are only counted. The close pairs are summed through prefix sums of
-    ``z`` and ``z^2`` within "clusters" (maximal runs of sorted values whose gaps
-    are ``<= r``; a close pair never crosses a gap wider than ``r``), with ``z`` the
-    value minus its cluster's mean: this keeps the prefix sums small, so a far
-    outlier neither overflows nor cancels the precision of the others.
+    ``clip`` and are only counted. The close pairs (never across a gap wider than
+    ``r``) are summed exactly in integers: each value is put on a grid of step
+    ``delta`` (a power of two, at most ``2**-72`` of ``r`` and of the range of
+    ``y``) measured from the smallest value of its run of gaps ``<= r``; a pair is
+    close when its grid difference is at most ``r / delta``; the squared grid
+    differences over the close pairs are summed without rounding, and only the
+    final division rounds. No float prefix sum is involved, hence no cancellation
+    across a long run of close values.
+
+    Accuracy: the grid and the close/far decision taken on it move each pair's
+    term by less than ``2 delta r <= 2**-70 clip``, and the final rounding moves
+    the mean (at most ``clip``) by at most ``2**-53 clip``. So the result is within
+    ``(2**-53 + 2**-70) clip`` of the exact value: ``n (2**-54 + 2**-71)``, about
+    ``5.6e-17 n``, of the sensitivity ``2 clip / n``, below ``1e-9`` of it for
+    ``n <= 1.8e7`` (``5.6e-10`` at ``n = 1e7``; the last rounding alone is most of
+    it and cannot be avoided by a float result). The results for two neighbouring
+    samples thus differ by at most ``2 clip / n (1 + 1.12e-16 n)``. Relative to
+    the exact value (``clip=inf`` included) the error is at most
+    ``2**-53 + 2**-71 n^2``. (A subnormal result adds at most ``2**-1075``.)
 
     Parameters
     ----------
@@ -367,27 +382,7 @@ def clipped_pair_mean(y, clip):
     if n < 2:
         raise ValueError(f"y needs at least 2 values, got {n}.")
     clip = check_param(clip, [Interval("real", 0, math.inf, closed="right")], "clip")
-    reach = math.sqrt(2 * clip)
-    cluster = np.concatenate(([0], np.cumsum(np.diff(y) > reach)))
-    cluster_size = np.bincount(cluster)
-    z = y - (np.bincount(cluster, weights=y) / cluster_size)[cluster]
-    cluster_end = np.cumsum(cluster_size)[cluster]
-    # Close partners of i are j in [i + 1, end_i), never past the cluster.
-    start = np.arange(1, n + 1)
-    end = np.minimum(np.searchsorted(y, y + reach, side="right"), cluster_end)
-    sum_z = np.concatenate(([0.0], np.cumsum(z)))
-    sum_z2 = np.concatenate(([0.0], np.cumsum(z * z)))
-    n_close = end - start
-    close = 0.5 * ((sum_z2[end] - sum_z2[start]) - 2 * z * (sum_z[end] - sum_z[start])
-                   + n_close * z * z)
-    # Round-off may push a sum of terms in [0, clip] a hair outside.
-    close = np.maximum(close, 0.0)
-    if math.isfinite(clip):
-        close = np.minimum(close, n_close * clip)
-    total = math.fsum(close)
-    if math.isfinite(clip):
-        total += clip * float(np.sum(n - end))
-    return total / (n * (n - 1) / 2)
+    return clipped_pair_sum(y, clip)
 
 
 def monotone_scree(values):
