@@ -25,7 +25,6 @@ from ._validation import (
     Interval,
     Options,
     check_generator,
-    check_max_abs,
     check_n_components,
     validate_params,
 )
