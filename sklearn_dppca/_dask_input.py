@@ -9,7 +9,13 @@ import warnings
 import numpy as np
 
 from ._blockwise import RowBlocks
-from ._validation import Instance, Interval, check_max_abs, validate_features
+from ._validation import (
+    Instance,
+    Interval,
+    check_max_abs,
+    label_codes,
+    validate_features,
+)
 
 #: The hyperparameter ``row_blocks``: None, rows per block, or the block sizes.
 ROW_BLOCKS = [None, Interval("int", 2, None),
@@ -40,16 +46,16 @@ def fit_input(estimator, X, row_blocks, progress=None):
         if row_blocks is None:
             return X
         rows = RowBlocks(X, _block_sizes(X.shape[0], row_blocks), progress)
-    rows.largest = rows.max_abs()   # one pass: every value finite (before any spending)
+    # every value finite: checked in the first pass over the blocks, which the fit
+    # runs (with the statistics it can compute ahead) before any spending
     return rows
 
 
 def checked_max_abs(X, what):
     """:func:`~sklearn_dppca._validation.check_max_abs` for an array or rows in blocks
-    (one pass over the blocks, which also checks every value is finite)."""
+    (in the first pass over the blocks, which also checks every value is finite)."""
     if isinstance(X, RowBlocks):
-        check_max_abs(np.array([X.largest]), what)
-        return X
+        return X.check_max_abs(what)
     return check_max_abs(X, what)
 
 
@@ -135,16 +141,15 @@ def transform_input(estimator, X):
     return X.rechunk({1: -1})
 
 
-def check_blockwise_fit(rows, *, pairs, scale=False, compute_nonprivate=False,
-                        groups=None, scree_method=None, scree_params=None):
+def check_blockwise_fit(rows, *, pairs, compute_nonprivate=False, scree_method=None,
+                        scree_params=None):
     """Refuse, before any spending, what a fit in row blocks cannot compute
     blockwise (one ValueError naming the option); returns the scree's params with
     ``clip="auto"`` resolved to ``"norm"``.
 
     Every statistic must be a sum over blocks: pairs within blocks (an int
     ``pairs``), norm clipping (the per-component clipped U-statistic pairs every
-    row with every other), no per-column spreads (their clipped U-statistics too),
-    no groups, no non-private reference (it needs all rows at once).
+    row with every other), no non-private reference (it needs all rows at once).
     """
     if not isinstance(rows, RowBlocks):
         return scree_params
@@ -153,9 +158,9 @@ def check_blockwise_fit(rows, *, pairs, scale=False, compute_nonprivate=False,
             "block)")
     if pairs != "all":
         rows.check_design(pairs)
-    _refuse(scale, "scale=True needs the per-column clipped U-statistics over all pairs")
-    _refuse(compute_nonprivate, "compute_nonprivate=True needs all rows at once")
-    _refuse(groups is not None, "groups needs each row's label; fit the groups apart")
+    _refuse(compute_nonprivate, "compute_nonprivate=True (a non-private reference "
+            "for comparison) needs all rows in memory at once; fit a sample of the "
+            "rows in memory for it")
     if scree_method is None:
         return scree_params
     _refuse(scree_method in ("huber", "pmwm"),
@@ -177,3 +182,38 @@ def _refuse(condition, reason):
     if condition:
         raise ValueError(f"Fits in row blocks (a Dask input or row_blocks) compute "
                          f"every statistic block by block: {reason}.")
+
+
+def group_codes(y, labels, rows):
+    """Each row's position in the public list ``labels``, for rows in blocks: an
+    array (``y`` in memory), or a lazy Dask array in the rows' blocks (``y`` a Dask
+    array or Series, checked in one pass over ``y`` before any spending).
+
+    ``y`` is data: the messages state the rule, never a label.
+    """
+    if not is_dask_collection(y):
+        return label_codes(y, labels, "y", "groups", rows.shape[0])
+    if hasattr(y, "to_dask_array"):
+        y = y.to_dask_array(lengths=True)
+    if y.ndim != 1 or y.shape[0] != rows.shape[0]:
+        raise ValueError(f"y must hold one label per row of X ({rows.shape[0]} rows); "
+                         f"got a Dask array of shape {y.shape}.")
+    codes = y.rechunk((rows.sizes,)).map_blocks(_block_codes, list(labels),
+                                                dtype=np.intp)
+    if bool((codes < 0).any().compute()):
+        raise ValueError("y contains labels outside groups: every row's label must be "
+                         "one of the declared groups.")
+    return codes
+
+
+def _block_codes(labels_block, labels):
+    """Positions of a block's labels in ``labels``; -1 for a label outside them."""
+    position = {label: index for index, label in enumerate(labels)}
+    values = np.asarray(labels_block, dtype=object).ravel()
+    codes = np.empty(values.shape[0], dtype=np.intp)
+    for index, value in enumerate(values):
+        try:
+            codes[index] = position.get(value, -1)
+        except TypeError:   # unhashable
+            codes[index] = -1
+    return codes

@@ -4,6 +4,7 @@ from ._algorithms._directions import loading_parts
 from ._algorithms._nonprivate import nonprivate_reference
 from ._algorithms._spread import spread_parts
 from ._base import _PrivateProjection
+from ._blockwise import first_pass, statistics_ahead
 from ._dask_input import check_blockwise_fit, fit_input
 from ._validation import (
     PAIRS,
@@ -213,16 +214,20 @@ class DPKendallDirections(_PrivateProjection):
         """
         params = validate_params(self)
         X = fit_input(self, X, params["row_blocks"])
-        check_blockwise_fit(X, pairs=params["pairs"], scale=params["scale"],
+        check_blockwise_fit(X, pairs=params["pairs"],
                             compute_nonprivate=params["compute_nonprivate"])
         n_components = check_n_components(params["n_components"], X.shape[1])
         rng = check_generator(self.random_state)
+        first_pass(X, rng, scale=params["scale"], pairs=params["pairs"],
+                   radial=params["radial"], radius=params["radius"])
         plan = self._plan_budget(self._budget_parts(params), params, X.shape[0])
         ledger = PrivacyLedger()
         self.scale_ = None
         if "scale" in plan:
             spreads = self._release_spreads(X, plan, params, rng, ledger)
             X, self.scale_ = spreads.X, spreads.scale
+            statistics_ahead(X, rng, pairs=params["pairs"], radial=params["radial"],
+                             radius=params["radius"])
         released = self._release_directions(
             X, plan.node("loading"), params, rng, ledger, pairs=params["pairs"])
         self.radius_ = released.radius

@@ -28,8 +28,8 @@ from ._algorithms._variances import (
 )
 from ._base import _PrivateProjection, _VarianceMixin, ratio_threshold
 from ._budget_split import check_budget_split
-from ._blockwise import times
-from ._dask_input import check_blockwise_fit, checked_max_abs, fit_input
+from ._blockwise import first_pass, is_row_blocks, statistics_ahead, times
+from ._dask_input import check_blockwise_fit, checked_max_abs, fit_input, group_codes
 from ._progress import BlockProgress, PairProgress
 from ._validation import (
     NON_NEGATIVE,
@@ -42,21 +42,23 @@ from ._validation import (
     check_component_pair,
     check_generator,
     check_labels,
-    check_max_abs,
     check_n_components,
     label_codes,
     validate_params,
 )
 from .privacy import PrivacyBudget, PrivacyLedger
 
-def _check_groups(groups, y, n_samples):
-    """The public label list and each row's position in it (or None, None)."""
+def _check_groups(groups, y, X):
+    """The public label list and each row's position in it (or None, None); for
+    rows in blocks, positions in the same blocks (:func:`group_codes`)."""
     if groups is None:
         return None, None
     labels = check_labels(groups, "groups")
     if y is None:
         raise ValueError("groups is set, so fit(X, y) needs y: each row's group label.")
-    return labels, label_codes(y, labels, "y", "groups", n_samples)
+    if is_row_blocks(X):
+        return labels, group_codes(y, labels, X)
+    return labels, label_codes(y, labels, "y", "groups", X.shape[0])
 
 
 class DPPCA(_VarianceMixin, _PrivateProjection):
@@ -411,8 +413,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         X = checked_max_abs(fit_input(self, X, params["row_blocks"], blocks_progress),
                             "DPPCA's variances")
         scree_params = check_blockwise_fit(
-            X, pairs=params["pairs"], scale=params["scale"],
-            compute_nonprivate=params["compute_nonprivate"], groups=params["groups"],
+            X, pairs=params["pairs"], compute_nonprivate=params["compute_nonprivate"],
             scree_method=params["scree_method"], scree_params=scree_params)
         # a float: the scree of every component is released (as None does), the
         # number kept is chosen from its PVE before the score summary
@@ -422,8 +423,11 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         with_scores = n_components >= 2 and split.get("score", 0) > 0
         axes = (check_component_pair(params["axes"], n_components)
                 if n_components >= 2 else None)
-        labels, codes = _check_groups(params["groups"], y, X.shape[0])
+        labels, codes = _check_groups(params["groups"], y, X)
         rng = check_generator(self.random_state)
+        with_total = params["scree_method"] in ("clipped", "kendall")
+        first_pass(X, rng, scale=params["scale"], pairs=params["pairs"],
+                   radial=params["radial"], radius=params["radius"], total=with_total)
         scree_params = resolve_clip(scree_params, X.shape[0], n_components,
                                     params["eps"] * split["scree"] * (1 - TOTAL_SHARE))
         plan = self._plan_budget(
@@ -435,9 +439,11 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         self.scale_ = None
         if "scale" in plan:
             spreads = self._release_spreads(X, plan, params, rng, ledger)
-            X = check_max_abs(spreads.X, "DPPCA's variances (after scaling)")
+            X = checked_max_abs(spreads.X, "DPPCA's variances (after scaling)")
             self.scale_ = spreads.scale
             self._progress("spreads released", start)
+            statistics_ahead(X, rng, pairs=params["pairs"], radial=params["radial"],
+                             radius=params["radius"], total=with_total)
         released = self._release_directions(
             X, plan.node("loading"), params, rng, ledger, pairs=params["pairs"],
             progress=PairProgress("Kendall matrix") if params["verbose"] else None)
@@ -448,6 +454,10 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         self.kendall_noise_scale_ = released.noise_scale
         self.radius_ = released.radius
         self.method_label_ = params["scree_method"]
+        if with_scores and is_row_blocks(X):   # counted in the scree's first pass
+            scores = times(X, self.components_[list(axes)])
+            scores.two_sided_ahead(0)
+            scores.two_sided_ahead(1)
         self._fit_scree(X, method=params["scree_method"], params=scree_params,
                         budget=plan.part("scree") if "scree" in plan else None,
                         noise=params["noise"], pairs=params["pairs"],

@@ -17,7 +17,7 @@ from ._algorithms._variances import (
     scree_parts,
 )
 from ._base import _PrivateProjection, _VarianceMixin, ratio_threshold
-from ._blockwise import is_row_blocks
+from ._blockwise import first_pass, is_row_blocks, statistics_ahead
 from ._dask_input import check_blockwise_fit, checked_max_abs, fit_input
 from ._validation import (
     UNIT_OPEN,
@@ -25,7 +25,6 @@ from ._validation import (
     Interval,
     Options,
     check_generator,
-    check_max_abs,
     check_n_components,
     validate_params,
 )
@@ -324,7 +323,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         X = checked_max_abs(fit_input(self, X, params["row_blocks"]),
                             "DPScree's variances")
         method_params = check_blockwise_fit(
-            X, pairs=method_params.get("pairs", "all"), scale=params["scale"],
+            X, pairs=method_params.get("pairs", "all"),
             compute_nonprivate=params["compute_nonprivate"], scree_method=method,
             scree_params=method_params)
         rng = check_generator(self.random_state)
@@ -345,10 +344,16 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         scree = scree_parts(method, method_params, n_components)
         if scree is not None:
             parts["scree"] = (scree_share, scree)
-        plan = self._plan_budget(parts, grant, X.shape[0])
-        X = self._scaled(X, reused, plan, params, rng, ledger)
         # in row blocks, directions released here pair rows as the scree does
         directions_pairs = method_params["pairs"] if is_row_blocks(X) else "all"
+        ahead = dict(pairs=directions_pairs if "directions" in parts else None,
+                     radial=params["radial"], radius=params["radius"],
+                     total=method in ("clipped", "kendall"))
+        first_pass(X, rng, scale="scale" in parts, **ahead)
+        plan = self._plan_budget(parts, grant, X.shape[0])
+        X = self._scaled(X, reused, plan, params, rng, ledger)
+        if "scale" in parts:
+            statistics_ahead(X, rng, **ahead)
         kendall = self._kendall_release(X, plan, params, rng, ledger, directions_pairs)
         directions = kendall.eigenvectors if given is None else given
         if method == "kendall" and kendall is None:
@@ -422,7 +427,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
             return X
         spreads = self._release_spreads(X, plan, params, rng, ledger)
         self.scale_ = spreads.scale
-        return check_max_abs(spreads.X, "DPScree's variances (after scaling)")
+        return checked_max_abs(spreads.X, "DPScree's variances (after scaling)")
 
     def _kendall_release(self, X, plan, params, rng, ledger, pairs="all"):
         """The Kendall matrix behind the directions: released here (``directions``

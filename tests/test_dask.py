@@ -29,10 +29,10 @@ def cancer():
     return load_breast_cancer().data[:4 * BLOCK]
 
 
-def _fit(estimator, X):
+def _fit(estimator, X, y=None):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return estimator.fit(X)
+        return estimator.fit(X, y)
 
 
 def _assert_same(a, b, names):
@@ -113,10 +113,9 @@ def test_progress_reports_blocks(client, cancer, capsys):
 @pytest.mark.parametrize("params, match", [
     (dict(pairs="all"), "pairs='all'"),
     (dict(pairs=200), "at least pairs \\+ 1"),
-    (dict(pairs=8, scale=True), "scale=True"),
     (dict(pairs=8, scree_method="huber"), "huber"),
     (dict(pairs=8, scree_params={"clip": "component"}), "clip='component'"),
-    (dict(pairs=8, compute_nonprivate=True), "compute_nonprivate"),
+    (dict(pairs=8, compute_nonprivate=True), "compute_nonprivate.*all rows in memory"),
 ])
 def test_refused_before_spending(cancer, params, match):
     from sklearn_dppca import PrivacyAccountant
@@ -128,13 +127,124 @@ def test_refused_before_spending(cancer, params, match):
 
 
 def test_bad_inputs(cancer):
+    from sklearn_dppca import PrivacyAccountant
+
     bad = cancer.copy()
     bad[300, 2] = np.nan
+    accountant = PrivacyAccountant(10.0, 1e-3)
     with pytest.raises(ValueError, match="NaN or infinity"):
-        DPPCA(pairs=8).fit(da.from_array(bad, chunks=BLOCK))
+        DPPCA(pairs=8, accountant=accountant).fit(da.from_array(bad, chunks=BLOCK))
+    # checked in the first pass, which runs before the budget is charged
+    assert accountant.spent() == (0.0, 0.0)
+    with pytest.raises(ValueError, match="beyond 2\\*\\*500"):
+        DPPCA(pairs=8, accountant=accountant).fit(
+            da.from_array(cancer * 1e160, chunks=BLOCK))
+    assert accountant.spent() == (0.0, 0.0)
     with pytest.raises(ValueError, match="row_blocks"):
         DPPCA(pairs=8, row_blocks=[100, 100]).fit(cancer)
     with pytest.raises(TypeError, match="row_blocks"):
         DPPCA(pairs=8, row_blocks="rows").fit(cancer)
     with pytest.raises(ValueError, match="2-D"):
         DPPCA(pairs=8).fit(da.from_array(cancer[:, 0], chunks=BLOCK))
+
+
+def test_scale_dask_equals_in_memory(client, cancer):
+    # census-like mixed units: per-column spreads released blockwise
+    params = dict(eps=4.0, pairs=8, scale=True, random_state=5)
+    memory = _fit(DPPCA(row_blocks=BLOCK, **params), cancer)
+    dask_fit = _fit(DPPCA(**params), da.from_array(cancer, chunks=BLOCK))
+    _assert_same(memory, dask_fit, ["scale_"] + COMMON + SCREE[:-1]
+                 + ["score_histogram_"])
+    for estimator in (DPKendallDirections, DPScree):
+        extra = {"method_params": {"pairs": 8}} if estimator is DPScree else {"pairs": 8}
+        kw = dict(eps=4.0, scale=True, random_state=5, **extra)
+        memory = _fit(estimator(row_blocks=BLOCK, **kw), cancer)
+        dask_fit = _fit(estimator(**kw), da.from_array(cancer, chunks=BLOCK))
+        _assert_same(memory, dask_fit, ["scale_"] + COMMON)
+
+
+def test_blockwise_spreads_track_the_columns_sd(cancer):
+    # the spreads estimate each column's sd up to one common factor (Gaussian-ish
+    # columns: close to it); units range over 4 orders of magnitude here
+    fit = _fit(DPKendallDirections(eps=50.0, pairs=8, scale=True, row_blocks=BLOCK,
+                                   random_state=0), cancer)
+    ratio = fit.scale_ / cancer.std(axis=0)
+    assert np.all(ratio > 0.3) and np.all(ratio < 1.5)
+    assert np.ptp(np.log10(fit.scale_)) > 3
+
+
+def test_within_block_spread_sensitivity_holds_for_an_adversarial_neighbour():
+    from sklearn_dppca._blockwise import RowBlocks
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(230, 3))
+    bounds = np.array([0.5, 1.0, 2.0])
+    sizes = (100, 100, 30)
+    rows = RowBlocks(X, sizes)
+    sums, n_pairs = rows.clipped_pair_sums(bounds)
+    worst = 0.0
+    for row in (0, 150, 229):             # one row of each block, moved far away
+        neighbour = X.copy()
+        neighbour[row] = 1e6
+        other, _ = RowBlocks(neighbour, sizes).clipped_pair_sums(bounds)
+        worst = max(worst, np.max(np.abs(other - sums) / bounds / n_pairs))
+    stated = rows.within_block_sensitivity()
+    assert worst <= stated * (1 + 1e-12)
+    assert worst > 0.5 * stated            # tight: a far row moves most of its terms
+    # equal blocks: 2 / n, as over all pairs of the rows
+    assert RowBlocks(X[:200], (100, 100)).within_block_sensitivity() == 2 / 200
+
+
+@pytest.mark.parametrize("y_kind", ["dask", "memory"])
+def test_groups_dask_equals_in_memory(client, cancer, y_kind):
+    labels = np.array(["malignant", "benign"])[load_breast_cancer().target[:4 * BLOCK]]
+    params = dict(eps=4.0, pairs=8, groups=["malignant", "benign"], random_state=7)
+    memory = _fit(DPPCA(row_blocks=BLOCK, **params), cancer, labels)
+    y = da.from_array(labels, chunks=2 * BLOCK) if y_kind == "dask" else labels
+    dask_fit = _fit(DPPCA(**params), da.from_array(cancer, chunks=BLOCK), y)
+    _assert_same(memory, dask_fit, COMMON + ["score_histogram_", "synthetic_scores_"])
+    for group in params["groups"]:
+        np.testing.assert_allclose(dask_fit.score_histograms_[group],
+                                   memory.score_histograms_[group], rtol=1e-12)
+    np.testing.assert_array_equal(dask_fit.synthetic_groups_, memory.synthetic_groups_)
+
+
+def test_groups_labels_checked_before_spending_without_echo(cancer):
+    from sklearn_dppca import PrivacyAccountant
+
+    labels = np.array(["a"] * (4 * BLOCK), dtype=object)
+    labels[333] = "secret-label-17"
+    accountant = PrivacyAccountant(10.0, 1e-3)
+    for y in (da.from_array(labels, chunks=BLOCK), labels):
+        with pytest.raises(ValueError, match="outside groups") as raised:
+            DPPCA(pairs=8, groups=["a"], accountant=accountant).fit(
+                da.from_array(cancer, chunks=BLOCK), y)
+        assert "secret" not in str(raised.value)
+    with pytest.raises(ValueError, match="one label per row"):
+        DPPCA(pairs=8, groups=["a"]).fit(da.from_array(cancer, chunks=BLOCK),
+                                         da.from_array(labels[:-1], chunks=BLOCK))
+    assert accountant.spent() == (0.0, 0.0)
+
+
+def _counting_rows(X, log):
+    """A Dask array of ``X`` whose every block read appends a line to the file
+    ``log`` (a file: the workers may run a copy of this function)."""
+    def block(block_info=None):
+        start, stop = block_info[None]["array-location"][0]
+        with open(log, "a") as file:
+            file.write(f"{start}\n")
+        return X[start:stop]
+    return da.map_blocks(block, chunks=((BLOCK,) * (X.shape[0] // BLOCK), (X.shape[1],)),
+                         dtype=X.dtype)
+
+
+@pytest.mark.parametrize("scree_method, most", [("clipped", 8), ("kendall", 6)])
+def test_dppca_passes_over_the_data(client, cancer, tmp_path, scree_method, most):
+    # statistics that need no release of each other share a pass (13 and 11 before)
+    log = tmp_path / "reads.txt"
+    fit = _fit(DPPCA(eps=4.0, pairs=8, scree_method=scree_method, random_state=0),
+               _counting_rows(cancer, log))
+    assert fit.score_histogram_ is not None
+    reads = log.read_text().split()
+    assert sorted(set(reads)) == sorted(str(start) for start in range(0, 4 * BLOCK, BLOCK))
+    assert len(reads) % 4 == 0 and len(reads) // 4 <= most

@@ -116,6 +116,10 @@ def _private_frame(scores, budget, rng, ledger, cells=1, unit=None):
     reach = 2 * _radius(scores, coarse, budget["coarse radius"], rng, ledger, unit,
                         warn=False)
     centre_leaves = [budget[f"centre axis {axis + 1}"] for axis in range(2)]
+    if is_row_blocks(scores):   # both axes' counts in one pass over the blocks
+        for axis in range(2):
+            scores.interval_ahead(axis, coarse[axis], low=-reach, high=reach,
+                                  n_points=_fine_points(reach, unit))
     center = coarse + np.array([
         _median_offset(scores, axis, coarse[axis], reach, leaf, rng, ledger, unit)
         for axis, leaf in enumerate(centre_leaves)
@@ -251,8 +255,9 @@ def _private_histograms(scores, edges, *, method, budget, noise, rng, ledger,
     the counts, of shape ``bins`` or ``(n_groups,) + bins``, and the sd of the
     Gaussian noise on each cell (None for the sparse histogram).
     """
-    if is_row_blocks(scores):   # (no groups in blocks: refused before any spending)
-        counts = scores.histogram(edges[0], edges[1])
+    if is_row_blocks(scores):   # codes: an array, or a Dask array in the same blocks
+        counts = scores.histogram(edges[0], edges[1], codes=labels,
+                                  n_labels=None if labels is None else len(label_list))
     else:
         counts = histogram_counts(scores, edges[0], edges[1], groups=labels,
                                   labels=label_list)

@@ -11,13 +11,16 @@ the standard deviation times one factor common to every column, so dividing by i
 gives the eigenvectors and PVE of the correlation matrix.
 """
 
+import math
 import warnings
 
 import numpy as np
+from .._blockwise import is_row_blocks
 from .._bunch import Bunch
 
 from .._names import default_feature_names
-from ..privacy import PrivacyUtilityWarning
+from ..privacy import PrivacyUtilityWarning, gaussian_mechanism
+from ..privacy._quantiles import _positive_from_counts, warn_if_far
 from ._variances import (
     check_method_params,
     clipped_to_the_bound,
@@ -75,11 +78,44 @@ def _private_feature_variances(X, *, budget, noise, rng, ledger, feature_names):
     """
     labels = _spread_labels(feature_names)
     search_eps = budget[f"clip bound {labels[0]}"].eps
+    if is_row_blocks(X):
+        return _blockwise_feature_variances(X, budget=budget, noise=noise, rng=rng,
+                                            ledger=ledger, labels=labels)
     level = max(spread_level(X.shape[0] // 2, search_eps), 0.5)
     params = check_method_params("clipped", dict(_SPREAD_PARAMS, quantile_level=level))
     raw, noise_scale, bounds = component_clipped_variances(
         X, np.eye(X.shape[1]), params, budget, noise, rng, ledger, labels=labels)
     return Bunch(raw=raw, noise_scale=noise_scale, clip_bounds=bounds)
+
+
+def _blockwise_feature_variances(rows, *, budget, noise, rng, ledger, labels):
+    """:func:`_private_feature_variances` for rows in blocks (the same budget tree).
+
+    Privacy: each column's clip bound is a private quantile of ``(x_aj - x_bj)^2 / 2``
+    over a random matching within the blocks (a row is in at most one pair: a
+    count moves by at most 1), from counts of the scale-free grid summed over the
+    blocks. The statistic is each column's clipped pair mean over all pairs
+    within a block, ``U_j = sum_b sum_{a<b in block} min(., C_j) / sum_b C(n_b, 2)``:
+    one row is in ``n_b - 1`` of those pairs, each term in ``[0, C_j]``, so
+    ``U_j / C_j`` moves by at most ``s = (n_max - 1) / sum_b C(n_b, 2)`` (``2 / n``
+    for equal blocks, as over all pairs) and the vector by ``sqrt(p) s`` in L2.
+    """
+    leaves = [budget[f"clip bound {label}"] for label in labels]
+    counts, n_values = rows.column_matching_counts(rng)
+    level = max(spread_level(n_values, leaves[0].eps), 0.5)
+    bounds = np.array([
+        _positive_from_counts(column_counts, n_values, level, leaf.eps, rng, ledger,
+                              leaf.path, False)
+        for column_counts, leaf in zip(counts, leaves)])
+    warn_if_far(n_values, level, leaves[0].eps,
+                f"{budget.prefix}/clip bounds (each of {len(labels)})", stacklevel=4)
+    sums, n_pairs = rows.clipped_pair_sums(bounds)
+    sensitivity = math.sqrt(len(labels)) * rows.within_block_sensitivity()
+    noisy, noise_scale = gaussian_mechanism(
+        sums / n_pairs / bounds, sensitivity, rng=rng, noise=noise, ledger=ledger,
+        **budget["statistic"].mechanism_budget())
+    return Bunch(raw=noisy * bounds, noise_scale=noise_scale * bounds,
+                 clip_bounds=bounds)
 
 
 # A clip bound this small comes from a search that stopped at the bottom of the
