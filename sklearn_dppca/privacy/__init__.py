@@ -21,6 +21,7 @@ from ._calibration import (
 )
 from ._histograms import (
     additive_histogram,
+    additive_histogram_noise_scale,
     dyadic_argmax,
     grid_cell_index,
     histogram_counts,
@@ -75,4 +76,5 @@ __all__ = [
     "symmetric_gaussian_noise",
     "symmetric_matrix_gaussian",
     "upper_quantile",
+    "additive_histogram_noise_scale",
 ]
