@@ -76,17 +76,22 @@ def _uniform_below(bound, rng):
             return value
 
 
-def _bernoulli_exp_scalar(gamma, rng):
-    """One draw of Bernoulli(exp(-gamma)) for a Fraction ``gamma >= 0`` (CKS Alg. 1)."""
-    gamma = Fraction(gamma)
-    for _ in range(math.floor(gamma)):
-        if not _bernoulli_exp_scalar(Fraction(1), rng):
-            return False
-    gamma -= math.floor(gamma)
+def _bernoulli_exp_unit_scalar(gamma, rng):
+    """Bernoulli(exp(-gamma)) for a Fraction in [0, 1] (CKS Algorithm 1)."""
     k = 1
     while _uniform_below(gamma.denominator * k, rng) < gamma.numerator:
         k += 1          # Bernoulli(gamma / k) succeeded
     return k % 2 == 1
+
+
+def _bernoulli_exp_scalar(gamma, rng):
+    """One draw of Bernoulli(exp(-gamma)) for a Fraction ``gamma >= 0``."""
+    gamma = Fraction(gamma)
+    whole = math.floor(gamma)
+    for _ in range(whole):
+        if not _bernoulli_exp_unit_scalar(Fraction(1), rng):
+            return False
+    return _bernoulli_exp_unit_scalar(gamma - whole, rng)
 
 
 def _bernoulli_exp_unit(num, den, rng):
