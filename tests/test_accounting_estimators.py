@@ -22,7 +22,7 @@ from sklearn_dppca import (
     PrivacyRiskWarning,
 )
 from sklearn_dppca.privacy import gdp_delta, gdp_mu
-from sklearn_dppca.privacy._discrete import dominated_by_gdp
+from sklearn_dppca.privacy._discrete import _dominated_by_gdp
 
 
 def _data(n=300, seed=0):
@@ -55,7 +55,7 @@ def _recomposed(ledger):
             # a hair more noise than sensitivity / mu, and its privacy profile
             # (recomputed here) lies below the mu-GDP profile it is charged as
             assert entry["noise_scale"] >= entry["sensitivity"] / entry["mu"]
-            assert dominated_by_gdp(Fraction(entry["sigma2"]), entry["mu"])
+            assert _dominated_by_gdp(Fraction(entry["sigma2"]), entry["mu"])
         else:                                    # noise sd = sensitivity / mu
             assert entry["noise_scale"] == pytest.approx(entry["sensitivity"] / entry["mu"])
     return eps + block["eps"], delta + gdp_delta(mu, block["eps"])

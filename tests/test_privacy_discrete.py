@@ -22,11 +22,11 @@ from sklearn_dppca.privacy._discrete import (
     _bernoulli_exp_scalar,
     _DiscreteGaussianScale,
     discrete_gaussian,
-    discrete_gaussian_delta,
+    _discrete_gaussian_delta,
     discrete_gaussian_scale_dp,
     discrete_gaussian_scale_gdp,
     discrete_laplace,
-    dominated_by_gdp,
+    _dominated_by_gdp,
     laplace_rate,
 )
 
@@ -162,7 +162,7 @@ def brute_force_delta(sigma2, eps, width):
 def test_profile_agrees_with_a_brute_force_sum(sigma2, eps):
     width = int(25 * math.sqrt(sigma2)) + 5
     expected = brute_force_delta(sigma2, eps, width)
-    assert discrete_gaussian_delta(sigma2, eps) == pytest.approx(expected, rel=1e-9,
+    assert _discrete_gaussian_delta(sigma2, eps) == pytest.approx(expected, rel=1e-9,
                                                                  abs=1e-300)
 
 
@@ -170,9 +170,9 @@ def test_profile_agrees_with_a_brute_force_sum(sigma2, eps):
                                         (12.0, 1e-6)])
 def test_dp_calibration_meets_the_target_and_one_step_less_does_not(eps, delta):
     scale = discrete_gaussian_scale_dp(eps, delta)
-    assert discrete_gaussian_delta(scale.sigma2, eps) <= delta
+    assert _discrete_gaussian_delta(scale.sigma2, eps) <= delta
     smaller = _DiscreteGaussianScale(scale.m - 1, scale.t, scale.k)
-    assert discrete_gaussian_delta(smaller.sigma2, eps) > delta * (1 - 1e-5)
+    assert _discrete_gaussian_delta(smaller.sigma2, eps) > delta * (1 - 1e-5)
     # close to the continuous Gaussian's exact calibration
     continuous = gaussian_noise_scale(math.sqrt(2), eps, delta)
     assert 0.9 < scale.sigma / continuous < 1.1
@@ -184,18 +184,18 @@ def test_gdp_calibration_is_dominated_and_a_smaller_scale_is_not(mu):
     assert scale.sigma >= math.sqrt(2) / mu
     # spot checks off the grid, against the exact GDP profile
     for eps in np.linspace(0, 6 * mu + mu * mu, 37) + mu / 7777:
-        assert discrete_gaussian_delta(scale.sigma2, eps) <= gdp_delta(mu, eps)
+        assert _discrete_gaussian_delta(scale.sigma2, eps) <= gdp_delta(mu, eps)
     # the continuous Gaussian's own scale is not enough for the discrete one
     plain = _DiscreteGaussianScale.at_least(math.sqrt(2) / mu)
-    assert not dominated_by_gdp(plain.sigma2, mu)
+    assert not _dominated_by_gdp(plain.sigma2, mu)
 
 
 def test_gdp_dominance_fails_where_the_profile_is_exceeded():
     mu = 0.5
     small = _DiscreteGaussianScale.at_least(math.sqrt(2) / mu * 0.97)
-    worst = max(discrete_gaussian_delta(small.sigma2, eps) - gdp_delta(mu, eps)
+    worst = max(_discrete_gaussian_delta(small.sigma2, eps) - gdp_delta(mu, eps)
                 for eps in np.linspace(0, 2, 41))
-    assert worst > 0 and not dominated_by_gdp(small.sigma2, mu)
+    assert worst > 0 and not _dominated_by_gdp(small.sigma2, mu)
 
 
 def test_sparse_laplace_rate_is_within_its_eps():

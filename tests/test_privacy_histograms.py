@@ -18,7 +18,7 @@ from sklearn_dppca.privacy import (
     sparse_histogram,
 )
 from sklearn_dppca.privacy._discrete import (
-    discrete_gaussian_delta,
+    _discrete_gaussian_delta,
     discrete_laplace,
     laplace_rate,
 )
@@ -145,7 +145,7 @@ def test_additive_noise_law_clamp_and_ledger():
     assert Fraction(entry["sigma2"]) >= Fraction(sigma**2) * (1 - 1e-15)
     assert (entry["eps"], entry["delta"]) == (0.5, 1e-6)
     # the exact profile meets the pair; the continuous Gaussian's sd is close
-    assert discrete_gaussian_delta(Fraction(entry["sigma2"]), 0.5) <= 1e-6
+    assert _discrete_gaussian_delta(Fraction(entry["sigma2"]), 0.5) <= 1e-6
     assert sigma == pytest.approx(gaussian_noise_scale(math.sqrt(2), 0.5, 1e-6), rel=0.01)
 
 

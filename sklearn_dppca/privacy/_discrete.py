@@ -319,7 +319,7 @@ def _first_index(eps, sigma2):
     return np.floor(np.asarray(eps) * sigma2 - 1).astype(np.int64) + 1
 
 
-def discrete_gaussian_delta(sigma2, eps):
+def _discrete_gaussian_delta(sigma2, eps):
     """The exact ``delta(eps)`` of ``N_Z(0, sigma2)`` noise on a count vector.
 
     The shift is ``+1`` in one cell and ``-1`` in another (one row replaced).
@@ -367,7 +367,7 @@ def _discrete_profile_on_grid(sigma2, eps):
     # the probabilities are scaled by exp(offset) so that the tails at the grid's
     # end do not underflow (the profile's floor is 1e-200)
     offset = -float(_log_pmf_difference(np.array([low]), sigma2, normalisers)[0])
-    tail_a, tail_b, tail_t = {}, {}, {}
+    tail_a, tail_b = {}, {}
     state_a = state_b = state_t = 0.0
     for stop in range(high, low - 1, -_CHUNK):
         k = np.arange(stop, max(stop - _CHUNK, low - 1), -1, dtype=np.int64)
@@ -406,7 +406,7 @@ def _gdp_grid(mu):
     return grid[:last + 2], log_gdp[:last + 2]
 
 
-def dominated_by_gdp(sigma2, mu):
+def _dominated_by_gdp(sigma2, mu):
     """Whether the discrete Gaussian's profile lies below the ``mu``-GDP one.
 
     On the grid ``eps_i`` of :func:`_gdp_grid` it checks
@@ -442,7 +442,7 @@ def discrete_gaussian_scale_gdp(mu):
 
     The smallest ``sigma = (sqrt(2)/mu)(1 + tau)``, ``tau`` in
     ``1e-3, 2e-3, 5e-3, 1e-2, ...``, rounded up to the rational grid, whose profile
-    passes :func:`dominated_by_gdp`.
+    passes :func:`_dominated_by_gdp`.
 
     Parameters
     ----------
@@ -456,7 +456,7 @@ def discrete_gaussian_scale_gdp(mu):
     mu = check_eps(mu, name="mu")
     for tau in _GDP_INFLATIONS:
         scale = _DiscreteGaussianScale.at_least(math.sqrt(2.0) / mu * (1 + tau))
-        if dominated_by_gdp(scale.sigma2, mu):
+        if _dominated_by_gdp(scale.sigma2, mu):
             return scale
     raise ValueError(f"No discrete Gaussian scale found for mu={mu:g}.")
 
@@ -483,7 +483,7 @@ def discrete_gaussian_scale_dp(eps, delta):
     eps, delta = check_eps(eps), check_delta(delta)
 
     def meets(scale):
-        return discrete_gaussian_delta(scale.sigma2, eps) * (1 + _SUM_SLACK) <= delta
+        return _discrete_gaussian_delta(scale.sigma2, eps) * (1 + _SUM_SLACK) <= delta
 
     sigma = gaussian_noise_scale(math.sqrt(2.0), eps, delta)
     high = _DiscreteGaussianScale.at_least(sigma)

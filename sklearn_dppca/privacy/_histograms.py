@@ -32,7 +32,7 @@ from ._discrete import (
 from ._mechanisms import laplace_mechanism
 
 # One row leaves one cell and enters another.
-HISTOGRAM_L2_SENSITIVITY = math.sqrt(2.0)
+_HISTOGRAM_L2_SENSITIVITY = math.sqrt(2.0)
 _HISTOGRAM_L1_SENSITIVITY = 2.0
 
 
@@ -193,7 +193,7 @@ def additive_histogram_noise_scale(eps=None, delta=None, mu=None):
     --------
     >>> from sklearn_dppca.privacy import additive_histogram_noise_scale
     >>> round(additive_histogram_noise_scale(1.0, 1e-5), 2)
-    5.3
+    5.28
     """
     return _additive_scale(eps, delta, mu).sigma
 
@@ -277,12 +277,12 @@ def additive_histogram(counts, eps, delta, rng, *, ledger=None, step="additive h
     if ledger is not None:
         if mu is None:
             ledger.record(step=step, mechanism="discrete gaussian", eps=eps, delta=delta,
-                          sensitivity=HISTOGRAM_L2_SENSITIVITY, sensitivity_norm="L2",
+                          sensitivity=_HISTOGRAM_L2_SENSITIVITY, sensitivity_norm="L2",
                           noise_scale=scale.sigma, sigma2=str(scale.sigma2))
         else:
             # the mu the profile was checked against: it dominates this part
             ledger.record(step=step, mechanism="discrete gaussian (mu-GDP part)",
-                          eps=0.0, delta=0.0, sensitivity=HISTOGRAM_L2_SENSITIVITY,
+                          eps=0.0, delta=0.0, sensitivity=_HISTOGRAM_L2_SENSITIVITY,
                           sensitivity_norm="L2", noise_scale=scale.sigma, mu=float(mu),
                           composition="gdp", sigma2=str(scale.sigma2))
     clamped = np.maximum(counts + noise, 0)
