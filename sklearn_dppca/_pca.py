@@ -516,12 +516,12 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         bins = params["bins"]
         if bins == "auto":
             bins = auto_bins(X.shape[0], 1 if labels is None else len(labels),
-                             params["histogram"], plan["score/histogram"], params["noise"])
+                             params["histogram"], plan["score/histogram"])
         scores = times(X, self.components_[list(self.axes_)])
         n_synthetic = params["n_synthetic"]
         summary = release_score_summary(
             scores, plan.part("score"), bins=bins, method=params["histogram"],
-            threshold=params["histogram_threshold"], noise=params["noise"],
+            threshold=params["histogram_threshold"],
             unit=score_unit(self.explained_variance_, self.noise_scale_, self.axes_),
             labels=labels, group_codes=codes,
             n_points=self.n_samples_ if n_synthetic is None else n_synthetic,

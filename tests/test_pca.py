@@ -357,7 +357,7 @@ def _score_summary(unit, seed=0):
     ledger = PrivacyLedger()
     summary = release_score_summary(
         scores, budget, bins=(10, 10), method="additive", threshold="auto",
-        noise="analytic", unit=unit, labels=None, group_codes=None, n_points=100,
+        unit=unit, labels=None, group_codes=None, n_points=100,
         jitter=0.25, rng=np.random.default_rng(seed), ledger=ledger)
     return summary, [entry["step"] for entry in ledger.to_list()]
 

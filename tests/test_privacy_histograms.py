@@ -1,6 +1,7 @@
 """Grids, exact counts and the private histograms (Karwa & Vadhan stability histogram; doc/user_guide.rst)."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -8,6 +9,7 @@ import pytest
 from sklearn_dppca.privacy import (
     PrivacyLedger,
     additive_histogram,
+    additive_histogram_noise_scale,
     dyadic_argmax,
     gaussian_noise_scale,
     grid_cell_index,
@@ -15,6 +17,12 @@ from sklearn_dppca.privacy import (
     normalise_histogram,
     sparse_histogram,
 )
+from sklearn_dppca.privacy._discrete import (
+    _discrete_gaussian_delta,
+    discrete_laplace,
+    laplace_rate,
+)
+from sklearn_dppca.privacy._histograms import _sparse_threshold
 
 X_EDGES = np.array([0.0, 1.0, 2.0, 3.0])
 Y_EDGES = np.array([-1.0, 0.5, 2.0])
@@ -111,19 +119,67 @@ def test_count_sensitivity_on_neighbours_also_across_groups():
         assert np.abs(difference).sum() <= 2
 
 
+def _discrete_gaussian_pmf(sigma2, width):
+    """Exact pmf of N_Z(0, sigma2) on -width..width (the rest weighs < 1e-300)."""
+    support = np.arange(-width, width + 1)
+    weights = np.exp(-support.astype(float) ** 2 / (2 * float(sigma2)))
+    return support, weights / weights.sum()
+
+
 def test_additive_noise_law_clamp_and_ledger():
     ledger = PrivacyLedger()
     zeros = np.zeros((3, 150, 150))
     noisy = additive_histogram(zeros, 0.5, 1e-6, np.random.default_rng(4), ledger=ledger)
-    sigma = gaussian_noise_scale(math.sqrt(2), 0.5, 1e-6)
-    assert noisy.shape == zeros.shape and noisy.min() == 0.0
-    # Clamped N(0, sigma^2): half the cells are 0, and E[max(Z, 0)] = sigma/sqrt(2 pi).
-    assert np.mean(noisy == 0) == pytest.approx(0.5, abs=0.01)
-    assert noisy.mean() == pytest.approx(sigma / math.sqrt(2 * math.pi), rel=0.02)
+    sigma = additive_histogram_noise_scale(0.5, 1e-6)
+    assert noisy.shape == zeros.shape and noisy.dtype == np.int64 and noisy.min() == 0
+    # Clamped N_Z(0, sigma^2): P(0) = P(Z <= 0), E[max(Z, 0)] from the exact pmf.
+    support, pmf = _discrete_gaussian_pmf(sigma**2, int(40 * sigma))
+    assert np.mean(noisy == 0) == pytest.approx(pmf[support <= 0].sum(), abs=0.01)
+    assert np.mean(noisy == 0) > 0.51       # the atom at 0: not the continuous 1/2
+    expected_mean = float(np.sum(np.maximum(support, 0) * pmf))
+    assert noisy.mean() == pytest.approx(expected_mean, rel=0.02)
     (entry,) = ledger.entries
+    assert entry["mechanism"] == "discrete gaussian"
     assert entry["sensitivity"] == pytest.approx(math.sqrt(2))
     assert entry["noise_scale"] == pytest.approx(sigma)
+    assert Fraction(entry["sigma2"]) >= Fraction(sigma**2) * (1 - 1e-15)
     assert (entry["eps"], entry["delta"]) == (0.5, 1e-6)
+    # the exact profile meets the pair; the continuous Gaussian's sd is close
+    assert _discrete_gaussian_delta(Fraction(entry["sigma2"]), 0.5) <= 1e-6
+    assert sigma == pytest.approx(gaussian_noise_scale(math.sqrt(2), 0.5, 1e-6), rel=0.01)
+
+
+def test_histogram_releases_are_integers_also_per_group():
+    counts = np.arange(2 * 6 * 5, dtype=float).reshape(2, 6, 5)
+    rng = np.random.default_rng(3)
+    for noisy in (additive_histogram(counts, 1.0, 1e-5, rng),
+                  additive_histogram(counts, None, None, rng, mu=0.5),
+                  sparse_histogram(counts, 1.0, 1e-5, rng)):
+        assert noisy.shape == counts.shape
+        assert noisy.dtype == np.int64 and noisy.min() >= 0
+    with pytest.raises(ValueError, match="whole numbers"):
+        additive_histogram(counts + 0.5, 1.0, 1e-5, rng)
+
+
+def test_additive_is_deterministic_under_the_generator():
+    counts = np.full((8, 8), 30)
+    first = additive_histogram(counts, 1.0, 1e-5, np.random.default_rng(11))
+    again = additive_histogram(counts, 1.0, 1e-5, np.random.default_rng(11))
+    other = additive_histogram(counts, 1.0, 1e-5, np.random.default_rng(12))
+    assert np.array_equal(first, again) and not np.array_equal(first, other)
+
+
+def test_additive_gdp_part_ledger():
+    ledger = PrivacyLedger()
+    additive_histogram(np.zeros((4, 4)), None, None, np.random.default_rng(0), mu=0.3,
+                       ledger=ledger, step="score/histogram")
+    (entry,) = ledger.entries
+    assert entry["mechanism"] == "discrete gaussian (mu-GDP part)"
+    assert (entry["eps"], entry["delta"], entry["mu"]) == (0.0, 0.0, 0.3)
+    assert entry["composition"] == "gdp"
+    # a hair more noise than the continuous part of the same mu
+    assert 1.0 < entry["noise_scale"] * 0.3 / math.sqrt(2) < 1.01
+    assert ledger.gdp_parts() == [entry]
 
 
 def test_additive_keeps_large_counts():
@@ -145,32 +201,43 @@ def test_normalise():
 
 def test_sparse_threshold_and_empty_cells():
     eps, delta = 1.0, 1e-5
-    threshold = 2 * math.log(2 / delta) / eps + 1
+    s_rate, t_rate = laplace_rate(eps)
+    q = math.exp(-s_rate / t_rate)
+    threshold = _sparse_threshold(eps, delta)
+    # a lone count of 1 passes with probability q**(T-1) / (1 + q) <= delta e**-eps,
+    # and T is the smallest such whole number
+    assert isinstance(threshold, int)
+    assert q ** (threshold - 1) / (1 + q) <= delta * math.exp(-eps)
+    assert q ** (threshold - 2) / (1 + q) > delta * math.exp(-eps)
+    assert 2 * s_rate / t_rate <= eps and s_rate / t_rate > eps / 2 * (1 - 2**-10)
     counts = np.zeros((40, 40))
     counts[0, :] = 1.0                      # far below the threshold
     counts[1, :] = threshold + 60           # far above it
-    counts[2, :] = threshold                # on it: passes about half of the time
+    counts[2, :] = threshold                # on it: passes when Z >= 0
     ledger = PrivacyLedger()
     noisy = np.stack([sparse_histogram(counts, eps, delta, np.random.default_rng(seed),
                                        ledger=ledger) for seed in range(200)])
+    assert noisy.dtype == np.int64
     assert not noisy[:, 3:].any()            # empty cells are never released
     assert not noisy[:, 0].any()
     assert noisy[:, 1].all()
-    assert np.mean(noisy[:, 2] > 0) == pytest.approx(0.5, abs=0.05)
-    # Released cells carry Lap(2/eps): mean absolute deviation 2/eps.
-    assert np.mean(np.abs(noisy[:, 1] - counts[1])) == pytest.approx(2 / eps, rel=0.05)
+    assert np.mean(noisy[:, 2] > 0) == pytest.approx(1 / (1 + q), abs=0.05)
+    # Released cells carry discrete Laplace noise: E|Z| = 2q / (1 - q**2).
+    assert np.mean(np.abs(noisy[:, 1] - counts[1])) == pytest.approx(
+        2 * q / (1 - q * q), rel=0.05)
     entry = ledger.entries[0]
     assert (entry["sensitivity"], entry["sensitivity_norm"]) == (2.0, "L1")
-    assert (entry["noise_scale"], entry["delta"]) == (2 / eps, delta)
+    assert (entry["noise_scale"], entry["delta"]) == (t_rate / s_rate, delta)
+    assert entry["threshold"] == threshold
 
 
 def test_sparse_draws_noise_for_occupied_cells_only():
     counts = np.zeros((5, 5))
     counts[2, 3] = 1000.0
-    rng = np.random.default_rng(6)
-    noisy = sparse_histogram(counts, 1.0, 1e-5, rng)
-    expected = 1000.0 + np.random.default_rng(6).laplace(0.0, 2.0, size=1)[0]
-    assert noisy[2, 3] == pytest.approx(expected, rel=1e-15)
+    noisy = sparse_histogram(counts, 1.0, 1e-5, np.random.default_rng(6))
+    expected = 1000 + discrete_laplace(*laplace_rate(1.0), 1, np.random.default_rng(6))[0]
+    assert noisy[2, 3] == expected
+    assert np.count_nonzero(noisy) == 1
 
 
 def test_dyadic_argmax_bins():

@@ -10,6 +10,7 @@ from sklearn_dppca.privacy import (
     gaussian_mechanism,
     gaussian_noise_scale,
     laplace_mechanism,
+    snapping,
     symmetric_gaussian_noise,
     symmetric_matrix_gaussian,
 )
@@ -107,11 +108,18 @@ def test_seed_fixture_reproduced():
                       [0.0, 0.312400318203, -0.037763917091],
                       [0.0, 0.0, 0.354501880724]])
     kendall = np.triu(upper) + np.triu(upper, 1).T
-    normals = InjectedNormals([0.7877388475, 0.7690422410, 0.3322025790,
-                               -1.0083766083, -0.1194526066, -0.2803953352])
+    draws = [0.7877388475, 0.7690422410, 0.3322025790, -1.0083766083, -0.1194526066,
+             -0.2803953352]
     ledger = PrivacyLedger()
-    noisy, sigma = symmetric_matrix_gaussian(kendall, 4 / 50, 0.5, 1e-3, normals,
-                                             noise="classical", ledger=ledger)
+    with snapping(False):      # the R package releases the raw floating-point sum
+        noisy, sigma = symmetric_matrix_gaussian(kendall, 4 / 50, 0.5, 1e-3,
+                                                 InjectedNormals(draws),
+                                                 noise="classical", ledger=ledger)
+    # by default (snapping on) the release is that sum rounded to the grid
+    snapped, _ = symmetric_matrix_gaussian(kendall, 4 / 50, 0.5, 1e-3,
+                                           InjectedNormals(draws), noise="classical")
+    grid = 2.0**-10                # smallest power of two >= 0.604 / 1024
+    np.testing.assert_array_equal(snapped, np.round(noisy / grid) * grid)
     assert sigma == pytest.approx(0.6042367252, abs=1e-9)
     assert np.array_equal(noisy, noisy.T)
     eigenvalues, eigenvectors = np.linalg.eigh(noisy)

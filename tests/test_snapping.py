@@ -1,8 +1,9 @@
 """Snapping released noisy values to a power-of-two grid (sklearn_dppca.privacy.snapping).
 
 Checks: released values lie on the grid; the default grid is the smallest power of
-two >= noise_scale / 2**10; snapping is off by default and scoped to its ``with``
-block; ledger entries of snapped calls say ``"snapped": grid``; and the accuracy
+two >= noise_scale / 2**10; snapping is on by default (every thread), and
+``snapping(False)`` / ``snapping(grid=...)`` are scoped to their ``with`` block; the
+histogram counts, integers with integer noise, are not snapped; ledger entries of snapped calls say ``"snapped": grid``; and the accuracy
 cost, measured on the same random draws with and without snapping, is at most
 grid / 2 < noise_scale / 2**10 per value of a mechanism's own release, and below 1% of the
 noise scale for releases downstream of snapped ones (printed).
@@ -77,31 +78,37 @@ def test_snap_is_exact_rounding_to_the_grid():
         assert snap(huge, 1.0) == huge               # within a grid step of the max
 
 
-def test_off_by_default_and_scoped():
+def test_on_by_default_and_scoped():
     value = np.linspace(-1, 1, 7)
-    plain, sigma = gaussian_mechanism(value, 1.0, 1.0, 1e-5, rng())
-    np.testing.assert_array_equal(plain, value + sigma * rng().standard_normal(7))
-    assert _snapping_grid(sigma) is None
-    with snapping():
-        assert _snapping_grid(sigma) == default_grid(sigma)
-        with snapping(False):
-            assert _snapping_grid(sigma) is None
+    released, sigma = gaussian_mechanism(value, 1.0, 1.0, 1e-5, rng())
+    raw = value + sigma * rng().standard_normal(7)
+    grid = default_grid(sigma)
+    # by default the release is the raw noisy value rounded to the grid
+    assert _snapping_grid(sigma) == grid
+    np.testing.assert_array_equal(released, np.round(raw / grid) * grid)
+    assert not np.array_equal(released, raw)
+    with snapping(False):
+        plain, _ = gaussian_mechanism(value, 1.0, 1.0, 1e-5, rng())
+        assert _snapping_grid(sigma) is None
+        with snapping():
+            assert _snapping_grid(sigma) == grid
         with snapping(grid=0.25):
             assert _snapping_grid(sigma) == 0.25
-        assert _snapping_grid(sigma) == default_grid(sigma)
-    assert _snapping_grid(sigma) is None
-    with pytest.raises(RuntimeError), snapping():
-        raise RuntimeError("leaving the block by an exception also turns it off")
-    assert _snapping_grid(sigma) is None
+        assert _snapping_grid(sigma) is None
+    np.testing.assert_array_equal(plain, raw)
+    assert _snapping_grid(sigma) == grid
+    with pytest.raises(RuntimeError), snapping(False):
+        raise RuntimeError("leaving the block by an exception also turns it back on")
+    assert _snapping_grid(sigma) == grid
 
 
-def test_scoped_to_the_thread():
+def test_on_in_every_thread_and_scoped_to_the_thread():
     seen = []
-    with snapping():
+    with snapping(False):
         worker = threading.Thread(target=lambda: seen.append(_snapping_grid(1.0)))
         worker.start()
         worker.join()
-    assert seen == [None]
+    assert seen == [default_grid(1.0)]
 
 
 @pytest.mark.parametrize("grid, error", [(0.3, ValueError), (0.0, ValueError),
@@ -128,20 +135,30 @@ def test_mechanisms_release_on_the_grid_and_the_ledger_says_so():
         lap, b = laplace_mechanism(value, 1.0, 1.0, rng(), ledger=ledger)
         matrix, sigma_m = symmetric_matrix_gaussian(np.eye(3), 0.4, 1.0, 1e-5, rng(),
                                                     ledger=ledger)
-        counts = np.arange(12.0).reshape(3, 4) * 10
-        additive = additive_histogram(counts, 1.0, 1e-5, rng(), ledger=ledger)
-        sparse = sparse_histogram(counts, 1.0, 1e-5, rng(), ledger=ledger)
         dyadic_argmax(np.logspace(-3, 3, 50), 1.0, rng(), ledger=ledger)
     assert on_grid(gauss, default_grid(sigma)) and isinstance(scalar, float)
     assert on_grid(scalar, default_grid(sigma))
     assert on_grid(lap, default_grid(b))
     assert on_grid(matrix, default_grid(sigma_m))
     np.testing.assert_array_equal(matrix, matrix.T)
-    histogram_sigma = ledger.entries[4]["noise_scale"]
-    assert on_grid(additive, default_grid(histogram_sigma))
-    assert on_grid(sparse, default_grid(ledger.entries[5]["noise_scale"]))
     for entry in ledger.entries:
         assert entry["snapped"] == default_grid(entry["noise_scale"]), entry["step"]
+
+
+def test_histograms_are_integers_and_not_snapped():
+    counts = np.arange(12.0).reshape(3, 4) * 10
+    ledger = PrivacyLedger()
+    for enabled in (True, False):
+        with snapping(enabled):
+            additive = additive_histogram(counts, 1.0, 1e-5, rng(), ledger=ledger)
+            sparse = sparse_histogram(counts, 1.0, 1e-5, rng(), ledger=ledger)
+        assert additive.dtype == sparse.dtype == np.int64
+        if enabled:
+            first = (additive, sparse)
+    # snapping cannot touch an integer release: the same draws give the same counts
+    np.testing.assert_array_equal(first[0], additive)
+    np.testing.assert_array_equal(first[1], sparse)
+    assert all("snapped" not in entry for entry in ledger.entries)
 
 
 def test_mean_estimators_are_snapped_through_their_mechanisms():
@@ -165,8 +182,15 @@ def test_mean_estimators_are_snapped_through_their_mechanisms():
 
 def test_ledger_of_an_unsnapped_fit_has_no_snapped_entry():
     X = np.random.default_rng(2).standard_normal((60, 3))
-    pca = DPPCA(random_state=0).fit(X)
+    with snapping(False):
+        pca = DPPCA(random_state=0).fit(X)
     assert all("snapped" not in entry for entry in pca.privacy_ledger_)
+    # by default every continuous noisy release of the fit is snapped
+    default = DPPCA(random_state=0).fit(X)
+    for entry in default.privacy_ledger_:
+        continuous = not any(word in entry["mechanism"] for word in
+                             ("durfee", "discrete", "composition"))
+        assert ("snapped" in entry) == continuous, entry["step"]
 
 
 # ---------------------------------------------------------------- the estimators
@@ -199,14 +223,15 @@ def test_accuracy_cost_is_negligible():
     # path) and would hide what snapping itself costs
     params = dict(eps=2.0, random_state=0, scree_params={"clip": "norm", "C": 20.0},
                   bins=5)
-    plain = DPPCA(**params).fit(X)
+    with snapping(False):
+        plain = DPPCA(**params).fit(X)
     assert plain.score_histogram_.sum() > 0
-    with snapping():
-        snapped = DPPCA(**params).fit(X)
+    snapped = DPPCA(**params).fit(X)            # snapping is on by default
     ledger = {entry["step"]: entry for entry in snapped.privacy_ledger_}
     loading = ledger["loading"]
     scree = ledger["scree/variances/statistic"]
-    assert any("histogram" in step and "snapped" in e for step, e in ledger.items())
+    assert ledger["score/histogram"]["mechanism"].startswith("discrete gaussian")
+    assert "snapped" not in ledger["score/histogram"]
     kendall_change = np.max(np.abs(snapped.kendall_matrix_ - plain.kendall_matrix_))
     variance_change = np.max(np.abs(snapped.explained_variance_raw_
                                     - plain.explained_variance_raw_))
@@ -217,15 +242,13 @@ def test_accuracy_cost_is_negligible():
         "raw variances (max |change| / noise scale)": variance_change
         / scree["noise_scale"],
     }
-    # the histogram mechanism itself, on the same draws
-    counts = np.arange(400.0).reshape(20, 20)
-    with snapping():
-        counts_snapped = additive_histogram(counts, 0.5, 1e-5, rng())
-    counts_plain = additive_histogram(counts, 0.5, 1e-5, rng())
-    ledger_h = PrivacyLedger()
-    additive_histogram(counts, 0.5, 1e-5, rng(), ledger=ledger_h)
-    relative["histogram counts (max |change| / noise scale)"] = np.max(
-        np.abs(counts_snapped - counts_plain)) / ledger_h.entries[0]["noise_scale"]
+    # the Laplace mechanism itself, on the same draws
+    value = np.arange(400.0)
+    lap_snapped, b = laplace_mechanism(value, 2.0, 0.5, rng())
+    with snapping(False):
+        lap_plain, _ = laplace_mechanism(value, 2.0, 0.5, rng())
+    relative["laplace release (max |change| / noise scale)"] = np.max(
+        np.abs(lap_snapped - lap_plain)) / b
     print("\nSnapping accuracy cost (same random draws):")
     for name, value in relative.items():
         print(f"  {name}: {value:.2e}")
@@ -234,7 +257,7 @@ def test_accuracy_cost_is_negligible():
     # A mechanism's own release moves by at most grid / 2 < noise_scale / 2**10.
     # Downstream releases also see the (snapped) earlier releases, e.g. the scree is
     # measured along slightly moved directions: they move by < 1% of their noise.
-    assert relative["histogram counts (max |change| / noise scale)"] < 2.0**-10
+    assert relative["laplace release (max |change| / noise scale)"] < 2.0**-10
     assert relative["kendall matrix (max |change| / noise scale)"] < 2.0**-10
     for name, value in relative.items():
         assert 0 < value < 0.01, name

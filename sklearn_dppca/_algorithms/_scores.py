@@ -9,13 +9,12 @@ from .._bunch import Bunch
 
 from ..privacy import PrivacyUtilityWarning
 from ..privacy._histograms import (
-    HISTOGRAM_L2_SENSITIVITY,
     _sparse_threshold,
     additive_histogram,
+    additive_histogram_noise_scale,
     histogram_counts,
     sparse_histogram,
 )
-from ..privacy._mechanisms import _gaussian_scale
 from .._blockwise import is_row_blocks
 from ..privacy._quantiles import interval_quantile, quantile, upper_quantile
 
@@ -46,7 +45,8 @@ _FRAME_STEPS = {"coarse centre axis 1": 0.15, "coarse centre axis 2": 0.15,
 def score_parts(histogram):
     """The budget tree of the score summary: the frame's searches, the histogram.
 
-    The additive histogram is a Gaussian mechanism; the sparse one an
+    The additive histogram is a discrete Gaussian mechanism, composed with the
+    Gaussian parts (as a ``mu``-GDP part under GDP accounting); the sparse one an
     ``(eps, delta)`` stability histogram (basic composition).
     """
     frame = {name: (share, "pure") for name, share in _FRAME_STEPS.items()}
@@ -212,7 +212,7 @@ _CLOUD_COVER = 0.55
 _CELL_MARGIN = 2.0
 
 
-def _cell_threshold(method, budget, noise, n_cells):
+def _cell_threshold(method, budget, n_cells):
     """The count a cell must reach to be shown, before any data (public).
 
     Additive: the ``"auto"`` threshold in noise sds (:func:`_additive_threshold`)
@@ -220,13 +220,12 @@ def _cell_threshold(method, budget, noise, n_cells):
     stability histogram's release threshold.
     """
     if method == "additive":
-        sd = _gaussian_scale(HISTOGRAM_L2_SENSITIVITY, budget.eps, budget.delta, noise,
-                             budget.mu)
+        sd = additive_histogram_noise_scale(budget.eps, budget.delta, budget.mu)
         return _additive_threshold(n_cells)[0] * sd
     return _sparse_threshold(budget.eps, budget.delta)
 
 
-def auto_bins(n_samples, n_groups, method, budget, noise):
+def auto_bins(n_samples, n_groups, method, budget):
     """Cells per axis for ``bins="auto"``, from public numbers only.
 
     Starts at ``clip(round(sqrt(n / n_groups) / 3), 4, 20)`` (each group's cells
@@ -240,20 +239,21 @@ def auto_bins(n_samples, n_groups, method, budget, noise):
     low, high = _AUTO_BINS
     side = int(np.clip(round(math.sqrt(n_samples / n_groups) / 3), low, high))
     while side > low and n_samples / (_CLOUD_COVER * side**2) < _CELL_MARGIN * \
-            _cell_threshold(method, budget, noise, n_groups * side**2):
+            _cell_threshold(method, budget, n_groups * side**2):
         side -= 1
     return side, side
 
 
-def _private_histograms(scores, edges, *, method, budget, noise, rng, ledger,
+def _private_histograms(scores, edges, *, method, budget, rng, ledger,
                        labels=None, label_list=None):
     """Noisy, clamped cell counts on the grid; per group when labels are given.
 
     One row moves between two cells (possibly of two groups), so the concatenated
     count vector has L2 sensitivity sqrt(2) and L1 sensitivity 2: the whole
     histogram budget (the leaf ``budget``) covers every group at once. Returns
-    the counts, of shape ``bins`` or ``(n_groups,) + bins``, and the sd of the
-    Gaussian noise on each cell (None for the sparse histogram).
+    the integer counts, of shape ``bins`` or ``(n_groups,) + bins``, and the
+    scale of the discrete Gaussian noise on each cell (None for the sparse
+    histogram).
     """
     if is_row_blocks(scores):   # codes: an array, or a Dask array in the same blocks
         counts = scores.histogram(edges[0], edges[1], codes=labels,
@@ -262,7 +262,7 @@ def _private_histograms(scores, edges, *, method, budget, noise, rng, ledger,
         counts = histogram_counts(scores, edges[0], edges[1], groups=labels,
                                   labels=label_list)
     if method == "additive":
-        return additive_histogram(counts, rng=rng, noise=noise, ledger=ledger,
+        return additive_histogram(counts, rng=rng, ledger=ledger,
                                   return_noise_scale=True, **budget.mechanism_budget())
     return sparse_histogram(counts, budget.eps, budget.delta, rng, ledger=ledger,
                             step=budget.path), None
@@ -355,7 +355,7 @@ def _frame_failure(frame, unit):
     return None
 
 
-def release_score_summary(scores, budget, *, bins, method, threshold, noise, unit,
+def release_score_summary(scores, budget, *, bins, method, threshold, unit,
                           labels, group_codes, n_points, jitter, rng, ledger,
                           sampling="uniform"):
     """The private score summary on two score axes: frame, histogram(s), synthetic
@@ -391,7 +391,7 @@ def release_score_summary(scores, budget, *, bins, method, threshold, noise, uni
         return None
     edges = _frame_edges(frame, bins)
     counts, noise_scale = _private_histograms(
-        scores, edges, method=method, budget=budget["histogram"], noise=noise, rng=rng,
+        scores, edges, method=method, budget=budget["histogram"], rng=rng,
         ledger=ledger, labels=group_codes,
         label_list=None if labels is None else np.arange(len(labels)))
     if method == "additive":
@@ -399,7 +399,7 @@ def release_score_summary(scores, budget, *, bins, method, threshold, noise, uni
         threshold = sds * noise_scale
     else:   # only non-empty cells get noise: no cell holds noise alone
         threshold, expected = None, 0.0
-    counts = np.where(counts >= (threshold or 0.0), counts, 0.0)
+    counts = np.where(counts >= (threshold or 0.0), counts, 0)
     summary = Bunch(frame=frame, bin_edges=edges, counts=counts, threshold=threshold,
                     expected_noise_cells=expected, histograms=None, synthetic_codes=None)
     if labels is None:

@@ -22,6 +22,7 @@ from ._calibration import (
 )
 from ._histograms import (
     additive_histogram,
+    additive_histogram_noise_scale,
     dyadic_argmax,
     grid_cell_index,
     histogram_counts,
@@ -78,4 +79,5 @@ __all__ = [
     "upper_quantile",
     "noise_log_likelihood_ratio",
     "tail_audit",
+    "additive_histogram_noise_scale",
 ]

@@ -10,6 +10,10 @@ count from one cell to another (possibly to or from "outside the grid"), so the
 count array changes by at most ``sqrt(2)`` in L2 norm and by at most 2 in L1 norm.
 This holds as well for the concatenated per-group count arrays, even when the
 changed row switches group, since the row still leaves one cell and enters one.
+
+Counts are integers, and so is their noise: the additive histogram adds discrete
+Gaussian noise and the sparse one discrete Laplace noise, both sampled exactly from
+uniform integers (``_discrete.py``), so no floating-point noise reaches a count.
 """
 
 import math
@@ -17,12 +21,18 @@ import math
 import numpy as np
 
 from .._validation import Interval, check_labels, check_param, label_codes
-from ._calibration import check_delta, check_eps, laplace_noise_scale
-from ._mechanisms import gaussian_mechanism, laplace_mechanism
-from ._snapping import snap
+from ._calibration import check_delta, check_eps
+from ._discrete import (
+    discrete_gaussian,
+    discrete_gaussian_scale_dp,
+    discrete_gaussian_scale_gdp,
+    discrete_laplace,
+    laplace_rate,
+)
+from ._mechanisms import laplace_mechanism
 
 # One row leaves one cell and enters another.
-HISTOGRAM_L2_SENSITIVITY = math.sqrt(2.0)
+_HISTOGRAM_L2_SENSITIVITY = math.sqrt(2.0)
 _HISTOGRAM_L1_SENSITIVITY = 2.0
 
 
@@ -51,6 +61,14 @@ def _check_counts(counts):
     if not np.all(np.isfinite(counts)) or np.any(counts < 0):
         raise ValueError("counts must be finite and non-negative.")
     return counts
+
+
+def _check_whole_counts(counts):
+    """Counts as int64: the discrete mechanisms add integer noise to integers."""
+    counts = _check_counts(counts)
+    if np.any(counts != np.round(counts)) or np.any(counts >= 2.0**53):
+        raise ValueError("counts must be whole numbers below 2**53.")
+    return counts.astype(np.int64)
 
 
 def _axis_index(values, edges):
@@ -155,89 +173,165 @@ def histogram_counts(points, x_edges, y_edges, groups=None, labels=None):
     return counts if groups is not None else counts[0]
 
 
-def additive_histogram(counts, eps, delta, rng, *, noise="analytic", ledger=None,
-                       step="additive histogram", mu=None, return_noise_scale=False):
-    """Release a histogram with Gaussian noise on every cell, clamped at 0.
+def additive_histogram_noise_scale(eps=None, delta=None, mu=None):
+    """The ``sigma`` of :func:`additive_histogram`'s discrete Gaussian (public).
 
-    One Gaussian mechanism covers the whole array (all groups together) with L2
-    sensitivity ``sqrt(2)``: replacing one row takes one unit from one cell and
-    adds one to another, also across groups. The noise is added to empty cells as
-    well, so the support reveals nothing.
+    Parameters
+    ----------
+    eps, delta : float, default=None
+        The release's ``(eps, delta)``; not used with ``mu``.
+    mu : float, default=None
+        The ``mu`` of a ``mu``-GDP part.
+
+    Returns
+    -------
+    float
+        ``sqrt(sigma2)`` of ``N_Z(0, sigma2)``, the noise on every cell (its
+        standard deviation is a hair smaller).
+
+    Examples
+    --------
+    >>> from sklearn_dppca.privacy import additive_histogram_noise_scale
+    >>> round(additive_histogram_noise_scale(1.0, 1e-5), 2)
+    5.28
+    """
+    return _additive_scale(eps, delta, mu).sigma
+
+
+def _additive_scale(eps, delta, mu):
+    if mu is None:
+        return discrete_gaussian_scale_dp(check_eps(eps), check_delta(delta))
+    return discrete_gaussian_scale_gdp(check_eps(mu, name="mu"))
+
+
+def additive_histogram(counts, eps, delta, rng, *, ledger=None, step="additive histogram",
+                       mu=None, return_noise_scale=False):
+    """Release a histogram with discrete Gaussian noise on every cell, clamped at 0.
+
+    Every cell gets independent ``N_Z(0, sigma2)`` noise (Canonne, Kamath &
+    Steinke 2020), drawn exactly from uniform integers; the released counts are
+    integers. One mechanism covers the whole array (all groups together):
+    replacing one row takes one unit from one cell and adds one to another, also
+    across groups. The noise is added to empty cells as well, so the support
+    reveals nothing.
+
+    Calibration (``sigma2`` rational, see ``_discrete.py``). The privacy loss of
+    that ``(+1, -1)`` shift is ``(1 + D) / sigma2``, ``D`` the difference of two
+    independent draws, whose law is known in closed form.
+
+    * ``(eps, delta)``: the smallest ``sigma2`` on a fine rational grid whose exact
+      privacy profile, summed numerically in log space, has
+      ``delta(eps) (1 + 1e-6) <= delta``.
+    * ``mu``-GDP part: ``sigma = sqrt(2)/mu`` times ``1 + tau`` (``tau >= 1e-3``,
+      the smallest of a ladder that passes) whose profile lies below the
+      ``mu``-GDP profile: checked numerically on a grid of ``eps`` in steps
+      ``mu/2000``, which by the monotonicity of both profiles covers every ``eps``
+      between the grid points, for all ``eps`` at which the ``mu``-GDP ``delta``
+      is at least ``1e-200`` (beyond, both are below ``1e-200``). Proved: the
+      sampler's law, the closed form of the privacy loss and the step argument;
+      numerically checked: the sums (slack ``1e-6``) at the grid points. The
+      part is then composed with the other Gaussian parts as ``mu``-GDP.
 
     Parameters
     ----------
     counts : array-like of shape (m_x, m_y) or (n_groups, m_x, m_y)
-        Exact counts from :func:`histogram_counts`.
+        Exact counts from :func:`histogram_counts` (non-negative whole numbers).
     eps, delta : float
-        Privacy parameters of the release, ``(eps, delta)``-DP.
+        Privacy parameters of the release, ``(eps, delta)``-DP (not used with
+        ``mu``).
     rng : numpy.random.Generator
-        The only source of the noise.
-    noise : {"analytic", "classical"}, default="analytic"
-        Calibration of the noise (see :func:`gaussian_noise_scale`).
+        The only source of the noise (through ``rng.integers``).
     ledger : PrivacyLedger, default=None
         Where the spend is recorded; None records nothing.
     step : str, default="additive histogram"
         Name of this call in the ledger.
     mu : float, default=None
-        Spend it as a ``mu``-GDP part (see :func:`gaussian_mechanism`).
+        Spend it as a ``mu``-GDP part of a block composed by the caller (see
+        :func:`gaussian_mechanism`).
     return_noise_scale : bool, default=False
-        Also return the noise sd of every cell.
+        Also return ``sigma``, the noise scale of every cell.
 
     Returns
     -------
-    ndarray of the shape of ``counts``
+    ndarray of int64, of the shape of ``counts``
         Noisy counts clamped at 0 (use :func:`normalise_histogram` to normalise);
         with ``return_noise_scale``, the pair ``(counts, noise_scale)``.
 
     See Also
     --------
     sparse_histogram : Noise on the non-empty cells only, with a threshold.
+    additive_histogram_noise_scale : The ``sigma`` a budget buys.
 
     Examples
     --------
     >>> import numpy as np
     >>> from sklearn_dppca.privacy import additive_histogram
-    >>> counts = np.array([[40.0, 0.0], [10.0, 50.0]])
+    >>> counts = np.array([[40, 0], [10, 50]])
     >>> noisy = additive_histogram(counts, 1.0, 1e-5, np.random.default_rng(0))
-    >>> noisy.shape, bool((noisy >= 0).all())
-    ((2, 2), True)
+    >>> noisy.shape, noisy.dtype, bool((noisy >= 0).all())
+    ((2, 2), dtype('int64'), True)
     """
-    counts = _check_counts(counts)
-    noisy, noise_scale = gaussian_mechanism(counts, HISTOGRAM_L2_SENSITIVITY, eps, delta,
-                                            rng, noise=noise, ledger=ledger, step=step,
-                                            mu=mu)
-    clamped = np.maximum(noisy, 0.0)
-    return (clamped, noise_scale) if return_noise_scale else clamped
+    counts = _check_whole_counts(counts)
+    scale = _additive_scale(eps, delta, mu)
+    noise = discrete_gaussian(scale, counts.size, rng).reshape(counts.shape)
+    if ledger is not None:
+        if mu is None:
+            ledger.record(step=step, mechanism="discrete gaussian", eps=eps, delta=delta,
+                          sensitivity=_HISTOGRAM_L2_SENSITIVITY, sensitivity_norm="L2",
+                          noise_scale=scale.sigma, sigma2=str(scale.sigma2))
+        else:
+            # the mu the profile was checked against: it dominates this part
+            ledger.record(step=step, mechanism="discrete gaussian (mu-GDP part)",
+                          eps=0.0, delta=0.0, sensitivity=_HISTOGRAM_L2_SENSITIVITY,
+                          sensitivity_norm="L2", noise_scale=scale.sigma, mu=float(mu),
+                          composition="gdp", sigma2=str(scale.sigma2))
+    clamped = np.maximum(counts + noise, 0)
+    return (clamped, scale.sigma) if return_noise_scale else clamped
 
 
 def _sparse_threshold(eps, delta):
-    """Release threshold ``2 ln(2/delta)/eps + 1`` of :func:`sparse_histogram`."""
-    return 2.0 * math.log(2.0 / delta) / eps + 1.0
+    """Release threshold ``T`` of :func:`sparse_histogram`, a whole number.
+
+    With ``q = exp(-a)``, ``a`` the rate of :func:`_discrete.laplace_rate`, the
+    noise has ``P(Z >= j) = q**j / (1 + q)``; ``T = 1 + j`` for the smallest
+    ``j`` with ``q**j / (1 + q) <= delta exp(-eps)`` (a float margin of ``1e-9``).
+    """
+    s, t = laplace_rate(eps)
+    rate = s / t
+    target = -math.log(delta) + eps + 1e-9 * (1.0 - math.log(delta) + eps)
+    j = max(0, math.ceil((target - math.log1p(math.exp(-rate))) / rate))
+    return 1 + j
 
 
 def sparse_histogram(counts, eps, delta, rng, *, ledger=None, step="sparse histogram"):
     """Release a stability histogram (Karwa & Vadhan): noise on non-empty cells only.
 
-    Each non-empty cell gets ``Lap(2/eps)``; a noisy count below
-    ``2 ln(2/delta)/eps + 1`` is set to 0; the rest are clamped at 0. Empty cells
-    stay 0 and draw no noise.
+    Each non-empty cell gets discrete Laplace noise ``P(z)`` proportional to
+    ``exp(-a |z|)`` with a rational rate ``a <= eps/2``, drawn exactly from
+    uniform integers (Canonne, Kamath & Steinke 2020); a noisy count below the
+    whole-number threshold ``T`` (:func:`_sparse_threshold`) is set to 0. Empty
+    cells stay 0 and draw no noise. The release is integers.
 
-    Privacy: ``(eps, delta)``-DP under replacement adjacency. On the cells that are
-    non-empty in both neighbours the count vector has L1 sensitivity 2 (one row
-    leaves a cell and enters another, also across groups), hence ``Lap(2/eps)``.
-    A cell that is non-empty in only one neighbour holds a count of 1 there, and
-    ``1 + Lap(2/eps)`` passes the threshold with probability ``delta/4 <= delta``.
+    Privacy: ``(eps, delta)``-DP under replacement adjacency. The row replaced
+    leaves a cell ``a`` and enters a cell ``b``. Where both cells are non-empty
+    in both neighbours, the counts move by 1 in two cells: ``2a <= eps``. A cell
+    non-empty in one neighbour only holds a count of 1 there, and ``1 + Z``
+    reaches ``T`` with probability ``p = q**(T-1) / (1 + q) <= delta exp(-eps)``,
+    ``q = exp(-a)``. If ``a`` empties and ``b`` fills, the other cells agree and
+    ``P(S) <= P'(S) + p``; if only one of them changes support, the other moves
+    by 1 (``a <= eps/2``), and ``P(S) <= e**(eps/2) P'(S) + e**(eps/2) p``.
+    Both are within ``(eps, delta)``.
 
     Parameters
     ----------
     counts : array-like of shape (m_x, m_y) or (n_groups, m_x, m_y)
-        Exact counts from :func:`histogram_counts`.
+        Exact counts from :func:`histogram_counts` (non-negative whole numbers).
     eps : float
         Privacy parameter, > 0.
     delta : float
         Privacy parameter, in (0, 1); it sets the threshold.
     rng : numpy.random.Generator
-        The only source of the noise.
+        The only source of the noise (through ``rng.integers``).
     ledger : PrivacyLedger, default=None
         Where the spend is recorded; None records nothing.
     step : str, default="sparse histogram"
@@ -245,37 +339,37 @@ def sparse_histogram(counts, eps, delta, rng, *, ledger=None, step="sparse histo
 
     Returns
     -------
-    ndarray of the shape of ``counts``
+    ndarray of int64, of the shape of ``counts``
         The noisy counts, 0 below the threshold and in empty cells.
 
     See Also
     --------
-    additive_histogram : Gaussian noise on every cell.
+    additive_histogram : Discrete Gaussian noise on every cell.
 
     Examples
     --------
     >>> import numpy as np
     >>> from sklearn_dppca.privacy import sparse_histogram
-    >>> counts = np.array([[400.0, 0.0], [0.0, 300.0]])
+    >>> counts = np.array([[400, 0], [0, 300]])
     >>> noisy = sparse_histogram(counts, 1.0, 1e-5, np.random.default_rng(0))
     >>> print(noisy[0, 1], noisy[1, 0])
-    0.0 0.0
+    0 0
     """
-    counts = _check_counts(counts)
+    counts = _check_whole_counts(counts)
     eps = check_eps(eps)
     delta = check_delta(delta)
-    noise_scale = laplace_noise_scale(_HISTOGRAM_L1_SENSITIVITY, eps)
+    s, t = laplace_rate(eps)
+    threshold = _sparse_threshold(eps, delta)
     noisy = np.zeros_like(counts)
     occupied = counts > 0
-    noisy[occupied] = counts[occupied] + rng.laplace(0.0, noise_scale,
-                                                     size=int(occupied.sum()))
-    noisy[noisy < _sparse_threshold(eps, delta)] = 0.0
+    noisy[occupied] = counts[occupied] + discrete_laplace(s, t, int(occupied.sum()), rng)
+    noisy[noisy < threshold] = 0
     if ledger is not None:
-        ledger.record(step=step, mechanism="stability histogram (laplace, threshold)",
+        ledger.record(step=step,
+                      mechanism="stability histogram (discrete laplace, threshold)",
                       eps=eps, delta=delta, sensitivity=_HISTOGRAM_L1_SENSITIVITY,
-                      sensitivity_norm="L1", noise_scale=noise_scale)
-    noisy = snap(noisy, noise_scale, ledger)
-    return np.maximum(noisy, 0.0)
+                      sensitivity_norm="L1", noise_scale=t / s, threshold=threshold)
+    return noisy
 
 
 def normalise_histogram(counts):

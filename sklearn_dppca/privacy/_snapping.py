@@ -8,24 +8,26 @@ significance of the least significant bits for differential privacy", CCS 2012).
 Rounding every released value to a grid much coarser than the float spacing, but
 much finer than the noise, removes those bits at a negligible cost in accuracy.
 
-What :func:`snapping` does. Inside ``with snapping():`` every noisy value released
-by :func:`~sklearn_dppca.privacy.gaussian_mechanism`,
+What snapping does. Unless turned off (``with snapping(False):``), every noisy
+value released by :func:`~sklearn_dppca.privacy.gaussian_mechanism`,
 :func:`~sklearn_dppca.privacy.laplace_mechanism`,
-:func:`~sklearn_dppca.privacy.symmetric_matrix_gaussian` and the histogram mechanisms
-(:func:`~sklearn_dppca.privacy.additive_histogram`,
-:func:`~sklearn_dppca.privacy.sparse_histogram`,
-:func:`~sklearn_dppca.privacy.dyadic_argmax`) and by the mean estimators built on
-them (:func:`~sklearn_dppca.privacy.huber_mean`,
+:func:`~sklearn_dppca.privacy.symmetric_matrix_gaussian` (and so by
+:func:`~sklearn_dppca.privacy.dyadic_argmax` and the mean estimators built on
+them, :func:`~sklearn_dppca.privacy.huber_mean`,
 :func:`~sklearn_dppca.privacy.pmwm_mean`) is rounded, after the noise, to the
-nearest multiple of a power of two ``Lambda`` (ties to even). By default
+nearest multiple of a power of two ``Lambda`` (ties to even). The histogram
+counts need no snapping: their noise is integer, sampled exactly
+(:func:`~sklearn_dppca.privacy.additive_histogram`,
+:func:`~sklearn_dppca.privacy.sparse_histogram`). By default
 ``Lambda`` is the smallest power of two ``>= noise_scale / 2**10`` of that
 mechanism call (so ``Lambda < noise_scale / 2**9``), and the rounding error is at
 most ``Lambda / 2 < noise_scale / 2**10`` (standard deviation
 ``Lambda / sqrt(12) < noise_scale / 1700``). Rounding to a power of two is exact
 arithmetic: ``x / Lambda`` and ``k * Lambda`` are exact in binary floating point.
-Each ledger entry of a snapped call records ``"snapped": Lambda``. Snapping is off
-by default and is scoped: it applies in the current thread (a context variable)
-until the ``with`` block ends.
+Each ledger entry of a snapped call records ``"snapped": Lambda``. Snapping is on
+by default, in every thread; ``with snapping(False):`` turns it off and
+``with snapping(grid=g):`` fixes the grid, each in the current thread (a context
+variable) until the ``with`` block ends.
 
 What it does NOT do. Mironov's snapping mechanism is provably ``eps``-DP only as a
 whole: the input is clamped to a public ``[-B, B]``, the Laplace noise is sampled
@@ -53,8 +55,9 @@ from .._validation import POSITIVE, Boolean, check_param
 # Default grid: the smallest power of two >= noise_scale / 2**_GRID_BITS.
 _GRID_BITS = 10
 
-# None (off) or a dict {"grid": None or a fixed power of two}.
-_STATE = contextvars.ContextVar("sklearn_dppca_snapping", default=None)
+# None (off) or a dict {"grid": None or a fixed power of two}; on by default (the
+# default value is the same in every thread).
+_STATE = contextvars.ContextVar("sklearn_dppca_snapping", default={"grid": None})
 
 
 def _check_grid(grid):
@@ -72,13 +75,15 @@ def _check_grid(grid):
 
 @contextlib.contextmanager
 def snapping(enabled=True, *, grid=None):
-    """Round every released noisy value to a power-of-two grid inside the block.
+    """Set how released noisy values are rounded to a power-of-two grid in the block.
+
+    Snapping is on by default (with the default grid); this context manager turns
+    it off, or on with a fixed grid, until the block ends.
 
     Parameters
     ----------
     enabled : bool, default=True
-        ``False`` turns snapping off inside the block (e.g. within an outer
-        ``snapping()`` block).
+        ``False`` turns snapping off inside the block.
     grid : float, default=None
         A fixed power of two to round every release to. None: per mechanism call,
         the smallest power of two ``>= noise_scale / 2**10``.
@@ -99,11 +104,15 @@ def snapping(enabled=True, *, grid=None):
     --------
     >>> import numpy as np
     >>> from sklearn_dppca.privacy import gaussian_mechanism, snapping
-    >>> with snapping():
-    ...     noisy, sigma = gaussian_mechanism(np.zeros(3), 1.0, 1.0, 1e-5,
-    ...                                       np.random.default_rng(0))
+    >>> noisy, sigma = gaussian_mechanism(np.zeros(3), 1.0, 1.0, 1e-5,
+    ...                                   np.random.default_rng(0))
     >>> grid = 2.0 ** np.ceil(np.log2(sigma / 2**10))
     >>> bool(np.all(noisy / grid == np.round(noisy / grid)))
+    True
+    >>> with snapping(False):
+    ...     raw, _ = gaussian_mechanism(np.zeros(3), 1.0, 1.0, 1e-5,
+    ...                                 np.random.default_rng(0))
+    >>> bool(np.all(np.abs(raw - noisy) <= grid / 2))
     True
     """
     enabled = check_param(enabled, [Boolean()], "enabled")
