@@ -10,10 +10,10 @@ rate of the correct mechanisms and the detection rate of the half-noise variants
 over many seeds.
 
 The histogram audits go through the public ``additive_histogram`` and
-``sparse_histogram``; their half-noise variants halve the module constants
-``privacy._histograms.HISTOGRAM_L2_SENSITIVITY`` and
-``privacy._histograms._HISTOGRAM_L1_SENSITIVITY`` (see :func:`halve_histogram_noise`),
-from which every calibration of the histogram noise starts, whatever its law.
+``sparse_histogram``; their half-noise variants patch the two calibrations,
+``privacy._histograms._additive_scale`` (discrete Gaussian sd halved) and
+``privacy._histograms.laplace_rate`` (discrete Laplace rate doubled), see
+:func:`_halve_histogram_noise`.
 """
 
 import sys
@@ -36,6 +36,7 @@ from sklearn_dppca.privacy import (
     tail_audit,
     upper_quantile,
 )
+from sklearn_dppca.privacy._discrete import _DiscreteGaussianScale
 
 EPS, DELTA = 1.0, 1e-5
 RUNS = 40_000
@@ -303,19 +304,31 @@ def test_durfee_quantile_audit():
     assert not quantile_audit(2 * EPS, 11)
 
 
+def _halve_histogram_noise(monkeypatch):
+    """Half the noise sd in both histogram releases, nothing else changed.
+
+    The discrete mechanisms are calibrated by ``_additive_scale`` (the additive
+    release's discrete Gaussian scale) and ``laplace_rate`` (the sparse release's
+    discrete Laplace rate, which also sets its threshold); these are the patched
+    spots: the scale's sd halved, the rate doubled.
+    """
+    calibrated = _histograms._additive_scale
+    rate = _histograms.laplace_rate
+
+    def half_scale(eps, delta, mu):
+        return _DiscreteGaussianScale.at_least(calibrated(eps, delta, mu).sigma / 2)
+
+    def double_rate(eps):
+        s, t = rate(eps)
+        return 2 * s, t
+
+    monkeypatch.setattr(_histograms, "_additive_scale", half_scale)
+    monkeypatch.setattr(_histograms, "laplace_rate", double_rate)
+
+
 @pytest.fixture
 def halve_histogram_noise(monkeypatch):
-    """Half the noise in both histogram releases: their sensitivities are halved.
-
-    ``HISTOGRAM_L2_SENSITIVITY`` (the additive release) and
-    ``_HISTOGRAM_L1_SENSITIVITY`` (the sparse release) are where each calibration
-    starts, whatever the law of its noise (continuous or discrete): its scale is
-    proportional to them, so halving them halves the noise and nothing else.
-    """
-    monkeypatch.setattr(_histograms, "HISTOGRAM_L2_SENSITIVITY",
-                        _histograms.HISTOGRAM_L2_SENSITIVITY / 2)
-    monkeypatch.setattr(_histograms, "_HISTOGRAM_L1_SENSITIVITY",
-                        _histograms._HISTOGRAM_L1_SENSITIVITY / 2)
+    _halve_histogram_noise(monkeypatch)
 
 
 # Two cells of 100; on the neighbour one row moved from the first to the second
@@ -384,10 +397,7 @@ def test_false_alarm_rate(name, monkeypatch):
 @pytest.mark.parametrize("name", list(SCALAR_AUDITS))
 def test_detection_rate(name, monkeypatch):
     if "histogram" in name:
-        monkeypatch.setattr(_histograms, "HISTOGRAM_L2_SENSITIVITY",
-                            _histograms.HISTOGRAM_L2_SENSITIVITY / 2)
-        monkeypatch.setattr(_histograms, "_HISTOGRAM_L1_SENSITIVITY",
-                            _histograms._HISTOGRAM_L1_SENSITIVITY / 2)
+        _halve_histogram_noise(monkeypatch)
     caught = sum(not SCALAR_AUDITS[name](True, 5000 + 2 * i, TAIL_RUNS)
                  for i in range(REPEATS // 5))
     print(f"\n[audit] {name}, half noise: caught {caught}/{REPEATS // 5} at alpha {ALPHA}")

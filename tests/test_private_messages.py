@@ -181,9 +181,6 @@ HISTOGRAM_FUNCTIONS = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="privacy/_histograms.py still converts with "
-                   "numpy, whose error quotes the cell (its owner's change: "
-                   "np.asarray(as_real_numbers(x, name), dtype=float))")
 @pytest.mark.parametrize("function", list(HISTOGRAM_FUNCTIONS))
 def test_private_points_given_to_histograms_are_not_quoted(function):
     x = VALUE_CASES["text cell"]()

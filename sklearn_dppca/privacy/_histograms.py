@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from .._validation import Interval, check_labels, check_param, label_codes
+from .._validation import Interval, as_real_numbers, check_labels, check_param, label_codes
 from ._calibration import check_delta, check_eps
 from ._discrete import (
     discrete_gaussian,
@@ -47,14 +47,14 @@ def _check_edges(edges, name):
 
 
 def _check_points(points):
-    points = np.asarray(points, dtype=float)
+    points = np.asarray(as_real_numbers(points, "points"), dtype=float)
     if points.ndim != 2 or points.shape[1] != 2:
         raise ValueError(f"points must have shape (n, 2), got {points.shape}.")
     return points
 
 
 def _check_counts(counts):
-    counts = np.asarray(counts, dtype=float)
+    counts = np.asarray(as_real_numbers(counts, "counts"), dtype=float)
     if counts.ndim not in (2, 3) or counts.size == 0:
         raise ValueError("counts must be a non-empty array of shape (m_x, m_y) or "
                          f"(n_groups, m_x, m_y), got {counts.shape}.")
@@ -454,7 +454,7 @@ def dyadic_argmax(values, eps, rng, *, k_min=-40, k_max=40, ledger=None,
     k_max = check_param(k_max, [Interval("int")], "k_max")
     if k_min > k_max:
         raise ValueError(f"k_min must be <= k_max, got {k_min} > {k_max}.")
-    values = np.asarray(values, dtype=float).ravel()
+    values = np.asarray(as_real_numbers(values, "values"), dtype=float).ravel()
     if values.size == 0 or np.any(np.isnan(values)):
         raise ValueError("values must be non-empty and contain no NaN.")
     # frexp gives v = mantissa * 2**exponent with mantissa in [0.5, 1): exactly
