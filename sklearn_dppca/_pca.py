@@ -61,6 +61,10 @@ def _check_groups(groups, y, X):
     return labels, label_codes(y, labels, "y", "groups", X.shape[0])
 
 
+# synthetic score points drawn by default: n_samples, up to this many
+_MAX_DEFAULT_SYNTHETIC = 100_000
+
+
 class DPPCA(_VarianceMixin, _PrivateProjection):
     """Differentially private PCA with a private score summary (as the R package dppca's dp_pca).
 
@@ -143,7 +147,9 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     axes : (int, int), default=(0, 1)
         The two components (0-based) of the score summary.
     n_synthetic : int, default=None
-        Number of synthetic score points; None uses ``n_samples`` (public).
+        Number of synthetic score points; None uses ``n_samples`` (public), at most
+        100,000 (more points add nothing to a picture, but memory on a large table
+        and megabytes to a release file).
     synthetic_jitter : float, default=0.25
         Gaussian jitter of the synthetic points, in cell widths (0 turns it off).
     synthetic_sampling : {"uniform", "center"}, default="uniform"
@@ -524,7 +530,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
             threshold=params["histogram_threshold"],
             unit=score_unit(self.explained_variance_, self.noise_scale_, self.axes_),
             labels=labels, group_codes=codes,
-            n_points=self.n_samples_ if n_synthetic is None else n_synthetic,
+            n_points=(min(self.n_samples_, _MAX_DEFAULT_SYNTHETIC) if n_synthetic is None
+                      else n_synthetic),
             jitter=params["synthetic_jitter"], sampling=params["synthetic_sampling"],
             rng=rng, ledger=ledger)
         self._set_score_summary(summary, labels)

@@ -377,3 +377,14 @@ def test_a_frame_of_the_released_spread_draws_its_histogram():
         warnings.simplefilter("error", PrivacyUtilityWarning)
         summary, steps = _score_summary(unit=math.sqrt(10.0))
     assert summary is not None and "score/histogram" in steps
+
+
+def test_default_synthetic_points_are_n_samples_up_to_a_cap(monkeypatch):
+    # None draws one synthetic point per row, but not 10^8 of them on a census
+    # table: the default stops at a cap; an explicit n_synthetic is taken as given.
+    X = gaussian_scores_data(300, 0)
+    assert DPPCA(eps=4.0, random_state=0).fit(X).synthetic_scores_.shape == (300, 2)
+    monkeypatch.setattr("sklearn_dppca._pca._MAX_DEFAULT_SYNTHETIC", 120)
+    assert DPPCA(eps=4.0, random_state=0).fit(X).synthetic_scores_.shape == (120, 2)
+    explicit = DPPCA(eps=4.0, n_synthetic=500, random_state=0).fit(X)
+    assert explicit.synthetic_scores_.shape == (500, 2)
