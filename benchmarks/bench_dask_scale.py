@@ -66,6 +66,8 @@ def main(argv=None):
     parser.add_argument("--p", type=int, default=20, help="columns")
     parser.add_argument("--chunk", type=int, default=250_000, help="rows per chunk")
     parser.add_argument("--eps", type=float, default=1.0)
+    parser.add_argument("--delta", type=float, default=None,
+                        help="default 0.1 / n (delta must stay well below 1/n)")
     parser.add_argument("--pairs", type=int, default=16, help="partners per row")
     parser.add_argument("--components", type=int, default=2)
     parser.add_argument("--workers", type=int, default=2, help="local cluster workers")
@@ -86,8 +88,9 @@ def main(argv=None):
     X, q = lazy_rows(args.n, args.p, args.chunk)
     tracemalloc.start()
     start = time.perf_counter()
-    pca = DPPCA(args.components, eps=args.eps, pairs=args.pairs, random_state=0,
-                verbose=args.verbose).fit(X)
+    delta = 0.1 / args.n if args.delta is None else args.delta
+    pca = DPPCA(args.components, eps=args.eps, delta=delta, pairs=args.pairs,
+                random_state=0, verbose=args.verbose).fit(X)
     seconds = time.perf_counter() - start
     _, traced_peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
@@ -95,7 +98,7 @@ def main(argv=None):
     workers = client.run(_worker_peak_rss)
     gib = 2.0**30
     print(f"n={args.n:,} p={args.p} chunk={args.chunk:,} blocks={len(X.chunks[0])} "
-          f"pairs={args.pairs} eps={args.eps}")
+          f"pairs={args.pairs} eps={args.eps} delta={delta:.3g}")
     print(f"time {seconds:.1f} s")
     print(f"client peak: Python allocations {traced_peak / gib:.3f} GiB, "
           f"resident {client_rss / gib:.3f} GiB")
