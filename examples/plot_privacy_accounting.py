@@ -56,9 +56,10 @@ for accounting, fit in fits.items():
 
 
 def gaussian_parts(fit):
-    """Step -> ledger entry of every Gaussian mechanism (not the block's entry)."""
+    """Step -> ledger entry of every Gaussian mechanism, continuous or discrete (not
+    the block's entry)."""
     return {entry["step"]: entry for entry in fit.privacy_ledger_
-            if entry.get("mu") is not None and entry["step"] != "gaussian block"}
+            if "gaussian" in entry["mechanism"] and entry["step"] != "gaussian block"}
 
 
 parts = {accounting: gaussian_parts(fit) for accounting, fit in fits.items()}

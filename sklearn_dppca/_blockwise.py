@@ -375,18 +375,19 @@ def is_row_blocks(X):
 def _compute_on_dask(rows, per_block):
     """Run every block's requests as one Dask task per block; results in block
     order."""
-    import dask
+    try:
+        import dask
+    except ImportError as error:    # unreachable with a Dask input, but say so
+        raise ImportError("A Dask input needs the dask package.") from error
 
     blocks = rows.data.to_delayed().ravel()
     tasks = [dask.delayed(_block_requests, pure=True)(block, requests)
              for block, requests in zip(blocks, per_block)]
-    client = _distributed_client()
+    client, as_completed = _distributed_client()
     if client is None:
         results = list(dask.compute(*tasks))
         rows._report(rows.n_blocks)
         return results
-    from distributed import as_completed
-
     futures = client.compute(tasks)
     position = {future.key: index for index, future in enumerate(futures)}
     results = [None] * len(futures)
@@ -405,16 +406,16 @@ def _code_blocks(codes, starts):
 
 
 def _distributed_client():
-    """The current ``dask.distributed`` client, or None (none running, or no
-    distributed installed)."""
+    """The current ``dask.distributed`` client and its ``as_completed``, or
+    ``(None, None)`` (no client running, or distributed not installed)."""
     try:
-        from distributed import get_client
+        from distributed import as_completed, get_client
     except ImportError:
-        return None
+        return None, None
     try:
-        return get_client()
+        return get_client(), as_completed
     except ValueError:
-        return None
+        return None, None
 
 
 # The per-block functions: arrays and numbers in, partial statistics out.

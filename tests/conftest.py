@@ -323,3 +323,14 @@ def save_png(tmp_path):
     temporary directory and check the file is one."""
     return lambda fig, name="figure.png": _save_png(fig, tmp_path, name)
 # --- end of display fixtures ---
+
+
+@pytest.fixture
+def unsnapped():
+    """Releases not snapped to their grid for the test: for tests that read the
+    noise back as ``release - exact statistic`` (snapping, on by default, moves a
+    release by up to half a grid step; it has its own tests in test_snapping.py)."""
+    from sklearn_dppca.privacy import snapping
+
+    with snapping(False):
+        yield

@@ -96,7 +96,7 @@ def test_sensitivity_attained_onadversarial_neighbours(pairs, radius):
 
 
 @pytest.mark.parametrize("pairs", DESIGNS)
-def test_sensitivity_at_the_estimator(pairs):
+def test_sensitivity_at_the_estimator(pairs, unsnapped):
     # A public radius: the generator draws the design (pairs=m), then the noise;
     # with the same seed the noise cancels between neighbours and the released
     # matrices differ exactly by the kernel gap.
@@ -232,7 +232,7 @@ def test_private_radius_is_released_and_accounted():
     assert high.radius_ > 1.5 * fitted.radius_
 
 
-def test_public_radius_spends_nothing_on_a_search():
+def test_public_radius_spends_nothing_on_a_search(unsnapped):
     X = t_data(600)
     clipped = DPKendallDirections(radial="clipped", radius=2.5, random_state=4).fit(X)
     spherical = DPKendallDirections(random_state=4).fit(X)

@@ -395,7 +395,7 @@ def test_norm_clipped_sensitivity_random_neighbours(pairs):
 
 # ---------------------------------------- the estimator's pre-noise matrix, pairs=m
 @pytest.mark.parametrize("m", [8, 5, 64])
-def test_directions_pairs_m_sensitivity_at_the_estimator(m):
+def test_directions_pairs_m_sensitivity_at_the_estimator(m, unsnapped):
     # DPKendallDirections draws the design, then the noise, from one generator: with
     # the same seed on neighbouring data the noise cancels, and the released matrices
     # differ exactly as the pre-noise matrices spherical_kendall(X, pairs=m,
