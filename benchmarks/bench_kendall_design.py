@@ -1,20 +1,29 @@
 """Speed of the m-partner kernel (``pairs=m``): the Laplacian kernel against the
-direct per-pair loop it replaced, at n = 100 000, p = 50, m = 64.
+direct per-pair loop it replaced, at n = 100 000, p = 50, m = 64, then at a few
+neighbouring shapes (p = 10, p = 100, m = 16).
 
-Both run the same tasks on one thread each (``n_jobs=1``) and are timed in turns,
-so that a busy machine slows both alike; the ratio is that of the medians. The
-direct loop is ``_design_partial_direct``, kept in the compiled module as the
+Both run the same tasks on one thread each (``n_jobs=1``; BLAS held to one thread
+from the start, so that no idle BLAS thread competes for a core) and are timed in
+turns, so that a busy machine slows both alike; the ratio is that of the medians.
+The direct loop is ``_design_partial_direct``, kept in the compiled module as the
 reference, called exactly as the package called it before (rows gathered in ring
-order, the same ring positions per task).
+order, the same ring positions per task). The timed Laplacian call is the whole
+``_design_sum`` (prescaling, centre, tasks).
 
-Run: ``python benchmarks/bench_kendall_design.py [--n N] [--p P] [--m M]``.
+Run: ``python benchmarks/bench_kendall_design.py [--n N] [--p P] [--m M]
+[--repeats R] [--no-neighbours]``.
 """
 
-import argparse
-import math
-import time
+import os
 
-import numpy as np
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
+import argparse  # noqa: E402
+import math  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
 
 from sklearn_dppca._kendall import (
     _DESIGN_CHUNK,
@@ -42,18 +51,13 @@ def direct_design_sum(X, design, floor):
     return total
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=100_000)
-    parser.add_argument("--p", type=int, default=50)
-    parser.add_argument("--m", type=int, default=64)
-    parser.add_argument("--repeats", type=int, default=7)
-    args = parser.parse_args()
+def compare(n, p, m, repeats):
+    """Time both kernels in turns on the same inputs; print one line."""
     rng = np.random.default_rng(0)
-    X = rng.standard_normal((args.n, args.p)) * np.linspace(0.5, 2.0, args.p) + 3.0
-    design = _pair_design(args.n, args.m, np.random.default_rng(1))
+    X = rng.standard_normal((n, p)) * np.linspace(0.5, 2.0, p) + 3.0
+    design = _pair_design(n, m, np.random.default_rng(1))
     times = {"direct": [], "laplacian": []}
-    for _ in range(args.repeats):
+    for _ in range(repeats):
         start = time.perf_counter()
         direct = direct_design_sum(X, design, 0.0)
         times["direct"].append(time.perf_counter() - start)
@@ -63,12 +67,24 @@ def main():
     error = np.max(np.abs(laplacian - direct)) / np.max(np.abs(direct))
     direct_time = float(np.median(times["direct"]))
     laplacian_time = float(np.median(times["laplacian"]))
-    print(f"n={args.n} p={args.p} m={args.m}, {args.n * args.m // 2} pairs, "
-          f"median of {args.repeats} runs each")
-    print(f"direct loop    : {direct_time * 1e3:8.1f} ms")
-    print(f"Laplacian      : {laplacian_time * 1e3:8.1f} ms")
-    print(f"speed-up       : {direct_time / laplacian_time:8.1f} x")
-    print(f"max |difference| / max |entry| : {error:.1e}")
+    print(f"n={n:>7} p={p:>3} m={m:>3}  direct {direct_time * 1e3:8.1f} ms  "
+          f"Laplacian {laplacian_time * 1e3:7.1f} ms  "
+          f"speed-up {direct_time / laplacian_time:5.1f} x  "
+          f"max|diff|/max|entry| {error:.1e}  ({repeats} runs each)")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=100_000)
+    parser.add_argument("--p", type=int, default=50)
+    parser.add_argument("--m", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--no-neighbours", action="store_true")
+    args = parser.parse_args()
+    compare(args.n, args.p, args.m, args.repeats)
+    if not args.no_neighbours:
+        for p, m in ((10, args.m), (100, args.m), (args.p, 16)):
+            compare(args.n, p, m, max(3, args.repeats // 2))
 
 
 if __name__ == "__main__":

@@ -73,7 +73,7 @@ import joblib
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from ._kendall_kernel import all_pairs_partial, design_partial
+from ._kendall_kernel import all_pairs_partial, design_partial, max_abs
 from ._validation import (
     NON_NEGATIVE,
     Callable,
@@ -499,7 +499,8 @@ def _design_sum(X, design, floor, n_jobs, progress):
     coincident pairs."""
     n_samples, n_features = X.shape
     X = np.ascontiguousarray(X, dtype=np.float64)
-    exponent = _prescaling_exponent(X)
+    # as _prescaling_exponent, in one compiled pass over X
+    exponent = math.frexp(max_abs(X))[1]
     scale_high, scale_low = _power_of_two_factors(-exponent)
     floor_mantissa, floor_exponent, scaled_floor, factor = _floor_parts(
         floor, exponent, n_features)

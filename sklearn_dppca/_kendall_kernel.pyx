@@ -48,17 +48,23 @@ from libc.stdint cimport uint64_t
 from libc.string cimport memcpy, memset
 from scipy.linalg.cython_blas cimport dgemm, dsyrk
 
-# The two streaming loops of design_partial, in C: they walk band diagonals of the
-# ring (owner t, partner t + o) with the positions t in the vector lanes, so a few
-# accumulators stay in registers while a coordinate's row streams past. GCC vector
-# extensions give the SIMD; on x86-64 Linux, GCC also compiles AVX2/FMA and AVX-512
-# clones picked at load time (ifunc), as the default build targets SSE2 only.
-# ``n_lanes`` is a multiple of DPPCA_LANES; every read stays within the first
+# The streaming loops of design_partial, in C: they walk band diagonals of the ring
+# (owner t, partner t + o) with the positions t in the vector lanes, so the
+# accumulators stay in registers while a coordinate's row streams past. GCC/Clang
+# vector extensions give the SIMD. The default build targets the baseline ISA only,
+# so on x86 the loops are also compiled for AVX2/FMA (4 lanes) and AVX-512 (8 lanes,
+# 16 offsets at a time) and the best one the CPU runs is picked once, at import
+# (dppca_select_kernels); other compilers get plain loops. ``n_lanes`` is a
+# multiple of DPPCA_LANES; every read stays within the first
 # ``n_lanes + max(offsets)`` columns of each row.
 cdef extern from *:
     """
     #include <Python.h>
     #include <string.h>
+    #define DPPCA_LANES 8
+    #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    #  define DPPCA_X86 1
+    #endif
     #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \
         && defined(__linux__)
     #  define DPPCA_CLONES __attribute__((target_clones( \
@@ -66,171 +72,496 @@ cdef extern from *:
     #else
     #  define DPPCA_CLONES
     #endif
-    #define DPPCA_LANES 4
-    #define DPPCA_GROUP 8
-    #if defined(__GNUC__)
-    typedef double dppca_vec __attribute__((vector_size(32)));
-    #  define DPPCA_LOAD(v, x) memcpy(&(v), (x), sizeof(dppca_vec))
-    #  define DPPCA_STORE(x, v) memcpy((x), &(v), sizeof(dppca_vec))
+    #define DPPCA_LOAD(v, x) memcpy(&(v), (x), sizeof(v))
+    #define DPPCA_STORE(x, v) memcpy((x), &(v), sizeof(v))
 
-    /* dots[j * dots_ld + i] = sum_k owners[k ld + i] partners[k ld + i + offsets[j]] */
-    DPPCA_CLONES static void dppca_band_dots(
-            const double* owners, const double* partners, Py_ssize_t ld, Py_ssize_t p,
-            Py_ssize_t n_lanes, const Py_ssize_t* offsets, Py_ssize_t n_offsets,
-            double* dots, Py_ssize_t dots_ld) {
-        Py_ssize_t i, j, k, q;
-        for (i = 0; i < n_lanes; i += DPPCA_LANES) {
-            for (j = 0; j + DPPCA_GROUP <= n_offsets; j += DPPCA_GROUP) {
-                const Py_ssize_t* o = offsets + j;
-                dppca_vec s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0}, s4 = {0}, s5 = {0},
-                          s6 = {0}, s7 = {0}, x, y;
-                for (k = 0; k < p; k++) {
-                    const double* own = owners + k * ld + i;
-                    const double* par = partners + k * ld + i;
-                    DPPCA_LOAD(x, own);
-                    DPPCA_LOAD(y, par + o[0]); s0 += x * y;
-                    DPPCA_LOAD(y, par + o[1]); s1 += x * y;
-                    DPPCA_LOAD(y, par + o[2]); s2 += x * y;
-                    DPPCA_LOAD(y, par + o[3]); s3 += x * y;
-                    DPPCA_LOAD(y, par + o[4]); s4 += x * y;
-                    DPPCA_LOAD(y, par + o[5]); s5 += x * y;
-                    DPPCA_LOAD(y, par + o[6]); s6 += x * y;
-                    DPPCA_LOAD(y, par + o[7]); s7 += x * y;
-                }
-                DPPCA_STORE(dots + (j + 0) * dots_ld + i, s0);
-                DPPCA_STORE(dots + (j + 1) * dots_ld + i, s1);
-                DPPCA_STORE(dots + (j + 2) * dots_ld + i, s2);
-                DPPCA_STORE(dots + (j + 3) * dots_ld + i, s3);
-                DPPCA_STORE(dots + (j + 4) * dots_ld + i, s4);
-                DPPCA_STORE(dots + (j + 5) * dots_ld + i, s5);
-                DPPCA_STORE(dots + (j + 6) * dots_ld + i, s6);
-                DPPCA_STORE(dots + (j + 7) * dots_ld + i, s7);
-            }
-            for (q = j; q < n_offsets; q++) {
-                dppca_vec s = {0}, x, y;
-                for (k = 0; k < p; k++) {
-                    DPPCA_LOAD(x, owners + k * ld + i);
-                    DPPCA_LOAD(y, partners + k * ld + i + offsets[q]);
-                    s += x * y;
-                }
-                DPPCA_STORE(dots + q * dots_ld + i, s);
-            }
-        }
+    typedef void (*dppca_dots_fn)(const double*, const double*, Py_ssize_t,
+                                  Py_ssize_t, Py_ssize_t, const Py_ssize_t*,
+                                  Py_ssize_t, double*, Py_ssize_t);
+    typedef void (*dppca_gather_fn)(const double*, Py_ssize_t, Py_ssize_t, Py_ssize_t,
+                                    const Py_ssize_t*, Py_ssize_t, const double*,
+                                    Py_ssize_t, double*, Py_ssize_t);
+    typedef Py_ssize_t (*dppca_weights_fn)(
+        const double*, Py_ssize_t, Py_ssize_t, const Py_ssize_t*, Py_ssize_t,
+        const double*, const double*, double, double, double, double*, Py_ssize_t,
+        double*, double*);
+    typedef void (*dppca_scaled_fn)(const double*, Py_ssize_t, const double*,
+                                    const double*, Py_ssize_t, Py_ssize_t, Py_ssize_t,
+                                    double*, Py_ssize_t);
+
+    /* The band loops for one vector type VEC of L lanes, G offsets at a time.
+
+       NAME##_dots: dots[j dots_ld + i] = sum_k owners[k ld + i]
+                                                partners[k ld + i + offsets[j]]
+       NAME##_gather: sums[k sums_ld + i] += sum_j weights[j weights_ld + i]
+                                                   partners[k ld + i + offsets[j]]
+       NAME##_scaled: products[k ld + i] = sums[i] rows[k rows_ld + i]
+                                           (- 2 gathered[k ld + i]) */
+    #define DPPCA_BAND_LOOPS(NAME, ATTR, VEC, L, G) \
+    ATTR static inline __attribute__((always_inline)) void NAME##_dots_group( \
+            const double* owners, const double* partners, Py_ssize_t ld, \
+            Py_ssize_t p, const Py_ssize_t* offsets, Py_ssize_t group, \
+            double* dots, Py_ssize_t dots_ld) { \
+        Py_ssize_t k, g; \
+        VEC s[G], x, y; \
+        for (g = 0; g < group; g++) { \
+            VEC zero = {0}; \
+            s[g] = zero; \
+        } \
+        for (k = 0; k < p; k++) { \
+            const double* par = partners + k * ld; \
+            DPPCA_LOAD(x, owners + k * ld); \
+            for (g = 0; g < group; g++) { \
+                DPPCA_LOAD(y, par + offsets[g]); \
+                s[g] += x * y; \
+            } \
+        } \
+        for (g = 0; g < group; g++) DPPCA_STORE(dots + g * dots_ld, s[g]); \
+    } \
+    ATTR static void NAME##_dots( \
+            const double* owners, const double* partners, Py_ssize_t ld, \
+            Py_ssize_t p, Py_ssize_t n_lanes, const Py_ssize_t* offsets, \
+            Py_ssize_t n_offsets, double* dots, Py_ssize_t dots_ld) { \
+        Py_ssize_t i, j; \
+        for (i = 0; i < n_lanes; i += L) { \
+            for (j = 0; j + G <= n_offsets; j += G) \
+                NAME##_dots_group(owners + i, partners + i, ld, p, offsets + j, G, \
+                                  dots + j * dots_ld + i, dots_ld); \
+            for (; G > 4 && j + 4 <= n_offsets; j += 4) \
+                NAME##_dots_group(owners + i, partners + i, ld, p, offsets + j, 4, \
+                                  dots + j * dots_ld + i, dots_ld); \
+            for (; j < n_offsets; j++) \
+                NAME##_dots_group(owners + i, partners + i, ld, p, offsets + j, 1, \
+                                  dots + j * dots_ld + i, dots_ld); \
+        } \
+    } \
+    ATTR static inline __attribute__((always_inline)) void NAME##_gather_group( \
+            const double* partners, Py_ssize_t ld, Py_ssize_t p, \
+            const Py_ssize_t* offsets, Py_ssize_t group, const double* weights, \
+            Py_ssize_t weights_ld, double* sums, Py_ssize_t sums_ld) { \
+        Py_ssize_t k, g; \
+        VEC w[G], y, s, part[4]; \
+        for (g = 0; g < group; g++) DPPCA_LOAD(w[g], weights + g * weights_ld); \
+        for (k = 0; k < p; k++) { \
+            const double* par = partners + k * ld; \
+            double* out = sums + k * sums_ld; \
+            /* four short chains, not one long one */ \
+            for (g = 0; g < 4 && g < group; g++) { \
+                DPPCA_LOAD(y, par + offsets[g]); \
+                part[g] = w[g] * y; \
+            } \
+            for (g = 4; g < group; g++) { \
+                DPPCA_LOAD(y, par + offsets[g]); \
+                part[g % 4] += w[g] * y; \
+            } \
+            DPPCA_LOAD(s, out); \
+            for (g = 0; g < 4 && g < group; g++) s += part[g]; \
+            DPPCA_STORE(out, s); \
+        } \
+    } \
+    ATTR static void NAME##_gather( \
+            const double* partners, Py_ssize_t ld, Py_ssize_t p, Py_ssize_t n_lanes, \
+            const Py_ssize_t* offsets, Py_ssize_t n_offsets, const double* weights, \
+            Py_ssize_t weights_ld, double* sums, Py_ssize_t sums_ld) { \
+        Py_ssize_t i, j; \
+        for (i = 0; i < n_lanes; i += L) { \
+            for (j = 0; j + G <= n_offsets; j += G) \
+                NAME##_gather_group(partners + i, ld, p, offsets + j, G, \
+                                    weights + j * weights_ld + i, weights_ld, \
+                                    sums + i, sums_ld); \
+            for (; G > 4 && j + 4 <= n_offsets; j += 4) \
+                NAME##_gather_group(partners + i, ld, p, offsets + j, 4, \
+                                    weights + j * weights_ld + i, weights_ld, \
+                                    sums + i, sums_ld); \
+            for (; j < n_offsets; j++) \
+                NAME##_gather_group(partners + i, ld, p, offsets + j, 1, \
+                                    weights + j * weights_ld + i, weights_ld, \
+                                    sums + i, sums_ld); \
+        } \
+    } \
+    ATTR static void NAME##_scaled( \
+            const double* rows, Py_ssize_t rows_ld, const double* sums, \
+            const double* gathered, Py_ssize_t ld, Py_ssize_t p, \
+            Py_ssize_t n_lanes, double* products, Py_ssize_t products_ld) { \
+        Py_ssize_t i, k; \
+        for (k = 0; k < p; k++) \
+            for (i = 0; i < n_lanes; i += L) { \
+                VEC c, a, r; \
+                DPPCA_LOAD(c, sums + i); \
+                DPPCA_LOAD(a, rows + k * rows_ld + i); \
+                r = c * a; \
+                if (gathered != NULL) { \
+                    VEC h; \
+                    DPPCA_LOAD(h, gathered + k * ld + i); \
+                    r -= h + h; \
+                } \
+                DPPCA_STORE(products + k * products_ld + i, r); \
+            } \
     }
 
-    /* sums[k sums_ld + i] += sum_j weights[j weights_ld + i]
-                                    partners[k ld + i + offsets[j]] */
-    DPPCA_CLONES static void dppca_band_gather(
-            const double* partners, Py_ssize_t ld, Py_ssize_t p, Py_ssize_t n_lanes,
-            const Py_ssize_t* offsets, Py_ssize_t n_offsets, const double* weights,
-            Py_ssize_t weights_ld, double* sums, Py_ssize_t sums_ld) {
-        Py_ssize_t i, j, k, q;
-        for (i = 0; i < n_lanes; i += DPPCA_LANES) {
-            for (j = 0; j + DPPCA_GROUP <= n_offsets; j += DPPCA_GROUP) {
-                const Py_ssize_t* o = offsets + j;
-                const double* w = weights + j * weights_ld + i;
-                dppca_vec w0, w1, w2, w3, w4, w5, w6, w7, s;
-                dppca_vec y0, y1, y2, y3, y4, y5, y6, y7;
-                DPPCA_LOAD(w0, w); DPPCA_LOAD(w1, w + weights_ld);
-                DPPCA_LOAD(w2, w + 2 * weights_ld); DPPCA_LOAD(w3, w + 3 * weights_ld);
-                DPPCA_LOAD(w4, w + 4 * weights_ld); DPPCA_LOAD(w5, w + 5 * weights_ld);
-                DPPCA_LOAD(w6, w + 6 * weights_ld); DPPCA_LOAD(w7, w + 7 * weights_ld);
-                for (k = 0; k < p; k++) {
-                    const double* par = partners + k * ld + i;
-                    double* out = sums + k * sums_ld + i;
-                    /* a tree, not a chain: the adds of one row overlap */
-                    DPPCA_LOAD(s, out);
-                    DPPCA_LOAD(y0, par + o[0]); DPPCA_LOAD(y1, par + o[1]);
-                    DPPCA_LOAD(y2, par + o[2]); DPPCA_LOAD(y3, par + o[3]);
-                    DPPCA_LOAD(y4, par + o[4]); DPPCA_LOAD(y5, par + o[5]);
-                    DPPCA_LOAD(y6, par + o[6]); DPPCA_LOAD(y7, par + o[7]);
-                    s += ((w0 * y0 + w1 * y1) + (w2 * y2 + w3 * y3))
-                         + ((w4 * y4 + w5 * y5) + (w6 * y6 + w7 * y7));
-                    DPPCA_STORE(out, s);
-                }
-            }
-            for (q = j; q < n_offsets; q++) {
-                dppca_vec w, s, y;
-                DPPCA_LOAD(w, weights + q * weights_ld + i);
-                for (k = 0; k < p; k++) {
-                    double* out = sums + k * sums_ld + i;
-                    DPPCA_LOAD(s, out);
-                    DPPCA_LOAD(y, partners + k * ld + i + offsets[q]);
-                    s += w * y;
-                    DPPCA_STORE(out, s);
-                }
-            }
-        }
+    /* Weights of the pairs (owner i, partner i + offsets[j]), i < count, from their
+       band dot products: w = 1 / max(D2, weight_floor) for
+       D2 = |a|^2 + |b|^2 - 2 a.b, or 0 when D2 < relative_floor S + absolute_floor
+       (S = |a|^2 + |b|^2: the pair goes to the exact path) and in the lanes past
+       count. Adds the weights to owner_sums[i] and partner_sums[i + offsets[j]];
+       returns the number of pairs left to the exact path. Written with masks, not
+       branches or selects, so that the loop vectorises. */
+    #define DPPCA_WEIGHT_LOOP(NAME, ATTR, VEC, MASK, L) \
+    ATTR static Py_ssize_t NAME##_weights( \
+            const double* dots, Py_ssize_t dots_ld, Py_ssize_t count, \
+            const Py_ssize_t* offsets, Py_ssize_t n_offsets, \
+            const double* owner_norms, const double* partner_norms, \
+            double relative_floor, double absolute_floor, double weight_floor, \
+            double* weights, Py_ssize_t weights_ld, double* owner_sums, \
+            double* partner_sums) { \
+        Py_ssize_t i, j, lane, n_exact = 0; \
+        VEC relative = relative_floor - (VEC){0}, absolute = absolute_floor - (VEC){0}; \
+        VEC floor = weight_floor - (VEC){0}, one = 1.0 - (VEC){0}; \
+        MASK index, counts = {0}; \
+        for (lane = 0; lane < L; lane++) index[lane] = lane; \
+        Py_ssize_t n_lanes = (count + DPPCA_LANES - 1) / DPPCA_LANES * DPPCA_LANES; \
+        for (i = 0; i < n_lanes; i += L) { \
+            MASK valid = (index + (long long)i) < (long long)count; \
+            VEC own, par, dot, both, squared, threshold, weight, sum; \
+            MASK keep, below; \
+            DPPCA_LOAD(own, owner_norms + i); \
+            DPPCA_LOAD(sum, owner_sums + i); \
+            for (j = 0; j < n_offsets; j++) { \
+                DPPCA_LOAD(par, partner_norms + i + offsets[j]); \
+                DPPCA_LOAD(dot, dots + j * dots_ld + i); \
+                both = own + par; \
+                squared = both - (dot + dot); \
+                threshold = relative * both + absolute; \
+                keep = (squared >= threshold) & valid; \
+                counts += valid & ~keep; \
+                below = squared < floor; \
+                squared = (VEC)(((MASK)squared & ~below) | ((MASK)floor & below)); \
+                weight = (VEC)((MASK)(one / squared) & keep); \
+                DPPCA_STORE(weights + j * weights_ld + i, weight); \
+                sum += weight; \
+            } \
+            DPPCA_STORE(owner_sums + i, sum); \
+        } \
+        for (lane = 0; lane < L; lane++) n_exact -= counts[lane]; \
+        for (j = 0; j < n_offsets; j++) { \
+            const double* weight_row = weights + j * weights_ld; \
+            double* partner_row = partner_sums + offsets[j]; \
+            for (i = 0; i < count; i++) partner_row[i] += weight_row[i]; \
+        } \
+        return n_exact; \
     }
-    #else
-    static void dppca_band_dots(
-            const double* owners, const double* partners, Py_ssize_t ld, Py_ssize_t p,
-            Py_ssize_t n_lanes, const Py_ssize_t* offsets, Py_ssize_t n_offsets,
-            double* dots, Py_ssize_t dots_ld) {
-        Py_ssize_t i, j, k;
+
+    /* Plain loops (one lane) for compilers without vector extensions. */
+    DPPCA_BAND_LOOPS(dppca_plain, , double, 1, 1)
+    static Py_ssize_t dppca_plain_weights(
+            const double* dots, Py_ssize_t dots_ld, Py_ssize_t count,
+            const Py_ssize_t* offsets, Py_ssize_t n_offsets,
+            const double* owner_norms, const double* partner_norms,
+            double relative_floor, double absolute_floor, double weight_floor,
+            double* weights, Py_ssize_t weights_ld, double* owner_sums,
+            double* partner_sums) {
+        Py_ssize_t i, j, n_exact = 0;
         for (j = 0; j < n_offsets; j++)
-            for (i = 0; i < n_lanes; i++) {
-                double s = 0.0;
-                for (k = 0; k < p; k++)
-                    s += owners[k * ld + i] * partners[k * ld + i + offsets[j]];
-                dots[j * dots_ld + i] = s;
+            for (i = 0; i < count; i++) {
+                double both = owner_norms[i] + partner_norms[i + offsets[j]];
+                double squared = both - 2.0 * dots[j * dots_ld + i], weight = 0.0;
+                if (squared >= relative_floor * both + absolute_floor) {
+                    weight = 1.0 / (squared < weight_floor ? weight_floor : squared);
+                } else {
+                    n_exact++;
+                }
+                weights[j * weights_ld + i] = weight;
+                owner_sums[i] += weight;
+                partner_sums[i + offsets[j]] += weight;
             }
+        return n_exact;
     }
-    static void dppca_band_gather(
-            const double* partners, Py_ssize_t ld, Py_ssize_t p, Py_ssize_t n_lanes,
-            const Py_ssize_t* offsets, Py_ssize_t n_offsets, const double* weights,
-            Py_ssize_t weights_ld, double* sums, Py_ssize_t sums_ld) {
-        Py_ssize_t i, j, k;
-        for (k = 0; k < p; k++)
-            for (j = 0; j < n_offsets; j++)
-                for (i = 0; i < n_lanes; i++)
-                    sums[k * sums_ld + i] += weights[j * weights_ld + i]
-                        * partners[k * ld + i + offsets[j]];
+
+    #if defined(__GNUC__)
+    typedef double dppca_v4 __attribute__((vector_size(32)));
+    typedef long long dppca_m4 __attribute__((vector_size(32)));
+    DPPCA_BAND_LOOPS(dppca_v4, , dppca_v4, 4, 4)
+    DPPCA_WEIGHT_LOOP(dppca_v4, , dppca_v4, dppca_m4, 4)
+    #endif
+    #if defined(DPPCA_X86)
+    typedef double dppca_v8 __attribute__((vector_size(64)));
+    typedef long long dppca_m8 __attribute__((vector_size(64)));
+    #  define DPPCA_AVX2 __attribute__((target("avx2,fma")))
+    #  define DPPCA_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma")))
+    DPPCA_BAND_LOOPS(dppca_avx2, DPPCA_AVX2, dppca_v4, 4, 8)
+    DPPCA_WEIGHT_LOOP(dppca_avx2, DPPCA_AVX2, dppca_v4, dppca_m4, 4)
+    DPPCA_BAND_LOOPS(dppca_avx512, DPPCA_AVX512, dppca_v8, 8, 16)
+    DPPCA_WEIGHT_LOOP(dppca_avx512, DPPCA_AVX512, dppca_v8, dppca_m8, 8)
+    /* The pairs (t, t + o), o = 1 ... h (h <= 32), of the owners t < count in one
+       pass, for AVX-512: eight owners at a time in the lanes, against the partner
+       columns s = t0 + 1 ... t0 + 7 + h broadcast from memory (owner lane l meets
+       column s at offset s - t0 - l; the few (lane, column) cells outside the band
+       are masked). Dot products, weights (as in NAME##_weights) and the gather
+       sums[k, t] += sum_o w a_(t + o) all stream without unaligned loads or
+       shuffles. Adds the weights to owner_sums (index t) and owner_sums (index s,
+       the partners), and lists the exact pairs as (t, o) in exact_pairs; returns
+       their number. Reads columns up to n_lanes + 8 * DPPCA_WINDOW_PASS. */
+    #define DPPCA_WINDOW_PASS 20
+    #if defined(__clang__)
+    #  define DPPCA_UNROLL _Pragma("unroll")
+    #else
+    #  define DPPCA_UNROLL _Pragma("GCC unroll 20")
+    #endif
+    #define DPPCA_SPLAT8(v) ((dppca_v8){(v), (v), (v), (v), (v), (v), (v), (v)})
+    DPPCA_AVX512 static Py_ssize_t dppca_avx512_window(
+            const double* rows, Py_ssize_t ld, Py_ssize_t p, Py_ssize_t count,
+            Py_ssize_t h, const double* norms, double relative_floor,
+            double absolute_floor, double weight_floor, double* weight_sums,
+            double* sums, Py_ssize_t sums_ld, double* cells, Py_ssize_t* exact_pairs) {
+        Py_ssize_t i, k, u, pass, lane, n_exact = 0;
+        Py_ssize_t n_passes = (h + 7 + DPPCA_WINDOW_PASS - 1) / DPPCA_WINDOW_PASS;
+        dppca_v8 relative = relative_floor - (dppca_v8){0};
+        dppca_v8 absolute = absolute_floor - (dppca_v8){0};
+        dppca_v8 floor = weight_floor - (dppca_v8){0}, one = 1.0 - (dppca_v8){0};
+        dppca_m8 index = {0, 1, 2, 3, 4, 5, 6, 7};
+        for (i = 0; i < count; i += 8) {
+            dppca_v8 own, owned = {0};
+            dppca_m8 live = (index + (long long)i) < (long long)count;
+            DPPCA_LOAD(own, norms + i);
+            for (pass = 0; pass < n_passes; pass++) {
+                Py_ssize_t first = 1 + i + pass * DPPCA_WINDOW_PASS;
+                dppca_v8 acc[DPPCA_WINDOW_PASS], x;
+                DPPCA_UNROLL
+                for (u = 0; u < DPPCA_WINDOW_PASS; u++) acc[u] = (dppca_v8){0};
+                for (k = 0; k < p; k++) {
+                    const double* column = rows + k * ld + first;
+                    DPPCA_LOAD(x, rows + k * ld + i);
+                    DPPCA_UNROLL
+                    for (u = 0; u < DPPCA_WINDOW_PASS; u++)
+                        acc[u] += x * DPPCA_SPLAT8(column[u]);
+                }
+                DPPCA_UNROLL
+                for (u = 0; u < DPPCA_WINDOW_PASS; u++) {
+                    long long offset = pass * DPPCA_WINDOW_PASS + u + 1;
+                    dppca_m8 band = live & (index < offset) & (index >= offset - h);
+                    dppca_v8 both = own + DPPCA_SPLAT8(norms[first + u]);
+                    dppca_v8 squared = both - (acc[u] + acc[u]);
+                    dppca_v8 threshold = relative * both + absolute, weight;
+                    dppca_m8 keep = (squared >= threshold) & band;
+                    dppca_m8 below = squared < floor, lost = band & ~keep;
+                    squared = (dppca_v8)(((dppca_m8)squared & ~below)
+                                         | ((dppca_m8)floor & below));
+                    weight = (dppca_v8)((dppca_m8)(one / squared) & keep);
+                    DPPCA_STORE(cells + (pass * DPPCA_WINDOW_PASS + u) * 8, weight);
+                    owned += weight;
+                    weight_sums[first + u] += ((weight[0] + weight[1])
+                                               + (weight[2] + weight[3]))
+                                              + ((weight[4] + weight[5])
+                                                 + (weight[6] + weight[7]));
+                    for (lane = 0; lane < 8; lane++)
+                        if (lost[lane]) {
+                            exact_pairs[2 * n_exact] = i + lane;
+                            exact_pairs[2 * n_exact + 1] = offset - lane;
+                            n_exact++;
+                        }
+                }
+            }
+            {
+                dppca_v8 previous;
+                DPPCA_LOAD(previous, weight_sums + i);
+                previous += owned;
+                DPPCA_STORE(weight_sums + i, previous);
+            }
+            for (pass = 0; pass < n_passes; pass++) {
+                Py_ssize_t first = 1 + i + pass * DPPCA_WINDOW_PASS;
+                dppca_v8 w[DPPCA_WINDOW_PASS], out, part[4];
+                DPPCA_UNROLL
+                for (u = 0; u < DPPCA_WINDOW_PASS; u++)
+                    DPPCA_LOAD(w[u], cells + (pass * DPPCA_WINDOW_PASS + u) * 8);
+                for (k = 0; k < p; k++) {
+                    const double* column = rows + k * ld + first;
+                    for (u = 0; u < 4; u++)
+                        part[u] = w[u] * DPPCA_SPLAT8(column[u]);
+                    DPPCA_UNROLL
+                    for (u = 4; u < DPPCA_WINDOW_PASS; u++)
+                        part[u % 4] += w[u] * DPPCA_SPLAT8(column[u]);
+                    DPPCA_LOAD(out, sums + k * sums_ld + i);
+                    out += (part[0] + part[1]) + (part[2] + part[3]);
+                    DPPCA_STORE(sums + k * sums_ld + i, out);
+                }
+            }
+        }
+        return n_exact;
     }
     #endif
+
+    /* The AVX-512 window loop when this CPU runs it (dppca_select_kernels said 8
+       lanes), else nothing: the caller then uses the band loops. */
+    static Py_ssize_t dppca_window(
+            const double* rows, Py_ssize_t ld, Py_ssize_t p, Py_ssize_t count,
+            Py_ssize_t h, const double* norms, double relative_floor,
+            double absolute_floor, double weight_floor, double* weight_sums,
+            double* sums, Py_ssize_t sums_ld, double* cells, Py_ssize_t* exact_pairs) {
+    #if defined(DPPCA_X86)
+        return dppca_avx512_window(rows, ld, p, count, h, norms, relative_floor,
+                                   absolute_floor, weight_floor, weight_sums, sums,
+                                   sums_ld, cells, exact_pairs);
+    #else
+        return 0;
+    #endif
+    }
+
+    #if defined(__GNUC__)
+    static dppca_dots_fn dppca_band_dots = dppca_v4_dots;
+    static dppca_gather_fn dppca_band_gather = dppca_v4_gather;
+    static dppca_weights_fn dppca_band_weights = dppca_v4_weights;
+    static dppca_scaled_fn dppca_scaled_rows = dppca_v4_scaled;
+    #else
+    static dppca_dots_fn dppca_band_dots = dppca_plain_dots;
+    static dppca_gather_fn dppca_band_gather = dppca_plain_gather;
+    static dppca_weights_fn dppca_band_weights = dppca_plain_weights;
+    static dppca_scaled_fn dppca_scaled_rows = dppca_plain_scaled;
+    #endif
+
+    /* Picks the widest loops this CPU (and OS) runs; returns their lane count. */
+    static int dppca_select_kernels(void) {
+    #if defined(DPPCA_X86)
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")
+                && __builtin_cpu_supports("avx512vl")) {
+            dppca_band_dots = dppca_avx512_dots;
+            dppca_band_gather = dppca_avx512_gather;
+            dppca_band_weights = dppca_avx512_weights;
+            dppca_scaled_rows = dppca_avx512_scaled;
+            return 8;
+        }
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+            dppca_band_dots = dppca_avx2_dots;
+            dppca_band_gather = dppca_avx2_gather;
+            dppca_band_weights = dppca_avx2_weights;
+            dppca_scaled_rows = dppca_avx2_scaled;
+            return 4;
+        }
+    #endif
+    #if defined(__GNUC__)
+        return 4;
+    #else
+        return 1;
+    #endif
+    }
+
+    /* max |x| over size doubles (0 for none), one pass, without branches. */
+    DPPCA_CLONES static double dppca_max_abs(const double* x, Py_ssize_t size) {
+        Py_ssize_t i;
+        double largest = 0.0;
+    #if defined(__GNUC__)
+        dppca_m4 magnitude = {0x7fffffffffffffffLL, 0x7fffffffffffffffLL,
+                              0x7fffffffffffffffLL, 0x7fffffffffffffffLL};
+        dppca_v4 best[4] = {{0}, {0}, {0}, {0}};
+        for (i = 0; i + 16 <= size; i += 16) {
+            int part;
+            for (part = 0; part < 4; part++) {
+                dppca_v4 value;
+                dppca_m4 above;
+                DPPCA_LOAD(value, x + i + 4 * part);
+                value = (dppca_v4)((dppca_m4)value & magnitude);
+                above = value > best[part];
+                best[part] = (dppca_v4)(((dppca_m4)value & above)
+                                        | ((dppca_m4)best[part] & ~above));
+            }
+        }
+        for (int part = 0; part < 4; part++)
+            for (int lane = 0; lane < 4; lane++)
+                if (best[part][lane] > largest) largest = best[part][lane];
+    #else
+        i = 0;
+    #endif
+        for (; i < size; i++) {
+            double value = x[i] < 0 ? -x[i] : x[i];
+            if (value > largest) largest = value;
+        }
+        return largest;
+    }
 
     /* rows[k width + l] = X[order[(first + l) mod n], k] high low - centre[k] and
        norms[l] = sum_k rows[k width + l]^2, l < count. The rows are read in a
-       random order: the ones a few positions ahead are prefetched. */
-    static void dppca_local_rows(
+       random order, eight at a time (one cache line of each output row), and the
+       next eight are prefetched. */
+    DPPCA_CLONES static void dppca_local_rows(
             const double* X, const Py_ssize_t* order, Py_ssize_t n, Py_ssize_t p,
             Py_ssize_t first, Py_ssize_t count, Py_ssize_t width, double high,
             double low, const double* centre, double* rows, double* norms) {
-        Py_ssize_t l, k, position = first % n, ahead = position, line;
-        for (l = 0; l < 8 && l < count; l++) ahead = (ahead + 1 == n) ? 0 : ahead + 1;
-        for (l = 0; l < count; l++) {
-            const double* row = X + order[position] * p;
-            double total = 0.0;
-    #if defined(__GNUC__)
-            for (line = 0; line < p; line += 8)
-                __builtin_prefetch(X + order[ahead] * p + line);
-    #endif
-            for (k = 0; k < p; k++) {
-                double value = row[k] * high * low - centre[k];
-                rows[k * width + l] = value;
-                total += value * value;
+        Py_ssize_t l, k, q, tile, position = first % n, ahead, line;
+        const double* source[8];
+        for (l = 0; l < count; l += 8) {
+            tile = count - l < 8 ? count - l : 8;
+            for (q = 0; q < tile; q++) {
+                source[q] = X + order[position] * p;
+                position = (position + 1 == n) ? 0 : position + 1;
             }
-            norms[l] = total;
-            position = (position + 1 == n) ? 0 : position + 1;
-            ahead = (ahead + 1 == n) ? 0 : ahead + 1;
+    #if defined(__GNUC__)
+            /* the rows two tiles ahead, every cache line of each */
+            ahead = position + 8 < n ? position + 8 : (position + 8) % n;
+            for (q = 0; q < 8; q++) {
+                const double* row = X + order[ahead] * p;
+                for (line = 0; line < p; line += 8) __builtin_prefetch(row + line);
+                __builtin_prefetch(row + p - 1);
+                ahead = (ahead + 1 == n) ? 0 : ahead + 1;
+            }
+    #endif
+            if (tile == 8) {
+                for (k = 0; k < p; k++) {
+                    double* out = rows + k * width + l;
+                    for (q = 0; q < 8; q++)
+                        out[q] = source[q][k] * high * low - centre[k];
+                }
+            } else {
+                for (k = 0; k < p; k++)
+                    for (q = 0; q < tile; q++)
+                        rows[k * width + l + q] = source[q][k] * high * low - centre[k];
+            }
+        }
+        for (l = 0; l < count; l++) norms[l] = 0.0;
+        for (k = 0; k < p; k++) {
+            const double* row = rows + k * width;
+            for (l = 0; l < count; l++) norms[l] += row[l] * row[l];
         }
     }
     """
     int DPPCA_LANES
+    double dppca_max_abs(const double* x, Py_ssize_t size) noexcept nogil
+    int dppca_select_kernels() noexcept nogil
+    int DPPCA_WINDOW_PASS
+    Py_ssize_t dppca_window(const double* rows, Py_ssize_t ld, Py_ssize_t p,
+                            Py_ssize_t count, Py_ssize_t h, const double* norms,
+                            double relative_floor, double absolute_floor,
+                            double weight_floor, double* weight_sums, double* sums,
+                            Py_ssize_t sums_ld, double* cells,
+                            Py_ssize_t* exact_pairs) noexcept nogil
     void dppca_band_dots(const double* owners, const double* partners,
                          Py_ssize_t ld, Py_ssize_t p, Py_ssize_t n_lanes,
                          const Py_ssize_t* offsets, Py_ssize_t n_offsets,
                          double* dots, Py_ssize_t dots_ld) noexcept nogil
-    void dppca_local_rows(const double* X, const Py_ssize_t* order, Py_ssize_t n,
-                          Py_ssize_t p, Py_ssize_t first, Py_ssize_t count,
-                          Py_ssize_t width, double high, double low,
-                          const double* centre, double* rows,
-                          double* norms) noexcept nogil
     void dppca_band_gather(const double* partners, Py_ssize_t ld, Py_ssize_t p,
                            Py_ssize_t n_lanes, const Py_ssize_t* offsets,
                            Py_ssize_t n_offsets, const double* weights,
                            Py_ssize_t weights_ld, double* sums,
                            Py_ssize_t sums_ld) noexcept nogil
+    Py_ssize_t dppca_band_weights(const double* dots, Py_ssize_t dots_ld,
+                                  Py_ssize_t count, const Py_ssize_t* offsets,
+                                  Py_ssize_t n_offsets, const double* owner_norms,
+                                  const double* partner_norms, double relative_floor,
+                                  double absolute_floor, double weight_floor,
+                                  double* weights, Py_ssize_t weights_ld,
+                                  double* owner_sums,
+                                  double* partner_sums) noexcept nogil
+    void dppca_scaled_rows(const double* rows, Py_ssize_t rows_ld, const double* sums,
+                           const double* gathered, Py_ssize_t ld, Py_ssize_t p,
+                           Py_ssize_t n_lanes, double* products,
+                           Py_ssize_t products_ld) noexcept nogil
+    void dppca_local_rows(const double* X, const Py_ssize_t* order, Py_ssize_t n,
+                          Py_ssize_t p, Py_ssize_t first, Py_ssize_t count,
+                          Py_ssize_t width, double high, double low,
+                          const double* centre, double* rows,
+                          double* norms) noexcept nogil
+
+# The widest band loops this CPU runs (8 lanes: AVX-512, 4: AVX2 or baseline).
+KERNEL_LANES = dppca_select_kernels()
 
 # A pair leaves the Gram sum when its Gram squared distance D2 = |a|^2 + |b|^2 - 2 a.b
 # falls below GRAM_RELATIVE_FLOOR * S + GRAM_ABSOLUTE_FLOOR, S = |a|^2 + |b|^2 (rows
@@ -610,6 +941,16 @@ cdef ExactPairs _exact_pairs(double[::1] units, double[::1] acc, double[::1] dif
     return exact
 
 
+def max_abs(const double[:, ::1] X):
+    """Largest ``|x|`` over a C-contiguous float64 array (0.0 when it is empty), in
+    one pass; NaN is not looked for (callers pass finite rows)."""
+    cdef double largest = 0.0
+    if X.shape[0] and X.shape[1]:
+        with nogil:
+            largest = dppca_max_abs(&X[0, 0], X.shape[0] * X.shape[1])
+    return largest
+
+
 def _unit_buffer(p):
     return np.empty(max(16, UNIT_BUFFER_BYTES // (8 * p)) * p)
 
@@ -717,8 +1058,9 @@ cdef enum:
     # Offsets whose band dot products and weights are held at once.
     DESIGN_OFFSET_CHUNK = 32
     # Extra columns of the local copies, for the lanes past a block's last position
-    # (at least DPPCA_LANES).
-    DESIGN_LANE_PAD = 8
+    # (at least DPPCA_LANES) and the window loop's columns past the band (its
+    # passes of DPPCA_WINDOW_PASS = 20 columns).
+    DESIGN_LANE_PAD = 8 + 2 * 20
     # Row stride of the block buffers: a whole number of 1 KiB would put their rows
     # in a few cache sets only.
     BUFFER_LD = DESIGN_BLOCK + 8
@@ -740,6 +1082,10 @@ cdef struct DesignBlock:
     double* gathered        # p x block: sum_o w a_(t + o) for the block's owners
     double* products        # p x block: the rows multiplied into the accumulator
     double* acc             # p x p column-major: sum_t a_t r_t^T
+    # The window loop (offsets 1 ... h, AVX-512): its weight cells and exact pairs.
+    bint window
+    double* cells
+    Py_ssize_t* exact_pairs
 
 
 cdef inline Py_ssize_t _lanes(Py_ssize_t count) noexcept nogil:
@@ -747,46 +1093,36 @@ cdef inline Py_ssize_t _lanes(Py_ssize_t count) noexcept nogil:
 
 
 cdef void _band_weights(DesignBlock* block, ExactPairs* exact, const double* X,
-                          const Py_ssize_t* order, Py_ssize_t n, Py_ssize_t start,
-                          Py_ssize_t t0, Py_ssize_t count,
-                          const Py_ssize_t* steps, Py_ssize_t n_steps,
-                          const double* partner_norms, double* partner_sums,
-                          Py_ssize_t partner_shift, double relative_floor,
-                          double absolute_floor, double weight_floor) noexcept nogil:
+                        const Py_ssize_t* order, Py_ssize_t n, Py_ssize_t start,
+                        Py_ssize_t t0, Py_ssize_t count,
+                        const Py_ssize_t* steps, Py_ssize_t n_steps,
+                        const double* partner_norms, double* partner_sums,
+                        Py_ssize_t partner_shift, double relative_floor,
+                        double absolute_floor, double weight_floor) noexcept nogil:
     """Weights of the pairs (t, t + steps[j]) of the block's ``count`` owners from
     their band dot products; pairs whose Gram distance is unreliable go to the exact
     path (weight 0).
 
     The partner of local owner l under step s has local index l + s in
     ``partner_norms`` / ``partner_sums`` and ring position t + s + partner_shift.
+    A kept pair's weight is never 0 (its squared distance and the floor are at most
+    4 p), so the zeros among the first ``count`` lanes are the exact pairs.
     """
-    cdef Py_ssize_t j, i, local, partner, lanes = _lanes(count)
-    cdef Py_ssize_t b = BUFFER_LD, p = block.p, ring_partner
-    cdef double both, squared_distance, weight
+    cdef Py_ssize_t j, i, local = t0 - start, ring_partner
+    cdef Py_ssize_t b = BUFFER_LD, p = block.p
     cdef double* weights
-    cdef const double* dots
+    if dppca_band_weights(block.dots, b, count, steps, n_steps, block.norms + local,
+                          partner_norms + local, relative_floor, absolute_floor,
+                          weight_floor, block.weights, b, block.weight_sums + local,
+                          partner_sums + local) == 0:
+        return
     for j in range(n_steps):
         weights = block.weights + j * b
-        dots = block.dots + j * b
         for i in range(count):
-            local = t0 - start + i
-            partner = local + steps[j]
-            both = block.norms[local] + partner_norms[partner]
-            squared_distance = both - 2.0 * dots[i]
-            if squared_distance < relative_floor * both + absolute_floor:
-                weights[i] = 0.0
+            if weights[i] == 0.0:
                 ring_partner = order[(t0 + i + steps[j] + partner_shift) % n]
                 _add_exact_pair(exact, X + order[t0 + i] * p, X + ring_partner * p,
                                 p, order[t0 + i], ring_partner)
-                continue
-            if squared_distance < weight_floor:
-                squared_distance = weight_floor
-            weight = 1.0 / squared_distance
-            weights[i] = weight
-            block.weight_sums[local] += weight
-            partner_sums[partner] += weight
-        for i in range(count, lanes):
-            weights[i] = 0.0
 
 
 cdef void _add_products(DesignBlock* block, const double* rows,
@@ -802,16 +1138,10 @@ cdef void _add_products(DesignBlock* block, const double* rows,
 
 cdef void _scaled_rows(DesignBlock* block, const double* rows, const double* sums,
                        Py_ssize_t count, bint minus_gathered) noexcept nogil:
-    """products[k, i] = sums[i] rows[k, i] (- 2 gathered[k, i])."""
-    cdef Py_ssize_t k, i, b = BUFFER_LD
-    for k in range(block.p):
-        if minus_gathered:
-            for i in range(count):
-                block.products[k * b + i] = (sums[i] * rows[k * block.width + i]
-                                             - 2.0 * block.gathered[k * b + i])
-        else:
-            for i in range(count):
-                block.products[k * b + i] = sums[i] * rows[k * block.width + i]
+    """products[k, i] = sums[i] rows[k, i] (- 2 gathered[k, i]), i < count."""
+    dppca_scaled_rows(rows, block.width, sums,
+                      block.gathered if minus_gathered else NULL, BUFFER_LD, block.p,
+                      _lanes(count), block.products, BUFFER_LD)
 
 
 cdef void _design_block(DesignBlock* block, ExactPairs* exact, const double* X,
@@ -830,7 +1160,20 @@ cdef void _design_block(DesignBlock* block, ExactPairs* exact, const double* X,
     cdef double* owners = block.rows + local
     cdef Py_ssize_t n_chunks = ((n_offsets + DESIGN_OFFSET_CHUNK - 1)
                                 // DESIGN_OFFSET_CHUNK)
+    cdef Py_ssize_t n_exact, q, ring_owner, ring_partner
     memset(block.gathered, 0, p * b * sizeof(double))
+    if block.window:
+        n_exact = dppca_window(owners, block.width, p, count, n_offsets,
+                               block.norms + local, relative_floor, absolute_floor,
+                               weight_floor, block.weight_sums + local,
+                               block.gathered, b, block.cells, block.exact_pairs)
+        for q in range(n_exact):
+            ring_owner = order[t0 + block.exact_pairs[2 * q]]
+            ring_partner = order[(t0 + block.exact_pairs[2 * q]
+                                  + block.exact_pairs[2 * q + 1]) % n]
+            _add_exact_pair(exact, X + ring_owner * p, X + ring_partner * p, p,
+                            ring_owner, ring_partner)
+        n_chunks = 0
     for chunk_index in range(n_chunks):
         chunk = chunk_index * DESIGN_OFFSET_CHUNK
         size = min(DESIGN_OFFSET_CHUNK, n_offsets - chunk)
@@ -907,7 +1250,7 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
     cdef Py_ssize_t n = X.shape[0], p = X.shape[1], b = DESIGN_BLOCK
     cdef Py_ssize_t n_offsets = offsets.shape[0]
     cdef Py_ssize_t reach = max(offsets) if n_offsets else 0
-    cdef Py_ssize_t width = (stop - start) + reach + DESIGN_LANE_PAD
+    cdef Py_ssize_t width = _lanes((stop - start) + reach + DESIGN_LANE_PAD)
     cdef Py_ssize_t half_count = max(0, min(stop, half_offset) - start)
     cdef Py_ssize_t t0, count, n_half, first, block_index
     cdef double relative_floor = GRAM_RELATIVE_FLOOR
@@ -934,7 +1277,14 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
     cdef double[::1] units = _unit_buffer(p)
     cdef ExactPairs exact = _exact_pairs(units, acc_exact, diff, p, floor_mantissa,
                                          floor_exponent)
+    cdef double[::1] cells = np.empty(2 * DPPCA_WINDOW_PASS * 8)
+    cdef Py_ssize_t[::1] exact_pairs = np.empty(2 * DESIGN_BLOCK * DESIGN_OFFSET_CHUNK,
+                                                dtype=np.intp)
     cdef DesignBlock block
+    block.window = (KERNEL_LANES == 8 and 0 < n_offsets <= DESIGN_OFFSET_CHUNK
+                    and np.array_equal(offsets, np.arange(1, n_offsets + 1)))
+    block.cells = &cells[0]
+    block.exact_pairs = &exact_pairs[0]
     block.rows = &rows[0]
     block.half_rows = &half_rows[0]
     block.norms = &norms[0]

@@ -14,7 +14,7 @@ import pytest
 
 from sklearn_dppca import DPKendallDirections
 from sklearn_dppca._algorithms._variances import _norm_clipped_scatter
-from sklearn_dppca import _kendall
+from sklearn_dppca import _kendall, _kendall_kernel
 from sklearn_dppca._kendall import _pair_design, pair_scatter, spherical_kendall
 
 from ._kendall_support import DATASETS, adversarial_neighbours, direct_kendall
@@ -536,3 +536,45 @@ def test_pairs_m_kernel_matches_the_direct_loop_kernel(n, m):
         assert coincident[0] == n_coincident
         if n_coincident:
             assert coincident[1] == tuple(first)
+
+
+@pytest.mark.parametrize("m", [16, 64, 80])
+def test_pairs_m_window_and_band_loops_agree_with_the_direct_loop(m):
+    # The design's offsets 1 ... m/2 take the window loop (on AVX-512 CPUs, for
+    # m/2 <= 32); the same offsets in another order take the band loops. Both sum
+    # the same pairs, hard ones included (near duplicates far out, coincident rows),
+    # and must agree with the direct per-pair loop.
+    from sklearn_dppca._kendall_kernel import _design_partial_direct, design_partial
+
+    n, p = 3000, 12
+    rng = np.random.default_rng(m)
+    X = rng.standard_normal((n, p)) * np.logspace(-3, 3, p) + 1e5
+    design = _pair_design(n, m, np.random.default_rng(6))
+    ring = design.order
+    X[ring[10:60]] = X[ring[13:63]] + 1e-7        # near duplicates 3 apart
+    X[ring[2995:3000]] = X[ring[2:7]]             # coincident 7 apart, across the wrap
+    exponent = math.frexp(_kendall_kernel.max_abs(X))[1]
+    high, low = _kendall._power_of_two_factors(-exponent)
+    centre = _kendall._ring_centre(X, design.order, exponent)
+    direct, n_direct, first_direct = _design_partial_direct(
+        np.ascontiguousarray(X[design.order]), design.order, design.offsets, 0, 0, n)
+    for offsets in (design.offsets, np.ascontiguousarray(design.offsets[::-1])):
+        total = np.zeros((p, p))
+        n_coincident = 0
+        for start, stop in ((0, 1000), (1000, 2997), (2997, n)):
+            part, count, _ = design_partial(X, design.order, offsets, 0, start, stop,
+                                            high, low, centre)
+            total += part
+            n_coincident += count
+        assert_relative(total, direct, tol=1e-14)
+        assert n_coincident == n_direct > 0
+
+
+def test_max_abs_is_the_largest_magnitude():
+    rng = np.random.default_rng(3)
+    for shape in [(0, 3), (1, 1), (5, 3), (7, 19)]:
+        X = rng.standard_normal(shape)
+        if X.size:
+            X.flat[rng.integers(X.size)] = -50.0
+        expected = float(np.max(np.abs(X))) if X.size else 0.0
+        assert _kendall_kernel.max_abs(X) == expected
