@@ -12,6 +12,7 @@ from ._accountant import BudgetExceededError, PrivacyAccountant
 from ._accounting import BudgetTree, Spend, gdp_delta, gdp_mu
 from ._audit import clopper_pearson, empirical_eps_lower_bound
 from ._audit import noise_log_likelihood_ratio, tail_audit
+from ._audit import gdp_tradeoff_audit
 from ._budget import PrivacyBudget, PrivacyLedger
 from ._calibration import (
     check_delta,
@@ -78,4 +79,5 @@ __all__ = [
     "upper_quantile",
     "noise_log_likelihood_ratio",
     "tail_audit",
+    "gdp_tradeoff_audit",
 ]
