@@ -13,7 +13,7 @@ The histogram audits go through the public ``additive_histogram`` and
 ``sparse_histogram``; their half-noise variants patch the two calibrations,
 ``privacy._histograms._additive_scale`` (discrete Gaussian sd halved) and
 ``privacy._histograms.laplace_rate`` (discrete Laplace rate doubled), see
-:func:`_halve_histogram_noise`.
+:func:`tests._audit_support.halve_histogram_noise_in`.
 """
 
 import sys
@@ -24,11 +24,11 @@ import pytest
 from scipy.stats import binomtest, chisquare, laplace, norm
 
 from sklearn_dppca.privacy import (
-    _histograms,
     additive_histogram,
     clopper_pearson,
     empirical_eps_lower_bound,
     gaussian_mechanism,
+    gdp_tradeoff_audit,
     gaussian_noise_scale,
     laplace_mechanism,
     noise_log_likelihood_ratio,
@@ -36,7 +36,8 @@ from sklearn_dppca.privacy import (
     tail_audit,
     upper_quantile,
 )
-from sklearn_dppca.privacy._discrete import _DiscreteGaussianScale
+
+from ._audit_support import halve_histogram_noise_in
 
 EPS, DELTA = 1.0, 1e-5
 RUNS = 40_000
@@ -304,31 +305,9 @@ def test_durfee_quantile_audit():
     assert not quantile_audit(2 * EPS, 11)
 
 
-def _halve_histogram_noise(monkeypatch):
-    """Half the noise sd in both histogram releases, nothing else changed.
-
-    The discrete mechanisms are calibrated by ``_additive_scale`` (the additive
-    release's discrete Gaussian scale) and ``laplace_rate`` (the sparse release's
-    discrete Laplace rate, which also sets its threshold); these are the patched
-    spots: the scale's sd halved, the rate doubled.
-    """
-    calibrated = _histograms._additive_scale
-    rate = _histograms.laplace_rate
-
-    def half_scale(eps, delta, mu):
-        return _DiscreteGaussianScale.at_least(calibrated(eps, delta, mu).sigma / 2)
-
-    def double_rate(eps):
-        s, t = rate(eps)
-        return 2 * s, t
-
-    monkeypatch.setattr(_histograms, "_additive_scale", half_scale)
-    monkeypatch.setattr(_histograms, "laplace_rate", double_rate)
-
-
 @pytest.fixture
 def halve_histogram_noise(monkeypatch):
-    _halve_histogram_noise(monkeypatch)
+    halve_histogram_noise_in(monkeypatch)
 
 
 # Two cells of 100; on the neighbour one row moved from the first to the second
@@ -397,8 +376,83 @@ def test_false_alarm_rate(name, monkeypatch):
 @pytest.mark.parametrize("name", list(SCALAR_AUDITS))
 def test_detection_rate(name, monkeypatch):
     if "histogram" in name:
-        _halve_histogram_noise(monkeypatch)
+        halve_histogram_noise_in(monkeypatch)
     caught = sum(not SCALAR_AUDITS[name](True, 5000 + 2 * i, TAIL_RUNS)
                  for i in range(REPEATS // 5))
     print(f"\n[audit] {name}, half noise: caught {caught}/{REPEATS // 5} at alpha {ALPHA}")
     assert caught == REPEATS // 5
+
+
+# ------------------------------------------------------ the GDP tradeoff audit
+
+def gaussian_llr(mu, sd, z):
+    """``log p_D / p_D'`` of ``N(mu, 1)`` against ``N(0, 1)`` (the claimed law) at
+    outputs ``mu + sd z`` on D and ``sd z`` on D' (``sd < 1``: less noise than
+    claimed, the mechanism is ``mu / sd``-GDP)."""
+    return mu * (2 * (mu + sd * z[0]) - mu) / 2, mu * (2 * sd * z[1] - mu) / 2
+
+
+def test_gdp_tradeoff_audit_validates():
+    with pytest.raises(ValueError, match="mu"):
+        gdp_tradeoff_audit([0.0, 1.0], [0.0, 1.0], 0.0)
+    with pytest.raises(ValueError, match="threshold"):
+        gdp_tradeoff_audit([0.0, 1.0], [0.0, 1.0], 1.0, threshold=np.nan)
+    with pytest.raises(TypeError, match="paired"):
+        gdp_tradeoff_audit([0.0, 1.0], [0.0, 1.0], 1.0, paired="yes")
+    with pytest.raises(ValueError, match="paired"):
+        gdp_tradeoff_audit([0.0, 1.0], [0.0, 1.0, 2.0], 1.0, paired=True)
+    with pytest.raises(ValueError, match="stats_a"):
+        gdp_tradeoff_audit([np.nan, 1.0], [0.0, 1.0], 1.0)
+
+
+def test_gdp_tradeoff_audit_matches_its_formulas():
+    # 30 of 100 runs on D say D' (type I), 20 of 100 on D' say D (type II)
+    stats_a = np.r_[np.full(30, -1.0), np.full(70, 1.0)]
+    stats_b = np.r_[np.full(20, 1.0), np.full(80, -1.0)]
+    result = gdp_tradeoff_audit(stats_a, stats_b, 0.5, alpha=0.1)
+    _, a_upper = clopper_pearson(30, 100, 0.1)
+    _, b_upper = clopper_pearson(20, 100, 0.1)
+    assert (result["type_one"], result["type_two"]) == (0.3, 0.2)
+    assert result["mu_lower"] == pytest.approx(norm.isf(a_upper) - norm.ppf(b_upper),
+                                               rel=1e-12)
+    # paired, in this order: 50 pairs both right, 10 both wrong, 40 split
+    paired_a = np.r_[np.full(50, 1.0), np.full(10, -1.0), np.full(40, 1.0)]
+    paired_b = np.r_[np.full(50, -1.0), np.full(10, 1.0), np.full(40, 1.0)]
+    result = gdp_tradeoff_audit(paired_a, paired_b, 0.5, alpha=0.1, paired=True)
+    both_right, _ = clopper_pearson(50, 100, 0.1)
+    _, both_wrong = clopper_pearson(10, 100, 0.1)
+    assert result["mu_lower"] == pytest.approx(
+        -2 * norm.ppf((1 - both_right + both_wrong) / 2), rel=1e-12)
+    assert result["rejected"] == (result["mu_lower"] > 0.5)
+
+
+@pytest.mark.parametrize("paired, n_runs", [(False, 20_000), (True, 2_000)])
+def test_gdp_tradeoff_audit_on_known_laws(paired, n_runs):
+    # N(mu, 1) against N(0, 1) is exactly mu-GDP, and its midpoint test lies ON
+    # the curve: the hardest case for false alarms. With half the noise it is
+    # 2 mu-GDP. Paired runs share their noise; 100 audits of each.
+    mu, repeats, alpha = 0.2, 100, 0.01
+    rng = np.random.default_rng(7)
+    alarms = caught = 0
+    for _ in range(repeats):
+        z = rng.standard_normal((2, n_runs))
+        if paired:
+            z[1] = z[0]
+        alarms += gdp_tradeoff_audit(*gaussian_llr(mu, 1.0, z), mu, alpha=alpha,
+                                     paired=paired)["rejected"]
+        caught += gdp_tradeoff_audit(*gaussian_llr(mu, 0.5, z), mu, alpha=alpha,
+                                     paired=paired)["rejected"]
+    # P(Binomial(100, 0.01) > 5) < 1e-3
+    assert alarms <= 5
+    assert caught == repeats
+    # independent runs declared paired: still valid (any dependence is allowed)
+    z = rng.standard_normal((2, n_runs))
+    assert not gdp_tradeoff_audit(*gaussian_llr(mu, 1.0, z), mu, paired=True)["rejected"]
+
+
+def test_gdp_tradeoff_audit_mu_lower_is_sharp():
+    # On shared noise the paired bound approaches the true mu from below.
+    z = np.random.default_rng(8).standard_normal(50_000)
+    result = gdp_tradeoff_audit(*gaussian_llr(0.4, 0.5, np.vstack([z, z])), 0.4,
+                                paired=True, alpha=1e-3)
+    assert 0.7 < result["mu_lower"] <= 0.8

@@ -12,6 +12,7 @@ from ._accountant import BudgetExceededError, PrivacyAccountant
 from ._accounting import BudgetTree, Spend, gdp_delta, gdp_mu
 from ._audit import clopper_pearson, empirical_eps_lower_bound
 from ._audit import noise_log_likelihood_ratio, tail_audit
+from ._audit import gdp_tradeoff_audit
 from ._budget import PrivacyBudget, PrivacyLedger
 from ._calibration import (
     check_delta,
@@ -80,4 +81,5 @@ __all__ = [
     "noise_log_likelihood_ratio",
     "tail_audit",
     "additive_histogram_noise_scale",
+    "gdp_tradeoff_audit",
 ]
