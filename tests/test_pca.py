@@ -388,3 +388,51 @@ def test_default_synthetic_points_are_n_samples_up_to_a_cap(monkeypatch):
     assert DPPCA(eps=4.0, random_state=0).fit(X).synthetic_scores_.shape == (120, 2)
     explicit = DPPCA(eps=4.0, n_synthetic=500, random_state=0).fit(X)
     assert explicit.synthetic_scores_.shape == (500, 2)
+
+
+def _frame_radii(X, eps, seeds):
+    radii = []
+    for seed in seeds:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyUtilityWarning)
+            radii.append(DPPCA(eps=eps, random_state=seed).fit(X).frame_.radius)
+    return np.array(radii)
+
+
+def test_frame_radius_does_not_overshoot_the_cloud():
+    # At eps = 1 the radius search (eps 0.037 on 5,000 rows) kept 150 rows, 2.8
+    # means of its threshold noise, above a 0.97 target: one fit in 16 drew a
+    # target above n and then searched on past the cloud (with random_state=2 to
+    # 8 times the radius of the others).
+    X, _ = make_gaussian_clusters(return_groups=True, random_state=0)
+    radii = _frame_radii(X, 1.0, range(4))
+    assert radii.max() < 1.5 * np.median(radii)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("eps, bound", [(0.5, 2.0), (1.0, 1.5)])
+def test_frame_radius_rarely_overshoots_over_many_fits(eps, bound):
+    # Measured over 200 fits: the largest radius was 13.9 (eps 0.5) and 8.1
+    # (eps 1) times the median before the radius level left a tail of 6 noise
+    # means, 1.8 and 1.1 times after.
+    X, _ = make_gaussian_clusters(return_groups=True, random_state=0)
+    radii = _frame_radii(X, eps, range(100))
+    assert radii.max() < bound * np.median(radii)
+
+
+def test_radius_search_keeps_its_target_below_n():
+    # 2,000 Gaussian scores and a radius eps of 1/30: at the 0.97 level the 60
+    # rows above the target are one mean of the threshold noise, so a third of
+    # the searches aim above n and may run past the farthest row. The lowered
+    # level stays inside the cloud; carried to 0.97 it lands near the true 0.97
+    # radius of a 2-D standard Gaussian, sqrt(-2 ln 0.03) = 2.65.
+    from sklearn.utils import Bunch
+
+    from sklearn_dppca._algorithms._scores import _radius
+
+    scores = np.random.default_rng(0).normal(size=(2000, 2))
+    leaf = Bunch(eps=1 / 30, path="score/frame/radius")
+    radii = np.array([_radius(scores, np.zeros(2), leaf, np.random.default_rng(seed),
+                              None, 1.0, stretch=True) for seed in range(200)])
+    assert radii.max() < 1.5 * np.median(radii)
+    assert 0.8 * 2.65 < np.median(radii) < 1.1 * 2.65

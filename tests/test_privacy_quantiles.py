@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from scipy.stats import chi2, norm
 
-from sklearn_dppca.privacy import PrivacyLedger, quantile, upper_quantile
+from sklearn_dppca.privacy import (PrivacyLedger, PrivacyUtilityWarning, quantile,
+                                    upper_quantile)
 from sklearn_dppca.privacy._quantiles import _geometric_grid, _search_on
 
 LARGEST = sys.float_info.max
@@ -215,3 +216,23 @@ def test_one_sided_needs_values_above_lower_and_valid_eps():
         upper_quantile([0.5, 1.0], 0.5, 1.0, np.random.default_rng(0), lower=-np.inf)
     with pytest.raises(ValueError, match="eps"):
         upper_quantile([0.5, 1.0], 0.5, 0.0, np.random.default_rng(0))
+
+
+def test_upper_quantile_overshoots_only_when_its_target_passes_n():
+    # The threshold noise (mean 2 / eps) lifts the target q n + Exp above n with
+    # probability exp(-(1 - q) n eps / 2); only then can the search pass the
+    # largest value, and it may run far past it (each grid point beyond stops it
+    # with probability exp(-(T - n) eps / 2)). A tail of one noise mean overshoots
+    # often and far; a tail of six almost never.
+    x = np.random.default_rng(0).uniform(1.0, 2.0, size=1000)
+    eps, runs = 0.1, 2000
+    rng = np.random.default_rng(1)
+    for tail_means, lowest, highest in [(1.0, 0.02, math.exp(-1.0)), (6.0, 0.0, 0.01)]:
+        q = 1.0 - tail_means * (2.0 / eps) / x.size
+        with warnings.catch_warnings():   # a run may reach the end of the grid
+            warnings.simplefilter("ignore", PrivacyUtilityWarning)
+            found = np.array([upper_quantile(x, q, eps, rng) for _ in range(runs)])
+        past = np.mean(found > x.max())
+        assert lowest <= past <= highest
+        if tail_means == 1.0:
+            assert np.max(found) > 1.5 * x.max()

@@ -177,9 +177,12 @@ def test_scree_reusing_scaled_directions_must_agree():
 
 
 def test_frame_keeps_its_width_far_from_the_origin():
+    # Any seed: the radius level keeps the search's target inside the cloud, so
+    # no fit overshoots near the origin and not far from it (random_state=2 at
+    # the old level of 0.97 reached 8 times the others' radius).
     X, y = make_gaussian_clusters(return_groups=True, random_state=0)
     widths = [quiet(DPPCA(eps=1.0, random_state=seed), X + shift).frame_.half_width
-              for seed in range(3) for shift in (0.0, 1e6)]
+              for seed in range(4) for shift in (0.0, 1e6)]
     near, far = np.array(widths[0::2]), np.array(widths[1::2])
     assert np.all(far / near < 1.25) and np.all(near / far < 1.25)
 

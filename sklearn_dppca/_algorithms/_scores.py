@@ -20,7 +20,13 @@ from ..privacy._quantiles import interval_quantile, quantile, upper_quantile
 
 HISTOGRAM_METHODS = ("additive", "sparse")
 _FRAME_SHARE = 0.35      # of the score eps, pure DP (delta 0), as in the R package dppca
-_RADIUS_LEVEL = 0.97     # level of the private radial quantile
+_RADIUS_LEVEL = 0.97     # level of the private radial quantile (at most, see below)
+#: A radius search's target ``q n`` stays at least this many means of its threshold
+#: noise (``2 / eps`` counts) below ``n`` (:func:`_radius_level`) ...
+_TAIL_MEANS = 6.0
+#: ... but its level never falls below this (there ``n eps`` is too small for any
+#: frame: :func:`~sklearn_dppca.privacy._quantiles.warn_if_far` warns).
+_MIN_RADIUS_LEVEL = 0.5
 _RADIUS_BETA = 1.01      # the radius's grid: 1% resolution, in units of the scores' scale
 _RADIUS_STEPS = 5000     # ... reaching 1.01^5000 (4e21) of those units
 _FRAME_MARGIN = 1.2      # the frame is centre +- 1.2 radius
@@ -91,12 +97,16 @@ def _private_frame(scores, budget, rng, ledger, cells=1, unit=None):
     1. a coarse centre ``c1``: the fully unbounded private median of each
        coordinate; its grid is geometric around 0, so far from the origin it is
        off by up to about 1% of its distance to 0;
-    2. a coarse radius ``r1``: the private 0.97 quantile of ``||s_i - c1||``
+    2. a coarse radius ``r1``: a private upper quantile of ``||s_i - c1||``
        (it covers the cloud plus the error of ``c1``);
     3. the fine centre ``c``: ``c1`` plus the private median of each coordinate
        of ``s_i - c1`` on an even grid over ``[-2 r1, 2 r1]`` (resolution
        ``r1 / 10^5``), so the centre keeps its resolution wherever the cloud is;
-    4. the radius ``r``: the private 0.97 quantile of ``||s_i - c||``.
+    4. the radius ``r``: the private 0.97 quantile of ``||s_i - c||``; when
+       ``n eps`` is too small for that level, a lower quantile
+       (:func:`_radius_level`: a level too close to 1 lets the search overshoot
+       the cloud many times over) carried to 0.97 as for a Gaussian cloud
+       (:func:`_gaussian_stretch`).
 
     The radii are searched in units of ``unit``, a public or released scale of
     the scores (DPPCA passes the square root of the two released variances; None:
@@ -124,7 +134,7 @@ def _private_frame(scores, budget, rng, ledger, cells=1, unit=None):
         _median_offset(scores, axis, coarse[axis], reach, leaf, rng, ledger, unit)
         for axis, leaf in enumerate(centre_leaves)
     ])
-    radius = _radius(scores, center, budget["radius"], rng, ledger, unit)
+    radius = _radius(scores, center, budget["radius"], rng, ledger, unit, stretch=True)
     # Post-processing (free): far from the origin a tiny private radius would make
     # the ``cells`` cells of an axis narrower than the float spacing at the centre
     # (equal bin edges); widen the frame to at least 8 spacings per cell.
@@ -157,29 +167,61 @@ def _median_offset(scores, axis, coarse, reach, leaf, rng, ledger, unit):
                              step=leaf.path, **grid)
 
 
-def _radius(scores, center, leaf, rng, ledger, unit, warn=True):
-    """Private 0.97 quantile of the distances to ``center``, in units of ``unit``."""
+def _radius_level(n_samples, eps):
+    """The level of a radius search with ``eps`` on ``n_samples`` distances (public).
+
+    ``0.97``, lowered as far as needed (not below 0.5) to keep
+    ``n (1 - q) >= 6 * 2 / eps``. The search stops at the first grid point where
+    a noisy count reaches ``T = q n + Exp``, the threshold noise having mean
+    ``2 / eps``. With probability ``exp(-(1 - q) n eps / 2)`` that noise lifts
+    ``T`` above ``n``. No count can reach it then, and only the per-point noise
+    stops the search. Past the largest distance, each grid point stops it with
+    probability ``exp(-(T - n) eps / 2)``, so the radius runs out into empty space
+    by a number of grid points with a tail like ``1 / k``. On the gau scores at
+    eps = 1 (radius eps 0.037, a tail of 150 rows, 2.8 noise means) ``T`` passes
+    ``n`` in 6% of fits and the search ran past the farthest row in 0.4%: one fit
+    in 200 had a radius 8 times the median's (14 times at eps = 0.5, 1,000 times
+    on digits at eps = 1). A tail of 6 means makes ``T > n`` a 0.25% event (and
+    the search then mostly still stops inside the data); in 200 fits the largest
+    radius came out 1.1 (gau, eps = 1), 1.8 (eps = 0.5) and 2.8 (digits) times
+    the median. ``n`` and ``eps`` are public.
+    """
+    tail = _TAIL_MEANS * 2.0 / (eps * n_samples)
+    return max(_MIN_RADIUS_LEVEL, min(_RADIUS_LEVEL, 1.0 - tail))
+
+
+def _gaussian_stretch(level):
+    """``r_0.97 / r_level`` for the distances of a 2-D Gaussian cloud from its centre
+    (Rayleigh: ``r_q`` proportional to ``sqrt(-ln(1 - q))``); 1 at 0.97."""
+    return math.sqrt(math.log1p(-_RADIUS_LEVEL) / math.log1p(-level))
+
+
+def _radius(scores, center, leaf, rng, ledger, unit, warn=True, stretch=False):
+    """Private :func:`_radius_level` quantile of the distances to ``center``, in
+    units of ``unit``; with ``stretch``, carried to the 0.97 level as for a
+    Gaussian cloud (:func:`_gaussian_stretch`, post-processing)."""
     if not np.all(np.isfinite(center)):
         raise ValueError("The private score frame is degenerate (its centre is not "
                          "finite); the scores may be too large to frame. Rescale X.")
     unit = 1.0 if unit is None else unit
+    level = _radius_level(scores.shape[0], leaf.eps)
     with warnings.catch_warnings():
         if not warn:
             warnings.simplefilter("ignore", PrivacyUtilityWarning)
         if is_row_blocks(scores):
             radius = unit * scores.distance_quantile(
-                center, unit, _RADIUS_LEVEL, leaf.eps, rng, beta=_RADIUS_BETA,
+                center, unit, level, leaf.eps, rng, beta=_RADIUS_BETA,
                 max_steps=_RADIUS_STEPS, ledger=ledger, step=leaf.path)
         else:
             distances = np.linalg.norm(scores - center, axis=1) / unit
-            radius = unit * upper_quantile(distances, _RADIUS_LEVEL, leaf.eps, rng,
+            radius = unit * upper_quantile(distances, level, leaf.eps, rng,
                                            lower=0.0, beta=_RADIUS_BETA,
                                            max_steps=_RADIUS_STEPS, ledger=ledger,
                                            step=leaf.path)
     if not (np.isfinite(radius) and radius > 0):
         raise ValueError("The private score frame is degenerate (its radius is not "
                          "finite); the scores may be too large to frame. Rescale X.")
-    return radius
+    return radius * _gaussian_stretch(level) if stretch else radius
 
 
 def _frame_edges(frame, bins):
