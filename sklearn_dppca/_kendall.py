@@ -73,7 +73,7 @@ import joblib
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from ._kendall_kernel import all_pairs_partial, design_partial, max_abs
+from ._kendall_kernel import all_pairs_partial, design_partial
 from ._validation import (
     NON_NEGATIVE,
     Callable,
@@ -496,23 +496,23 @@ def _all_pairs_task(X_blocks, X_scaled, centres, block_starts, order, runs,
 
 def _design_sum(X, design, floor, n_jobs, progress):
     """Sum of the floored terms over the design pairs, their number, and the
-    coincident pairs."""
-    n_samples, n_features = X.shape
+    coincident pairs.
+
+    Each task prescales the rows it reads by its own power of two (no pass over the
+    whole of ``X`` here), so the tasks take the floor as it is.
+    """
+    n_samples = X.shape[0]
     X = np.ascontiguousarray(X, dtype=np.float64)
-    # as _prescaling_exponent, in one compiled pass over X
-    exponent = math.frexp(max_abs(X))[1]
-    scale_high, scale_low = _power_of_two_factors(-exponent)
-    floor_mantissa, floor_exponent, scaled_floor, factor = _floor_parts(
-        floor, exponent, n_features)
-    centre = _ring_centre(X, design.order, exponent)
+    floor_mantissa, floor_exponent = math.frexp(floor)
+    centre = _ring_centre(X, design.order)
     n_tasks = max(1, min(_MAX_TASKS, n_samples // _DESIGN_CHUNK))
     edges = np.linspace(0, n_samples, n_tasks + 1).astype(np.intp)
     half = design.half_offset
     results = _run_tasks(
         _design_task,
         [
-            (X, design.order, design.offsets, half, start, stop, scale_high,
-             scale_low, centre, floor_mantissa, floor_exponent, scaled_floor)
+            (X, design.order, design.offsets, half, start, stop, centre,
+             floor_mantissa, floor_exponent)
             for start, stop in zip(edges[:-1], edges[1:])
         ],
         n_jobs,
@@ -521,41 +521,32 @@ def _design_sum(X, design, floor, n_jobs, progress):
          + (max(0, min(int(stop), half) - int(start)) if half else 0)
          for start, stop in zip(edges[:-1], edges[1:])],
     )
-    total, n_terms, coincident = _with_count(results,
-                                             n_samples * design.n_partners // 2)
-    if factor != 1.0:
-        total = total * factor
-    return total, n_terms, coincident
+    return _with_count(results, n_samples * design.n_partners // 2)
 
 
-def _design_task(X, order, offsets, half_offset, start, stop, scale_high, scale_low,
-                 centre, floor_mantissa, floor_exponent, scaled_floor):
+def _design_task(X, order, offsets, half_offset, start, stop, centre, floor_mantissa,
+                 floor_exponent):
     """One parallel task: the partial sum over the pairs owned by ring positions
     ``start <= t < stop`` (module level, so that joblib can pickle it)."""
     return design_partial(X, order, offsets, int(half_offset), int(start), int(stop),
-                          scale_high, scale_low, centre, floor_mantissa,
-                          floor_exponent, scaled_floor)
+                          centre, floor_mantissa, floor_exponent)
 
 
-def _power_of_two_factors(exponent):
-    """Two powers of two, each a normal float, whose product is ``2**exponent``
-    (``|exponent| <= 1074 + 1024``; one factor alone over- or underflows beyond
-    about 1022)."""
-    high = max(-1000, min(1000, exponent))
-    return math.ldexp(1.0, high), math.ldexp(1.0, exponent - high)
-
-
-def _ring_centre(X, order, exponent):
+def _ring_centre(X, order):
     """Centre for the design kernel: coordinatewise median of the first (at most
-    1024) rows of the ring, a uniformly random subset, on the prescaled scale.
+    1024) rows of the ring, a uniformly random subset, in the units of ``X``.
 
     Any centre gives the same sum in exact arithmetic; one inside the bulk of the
     rows keeps their norms comparable to the pair distances, so that few pairs need
-    the exact path.
+    the exact path. The median is taken on the rows prescaled by a power of two (so
+    that averaging the middle pair cannot overflow) and scaled back.
     """
+    sample = X[order[:1024]]
+    exponent = _prescaling_exponent(sample)
     with np.errstate(under="ignore"):
         return np.ascontiguousarray(
-            np.median(np.ldexp(X[order[:1024]], -exponent), axis=0), dtype=np.float64)
+            np.ldexp(np.median(np.ldexp(sample, -exponent), axis=0), exponent),
+            dtype=np.float64)
 
 
 def _indexed_task(function, index, *args):

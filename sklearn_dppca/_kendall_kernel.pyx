@@ -478,14 +478,15 @@ cdef extern from *:
         return largest;
     }
 
-    /* rows[k width + l] = X[order[(first + l) mod n], k] high low - centre[k] and
-       norms[l] = sum_k rows[k width + l]^2, l < count. The rows are read in a
-       random order, eight at a time (one cache line of each output row), and the
-       next eight are prefetched. */
+    /* rows[k width + l] = X[order[(first + l) mod n], k], l < count: the rows,
+       transposed, as they are (dppca_finish_rows scales and centres them once the
+       task's scale is known). The rows are read in a random order, eight at a time
+       (one cache line of each output row); the rows DPPCA_AHEAD tiles ahead are
+       prefetched, every cache line of each. */
+    #define DPPCA_AHEAD 3
     DPPCA_CLONES static void dppca_local_rows(
             const double* X, const Py_ssize_t* order, Py_ssize_t n, Py_ssize_t p,
-            Py_ssize_t first, Py_ssize_t count, Py_ssize_t width, double high,
-            double low, const double* centre, double* rows, double* norms) {
+            Py_ssize_t first, Py_ssize_t count, Py_ssize_t width, double* rows) {
         Py_ssize_t l, k, q, tile, position = first % n, ahead, line;
         const double* source[8];
         for (l = 0; l < count; l += 8) {
@@ -495,8 +496,7 @@ cdef extern from *:
                 position = (position + 1 == n) ? 0 : position + 1;
             }
     #if defined(__GNUC__)
-            /* the rows two tiles ahead, every cache line of each */
-            ahead = position + 8 < n ? position + 8 : (position + 8) % n;
+            ahead = (position + 8 * (DPPCA_AHEAD - 1)) % n;
             for (q = 0; q < 8; q++) {
                 const double* row = X + order[ahead] * p;
                 for (line = 0; line < p; line += 8) __builtin_prefetch(row + line);
@@ -507,19 +507,30 @@ cdef extern from *:
             if (tile == 8) {
                 for (k = 0; k < p; k++) {
                     double* out = rows + k * width + l;
-                    for (q = 0; q < 8; q++)
-                        out[q] = source[q][k] * high * low - centre[k];
+                    for (q = 0; q < 8; q++) out[q] = source[q][k];
                 }
             } else {
                 for (k = 0; k < p; k++)
-                    for (q = 0; q < tile; q++)
-                        rows[k * width + l + q] = source[q][k] * high * low - centre[k];
+                    for (q = 0; q < tile; q++) rows[k * width + l + q] = source[q][k];
             }
         }
+    }
+
+    /* rows[k width + l] = rows[k width + l] high low - centre[k] (centre already
+       scaled) and norms[l] = sum_k rows[k width + l]^2, l < count. */
+    DPPCA_CLONES static void dppca_finish_rows(
+            double* rows, Py_ssize_t width, Py_ssize_t count, Py_ssize_t p,
+            double high, double low, const double* centre, double* norms) {
+        Py_ssize_t l, k;
         for (l = 0; l < count; l++) norms[l] = 0.0;
         for (k = 0; k < p; k++) {
-            const double* row = rows + k * width;
-            for (l = 0; l < count; l++) norms[l] += row[l] * row[l];
+            double* row = rows + k * width;
+            double shift = centre[k];
+            for (l = 0; l < count; l++) {
+                double value = row[l] * high * low - shift;
+                row[l] = value;
+                norms[l] += value * value;
+            }
         }
     }
     """
@@ -556,9 +567,10 @@ cdef extern from *:
                            Py_ssize_t products_ld) noexcept nogil
     void dppca_local_rows(const double* X, const Py_ssize_t* order, Py_ssize_t n,
                           Py_ssize_t p, Py_ssize_t first, Py_ssize_t count,
-                          Py_ssize_t width, double high, double low,
-                          const double* centre, double* rows,
-                          double* norms) noexcept nogil
+                          Py_ssize_t width, double* rows) noexcept nogil
+    void dppca_finish_rows(double* rows, Py_ssize_t width, Py_ssize_t count,
+                           Py_ssize_t p, double high, double low,
+                           const double* centre, double* norms) noexcept nogil
 
 # The widest band loops this CPU runs (8 lanes: AVX-512, 4: AVX2 or baseline).
 KERNEL_LANES = dppca_select_kernels()
@@ -597,6 +609,7 @@ cdef struct ExactPairs:
     double* units
     Py_ssize_t filled
     Py_ssize_t capacity
+    Py_ssize_t n_units      # units buffered so far (0: acc is still all zeros)
     double* acc
     double* diff
     # Coincident pairs seen, and the lexicographically first one in the caller's
@@ -726,6 +739,7 @@ cdef void _add_exact_pair(ExactPairs* exact, const double* x_i, const double* x_
     for k in range(p):
         unit[k] = exact.diff[k] * inverse_norm
     exact.filled += 1
+    exact.n_units += 1
     if exact.filled == exact.capacity:
         _flush_units(exact, p)
 
@@ -930,6 +944,7 @@ cdef ExactPairs _exact_pairs(double[::1] units, double[::1] acc, double[::1] dif
     cdef ExactPairs exact
     exact.units = &units[0]
     exact.filled = 0
+    exact.n_units = 0
     exact.capacity = units.shape[0] // p
     exact.acc = &acc[0]
     exact.diff = &diff[0]
@@ -1202,12 +1217,75 @@ cdef void _design_block(DesignBlock* block, ExactPairs* exact, const double* X,
     _add_products(block, owners, count)
 
 
+cdef struct TaskScale:
+    # The power of two 2**-exponent (as high * low) that puts the largest |x| among
+    # a task's rows and the centre in [0.5, 1), and the floor in those units.
+    int exponent
+    double high
+    double low
+    double scaled_floor     # the floor the Gram path uses, in the prescaled units
+    double floor_mantissa   # the floor the exact path uses, in the units of X
+    int floor_exponent
+    double factor           # the task's sum is multiplied by this
+
+
+cdef TaskScale _task_scale(double largest, Py_ssize_t p, double floor_mantissa,
+                           int floor_exponent) noexcept nogil:
+    """The prescaling of a task whose rows and centre have max |x| = largest, and
+    its floor.
+
+    Prescaled rows have max |x| < 1, so after centring every squared distance is
+    below ``cap = 4 p``; a floor above ``cap`` (in prescaled units) gives every pair
+    the weight ``1 / floor`` and is replaced by ``cap``, the sum being multiplied by
+    ``cap / floor``. Mantissas and integer exponents keep this free of overflow.
+    """
+    cdef TaskScale scale
+    cdef int cap_exponent, high_exponent
+    cdef double cap_mantissa
+    frexp(largest, &scale.exponent)
+    high_exponent = max(-1000, min(1000, -scale.exponent))
+    scale.high = ldexp(1.0, high_exponent)
+    scale.low = ldexp(1.0, -scale.exponent - high_exponent)
+    cap_mantissa = frexp(4.0 * p, &cap_exponent)
+    cap_exponent += 2 * scale.exponent
+    scale.factor = 1.0
+    if floor_mantissa == 0.0 or floor_exponent < cap_exponent or (
+            floor_exponent == cap_exponent and floor_mantissa <= cap_mantissa):
+        scale.floor_mantissa = floor_mantissa
+        scale.floor_exponent = floor_exponent
+        scale.scaled_floor = ldexp(floor_mantissa,
+                                   floor_exponent - 2 * scale.exponent)
+    else:
+        scale.factor = ldexp(cap_mantissa / floor_mantissa,
+                             cap_exponent - floor_exponent)
+        scale.floor_mantissa = cap_mantissa
+        scale.floor_exponent = cap_exponent
+        scale.scaled_floor = 4.0 * p
+    return scale
+
+
+cdef double _local_max_abs(const double* rows, Py_ssize_t width, Py_ssize_t count,
+                           Py_ssize_t p) noexcept nogil:
+    """max |x| over the first ``count`` columns of the p rows (stride width)."""
+    cdef Py_ssize_t k
+    cdef double largest = 0.0
+    for k in range(p):
+        largest = max(largest, dppca_max_abs(rows + k * width, count))
+    return largest
+
+
+cdef bint _consecutive_from_one(const Py_ssize_t[::1] offsets) noexcept nogil:
+    cdef Py_ssize_t j
+    for j in range(offsets.shape[0]):
+        if offsets[j] != j + 1:
+            return False
+    return True
+
+
 def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
                    const Py_ssize_t[::1] offsets, Py_ssize_t half_offset,
-                   Py_ssize_t start, Py_ssize_t stop, double scale_high,
-                   double scale_low, const double[::1] centre,
-                   double floor_mantissa=0.0, int floor_exponent=0,
-                   double scaled_floor=0.0):
+                   Py_ssize_t start, Py_ssize_t stop, const double[::1] centre,
+                   double floor_mantissa=0.0, int floor_exponent=0):
     """Unnormalised sum of d d^T / max(|d|^2, floor) over the design pairs owned by
     some ring positions, through the weighted Laplacian of the design.
 
@@ -1215,13 +1293,16 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
     each ``o`` in ``offsets`` and, when ``half_offset > 0`` and ``t < half_offset``,
     the pair ``(t, t + half_offset)``; every design pair has exactly one owner.
 
-    With rows ``a`` (prescaled and centred) and the weights ``w`` of the pairs, the
-    sum is ``(M + M^T) / 2`` for ``M = sum_t a_t (c_t a_t - 2 g_t)^T``, where ``c_t``
-    sums the weights of the pairs at ``t`` and ``g_t`` the ``w a_s`` of the pairs
-    ``(t, s)`` that ``t`` owns: O(p) work per pair (a band dot product for the weight
-    and a band gather for ``g``) plus one DGEMM per block of positions, instead of a
-    p x p outer product per pair. Pairs whose Gram distance lost precision (the test
-    of :func:`all_pairs_partial`) are computed exactly instead, from ``X``.
+    The rows the task reads (owners and partners) are copied, prescaled by the
+    power of two that puts the largest of their ``|x|`` and of the centre's in
+    [0.5, 1), and centred. With these rows ``a`` and the weights ``w`` of the
+    pairs, the sum is ``(M + M^T) / 2`` for ``M = sum_t a_t (c_t a_t - 2 g_t)^T``,
+    where ``c_t`` sums the weights of the pairs at ``t`` and ``g_t`` the ``w a_s``
+    of the pairs ``(t, s)`` that ``t`` owns: O(p) work per pair (a band dot product
+    for the weight and a band gather for ``g``) plus one DGEMM per block of
+    positions, instead of a p x p outer product per pair. Pairs whose Gram distance
+    lost precision (the test of :func:`all_pairs_partial`) are computed exactly
+    instead, from ``X``.
 
     Parameters
     ----------
@@ -1235,12 +1316,11 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
         ``n / 2`` when the design pairs antipodes, else 0.
     start, stop : int
         Range of ring positions.
-    scale_high, scale_low : float
-        Powers of two whose product puts ``max |X|`` in [0.5, 1).
     centre : ndarray of shape (p,)
-        Subtracted from every prescaled row.
-    floor_mantissa, floor_exponent, scaled_floor : float, int, float
-        The floor, as for :func:`all_pairs_partial`.
+        Subtracted from every row (in the units of ``X``; finite).
+    floor_mantissa, floor_exponent : float, int
+        The floor, ``floor_mantissa * 2**floor_exponent`` (``math.frexp``; a zero
+        mantissa: no floor).
 
     Returns
     -------
@@ -1248,17 +1328,22 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
         As for :func:`all_pairs_partial`.
     """
     cdef Py_ssize_t n = X.shape[0], p = X.shape[1], b = DESIGN_BLOCK
-    cdef Py_ssize_t n_offsets = offsets.shape[0]
-    cdef Py_ssize_t reach = max(offsets) if n_offsets else 0
-    cdef Py_ssize_t width = _lanes((stop - start) + reach + DESIGN_LANE_PAD)
-    cdef Py_ssize_t half_count = max(0, min(stop, half_offset) - start)
+    cdef Py_ssize_t n_offsets = offsets.shape[0], j
+    cdef Py_ssize_t reach = 0
+    cdef Py_ssize_t width, half_count = max(0, min(stop, half_offset) - start)
     cdef Py_ssize_t t0, count, n_half, first, block_index
     cdef double relative_floor = GRAM_RELATIVE_FLOOR
     cdef double absolute_floor = GRAM_ABSOLUTE_FLOOR
-    if not 0.0 <= scaled_floor <= 4.0 * p:
-        raise ValueError(f"scaled_floor must lie in [0, 4 p], got {scaled_floor!r}.")
+    cdef double largest
+    cdef TaskScale scale
+    if not (floor_mantissa == 0.0 or 0.5 <= floor_mantissa < 1.0):
+        raise ValueError(f"floor_mantissa must be 0 or lie in [0.5, 1), got "
+                         f"{floor_mantissa!r}.")
     if stop <= start:
         return np.zeros((p, p)), 0, (-1, -1)
+    for j in range(n_offsets):
+        reach = max(reach, offsets[j])
+    width = _lanes((stop - start) + reach + DESIGN_LANE_PAD)
 
     # Buffers, allocated here with the GIL held and kept alive by these names.
     cdef double[::1] rows = np.empty(p * width)
@@ -1275,14 +1360,14 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
     cdef double[::1] acc_exact = np.zeros(p * p)
     cdef double[::1] diff = np.empty(p)
     cdef double[::1] units = _unit_buffer(p)
-    cdef ExactPairs exact = _exact_pairs(units, acc_exact, diff, p, floor_mantissa,
-                                         floor_exponent)
+    cdef double[::1] scaled_centre = np.empty(p)
+    cdef ExactPairs exact
     cdef double[::1] cells = np.empty(2 * DPPCA_WINDOW_PASS * 8)
     cdef Py_ssize_t[::1] exact_pairs = np.empty(2 * DESIGN_BLOCK * DESIGN_OFFSET_CHUNK,
                                                 dtype=np.intp)
     cdef DesignBlock block
     block.window = (KERNEL_LANES == 8 and 0 < n_offsets <= DESIGN_OFFSET_CHUNK
-                    and np.array_equal(offsets, np.arange(1, n_offsets + 1)))
+                    and _consecutive_from_one(offsets))
     block.cells = &cells[0]
     block.exact_pairs = &exact_pairs[0]
     block.rows = &rows[0]
@@ -1300,12 +1385,26 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
     block.acc = &acc[0]
 
     with nogil:
-        dppca_local_rows(&X[0, 0], &order[0], n, p, start, width, width, scale_high,
-                    scale_low, &centre[0], block.rows, block.norms)
+        dppca_local_rows(&X[0, 0], &order[0], n, p, start, width, width, block.rows)
+        largest = max(_local_max_abs(block.rows, width, width, p),
+                      dppca_max_abs(&centre[0], p))
         if half_count:
             dppca_local_rows(&X[0, 0], &order[0], n, p, start + half_offset,
-                        half_count + DESIGN_LANE_PAD, width, scale_high, scale_low,
-                        &centre[0], block.half_rows, block.half_norms)
+                             half_count + DESIGN_LANE_PAD, width, block.half_rows)
+            largest = max(largest, _local_max_abs(block.half_rows, width,
+                                                  half_count + DESIGN_LANE_PAD, p))
+        scale = _task_scale(largest, p, floor_mantissa, floor_exponent)
+        for j in range(p):
+            scaled_centre[j] = centre[j] * scale.high * scale.low
+        dppca_finish_rows(block.rows, width, width, p, scale.high, scale.low,
+                          &scaled_centre[0], block.norms)
+        if half_count:
+            dppca_finish_rows(block.half_rows, width, half_count + DESIGN_LANE_PAD, p,
+                              scale.high, scale.low, &scaled_centre[0],
+                              block.half_norms)
+    exact = _exact_pairs(units, acc_exact, diff, p, scale.floor_mantissa,
+                         scale.floor_exponent)
+    with nogil:
         for block_index in range((stop - start + b - 1) // b):
             t0 = start + block_index * b
             count = min(b, stop - t0)
@@ -1313,7 +1412,7 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
             _design_block(&block, &exact, &X[0, 0], &order[0], n, start, t0, count,
                           &offsets[0] if n_offsets else NULL, n_offsets,
                           half_offset, n_half, relative_floor, absolute_floor,
-                          scaled_floor)
+                          scale.scaled_floor)
         # The partners past the last owner: their terms w a a^T, from the pairs here.
         for block_index in range((reach + b - 1) // b):
             first = stop - start + block_index * b
@@ -1323,8 +1422,15 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
             _add_products(&block, block.rows + first, count)
         _flush_units(&exact, p)
     upper = np.asarray(acc).reshape(p, p)
-    total = (upper + upper.T) / 2 + _symmetric_from_upper(acc_exact, p)
+    total = upper + upper.T
+    total *= 0.5
+    if exact.n_units:
+        total += _symmetric_from_upper(acc_exact, p)
+    if scale.factor != 1.0:
+        total *= scale.factor
     return total, exact.n_coincident, (exact.first_i, exact.first_j)
+
+
 def _design_partial_direct(const double[:, ::1] X_ring, const Py_ssize_t[::1] order,
                    const Py_ssize_t[::1] offsets, Py_ssize_t half_offset,
                    Py_ssize_t start, Py_ssize_t stop, double floor_mantissa=0.0,
