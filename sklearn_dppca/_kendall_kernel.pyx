@@ -390,6 +390,112 @@ cdef extern from *:
     }
     #endif
 
+    /* The p x p accumulation of the design path, for AVX-512, in place of a DGEMM:
+       cells += A^T R over count columns, for A (p rows, stride lda) and R (p rows,
+       stride ldr), both laid out coordinate by coordinate as the band loops leave
+       them. Tiles of 6 rows of A by 4 rows of R keep 24 eight-lane partial sums in
+       registers while the columns stream past (the 6 rows of A from L1, R from
+       L2); the partial sums stay eight lanes wide in ``cells`` (dppca_cells_to_acc
+       adds the lanes once, at the end), so nothing is packed or reduced per call.
+       Tiles past p repeat row p - 1, and their cells are ignored. Reads columns up
+       to count rounded up to 8; the lanes past count are masked off in R. */
+    #define DPPCA_TILE_A 6
+    #define DPPCA_TILE_R 4
+    #if defined(DPPCA_X86)
+    DPPCA_AVX512 static void dppca_avx512_products(
+            const double* A, Py_ssize_t lda, const double* R, Py_ssize_t ldr,
+            Py_ssize_t p, Py_ssize_t count, double* cells) {
+        Py_ssize_t ti, tj, i, j, l, k;
+        Py_ssize_t n_ti = (p + DPPCA_TILE_A - 1) / DPPCA_TILE_A;
+        Py_ssize_t n_tj = (p + DPPCA_TILE_R - 1) / DPPCA_TILE_R;
+        Py_ssize_t full = count / 8 * 8;
+        dppca_m8 index = {0, 1, 2, 3, 4, 5, 6, 7};
+        dppca_m8 tail = index < (long long)(count - full);
+        for (ti = 0; ti < n_ti; ti++) {
+            const double* a[DPPCA_TILE_A];
+            for (i = 0; i < DPPCA_TILE_A; i++) {
+                k = ti * DPPCA_TILE_A + i;
+                a[i] = A + (k < p ? k : p - 1) * lda;
+            }
+            for (tj = 0; tj < n_tj; tj++) {
+                const double* r[DPPCA_TILE_R];
+                dppca_v8 s[DPPCA_TILE_A][DPPCA_TILE_R], x[DPPCA_TILE_A], y;
+                double* cell = cells
+                               + (ti * n_tj + tj) * (DPPCA_TILE_A * DPPCA_TILE_R * 8);
+                for (j = 0; j < DPPCA_TILE_R; j++) {
+                    k = tj * DPPCA_TILE_R + j;
+                    r[j] = R + (k < p ? k : p - 1) * ldr;
+                }
+                DPPCA_UNROLL
+                for (i = 0; i < DPPCA_TILE_A; i++)
+                    DPPCA_UNROLL
+                    for (j = 0; j < DPPCA_TILE_R; j++)
+                        DPPCA_LOAD(s[i][j], cell + (i * DPPCA_TILE_R + j) * 8);
+                for (l = 0; l < full; l += 8) {
+                    DPPCA_UNROLL
+                    for (i = 0; i < DPPCA_TILE_A; i++) DPPCA_LOAD(x[i], a[i] + l);
+                    DPPCA_UNROLL
+                    for (j = 0; j < DPPCA_TILE_R; j++) {
+                        DPPCA_LOAD(y, r[j] + l);
+                        DPPCA_UNROLL
+                        for (i = 0; i < DPPCA_TILE_A; i++) s[i][j] += x[i] * y;
+                    }
+                }
+                if (full < count) {
+                    DPPCA_UNROLL
+                    for (i = 0; i < DPPCA_TILE_A; i++) DPPCA_LOAD(x[i], a[i] + full);
+                    DPPCA_UNROLL
+                    for (j = 0; j < DPPCA_TILE_R; j++) {
+                        DPPCA_LOAD(y, r[j] + full);
+                        y = (dppca_v8)((dppca_m8)y & tail);
+                        DPPCA_UNROLL
+                        for (i = 0; i < DPPCA_TILE_A; i++) s[i][j] += x[i] * y;
+                    }
+                }
+                DPPCA_UNROLL
+                for (i = 0; i < DPPCA_TILE_A; i++)
+                    DPPCA_UNROLL
+                    for (j = 0; j < DPPCA_TILE_R; j++)
+                        DPPCA_STORE(cell + (i * DPPCA_TILE_R + j) * 8, s[i][j]);
+            }
+        }
+    }
+    #endif
+
+    /* Size of the cells of dppca_products for p, in doubles. */
+    static Py_ssize_t dppca_cells_size(Py_ssize_t p) {
+        return ((p + DPPCA_TILE_A - 1) / DPPCA_TILE_A)
+               * ((p + DPPCA_TILE_R - 1) / DPPCA_TILE_R)
+               * DPPCA_TILE_A * DPPCA_TILE_R * 8;
+    }
+
+    /* cells += A^T R (see dppca_avx512_products) when this CPU runs AVX-512;
+       returns 0 (and does nothing) otherwise: the caller then uses DGEMM. */
+    static int dppca_products(const double* A, Py_ssize_t lda, const double* R,
+                              Py_ssize_t ldr, Py_ssize_t p, Py_ssize_t count,
+                              double* cells) {
+    #if defined(DPPCA_X86)
+        dppca_avx512_products(A, lda, R, ldr, p, count, cells);
+        return 1;
+    #else
+        return 0;
+    #endif
+    }
+
+    /* acc[k1 + k2 p] += the eight lanes of the cell (k1, k2), added pairwise. */
+    static void dppca_cells_to_acc(const double* cells, Py_ssize_t p, double* acc) {
+        Py_ssize_t k1, k2, n_tj = (p + DPPCA_TILE_R - 1) / DPPCA_TILE_R;
+        for (k2 = 0; k2 < p; k2++)
+            for (k1 = 0; k1 < p; k1++) {
+                const double* c = cells
+                    + ((k1 / DPPCA_TILE_A) * n_tj + k2 / DPPCA_TILE_R)
+                      * (DPPCA_TILE_A * DPPCA_TILE_R * 8)
+                    + ((k1 % DPPCA_TILE_A) * DPPCA_TILE_R + k2 % DPPCA_TILE_R) * 8;
+                acc[k1 + k2 * p] += ((c[0] + c[1]) + (c[2] + c[3]))
+                                    + ((c[4] + c[5]) + (c[6] + c[7]));
+            }
+    }
+
     /* The AVX-512 window loop when this CPU runs it (dppca_select_kernels said 8
        lanes), else nothing: the caller then uses the band loops. */
     static Py_ssize_t dppca_window(
@@ -538,6 +644,12 @@ cdef extern from *:
     double dppca_max_abs(const double* x, Py_ssize_t size) noexcept nogil
     int dppca_select_kernels() noexcept nogil
     int DPPCA_WINDOW_PASS
+    Py_ssize_t dppca_cells_size(Py_ssize_t p) noexcept nogil
+    int dppca_products(const double* A, Py_ssize_t lda, const double* R,
+                       Py_ssize_t ldr, Py_ssize_t p, Py_ssize_t count,
+                       double* cells) noexcept nogil
+    void dppca_cells_to_acc(const double* cells, Py_ssize_t p,
+                            double* acc) noexcept nogil
     Py_ssize_t dppca_window(const double* rows, Py_ssize_t ld, Py_ssize_t p,
                             Py_ssize_t count, Py_ssize_t h, const double* norms,
                             double relative_floor, double absolute_floor,
@@ -1079,6 +1191,10 @@ cdef enum:
     # Row stride of the block buffers: a whole number of 1 KiB would put their rows
     # in a few cache sets only.
     BUFFER_LD = DESIGN_BLOCK + 8
+    # Columns of scaled rows queued before one accumulation (fewer, longer calls:
+    # the accumulation's fixed cost per call is that of about 30 columns).
+    PRODUCT_COLUMNS = 4 * DESIGN_BLOCK
+    PRODUCTS_LD = PRODUCT_COLUMNS + 8
 
 
 cdef struct DesignBlock:
@@ -1095,8 +1211,14 @@ cdef struct DesignBlock:
     double* dots            # chunk x block: band dot products
     double* weights         # chunk x block: kept weights (0: exact path or padding)
     double* gathered        # p x block: sum_o w a_(t + o) for the block's owners
-    double* products        # p x block: the rows multiplied into the accumulator
+    double* products        # p x PRODUCT_COLUMNS: the scaled rows queued for acc
+    const double* queued_rows   # the local rows they multiply (stride width)
+    Py_ssize_t n_queued
     double* acc             # p x p column-major: sum_t a_t r_t^T
+    # With AVX-512 the products go to eight-lane cells instead (dppca_products),
+    # added into acc at the end of the task.
+    bint hand
+    double* cells_acc
     # The window loop (offsets 1 ... h, AVX-512): its weight cells and exact pairs.
     bint window
     double* cells
@@ -1140,23 +1262,39 @@ cdef void _band_weights(DesignBlock* block, ExactPairs* exact, const double* X,
                                 p, order[t0 + i], ring_partner)
 
 
-cdef void _add_products(DesignBlock* block, const double* rows,
-                        Py_ssize_t count) noexcept nogil:
-    """acc += A^T R for the ``count`` local rows A at ``rows`` (stride block.width)
-    and R = block.products (stride BUFFER_LD), via DGEMM."""
-    cdef int p = <int>block.p, k_dim = <int>count, lda = <int>block.width
-    cdef int ldb = <int>BUFFER_LD
-    if count > 0:
-        dgemm(&TRANS, &NO_TRANS, &p, &p, &k_dim, &ONE, <double*>rows, &lda,
-              block.products, &ldb, &ONE, block.acc, &p)
+cdef void _flush_products(DesignBlock* block) noexcept nogil:
+    """acc += A^T R for the queued local rows A (stride block.width) and their scaled
+    rows R = block.products (stride PRODUCTS_LD), via DGEMM (or into the cells, with
+    AVX-512); empties the queue."""
+    cdef int p = <int>block.p, k_dim = <int>block.n_queued, lda = <int>block.width
+    cdef int ldb = <int>PRODUCTS_LD
+    if block.n_queued > 0 and block.hand:
+        dppca_products(block.queued_rows, block.width, block.products, PRODUCTS_LD,
+                       block.p, block.n_queued, block.cells_acc)
+    elif block.n_queued > 0:
+        dgemm(&TRANS, &NO_TRANS, &p, &p, &k_dim, &ONE, <double*>block.queued_rows,
+              &lda, block.products, &ldb, &ONE, block.acc, &p)
+    block.n_queued = 0
 
 
-cdef void _scaled_rows(DesignBlock* block, const double* rows, const double* sums,
-                       Py_ssize_t count, bint minus_gathered) noexcept nogil:
-    """products[k, i] = sums[i] rows[k, i] (- 2 gathered[k, i]), i < count."""
+cdef void _queue_products(DesignBlock* block, const double* rows, const double* sums,
+                          Py_ssize_t count, bint minus_gathered) noexcept nogil:
+    """Queue the local rows ``rows[:, i]``, i < count, with their scaled rows
+    ``sums[i] rows[k, i] (- 2 gathered[k, i])``, for acc += A^T R. The queue holds
+    consecutive local rows only (whole lanes of them, up to PRODUCT_COLUMNS); it is
+    flushed first when these do not extend it."""
+    if count <= 0:
+        return
+    if block.n_queued and (rows != block.queued_rows + block.n_queued
+                           or block.n_queued % DPPCA_LANES
+                           or block.n_queued + count > PRODUCT_COLUMNS):
+        _flush_products(block)
+    if block.n_queued == 0:
+        block.queued_rows = rows
     dppca_scaled_rows(rows, block.width, sums,
                       block.gathered if minus_gathered else NULL, BUFFER_LD, block.p,
-                      _lanes(count), block.products, BUFFER_LD)
+                      _lanes(count), block.products + block.n_queued, PRODUCTS_LD)
+    block.n_queued += count
 
 
 cdef void _design_block(DesignBlock* block, ExactPairs* exact, const double* X,
@@ -1209,12 +1347,11 @@ cdef void _design_block(DesignBlock* block, ExactPairs* exact, const double* X,
         dppca_band_gather(block.half_rows + local, block.width, p, _lanes(n_half),
                           &zero_step, 1, block.weights, b, block.gathered, b)
         # the antipodes' own terms w a a^T
-        _scaled_rows(block, block.half_rows + local, block.half_sums, n_half, False)
-        _add_products(block, block.half_rows + local, n_half)
+        _queue_products(block, block.half_rows + local, block.half_sums, n_half,
+                        False)
     # Every pair touching these owners is now in (earlier owners come first): their
     # weight sums are complete.
-    _scaled_rows(block, owners, block.weight_sums + local, count, True)
-    _add_products(block, owners, count)
+    _queue_products(block, owners, block.weight_sums + local, count, True)
 
 
 cdef struct TaskScale:
@@ -1355,7 +1492,7 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
     cdef double[::1] dots = np.empty(DESIGN_OFFSET_CHUNK * BUFFER_LD)
     cdef double[::1] weights = np.empty(DESIGN_OFFSET_CHUNK * BUFFER_LD)
     cdef double[::1] gathered = np.empty(p * BUFFER_LD)
-    cdef double[::1] products = np.empty(p * BUFFER_LD)
+    cdef double[::1] products = np.empty(p * PRODUCTS_LD)
     cdef double[::1] acc = np.zeros(p * p)
     cdef double[::1] acc_exact = np.zeros(p * p)
     cdef double[::1] diff = np.empty(p)
@@ -1368,6 +1505,9 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
     cdef DesignBlock block
     block.window = (KERNEL_LANES == 8 and 0 < n_offsets <= DESIGN_OFFSET_CHUNK
                     and _consecutive_from_one(offsets))
+    block.hand = KERNEL_LANES == 8
+    cdef double[::1] cells_acc = np.zeros(dppca_cells_size(p) if block.hand else 1)
+    block.cells_acc = &cells_acc[0]
     block.cells = &cells[0]
     block.exact_pairs = &exact_pairs[0]
     block.rows = &rows[0]
@@ -1382,6 +1522,7 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
     block.weights = &weights[0]
     block.gathered = &gathered[0]
     block.products = &products[0]
+    block.n_queued = 0
     block.acc = &acc[0]
 
     with nogil:
@@ -1417,10 +1558,12 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
         for block_index in range((reach + b - 1) // b):
             first = stop - start + block_index * b
             count = min(b, stop - start + reach - first)
-            _scaled_rows(&block, block.rows + first, block.weight_sums + first,
-                         count, False)
-            _add_products(&block, block.rows + first, count)
+            _queue_products(&block, block.rows + first, block.weight_sums + first,
+                            count, False)
+        _flush_products(&block)
         _flush_units(&exact, p)
+        if block.hand:
+            dppca_cells_to_acc(block.cells_acc, p, block.acc)
     upper = np.asarray(acc).reshape(p, p)
     total = upper + upper.T
     total *= 0.5
