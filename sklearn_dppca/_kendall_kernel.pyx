@@ -586,15 +586,16 @@ cdef extern from *:
 
     /* rows[k width + l] = X[order[(first + l) mod n], k], l < count: the rows,
        transposed, as they are (dppca_finish_rows scales and centres them once the
-       task's scale is known). The rows are read in a random order, eight at a time
-       (one cache line of each output row); the rows DPPCA_AHEAD tiles ahead are
-       prefetched, every cache line of each. */
+       task's scale is known); returns the largest |x| among them. The rows are
+       read in a random order, eight at a time (one cache line of each output row);
+       the rows DPPCA_AHEAD tiles ahead are prefetched, every cache line of each. */
     #define DPPCA_AHEAD 3
-    DPPCA_CLONES static void dppca_local_rows(
+    DPPCA_CLONES static double dppca_local_rows(
             const double* X, const Py_ssize_t* order, Py_ssize_t n, Py_ssize_t p,
             Py_ssize_t first, Py_ssize_t count, Py_ssize_t width, double* rows) {
         Py_ssize_t l, k, q, tile, position = first % n, ahead, line;
         const double* source[8];
+        double largest[8] = {0, 0, 0, 0, 0, 0, 0, 0}, result = 0.0;
         for (l = 0; l < count; l += 8) {
             tile = count - l < 8 ? count - l : 8;
             for (q = 0; q < tile; q++) {
@@ -613,13 +614,25 @@ cdef extern from *:
             if (tile == 8) {
                 for (k = 0; k < p; k++) {
                     double* out = rows + k * width + l;
-                    for (q = 0; q < 8; q++) out[q] = source[q][k];
+                    for (q = 0; q < 8; q++) {
+                        double value = source[q][k];
+                        double magnitude = value < 0 ? -value : value;
+                        out[q] = value;
+                        largest[q] = magnitude > largest[q] ? magnitude : largest[q];
+                    }
                 }
             } else {
                 for (k = 0; k < p; k++)
-                    for (q = 0; q < tile; q++) rows[k * width + l + q] = source[q][k];
+                    for (q = 0; q < tile; q++) {
+                        double value = source[q][k];
+                        double magnitude = value < 0 ? -value : value;
+                        rows[k * width + l + q] = value;
+                        largest[q] = magnitude > largest[q] ? magnitude : largest[q];
+                    }
             }
         }
+        for (q = 0; q < 8; q++) result = largest[q] > result ? largest[q] : result;
+        return result;
     }
 
     /* rows[k width + l] = rows[k width + l] high low - centre[k] (centre already
@@ -677,7 +690,7 @@ cdef extern from *:
                            const double* gathered, Py_ssize_t ld, Py_ssize_t p,
                            Py_ssize_t n_lanes, double* products,
                            Py_ssize_t products_ld) noexcept nogil
-    void dppca_local_rows(const double* X, const Py_ssize_t* order, Py_ssize_t n,
+    double dppca_local_rows(const double* X, const Py_ssize_t* order, Py_ssize_t n,
                           Py_ssize_t p, Py_ssize_t first, Py_ssize_t count,
                           Py_ssize_t width, double* rows) noexcept nogil
     void dppca_finish_rows(double* rows, Py_ssize_t width, Py_ssize_t count,
@@ -1401,16 +1414,6 @@ cdef TaskScale _task_scale(double largest, Py_ssize_t p, double floor_mantissa,
     return scale
 
 
-cdef double _local_max_abs(const double* rows, Py_ssize_t width, Py_ssize_t count,
-                           Py_ssize_t p) noexcept nogil:
-    """max |x| over the first ``count`` columns of the p rows (stride width)."""
-    cdef Py_ssize_t k
-    cdef double largest = 0.0
-    for k in range(p):
-        largest = max(largest, dppca_max_abs(rows + k * width, count))
-    return largest
-
-
 cdef bint _consecutive_from_one(const Py_ssize_t[::1] offsets) noexcept nogil:
     cdef Py_ssize_t j
     for j in range(offsets.shape[0]):
@@ -1526,14 +1529,13 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
     block.acc = &acc[0]
 
     with nogil:
-        dppca_local_rows(&X[0, 0], &order[0], n, p, start, width, width, block.rows)
-        largest = max(_local_max_abs(block.rows, width, width, p),
+        largest = max(dppca_local_rows(&X[0, 0], &order[0], n, p, start, width,
+                                       width, block.rows),
                       dppca_max_abs(&centre[0], p))
         if half_count:
-            dppca_local_rows(&X[0, 0], &order[0], n, p, start + half_offset,
-                             half_count + DESIGN_LANE_PAD, width, block.half_rows)
-            largest = max(largest, _local_max_abs(block.half_rows, width,
-                                                  half_count + DESIGN_LANE_PAD, p))
+            largest = max(largest, dppca_local_rows(
+                &X[0, 0], &order[0], n, p, start + half_offset,
+                half_count + DESIGN_LANE_PAD, width, block.half_rows))
         scale = _task_scale(largest, p, floor_mantissa, floor_exponent)
         for j in range(p):
             scaled_centre[j] = centre[j] * scale.high * scale.low
