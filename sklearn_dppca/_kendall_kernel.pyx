@@ -326,6 +326,8 @@ cdef extern from *:
             for (pass = 0; pass < n_passes; pass++) {
                 Py_ssize_t first = 1 + i + pass * DPPCA_WINDOW_PASS;
                 dppca_v8 acc[DPPCA_WINDOW_PASS], x;
+                dppca_m8 lost_cells[DPPCA_WINDOW_PASS], any_lost = {0};
+                long long flag = 0;
                 DPPCA_UNROLL
                 for (u = 0; u < DPPCA_WINDOW_PASS; u++) acc[u] = (dppca_v8){0};
                 for (k = 0; k < p; k++) {
@@ -353,13 +355,21 @@ cdef extern from *:
                                                + (weight[2] + weight[3]))
                                               + ((weight[4] + weight[5])
                                                  + (weight[6] + weight[7]));
-                    for (lane = 0; lane < 8; lane++)
-                        if (lost[lane]) {
-                            exact_pairs[2 * n_exact] = i + lane;
-                            exact_pairs[2 * n_exact + 1] = offset - lane;
-                            n_exact++;
-                        }
+                    lost_cells[u] = lost;
+                    any_lost |= lost;
                 }
+                /* the exact pairs, listed only when there are some: testing every
+                   lane of every cell would cost as much as the weights */
+                for (lane = 0; lane < 8; lane++) flag |= any_lost[lane];
+                if (flag)
+                    for (u = 0; u < DPPCA_WINDOW_PASS; u++)
+                        for (lane = 0; lane < 8; lane++)
+                            if (lost_cells[u][lane]) {
+                                exact_pairs[2 * n_exact] = i + lane;
+                                exact_pairs[2 * n_exact + 1] =
+                                    pass * DPPCA_WINDOW_PASS + u + 1 - lane;
+                                n_exact++;
+                            }
             }
             {
                 dppca_v8 previous;
