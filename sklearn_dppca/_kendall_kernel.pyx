@@ -297,10 +297,13 @@ cdef extern from *:
        columns s = t0 + 1 ... t0 + 7 + h broadcast from memory (owner lane l meets
        column s at offset s - t0 - l; the few (lane, column) cells outside the band
        are masked). Dot products, weights (as in NAME##_weights) and the gather
-       sums[k, t] += sum_o w a_(t + o) all stream without unaligned loads or
-       shuffles. Adds the weights to owner_sums (index t) and owner_sums (index s,
-       the partners), and lists the exact pairs as (t, o) in exact_pairs; returns
-       their number. Reads columns up to n_lanes + 8 * DPPCA_WINDOW_PASS. */
+       g[k, t] = sum_o w a_(t + o) all stream without unaligned loads or shuffles.
+       Adds the weights to weight_sums (index t, and index s for the partners), and
+       lists the exact pairs as (t, o) in exact_pairs; returns their number. The
+       gather goes to sums[k, t] (overwritten), or, when products is not NULL (no
+       other pairs touch these owners, so their weight sums c_t are complete once
+       the group's weights are in), the scaled rows c_t a_t[k] - 2 g[k, t] go to
+       products[k, t] instead. Reads columns up to n_lanes + 8 * DPPCA_WINDOW_PASS. */
     #define DPPCA_WINDOW_PASS 20
     #if defined(__clang__)
     #  define DPPCA_UNROLL _Pragma("unroll")
@@ -312,7 +315,8 @@ cdef extern from *:
             const double* rows, Py_ssize_t ld, Py_ssize_t p, Py_ssize_t count,
             Py_ssize_t h, const double* norms, double relative_floor,
             double absolute_floor, double weight_floor, double* weight_sums,
-            double* sums, Py_ssize_t sums_ld, double* cells, Py_ssize_t* exact_pairs) {
+            double* sums, Py_ssize_t sums_ld, double* products, Py_ssize_t products_ld,
+            double* cells, Py_ssize_t* exact_pairs) {
         Py_ssize_t i, k, u, pass, lane, n_exact = 0;
         Py_ssize_t n_passes = (h + 7 + DPPCA_WINDOW_PASS - 1) / DPPCA_WINDOW_PASS;
         dppca_v8 relative = relative_floor - (dppca_v8){0};
@@ -320,7 +324,7 @@ cdef extern from *:
         dppca_v8 floor = weight_floor - (dppca_v8){0}, one = 1.0 - (dppca_v8){0};
         dppca_m8 index = {0, 1, 2, 3, 4, 5, 6, 7};
         for (i = 0; i < count; i += 8) {
-            dppca_v8 own, owned = {0};
+            dppca_v8 own, owned = {0}, complete;
             dppca_m8 live = (index + (long long)i) < (long long)count;
             DPPCA_LOAD(own, norms + i);
             for (pass = 0; pass < n_passes; pass++) {
@@ -377,6 +381,7 @@ cdef extern from *:
                 previous += owned;
                 DPPCA_STORE(weight_sums + i, previous);
             }
+            DPPCA_LOAD(complete, weight_sums + i);
             for (pass = 0; pass < n_passes; pass++) {
                 Py_ssize_t first = 1 + i + pass * DPPCA_WINDOW_PASS;
                 dppca_v8 w[DPPCA_WINDOW_PASS], out, part[4];
@@ -390,9 +395,20 @@ cdef extern from *:
                     DPPCA_UNROLL
                     for (u = 4; u < DPPCA_WINDOW_PASS; u++)
                         part[u % 4] += w[u] * DPPCA_SPLAT8(column[u]);
-                    DPPCA_LOAD(out, sums + k * sums_ld + i);
-                    out += (part[0] + part[1]) + (part[2] + part[3]);
-                    DPPCA_STORE(sums + k * sums_ld + i, out);
+                    out = (part[0] + part[1]) + (part[2] + part[3]);
+                    if (pass > 0) {
+                        dppca_v8 earlier;
+                        DPPCA_LOAD(earlier, sums + k * sums_ld + i);
+                        out += earlier;
+                    }
+                    if (products != NULL && pass == n_passes - 1) {
+                        dppca_v8 own_row;
+                        DPPCA_LOAD(own_row, rows + k * ld + i);
+                        out = complete * own_row - (out + out);
+                        DPPCA_STORE(products + k * products_ld + i, out);
+                    } else {
+                        DPPCA_STORE(sums + k * sums_ld + i, out);
+                    }
                 }
             }
         }
@@ -512,11 +528,12 @@ cdef extern from *:
             const double* rows, Py_ssize_t ld, Py_ssize_t p, Py_ssize_t count,
             Py_ssize_t h, const double* norms, double relative_floor,
             double absolute_floor, double weight_floor, double* weight_sums,
-            double* sums, Py_ssize_t sums_ld, double* cells, Py_ssize_t* exact_pairs) {
+            double* sums, Py_ssize_t sums_ld, double* products, Py_ssize_t products_ld,
+            double* cells, Py_ssize_t* exact_pairs) {
     #if defined(DPPCA_X86)
         return dppca_avx512_window(rows, ld, p, count, h, norms, relative_floor,
                                    absolute_floor, weight_floor, weight_sums, sums,
-                                   sums_ld, cells, exact_pairs);
+                                   sums_ld, products, products_ld, cells, exact_pairs);
     #else
         return 0;
     #endif
@@ -677,7 +694,8 @@ cdef extern from *:
                             Py_ssize_t count, Py_ssize_t h, const double* norms,
                             double relative_floor, double absolute_floor,
                             double weight_floor, double* weight_sums, double* sums,
-                            Py_ssize_t sums_ld, double* cells,
+                            Py_ssize_t sums_ld, double* products,
+                            Py_ssize_t products_ld, double* cells,
                             Py_ssize_t* exact_pairs) noexcept nogil
     void dppca_band_dots(const double* owners, const double* partners,
                          Py_ssize_t ld, Py_ssize_t p, Py_ssize_t n_lanes,
@@ -1308,16 +1326,24 @@ cdef void _queue_products(DesignBlock* block, const double* rows, const double* 
     flushed first when these do not extend it."""
     if count <= 0:
         return
+    dppca_scaled_rows(rows, block.width, sums,
+                      block.gathered if minus_gathered else NULL, BUFFER_LD, block.p,
+                      _lanes(count), _queue_slot(block, rows, count), PRODUCTS_LD)
+    block.n_queued += count
+
+
+cdef double* _queue_slot(DesignBlock* block, const double* rows,
+                         Py_ssize_t count) noexcept nogil:
+    """Where the scaled rows of ``rows[:, i]``, i < count, go in the queue (the
+    caller writes them and adds count to n_queued), flushing it first if they do
+    not extend it."""
     if block.n_queued and (rows != block.queued_rows + block.n_queued
                            or block.n_queued % DPPCA_LANES
                            or block.n_queued + count > PRODUCT_COLUMNS):
         _flush_products(block)
     if block.n_queued == 0:
         block.queued_rows = rows
-    dppca_scaled_rows(rows, block.width, sums,
-                      block.gathered if minus_gathered else NULL, BUFFER_LD, block.p,
-                      _lanes(count), block.products + block.n_queued, PRODUCTS_LD)
-    block.n_queued += count
+    return block.products + block.n_queued
 
 
 cdef void _design_block(DesignBlock* block, ExactPairs* exact, const double* X,
@@ -1337,12 +1363,18 @@ cdef void _design_block(DesignBlock* block, ExactPairs* exact, const double* X,
     cdef Py_ssize_t n_chunks = ((n_offsets + DESIGN_OFFSET_CHUNK - 1)
                                 // DESIGN_OFFSET_CHUNK)
     cdef Py_ssize_t n_exact, q, ring_owner, ring_partner
-    memset(block.gathered, 0, p * b * sizeof(double))
-    if block.window:
+    # Without antipodal pairs the window loop completes the owners' weight sums and
+    # writes their scaled rows straight into the queue.
+    cdef bint fused = block.window and n_half == 0
+    cdef double* queue_slot = _queue_slot(block, owners, count) if fused else NULL
+    if not block.window:
+        memset(block.gathered, 0, p * b * sizeof(double))
+    else:
         n_exact = dppca_window(owners, block.width, p, count, n_offsets,
                                block.norms + local, relative_floor, absolute_floor,
                                weight_floor, block.weight_sums + local,
-                               block.gathered, b, block.cells, block.exact_pairs)
+                               block.gathered, b, queue_slot, PRODUCTS_LD,
+                               block.cells, block.exact_pairs)
         for q in range(n_exact):
             ring_owner = order[t0 + block.exact_pairs[2 * q]]
             ring_partner = order[(t0 + block.exact_pairs[2 * q]
@@ -1374,7 +1406,10 @@ cdef void _design_block(DesignBlock* block, ExactPairs* exact, const double* X,
                         False)
     # Every pair touching these owners is now in (earlier owners come first): their
     # weight sums are complete.
-    _queue_products(block, owners, block.weight_sums + local, count, True)
+    if fused:
+        block.n_queued += count
+    else:
+        _queue_products(block, owners, block.weight_sums + local, count, True)
 
 
 cdef struct TaskScale:
