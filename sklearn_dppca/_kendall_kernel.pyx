@@ -430,7 +430,7 @@ cdef extern from *:
     #if defined(DPPCA_X86)
     DPPCA_AVX512 static void dppca_avx512_products(
             const double* A, Py_ssize_t lda, const double* R, Py_ssize_t ldr,
-            Py_ssize_t p, Py_ssize_t count, double* cells) {
+            Py_ssize_t p, Py_ssize_t count, double* cells, int fresh) {
         Py_ssize_t ti, tj, i, j, l, k;
         Py_ssize_t n_ti = (p + DPPCA_TILE_A - 1) / DPPCA_TILE_A;
         Py_ssize_t n_tj = (p + DPPCA_TILE_R - 1) / DPPCA_TILE_R;
@@ -455,8 +455,10 @@ cdef extern from *:
                 DPPCA_UNROLL
                 for (i = 0; i < DPPCA_TILE_A; i++)
                     DPPCA_UNROLL
-                    for (j = 0; j < DPPCA_TILE_R; j++)
-                        DPPCA_LOAD(s[i][j], cell + (i * DPPCA_TILE_R + j) * 8);
+                    for (j = 0; j < DPPCA_TILE_R; j++) {
+                        if (fresh) s[i][j] = (dppca_v8){0};
+                        else DPPCA_LOAD(s[i][j], cell + (i * DPPCA_TILE_R + j) * 8);
+                    }
                 for (l = 0; l < full; l += 8) {
                     DPPCA_UNROLL
                     for (i = 0; i < DPPCA_TILE_A; i++) DPPCA_LOAD(x[i], a[i] + l);
@@ -495,31 +497,37 @@ cdef extern from *:
                * DPPCA_TILE_A * DPPCA_TILE_R * 8;
     }
 
-    /* cells += A^T R (see dppca_avx512_products) when this CPU runs AVX-512;
+    /* cells += A^T R (cells = A^T R when fresh; see dppca_avx512_products) when
+       this CPU runs AVX-512;
        returns 0 (and does nothing) otherwise: the caller then uses DGEMM. */
     static int dppca_products(const double* A, Py_ssize_t lda, const double* R,
                               Py_ssize_t ldr, Py_ssize_t p, Py_ssize_t count,
-                              double* cells) {
+                              double* cells, int fresh) {
     #if defined(DPPCA_X86)
-        dppca_avx512_products(A, lda, R, ldr, p, count, cells);
+        dppca_avx512_products(A, lda, R, ldr, p, count, cells, fresh);
         return 1;
     #else
         return 0;
     #endif
     }
 
-    /* acc[k1 + k2 p] += the eight lanes of the cell (k1, k2), added pairwise. */
+    /* acc[k1 + k2 p] += the eight lanes of the cell (k1, k2), added pairwise
+       (cells in the order dppca_avx512_products keeps them). */
     static void dppca_cells_to_acc(const double* cells, Py_ssize_t p, double* acc) {
-        Py_ssize_t k1, k2, n_tj = (p + DPPCA_TILE_R - 1) / DPPCA_TILE_R;
-        for (k2 = 0; k2 < p; k2++)
-            for (k1 = 0; k1 < p; k1++) {
-                const double* c = cells
-                    + ((k1 / DPPCA_TILE_A) * n_tj + k2 / DPPCA_TILE_R)
-                      * (DPPCA_TILE_A * DPPCA_TILE_R * 8)
-                    + ((k1 % DPPCA_TILE_A) * DPPCA_TILE_R + k2 % DPPCA_TILE_R) * 8;
-                acc[k1 + k2 * p] += ((c[0] + c[1]) + (c[2] + c[3]))
-                                    + ((c[4] + c[5]) + (c[6] + c[7]));
-            }
+        Py_ssize_t ti, tj, i, j, k1, k2;
+        Py_ssize_t n_ti = (p + DPPCA_TILE_A - 1) / DPPCA_TILE_A;
+        Py_ssize_t n_tj = (p + DPPCA_TILE_R - 1) / DPPCA_TILE_R;
+        const double* c = cells;
+        for (ti = 0; ti < n_ti; ti++)
+            for (tj = 0; tj < n_tj; tj++)
+                for (i = 0; i < DPPCA_TILE_A; i++)
+                    for (j = 0; j < DPPCA_TILE_R; j++, c += 8) {
+                        k1 = ti * DPPCA_TILE_A + i;
+                        k2 = tj * DPPCA_TILE_R + j;
+                        if (k1 < p && k2 < p)
+                            acc[k1 + k2 * p] += ((c[0] + c[1]) + (c[2] + c[3]))
+                                                + ((c[4] + c[5]) + (c[6] + c[7]));
+                    }
     }
 
     /* The AVX-512 window loop when this CPU runs it (dppca_select_kernels said 8
@@ -687,7 +695,7 @@ cdef extern from *:
     Py_ssize_t dppca_cells_size(Py_ssize_t p) noexcept nogil
     int dppca_products(const double* A, Py_ssize_t lda, const double* R,
                        Py_ssize_t ldr, Py_ssize_t p, Py_ssize_t count,
-                       double* cells) noexcept nogil
+                       double* cells, int fresh) noexcept nogil
     void dppca_cells_to_acc(const double* cells, Py_ssize_t p,
                             double* acc) noexcept nogil
     Py_ssize_t dppca_window(const double* rows, Py_ssize_t ld, Py_ssize_t p,
@@ -1260,6 +1268,7 @@ cdef struct DesignBlock:
     # added into acc at the end of the task.
     bint hand
     double* cells_acc
+    bint cells_fresh        # no accumulation yet: the first one writes the cells
     # The window loop (offsets 1 ... h, AVX-512): its weight cells and exact pairs.
     bint window
     double* cells
@@ -1311,7 +1320,8 @@ cdef void _flush_products(DesignBlock* block) noexcept nogil:
     cdef int ldb = <int>PRODUCTS_LD
     if block.n_queued > 0 and block.hand:
         dppca_products(block.queued_rows, block.width, block.products, PRODUCTS_LD,
-                       block.p, block.n_queued, block.cells_acc)
+                       block.p, block.n_queued, block.cells_acc, block.cells_fresh)
+        block.cells_fresh = False
     elif block.n_queued > 0:
         dgemm(&TRANS, &NO_TRANS, &p, &p, &k_dim, &ONE, <double*>block.queued_rows,
               &lda, block.products, &ldb, &ONE, block.acc, &p)
@@ -1554,8 +1564,9 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
     block.window = (KERNEL_LANES == 8 and 0 < n_offsets <= DESIGN_OFFSET_CHUNK
                     and _consecutive_from_one(offsets))
     block.hand = KERNEL_LANES == 8
-    cdef double[::1] cells_acc = np.zeros(dppca_cells_size(p) if block.hand else 1)
+    cdef double[::1] cells_acc = np.empty(dppca_cells_size(p) if block.hand else 1)
     block.cells_acc = &cells_acc[0]
+    block.cells_fresh = True
     block.cells = &cells[0]
     block.exact_pairs = &exact_pairs[0]
     block.rows = &rows[0]
@@ -1609,7 +1620,7 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
                             count, False)
         _flush_products(&block)
         _flush_units(&exact, p)
-        if block.hand:
+        if block.hand and not block.cells_fresh:
             dppca_cells_to_acc(block.cells_acc, p, block.acc)
     upper = np.asarray(acc).reshape(p, p)
     total = upper + upper.T
