@@ -96,6 +96,8 @@ _RUN_LENGTH = 16
 _MAX_TASKS = 128
 # Ring positions per task of the pair-design kernel (at least).
 _DESIGN_CHUNK = 2048
+# Rows of the ring whose coordinatewise median centres the design kernel (odd).
+_CENTRE_ROWS = 255
 
 
 class _PairDesign(NamedTuple):
@@ -534,19 +536,16 @@ def _design_task(X, order, offsets, half_offset, start, stop, centre, floor_mant
 
 def _ring_centre(X, order):
     """Centre for the design kernel: coordinatewise median of the first (at most
-    1024) rows of the ring, a uniformly random subset, in the units of ``X``.
+    255) rows of the ring, a uniformly random subset, in the units of ``X``.
 
     Any centre gives the same sum in exact arithmetic; one inside the bulk of the
     rows keeps their norms comparable to the pair distances, so that few pairs need
-    the exact path. The median is taken on the rows prescaled by a power of two (so
-    that averaging the middle pair cannot overflow) and scaled back.
+    the exact path. The number of rows is odd, so that each median is one of the
+    values (no averaging: nothing to round or overflow).
     """
-    sample = X[order[:1024]]
-    exponent = _prescaling_exponent(sample)
-    with np.errstate(under="ignore"):
-        return np.ascontiguousarray(
-            np.ldexp(np.median(np.ldexp(sample, -exponent), axis=0), exponent),
-            dtype=np.float64)
+    size = min(len(order), _CENTRE_ROWS)
+    size -= 1 - size % 2
+    return np.ascontiguousarray(np.median(X[order[:size]], axis=0), dtype=np.float64)
 
 
 def _indexed_task(function, index, *args):
