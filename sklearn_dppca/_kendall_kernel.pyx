@@ -419,14 +419,14 @@ cdef extern from *:
     /* The p x p accumulation of the design path, for AVX-512, in place of a DGEMM:
        cells += A^T R over count columns, for A (p rows, stride lda) and R (p rows,
        stride ldr), both laid out coordinate by coordinate as the band loops leave
-       them. Tiles of 6 rows of A by 4 rows of R keep 24 eight-lane partial sums in
-       registers while the columns stream past (the 6 rows of A from L1, R from
-       L2); the partial sums stay eight lanes wide in ``cells`` (dppca_cells_to_acc
+       them. Tiles of 5 rows of A by 5 rows of R keep 25 eight-lane partial sums in
+       registers while the columns stream past (the rows of A from L1, R from L2;
+       5 divides the usual p = 10, 50, 100); the partial sums stay eight lanes wide in ``cells`` (dppca_cells_to_acc
        adds the lanes once, at the end), so nothing is packed or reduced per call.
        Tiles past p repeat row p - 1, and their cells are ignored. Reads columns up
        to count rounded up to 8; the lanes past count are masked off in R. */
-    #define DPPCA_TILE_A 6
-    #define DPPCA_TILE_R 4
+    #define DPPCA_TILE_A 5
+    #define DPPCA_TILE_R 5
     #if defined(DPPCA_X86)
     DPPCA_AVX512 static void dppca_avx512_products(
             const double* A, Py_ssize_t lda, const double* R, Py_ssize_t ldr,
