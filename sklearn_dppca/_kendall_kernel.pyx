@@ -421,10 +421,11 @@ cdef extern from *:
        stride ldr), both laid out coordinate by coordinate as the band loops leave
        them. Tiles of 5 rows of A by 5 rows of R keep 25 eight-lane partial sums in
        registers while the columns stream past (the rows of A from L1, R from L2;
-       5 divides the usual p = 10, 50, 100); the partial sums stay eight lanes wide in ``cells`` (dppca_cells_to_acc
-       adds the lanes once, at the end), so nothing is packed or reduced per call.
-       Tiles past p repeat row p - 1, and their cells are ignored. Reads columns up
-       to count rounded up to 8; the lanes past count are masked off in R. */
+       5 divides the usual p = 10, 50, 100); the partial sums stay eight lanes
+       wide in ``cells`` (dppca_cells_to_acc adds the lanes once, at the end), so
+       nothing is packed or reduced per call. Tiles past p repeat row p - 1, and
+       their cells are ignored. Reads columns up to count rounded up to 8; the
+       lanes past count are masked off in R. */
     #define DPPCA_TILE_A 5
     #define DPPCA_TILE_R 5
     #if defined(DPPCA_X86)
