@@ -642,8 +642,8 @@ cdef extern from *:
             ahead = (position + 8 * (DPPCA_AHEAD - 1)) % n;
             for (q = 0; q < 8; q++) {
                 const double* row = X + order[ahead] * p;
-                for (line = 0; line < p; line += 8) __builtin_prefetch(row + line);
-                __builtin_prefetch(row + p - 1);
+                for (line = 0; line < p; line += 8) __builtin_prefetch(row + line, 0, 1);
+                __builtin_prefetch(row + p - 1, 0, 1);
                 ahead = (ahead + 1 == n) ? 0 : ahead + 1;
             }
     #endif
