@@ -284,6 +284,7 @@ cdef extern from *:
     DPPCA_WEIGHT_LOOP(dppca_v4, , dppca_v4, dppca_m4, 4)
     #endif
     #if defined(DPPCA_X86)
+    #include <immintrin.h>
     typedef double dppca_v8 __attribute__((vector_size(64)));
     typedef long long dppca_m8 __attribute__((vector_size(64)));
     #  define DPPCA_AVX2 __attribute__((target("avx2,fma")))
@@ -311,12 +312,28 @@ cdef extern from *:
     #  define DPPCA_UNROLL _Pragma("GCC unroll 20")
     #endif
     #define DPPCA_SPLAT8(v) ((dppca_v8){(v), (v), (v), (v), (v), (v), (v), (v)})
+    /* The sums of the eight lanes of each of the eight vectors at x (x[8 j + l]):
+       {sum_l x[l], sum_l x[8 + l], ...}, added pairwise. */
+    DPPCA_AVX512 static inline __attribute__((always_inline)) dppca_v8
+    dppca_avx512_lane_sums(const double* x) {
+        __m512d v[8], a[4], b[2];
+        int j;
+        for (j = 0; j < 8; j++) v[j] = _mm512_loadu_pd(x + 8 * j);
+        for (j = 0; j < 4; j++)
+            a[j] = _mm512_add_pd(_mm512_unpacklo_pd(v[2 * j], v[2 * j + 1]),
+                                 _mm512_unpackhi_pd(v[2 * j], v[2 * j + 1]));
+        for (j = 0; j < 2; j++)
+            b[j] = _mm512_add_pd(_mm512_shuffle_f64x2(a[2 * j], a[2 * j + 1], 0x88),
+                                 _mm512_shuffle_f64x2(a[2 * j], a[2 * j + 1], 0xDD));
+        return (dppca_v8)_mm512_add_pd(_mm512_shuffle_f64x2(b[0], b[1], 0x88),
+                                       _mm512_shuffle_f64x2(b[0], b[1], 0xDD));
+    }
     DPPCA_AVX512 static Py_ssize_t dppca_avx512_window(
             const double* rows, Py_ssize_t ld, Py_ssize_t p, Py_ssize_t count,
             Py_ssize_t h, const double* norms, double relative_floor,
             double absolute_floor, double weight_floor, double* weight_sums,
             double* sums, Py_ssize_t sums_ld, double* products, Py_ssize_t products_ld,
-            double* cells, Py_ssize_t* exact_pairs) {
+            double* partner_lanes, double* cells, Py_ssize_t* exact_pairs) {
         Py_ssize_t i, k, u, pass, lane, n_exact = 0;
         Py_ssize_t n_passes = (h + 7 + DPPCA_WINDOW_PASS - 1) / DPPCA_WINDOW_PASS;
         dppca_v8 relative = relative_floor - (dppca_v8){0};
@@ -355,10 +372,13 @@ cdef extern from *:
                     weight = (dppca_v8)((dppca_m8)(one / squared) & keep);
                     DPPCA_STORE(cells + (pass * DPPCA_WINDOW_PASS + u) * 8, weight);
                     owned += weight;
-                    weight_sums[first + u] += ((weight[0] + weight[1])
-                                               + (weight[2] + weight[3]))
-                                              + ((weight[4] + weight[5])
-                                                 + (weight[6] + weight[7]));
+                    {
+                        /* the partner's lanes; added up once it is final */
+                        dppca_v8 lanes;
+                        DPPCA_LOAD(lanes, partner_lanes + (first + u) * 8);
+                        lanes += weight;
+                        DPPCA_STORE(partner_lanes + (first + u) * 8, lanes);
+                    }
                     lost_cells[u] = lost;
                     any_lost |= lost;
                 }
@@ -376,10 +396,14 @@ cdef extern from *:
                             }
             }
             {
-                dppca_v8 previous;
+                /* positions i ... i + 7 are partners of no later group: their
+                   lanes are final */
+                dppca_v8 previous, zero = {0};
                 DPPCA_LOAD(previous, weight_sums + i);
                 previous += owned;
+                previous += dppca_avx512_lane_sums(partner_lanes + i * 8);
                 DPPCA_STORE(weight_sums + i, previous);
+                for (u = 0; u < 8; u++) DPPCA_STORE(partner_lanes + (i + u) * 8, zero);
             }
             DPPCA_LOAD(complete, weight_sums + i);
             for (pass = 0; pass < n_passes; pass++) {
@@ -538,11 +562,12 @@ cdef extern from *:
             Py_ssize_t h, const double* norms, double relative_floor,
             double absolute_floor, double weight_floor, double* weight_sums,
             double* sums, Py_ssize_t sums_ld, double* products, Py_ssize_t products_ld,
-            double* cells, Py_ssize_t* exact_pairs) {
+            double* partner_lanes, double* cells, Py_ssize_t* exact_pairs) {
     #if defined(DPPCA_X86)
         return dppca_avx512_window(rows, ld, p, count, h, norms, relative_floor,
                                    absolute_floor, weight_floor, weight_sums, sums,
-                                   sums_ld, products, products_ld, cells, exact_pairs);
+                                   sums_ld, products, products_ld, partner_lanes, cells,
+                                   exact_pairs);
     #else
         return 0;
     #endif
@@ -704,8 +729,8 @@ cdef extern from *:
                             double relative_floor, double absolute_floor,
                             double weight_floor, double* weight_sums, double* sums,
                             Py_ssize_t sums_ld, double* products,
-                            Py_ssize_t products_ld, double* cells,
-                            Py_ssize_t* exact_pairs) noexcept nogil
+                            Py_ssize_t products_ld, double* partner_lanes,
+                            double* cells, Py_ssize_t* exact_pairs) noexcept nogil
     void dppca_band_dots(const double* owners, const double* partners,
                          Py_ssize_t ld, Py_ssize_t p, Py_ssize_t n_lanes,
                          const Py_ssize_t* offsets, Py_ssize_t n_offsets,
@@ -1273,6 +1298,9 @@ cdef struct DesignBlock:
     # The window loop (offsets 1 ... h, AVX-512): its weight cells and exact pairs.
     bint window
     double* cells
+    # Eight lanes of weight per local position, from the window loop's pairs where
+    # the position is the partner (added into weight_sums once final).
+    double* partner_lanes
     Py_ssize_t* exact_pairs
 
 
@@ -1385,7 +1413,8 @@ cdef void _design_block(DesignBlock* block, ExactPairs* exact, const double* X,
                                block.norms + local, relative_floor, absolute_floor,
                                weight_floor, block.weight_sums + local,
                                block.gathered, b, queue_slot, PRODUCTS_LD,
-                               block.cells, block.exact_pairs)
+                               block.partner_lanes + 8 * local, block.cells,
+                               block.exact_pairs)
         for q in range(n_exact):
             ring_owner = order[t0 + block.exact_pairs[2 * q]]
             ring_partner = order[(t0 + block.exact_pairs[2 * q]
@@ -1421,6 +1450,16 @@ cdef void _design_block(DesignBlock* block, ExactPairs* exact, const double* X,
         block.n_queued += count
     else:
         _queue_products(block, owners, block.weight_sums + local, count, True)
+
+
+cdef void _add_partner_lanes(DesignBlock* block, Py_ssize_t first) noexcept nogil:
+    """weight_sums[s] += the lanes of partner_lanes at s, for s >= first."""
+    cdef Py_ssize_t s
+    cdef double* lanes
+    for s in range(first, block.width):
+        lanes = block.partner_lanes + 8 * s
+        block.weight_sums[s] += (((lanes[0] + lanes[1]) + (lanes[2] + lanes[3]))
+                                 + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7])))
 
 
 cdef struct TaskScale:
@@ -1569,6 +1608,8 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
     block.cells_acc = &cells_acc[0]
     block.cells_fresh = True
     block.cells = &cells[0]
+    cdef double[::1] partner_lanes = np.zeros(8 * width if block.window else 1)
+    block.partner_lanes = &partner_lanes[0]
     block.exact_pairs = &exact_pairs[0]
     block.rows = &rows[0]
     block.half_rows = &half_rows[0]
@@ -1613,7 +1654,10 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
                           &offsets[0] if n_offsets else NULL, n_offsets,
                           half_offset, n_half, relative_floor, absolute_floor,
                           scale.scaled_floor)
-        # The partners past the last owner: their terms w a a^T, from the pairs here.
+        # The partners past the last owner: their terms w a a^T, from the pairs here
+        # (with the window loop's last lanes added).
+        if block.window:
+            _add_partner_lanes(&block, stop - start)
         for block_index in range((reach + b - 1) // b):
             first = stop - start + block_index * b
             count = min(b, stop - start + reach - first)
