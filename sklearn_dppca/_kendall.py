@@ -30,16 +30,18 @@ about ``eps * S / D2`` relative accuracy on a pair, where ``S = |a|^2 + |b|^2`` 
 
 Exactness of the pair-design path (``pairs=m``). The design pairs ring position
 ``t`` with ``t + o`` (``o = 1, ..., m // 2``, and ``n / 2`` for an odd ``m``), so
-the pairs are band diagonals of the ring. With the rows ``a`` prescaled as above and
-centred on the median of a random subset of them, and the weights ``w`` of the pairs,
+the pairs are band diagonals of the ring. With the rows ``a`` prescaled as above
+(each task by the power of two of the rows it reads and the centre) and centred on
+the median of a random subset of them, and the weights ``w`` of the pairs,
 
 ``sum_pairs w d d^T = (M + M^T) / 2``, ``M = sum_t a_t (c_t a_t - 2 g_t)^T``,
 
 where ``c_t`` sums the weights of the pairs at ``t`` and ``g_t`` the ``w a_s`` of the
 pairs ``(t, s)`` that ``t`` owns: this is ``A^T L A`` for the weighted Laplacian
 ``L`` of the design. The weights come from band dot products (Gram distances) and
-``g`` from a band gather, O(p) per pair, and ``M`` from one DGEMM per block of ring
-positions, O(p^2) per row, where the direct loop spent O(p^2) per pair. A pair's
+``g`` from a band gather, O(p) per pair, and ``M`` from one ``p x p`` accumulation
+per run of ring positions (DGEMM, or a hand-written loop with AVX-512), O(p^2) per
+row, where the direct loop spent O(p^2) per pair. A pair's
 share of ``M`` is ``w (|a_t|^2 + |a_s|^2 - 2 a_t.a_s)``-sized terms, so it carries
 the same ``eps * S / D2`` relative error as in the all-pairs kernel, and the same
 test sends every pair with ``D2 < S / 16 + 2**-900`` to the exact path (which also
@@ -322,7 +324,7 @@ def spherical_kendall(X, *, n_jobs=None, pairs="all", random_state=None,
         ``m`` others (``sklearn_dppca._kendall._pair_design``),
         ``K_m = 2 / (n m) * sum u u^T`` over its ``n m / 2`` pairs: about
         ``2 n m p`` flops for the weights and the weighted Laplacian of the design,
-        plus ``2 n p^2`` in DGEMM (module docstring of ``sklearn_dppca._kendall``).
+        plus ``2 n p^2`` in the ``p x p`` accumulation (module docstring of ``sklearn_dppca._kendall``).
         ``m >= n - 1`` uses all pairs. An odd ``m`` needs an even ``n``.
     random_state : None, int, numpy.random.Generator or RandomState, default=None
         Draws the pair design when ``pairs`` is an int; unused for ``"all"``. The

@@ -17,9 +17,10 @@ coincident pair always contributes 0):
 ``design_partial``
     The pairs of a circulant pair design (the incomplete U-statistic), through the
     weighted Laplacian of the design: band dot products give the weights, a band
-    gather and one DGEMM per block of ring positions the sum (O(p) work per pair
-    plus O(p^2) per row). Pairs whose Gram distance would be inaccurate (the same
-    test as in ``all_pairs_partial``) are computed exactly instead.
+    gather and one ``p x p`` accumulation per run of ring positions the sum (O(p)
+    work per pair plus O(p^2) per row). Pairs whose Gram distance would be
+    inaccurate (the same test as in ``all_pairs_partial``) are computed exactly
+    instead.
 
 Exact pairs turn into (shrunk) unit vectors that are buffered and added with one DSYRK
 per full buffer.
@@ -1534,8 +1535,9 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
     pairs, the sum is ``(M + M^T) / 2`` for ``M = sum_t a_t (c_t a_t - 2 g_t)^T``,
     where ``c_t`` sums the weights of the pairs at ``t`` and ``g_t`` the ``w a_s``
     of the pairs ``(t, s)`` that ``t`` owns: O(p) work per pair (a band dot product
-    for the weight and a band gather for ``g``) plus one DGEMM per block of
-    positions, instead of a p x p outer product per pair. Pairs whose Gram distance
+    for the weight and a band gather for ``g``) plus one p x p accumulation per
+    run of positions (DGEMM, or a register-tiled loop with AVX-512), instead of a
+    p x p outer product per pair. Pairs whose Gram distance
     lost precision (the test of :func:`all_pairs_partial`) are computed exactly
     instead, from ``X``.
 
