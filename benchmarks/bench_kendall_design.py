@@ -8,7 +8,7 @@ turns, so that a busy machine slows both alike; the ratio is that of the medians
 The direct loop is ``_design_partial_direct``, kept in the compiled module as the
 reference, called exactly as the package called it before (rows gathered in ring
 order, the same ring positions per task). The timed Laplacian call is the whole
-``_design_sum`` (prescaling, centre, tasks).
+``_design_sum`` (centre, tasks, each prescaling the rows it reads).
 
 Run: ``python benchmarks/bench_kendall_design.py [--n N] [--p P] [--m M]
 [--repeats R] [--no-neighbours]``.

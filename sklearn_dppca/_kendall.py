@@ -30,16 +30,18 @@ about ``eps * S / D2`` relative accuracy on a pair, where ``S = |a|^2 + |b|^2`` 
 
 Exactness of the pair-design path (``pairs=m``). The design pairs ring position
 ``t`` with ``t + o`` (``o = 1, ..., m // 2``, and ``n / 2`` for an odd ``m``), so
-the pairs are band diagonals of the ring. With the rows ``a`` prescaled as above and
-centred on the median of a random subset of them, and the weights ``w`` of the pairs,
+the pairs are band diagonals of the ring. With the rows ``a`` prescaled as above
+(each task by the power of two of the rows it reads and the centre) and centred on
+the median of a random subset of them, and the weights ``w`` of the pairs,
 
 ``sum_pairs w d d^T = (M + M^T) / 2``, ``M = sum_t a_t (c_t a_t - 2 g_t)^T``,
 
 where ``c_t`` sums the weights of the pairs at ``t`` and ``g_t`` the ``w a_s`` of the
 pairs ``(t, s)`` that ``t`` owns: this is ``A^T L A`` for the weighted Laplacian
 ``L`` of the design. The weights come from band dot products (Gram distances) and
-``g`` from a band gather, O(p) per pair, and ``M`` from one DGEMM per block of ring
-positions, O(p^2) per row, where the direct loop spent O(p^2) per pair. A pair's
+``g`` from a band gather, O(p) per pair, and ``M`` from one ``p x p`` accumulation
+per run of ring positions (DGEMM, or a hand-written loop with AVX-512), O(p^2) per
+row, where the direct loop spent O(p^2) per pair. A pair's
 share of ``M`` is ``w (|a_t|^2 + |a_s|^2 - 2 a_t.a_s)``-sized terms, so it carries
 the same ``eps * S / D2`` relative error as in the all-pairs kernel, and the same
 test sends every pair with ``D2 < S / 16 + 2**-900`` to the exact path (which also
@@ -73,7 +75,7 @@ import joblib
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from ._kendall_kernel import all_pairs_partial, design_partial, max_abs
+from ._kendall_kernel import all_pairs_partial, design_partial
 from ._validation import (
     NON_NEGATIVE,
     Callable,
@@ -96,6 +98,8 @@ _RUN_LENGTH = 16
 _MAX_TASKS = 128
 # Ring positions per task of the pair-design kernel (at least).
 _DESIGN_CHUNK = 2048
+# Rows of the ring whose coordinatewise median centres the design kernel (odd).
+_CENTRE_ROWS = 255
 
 
 class _PairDesign(NamedTuple):
@@ -320,7 +324,7 @@ def spherical_kendall(X, *, n_jobs=None, pairs="all", random_state=None,
         ``m`` others (``sklearn_dppca._kendall._pair_design``),
         ``K_m = 2 / (n m) * sum u u^T`` over its ``n m / 2`` pairs: about
         ``2 n m p`` flops for the weights and the weighted Laplacian of the design,
-        plus ``2 n p^2`` in DGEMM (module docstring of ``sklearn_dppca._kendall``).
+        plus ``2 n p^2`` in the ``p x p`` accumulation (module docstring of ``sklearn_dppca._kendall``).
         ``m >= n - 1`` uses all pairs. An odd ``m`` needs an even ``n``.
     random_state : None, int, numpy.random.Generator or RandomState, default=None
         Draws the pair design when ``pairs`` is an int; unused for ``"all"``. The
@@ -496,23 +500,23 @@ def _all_pairs_task(X_blocks, X_scaled, centres, block_starts, order, runs,
 
 def _design_sum(X, design, floor, n_jobs, progress):
     """Sum of the floored terms over the design pairs, their number, and the
-    coincident pairs."""
-    n_samples, n_features = X.shape
+    coincident pairs.
+
+    Each task prescales the rows it reads by its own power of two (no pass over the
+    whole of ``X`` here), so the tasks take the floor as it is.
+    """
+    n_samples = X.shape[0]
     X = np.ascontiguousarray(X, dtype=np.float64)
-    # as _prescaling_exponent, in one compiled pass over X
-    exponent = math.frexp(max_abs(X))[1]
-    scale_high, scale_low = _power_of_two_factors(-exponent)
-    floor_mantissa, floor_exponent, scaled_floor, factor = _floor_parts(
-        floor, exponent, n_features)
-    centre = _ring_centre(X, design.order, exponent)
+    floor_mantissa, floor_exponent = math.frexp(floor)
+    centre = _ring_centre(X, design.order)
     n_tasks = max(1, min(_MAX_TASKS, n_samples // _DESIGN_CHUNK))
     edges = np.linspace(0, n_samples, n_tasks + 1).astype(np.intp)
     half = design.half_offset
     results = _run_tasks(
         _design_task,
         [
-            (X, design.order, design.offsets, half, start, stop, scale_high,
-             scale_low, centre, floor_mantissa, floor_exponent, scaled_floor)
+            (X, design.order, design.offsets, half, start, stop, centre,
+             floor_mantissa, floor_exponent)
             for start, stop in zip(edges[:-1], edges[1:])
         ],
         n_jobs,
@@ -521,41 +525,29 @@ def _design_sum(X, design, floor, n_jobs, progress):
          + (max(0, min(int(stop), half) - int(start)) if half else 0)
          for start, stop in zip(edges[:-1], edges[1:])],
     )
-    total, n_terms, coincident = _with_count(results,
-                                             n_samples * design.n_partners // 2)
-    if factor != 1.0:
-        total = total * factor
-    return total, n_terms, coincident
+    return _with_count(results, n_samples * design.n_partners // 2)
 
 
-def _design_task(X, order, offsets, half_offset, start, stop, scale_high, scale_low,
-                 centre, floor_mantissa, floor_exponent, scaled_floor):
+def _design_task(X, order, offsets, half_offset, start, stop, centre, floor_mantissa,
+                 floor_exponent):
     """One parallel task: the partial sum over the pairs owned by ring positions
     ``start <= t < stop`` (module level, so that joblib can pickle it)."""
     return design_partial(X, order, offsets, int(half_offset), int(start), int(stop),
-                          scale_high, scale_low, centre, floor_mantissa,
-                          floor_exponent, scaled_floor)
+                          centre, floor_mantissa, floor_exponent)
 
 
-def _power_of_two_factors(exponent):
-    """Two powers of two, each a normal float, whose product is ``2**exponent``
-    (``|exponent| <= 1074 + 1024``; one factor alone over- or underflows beyond
-    about 1022)."""
-    high = max(-1000, min(1000, exponent))
-    return math.ldexp(1.0, high), math.ldexp(1.0, exponent - high)
-
-
-def _ring_centre(X, order, exponent):
+def _ring_centre(X, order):
     """Centre for the design kernel: coordinatewise median of the first (at most
-    1024) rows of the ring, a uniformly random subset, on the prescaled scale.
+    255) rows of the ring, a uniformly random subset, in the units of ``X``.
 
     Any centre gives the same sum in exact arithmetic; one inside the bulk of the
     rows keeps their norms comparable to the pair distances, so that few pairs need
-    the exact path.
+    the exact path. The number of rows is odd, so that each median is one of the
+    values (no averaging: nothing to round or overflow).
     """
-    with np.errstate(under="ignore"):
-        return np.ascontiguousarray(
-            np.median(np.ldexp(X[order[:1024]], -exponent), axis=0), dtype=np.float64)
+    size = min(len(order), _CENTRE_ROWS)
+    size -= 1 - size % 2
+    return np.ascontiguousarray(np.median(X[order[:size]], axis=0), dtype=np.float64)
 
 
 def _indexed_task(function, index, *args):

@@ -17,9 +17,10 @@ coincident pair always contributes 0):
 ``design_partial``
     The pairs of a circulant pair design (the incomplete U-statistic), through the
     weighted Laplacian of the design: band dot products give the weights, a band
-    gather and one DGEMM per block of ring positions the sum (O(p) work per pair
-    plus O(p^2) per row). Pairs whose Gram distance would be inaccurate (the same
-    test as in ``all_pairs_partial``) are computed exactly instead.
+    gather and one ``p x p`` accumulation per run of ring positions the sum (O(p)
+    work per pair plus O(p^2) per row). Pairs whose Gram distance would be
+    inaccurate (the same test as in ``all_pairs_partial``) are computed exactly
+    instead.
 
 Exact pairs turn into (shrunk) unit vectors that are buffered and added with one DSYRK
 per full buffer.
@@ -284,6 +285,7 @@ cdef extern from *:
     DPPCA_WEIGHT_LOOP(dppca_v4, , dppca_v4, dppca_m4, 4)
     #endif
     #if defined(DPPCA_X86)
+    #include <immintrin.h>
     typedef double dppca_v8 __attribute__((vector_size(64)));
     typedef long long dppca_m8 __attribute__((vector_size(64)));
     #  define DPPCA_AVX2 __attribute__((target("avx2,fma")))
@@ -297,10 +299,13 @@ cdef extern from *:
        columns s = t0 + 1 ... t0 + 7 + h broadcast from memory (owner lane l meets
        column s at offset s - t0 - l; the few (lane, column) cells outside the band
        are masked). Dot products, weights (as in NAME##_weights) and the gather
-       sums[k, t] += sum_o w a_(t + o) all stream without unaligned loads or
-       shuffles. Adds the weights to owner_sums (index t) and owner_sums (index s,
-       the partners), and lists the exact pairs as (t, o) in exact_pairs; returns
-       their number. Reads columns up to n_lanes + 8 * DPPCA_WINDOW_PASS. */
+       g[k, t] = sum_o w a_(t + o) all stream without unaligned loads or shuffles.
+       Adds the weights to weight_sums (index t, and index s for the partners), and
+       lists the exact pairs as (t, o) in exact_pairs; returns their number. The
+       gather goes to sums[k, t] (overwritten), or, when products is not NULL (no
+       other pairs touch these owners, so their weight sums c_t are complete once
+       the group's weights are in), the scaled rows c_t a_t[k] - 2 g[k, t] go to
+       products[k, t] instead. Reads columns up to n_lanes + 8 * DPPCA_WINDOW_PASS. */
     #define DPPCA_WINDOW_PASS 20
     #if defined(__clang__)
     #  define DPPCA_UNROLL _Pragma("unroll")
@@ -308,11 +313,28 @@ cdef extern from *:
     #  define DPPCA_UNROLL _Pragma("GCC unroll 20")
     #endif
     #define DPPCA_SPLAT8(v) ((dppca_v8){(v), (v), (v), (v), (v), (v), (v), (v)})
+    /* The sums of the eight lanes of each of the eight vectors at x (x[8 j + l]):
+       {sum_l x[l], sum_l x[8 + l], ...}, added pairwise. */
+    DPPCA_AVX512 static inline __attribute__((always_inline)) dppca_v8
+    dppca_avx512_lane_sums(const double* x) {
+        __m512d v[8], a[4], b[2];
+        int j;
+        for (j = 0; j < 8; j++) v[j] = _mm512_loadu_pd(x + 8 * j);
+        for (j = 0; j < 4; j++)
+            a[j] = _mm512_add_pd(_mm512_unpacklo_pd(v[2 * j], v[2 * j + 1]),
+                                 _mm512_unpackhi_pd(v[2 * j], v[2 * j + 1]));
+        for (j = 0; j < 2; j++)
+            b[j] = _mm512_add_pd(_mm512_shuffle_f64x2(a[2 * j], a[2 * j + 1], 0x88),
+                                 _mm512_shuffle_f64x2(a[2 * j], a[2 * j + 1], 0xDD));
+        return (dppca_v8)_mm512_add_pd(_mm512_shuffle_f64x2(b[0], b[1], 0x88),
+                                       _mm512_shuffle_f64x2(b[0], b[1], 0xDD));
+    }
     DPPCA_AVX512 static Py_ssize_t dppca_avx512_window(
             const double* rows, Py_ssize_t ld, Py_ssize_t p, Py_ssize_t count,
             Py_ssize_t h, const double* norms, double relative_floor,
             double absolute_floor, double weight_floor, double* weight_sums,
-            double* sums, Py_ssize_t sums_ld, double* cells, Py_ssize_t* exact_pairs) {
+            double* sums, Py_ssize_t sums_ld, double* products, Py_ssize_t products_ld,
+            double* partner_lanes, double* cells, Py_ssize_t* exact_pairs) {
         Py_ssize_t i, k, u, pass, lane, n_exact = 0;
         Py_ssize_t n_passes = (h + 7 + DPPCA_WINDOW_PASS - 1) / DPPCA_WINDOW_PASS;
         dppca_v8 relative = relative_floor - (dppca_v8){0};
@@ -320,12 +342,14 @@ cdef extern from *:
         dppca_v8 floor = weight_floor - (dppca_v8){0}, one = 1.0 - (dppca_v8){0};
         dppca_m8 index = {0, 1, 2, 3, 4, 5, 6, 7};
         for (i = 0; i < count; i += 8) {
-            dppca_v8 own, owned = {0};
+            dppca_v8 own, owned = {0}, complete;
             dppca_m8 live = (index + (long long)i) < (long long)count;
             DPPCA_LOAD(own, norms + i);
             for (pass = 0; pass < n_passes; pass++) {
                 Py_ssize_t first = 1 + i + pass * DPPCA_WINDOW_PASS;
                 dppca_v8 acc[DPPCA_WINDOW_PASS], x;
+                dppca_m8 lost_cells[DPPCA_WINDOW_PASS], any_lost = {0};
+                long long flag = 0;
                 DPPCA_UNROLL
                 for (u = 0; u < DPPCA_WINDOW_PASS; u++) acc[u] = (dppca_v8){0};
                 for (k = 0; k < p; k++) {
@@ -349,24 +373,40 @@ cdef extern from *:
                     weight = (dppca_v8)((dppca_m8)(one / squared) & keep);
                     DPPCA_STORE(cells + (pass * DPPCA_WINDOW_PASS + u) * 8, weight);
                     owned += weight;
-                    weight_sums[first + u] += ((weight[0] + weight[1])
-                                               + (weight[2] + weight[3]))
-                                              + ((weight[4] + weight[5])
-                                                 + (weight[6] + weight[7]));
-                    for (lane = 0; lane < 8; lane++)
-                        if (lost[lane]) {
-                            exact_pairs[2 * n_exact] = i + lane;
-                            exact_pairs[2 * n_exact + 1] = offset - lane;
-                            n_exact++;
-                        }
+                    {
+                        /* the partner's lanes; added up once it is final */
+                        dppca_v8 lanes;
+                        DPPCA_LOAD(lanes, partner_lanes + (first + u) * 8);
+                        lanes += weight;
+                        DPPCA_STORE(partner_lanes + (first + u) * 8, lanes);
+                    }
+                    lost_cells[u] = lost;
+                    any_lost |= lost;
                 }
+                /* the exact pairs, listed only when there are some: testing every
+                   lane of every cell would cost as much as the weights */
+                for (lane = 0; lane < 8; lane++) flag |= any_lost[lane];
+                if (flag)
+                    for (u = 0; u < DPPCA_WINDOW_PASS; u++)
+                        for (lane = 0; lane < 8; lane++)
+                            if (lost_cells[u][lane]) {
+                                exact_pairs[2 * n_exact] = i + lane;
+                                exact_pairs[2 * n_exact + 1] =
+                                    pass * DPPCA_WINDOW_PASS + u + 1 - lane;
+                                n_exact++;
+                            }
             }
             {
-                dppca_v8 previous;
+                /* positions i ... i + 7 are partners of no later group: their
+                   lanes are final */
+                dppca_v8 previous, zero = {0};
                 DPPCA_LOAD(previous, weight_sums + i);
                 previous += owned;
+                previous += dppca_avx512_lane_sums(partner_lanes + i * 8);
                 DPPCA_STORE(weight_sums + i, previous);
+                for (u = 0; u < 8; u++) DPPCA_STORE(partner_lanes + (i + u) * 8, zero);
             }
+            DPPCA_LOAD(complete, weight_sums + i);
             for (pass = 0; pass < n_passes; pass++) {
                 Py_ssize_t first = 1 + i + pass * DPPCA_WINDOW_PASS;
                 dppca_v8 w[DPPCA_WINDOW_PASS], out, part[4];
@@ -380,9 +420,20 @@ cdef extern from *:
                     DPPCA_UNROLL
                     for (u = 4; u < DPPCA_WINDOW_PASS; u++)
                         part[u % 4] += w[u] * DPPCA_SPLAT8(column[u]);
-                    DPPCA_LOAD(out, sums + k * sums_ld + i);
-                    out += (part[0] + part[1]) + (part[2] + part[3]);
-                    DPPCA_STORE(sums + k * sums_ld + i, out);
+                    out = (part[0] + part[1]) + (part[2] + part[3]);
+                    if (pass > 0) {
+                        dppca_v8 earlier;
+                        DPPCA_LOAD(earlier, sums + k * sums_ld + i);
+                        out += earlier;
+                    }
+                    if (products != NULL && pass == n_passes - 1) {
+                        dppca_v8 own_row;
+                        DPPCA_LOAD(own_row, rows + k * ld + i);
+                        out = complete * own_row - (out + out);
+                        DPPCA_STORE(products + k * products_ld + i, out);
+                    } else {
+                        DPPCA_STORE(sums + k * sums_ld + i, out);
+                    }
                 }
             }
         }
@@ -390,17 +441,134 @@ cdef extern from *:
     }
     #endif
 
+    /* The p x p accumulation of the design path, for AVX-512, in place of a DGEMM:
+       cells += A^T R over count columns, for A (p rows, stride lda) and R (p rows,
+       stride ldr), both laid out coordinate by coordinate as the band loops leave
+       them. Tiles of 5 rows of A by 5 rows of R keep 25 eight-lane partial sums in
+       registers while the columns stream past (the rows of A from L1, R from L2;
+       5 divides the usual p = 10, 50, 100); the partial sums stay eight lanes
+       wide in ``cells`` (dppca_cells_to_acc adds the lanes once, at the end), so
+       nothing is packed or reduced per call. Tiles past p repeat row p - 1, and
+       their cells are ignored. Reads columns up to count rounded up to 8; the
+       lanes past count are masked off in R. */
+    #define DPPCA_TILE_A 5
+    #define DPPCA_TILE_R 5
+    #if defined(DPPCA_X86)
+    DPPCA_AVX512 static void dppca_avx512_products(
+            const double* A, Py_ssize_t lda, const double* R, Py_ssize_t ldr,
+            Py_ssize_t p, Py_ssize_t count, double* cells, int fresh) {
+        Py_ssize_t ti, tj, i, j, l, k;
+        Py_ssize_t n_ti = (p + DPPCA_TILE_A - 1) / DPPCA_TILE_A;
+        Py_ssize_t n_tj = (p + DPPCA_TILE_R - 1) / DPPCA_TILE_R;
+        Py_ssize_t full = count / 8 * 8;
+        dppca_m8 index = {0, 1, 2, 3, 4, 5, 6, 7};
+        dppca_m8 tail = index < (long long)(count - full);
+        for (ti = 0; ti < n_ti; ti++) {
+            const double* a[DPPCA_TILE_A];
+            for (i = 0; i < DPPCA_TILE_A; i++) {
+                k = ti * DPPCA_TILE_A + i;
+                a[i] = A + (k < p ? k : p - 1) * lda;
+            }
+            for (tj = 0; tj < n_tj; tj++) {
+                const double* r[DPPCA_TILE_R];
+                dppca_v8 s[DPPCA_TILE_A][DPPCA_TILE_R], x[DPPCA_TILE_A], y;
+                double* cell = cells
+                               + (ti * n_tj + tj) * (DPPCA_TILE_A * DPPCA_TILE_R * 8);
+                for (j = 0; j < DPPCA_TILE_R; j++) {
+                    k = tj * DPPCA_TILE_R + j;
+                    r[j] = R + (k < p ? k : p - 1) * ldr;
+                }
+                DPPCA_UNROLL
+                for (i = 0; i < DPPCA_TILE_A; i++)
+                    DPPCA_UNROLL
+                    for (j = 0; j < DPPCA_TILE_R; j++) {
+                        if (fresh) s[i][j] = (dppca_v8){0};
+                        else DPPCA_LOAD(s[i][j], cell + (i * DPPCA_TILE_R + j) * 8);
+                    }
+                for (l = 0; l < full; l += 8) {
+                    DPPCA_UNROLL
+                    for (i = 0; i < DPPCA_TILE_A; i++) DPPCA_LOAD(x[i], a[i] + l);
+                    DPPCA_UNROLL
+                    for (j = 0; j < DPPCA_TILE_R; j++) {
+                        DPPCA_LOAD(y, r[j] + l);
+                        DPPCA_UNROLL
+                        for (i = 0; i < DPPCA_TILE_A; i++) s[i][j] += x[i] * y;
+                    }
+                }
+                if (full < count) {
+                    DPPCA_UNROLL
+                    for (i = 0; i < DPPCA_TILE_A; i++) DPPCA_LOAD(x[i], a[i] + full);
+                    DPPCA_UNROLL
+                    for (j = 0; j < DPPCA_TILE_R; j++) {
+                        DPPCA_LOAD(y, r[j] + full);
+                        y = (dppca_v8)((dppca_m8)y & tail);
+                        DPPCA_UNROLL
+                        for (i = 0; i < DPPCA_TILE_A; i++) s[i][j] += x[i] * y;
+                    }
+                }
+                DPPCA_UNROLL
+                for (i = 0; i < DPPCA_TILE_A; i++)
+                    DPPCA_UNROLL
+                    for (j = 0; j < DPPCA_TILE_R; j++)
+                        DPPCA_STORE(cell + (i * DPPCA_TILE_R + j) * 8, s[i][j]);
+            }
+        }
+    }
+    #endif
+
+    /* Size of the cells of dppca_products for p, in doubles. */
+    static Py_ssize_t dppca_cells_size(Py_ssize_t p) {
+        return ((p + DPPCA_TILE_A - 1) / DPPCA_TILE_A)
+               * ((p + DPPCA_TILE_R - 1) / DPPCA_TILE_R)
+               * DPPCA_TILE_A * DPPCA_TILE_R * 8;
+    }
+
+    /* cells += A^T R (cells = A^T R when fresh; see dppca_avx512_products) when
+       this CPU runs AVX-512;
+       returns 0 (and does nothing) otherwise: the caller then uses DGEMM. */
+    static int dppca_products(const double* A, Py_ssize_t lda, const double* R,
+                              Py_ssize_t ldr, Py_ssize_t p, Py_ssize_t count,
+                              double* cells, int fresh) {
+    #if defined(DPPCA_X86)
+        dppca_avx512_products(A, lda, R, ldr, p, count, cells, fresh);
+        return 1;
+    #else
+        return 0;
+    #endif
+    }
+
+    /* acc[k1 + k2 p] += the eight lanes of the cell (k1, k2), added pairwise
+       (cells in the order dppca_avx512_products keeps them). */
+    static void dppca_cells_to_acc(const double* cells, Py_ssize_t p, double* acc) {
+        Py_ssize_t ti, tj, i, j, k1, k2;
+        Py_ssize_t n_ti = (p + DPPCA_TILE_A - 1) / DPPCA_TILE_A;
+        Py_ssize_t n_tj = (p + DPPCA_TILE_R - 1) / DPPCA_TILE_R;
+        const double* c = cells;
+        for (ti = 0; ti < n_ti; ti++)
+            for (tj = 0; tj < n_tj; tj++)
+                for (i = 0; i < DPPCA_TILE_A; i++)
+                    for (j = 0; j < DPPCA_TILE_R; j++, c += 8) {
+                        k1 = ti * DPPCA_TILE_A + i;
+                        k2 = tj * DPPCA_TILE_R + j;
+                        if (k1 < p && k2 < p)
+                            acc[k1 + k2 * p] += ((c[0] + c[1]) + (c[2] + c[3]))
+                                                + ((c[4] + c[5]) + (c[6] + c[7]));
+                    }
+    }
+
     /* The AVX-512 window loop when this CPU runs it (dppca_select_kernels said 8
        lanes), else nothing: the caller then uses the band loops. */
     static Py_ssize_t dppca_window(
             const double* rows, Py_ssize_t ld, Py_ssize_t p, Py_ssize_t count,
             Py_ssize_t h, const double* norms, double relative_floor,
             double absolute_floor, double weight_floor, double* weight_sums,
-            double* sums, Py_ssize_t sums_ld, double* cells, Py_ssize_t* exact_pairs) {
+            double* sums, Py_ssize_t sums_ld, double* products, Py_ssize_t products_ld,
+            double* partner_lanes, double* cells, Py_ssize_t* exact_pairs) {
     #if defined(DPPCA_X86)
         return dppca_avx512_window(rows, ld, p, count, h, norms, relative_floor,
                                    absolute_floor, weight_floor, weight_sums, sums,
-                                   sums_ld, cells, exact_pairs);
+                                   sums_ld, products, products_ld, partner_lanes, cells,
+                                   exact_pairs);
     #else
         return 0;
     #endif
@@ -478,16 +646,18 @@ cdef extern from *:
         return largest;
     }
 
-    /* rows[k width + l] = X[order[(first + l) mod n], k] high low - centre[k] and
-       norms[l] = sum_k rows[k width + l]^2, l < count. The rows are read in a
-       random order, eight at a time (one cache line of each output row), and the
-       next eight are prefetched. */
-    DPPCA_CLONES static void dppca_local_rows(
+    /* rows[k width + l] = X[order[(first + l) mod n], k], l < count: the rows,
+       transposed, as they are (dppca_finish_rows scales and centres them once the
+       task's scale is known); returns the largest |x| among them. The rows are
+       read in a random order, eight at a time (one cache line of each output row);
+       the rows DPPCA_AHEAD tiles ahead are prefetched, every cache line of each. */
+    #define DPPCA_AHEAD 3
+    DPPCA_CLONES static double dppca_local_rows(
             const double* X, const Py_ssize_t* order, Py_ssize_t n, Py_ssize_t p,
-            Py_ssize_t first, Py_ssize_t count, Py_ssize_t width, double high,
-            double low, const double* centre, double* rows, double* norms) {
+            Py_ssize_t first, Py_ssize_t count, Py_ssize_t width, double* rows) {
         Py_ssize_t l, k, q, tile, position = first % n, ahead, line;
         const double* source[8];
+        double largest[8] = {0, 0, 0, 0, 0, 0, 0, 0}, result = 0.0;
         for (l = 0; l < count; l += 8) {
             tile = count - l < 8 ? count - l : 8;
             for (q = 0; q < tile; q++) {
@@ -495,31 +665,53 @@ cdef extern from *:
                 position = (position + 1 == n) ? 0 : position + 1;
             }
     #if defined(__GNUC__)
-            /* the rows two tiles ahead, every cache line of each */
-            ahead = position + 8 < n ? position + 8 : (position + 8) % n;
+            ahead = (position + 8 * (DPPCA_AHEAD - 1)) % n;
             for (q = 0; q < 8; q++) {
                 const double* row = X + order[ahead] * p;
-                for (line = 0; line < p; line += 8) __builtin_prefetch(row + line);
-                __builtin_prefetch(row + p - 1);
+                for (line = 0; line < p; line += 8) __builtin_prefetch(row + line, 0, 1);
+                __builtin_prefetch(row + p - 1, 0, 1);
                 ahead = (ahead + 1 == n) ? 0 : ahead + 1;
             }
     #endif
             if (tile == 8) {
                 for (k = 0; k < p; k++) {
                     double* out = rows + k * width + l;
-                    for (q = 0; q < 8; q++)
-                        out[q] = source[q][k] * high * low - centre[k];
+                    for (q = 0; q < 8; q++) {
+                        double value = source[q][k];
+                        double magnitude = value < 0 ? -value : value;
+                        out[q] = value;
+                        largest[q] = magnitude > largest[q] ? magnitude : largest[q];
+                    }
                 }
             } else {
                 for (k = 0; k < p; k++)
-                    for (q = 0; q < tile; q++)
-                        rows[k * width + l + q] = source[q][k] * high * low - centre[k];
+                    for (q = 0; q < tile; q++) {
+                        double value = source[q][k];
+                        double magnitude = value < 0 ? -value : value;
+                        rows[k * width + l + q] = value;
+                        largest[q] = magnitude > largest[q] ? magnitude : largest[q];
+                    }
             }
         }
+        for (q = 0; q < 8; q++) result = largest[q] > result ? largest[q] : result;
+        return result;
+    }
+
+    /* rows[k width + l] = rows[k width + l] high low - centre[k] (centre already
+       scaled) and norms[l] = sum_k rows[k width + l]^2, l < count. */
+    DPPCA_CLONES static void dppca_finish_rows(
+            double* rows, Py_ssize_t width, Py_ssize_t count, Py_ssize_t p,
+            double high, double low, const double* centre, double* norms) {
+        Py_ssize_t l, k;
         for (l = 0; l < count; l++) norms[l] = 0.0;
         for (k = 0; k < p; k++) {
-            const double* row = rows + k * width;
-            for (l = 0; l < count; l++) norms[l] += row[l] * row[l];
+            double* row = rows + k * width;
+            double shift = centre[k];
+            for (l = 0; l < count; l++) {
+                double value = row[l] * high * low - shift;
+                row[l] = value;
+                norms[l] += value * value;
+            }
         }
     }
     """
@@ -527,12 +719,19 @@ cdef extern from *:
     double dppca_max_abs(const double* x, Py_ssize_t size) noexcept nogil
     int dppca_select_kernels() noexcept nogil
     int DPPCA_WINDOW_PASS
+    Py_ssize_t dppca_cells_size(Py_ssize_t p) noexcept nogil
+    int dppca_products(const double* A, Py_ssize_t lda, const double* R,
+                       Py_ssize_t ldr, Py_ssize_t p, Py_ssize_t count,
+                       double* cells, int fresh) noexcept nogil
+    void dppca_cells_to_acc(const double* cells, Py_ssize_t p,
+                            double* acc) noexcept nogil
     Py_ssize_t dppca_window(const double* rows, Py_ssize_t ld, Py_ssize_t p,
                             Py_ssize_t count, Py_ssize_t h, const double* norms,
                             double relative_floor, double absolute_floor,
                             double weight_floor, double* weight_sums, double* sums,
-                            Py_ssize_t sums_ld, double* cells,
-                            Py_ssize_t* exact_pairs) noexcept nogil
+                            Py_ssize_t sums_ld, double* products,
+                            Py_ssize_t products_ld, double* partner_lanes,
+                            double* cells, Py_ssize_t* exact_pairs) noexcept nogil
     void dppca_band_dots(const double* owners, const double* partners,
                          Py_ssize_t ld, Py_ssize_t p, Py_ssize_t n_lanes,
                          const Py_ssize_t* offsets, Py_ssize_t n_offsets,
@@ -554,11 +753,12 @@ cdef extern from *:
                            const double* gathered, Py_ssize_t ld, Py_ssize_t p,
                            Py_ssize_t n_lanes, double* products,
                            Py_ssize_t products_ld) noexcept nogil
-    void dppca_local_rows(const double* X, const Py_ssize_t* order, Py_ssize_t n,
+    double dppca_local_rows(const double* X, const Py_ssize_t* order, Py_ssize_t n,
                           Py_ssize_t p, Py_ssize_t first, Py_ssize_t count,
-                          Py_ssize_t width, double high, double low,
-                          const double* centre, double* rows,
-                          double* norms) noexcept nogil
+                          Py_ssize_t width, double* rows) noexcept nogil
+    void dppca_finish_rows(double* rows, Py_ssize_t width, Py_ssize_t count,
+                           Py_ssize_t p, double high, double low,
+                           const double* centre, double* norms) noexcept nogil
 
 # The widest band loops this CPU runs (8 lanes: AVX-512, 4: AVX2 or baseline).
 KERNEL_LANES = dppca_select_kernels()
@@ -597,6 +797,7 @@ cdef struct ExactPairs:
     double* units
     Py_ssize_t filled
     Py_ssize_t capacity
+    Py_ssize_t n_units      # units buffered so far (0: acc is still all zeros)
     double* acc
     double* diff
     # Coincident pairs seen, and the lexicographically first one in the caller's
@@ -726,6 +927,7 @@ cdef void _add_exact_pair(ExactPairs* exact, const double* x_i, const double* x_
     for k in range(p):
         unit[k] = exact.diff[k] * inverse_norm
     exact.filled += 1
+    exact.n_units += 1
     if exact.filled == exact.capacity:
         _flush_units(exact, p)
 
@@ -930,6 +1132,7 @@ cdef ExactPairs _exact_pairs(double[::1] units, double[::1] acc, double[::1] dif
     cdef ExactPairs exact
     exact.units = &units[0]
     exact.filled = 0
+    exact.n_units = 0
     exact.capacity = units.shape[0] // p
     exact.acc = &acc[0]
     exact.diff = &diff[0]
@@ -1064,6 +1267,10 @@ cdef enum:
     # Row stride of the block buffers: a whole number of 1 KiB would put their rows
     # in a few cache sets only.
     BUFFER_LD = DESIGN_BLOCK + 8
+    # Columns of scaled rows queued before one accumulation (fewer, longer calls:
+    # the accumulation's fixed cost per call is that of about 30 columns).
+    PRODUCT_COLUMNS = 4 * DESIGN_BLOCK
+    PRODUCTS_LD = PRODUCT_COLUMNS + 8
 
 
 cdef struct DesignBlock:
@@ -1080,11 +1287,21 @@ cdef struct DesignBlock:
     double* dots            # chunk x block: band dot products
     double* weights         # chunk x block: kept weights (0: exact path or padding)
     double* gathered        # p x block: sum_o w a_(t + o) for the block's owners
-    double* products        # p x block: the rows multiplied into the accumulator
+    double* products        # p x PRODUCT_COLUMNS: the scaled rows queued for acc
+    const double* queued_rows   # the local rows they multiply (stride width)
+    Py_ssize_t n_queued
     double* acc             # p x p column-major: sum_t a_t r_t^T
+    # With AVX-512 the products go to eight-lane cells instead (dppca_products),
+    # added into acc at the end of the task.
+    bint hand
+    double* cells_acc
+    bint cells_fresh        # no accumulation yet: the first one writes the cells
     # The window loop (offsets 1 ... h, AVX-512): its weight cells and exact pairs.
     bint window
     double* cells
+    # Eight lanes of weight per local position, from the window loop's pairs where
+    # the position is the partner (added into weight_sums once final).
+    double* partner_lanes
     Py_ssize_t* exact_pairs
 
 
@@ -1125,23 +1342,48 @@ cdef void _band_weights(DesignBlock* block, ExactPairs* exact, const double* X,
                                 p, order[t0 + i], ring_partner)
 
 
-cdef void _add_products(DesignBlock* block, const double* rows,
-                        Py_ssize_t count) noexcept nogil:
-    """acc += A^T R for the ``count`` local rows A at ``rows`` (stride block.width)
-    and R = block.products (stride BUFFER_LD), via DGEMM."""
-    cdef int p = <int>block.p, k_dim = <int>count, lda = <int>block.width
-    cdef int ldb = <int>BUFFER_LD
-    if count > 0:
-        dgemm(&TRANS, &NO_TRANS, &p, &p, &k_dim, &ONE, <double*>rows, &lda,
-              block.products, &ldb, &ONE, block.acc, &p)
+cdef void _flush_products(DesignBlock* block) noexcept nogil:
+    """acc += A^T R for the queued local rows A (stride block.width) and their scaled
+    rows R = block.products (stride PRODUCTS_LD), via DGEMM (or into the cells, with
+    AVX-512); empties the queue."""
+    cdef int p = <int>block.p, k_dim = <int>block.n_queued, lda = <int>block.width
+    cdef int ldb = <int>PRODUCTS_LD
+    if block.n_queued > 0 and block.hand:
+        dppca_products(block.queued_rows, block.width, block.products, PRODUCTS_LD,
+                       block.p, block.n_queued, block.cells_acc, block.cells_fresh)
+        block.cells_fresh = False
+    elif block.n_queued > 0:
+        dgemm(&TRANS, &NO_TRANS, &p, &p, &k_dim, &ONE, <double*>block.queued_rows,
+              &lda, block.products, &ldb, &ONE, block.acc, &p)
+    block.n_queued = 0
 
 
-cdef void _scaled_rows(DesignBlock* block, const double* rows, const double* sums,
-                       Py_ssize_t count, bint minus_gathered) noexcept nogil:
-    """products[k, i] = sums[i] rows[k, i] (- 2 gathered[k, i]), i < count."""
+cdef void _queue_products(DesignBlock* block, const double* rows, const double* sums,
+                          Py_ssize_t count, bint minus_gathered) noexcept nogil:
+    """Queue the local rows ``rows[:, i]``, i < count, with their scaled rows
+    ``sums[i] rows[k, i] (- 2 gathered[k, i])``, for acc += A^T R. The queue holds
+    consecutive local rows only (whole lanes of them, up to PRODUCT_COLUMNS); it is
+    flushed first when these do not extend it."""
+    if count <= 0:
+        return
     dppca_scaled_rows(rows, block.width, sums,
                       block.gathered if minus_gathered else NULL, BUFFER_LD, block.p,
-                      _lanes(count), block.products, BUFFER_LD)
+                      _lanes(count), _queue_slot(block, rows, count), PRODUCTS_LD)
+    block.n_queued += count
+
+
+cdef double* _queue_slot(DesignBlock* block, const double* rows,
+                         Py_ssize_t count) noexcept nogil:
+    """Where the scaled rows of ``rows[:, i]``, i < count, go in the queue (the
+    caller writes them and adds count to n_queued), flushing it first if they do
+    not extend it."""
+    if block.n_queued and (rows != block.queued_rows + block.n_queued
+                           or block.n_queued % DPPCA_LANES
+                           or block.n_queued + count > PRODUCT_COLUMNS):
+        _flush_products(block)
+    if block.n_queued == 0:
+        block.queued_rows = rows
+    return block.products + block.n_queued
 
 
 cdef void _design_block(DesignBlock* block, ExactPairs* exact, const double* X,
@@ -1161,12 +1403,19 @@ cdef void _design_block(DesignBlock* block, ExactPairs* exact, const double* X,
     cdef Py_ssize_t n_chunks = ((n_offsets + DESIGN_OFFSET_CHUNK - 1)
                                 // DESIGN_OFFSET_CHUNK)
     cdef Py_ssize_t n_exact, q, ring_owner, ring_partner
-    memset(block.gathered, 0, p * b * sizeof(double))
-    if block.window:
+    # Without antipodal pairs the window loop completes the owners' weight sums and
+    # writes their scaled rows straight into the queue.
+    cdef bint fused = block.window and n_half == 0
+    cdef double* queue_slot = _queue_slot(block, owners, count) if fused else NULL
+    if not block.window:
+        memset(block.gathered, 0, p * b * sizeof(double))
+    else:
         n_exact = dppca_window(owners, block.width, p, count, n_offsets,
                                block.norms + local, relative_floor, absolute_floor,
                                weight_floor, block.weight_sums + local,
-                               block.gathered, b, block.cells, block.exact_pairs)
+                               block.gathered, b, queue_slot, PRODUCTS_LD,
+                               block.partner_lanes + 8 * local, block.cells,
+                               block.exact_pairs)
         for q in range(n_exact):
             ring_owner = order[t0 + block.exact_pairs[2 * q]]
             ring_partner = order[(t0 + block.exact_pairs[2 * q]
@@ -1194,20 +1443,85 @@ cdef void _design_block(DesignBlock* block, ExactPairs* exact, const double* X,
         dppca_band_gather(block.half_rows + local, block.width, p, _lanes(n_half),
                           &zero_step, 1, block.weights, b, block.gathered, b)
         # the antipodes' own terms w a a^T
-        _scaled_rows(block, block.half_rows + local, block.half_sums, n_half, False)
-        _add_products(block, block.half_rows + local, n_half)
+        _queue_products(block, block.half_rows + local, block.half_sums, n_half,
+                        False)
     # Every pair touching these owners is now in (earlier owners come first): their
     # weight sums are complete.
-    _scaled_rows(block, owners, block.weight_sums + local, count, True)
-    _add_products(block, owners, count)
+    if fused:
+        block.n_queued += count
+    else:
+        _queue_products(block, owners, block.weight_sums + local, count, True)
+
+
+cdef void _add_partner_lanes(DesignBlock* block, Py_ssize_t first) noexcept nogil:
+    """weight_sums[s] += the lanes of partner_lanes at s, for s >= first."""
+    cdef Py_ssize_t s
+    cdef double* lanes
+    for s in range(first, block.width):
+        lanes = block.partner_lanes + 8 * s
+        block.weight_sums[s] += (((lanes[0] + lanes[1]) + (lanes[2] + lanes[3]))
+                                 + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7])))
+
+
+cdef struct TaskScale:
+    # The power of two 2**-exponent (as high * low) that puts the largest |x| among
+    # a task's rows and the centre in [0.5, 1), and the floor in those units.
+    int exponent
+    double high
+    double low
+    double scaled_floor     # the floor the Gram path uses, in the prescaled units
+    double floor_mantissa   # the floor the exact path uses, in the units of X
+    int floor_exponent
+    double factor           # the task's sum is multiplied by this
+
+
+cdef TaskScale _task_scale(double largest, Py_ssize_t p, double floor_mantissa,
+                           int floor_exponent) noexcept nogil:
+    """The prescaling of a task whose rows and centre have max |x| = largest, and
+    its floor.
+
+    Prescaled rows have max |x| < 1, so after centring every squared distance is
+    below ``cap = 4 p``; a floor above ``cap`` (in prescaled units) gives every pair
+    the weight ``1 / floor`` and is replaced by ``cap``, the sum being multiplied by
+    ``cap / floor``. Mantissas and integer exponents keep this free of overflow.
+    """
+    cdef TaskScale scale
+    cdef int cap_exponent, high_exponent
+    cdef double cap_mantissa
+    frexp(largest, &scale.exponent)
+    high_exponent = max(-1000, min(1000, -scale.exponent))
+    scale.high = ldexp(1.0, high_exponent)
+    scale.low = ldexp(1.0, -scale.exponent - high_exponent)
+    cap_mantissa = frexp(4.0 * p, &cap_exponent)
+    cap_exponent += 2 * scale.exponent
+    scale.factor = 1.0
+    if floor_mantissa == 0.0 or floor_exponent < cap_exponent or (
+            floor_exponent == cap_exponent and floor_mantissa <= cap_mantissa):
+        scale.floor_mantissa = floor_mantissa
+        scale.floor_exponent = floor_exponent
+        scale.scaled_floor = ldexp(floor_mantissa,
+                                   floor_exponent - 2 * scale.exponent)
+    else:
+        scale.factor = ldexp(cap_mantissa / floor_mantissa,
+                             cap_exponent - floor_exponent)
+        scale.floor_mantissa = cap_mantissa
+        scale.floor_exponent = cap_exponent
+        scale.scaled_floor = 4.0 * p
+    return scale
+
+
+cdef bint _consecutive_from_one(const Py_ssize_t[::1] offsets) noexcept nogil:
+    cdef Py_ssize_t j
+    for j in range(offsets.shape[0]):
+        if offsets[j] != j + 1:
+            return False
+    return True
 
 
 def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
                    const Py_ssize_t[::1] offsets, Py_ssize_t half_offset,
-                   Py_ssize_t start, Py_ssize_t stop, double scale_high,
-                   double scale_low, const double[::1] centre,
-                   double floor_mantissa=0.0, int floor_exponent=0,
-                   double scaled_floor=0.0):
+                   Py_ssize_t start, Py_ssize_t stop, const double[::1] centre,
+                   double floor_mantissa=0.0, int floor_exponent=0):
     """Unnormalised sum of d d^T / max(|d|^2, floor) over the design pairs owned by
     some ring positions, through the weighted Laplacian of the design.
 
@@ -1215,13 +1529,17 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
     each ``o`` in ``offsets`` and, when ``half_offset > 0`` and ``t < half_offset``,
     the pair ``(t, t + half_offset)``; every design pair has exactly one owner.
 
-    With rows ``a`` (prescaled and centred) and the weights ``w`` of the pairs, the
-    sum is ``(M + M^T) / 2`` for ``M = sum_t a_t (c_t a_t - 2 g_t)^T``, where ``c_t``
-    sums the weights of the pairs at ``t`` and ``g_t`` the ``w a_s`` of the pairs
-    ``(t, s)`` that ``t`` owns: O(p) work per pair (a band dot product for the weight
-    and a band gather for ``g``) plus one DGEMM per block of positions, instead of a
-    p x p outer product per pair. Pairs whose Gram distance lost precision (the test
-    of :func:`all_pairs_partial`) are computed exactly instead, from ``X``.
+    The rows the task reads (owners and partners) are copied, prescaled by the
+    power of two that puts the largest of their ``|x|`` and of the centre's in
+    [0.5, 1), and centred. With these rows ``a`` and the weights ``w`` of the
+    pairs, the sum is ``(M + M^T) / 2`` for ``M = sum_t a_t (c_t a_t - 2 g_t)^T``,
+    where ``c_t`` sums the weights of the pairs at ``t`` and ``g_t`` the ``w a_s``
+    of the pairs ``(t, s)`` that ``t`` owns: O(p) work per pair (a band dot product
+    for the weight and a band gather for ``g``) plus one p x p accumulation per
+    run of positions (DGEMM, or a register-tiled loop with AVX-512), instead of a
+    p x p outer product per pair. Pairs whose Gram distance
+    lost precision (the test of :func:`all_pairs_partial`) are computed exactly
+    instead, from ``X``.
 
     Parameters
     ----------
@@ -1235,12 +1553,11 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
         ``n / 2`` when the design pairs antipodes, else 0.
     start, stop : int
         Range of ring positions.
-    scale_high, scale_low : float
-        Powers of two whose product puts ``max |X|`` in [0.5, 1).
     centre : ndarray of shape (p,)
-        Subtracted from every prescaled row.
-    floor_mantissa, floor_exponent, scaled_floor : float, int, float
-        The floor, as for :func:`all_pairs_partial`.
+        Subtracted from every row (in the units of ``X``; finite).
+    floor_mantissa, floor_exponent : float, int
+        The floor, ``floor_mantissa * 2**floor_exponent`` (``math.frexp``; a zero
+        mantissa: no floor).
 
     Returns
     -------
@@ -1248,17 +1565,22 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
         As for :func:`all_pairs_partial`.
     """
     cdef Py_ssize_t n = X.shape[0], p = X.shape[1], b = DESIGN_BLOCK
-    cdef Py_ssize_t n_offsets = offsets.shape[0]
-    cdef Py_ssize_t reach = max(offsets) if n_offsets else 0
-    cdef Py_ssize_t width = _lanes((stop - start) + reach + DESIGN_LANE_PAD)
-    cdef Py_ssize_t half_count = max(0, min(stop, half_offset) - start)
+    cdef Py_ssize_t n_offsets = offsets.shape[0], j
+    cdef Py_ssize_t reach = 0
+    cdef Py_ssize_t width, half_count = max(0, min(stop, half_offset) - start)
     cdef Py_ssize_t t0, count, n_half, first, block_index
     cdef double relative_floor = GRAM_RELATIVE_FLOOR
     cdef double absolute_floor = GRAM_ABSOLUTE_FLOOR
-    if not 0.0 <= scaled_floor <= 4.0 * p:
-        raise ValueError(f"scaled_floor must lie in [0, 4 p], got {scaled_floor!r}.")
+    cdef double largest
+    cdef TaskScale scale
+    if not (floor_mantissa == 0.0 or 0.5 <= floor_mantissa < 1.0):
+        raise ValueError(f"floor_mantissa must be 0 or lie in [0.5, 1), got "
+                         f"{floor_mantissa!r}.")
     if stop <= start:
         return np.zeros((p, p)), 0, (-1, -1)
+    for j in range(n_offsets):
+        reach = max(reach, offsets[j])
+    width = _lanes((stop - start) + reach + DESIGN_LANE_PAD)
 
     # Buffers, allocated here with the GIL held and kept alive by these names.
     cdef double[::1] rows = np.empty(p * width)
@@ -1270,20 +1592,26 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
     cdef double[::1] dots = np.empty(DESIGN_OFFSET_CHUNK * BUFFER_LD)
     cdef double[::1] weights = np.empty(DESIGN_OFFSET_CHUNK * BUFFER_LD)
     cdef double[::1] gathered = np.empty(p * BUFFER_LD)
-    cdef double[::1] products = np.empty(p * BUFFER_LD)
+    cdef double[::1] products = np.empty(p * PRODUCTS_LD)
     cdef double[::1] acc = np.zeros(p * p)
     cdef double[::1] acc_exact = np.zeros(p * p)
     cdef double[::1] diff = np.empty(p)
     cdef double[::1] units = _unit_buffer(p)
-    cdef ExactPairs exact = _exact_pairs(units, acc_exact, diff, p, floor_mantissa,
-                                         floor_exponent)
+    cdef double[::1] scaled_centre = np.empty(p)
+    cdef ExactPairs exact
     cdef double[::1] cells = np.empty(2 * DPPCA_WINDOW_PASS * 8)
     cdef Py_ssize_t[::1] exact_pairs = np.empty(2 * DESIGN_BLOCK * DESIGN_OFFSET_CHUNK,
                                                 dtype=np.intp)
     cdef DesignBlock block
     block.window = (KERNEL_LANES == 8 and 0 < n_offsets <= DESIGN_OFFSET_CHUNK
-                    and np.array_equal(offsets, np.arange(1, n_offsets + 1)))
+                    and _consecutive_from_one(offsets))
+    block.hand = KERNEL_LANES == 8
+    cdef double[::1] cells_acc = np.empty(dppca_cells_size(p) if block.hand else 1)
+    block.cells_acc = &cells_acc[0]
+    block.cells_fresh = True
     block.cells = &cells[0]
+    cdef double[::1] partner_lanes = np.zeros(8 * width if block.window else 1)
+    block.partner_lanes = &partner_lanes[0]
     block.exact_pairs = &exact_pairs[0]
     block.rows = &rows[0]
     block.half_rows = &half_rows[0]
@@ -1297,15 +1625,29 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
     block.weights = &weights[0]
     block.gathered = &gathered[0]
     block.products = &products[0]
+    block.n_queued = 0
     block.acc = &acc[0]
 
     with nogil:
-        dppca_local_rows(&X[0, 0], &order[0], n, p, start, width, width, scale_high,
-                    scale_low, &centre[0], block.rows, block.norms)
+        largest = max(dppca_local_rows(&X[0, 0], &order[0], n, p, start, width,
+                                       width, block.rows),
+                      dppca_max_abs(&centre[0], p))
         if half_count:
-            dppca_local_rows(&X[0, 0], &order[0], n, p, start + half_offset,
-                        half_count + DESIGN_LANE_PAD, width, scale_high, scale_low,
-                        &centre[0], block.half_rows, block.half_norms)
+            largest = max(largest, dppca_local_rows(
+                &X[0, 0], &order[0], n, p, start + half_offset,
+                half_count + DESIGN_LANE_PAD, width, block.half_rows))
+        scale = _task_scale(largest, p, floor_mantissa, floor_exponent)
+        for j in range(p):
+            scaled_centre[j] = centre[j] * scale.high * scale.low
+        dppca_finish_rows(block.rows, width, width, p, scale.high, scale.low,
+                          &scaled_centre[0], block.norms)
+        if half_count:
+            dppca_finish_rows(block.half_rows, width, half_count + DESIGN_LANE_PAD, p,
+                              scale.high, scale.low, &scaled_centre[0],
+                              block.half_norms)
+    exact = _exact_pairs(units, acc_exact, diff, p, scale.floor_mantissa,
+                         scale.floor_exponent)
+    with nogil:
         for block_index in range((stop - start + b - 1) // b):
             t0 = start + block_index * b
             count = min(b, stop - t0)
@@ -1313,18 +1655,30 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
             _design_block(&block, &exact, &X[0, 0], &order[0], n, start, t0, count,
                           &offsets[0] if n_offsets else NULL, n_offsets,
                           half_offset, n_half, relative_floor, absolute_floor,
-                          scaled_floor)
-        # The partners past the last owner: their terms w a a^T, from the pairs here.
+                          scale.scaled_floor)
+        # The partners past the last owner: their terms w a a^T, from the pairs here
+        # (with the window loop's last lanes added).
+        if block.window:
+            _add_partner_lanes(&block, stop - start)
         for block_index in range((reach + b - 1) // b):
             first = stop - start + block_index * b
             count = min(b, stop - start + reach - first)
-            _scaled_rows(&block, block.rows + first, block.weight_sums + first,
-                         count, False)
-            _add_products(&block, block.rows + first, count)
+            _queue_products(&block, block.rows + first, block.weight_sums + first,
+                            count, False)
+        _flush_products(&block)
         _flush_units(&exact, p)
+        if block.hand and not block.cells_fresh:
+            dppca_cells_to_acc(block.cells_acc, p, block.acc)
     upper = np.asarray(acc).reshape(p, p)
-    total = (upper + upper.T) / 2 + _symmetric_from_upper(acc_exact, p)
+    total = upper + upper.T
+    total *= 0.5
+    if exact.n_units:
+        total += _symmetric_from_upper(acc_exact, p)
+    if scale.factor != 1.0:
+        total *= scale.factor
     return total, exact.n_coincident, (exact.first_i, exact.first_j)
+
+
 def _design_partial_direct(const double[:, ::1] X_ring, const Py_ssize_t[::1] order,
                    const Py_ssize_t[::1] offsets, Py_ssize_t half_offset,
                    Py_ssize_t start, Py_ssize_t stop, double floor_mantissa=0.0,

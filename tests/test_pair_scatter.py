@@ -553,9 +553,7 @@ def test_pairs_m_window_and_band_loops_agree_with_the_direct_loop(m):
     ring = design.order
     X[ring[10:60]] = X[ring[13:63]] + 1e-7        # near duplicates 3 apart
     X[ring[2995:3000]] = X[ring[2:7]]             # coincident 7 apart, across the wrap
-    exponent = math.frexp(_kendall_kernel.max_abs(X))[1]
-    high, low = _kendall._power_of_two_factors(-exponent)
-    centre = _kendall._ring_centre(X, design.order, exponent)
+    centre = _kendall._ring_centre(X, design.order)
     direct, n_direct, first_direct = _design_partial_direct(
         np.ascontiguousarray(X[design.order]), design.order, design.offsets, 0, 0, n)
     for offsets in (design.offsets, np.ascontiguousarray(design.offsets[::-1])):
@@ -563,7 +561,7 @@ def test_pairs_m_window_and_band_loops_agree_with_the_direct_loop(m):
         n_coincident = 0
         for start, stop in ((0, 1000), (1000, 2997), (2997, n)):
             part, count, _ = design_partial(X, design.order, offsets, 0, start, stop,
-                                            high, low, centre)
+                                            centre)
             total += part
             n_coincident += count
         assert_relative(total, direct, tol=1e-14)
@@ -578,3 +576,29 @@ def test_max_abs_is_the_largest_magnitude():
             X.flat[rng.integers(X.size)] = -50.0
         expected = float(np.max(np.abs(X))) if X.size else 0.0
         assert _kendall_kernel.max_abs(X) == expected
+
+
+@pytest.mark.parametrize("m", [64, 65])
+def test_pairs_m_portable_route_agrees_with_the_direct_loop(m, monkeypatch):
+    # With fewer than eight lanes the kernel takes the band loops and DGEMM instead
+    # of the AVX-512 window loop and hand-written accumulation: the route of CPUs
+    # without AVX-512, which this one would otherwise never run. Hard rows as above.
+    from sklearn_dppca._kendall_kernel import _design_partial_direct
+
+    n, p = 2000, 11
+    rng = np.random.default_rng(m)
+    X = rng.standard_normal((n, p)) * np.logspace(-3, 3, p) + 1e5
+    design = _pair_design(n, m, np.random.default_rng(7))
+    ring = design.order
+    X[ring[10:60]] = X[ring[13:63]] + 1e-7
+    X[ring[1995:2000]] = X[ring[2:7]]
+    direct, n_direct, _ = _design_partial_direct(
+        np.ascontiguousarray(X[ring]), ring, design.offsets, design.half_offset, 0, n)
+    fast, _, (n_fast, _) = _kendall._design_sum(X, design, 0.0, 1, None)
+    monkeypatch.setattr(_kendall_kernel, "KERNEL_LANES", 4)
+    portable, _, (n_portable, _) = _kendall._design_sum(X, design, 0.0, 1, None)
+    assert_relative(portable, direct, tol=1e-14)
+    assert_relative(fast, direct, tol=1e-14)
+    assert n_portable == n_fast == n_direct > 0
+    # the two routes add in different orders: equal only to rounding
+    assert not np.array_equal(portable, fast)
