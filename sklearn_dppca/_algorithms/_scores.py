@@ -4,7 +4,7 @@ import math
 import warnings
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtr, ndtri
 from .._bunch import Bunch
 
 from ..privacy import PrivacyUtilityWarning
@@ -240,9 +240,9 @@ def _additive_threshold(n_cells, threshold="auto"):
     it is (0: plain clamping at 0, where half of the empty cells stay positive).
     Public: it depends on the grid's size only. Returns ``(t, expected)``.
     """
-    sds = float(norm.isf(_NOISE_CELLS_TARGET / n_cells)) if threshold == "auto" \
+    sds = float(-ndtri(_NOISE_CELLS_TARGET / n_cells)) if threshold == "auto" \
         else float(threshold)
-    return sds, float(n_cells * norm.sf(sds))
+    return sds, float(n_cells * ndtr(-sds))
 
 
 #: Cells per axis of ``bins="auto"``: at least, at most.

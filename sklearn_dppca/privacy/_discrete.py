@@ -38,7 +38,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from scipy.signal import lfilter
 from scipy.special import log_ndtr, logsumexp
 
 from ._calibration import check_delta, check_eps, gaussian_noise_scale
@@ -348,6 +347,25 @@ def _discrete_gaussian_delta(sigma2, eps):
     return float(np.exp(logsumexp(log_pmf + log_factor)))
 
 
+def _decaying_sums(values, decay, previous):
+    """``y_n = values_n + decay y_{n-1}`` with ``y_{-1} = previous``, every term >= 0.
+
+    In runs short enough that ``decay**-length`` stays below ``e**200``:
+    ``y_i = decay**i (sum_{m <= i} decay**-m values_m + decay previous)``, a sum of
+    positive terms (no cancellation). (NumPy only: SciPy's ``lfilter`` would bring
+    ``scipy.signal``, a long import, onto every fit's path.)
+    """
+    rate = -math.log(decay)
+    run = values.size if rate == 0 else max(1, int(200.0 / rate))
+    sums = np.empty_like(values)
+    for start in range(0, values.size, run):
+        part = values[start:start + run]
+        growth = np.exp(rate * np.arange(part.size))
+        sums[start:start + part.size] = (np.cumsum(part * growth) + decay * previous) / growth
+        previous = sums[start + part.size - 1]
+    return sums
+
+
 def _discrete_profile_on_grid(sigma2, eps):
     """``delta(eps)`` on a sorted grid ``eps >= 0``, all at once, no cancellation.
 
@@ -373,8 +391,8 @@ def _discrete_profile_on_grid(sigma2, eps):
         k = np.arange(stop, max(stop - _CHUNK, low - 1), -1, dtype=np.int64)
         pmf = np.exp(_log_pmf_difference(k, sigma2, normalisers) + offset)
         t_next = state_t + np.concatenate(([0.0], np.cumsum(pmf)[:-1]))   # T_{k+1}
-        b, _ = lfilter([1.0], [1.0, -decay], pmf, zi=[decay * state_b])
-        a, _ = lfilter([1.0], [1.0, -decay], gap * t_next, zi=[decay * state_a])
+        b = _decaying_sums(pmf, decay, state_b)
+        a = _decaying_sums(gap * t_next, decay, state_a)
         state_t, state_b, state_a = t_next[-1] + pmf[-1], b[-1], a[-1]
         wanted = (starts <= stop) & (starts > stop - _CHUNK)
         for j in np.unique(starts[wanted]):
