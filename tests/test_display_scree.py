@@ -287,3 +287,16 @@ def test_from_estimators_line_aliases_and_errors(make_fake):
     with pytest.raises(ValueError, match="kind"):
         ScreeDisplay.from_estimators(fits, kind="both")
     plt.close("all")
+
+
+def test_a_total_variance_near_the_float_limit_draws(make_fake):
+    # A private total at ~1e307 (its clip bound's search stopped far on a tiny,
+    # noisy fit) put the variance axis's top past the float range: the display
+    # raised instead of drawing. The variance axis then keeps its own scale.
+    est = make_fake("scree", k=3)
+    est.explained_variance_ = est.explained_variance_ * 1e306
+    est.noise_scale_ = est.noise_scale_ * 1e306
+    est.total_variance_ = 1e307
+    est.explained_variance_ratio_ = est.explained_variance_ / est.total_variance_
+    display = ScreeDisplay.from_estimator(est)
+    assert np.all(np.isfinite(display.variance_ax_.get_ylim()))

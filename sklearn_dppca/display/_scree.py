@@ -344,9 +344,12 @@ class ScreeDisplay:
                 reference(vax, np_var, f"{NONPRIVATE_LABEL} (variance)")
             if kind == "both":
                 self.variance_ax_ = vax
-                if total is not None and total > 0:
-                    # the variance line passes through the bar tops
-                    vax.set_ylim(0, ax.get_ylim()[1] * total / 100)
+                # the variance line passes through the bar tops (a total near the
+                # float range's end, from a search that stopped far, would
+                # overflow: then the variance axis keeps its own scale)
+                top = ax.get_ylim()[1] / 100 * total if total is not None else None
+                if top is not None and 0 < top < np.inf:
+                    vax.set_ylim(0, top)
                     if np_var is not None and np_var.max() > vax.get_ylim()[1]:
                         top = float(np_var.max()) * 1.1
                         vax.set_ylim(0, top)
