@@ -537,6 +537,9 @@ def under_noised_loading(monkeypatch):
     monkeypatch.setattr(_directions, "symmetric_matrix_gaussian", under_noised)
 
 
+# Slow (15-25 s): the composed audit (test_dppca_composed_audit_detects_halved_noise)
+# reads the same Kendall matrix with the optimal statistic and runs in CI.
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::UserWarning")
 def test_dppca_default_split_audit_catches_one_under_noised_part(
         runs, under_noised_loading):
