@@ -193,7 +193,11 @@ def plot_overview(
         Keyword arguments of the ``from_estimator`` of each display, e.g.
         ``score_kw={"kind": "histogram"}`` or ``biplot_kw={"alpha": 0.5}``.
     **fig_kw : dict
-        Passed to :func:`matplotlib.pyplot.figure`.
+        Passed to :func:`matplotlib.pyplot.figure`. Without a ``layout`` (or
+        ``constrained_layout`` / ``tight_layout``) the drawn figure is laid out
+        once by constrained layout and returned without a layout engine, so that
+        saving it draws it once; pass ``layout="constrained"`` to keep the engine
+        (e.g. to resize the figure or add artists afterwards).
 
     Returns
     -------
@@ -280,6 +284,7 @@ def plot_overview(
     finally:
         if engine is not None:
             fig.set_layout_engine(engine)
+    _fewer_ticks(displays)
     _summary_panel(ax_extra, estimator)
     _ledger_table(ax_ledger, estimator)
     eps, delta = getattr(estimator, "privacy_spent_", (np.nan, np.nan))
@@ -293,6 +298,26 @@ def plot_overview(
         _lay_out_for_good(fig, engine)
     fig.displays_ = displays
     return fig
+
+
+_PANEL_TICKS = 5
+
+
+def _fewer_ticks(displays):
+    """At most about five automatic ticks on the loading, variable and score
+    panels (up to eleven by default at this size): tick labels are a good share of
+    the text drawn, and text is most of the drawing time. The scree (whose two
+    y-axes align their ticks) and the biplot (which sets its own) keep theirs."""
+    from matplotlib.ticker import AutoLocator
+
+    for name in ("loading", "variable", "score"):
+        if name not in displays:
+            continue
+        for ax in np.ravel(displays[name].ax_):
+            for axis in (ax.xaxis, ax.yaxis):
+                locator = axis.get_major_locator()
+                if isinstance(locator, AutoLocator):
+                    locator.set_params(nbins=_PANEL_TICKS)
 
 
 @contextlib.contextmanager
