@@ -452,8 +452,12 @@ def _save_figure(estimator, options, out):
     from .display import plot_overview
 
     figure = plot_overview(estimator, scree_kw=_SCREE_PANELS[options.scree_kind])
+    # zlib level 2 instead of PIL's 6: a third less time for a file ~1% smaller or
+    # larger (flat colours and text compress about as well either way)
+    png = os.path.splitext(options.out)[1].lower() == ".png"
     try:
-        figure.savefig(options.out, dpi=options.dpi)
+        figure.savefig(options.out, dpi=options.dpi,
+                       **({"pil_kwargs": {"compress_level": 2}} if png else {}))
     except OSError as error:
         raise _UserError(f"cannot write {options.out!r}: {error.strerror or error}.") from None
     finally:

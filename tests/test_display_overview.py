@@ -107,6 +107,41 @@ def test_the_layout_engine_is_kept(layout, engine, make_fake):
         assert fig2.get_layout_engine().get()["w_pad"] == 0.3
 
 
+def test_the_default_figure_comes_back_laid_out_without_an_engine(make_fake):
+    # no layout of the caller's choosing: the drawn figure is laid out by
+    # constrained layout once and returned without an engine, so that saving it
+    # draws it once instead of laying it out again and drawing it twice
+    fig = plot_overview(make_fake("dppca"))
+    assert fig.get_layout_engine() is None
+    laid_out = np.array([ax.get_position().bounds for ax in fig.axes])
+    ConstrainedLayoutEngine().execute(fig)
+    again = np.array([ax.get_position().bounds for ax in fig.axes])
+    # (a second layout run moves panels a little: it is not exactly idempotent)
+    np.testing.assert_allclose(laid_out, again, rtol=0, atol=0.01)
+    # the two-tick stand-ins of the empty-panel layout are gone: the score panel
+    # keeps its automatic ticks
+    from matplotlib.ticker import AutoLocator, ScalarFormatter
+
+    score = fig.displays_["score"].ax_
+    assert isinstance(score.xaxis.get_major_locator(), AutoLocator)
+    assert isinstance(score.yaxis.get_major_formatter(), ScalarFormatter)
+    assert score.xaxis.isDefault_majloc and score.yaxis.isDefault_majfmt
+    assert len(score.get_xticks()) > 2
+
+
+def test_the_saved_default_figure_matches_a_constrained_one(make_fake, tmp_path):
+    # the same picture as with the engine kept (which lays it out again on save)
+    import matplotlib.image as mpimg
+
+    est = make_fake("dppca")
+    fast, kept = tmp_path / "fast.png", tmp_path / "kept.png"
+    for path, fig_kw in ((fast, {}), (kept, {"layout": "constrained"})):
+        fig = plot_overview(est, figsize=(12, 8), **fig_kw)
+        fig.savefig(path, dpi=fig.dpi)
+        plt.close(fig)
+    np.testing.assert_array_equal(mpimg.imread(fast), mpimg.imread(kept))
+
+
 def test_scree_overview_skips_the_score_panels(make_fake, save_png):
     fig = plot_overview(make_fake("scree"))
     assert set(fig.displays_) == {"scree", "loading", "variable"}
