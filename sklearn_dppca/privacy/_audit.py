@@ -90,6 +90,18 @@ def _event_counts(stats, thresholds):
     return stats.size - at_most, at_most
 
 
+def _event_pairs(stats_a, stats_b, thresholds):
+    """The four one-sided events at every threshold, each as ``((k, n) where it
+    should be likely, (k, n) where it should be rare)``: ``S > t`` and ``S <= t``,
+    with either data set first."""
+    above_a, below_a = _event_counts(stats_a, thresholds)
+    above_b, below_b = _event_counts(stats_b, thresholds)
+    return (((above_a, stats_a.size), (above_b, stats_b.size)),
+            ((below_a, stats_a.size), (below_b, stats_b.size)),
+            ((above_b, stats_b.size), (above_a, stats_a.size)),
+            ((below_b, stats_b.size), (below_a, stats_a.size)))
+
+
 def _eps_bounds(stats_a, stats_b, thresholds, delta, alpha):
     """Lower confidence bounds on eps for every test, as a flat array.
 
@@ -97,15 +109,9 @@ def _eps_bounds(stats_a, stats_b, thresholds, delta, alpha):
     against ``D'`` and ``D'`` against ``D``); each combines a lower bound on the
     first rate and an upper bound on the second, one-sided at ``alpha/2`` each.
     """
-    above_a, below_a = _event_counts(stats_a, thresholds)
-    above_b, below_b = _event_counts(stats_b, thresholds)
     bounds = []
-    for (k_first, n_first), (k_second, n_second) in (
-        ((above_a, stats_a.size), (above_b, stats_b.size)),
-        ((below_a, stats_a.size), (below_b, stats_b.size)),
-        ((above_b, stats_b.size), (above_a, stats_a.size)),
-        ((below_b, stats_b.size), (below_a, stats_a.size)),
-    ):
+    for (k_first, n_first), (k_second, n_second) in _event_pairs(stats_a, stats_b,
+                                                                 thresholds):
         first_lower, _ = clopper_pearson(k_first, n_first, alpha)
         _, second_upper = clopper_pearson(k_second, n_second, alpha)
         excess = first_lower - delta
@@ -197,15 +203,9 @@ def _delta_excess(stats_a, stats_b, thresholds, eps, delta, alpha):
     One row per event kind of ``_EVENTS``, one column per threshold; every rate
     bound is one-sided at ``alpha / 2``.
     """
-    above_a, below_a = _event_counts(stats_a, thresholds)
-    above_b, below_b = _event_counts(stats_b, thresholds)
     excess, eps_lower = [], []
-    for (k_first, n_first), (k_second, n_second) in (
-        ((above_a, stats_a.size), (above_b, stats_b.size)),
-        ((below_a, stats_a.size), (below_b, stats_b.size)),
-        ((above_b, stats_b.size), (above_a, stats_a.size)),
-        ((below_b, stats_b.size), (below_a, stats_a.size)),
-    ):
+    for (k_first, n_first), (k_second, n_second) in _event_pairs(stats_a, stats_b,
+                                                                 thresholds):
         first_lower, _ = clopper_pearson(k_first, n_first, alpha)
         _, second_upper = clopper_pearson(k_second, n_second, alpha)
         excess.append(first_lower - math.exp(eps) * second_upper)
