@@ -568,6 +568,26 @@ def check_projections(X, n_components):
     return X
 
 
+def by_group(values, labels, name, item, *, exact):
+    """``label -> value`` for the group ``labels``, from a list in their order or a
+    dict with every label; ``exact``: the list has one value per group (else
+    extra ones are ignored). ``item`` names one value in the messages, which give
+    counts, never the labels."""
+    if isinstance(values, dict):
+        missing = sum(label not in values for label in labels)
+        if missing:
+            raise ValueError(f"{name} lacks a {item} for {missing} of the "
+                             f"{len(labels)} groups.")
+        return {label: values[label] for label in labels}
+    if isinstance(values, (list, tuple)):
+        if len(values) < len(labels) or (exact and len(values) != len(labels)):
+            raise ValueError(f"{name} has {len(values)} {item}s for "
+                             f"{len(labels)} groups.")
+        return dict(zip(labels, values))
+    raise TypeError(f"{name} must be None, a list of {item}s or a dict label -> "
+                    f"{item}, got {_shown(values)}.")
+
+
 def check_colors(colors, labels, is_color, name="colors"):
     """Colours for the group ``labels``: None (the default palette), a list of
     colours in the order of ``labels`` (extra ones are ignored) or a dict
@@ -577,20 +597,7 @@ def check_colors(colors, labels, is_color, name="colors"):
     positions and counts, never the labels."""
     if colors is None:
         return None
-    if isinstance(colors, dict):
-        missing = sum(label not in colors for label in labels)
-        if missing:
-            raise ValueError(f"{name} lacks a colour for {missing} of the "
-                             f"{len(labels)} groups.")
-        chosen = {label: colors[label] for label in labels}
-    elif isinstance(colors, (list, tuple)):
-        if len(colors) < len(labels):
-            raise ValueError(f"{name} has {len(colors)} colours for "
-                             f"{len(labels)} groups.")
-        chosen = dict(zip(labels, colors))
-    else:
-        raise TypeError(f"{name} must be None, a list of colours or a dict "
-                        f"label -> colour, got {_shown(colors)}.")
+    chosen = by_group(colors, labels, name, "colour", exact=False)
     bad = [i for i, color in enumerate(chosen.values()) if not is_color(color)]
     if bad:
         raise ValueError(f"{name}: the colour of group {bad[0] + 1} (in the groups' "

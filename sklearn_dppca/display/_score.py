@@ -7,6 +7,7 @@ from .._validation import (
     Interval,
     Options,
     Pair,
+    by_group,
     check_bool,
     check_choice,
     check_param,
@@ -556,20 +557,7 @@ def _facet_titles(titles, labels, mode):
         return {label: plain_text(label) for label in labels}
     if mode != "facets":
         raise ValueError("titles names the facets; it needs groups='facets'.")
-    if isinstance(titles, dict):
-        missing = sum(label not in titles for label in labels)
-        if missing:
-            raise ValueError(f"titles lacks a title for {missing} of the "
-                             f"{len(labels)} groups.")
-        chosen = {label: titles[label] for label in labels}
-    elif isinstance(titles, (list, tuple)):
-        if len(titles) != len(labels):
-            raise ValueError(f"titles has {len(titles)} titles for {len(labels)} "
-                             "groups.")
-        chosen = dict(zip(labels, titles))
-    else:
-        raise TypeError("titles must be None, a list of str or a dict label -> "
-                        f"str, got {type(titles).__name__}.")
+    chosen = by_group(titles, labels, "titles", "title", exact=True)
     if not all(isinstance(text, str) for text in chosen.values()):
         raise TypeError("titles must hold strings.")
     return chosen
