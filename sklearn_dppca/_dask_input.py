@@ -4,8 +4,6 @@
 Dask is imported only when the input is a Dask collection: it stays optional.
 """
 
-import warnings
-
 import numpy as np
 
 from ._blockwise import RowBlocks
@@ -13,6 +11,7 @@ from ._validation import (
     Instance,
     Interval,
     check_max_abs,
+    drop_non_numeric,
     label_codes,
     validate_features,
 )
@@ -82,7 +81,9 @@ def _dask_array(estimator, X):
     no row is read, beyond the partition lengths of a DataFrame)."""
     names = None
     if hasattr(X, "columns"):
-        X, names = _numeric_frame(estimator, X)
+        # drop_non_numeric <- here <- fit_input <- fit <- the user
+        X = drop_non_numeric(estimator, X, reset=True, stacklevel=5)
+        names = list(X.columns)
         X = X.to_dask_array(lengths=True)
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D (n_samples, n_features); got a {X.ndim}-D "
@@ -105,29 +106,11 @@ def _dask_array(estimator, X):
     return X
 
 
-def _numeric_frame(estimator, frame):
-    """The numeric columns of a Dask DataFrame (others dropped with a warning, as
-    for pandas) and their names."""
-    dropped = [column for column, dtype in frame.dtypes.items()
-               if not (np.issubdtype(dtype, np.number) or dtype == bool)]
-    if dropped and len(dropped) == frame.shape[1]:
-        raise ValueError("X has no numeric columns; non-numeric columns: "
-                         f"{[str(c) for c in dropped]}.")
-    if dropped:
-        warnings.warn(f"Dropping non-numeric columns of X: {[str(c) for c in dropped]}.",
-                      UserWarning, stacklevel=4)
-        frame = frame.drop(columns=dropped)
-    estimator._dropped_columns_ = dropped
-    return frame, list(frame.columns)
-
-
 def transform_input(estimator, X):
     """A Dask array for ``transform`` with the columns of the fit (names checked
     against ``feature_names_in_`` for a DataFrame)."""
     if hasattr(X, "columns"):
-        dropped = [c for c in getattr(estimator, "_dropped_columns_", []) if c in X.columns]
-        if dropped:
-            X = X.drop(columns=dropped)
+        X = drop_non_numeric(estimator, X, reset=False, stacklevel=1)
         fitted = getattr(estimator, "feature_names_in_", None)
         if fitted is not None and list(X.columns) != list(fitted):
             raise ValueError("The feature names of X should match those that were "

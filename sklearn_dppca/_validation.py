@@ -480,6 +480,27 @@ def as_real_numbers(X, name="X"):
                         "shown: they are data).") from None
 
 
+def drop_non_numeric(estimator, X, *, reset, stacklevel):
+    """The DataFrame ``X`` (pandas or Dask) without its non-numeric columns.
+
+    At ``fit`` (``reset=True``) they are found, named in a ``UserWarning``
+    (column names are public; ``stacklevel`` points it at the user's call) and
+    remembered in ``_dropped_columns_``; at ``transform`` the same columns are
+    dropped again.
+    """
+    if reset:
+        dropped = _non_numeric_columns(X)
+        if dropped and len(dropped) == X.shape[1]:
+            raise ValueError("X has no numeric columns; non-numeric columns: "
+                             f"{[str(c) for c in dropped]}.")
+        if dropped:
+            warnings.warn(f"Dropping non-numeric columns of X: {[str(c) for c in dropped]}.",
+                          UserWarning, stacklevel=stacklevel)
+        estimator._dropped_columns_ = dropped
+    dropped = [c for c in getattr(estimator, "_dropped_columns_", []) if c in X.columns]
+    return X.drop(columns=dropped) if dropped else X
+
+
 def validate_features(estimator, X, *, reset):
     """Validate ``X`` for ``fit`` (``reset=True``) or ``transform``.
 
@@ -491,23 +512,9 @@ def validate_features(estimator, X, *, reset):
     scikit-learn's ``validate_data``.
     """
     if _is_dataframe(X):
-        if reset:
-            dropped = _non_numeric_columns(X)
-            if dropped and len(dropped) == X.shape[1]:
-                raise ValueError(
-                    "X has no numeric columns; non-numeric columns: "
-                    f"{[str(c) for c in dropped]}."
-                )
-            if dropped:
-                warnings.warn(
-                    f"Dropping non-numeric columns of X: {[str(c) for c in dropped]}.",
-                    UserWarning,
-                    stacklevel=3,
-                )
-            estimator._dropped_columns_ = dropped
-        dropped = [c for c in getattr(estimator, "_dropped_columns_", []) if c in X.columns]
-        if dropped:
-            X = X.drop(columns=dropped)
+        # the warning points at the user's fit: drop_non_numeric <- here <-
+        # fit_input <- fit <- the user
+        X = drop_non_numeric(estimator, X, reset=reset, stacklevel=5)
     elif reset:
         estimator._dropped_columns_ = []
     X = as_real_numbers(X)

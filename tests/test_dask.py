@@ -248,3 +248,19 @@ def test_dppca_passes_over_the_data(client, cancer, tmp_path, scree_method, most
     reads = log.read_text().split()
     assert sorted(set(reads)) == sorted(str(start) for start in range(0, 4 * BLOCK, BLOCK))
     assert len(reads) % 4 == 0 and len(reads) // 4 <= most
+
+
+def test_dropped_columns_are_named_at_the_users_fit(client):
+    # pandas and Dask DataFrames drop their non-numeric columns through one rule,
+    # with the same warning, pointing at the user's fit call (this file)
+    dd = pytest.importorskip("dask.dataframe")
+    wine = load_wine(as_frame=True).frame.drop(columns="target").iloc[:160]
+    wine["site"] = "north"
+    for X in (wine, dd.from_pandas(wine, npartitions=2)):
+        with pytest.warns(UserWarning, match=r"Dropping non-numeric columns of X: \['site'\]") \
+                as record:
+            fitted = DPPCA(eps=4.0, pairs=6, random_state=2).fit(X)
+        dropping = [w for w in record if "Dropping" in str(w.message)]
+        assert [w.filename for w in dropping] == [__file__]
+        assert fitted.n_features_in_ == wine.shape[1] - 1
+        assert fitted.transform(X).shape[1] == fitted.n_components_
