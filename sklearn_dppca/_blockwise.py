@@ -238,23 +238,12 @@ class RowBlocks:
                    self._pair_sum_args(floor, m, rng))
 
     def pair_sum(self, floor, m, rng):
-        """The floored pair sum over ``m``-partner designs within the blocks.
-
-        Returns ``(total, n_terms, (n_coincident, first_pair))`` as
-        :func:`sklearn_dppca._kendall._design_sum` does for one design.
-        """
+        """The floored pair sum over ``m``-partner designs within the blocks, and
+        its number of terms (a coincident pair is a zero term)."""
         results = self.take(("pair sum", float(floor), m), _block_pair_sum,
                             lambda: self._pair_sum_args(floor, m, rng))
-        total = np.zeros((self.shape[1], self.shape[1]))
-        n_terms, n_coincident, first_pair = 0, 0, None
-        for start, (partial, terms, (count, pair)) in zip(self.starts, results):
-            total += partial
-            n_terms += terms
-            n_coincident += count
-            if count:
-                pair = (int(pair[0]) + int(start), int(pair[1]) + int(start))
-                first_pair = pair if first_pair is None else min(first_pair, pair)
-        return total, n_terms, (n_coincident, first_pair)
+        return (np.sum([partial for partial, _ in results], axis=0),
+                sum(terms for _, terms in results))
 
     def _matching_args(self, factor, rng):
         return [(int(seed), float(factor)) for seed in self._seeds(rng)]
@@ -455,7 +444,8 @@ def _block_pair_sum(X, m, seed, floor):
     """The floored pair sum over an ``m``-partner design of this block's rows."""
     X = check_rows(X)
     design = _pair_design(X.shape[0], m, np.random.default_rng(seed))
-    return _design_sum(X, design, floor, None, None)
+    total, n_terms, _ = _design_sum(X, design, floor, None, None)
+    return total, n_terms
 
 
 def _matched_differences(X, seed):
@@ -534,7 +524,7 @@ def pair_mean(X, *, floor, pairs, rng, n_jobs=None, progress=None):
     if not is_row_blocks(X):
         return pair_scatter(X, floor=floor, pairs=pairs, random_state=rng, n_jobs=n_jobs,
                             progress=progress)
-    total, n_terms, _ = X.pair_sum(floor, pairs, rng)
+    total, n_terms = X.pair_sum(floor, pairs, rng)
     return total / n_terms
 
 
@@ -544,7 +534,7 @@ def kendall_matrix(X, *, pairs, rng, n_jobs=None, progress=None):
     if not is_row_blocks(X):
         return spherical_kendall(X, n_jobs=n_jobs, pairs=pairs, random_state=rng,
                                  progress=progress)
-    total, n_terms, _ = X.pair_sum(0.0, pairs, rng)
+    total, n_terms = X.pair_sum(0.0, pairs, rng)
     return total / n_terms
 
 
