@@ -31,7 +31,13 @@ Dask can ship them to workers.
 
 import numpy as np
 
-from ._kendall import _design_sum, _pair_design, pair_scatter, spherical_kendall
+from ._kendall import (
+    _design_sum,
+    _pair_design,
+    pair_scatter,
+    random_pairs,
+    spherical_kendall,
+)
 from ._validation import check_max_abs, check_rows
 from .privacy._histograms import histogram_counts
 from .privacy._means import clipped_pair_mean
@@ -449,9 +455,8 @@ def _block_pair_sum(X, m, seed, floor):
 
 
 def _matched_differences(X, seed):
-    order = np.random.default_rng(seed).permutation(X.shape[0])
-    half = X.shape[0] // 2
-    return X[order[:half]] - X[order[half:2 * half]], half
+    first, second = random_pairs(X.shape[0], np.random.default_rng(seed))
+    return X[first] - X[second], first.size
 
 
 def _block_matching_counts(X, seed, factor):

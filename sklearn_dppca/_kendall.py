@@ -168,6 +168,16 @@ class _PairDesign(NamedTuple):
         return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
 
 
+def random_pairs(n_samples, rng):
+    """A data-independent matching: rows ``first[i]`` and ``second[i]`` form pair i.
+
+    Each row is in at most one pair, so one changed row changes one paired value.
+    """
+    order = rng.permutation(n_samples)
+    n_pairs = n_samples // 2
+    return order[:n_pairs], order[n_pairs:2 * n_pairs]
+
+
 def _pair_design(n_samples, m, rng):
     """Draw the circulant pair design of the incomplete Kendall U-statistic.
 

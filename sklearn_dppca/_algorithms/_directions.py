@@ -9,8 +9,8 @@ import numpy as np
 from .._bunch import Bunch
 
 from .._blockwise import is_row_blocks, kendall_matrix, pair_mean
+from .._kendall import random_pairs
 from ..privacy import PrivacyUtilityWarning, positive_quantile, symmetric_matrix_gaussian
-from ._variances import random_pairs
 
 #: Share of the loading part spent on the private radius (``radial="clipped"``).
 _RADIUS_SHARE = 0.2

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from .._blockwise import is_row_blocks, pair_mean, times
+from .._kendall import random_pairs
 from .._validation import (
     EXTENDED_REAL,
     PAIRS,
@@ -87,16 +88,6 @@ def check_method_params(method, method_params, name="method_params"):
     for key, value in method_params.items():
         params[key] = check_param(value, _METHOD_PARAM_CONSTRAINTS[key], f"{name}[{key!r}]")
     return params
-
-
-def random_pairs(n_samples, rng):
-    """A data-independent matching: rows ``first[i]`` and ``second[i]`` form pair i.
-
-    Each row is in at most one pair, so one changed row changes one paired value.
-    """
-    order = rng.permutation(n_samples)
-    n_pairs = n_samples // 2
-    return order[:n_pairs], order[n_pairs:2 * n_pairs]
 
 
 def _paired_values(X, components, rng):
