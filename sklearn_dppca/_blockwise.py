@@ -43,6 +43,7 @@ from .privacy._histograms import histogram_counts
 from .privacy._means import clipped_pair_mean
 from .privacy._quantiles import (
     _SCALE_FREE_GRID,
+    _counts_below,
     _geometric_grid,
     _interval_from_counts,
     _positive_from_counts,
@@ -466,15 +467,15 @@ def _block_matching_counts(X, seed, factor):
     values = np.einsum("ij,ij->i", differences, differences)
     if factor != 1.0:
         values = values * factor
-    return np.searchsorted(np.sort(values), _SCALE_FREE_GRID, side="left"), half
+    return _counts_below(values, _SCALE_FREE_GRID), half
 
 
 def _block_column_matching_counts(X, seed):
     """Per column, counts below the scale-free grid of ``(x_aj - x_bj)^2 / 2`` over a
     random matching of this block's rows; and the number of pairs."""
     differences, half = _matched_differences(X, seed)
-    values = np.sort(differences**2 / 2, axis=0)
-    return np.array([np.searchsorted(values[:, j], _SCALE_FREE_GRID, side="left")
+    values = differences**2 / 2
+    return np.array([_counts_below(values[:, j], _SCALE_FREE_GRID)
                      for j in range(X.shape[1])]), half
 
 
@@ -496,14 +497,12 @@ def _block_two_sided_counts(X, column, beta, max_steps):
 
 
 def _block_column_counts(X, column, shift, grid):
-    values = np.sort(X[:, column] - shift)
-    return np.searchsorted(values, np.linspace(*grid), side="left")
+    return _counts_below(X[:, column] - shift, np.linspace(*grid))
 
 
 def _block_distance_counts(X, center, unit, beta, max_steps):
     distances = np.linalg.norm(X - center, axis=1) / unit
-    return np.searchsorted(np.sort(distances), _geometric_grid(0.0, beta, max_steps),
-                           side="left")
+    return _counts_below(distances, _geometric_grid(0.0, beta, max_steps))
 
 
 def _block_histogram(X, x_edges, y_edges, codes, n_labels):

@@ -66,6 +66,12 @@ def _geometric_grid(lower, beta, max_steps):
     return np.minimum(grid, _LARGEST)
 
 
+def _counts_below(values, grid):
+    """``#{x < t}`` for every point ``t`` of ``grid``: all a search reads of the
+    data (counts of a public grid, which blocks of rows can count apart and add)."""
+    return np.searchsorted(np.sort(values), grid, side="left")
+
+
 def _search_on(sorted_x, q, eps, rng, grid):
     """:func:`_count_search` on sorted values (their counts below the grid)."""
     return _count_search(np.searchsorted(sorted_x, grid, side="left"), sorted_x.size,
@@ -217,7 +223,7 @@ def upper_quantile(x, q, eps, rng, *, lower=0.0, beta=1.01, max_steps=5000,
     if np.any(x < lower):
         raise ValueError(f"all values of x must be >= lower={lower!r}.")
     grid = _geometric_grid(lower, beta, max_steps)
-    counts = np.searchsorted(np.sort(x), grid, side="left")
+    counts = _counts_below(x, grid)
     return _upper_from_counts(counts, x.size, q, eps, rng, grid, beta, ledger, step)
 
 
@@ -461,7 +467,7 @@ def positive_quantile(x, q, eps, rng, *, ledger=None, step="positive quantile",
     x = check_values(x)
     if np.any(x < 0):
         raise ValueError("all values of x must be >= 0.")
-    counts = np.searchsorted(np.sort(x), _SCALE_FREE_GRID, side="left")
+    counts = _counts_below(x, _SCALE_FREE_GRID)
     return _positive_from_counts(counts, x.size, q, eps, rng, ledger, step, warn)
 
 
@@ -533,7 +539,7 @@ def interval_quantile(x, q, eps, rng, *, low, high, n_points=40_001, ledger=None
         raise ValueError(f"low must be below high, got low={low!r}, high={high!r}.")
     x = check_values(x)
     grid = np.linspace(low, high, int(n_points))
-    counts = np.searchsorted(np.sort(x), grid, side="left")
+    counts = _counts_below(x, grid)
     return _interval_from_counts(counts, x.size, q, eps, rng, grid, ledger, step)
 
 
