@@ -11,7 +11,7 @@ from ._algorithms._directions import release_directions
 from ._algorithms._projection import back_project, project, whitening_scale
 from ._algorithms._scree import feature_variances, release_scree, scree_values
 from ._algorithms._spread import release_spreads
-from ._dask_input import ROW_BLOCKS, is_dask_collection, transform_input
+from ._dask_input import ROW_BLOCKS, fit_input, is_dask_collection, transform_input
 from ._names import feature_names
 from ._summary import summarize
 from ._validation import (
@@ -158,11 +158,22 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             )
         return super().__sklearn_clone__()
 
-    def _plan_budget(self, parts, params, n_samples):
-        """Allocate the budget tree ``parts`` to the grant, before any computation.
+    def _read_rows(self, X, params, rng, progress=None):
+        """``X`` as the fit reads it: rows in public blocks, the one data layer
+        (:func:`~sklearn_dppca._dask_input.fit_input`)."""
+        return fit_input(self, X, params["row_blocks"], rng, n_jobs=params["n_jobs"],
+                         progress=progress)
 
-        ``params``: the validated hyperparameters. Refuses ``noise="classical"``
-        with ``accounting="gdp"``; warns when ``delta >= 1 / n`` and when the
+    def _plan_budget(self, parts, params, rows, *, pairs, progress=None):
+        """Allocate the budget tree ``parts`` to the grant, hand the plan to the
+        rows, and charge: every check the data's first pass makes (finite values,
+        the data domain) comes before the charge.
+
+        ``params``: the validated hyperparameters; ``pairs`` the directions'.
+        The rows plan their passes from the plan
+        (:meth:`~sklearn_dppca._rows.Rows.plan_passes`): their first pass runs
+        here, with every statistic that needs no release first. Refuses
+        ``noise="classical"`` with ``accounting="gdp"``; warns when ``delta >= 1 / n`` and when the
         estimator is fitted again without an accountant; charges the accountant
         the planned spend (an upper bound: a skipped part only lowers it), which
         raises :class:`~sklearn_dppca.BudgetExceededError` if the rest of its
@@ -179,7 +190,8 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         # directions' matrix)
         plan = (BudgetTree(parts).allocate(eps, delta, params["accounting"]) if parts
                 else BudgetPlan({}, params["accounting"], None))
-        warn_risky_delta(delta, n_samples, stacklevel=3)
+        rows.plan_passes(plan, pairs=pairs, radial=params["radial"], progress=progress)
+        warn_risky_delta(delta, rows.shape[0], stacklevel=3)
         if params["accountant"] is not None:
             params["accountant"].charge(plan.planned_spend(), label=type(self).__name__)
         elif hasattr(self, "privacy_spent_"):
@@ -223,8 +235,8 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         return release_directions(
             X, radial=params["radial"], radius=params["radius"],
             radius_level=params["radius_level"], budget=budget, noise=params["noise"],
-            sensitivity=params["sensitivity"], pairs=pairs,
-            n_jobs=params["n_jobs"], rng=rng, ledger=ledger, progress=progress,
+            sensitivity=params["sensitivity"], pairs=pairs, rng=rng, ledger=ledger,
+            progress=progress,
         )
 
     def summary(self):

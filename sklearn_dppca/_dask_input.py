@@ -1,16 +1,16 @@
-"""Inputs of fits in row blocks: Dask arrays and DataFrames, or arrays with
-``row_blocks``; what such fits support, checked before any spending.
+"""The inputs of every fit: arrays, Dask arrays and DataFrames, read as rows in
+public blocks (:mod:`~sklearn_dppca._rows`); what a fit in more than one block
+supports, checked before any spending.
 
 Dask is imported only when the input is a Dask collection: it stays optional.
 """
 
 import numpy as np
 
-from ._blockwise import RowBlocks
+from ._rows import BLOCK_ROWS, Rows, block_sizes
 from ._validation import (
     Instance,
     Interval,
-    check_max_abs,
     drop_non_numeric,
     label_codes,
     validate_features,
@@ -26,53 +26,27 @@ def is_dask_collection(X):
     return type(X).__module__.split(".")[0] == "dask" and hasattr(X, "dask")
 
 
-def fit_input(estimator, X, row_blocks, progress=None):
-    """``X`` as the fit reads it: a validated array, or :class:`RowBlocks`.
+def fit_input(estimator, X, row_blocks, rng, *, n_jobs=None, progress=None):
+    """``X`` as every fit reads it: :class:`~sklearn_dppca._rows.Rows` in the public
+    blocks of :func:`~sklearn_dppca._rows.block_sizes` (from ``n`` alone, or
+    ``row_blocks``).
 
-    Rows in blocks for a Dask collection (its row chunks, or ``row_blocks``) and
-    for an in-memory array with ``row_blocks``. Sets ``n_features_in_`` and, for
-    string column names, ``feature_names_in_``.
+    An in-memory array is validated here; a Dask collection is rechunked to the
+    public blocks (its own partitions are never used: a data source may size them
+    from the data's bytes). The fit's root seed is drawn from ``rng`` here. Sets
+    ``n_features_in_`` and, for string column names, ``feature_names_in_``.
+    Every value is checked finite in the first pass over the blocks, which the
+    fit runs (with the statistics it can compute ahead) before any spending.
     """
     if is_dask_collection(X):
         data = _dask_array(estimator, X)
-        if row_blocks is not None:
-            data = data.rechunk((_block_sizes(data.shape[0], row_blocks), -1))
-        else:
-            data = data.rechunk({1: -1})
-        rows = RowBlocks(data, data.chunks[0], progress)
+        sizes = block_sizes(int(data.shape[0]), row_blocks)
+        data = data.rechunk((sizes, -1))
     else:
-        X = validate_features(estimator, X, reset=True)
-        if row_blocks is None:
-            return X
-        rows = RowBlocks(X, _block_sizes(X.shape[0], row_blocks), progress)
-    # every value finite: checked in the first pass over the blocks, which the fit
-    # runs (with the statistics it can compute ahead) before any spending
-    return rows
-
-
-def checked_max_abs(X, what):
-    """:func:`~sklearn_dppca._validation.check_max_abs` for an array or rows in blocks
-    (in the first pass over the blocks, which also checks every value is finite)."""
-    if isinstance(X, RowBlocks):
-        return X.check_max_abs(what)
-    return check_max_abs(X, what)
-
-
-def _block_sizes(n_samples, row_blocks):
-    """The block sizes of ``row_blocks``: rows per block (the last block takes the
-    rest) or the sizes themselves, which must add up to ``n_samples``."""
-    if isinstance(row_blocks, int):
-        sizes = [row_blocks] * (n_samples // row_blocks)
-        if n_samples % row_blocks:
-            sizes.append(n_samples % row_blocks)
-        return tuple(sizes)
-    sizes = tuple(row_blocks)
-    if not all(isinstance(size, (int, np.integer)) and size >= 1 for size in sizes):
-        raise ValueError("row_blocks must hold positive integers (the rows of each block).")
-    if sum(sizes) != n_samples:
-        raise ValueError(f"row_blocks holds {sum(sizes)} rows in all; X has "
-                         f"{n_samples} rows.")
-    return sizes
+        data = validate_features(estimator, X, reset=True)
+        sizes = block_sizes(data.shape[0], row_blocks)
+    root = int(rng.integers(0, 2**63 - 1))
+    return Rows(data, sizes, root, n_jobs=n_jobs, progress=progress)
 
 
 def _dask_array(estimator, X):
@@ -81,8 +55,8 @@ def _dask_array(estimator, X):
     no row is read, beyond the partition lengths of a DataFrame)."""
     names = None
     if hasattr(X, "columns"):
-        # drop_non_numeric <- here <- fit_input <- fit <- the user
-        X = drop_non_numeric(estimator, X, reset=True, stacklevel=5)
+        # drop_non_numeric <- here <- fit_input <- _read_rows <- fit <- the user
+        X = drop_non_numeric(estimator, X, reset=True, stacklevel=6)
         names = list(X.columns)
         X = X.to_dask_array(lengths=True)
     if X.ndim != 2:
@@ -126,15 +100,16 @@ def transform_input(estimator, X):
 
 def check_blockwise_fit(rows, *, pairs, compute_nonprivate=False, scree_method=None,
                         scree_params=None):
-    """Refuse, before any spending, what a fit in row blocks cannot compute
-    blockwise (one ValueError naming the option); returns the scree's params with
-    ``clip="auto"`` resolved to ``"norm"``.
+    """Refuse, before any spending, what a fit in more than one row block cannot
+    compute blockwise (one ValueError naming the option); returns the scree's
+    params, with ``clip="auto"`` resolved to ``"norm"`` in more than one block.
 
-    Every statistic must be a sum over blocks: pairs within blocks (an int
-    ``pairs``), norm clipping (the per-component clipped U-statistic pairs every
-    row with every other), no non-private reference (it needs all rows at once).
+    One block holds all rows: everything is available. In more blocks every
+    statistic must be a sum over blocks: pairs within blocks (an int ``pairs``),
+    norm clipping, no non-private reference (it needs all rows at once). The
+    number of blocks is public (:func:`~sklearn_dppca._rows.block_sizes`).
     """
-    if not isinstance(rows, RowBlocks):
+    if rows.n_blocks == 1:
         return scree_params
     _refuse(pairs == "all", "pairs='all' pairs every row with every other, across "
             "blocks; fits in row blocks need pairs=m (m partners per row, within its "
@@ -163,14 +138,15 @@ def check_blockwise_fit(rows, *, pairs, compute_nonprivate=False, scree_method=N
 
 def _refuse(condition, reason):
     if condition:
-        raise ValueError(f"Fits in row blocks (a Dask input or row_blocks) compute "
-                         f"every statistic block by block: {reason}.")
+        raise ValueError(f"Fits in more than one row block (row_blocks, or more than "
+                         f"{BLOCK_ROWS:,} rows) compute every statistic block by "
+                         f"block: {reason}.")
 
 
 def group_codes(y, labels, rows):
-    """Each row's position in the public list ``labels``, for rows in blocks: an
-    array (``y`` in memory), or a lazy Dask array in the rows' blocks (``y`` a Dask
-    array or Series, checked in one pass over ``y`` before any spending).
+    """Each row's position in the public list ``labels``: an array (``y`` in
+    memory), or a lazy Dask array in the rows' blocks (``y`` a Dask array or
+    Series, checked in one pass over ``y`` before any spending).
 
     ``y`` is data: the messages state the rule, never a label.
     """

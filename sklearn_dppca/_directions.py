@@ -4,8 +4,7 @@ from ._algorithms._directions import loading_parts
 from ._algorithms._nonprivate import nonprivate_reference
 from ._algorithms._spread import spread_parts
 from ._base import _PrivateProjection
-from ._blockwise import first_pass, statistics_ahead
-from ._dask_input import check_blockwise_fit, fit_input
+from ._dask_input import check_blockwise_fit
 from ._validation import (
     PAIRS,
     UNIT_OPEN,
@@ -213,21 +212,18 @@ class DPKendallDirections(_PrivateProjection):
             The fitted estimator.
         """
         params = validate_params(self)
-        X = fit_input(self, X, params["row_blocks"])
+        rng = check_generator(self.random_state)
+        X = self._read_rows(X, params, rng)
         check_blockwise_fit(X, pairs=params["pairs"],
                             compute_nonprivate=params["compute_nonprivate"])
         n_components = check_n_components(params["n_components"], X.shape[1])
-        rng = check_generator(self.random_state)
-        first_pass(X, rng, scale=params["scale"], pairs=params["pairs"],
-                   radial=params["radial"], radius=params["radius"])
-        plan = self._plan_budget(self._budget_parts(params), params, X.shape[0])
+        plan = self._plan_budget(self._budget_parts(params), params, X,
+                                 pairs=params["pairs"])
         ledger = PrivacyLedger()
         self.scale_ = None
         if "scale" in plan:
             spreads = self._release_spreads(X, plan, params, rng, ledger)
             X, self.scale_ = spreads.X, spreads.scale
-            statistics_ahead(X, rng, pairs=params["pairs"], radial=params["radial"],
-                             radius=params["radius"])
         released = self._release_directions(
             X, plan.node("loading"), params, rng, ledger, pairs=params["pairs"])
         self.radius_ = released.radius
@@ -238,7 +234,8 @@ class DPKendallDirections(_PrivateProjection):
         self.noise_scale_ = self.kendall_noise_scale_ = released.noise_scale
         self.components_ = released.eigenvectors[:, :n_components].T.copy()
         self.nonprivate_ = (
-            nonprivate_reference(X, self.components_) if self.compute_nonprivate else None
+            nonprivate_reference(X.array(), self.components_) if self.compute_nonprivate
+            else None
         )
         self._set_privacy(ledger, params, plan)
         return self

@@ -28,8 +28,7 @@ from ._algorithms._variances import (
 )
 from ._base import _PrivateProjection, _VarianceMixin, ratio_threshold
 from ._budget_split import check_budget_split
-from ._blockwise import first_pass, is_row_blocks, statistics_ahead, times
-from ._dask_input import check_blockwise_fit, checked_max_abs, fit_input, group_codes
+from ._dask_input import check_blockwise_fit, group_codes
 from ._progress import BlockProgress, PairProgress
 from ._validation import (
     NON_NEGATIVE,
@@ -43,22 +42,19 @@ from ._validation import (
     check_generator,
     check_labels,
     check_n_components,
-    label_codes,
     validate_params,
 )
 from .privacy import PrivacyBudget, PrivacyLedger
 
 def _check_groups(groups, y, X):
-    """The public label list and each row's position in it (or None, None); for
-    rows in blocks, positions in the same blocks (:func:`group_codes`)."""
+    """The public label list and each row's position in it (or None, None), in
+    the rows' blocks (:func:`group_codes`)."""
     if groups is None:
         return None, None
     labels = check_labels(groups, "groups")
     if y is None:
         raise ValueError("groups is set, so fit(X, y) needs y: each row's group label.")
-    if is_row_blocks(X):
-        return labels, group_codes(y, labels, X)
-    return labels, label_codes(y, labels, "y", "groups", X.shape[0])
+    return labels, group_codes(y, labels, X)
 
 
 # synthetic score points drawn by default: n_samples, up to this many
@@ -416,8 +412,9 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
                                                                    or {}):
             scree_params["pairs"] = params["pairs"]   # one pair design choice for the fit
         blocks_progress = BlockProgress("DPPCA") if params["verbose"] else None
-        X = checked_max_abs(fit_input(self, X, params["row_blocks"], blocks_progress),
-                            "DPPCA's variances")
+        rng = check_generator(self.random_state)
+        X = self._read_rows(X, params, rng, blocks_progress).check_max_abs(
+            "DPPCA's variances")
         scree_params = check_blockwise_fit(
             X, pairs=params["pairs"], compute_nonprivate=params["compute_nonprivate"],
             scree_method=params["scree_method"], scree_params=scree_params)
@@ -430,26 +427,20 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         axes = (check_component_pair(params["axes"], n_components)
                 if n_components >= 2 else None)
         labels, codes = _check_groups(params["groups"], y, X)
-        rng = check_generator(self.random_state)
-        with_total = params["scree_method"] in ("clipped", "kendall")
-        first_pass(X, rng, scale=params["scale"], pairs=params["pairs"],
-                   radial=params["radial"], radius=params["radius"], total=with_total)
         scree_params = resolve_clip(scree_params, X.shape[0], n_components,
                                     params["eps"] * split["scree"] * (1 - TOTAL_SHARE))
         plan = self._plan_budget(
             self._budget_parts(params, scree_params, n_components, with_scores),
-            params, X.shape[0])
+            params, X, pairs=params["pairs"],
+            progress=PairProgress("Kendall matrix") if params["verbose"] else None)
         ledger = PrivacyLedger()
 
         self.n_samples_ = X.shape[0]
         self.scale_ = None
         if "scale" in plan:
             spreads = self._release_spreads(X, plan, params, rng, ledger)
-            X = checked_max_abs(spreads.X, "DPPCA's variances (after scaling)")
-            self.scale_ = spreads.scale
+            X, self.scale_ = spreads.X, spreads.scale
             self._progress("spreads released", start)
-            statistics_ahead(X, rng, pairs=params["pairs"], radial=params["radial"],
-                             radius=params["radius"], total=with_total)
         released = self._release_directions(
             X, plan.node("loading"), params, rng, ledger, pairs=params["pairs"],
             progress=PairProgress("Kendall matrix") if params["verbose"] else None)
@@ -460,10 +451,9 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         self.kendall_noise_scale_ = released.noise_scale
         self.radius_ = released.radius
         self.method_label_ = params["scree_method"]
-        if with_scores and is_row_blocks(X):   # counted in the scree's first pass
-            scores = times(X, self.components_[list(axes)])
-            scores.two_sided_ahead(0)
-            scores.two_sided_ahead(1)
+        # the score axes' view now: the rows ask the frame's first counts of the
+        # scree's first pass
+        scores = X.score_view(self.components_[list(axes)]) if with_scores else None
         self._fit_scree(X, method=params["scree_method"], params=scree_params,
                         budget=plan.part("scree") if "scree" in plan else None,
                         noise=params["noise"], pairs=params["pairs"],
@@ -486,7 +476,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
                         for part, share in shares.items()}
         self._set_score_summary(None)
         if with_scores:
-            self._fit_scores(X, params, plan, labels, codes, rng, ledger)
+            self._fit_scores(scores, params, plan, labels, codes, rng, ledger)
             self._progress("score summary released", start)
         elif n_components < 2:
             warnings.warn(
@@ -517,13 +507,13 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
             parts["score"] = (split["score"], score_parts(params["histogram"]))
         return parts
 
-    def _fit_scores(self, X, params, plan, labels, codes, rng, ledger):
-        """Release the score summary on ``axes_`` and store it."""
+    def _fit_scores(self, scores, params, plan, labels, codes, rng, ledger):
+        """Release the score summary of ``scores`` (the rows on ``axes_``) and
+        store it."""
         bins = params["bins"]
         if bins == "auto":
-            bins = auto_bins(X.shape[0], 1 if labels is None else len(labels),
+            bins = auto_bins(scores.shape[0], 1 if labels is None else len(labels),
                              params["histogram"], plan["score/histogram"])
-        scores = times(X, self.components_[list(self.axes_)])
         n_synthetic = params["n_synthetic"]
         summary = release_score_summary(
             scores, plan.part("score"), bins=bins, method=params["histogram"],
@@ -560,8 +550,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
             print(f"[DPPCA] {message} ({time.perf_counter() - start:.1f} s)", flush=True)
 
     def _nonprivate(self, X):
-        reference = nonprivate_reference(X, self.components_)
+        reference = nonprivate_reference(X.array(), self.components_)
         if self.frame_ is not None:
-            scores = times(X, self.components_[list(self.axes_)])
+            scores = X.projected(self.components_[list(self.axes_)]).array()
             reference.score_histogram = exact_score_histogram(scores, self.bin_edges_)
         return reference

@@ -17,8 +17,7 @@ from ._algorithms._variances import (
     scree_parts,
 )
 from ._base import _PrivateProjection, _VarianceMixin, ratio_threshold
-from ._blockwise import first_pass, is_row_blocks, statistics_ahead
-from ._dask_input import check_blockwise_fit, checked_max_abs, fit_input
+from ._dask_input import check_blockwise_fit
 from ._validation import (
     UNIT_OPEN,
     Boolean,
@@ -320,13 +319,12 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         params = validate_params(self)
         method = params["method"]
         method_params = check_method_params(method, params["method_params"])
-        X = checked_max_abs(fit_input(self, X, params["row_blocks"]),
-                            "DPScree's variances")
+        rng = check_generator(self.random_state)
+        X = self._read_rows(X, params, rng).check_max_abs("DPScree's variances")
         method_params = check_blockwise_fit(
             X, pairs=method_params.get("pairs", "all"),
             compute_nonprivate=params["compute_nonprivate"], scree_method=method,
             scree_params=method_params)
-        rng = check_generator(self.random_state)
         ledger = PrivacyLedger()
         reused = self._reused_scale(params["scale"])
         check_matrix_scree(method, self._directions_radial(params))
@@ -344,16 +342,10 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         scree = scree_parts(method, method_params, n_components)
         if scree is not None:
             parts["scree"] = (scree_share, scree)
-        # in row blocks, directions released here pair rows as the scree does
-        directions_pairs = method_params["pairs"] if is_row_blocks(X) else "all"
-        ahead = dict(pairs=directions_pairs if "directions" in parts else None,
-                     radial=params["radial"], radius=params["radius"],
-                     total=method in ("clipped", "kendall"))
-        first_pass(X, rng, scale="scale" in parts, **ahead)
-        plan = self._plan_budget(parts, grant, X.shape[0])
+        # directions released here pair rows as the scree does
+        directions_pairs = method_params.get("pairs", "all")
+        plan = self._plan_budget(parts, grant, X, pairs=directions_pairs)
         X = self._scaled(X, reused, plan, params, rng, ledger)
-        if "scale" in parts:
-            statistics_ahead(X, rng, **ahead)
         kendall = self._kendall_release(X, plan, params, rng, ledger, directions_pairs)
         directions = kendall.eigenvectors if given is None else given
         if method == "kendall" and kendall is None:
@@ -371,7 +363,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
                         kendall=kendall)
         if threshold is not None:
             self._keep_for_ratio(threshold)
-        self.nonprivate_ = (nonprivate_reference(X, self.components_)
+        self.nonprivate_ = (nonprivate_reference(X.array(), self.components_)
                             if params["compute_nonprivate"] else None)
         self._set_privacy(ledger, params, plan)
         return self
@@ -427,7 +419,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
             return X
         spreads = self._release_spreads(X, plan, params, rng, ledger)
         self.scale_ = spreads.scale
-        return checked_max_abs(spreads.X, "DPScree's variances (after scaling)")
+        return spreads.X
 
     def _kendall_release(self, X, plan, params, rng, ledger, pairs="all"):
         """The Kendall matrix behind the directions: released here (``directions``

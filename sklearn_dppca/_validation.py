@@ -512,9 +512,9 @@ def validate_features(estimator, X, *, reset):
     scikit-learn's ``validate_data``.
     """
     if _is_dataframe(X):
-        # the warning points at the user's fit: drop_non_numeric <- here <-
-        # fit_input <- fit <- the user
-        X = drop_non_numeric(estimator, X, reset=reset, stacklevel=5)
+        # the warning points at the user's call: drop_non_numeric <- here <-
+        # fit_input <- _read_rows <- fit <- the user, or here <- transform <- the user
+        X = drop_non_numeric(estimator, X, reset=reset, stacklevel=6 if reset else 3)
     elif reset:
         estimator._dropped_columns_ = []
     X = as_real_numbers(X)

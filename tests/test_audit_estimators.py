@@ -80,6 +80,7 @@ import pytest
 from scipy.optimize import brentq
 from scipy.stats import ks_2samp
 
+from ._kendall_support import one_block
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, spherical_kendall
 from sklearn_dppca._algorithms import _directions
 from sklearn_dppca._algorithms._directions import _kendall_sensitivity
@@ -425,7 +426,7 @@ def _scree_fast(make_estimator):
     The sd is that of the estimator's "scree/variances/statistic" ledger entry.
     """
     def statistic(X, n_runs, rng):
-        scatter = _norm_clipped_scatter(X, SCREE_C, "all", np.random.default_rng(0))
+        scatter = _norm_clipped_scatter(one_block(X), SCREE_C, "all", "s")
         exact = np.einsum("lj,jk,lk->l", PUBLIC_DIRECTIONS, scatter, PUBLIC_DIRECTIONS)
         sigma = _noise_scale(make_estimator, X, "scree/variances/statistic")
         noisy = exact + sigma * rng.standard_normal((n_runs, 2))
@@ -628,7 +629,7 @@ def _composed_claim(X):
 
 def _variance_centre(X, components):
     """The exact variances the scree releases, given the released directions."""
-    return np.diag(_norm_clipped_scatter(X @ components.T, COMPOSED_C, "all", None))
+    return np.diag(_norm_clipped_scatter(one_block(X @ components.T), COMPOSED_C, "all", "s"))
 
 
 def _composed_llr(fitted, X_a, X_b, claim, kendall):

@@ -1,5 +1,6 @@
 """Fits in row blocks: Dask arrays and DataFrames on a LocalCluster, and in-memory
-arrays with the same ``row_blocks``, release the same values."""
+arrays with the same ``n`` (and the same ``row_blocks``, if any), release the same
+values: the blocks are public, never a Dask collection's own partitions."""
 
 import warnings
 
@@ -51,7 +52,8 @@ SCREE = ["explained_variance_", "explained_variance_raw_", "explained_variance_r
 def test_directions_dask_equals_in_memory(client, cancer, radial):
     params = dict(eps=1.0, pairs=8, radial=radial, random_state=3)
     memory = _fit(DPKendallDirections(row_blocks=BLOCK, **params), cancer)
-    dask_fit = _fit(DPKendallDirections(**params), da.from_array(cancer, chunks=BLOCK))
+    dask_fit = _fit(DPKendallDirections(row_blocks=BLOCK, **params),
+                    da.from_array(cancer, chunks=BLOCK))
     _assert_same(memory, dask_fit, COMMON + ["kendall_eigenvalues_"])
     if radial == "clipped":
         assert memory.radius_ == dask_fit.radius_
@@ -60,7 +62,7 @@ def test_directions_dask_equals_in_memory(client, cancer, radial):
 def test_scree_dask_equals_in_memory(client, cancer):
     params = dict(eps=2.0, method_params={"pairs": 6}, random_state=1)
     memory = _fit(DPScree(row_blocks=BLOCK, **params), cancer)
-    dask_fit = _fit(DPScree(**params), da.from_array(cancer, chunks=BLOCK))
+    dask_fit = _fit(DPScree(row_blocks=BLOCK, **params), da.from_array(cancer, chunks=BLOCK))
     _assert_same(memory, dask_fit, COMMON + SCREE)
 
 
@@ -68,7 +70,7 @@ def test_scree_dask_equals_in_memory(client, cancer):
 def test_dppca_dask_equals_in_memory(client, cancer, scree_method):
     params = dict(eps=4.0, pairs=8, scree_method=scree_method, random_state=0)
     memory = _fit(DPPCA(row_blocks=BLOCK, **params), cancer)
-    dask_fit = _fit(DPPCA(**params), da.from_array(cancer, chunks=BLOCK))
+    dask_fit = _fit(DPPCA(row_blocks=BLOCK, **params), da.from_array(cancer, chunks=BLOCK))
     _assert_same(memory, dask_fit, COMMON + SCREE[:-1] + ["score_histogram_",
                                                           "synthetic_scores_"])
     np.testing.assert_allclose(dask_fit.frame_.center, memory.frame_.center, rtol=1e-12)
@@ -90,7 +92,7 @@ def test_dataframe_feature_names_and_transform(client):
     wine = load_wine(as_frame=True).frame.drop(columns="target").iloc[:160]
     frame = dd.from_pandas(wine, npartitions=2)
     params = dict(eps=4.0, pairs=6, random_state=2)
-    dask_fit = _fit(DPPCA(**params), frame)
+    dask_fit = _fit(DPPCA(row_blocks=80, **params), frame)
     memory = _fit(DPPCA(row_blocks=80, **params), wine)
     assert list(dask_fit.feature_names_in_) == list(wine.columns)
     _assert_same(memory, dask_fit, COMMON + SCREE[:-1])
@@ -104,7 +106,7 @@ def test_dataframe_feature_names_and_transform(client):
 
 
 def test_progress_reports_blocks(client, cancer, capsys):
-    _fit(DPPCA(eps=4.0, pairs=8, random_state=0, verbose=1),
+    _fit(DPPCA(eps=4.0, pairs=8, random_state=0, verbose=1, row_blocks=BLOCK),
          da.from_array(cancer, chunks=BLOCK))
     out = capsys.readouterr().out
     assert "4 of 4 blocks (100%)" in out and "pass 2" in out
@@ -122,7 +124,8 @@ def test_refused_before_spending(cancer, params, match):
 
     accountant = PrivacyAccountant(10.0, 1e-3)
     with pytest.raises(ValueError, match=match):
-        DPPCA(accountant=accountant, **params).fit(da.from_array(cancer, chunks=BLOCK))
+        DPPCA(accountant=accountant, row_blocks=BLOCK, **params).fit(
+            da.from_array(cancer, chunks=BLOCK))
     assert accountant.spent() == (0.0, 0.0)
 
 
@@ -152,14 +155,15 @@ def test_scale_dask_equals_in_memory(client, cancer):
     # census-like mixed units: per-column spreads released blockwise
     params = dict(eps=4.0, pairs=8, scale=True, random_state=5)
     memory = _fit(DPPCA(row_blocks=BLOCK, **params), cancer)
-    dask_fit = _fit(DPPCA(**params), da.from_array(cancer, chunks=BLOCK))
+    dask_fit = _fit(DPPCA(row_blocks=BLOCK, **params), da.from_array(cancer, chunks=BLOCK))
     _assert_same(memory, dask_fit, ["scale_"] + COMMON + SCREE[:-1]
                  + ["score_histogram_"])
     for estimator in (DPKendallDirections, DPScree):
         extra = {"method_params": {"pairs": 8}} if estimator is DPScree else {"pairs": 8}
         kw = dict(eps=4.0, scale=True, random_state=5, **extra)
         memory = _fit(estimator(row_blocks=BLOCK, **kw), cancer)
-        dask_fit = _fit(estimator(**kw), da.from_array(cancer, chunks=BLOCK))
+        dask_fit = _fit(estimator(row_blocks=BLOCK, **kw),
+                        da.from_array(cancer, chunks=BLOCK))
         _assert_same(memory, dask_fit, ["scale_"] + COMMON)
 
 
@@ -174,25 +178,26 @@ def test_blockwise_spreads_track_the_columns_sd(cancer):
 
 
 def test_within_block_spread_sensitivity_holds_for_an_adversarial_neighbour():
-    from sklearn_dppca._blockwise import RowBlocks
+    from sklearn_dppca._rows import Rows
+    from sklearn_dppca._statistics import within_block_sensitivity
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(230, 3))
     bounds = np.array([0.5, 1.0, 2.0])
     sizes = (100, 100, 30)
-    rows = RowBlocks(X, sizes)
+    rows = Rows(X, sizes, root=0)
     sums, n_pairs = rows.clipped_pair_sums(bounds)
     worst = 0.0
     for row in (0, 150, 229):             # one row of each block, moved far away
         neighbour = X.copy()
         neighbour[row] = 1e6
-        other, _ = RowBlocks(neighbour, sizes).clipped_pair_sums(bounds)
+        other, _ = Rows(neighbour, sizes, root=0).clipped_pair_sums(bounds)
         worst = max(worst, np.max(np.abs(other - sums) / bounds / n_pairs))
-    stated = rows.within_block_sensitivity()
+    stated = within_block_sensitivity(sizes)
     assert worst <= stated * (1 + 1e-12)
     assert worst > 0.5 * stated            # tight: a far row moves most of its terms
     # equal blocks: 2 / n, as over all pairs of the rows
-    assert RowBlocks(X[:200], (100, 100)).within_block_sensitivity() == 2 / 200
+    assert within_block_sensitivity((100, 100)) == 2 / 200
 
 
 @pytest.mark.parametrize("y_kind", ["dask", "memory"])
@@ -201,7 +206,7 @@ def test_groups_dask_equals_in_memory(client, cancer, y_kind):
     params = dict(eps=4.0, pairs=8, groups=["malignant", "benign"], random_state=7)
     memory = _fit(DPPCA(row_blocks=BLOCK, **params), cancer, labels)
     y = da.from_array(labels, chunks=2 * BLOCK) if y_kind == "dask" else labels
-    dask_fit = _fit(DPPCA(**params), da.from_array(cancer, chunks=BLOCK), y)
+    dask_fit = _fit(DPPCA(row_blocks=BLOCK, **params), da.from_array(cancer, chunks=BLOCK), y)
     _assert_same(memory, dask_fit, COMMON + ["score_histogram_", "synthetic_scores_"])
     for group in params["groups"]:
         np.testing.assert_allclose(dask_fit.score_histograms_[group],
@@ -264,3 +269,66 @@ def test_dropped_columns_are_named_at_the_users_fit(client):
         assert [w.filename for w in dropping] == [__file__]
         assert fitted.n_features_in_ == wine.shape[1] - 1
         assert fitted.transform(X).shape[1] == fitted.n_components_
+
+
+def _fits_of_every_kind():
+    return [DPKendallDirections(eps=2.0, random_state=3),
+            DPKendallDirections(eps=2.0, radial="clipped", scale=True, random_state=3),
+            DPScree(eps=2.0, random_state=1),
+            DPScree(eps=2.0, scale=True, method="kendall", random_state=1),
+            DPPCA(eps=4.0, random_state=0),
+            DPPCA(eps=4.0, scale=True, radial="clipped", random_state=0)]
+
+
+@pytest.mark.parametrize("index", range(6))
+def test_dask_equals_in_memory_without_row_blocks(client, cancer, index):
+    # no row_blocks: both fits cut the same n rows into the same public blocks
+    # (one here), whatever the Dask array's own chunks (uneven on purpose)
+    chunks = ((100, 173, 287), (cancer.shape[1],))
+    memory = _fit(_fits_of_every_kind()[index], cancer)
+    dask_fit = _fit(_fits_of_every_kind()[index], da.from_array(cancer, chunks=chunks))
+    names = COMMON + [name for name in SCREE + ["scale_", "radius_", "score_histogram_",
+                                                "synthetic_scores_"]
+                      if getattr(memory, name, None) is not None]
+    _assert_same(memory, dask_fit, names)
+
+
+def test_block_sizes_are_public():
+    from sklearn_dppca._rows import BLOCK_ROWS, block_sizes
+
+    assert block_sizes(569) == (569,)
+    assert block_sizes(BLOCK_ROWS) == (BLOCK_ROWS,)
+    third = (2 * BLOCK_ROWS + 3) // 3
+    assert block_sizes(2 * BLOCK_ROWS + 3) == (third + 1, third + 1, third)
+    assert block_sizes(10, 4) == (4, 4, 2) and block_sizes(10, [3, 7]) == (3, 7)
+
+
+def test_csv_partitions_do_not_decide_the_blocks(client, tmp_path):
+    # two CSVs one row apart, read with a byte block size: Dask's partitions differ
+    # (they follow the bytes of the rows), the fit's blocks and ledger do not
+    dd = pytest.importorskip("dask.dataframe")
+    from sklearn_dppca._dask_input import fit_input
+
+    X = load_breast_cancer().data[:, :6]
+    other = X.copy()
+    other[200] = X[200] * 1e6 + 0.123456789     # one row replaced, longer in text
+    frames, fits = [], []
+    for name, data in (("D", X), ("D_prime", other)):
+        path = tmp_path / f"{name}.csv"
+        np.savetxt(path, data, delimiter=",", header=",".join(f"c{j}" for j in range(6)),
+                   comments="", fmt="%.12g")
+        frames.append(dd.read_csv(path, blocksize=8_000))
+    lengths = [tuple(frame.map_partitions(len).compute()) for frame in frames]
+    assert len(lengths[0]) > 1 and lengths[0] != lengths[1]
+    rows = [fit_input(DPPCA(), frame, None, np.random.default_rng(0)) for frame in frames]
+    assert rows[0].sizes == rows[1].sizes == (X.shape[0],)
+    # the spreads' and the Kendall matrix's sensitivities are public (n, the
+    # blocks): the whole ledger agrees
+    ledgers = [_fit(DPKendallDirections(eps=4.0, scale=True, random_state=0),
+                    frame).privacy_ledger_ for frame in frames]
+    assert ledgers[0] == ledgers[1]
+    # DPPCA's scree scales its sensitivities by released clip bounds; every spend agrees
+    spends = [[(entry["step"], entry["eps"], entry["delta"], entry.get("mu"))
+               for entry in _fit(DPPCA(eps=4.0, scale=True, random_state=0),
+                                 frame).privacy_ledger_] for frame in frames]
+    assert spends[0] == spends[1]

@@ -17,7 +17,7 @@ from sklearn_dppca._algorithms._variances import _norm_clipped_scatter
 from sklearn_dppca import _kendall, _kendall_kernel
 from sklearn_dppca._kendall import _pair_design, pair_scatter, spherical_kendall
 
-from ._kendall_support import DATASETS, adversarial_neighbours, direct_kendall
+from ._kendall_support import DATASETS, adversarial_neighbours, direct_kendall, one_block
 
 TOL = 1e-12
 DBL_MAX = np.finfo(np.float64).max
@@ -342,7 +342,7 @@ def test_norm_clipped_scatter_matches_direct_loop(pairs):
     X = rng.standard_t(2, size=(200, 4)) * [3.0, 1.0, 0.3, 0.1] + 20.0
     X[5] = X[6]
     for bound in (0.05, 1.0, 20.0, 1e6):
-        M = _norm_clipped_scatter(X, bound, pairs, np.random.default_rng(7))
+        M = _norm_clipped_scatter(one_block(X, 7), bound, pairs, "s")
         if pairs == "all" or pairs >= 199:
             design_pairs = None
         else:
@@ -354,7 +354,7 @@ def test_norm_clipped_scatter_matches_direct_loop(pairs):
 
 def _clipped_gap(X, X_prime, V, bound, pairs, seed):
     def statistic(data):
-        M = _norm_clipped_scatter(data, bound, pairs, np.random.default_rng(seed))
+        M = _norm_clipped_scatter(one_block(data, seed), bound, pairs, "s")
         return np.einsum("lj,jk,lk->l", V, M, V)
 
     return np.linalg.norm(statistic(X) - statistic(X_prime))

@@ -309,8 +309,9 @@ def test_bad_data(X, match):
 
 
 def test_summary_has_budget_table_and_frame():
+    # (the summary's form: a budget at which 500 rows buy a frame)
     X, y = make_gaussian_clusters(100, n_features=10, return_groups=True, random_state=0)
-    pca = DPPCA(groups=sorted(set(y)), random_state=0).fit(X, y)
+    pca = DPPCA(groups=sorted(set(y)), eps=4.0, random_state=0).fit(X, y)
     text = str(pca.summary())
     for needle in ("DP PCA Summary", "loading", "scree", "score", "frame: centre",
                    "histogram: additive", "groups: G1"):
@@ -348,6 +349,8 @@ def test_histogram_threshold_is_post_processing_of_the_same_release():
 
 
 def _score_summary(unit, seed=0):
+    from ._kendall_support import one_block
+
     from sklearn_dppca._algorithms._scores import release_score_summary, score_parts
     from sklearn_dppca.privacy import BudgetTree, PrivacyLedger
 
@@ -356,7 +359,7 @@ def _score_summary(unit, seed=0):
         2.0, 1e-5, "gdp").part("score")
     ledger = PrivacyLedger()
     summary = release_score_summary(
-        scores, budget, bins=(10, 10), method="additive", threshold="auto",
+        one_block(scores), budget, bins=(10, 10), method="additive", threshold="auto",
         unit=unit, labels=None, group_codes=None, n_points=100,
         jitter=0.25, rng=np.random.default_rng(seed), ledger=ledger)
     return summary, [entry["step"] for entry in ledger.to_list()]
@@ -430,9 +433,11 @@ def test_radius_search_keeps_its_target_below_n():
 
     from sklearn_dppca._algorithms._scores import _radius
 
+    from ._kendall_support import one_block
+
     scores = np.random.default_rng(0).normal(size=(2000, 2))
     leaf = Bunch(eps=1 / 30, path="score/frame/radius")
-    radii = np.array([_radius(scores, np.zeros(2), leaf, np.random.default_rng(seed),
+    radii = np.array([_radius(one_block(scores), np.zeros(2), leaf, np.random.default_rng(seed),
                               None, 1.0, stretch=True) for seed in range(200)])
     assert radii.max() < 1.5 * np.median(radii)
     assert 0.8 * 2.65 < np.median(radii) < 1.1 * 2.65

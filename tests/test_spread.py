@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ._kendall_support import one_block
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, PrivacyUtilityWarning
 from sklearn_dppca._algorithms._scores import _additive_threshold
 from sklearn_dppca._algorithms._spread import _spreads_from_variances
@@ -71,7 +72,7 @@ def test_total_variance_statistic_moves_at_most_2C_over_n(pairs):
     # all rows equal, then one moved far: every term of that row goes from 0 to C
     X, Y = np.zeros_like(X), np.zeros_like(Y)
     Y[0] = 1e3
-    totals = [np.trace(_norm_clipped_scatter(Z, bound, pairs, np.random.default_rng(5)))
+    totals = [np.trace(_norm_clipped_scatter(one_block(Z, 5), bound, pairs, "s"))
               for Z in (X, Y)]
     assert abs(totals[0] - totals[1]) <= 2 * bound / X.shape[0] * (1 + 1e-12)
     if pairs == "all":
@@ -82,7 +83,7 @@ def test_projected_clip_sensitivity_on_adversarial_neighbours():
     X, Y = adversarial_neighbours(p=6)
     V = np.linalg.qr(np.random.default_rng(1).normal(size=(6, 2)))[0].T
     bound = 0.5
-    diag = [np.diag(_norm_clipped_scatter(Z @ V.T, bound, "all", np.random.default_rng(0)))
+    diag = [np.diag(_norm_clipped_scatter(one_block(Z @ V.T), bound, "all", "s"))
             for Z in (X, Y)]
     assert np.linalg.norm(diag[0] - diag[1]) <= 2 * math.sqrt(2) * bound / X.shape[0] * (1 + 1e-12)
 

@@ -8,9 +8,8 @@ import warnings
 import numpy as np
 from .._bunch import Bunch
 
-from .._blockwise import is_row_blocks, kendall_matrix, pair_mean
-from .._kendall import random_pairs
-from ..privacy import PrivacyUtilityWarning, positive_quantile, symmetric_matrix_gaussian
+from .._statistics import KENDALL_MATRIX, RADIUS
+from ..privacy import PrivacyUtilityWarning, symmetric_matrix_gaussian
 
 #: Share of the loading part spent on the private radius (``radial="clipped"``).
 _RADIUS_SHARE = 0.2
@@ -58,17 +57,11 @@ def _private_radius(X, level, leaf, rng, ledger):
     """The clip radius ``c``: a private ``level`` quantile of ``||x_a - x_b||``
     over a random matching (one changed row changes one distance), on the
     scale-free grid of :func:`~sklearn_dppca.privacy.positive_quantile`."""
-    if is_row_blocks(X):
-        return math.sqrt(X.matching_quantile(1.0, level, leaf, rng, ledger))
-    first, second = random_pairs(X.shape[0], rng)
-    differences = X[first].astype(np.float64) - X[second]
-    squared = np.einsum("ij,ij->i", differences, differences)
-    return math.sqrt(positive_quantile(squared, level, leaf.eps, rng, ledger=ledger,
-                                       step=leaf.path))
+    return math.sqrt(X.matching_quantile(RADIUS, 1.0, level, leaf, rng, ledger))
 
 
 def _private_clipped_kendall(X, *, budget, radius, radius_level, noise, sensitivity,
-                            pairs, n_jobs, rng, ledger, progress=None):
+                            pairs, rng, ledger, progress=None):
     """The noisy clipped Kendall matrix ``mean d d^T / max(||d||^2, c^2)``.
 
     The generalized Kendall matrix of Raymaekers & Rousseeuw (2019) with radial
@@ -89,8 +82,7 @@ def _private_clipped_kendall(X, *, budget, radius, radius_level, noise, sensitiv
         if radius_level == "auto":   # the part's eps: the search has _RADIUS_SHARE of it
             radius_level = _auto_radius_level(X.shape[0], leaf.eps / _RADIUS_SHARE)
         radius = _private_radius(X, radius_level, leaf, rng, ledger)
-    matrix = pair_mean(X, floor=radius**2, pairs=pairs, rng=rng, n_jobs=n_jobs,
-                       progress=progress)
+    matrix = X.pair_mean(radius**2, pairs, KENDALL_MATRIX, progress)
     released = _released_eigen(matrix, X.shape[0], statistic, noise, sensitivity, rng,
                                ledger)
     released.radius = radius
@@ -126,23 +118,25 @@ def _warn_if_radius_collapsed(released):
 
 
 def release_directions(X, *, radial, radius, radius_level, budget, noise, sensitivity,
-                       pairs, n_jobs, rng, ledger, progress=None):
+                       pairs, rng, ledger, progress=None):
     """The directions' release for ``radial``: spherical or clipped Kendall matrix.
 
-    ``budget`` is ``plan.node("loading")`` (or the directions' node): a leaf, or the
-    view of :func:`loading_parts`.
+    ``X``: the fit's :class:`~sklearn_dppca._rows.Rows`. ``budget`` is
+    ``plan.node("loading")`` (or the directions' node): a leaf, or the view of
+    :func:`loading_parts`.
     """
     if radial == "clipped":
         return _private_clipped_kendall(
             X, budget=budget, radius=radius, radius_level=radius_level, noise=noise,
-            sensitivity=sensitivity, pairs=pairs, n_jobs=n_jobs, rng=rng, ledger=ledger,
+            sensitivity=sensitivity, pairs=pairs, rng=rng, ledger=ledger,
             progress=progress)
     return _private_kendall_directions(
-        X, budget=budget, noise=noise, sensitivity=sensitivity, pairs=pairs,
-        n_jobs=n_jobs, rng=rng, ledger=ledger, progress=progress)
+        X, budget=budget, noise=noise, sensitivity=sensitivity, pairs=pairs, rng=rng,
+        ledger=ledger, progress=progress)
 
 
-def _private_kendall_directions(X, *, budget, noise, sensitivity, pairs, n_jobs, rng, ledger, progress=None):
+def _private_kendall_directions(X, *, budget, noise, sensitivity, pairs, rng, ledger,
+                                progress=None):
     """Release the noisy Kendall matrix and its eigen-decomposition.
 
     ``budget`` is the :class:`~sklearn_dppca.privacy.Allocation` of the Gaussian
@@ -152,7 +146,8 @@ def _private_kendall_directions(X, *, budget, noise, sensitivity, pairs, n_jobs,
     (descending), ``eigenvectors`` (columns, deterministic signs) and
     ``noise_scale`` (diagonal standard deviation).
     """
-    kendall = kendall_matrix(X, pairs=pairs, rng=rng, n_jobs=n_jobs, progress=progress)
+    # a coincident pair is a zero term (the sensitivity covers it)
+    kendall = X.pair_mean(0.0, pairs, KENDALL_MATRIX, progress)
     released = _released_eigen(kendall, X.shape[0], budget, noise, sensitivity, rng,
                                ledger)
     released.radius = None

@@ -15,8 +15,6 @@ from ..privacy._histograms import (
     histogram_counts,
     sparse_histogram,
 )
-from .._blockwise import is_row_blocks
-from ..privacy._quantiles import interval_quantile, quantile, upper_quantile
 
 HISTOGRAM_METHODS = ("additive", "sparse")
 _FRAME_SHARE = 0.35      # of the score eps, pure DP (delta 0), as in the R package dppca
@@ -126,10 +124,9 @@ def _private_frame(scores, budget, rng, ledger, cells=1, unit=None):
     reach = 2 * _radius(scores, coarse, budget["coarse radius"], rng, ledger, unit,
                         warn=False)
     centre_leaves = [budget[f"centre axis {axis + 1}"] for axis in range(2)]
-    if is_row_blocks(scores):   # both axes' counts in one pass over the blocks
-        for axis in range(2):
-            scores.interval_ahead(axis, coarse[axis], low=-reach, high=reach,
-                                  n_points=_fine_points(reach, unit))
+    for axis in range(2):   # both axes' counts in one pass over the blocks
+        scores.interval_ahead(axis, coarse[axis], low=-reach, high=reach,
+                              n_points=_fine_points(reach, unit))
     center = coarse + np.array([
         _median_offset(scores, axis, coarse[axis], reach, leaf, rng, ledger, unit)
         for axis, leaf in enumerate(centre_leaves)
@@ -149,22 +146,16 @@ def _private_frame(scores, budget, rng, ledger, cells=1, unit=None):
 def _median(scores, axis, leaf, rng, ledger):
     """The fully unbounded private median of one score axis (no warning: the
     fine centre absorbs its error)."""
-    if is_row_blocks(scores):
-        return scores.two_sided_quantile(axis, 0.5, leaf.eps, rng, ledger=ledger,
-                                         step=leaf.path, warn=False)
-    return quantile(scores[:, axis], 0.5, leaf.eps, rng, ledger=ledger, step=leaf.path,
-                    warn=False)
+    return scores.two_sided_quantile(axis, 0.5, leaf.eps, rng, ledger=ledger,
+                                     step=leaf.path, warn=False)
 
 
 def _median_offset(scores, axis, coarse, reach, leaf, rng, ledger, unit):
     """The private median of ``scores[:, axis] - coarse`` on an even grid over
     ``[-reach, reach]``."""
     grid = dict(low=-reach, high=reach, n_points=_fine_points(reach, unit))
-    if is_row_blocks(scores):
-        return scores.interval_quantile(axis, coarse, 0.5, leaf.eps, rng, ledger=ledger,
-                                        step=leaf.path, **grid)
-    return interval_quantile(scores[:, axis] - coarse, 0.5, leaf.eps, rng, ledger=ledger,
-                             step=leaf.path, **grid)
+    return scores.interval_quantile(axis, coarse, 0.5, leaf.eps, rng, ledger=ledger,
+                                    step=leaf.path, **grid)
 
 
 def _radius_level(n_samples, eps):
@@ -208,16 +199,9 @@ def _radius(scores, center, leaf, rng, ledger, unit, warn=True, stretch=False):
     with warnings.catch_warnings():
         if not warn:
             warnings.simplefilter("ignore", PrivacyUtilityWarning)
-        if is_row_blocks(scores):
-            radius = unit * scores.distance_quantile(
-                center, unit, level, leaf.eps, rng, beta=_RADIUS_BETA,
-                max_steps=_RADIUS_STEPS, ledger=ledger, step=leaf.path)
-        else:
-            distances = np.linalg.norm(scores - center, axis=1) / unit
-            radius = unit * upper_quantile(distances, level, leaf.eps, rng,
-                                           lower=0.0, beta=_RADIUS_BETA,
-                                           max_steps=_RADIUS_STEPS, ledger=ledger,
-                                           step=leaf.path)
+        radius = unit * scores.distance_quantile(
+            center, unit, level, leaf.eps, rng, beta=_RADIUS_BETA,
+            max_steps=_RADIUS_STEPS, ledger=ledger, step=leaf.path)
     if not (np.isfinite(radius) and radius > 0):
         raise ValueError("The private score frame is degenerate (its radius is not "
                          "finite); the scores may be too large to frame. Rescale X.")
@@ -297,12 +281,9 @@ def _private_histograms(scores, edges, *, method, budget, rng, ledger,
     scale of the discrete Gaussian noise on each cell (None for the sparse
     histogram).
     """
-    if is_row_blocks(scores):   # codes: an array, or a Dask array in the same blocks
-        counts = scores.histogram(edges[0], edges[1], codes=labels,
-                                  n_labels=None if labels is None else len(label_list))
-    else:
-        counts = histogram_counts(scores, edges[0], edges[1], groups=labels,
-                                  labels=label_list)
+    # codes: an array, or a Dask array in the same blocks
+    counts = scores.histogram(edges[0], edges[1], codes=labels,
+                              n_labels=None if labels is None else len(label_list))
     if method == "additive":
         return additive_histogram(counts, rng=rng, ledger=ledger,
                                   return_noise_scale=True, **budget.mechanism_budget())

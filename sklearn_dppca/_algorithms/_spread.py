@@ -11,22 +11,16 @@ the standard deviation times one factor common to every column, so dividing by i
 gives the eigenvectors and PVE of the correlation matrix.
 """
 
-import math
 import warnings
 
 import numpy as np
-from .._blockwise import is_row_blocks
 from .._bunch import Bunch
 
 from .._names import default_feature_names
+from .._statistics import SPREAD_BOUNDS
 from ..privacy import PrivacyUtilityWarning, gaussian_mechanism
 from ..privacy._quantiles import _positive_from_counts, warn_if_far
-from ._variances import (
-    check_method_params,
-    clipped_to_the_bound,
-    component_clip_parts,
-    component_clipped_variances,
-)
+from ._variances import clipped_to_the_bound, component_clip_parts
 
 #: Clipping of the spreads: one private quantile per column, so a larger quantile
 #: share than the scree's (the Gaussian part is cheap: its noise is relative to each
@@ -69,39 +63,23 @@ def _private_feature_variances(X, *, budget, noise, rng, ledger, feature_names):
 
     Privacy (the leaves of :func:`spread_parts`): ``p`` quantile searches with
     ``quantile_share / p`` of the part's eps each (pure DP), then the vector
-    ``(s_j^2 / C_j)`` with L2 sensitivity ``2 sqrt(p) / n`` (each coordinate is a
-    U-statistic of terms in ``[0, 1]``, of which one row touches ``n - 1`` of
-    ``C(n, 2)``) on the Gaussian leaf.
+    ``(s_j^2 / C_j)`` on the Gaussian leaf. Each column's clip bound is a private
+    quantile of ``(x_aj - x_bj)^2 / 2`` over a random matching within the blocks
+    (a row is in at most one pair: a count moves by at most 1), from counts of
+    the scale-free grid summed over the blocks. The statistic is each column's
+    clipped pair mean over all pairs within a block (all pairs, in one block),
+    ``U_j = sum_b sum_{a<b in block} min(., C_j) / sum_b C(n_b, 2)``: one row is in
+    ``n_b - 1`` of those pairs, each term in ``[0, C_j]``, so ``U_j / C_j`` moves by
+    at most ``(n_max - 1) / sum_b C(n_b, 2)`` (``2 / n`` in one block), plus the
+    rounding allowance of the computation
+    (:func:`~sklearn_dppca._statistics.clipped_sum_sensitivity`).
 
     Returns a Bunch with ``raw`` (the noisy variances, possibly negative),
     ``noise_scale`` (their noise sd) and ``clip_bounds``.
     """
     labels = _spread_labels(feature_names)
-    search_eps = budget[f"clip bound {labels[0]}"].eps
-    if is_row_blocks(X):
-        return _blockwise_feature_variances(X, budget=budget, noise=noise, rng=rng,
-                                            ledger=ledger, labels=labels)
-    level = max(spread_level(X.shape[0] // 2, search_eps), 0.5)
-    params = check_method_params("clipped", dict(_SPREAD_PARAMS, quantile_level=level))
-    raw, noise_scale, bounds = component_clipped_variances(
-        X, np.eye(X.shape[1]), params, budget, noise, rng, ledger, labels=labels)
-    return Bunch(raw=raw, noise_scale=noise_scale, clip_bounds=bounds)
-
-
-def _blockwise_feature_variances(rows, *, budget, noise, rng, ledger, labels):
-    """:func:`_private_feature_variances` for rows in blocks (the same budget tree).
-
-    Privacy: each column's clip bound is a private quantile of ``(x_aj - x_bj)^2 / 2``
-    over a random matching within the blocks (a row is in at most one pair: a
-    count moves by at most 1), from counts of the scale-free grid summed over the
-    blocks. The statistic is each column's clipped pair mean over all pairs
-    within a block, ``U_j = sum_b sum_{a<b in block} min(., C_j) / sum_b C(n_b, 2)``:
-    one row is in ``n_b - 1`` of those pairs, each term in ``[0, C_j]``, so
-    ``U_j / C_j`` moves by at most ``s = (n_max - 1) / sum_b C(n_b, 2)`` (``2 / n``
-    for equal blocks, as over all pairs) and the vector by ``sqrt(p) s`` in L2.
-    """
     leaves = [budget[f"clip bound {label}"] for label in labels]
-    counts, n_values = rows.column_matching_counts(rng)
+    counts, n_values = X.column_matching_counts(SPREAD_BOUNDS)
     level = max(spread_level(n_values, leaves[0].eps), 0.5)
     bounds = np.array([
         _positive_from_counts(column_counts, n_values, level, leaf.eps, rng, ledger,
@@ -109,10 +87,9 @@ def _blockwise_feature_variances(rows, *, budget, noise, rng, ledger, labels):
         for column_counts, leaf in zip(counts, leaves)])
     warn_if_far(n_values, level, leaves[0].eps,
                 f"{budget.prefix}/clip bounds (each of {len(labels)})", stacklevel=4)
-    sums, n_pairs = rows.clipped_pair_sums(bounds)
-    sensitivity = math.sqrt(len(labels)) * rows.within_block_sensitivity()
+    statistic, sensitivity = X.clipped_pair_means(bounds)
     noisy, noise_scale = gaussian_mechanism(
-        sums / n_pairs / bounds, sensitivity, rng=rng, noise=noise, ledger=ledger,
+        statistic, sensitivity, rng=rng, noise=noise, ledger=ledger,
         **budget["statistic"].mechanism_budget())
     return Bunch(raw=noisy * bounds, noise_scale=noise_scale * bounds,
                  clip_bounds=bounds)
@@ -155,7 +132,7 @@ def release_spreads(X, *, budget, noise, rng, ledger, feature_names):
     """The spread step of a ``scale=True`` fit: release the spreads, scale X.
 
     ``budget``: the part of :func:`spread_parts`'s tree. Returns a Bunch: ``X``
-    divided by the spreads and ``scale`` (the spreads).
+    divided by the spreads (a view of the rows) and ``scale`` (the spreads).
     """
     released = _private_feature_variances(X, budget=budget, noise=noise, rng=rng,
                                          ledger=ledger, feature_names=feature_names)

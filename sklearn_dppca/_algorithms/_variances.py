@@ -9,8 +9,14 @@ import warnings
 
 import numpy as np
 
-from .._blockwise import is_row_blocks, pair_mean, times
-from .._kendall import random_pairs
+from .._statistics import (
+    SCREE_BOUND,
+    SCREE_COMPONENT_BOUNDS,
+    SCREE_SCATTER,
+    SCREE_VALUES,
+    TOTAL_BOUND,
+    TOTAL_SCATTER,
+)
 from .._validation import (
     EXTENDED_REAL,
     PAIRS,
@@ -23,8 +29,8 @@ from .._validation import (
     check_param,
 )
 from ..privacy import PrivacyUtilityWarning, gaussian_mechanism
-from ..privacy._means import clipped_pair_mean, huber_mean, monotone_scree, pmwm_mean
-from ..privacy._quantiles import positive_quantile, rank_slack, warn_if_far
+from ..privacy._means import huber_mean, monotone_scree, pmwm_mean
+from ..privacy._quantiles import _positive_from_counts, rank_slack, warn_if_far
 
 SCREE_METHODS = ("clipped", "huber", "pmwm", "kendall", "matrix")
 #: Share of the scree budget (eps and delta) spent on the private total variance.
@@ -90,39 +96,11 @@ def check_method_params(method, method_params, name="method_params"):
     return params
 
 
-def _paired_values(X, components, rng):
-    """``w_il = (v_l . (x_a - x_b))^2 / 2`` over a random matching; shape (n//2, k).
-
-    Its mean estimates the variance along ``v_l`` without any centre.
-    """
-    first, second = random_pairs(X.shape[0], rng)
-    differences = (X[first].astype(np.float64) - X[second]) @ components.T
-    return differences**2 / 2
-
-
 def _check_public_clip(C, n_components):
     bounds = np.broadcast_to(np.asarray(C, dtype=float), (n_components,)).copy()
     if not np.all(np.isfinite(bounds) & (bounds > 0)):
         raise ValueError(f"method_params['C'] must be 'auto' or finite positive, got {C!r}.")
     return bounds
-
-
-def _clipped_u_statistics(X, components, bounds):
-    """The exact (pre-noise) clipped U-statistics, one per component.
-
-    ``U_l = (1 / C(n, 2)) sum_{i<j} min((v_l.(x_i - x_j))^2 / 2, C_l)``, in
-    O(n log n) per component. Replacing one row moves ``U_l`` by at most
-    ``2 C_l / n`` (it touches ``n - 1`` terms, each in ``[0, C_l]``).
-    """
-    projections = X.astype(np.float64) @ components.T
-    return np.array([clipped_pair_mean(projections[:, l], bounds[l])
-                     for l in range(components.shape[0])])
-
-
-def _private_upper_quantile(values, params, leaf, rng, ledger, warn=True):
-    # The scale-free grid: a clip bound in any unit keeps 1% resolution.
-    return positive_quantile(values, params["quantile_level"], leaf.eps, rng,
-                             ledger=ledger, step=leaf.path, warn=warn)
 
 
 def resolve_clip(params, n_samples, n_components, eps):
@@ -184,31 +162,25 @@ def scree_parts(method, params, n_components):
             "total variance": (TOTAL_SHARE, total)}
 
 
-def _norm_clipped_scatter(X, bound, pairs, rng):
+def _norm_clipped_scatter(X, bound, pairs, name):
     """``M = mean over pairs of (d d^T / 2) min(1, 2 bound / ||d||^2)``, ``d = x_i - x_j``.
 
     Each pair difference is shrunk to norm at most ``sqrt(2 bound)``, so
     ``v.M v`` is the mean of ``(v.d_clipped)^2 / 2``: the clipped variance along
-    ``v``. Pairs: all of them (nothing is drawn from ``rng``), or an ``m``-partner
-    design drawn from ``rng``.
+    ``v``. Pairs: all of them, or an ``m``-partner design seeded by ``name``.
     """
     # (d d^T / 2) min(1, 2 bound / ||d||^2) = bound d d^T / max(||d||^2, 2 bound): the
     # kernel's floored pair scatter, exact to about 1e-15 (sklearn_dppca._kendall).
-    return bound * pair_mean(X, floor=2 * bound, pairs=pairs, rng=rng)
+    return bound * X.pair_mean(2 * bound, pairs, name)
 
 
-def _norm_clip_bound(Y, params, budget, rng, ledger):
-    """The clip bound on ``||y_a - y_b||^2 / 2``: public, or a private quantile."""
+def _norm_clip_bound(Y, params, budget, rng, ledger, name):
+    """The clip bound on ``||y_a - y_b||^2 / 2``: public, or a private quantile over
+    the matching ``name``."""
     if not isinstance(params["C"], str):
         return float(_check_public_clip(params["C"], 1)[0])
-    if is_row_blocks(Y):
-        return Y.matching_quantile(0.5, params["quantile_level"], budget["clip bound"],
-                                   rng, ledger)
-    first, second = random_pairs(Y.shape[0], rng)
-    differences = Y[first] - Y[second]
-    half_squared_norms = np.einsum("ij,ij->i", differences, differences) / 2
-    return _private_upper_quantile(half_squared_norms, params, budget["clip bound"], rng,
-                                   ledger)
+    return Y.matching_quantile(name, 0.5, params["quantile_level"], budget["clip bound"],
+                               rng, ledger)
 
 
 def _norm_clipped_variances(X, components, params, budget, noise, rng, ledger):
@@ -225,9 +197,9 @@ def _norm_clipped_variances(X, components, params, budget, noise, rng, ledger):
     Columns in large units that the directions hardly load on no longer set the
     bound (they did when the full p-dimensional difference was clipped).
     """
-    projected = times(X, components)
-    bound = _norm_clip_bound(projected, params, budget, rng, ledger)
-    scatter = _norm_clipped_scatter(projected, bound, params["pairs"], rng)
+    projected = X.projected(components)
+    bound = _norm_clip_bound(projected, params, budget, rng, ledger, SCREE_BOUND)
+    scatter = _norm_clipped_scatter(projected, bound, params["pairs"], SCREE_SCATTER)
     noisy, noise_scale = gaussian_mechanism(
         np.diag(scatter).copy(), 2 * math.sqrt(2) * bound / X.shape[0], rng=rng,
         noise=noise, ledger=ledger, **budget["statistic"].mechanism_budget())
@@ -247,13 +219,11 @@ def private_total_variance(X, budget, noise, rng, ledger, *, pairs="all",
     replaced. ``budget``: the part of :data:`_TOTAL_PARAMS`'s tree. Returns
     ``(total, noise_scale, bound)``; ``total`` may be negative.
     """
-    if not is_row_blocks(X):
-        X = X.astype(np.float64)
     params = dict(_TOTAL_PARAMS, pairs=pairs)
     if quantile_level is not None:
         params["quantile_level"] = quantile_level
-    bound = _norm_clip_bound(X, params, budget, rng, ledger)
-    scatter = _norm_clipped_scatter(X, bound, pairs, rng)
+    bound = _norm_clip_bound(X, params, budget, rng, ledger, TOTAL_BOUND)
+    scatter = _norm_clipped_scatter(X, bound, pairs, TOTAL_SCATTER)
     total, noise_scale = gaussian_mechanism(
         float(np.trace(scatter)), 2 * bound / X.shape[0], rng=rng, noise=noise,
         ledger=ledger, **budget["statistic"].mechanism_budget())
@@ -272,38 +242,36 @@ def _clipped_variances(X, components, params, budget, noise, rng, ledger):
     return component_clipped_variances(X, components, params, budget, noise, rng, ledger)
 
 
-def component_clipped_variances(X, components, params, budget, noise, rng, ledger,
-                                labels=None):
+def component_clipped_variances(X, components, params, budget, noise, rng, ledger):
     """Each component clipped at its own bound ``C_l``; one Gaussian for the vector.
 
-    ``params["C"]`` is ``"auto"`` (one private quantile per component, the
-    leaves ``clip bound <label>`` of ``budget``, :func:`component_clip_parts`) or
-    public bounds. ``labels`` name the components (default ``PC1``, ``PC2``, ...).
+    ``params["C"]`` is ``"auto"`` (one private quantile per component of
+    ``(v_l . (x_a - x_b))^2 / 2`` over a random matching within the blocks, the
+    leaves ``clip bound PC<l>`` of ``budget``, :func:`component_clip_parts`) or
+    public bounds. The statistic is the clipped U-statistic
+    ``U_l = mean_{a<b} min((v_l.(x_a-x_b))^2/2, C_l)`` over the pairs within the
+    blocks (all pairs in one block), released as ``U_l / C_l``: each coordinate
+    moves by at most ``2/n`` (in one block), the vector by ``2 sqrt(k)/n`` in L2,
+    plus the computation's rounding allowance
+    (:func:`~sklearn_dppca._statistics.clipped_sum_sensitivity`). The noise on
+    ``U_l`` is then proportional to ``C_l``, so a component on a small scale is
+    not drowned by the noise of a large one.
     """
-    n_samples, n_components = X.shape[0], components.shape[0]
-    if labels is None:
-        labels = [f"PC{l + 1}" for l in range(n_components)]
+    n_components = components.shape[0]
+    projected = X.projected(components)
     if isinstance(params["C"], str):
-        values = _paired_values(X, components, rng)
+        labels = [f"PC{l + 1}" for l in range(n_components)]
         leaves = [budget[f"clip bound {label}"] for label in labels]
+        counts, n_values = projected.column_matching_counts(SCREE_COMPONENT_BOUNDS)
         bounds = np.array([
-            _private_upper_quantile(values[:, l], params, leaves[l], rng, ledger,
-                                    warn=False)
-            for l in range(n_components)
-        ])
-        warn_if_far(values.shape[0], params["quantile_level"], leaves[0].eps,
+            _positive_from_counts(column_counts, n_values, params["quantile_level"],
+                                  leaf.eps, rng, ledger, leaf.path, False)
+            for column_counts, leaf in zip(counts, leaves)])
+        warn_if_far(n_values, params["quantile_level"], leaves[0].eps,
                     f"{budget.prefix}/clip bounds (each of {n_components})", stacklevel=3)
     else:
         bounds = _check_public_clip(params["C"], n_components)
-    # Release U_l / C_l: each coordinate moves by at most 2/n, the vector by
-    # 2 sqrt(k)/n in L2. The noise on U_l is then proportional to C_l, so a
-    # component on a small scale is not drowned by the noise of a large one.
-    # As computed, each U_l / C_l is within 2**-52 of its exact value
-    # (clipped_pair_mean's bound 2**-53 + 2**-70, then one division), so two
-    # neighbours' computed coordinates differ by at most 2/n + 2**-51: the
-    # sensitivity carries that allowance (a factor 1 + 2.2e-16 n).
-    statistic = _clipped_u_statistics(X, components, bounds) / bounds
-    sensitivity = 2.0 * math.sqrt(n_components) / n_samples * (1 + n_samples * 2.0**-52)
+    statistic, sensitivity = projected.clipped_pair_means(bounds)
     noisy, noise_scale = gaussian_mechanism(
         statistic, sensitivity, rng=rng, noise=noise,
         ledger=ledger, **budget["statistic"].mechanism_budget())
@@ -337,7 +305,9 @@ def _per_component_variances(estimator, X, components, params, budget, noise, rn
         name = "huber" if estimator is huber_mean else "pmwm (split=True)"
         raise ValueError(f"The {name} scree pairs the rows and needs at least 4 rows "
                          f"(2 pairs); X has n_samples={X.shape[0]}.")
-    values = _paired_values(X, components, rng)
+    # w_il = (v_l . (x_a - x_b))^2 / 2 over a random matching: its mean estimates
+    # the variance along v_l without any centre
+    values = X.projected(components).matched_values(SCREE_VALUES)
     leaves = [budget[f"PC{l + 1}"] for l in range(n_components)]
     released = [
         estimator(values[:, l], leaf.eps, leaf.delta, rng, noise=noise, ledger=ledger,

@@ -1,0 +1,204 @@
+"""Every private statistic a fit releases, declared once: its per-block part, how
+the parts combine, and its sensitivity (with the rounding allowance of that
+computation). :mod:`~sklearn_dppca._rows` runs the per-block parts over the row
+blocks of a fit; the algorithms in :mod:`~sklearn_dppca._algorithms` give the
+combined values to their mechanism.
+
+========================  ====================================  ==========================
+statistic                 per block, combined by                 sensitivity, mechanism
+========================  ====================================  ==========================
+floored pair sum          sum of ``d d^T / max(|d|^2, f)`` over  Frobenius ``2 sqrt(2) / n``
+(Kendall matrices, norm-  all pairs or an ``m``-partner design   (tight; per term at most
+clipped scatters)         within the block; sums added, term     ``sqrt(2)``), symmetric or
+                          counts added                           vector Gaussian
+matching counts           counts below a public grid of one      1 per count (a row is in
+(clip bounds, radius,     value per matched pair within the      at most one pair): the
+spreads' bounds)          block; counts added                    exponential search
+clipped pair sums         per column, sum over pairs within the  ``within_block`` below,
+(spreads, per-component   block of ``min((x_a - x_b)^2 / 2, C)``;  L2 Gaussian
+clipping)                 sums added
+row counts (score frame)  counts below a public grid of one      1 per count: the
+                          value per row; counts added            exponential search
+histogram counts          exact cell counts; added               1 per cell (one row moves
+                                                                 one count), discrete noise
+========================  ====================================  ==========================
+
+Every design and matching is drawn within a block from a seed derived from the
+fit's random state, the statistic's name (its ledger step) and the block's
+index (:func:`block_generator`): nothing depends on the data or on the order in
+which a fit asks for its statistics.
+"""
+
+import math
+import zlib
+
+import numpy as np
+
+from ._kendall import _pair_sum, random_pairs
+from ._validation import MAX_ABS_VALUE
+from .privacy._histograms import histogram_counts
+from .privacy._means import clipped_pair_mean
+from .privacy._quantiles import (
+    _SCALE_FREE_GRID,
+    _counts_below,
+    _geometric_grid,
+    _two_sided_values,
+)
+
+# The names of the statistics whose designs or matchings are drawn: with the
+# fit's root seed they seed them (the same statistic of two estimators, e.g. the
+# directions of DPKendallDirections and of DPScree, reads the same pairs).
+KENDALL_MATRIX = "kendall matrix"          # spherical or clipped, floored pair sum
+RADIUS = "clip radius"                     # matching of the clipped Kendall radius
+SPREAD_BOUNDS = "spread clip bounds"       # matching of the spreads' bounds
+SCREE_BOUND = "scree clip bound"           # matching of the scree's norm bound
+SCREE_COMPONENT_BOUNDS = "scree component clip bounds"
+SCREE_SCATTER = "scree scatter"            # design of the norm-clipped scatter
+SCREE_VALUES = "scree matched values"      # matching of the 1-D mean estimators
+TOTAL_BOUND = "total variance clip bound"
+TOTAL_SCATTER = "total variance scatter"
+
+#: Roundings of a clipped pair mean as computed (:func:`clipped_pair_mean`'s
+#: relative bound ``2**-53 + 2**-70``, counted as one ``2**-52``), the product with
+#: the block's pair count, the division by all pairs and by the bound: a coordinate
+#: in ``[0, 1]`` is within ``(n_blocks + 3) 2**-53`` of its exact value, one more
+#: rounding per block for the sum over the blocks.
+_ROUNDINGS_OUTSIDE_BLOCKS = 3
+
+
+def block_generator(root, name, index):
+    """The generator of block ``index``'s design or matching for the statistic
+    ``name``: seeded by the fit's root seed, the name and the index only."""
+    return np.random.default_rng([int(root), zlib.crc32(name.encode()), int(index)])
+
+
+def within_block_sensitivity(sizes):
+    """How much one row moves a mean over all pairs within the blocks, per unit of
+    the terms' range: it is in ``n_b - 1`` of the ``sum_b C(n_b, 2)`` pairs
+    (``2 / n`` for one block or equal blocks, as for all pairs of the rows)."""
+    n_pairs = sum(size * (size - 1) // 2 for size in sizes)
+    return (max(sizes) - 1) / n_pairs
+
+
+def clipped_sum_sensitivity(sizes, n_coordinates):
+    """L2 sensitivity of the vector of clipped pair means, each divided by its bound
+    (coordinates in ``[0, 1]``), as computed.
+
+    Exactly, one row moves each coordinate by at most
+    :func:`within_block_sensitivity`. As computed, each coordinate is within
+    ``(n_blocks + 3) 2**-53`` of its exact value (see
+    :data:`_ROUNDINGS_OUTSIDE_BLOCKS`), so two neighbours' computed coordinates
+    differ by at most that bound plus ``(n_blocks + 3) 2**-52``.
+    """
+    allowance = (len(sizes) + _ROUNDINGS_OUTSIDE_BLOCKS) * 2.0**-52
+    return math.sqrt(n_coordinates) * (within_block_sensitivity(sizes) + allowance)
+
+
+# -- per-block parts: arrays and numbers in, partial statistics out ------------------
+# (module level, so that Dask can ship them to workers)
+
+
+def _float_rows(block):
+    return np.ascontiguousarray(block, dtype=np.float64)
+
+
+def view_rows(block, view):
+    """The block's rows as float64, divided by ``view[0]`` and projected on the rows
+    of ``view[1]`` (either None: skipped).
+
+    A divided row is clamped to ``+-2**500``: a column divided by a tiny released
+    spread may leave the data domain (or overflow), and every statistic must stay
+    defined after the charge. Clamping is a function of the row alone, so one
+    changed row still changes one row of the view.
+    """
+    divisor, matrix = view
+    rows = _float_rows(block)
+    if divisor is not None:
+        with np.errstate(over="ignore"):
+            rows = np.clip(rows / divisor, -MAX_ABS_VALUE, MAX_ABS_VALUE)
+    return rows if matrix is None else rows @ matrix.T
+
+
+def block_pair_sum(X, pairs, root, name, index, floor, n_jobs=None, progress=None):
+    """The floored pair sum over all pairs (``pairs="all"``) or an ``m``-partner
+    design of this block's rows, and its number of terms."""
+    total, n_terms, _ = _pair_sum(X, floor, pairs, block_generator(root, name, index),
+                                  n_jobs, progress)
+    return total, n_terms
+
+
+def _matched_differences(X, root, name, index):
+    first, second = random_pairs(X.shape[0], block_generator(root, name, index))
+    with np.errstate(over="ignore"):   # beyond the float range: above every grid point
+        return X[first] - X[second], first.size
+
+
+def block_matching_counts(X, root, name, index, factor):
+    """Counts below the scale-free grid of ``factor ||x_a - x_b||^2`` over a random
+    matching of this block's rows, and the number of pairs."""
+    differences, half = _matched_differences(X, root, name, index)
+    with np.errstate(over="ignore"):
+        values = np.einsum("ij,ij->i", differences, differences) * factor
+    return _counts_below(values, _SCALE_FREE_GRID), half
+
+
+def block_column_matching_counts(X, root, name, index):
+    """Per column, counts below the scale-free grid of ``(x_aj - x_bj)^2 / 2`` over a
+    random matching of this block's rows; and the number of pairs."""
+    differences, half = _matched_differences(X, root, name, index)
+    with np.errstate(over="ignore"):
+        values = differences**2 / 2
+    return np.array([_counts_below(values[:, j], _SCALE_FREE_GRID)
+                     for j in range(X.shape[1])]), half
+
+
+def block_matched_values(X, root, name, index):
+    """``(x_aj - x_bj)^2 / 2`` over a random matching of this block's rows, shape
+    (pairs, columns): the values of the one-dimensional mean estimators."""
+    differences, _ = _matched_differences(X, root, name, index)
+    with np.errstate(over="ignore"):
+        return differences**2 / 2
+
+
+def block_clipped_pair_sums(X, bounds):
+    """Per column, the sum of ``min((x_aj - x_bj)^2 / 2, C_j)`` over all pairs of this
+    block's rows (exact to a few roundings, O(n log n) a column)."""
+    n_pairs = X.shape[0] * (X.shape[0] - 1) // 2
+    if n_pairs == 0:
+        return np.zeros(X.shape[1])
+    return np.array([clipped_pair_mean(X[:, j], bounds[j]) for j in range(X.shape[1])]) \
+        * n_pairs
+
+
+def block_two_sided_counts(X, column, beta, max_steps):
+    grid = _geometric_grid(0.0, beta, max_steps)
+    positive, negative = _two_sided_values(np.sort(X[:, column]), beta)
+    return (np.searchsorted(positive, grid, side="left"),
+            np.searchsorted(negative[::-1], grid, side="left"))
+
+
+def block_column_counts(X, column, shift, grid):
+    return _counts_below(X[:, column] - shift, np.linspace(*grid))
+
+
+def block_distance_counts(X, center, unit, beta, max_steps):
+    with np.errstate(over="ignore"):
+        distances = np.linalg.norm(X - center, axis=1) / unit
+    return _counts_below(distances, _geometric_grid(0.0, beta, max_steps))
+
+
+def block_histogram(X, x_edges, y_edges, codes, n_labels):
+    if codes is None:
+        return histogram_counts(X, x_edges, y_edges)
+    return histogram_counts(X, x_edges, y_edges, groups=np.asarray(codes),
+                            labels=np.arange(n_labels))
+
+
+def block_check(block):
+    """Whether every value is finite, and each column's largest absolute value."""
+    block = np.asarray(block)
+    with np.errstate(invalid="ignore", over="ignore"):
+        finite = bool(np.all(np.isfinite(block)))
+    if not finite or block.shape[0] == 0:
+        return finite, np.zeros(block.shape[1])
+    return finite, np.max(np.abs(block), axis=0).astype(np.float64)
