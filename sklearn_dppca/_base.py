@@ -158,15 +158,19 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             )
         return super().__sklearn_clone__()
 
-    def _plan_budget(self, parts, params, n_samples):
+    def _plan_budget(self, parts, params, n_samples, check=None):
         """Allocate the budget tree ``parts`` to the grant, before any computation.
 
         ``params``: the validated hyperparameters. Refuses ``noise="classical"``
-        with ``accounting="gdp"``; warns when ``delta >= 1 / n`` and when the
+        with ``accounting="gdp"``; calls ``check(plan)`` if given (refusals that
+        public numbers decide from the allocated budget, e.g. a part too small
+        for its mechanism); warns when ``delta >= 1 / n`` and when the
         estimator is fitted again without an accountant; charges the accountant
         the planned spend (an upper bound: a skipped part only lowers it), which
         raises :class:`~sklearn_dppca.BudgetExceededError` if the rest of its
-        budget is too small. Returns the :class:`~sklearn_dppca.privacy.BudgetPlan`.
+        budget is too small. Nothing after the charge may raise on public
+        settings: a refusal there would come after the spend is booked. Returns
+        the :class:`~sklearn_dppca.privacy.BudgetPlan`.
         """
         if params["accounting"] == "gdp" and params["noise"] == "classical":
             # Under "gdp" each Gaussian part's sd is sensitivity / mu_i from the
@@ -179,6 +183,8 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         # directions' matrix)
         plan = (BudgetTree(parts).allocate(eps, delta, params["accounting"]) if parts
                 else BudgetPlan({}, params["accounting"], None))
+        if check is not None:
+            check(plan)
         warn_risky_delta(delta, n_samples, stacklevel=3)
         if params["accountant"] is not None:
             params["accountant"].charge(plan.planned_spend(), label=type(self).__name__)

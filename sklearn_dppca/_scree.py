@@ -330,6 +330,12 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         ledger = PrivacyLedger()
         reused = self._reused_scale(params["scale"])
         check_matrix_scree(method, self._directions_radial(params))
+        if method == "kendall" and self.directions is not None \
+                and not _is_estimator(self.directions):
+            # public (the arguments alone): refused before any charge
+            raise ValueError("method='kendall' reads the variances off the released "
+                             "Kendall matrix: directions must be None or a fitted "
+                             "DPKendallDirections/DPPCA, not an array.")
         given, grant = self._given_directions(X, params, ledger,
                                               spends_more=method != "matrix")
         n_available = X.shape[1] if given is None else given.shape[0]
@@ -356,10 +362,6 @@ class DPScree(_VarianceMixin, _PrivateProjection):
             statistics_ahead(X, rng, **ahead)
         kendall = self._kendall_release(X, plan, params, rng, ledger, directions_pairs)
         directions = kendall.eigenvectors if given is None else given
-        if method == "kendall" and kendall is None:
-            raise ValueError("method='kendall' reads the variances off the released "
-                             "Kendall matrix: directions must be None or a fitted "
-                             "DPKendallDirections/DPPCA, not an array.")
         self.n_samples_ = X.shape[0]
         self.n_components_ = n_components
         self.components_ = directions[:n_components]
