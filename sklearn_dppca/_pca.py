@@ -12,6 +12,7 @@ from ._algorithms._scores import (
     HISTOGRAM_METHODS,
     SYNTHETIC_SAMPLING,
     auto_bins,
+    check_histogram_budget,
     exact_score_histogram,
     release_score_summary,
     score_parts,
@@ -438,7 +439,10 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
                                     params["eps"] * split["scree"] * (1 - TOTAL_SHARE))
         plan = self._plan_budget(
             self._budget_parts(params, scree_params, n_components, with_scores),
-            params, X.shape[0])
+            params, X.shape[0],
+            check=(lambda plan: check_histogram_budget(params["histogram"],
+                                                       plan["score/histogram"]))
+            if with_scores else None)
         ledger = PrivacyLedger()
 
         self.n_samples_ = X.shape[0]

@@ -267,6 +267,25 @@ def _cell_threshold(method, budget, n_cells):
     return _sparse_threshold(budget.eps, budget.delta)
 
 
+def check_histogram_budget(method, budget):
+    """Refuse a histogram leaf ``budget`` its mechanism cannot spend (public).
+
+    The sparse histogram's discrete Laplace needs a rate of at least
+    ``2**-30`` (:func:`~sklearn_dppca.privacy._discrete.laplace_rate`); the
+    additive one's discrete Gaussian must be calibrated. Both depend on the
+    leaf's budget alone, so DPPCA calls this before the accountant is charged:
+    the same refusal after the charge would come after the spend is booked.
+    """
+    try:
+        _cell_threshold(method, budget, 1)
+    except ValueError as error:
+        raise ValueError(
+            f"eps is too small for histogram={method!r}: the score histogram's share "
+            f"of it (eps={budget.eps:g}) cannot be spent by its mechanism. Raise eps "
+            "or the score share of budget_split."
+        ) from error
+
+
 def auto_bins(n_samples, n_groups, method, budget):
     """Cells per axis for ``bins="auto"``, from public numbers only.
 
