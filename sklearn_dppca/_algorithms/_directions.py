@@ -10,7 +10,8 @@ from .._bunch import Bunch
 
 from .._blockwise import is_row_blocks, kendall_matrix, pair_mean
 from .._kendall import random_pairs
-from ..privacy import PrivacyUtilityWarning, positive_quantile, symmetric_matrix_gaussian
+from ..privacy import PrivacyUtilityWarning, symmetric_matrix_gaussian
+from ..privacy._quantiles import positive_quantile_total
 
 #: Share of the loading part spent on the private radius (``radial="clipped"``).
 _RADIUS_SHARE = 0.2
@@ -61,10 +62,12 @@ def _private_radius(X, level, leaf, rng, ledger):
     if is_row_blocks(X):
         return math.sqrt(X.matching_quantile(1.0, level, leaf, rng, ledger))
     first, second = random_pairs(X.shape[0], rng)
-    differences = X[first].astype(np.float64) - X[second]
-    squared = np.einsum("ij,ij->i", differences, differences)
-    return math.sqrt(positive_quantile(squared, level, leaf.eps, rng, ledger=ledger,
-                                       step=leaf.path))
+    with np.errstate(over="ignore", invalid="ignore"):   # data after the charge
+        differences = X[first].astype(np.float64) - X[second]
+        squared = np.einsum("ij,ij->i", differences, differences)
+    # a squared distance that overflowed counts above every grid point
+    return math.sqrt(positive_quantile_total(squared, level, leaf.eps, rng,
+                                             ledger=ledger, step=leaf.path))
 
 
 def _private_clipped_kendall(X, *, budget, radius, radius_level, noise, sensitivity,
@@ -89,13 +92,28 @@ def _private_clipped_kendall(X, *, budget, radius, radius_level, noise, sensitiv
         if radius_level == "auto":   # the part's eps: the search has _RADIUS_SHARE of it
             radius_level = _auto_radius_level(X.shape[0], leaf.eps / _RADIUS_SHARE)
         radius = _private_radius(X, radius_level, leaf, rng, ledger)
-    matrix = pair_mean(X, floor=radius**2, pairs=pairs, rng=rng, n_jobs=n_jobs,
-                       progress=progress)
+    matrix = pair_mean(X, floor=_squared_radius(radius), pairs=pairs, rng=rng,
+                       n_jobs=n_jobs, progress=progress)
     released = _released_eigen(matrix, X.shape[0], statistic, noise, sensitivity, rng,
                                ledger)
     released.radius = radius
     _warn_if_radius_collapsed(released)
     return released
+
+
+def _squared_radius(radius):
+    """``radius**2`` as the kernel's floor, clamped to the largest float.
+
+    A public radius above ``sqrt(largest float)`` (about 1.3e154) would square to
+    ``inf``, which the kernel refuses after the charge; every squared distance is
+    at most the largest float, so the clamped floor weighs every pair as ``inf``
+    would (``d d^T / floor``, the kernel's large-floor path).
+    """
+    radius = float(radius)
+    return radius * radius if radius <= math.sqrt(_LARGEST) else _LARGEST
+
+
+_LARGEST = float(np.finfo(float).max)
 
 
 #: A clipped matrix whose trace (the mean of min(||d||^2 / c^2, 1)) is this high,

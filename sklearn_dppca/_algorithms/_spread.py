@@ -160,4 +160,14 @@ def release_spreads(X, *, budget, noise, rng, ledger, feature_names):
     released = _private_feature_variances(X, budget=budget, noise=noise, rng=rng,
                                          ledger=ledger, feature_names=feature_names)
     spreads = _spreads_from_variances(released, feature_names)
-    return Bunch(X=X / spreads, scale=spreads)
+    with np.errstate(over="ignore"):
+        scaled = X / spreads
+    if isinstance(scaled, np.ndarray):
+        # A spread far below a column's largest value overflows it to +-inf, which
+        # the kernel and the searches after the charge would refuse for this data
+        # set only: clamp to the largest float (rows in blocks clamp in their views).
+        np.clip(scaled, -_LARGEST, _LARGEST, out=scaled)
+    return Bunch(X=scaled, scale=spreads)
+
+
+_LARGEST = float(np.finfo(float).max)

@@ -24,7 +24,7 @@ from .._validation import (
 )
 from ..privacy import PrivacyUtilityWarning, gaussian_mechanism
 from ..privacy._means import clipped_pair_mean, huber_mean, monotone_scree, pmwm_mean
-from ..privacy._quantiles import positive_quantile, rank_slack, warn_if_far
+from ..privacy._quantiles import positive_quantile_total, rank_slack, warn_if_far
 
 SCREE_METHODS = ("clipped", "huber", "pmwm", "kendall", "matrix")
 #: Share of the scree budget (eps and delta) spent on the private total variance.
@@ -96,8 +96,11 @@ def _paired_values(X, components, rng):
     Its mean estimates the variance along ``v_l`` without any centre.
     """
     first, second = random_pairs(X.shape[0], rng)
-    differences = (X[first].astype(np.float64) - X[second]) @ components.T
-    return differences**2 / 2
+    # after the charge, on data: an overflow is an inf value (above every grid
+    # point of the searches), not a warning that only some data sets raise
+    with np.errstate(over="ignore", invalid="ignore"):
+        differences = (X[first].astype(np.float64) - X[second]) @ components.T
+        return differences**2 / 2
 
 
 def _check_public_clip(C, n_components):
@@ -120,9 +123,10 @@ def _clipped_u_statistics(X, components, bounds):
 
 
 def _private_upper_quantile(values, params, leaf, rng, ledger, warn=True):
-    # The scale-free grid: a clip bound in any unit keeps 1% resolution.
-    return positive_quantile(values, params["quantile_level"], leaf.eps, rng,
-                             ledger=ledger, step=leaf.path, warn=warn)
+    # The scale-free grid: a clip bound in any unit keeps 1% resolution. Values
+    # computed after the charge: one that overflowed counts above every grid point.
+    return positive_quantile_total(values, params["quantile_level"], leaf.eps, rng,
+                                   ledger=ledger, step=leaf.path, warn=warn)
 
 
 def resolve_clip(params, n_samples, n_components, eps):
@@ -205,8 +209,9 @@ def _norm_clip_bound(Y, params, budget, rng, ledger):
         return Y.matching_quantile(0.5, params["quantile_level"], budget["clip bound"],
                                    rng, ledger)
     first, second = random_pairs(Y.shape[0], rng)
-    differences = Y[first] - Y[second]
-    half_squared_norms = np.einsum("ij,ij->i", differences, differences) / 2
+    with np.errstate(over="ignore", invalid="ignore"):   # overflow: inf, see above
+        differences = Y[first] - Y[second]
+        half_squared_norms = np.einsum("ij,ij->i", differences, differences) / 2
     return _private_upper_quantile(half_squared_norms, params, budget["clip bound"], rng,
                                    ledger)
 

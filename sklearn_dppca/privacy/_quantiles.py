@@ -471,6 +471,43 @@ def positive_quantile(x, q, eps, rng, *, ledger=None, step="positive quantile",
     return _positive_from_counts(counts, x.size, q, eps, rng, ledger, step, warn)
 
 
+def _overflowed_above(values):
+    """``values`` (float64) with NaN read as ``+inf``: above every grid point.
+
+    For the searches a fit runs after its budget is charged, on values it
+    computed from the data (squared distances, distances in a unit): a value
+    whose computation overflowed is larger than any float, ``+inf`` (or NaN,
+    from ``inf - inf``). Counted above every point, it moves the counts as the
+    largest finite value would; raising on it instead would tell such data
+    apart from their neighbours after the spend.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    return np.where(np.isnan(values), np.inf, values)
+
+
+def positive_quantile_total(x, q, eps, rng, *, ledger=None, step="positive quantile",
+                            warn=True):
+    """:func:`positive_quantile` of values computed after a fit's charge.
+
+    Total on every input a fit can compute: ``q`` and ``eps`` are checked before
+    the charge, and a value that overflowed (``inf`` or NaN) counts above every
+    grid point (:func:`_overflowed_above`) instead of raising. The same search,
+    the same privacy (one changed row still moves every count by at most 1).
+    """
+    counts = _counts_below(_overflowed_above(x), _SCALE_FREE_GRID)
+    return _positive_from_counts(counts, np.size(x), q, eps, rng, ledger, step, warn)
+
+
+def upper_quantile_total(x, q, eps, rng, *, lower=0.0, beta=1.01, max_steps=5000,
+                         ledger=None, step="upper quantile"):
+    """:func:`upper_quantile` of values ``>= lower`` computed after a fit's charge
+    (an overflowed value counts above every grid point, as in
+    :func:`positive_quantile_total`)."""
+    grid = _geometric_grid(lower, beta, max_steps)
+    counts = _counts_below(_overflowed_above(x), grid)
+    return _upper_from_counts(counts, np.size(x), q, eps, rng, grid, beta, ledger, step)
+
+
 def _positive_from_counts(counts, n, q, eps, rng, ledger, step, warn):
     """:func:`positive_quantile` from the counts below the scale-free grid's points."""
     stop = _count_search(counts, n, q, eps, rng)
