@@ -11,6 +11,7 @@ from ._algorithms._directions import release_directions
 from ._algorithms._projection import back_project, project, whitening_scale
 from ._algorithms._scree import feature_variances, release_scree, scree_values
 from ._algorithms._spread import release_spreads
+from ._algorithms._variances import scree_gaussian_calls
 from ._dask_input import ROW_BLOCKS, is_dask_collection, transform_input
 from ._names import feature_names
 from ._summary import summarize
@@ -28,7 +29,7 @@ from ._validation import (
 from ._version import DOCS_URL
 from .privacy._accountant import PrivacyAccountant
 from .privacy._accounting import ACCOUNTING_METHODS, BudgetPlan, BudgetTree
-from .privacy._calibration import NOISE_METHODS
+from .privacy._calibration import NOISE_METHODS, gaussian_noise_scale
 from .privacy._warnings import PrivacyRiskWarning, warn_risky_delta
 
 #: Frobenius sensitivity rules of the Kendall matrix (see
@@ -183,6 +184,10 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         # directions' matrix)
         plan = (BudgetTree(parts).allocate(eps, delta, params["accounting"]) if parts
                 else BudgetPlan({}, params["accounting"], None))
+        if params["noise"] == "classical":
+            _check_classical(
+                (leaf.eps, leaf.delta) for leaf in plan.allocations.values()
+                if leaf.kind == "gaussian" and leaf.mu is None)
         if check is not None:
             check(plan)
         warn_risky_delta(delta, n_samples, stacklevel=3)
@@ -299,6 +304,27 @@ class _VarianceMixin:
         if not self.whiten:
             return None
         return whitening_scale(self.explained_variance_)
+
+
+def _check_classical(budgets):
+    """Refuse ``noise="classical"`` where its formula does not give the claimed
+    ``(eps, delta)`` (past eps of about 7 to 10), for each Gaussian calibration's
+    budget: public numbers, so before the charge, not in the mechanism after it."""
+    for eps, delta in budgets:
+        gaussian_noise_scale(1.0, eps, delta, method="classical", warn=False)
+
+
+def scree_classical_check(method, params, n_samples):
+    """A :meth:`_PrivateProjection._plan_budget` check of the huber and pmwm
+    scree's own Gaussian calibrations (they split their leaves themselves,
+    :func:`~sklearn_dppca._algorithms._variances.scree_gaussian_calls`) under
+    ``noise="classical"``."""
+    def check(plan):
+        _check_classical(
+            budget for path, leaf in plan.allocations.items()
+            if path.startswith("scree/variances/")
+            for budget in scree_gaussian_calls(method, params, leaf, n_samples))
+    return check
 
 
 def ratio_threshold(n_components):

@@ -6,6 +6,7 @@ from ._algorithms._spread import spread_parts
 from ._base import _PrivateProjection
 from ._blockwise import first_pass, statistics_ahead
 from ._dask_input import check_blockwise_fit, fit_input
+from ._kendall import check_pair_design
 from ._validation import (
     PAIRS,
     UNIT_OPEN,
@@ -218,6 +219,8 @@ class DPKendallDirections(_PrivateProjection):
                             compute_nonprivate=params["compute_nonprivate"])
         n_components = check_n_components(params["n_components"], X.shape[1])
         rng = check_generator(self.random_state)
+        if isinstance(params["pairs"], int):
+            check_pair_design(X.shape[0], params["pairs"])   # public: before the charge
         first_pass(X, rng, scale=params["scale"], pairs=params["pairs"],
                    radial=params["radial"], radius=params["radius"])
         plan = self._plan_budget(self._budget_parts(params), params, X.shape[0])

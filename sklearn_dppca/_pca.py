@@ -24,10 +24,17 @@ from ._algorithms._variances import (
     SCREE_METHODS,
     TOTAL_SHARE,
     check_method_params,
+    check_scree_before_charge,
     resolve_clip,
     scree_parts,
 )
-from ._base import _PrivateProjection, _VarianceMixin, ratio_threshold
+from ._base import (
+    _PrivateProjection,
+    _VarianceMixin,
+    ratio_threshold,
+    scree_classical_check,
+)
+from ._kendall import check_pair_design
 from ._budget_split import check_budget_split
 from ._blockwise import first_pass, is_row_blocks, statistics_ahead, times
 from ._dask_input import check_blockwise_fit, checked_max_abs, fit_input, group_codes
@@ -437,12 +444,21 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
                    radial=params["radial"], radius=params["radius"], total=with_total)
         scree_params = resolve_clip(scree_params, X.shape[0], n_components,
                                     params["eps"] * split["scree"] * (1 - TOTAL_SHARE))
+        check_scree_before_charge(params["scree_method"], scree_params, X.shape[0],
+                                  n_components, "scree_params")
+        if isinstance(params["pairs"], int):   # the directions' and the total's design
+            check_pair_design(X.shape[0], params["pairs"])
+        scree_check = scree_classical_check(params["scree_method"], scree_params,
+                                            X.shape[0])
+
+        def check(plan):   # public refusals of the allocated budget
+            scree_check(plan)
+            if with_scores:
+                check_histogram_budget(params["histogram"], plan["score/histogram"])
+
         plan = self._plan_budget(
             self._budget_parts(params, scree_params, n_components, with_scores),
-            params, X.shape[0],
-            check=(lambda plan: check_histogram_budget(params["histogram"],
-                                                       plan["score/histogram"]))
-            if with_scores else None)
+            params, X.shape[0], check=check)
         ledger = PrivacyLedger()
 
         self.n_samples_ = X.shape[0]

@@ -13,10 +13,17 @@ from ._algorithms._variances import (
     SCREE_METHODS,
     TOTAL_SHARE,
     check_method_params,
+    check_scree_before_charge,
     resolve_clip,
     scree_parts,
 )
-from ._base import _PrivateProjection, _VarianceMixin, ratio_threshold
+from ._base import (
+    _PrivateProjection,
+    _VarianceMixin,
+    ratio_threshold,
+    scree_classical_check,
+)
+from ._kendall import check_pair_design
 from ._blockwise import first_pass, is_row_blocks, statistics_ahead
 from ._dask_input import check_blockwise_fit, checked_max_abs, fit_input
 from ._validation import (
@@ -347,16 +354,21 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         parts, scree_share = self._budget_parts(params, given is None, reused is not None)
         method_params = resolve_clip(method_params, X.shape[0], n_components,
                                      grant["eps"] * scree_share * (1 - TOTAL_SHARE))
+        check_scree_before_charge(method, method_params, X.shape[0], n_components)
         scree = scree_parts(method, method_params, n_components)
         if scree is not None:
             parts["scree"] = (scree_share, scree)
         # in row blocks, directions released here pair rows as the scree does
         directions_pairs = method_params["pairs"] if is_row_blocks(X) else "all"
+        if "directions" in parts and isinstance(directions_pairs, int):
+            check_pair_design(X.shape[0], directions_pairs)
         ahead = dict(pairs=directions_pairs if "directions" in parts else None,
                      radial=params["radial"], radius=params["radius"],
                      total=method in ("clipped", "kendall"))
         first_pass(X, rng, scale="scale" in parts, **ahead)
-        plan = self._plan_budget(parts, grant, X.shape[0])
+        plan = self._plan_budget(parts, grant, X.shape[0],
+                                 check=scree_classical_check(method, method_params,
+                                                             X.shape[0]))
         X = self._scaled(X, reused, plan, params, rng, ledger)
         if "scale" in parts:
             statistics_ahead(X, rng, **ahead)

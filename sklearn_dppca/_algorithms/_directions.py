@@ -92,7 +92,7 @@ def _private_clipped_kendall(X, *, budget, radius, radius_level, noise, sensitiv
         if radius_level == "auto":   # the part's eps: the search has _RADIUS_SHARE of it
             radius_level = _auto_radius_level(X.shape[0], leaf.eps / _RADIUS_SHARE)
         radius = _private_radius(X, radius_level, leaf, rng, ledger)
-    matrix = pair_mean(X, floor=_squared_radius(radius), pairs=pairs, rng=rng,
+    matrix = pair_mean(X, floor=squared_radius(radius), pairs=pairs, rng=rng,
                        n_jobs=n_jobs, progress=progress)
     released = _released_eigen(matrix, X.shape[0], statistic, noise, sensitivity, rng,
                                ledger)
@@ -101,7 +101,7 @@ def _private_clipped_kendall(X, *, budget, radius, radius_level, noise, sensitiv
     return released
 
 
-def _squared_radius(radius):
+def squared_radius(radius):
     """``radius**2`` as the kernel's floor, clamped to the largest float.
 
     A public radius above ``sqrt(largest float)`` (about 1.3e154) would square to
