@@ -29,7 +29,7 @@ from ._validation import (
 from ._version import DOCS_URL
 from .privacy._accountant import PrivacyAccountant
 from .privacy._accounting import ACCOUNTING_METHODS, BudgetPlan, BudgetTree
-from .privacy._calibration import NOISE_METHODS, gaussian_noise_scale
+from .privacy._calibration import NOISE_METHODS, _classical_noise_scale
 from .privacy._warnings import PrivacyRiskWarning, warn_risky_delta
 
 #: Frobenius sensitivity rules of the Kendall matrix (see
@@ -184,6 +184,7 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         # directions' matrix)
         plan = (BudgetTree(parts).allocate(eps, delta, params["accounting"]) if parts
                 else BudgetPlan({}, params["accounting"], None))
+        _check_leaves(plan)
         if params["noise"] == "classical":
             _check_classical(
                 (leaf.eps, leaf.delta) for leaf in plan.allocations.values()
@@ -306,12 +307,35 @@ class _VarianceMixin:
         return whitening_scale(self.explained_variance_)
 
 
+#: The smallest budget a leaf may get (eps, delta, or mu): the smallest normal
+#: float times 2**20 (about 2.3e-302). The mechanisms divide by it and split it
+#: further (a column's search, a gradient step); at subnormal floats the
+#: calibrations divide by zero, after the charge.
+_SMALLEST_LEAF = float(np.finfo(float).tiny) * 2.0**20
+
+
+def _check_leaves(plan):
+    """Refuse a grant whose leaves underflow (public: the grant and the shares),
+    before the charge: each leaf's eps (and its delta, where it spends one, or
+    its mu) must be at least :data:`_SMALLEST_LEAF`."""
+    for leaf in plan.allocations.values():
+        amounts = [leaf.mu] if leaf.mu is not None else [leaf.eps] + (
+            [leaf.delta] if leaf.kind != "pure" else [])
+        if min(amounts) < _SMALLEST_LEAF:
+            raise ValueError(
+                f"eps or delta is too small: the part {leaf.path!r} of the budget "
+                f"gets less than {_SMALLEST_LEAF:.2g}, which its mechanism cannot "
+                "calibrate. Raise eps and delta.")
+
+
 def _check_classical(budgets):
     """Refuse ``noise="classical"`` where its formula does not give the claimed
     ``(eps, delta)`` (past eps of about 7 to 10), for each Gaussian calibration's
     budget: public numbers, so before the charge, not in the mechanism after it."""
+    # (its refusal only: the sd it returns scales with the sensitivity, the
+    # refusal does not; the mechanisms calibrate, through _gaussian_scale)
     for eps, delta in budgets:
-        gaussian_noise_scale(1.0, eps, delta, method="classical", warn=False)
+        _classical_noise_scale(1.0, eps, delta)
 
 
 def scree_classical_check(method, params, n_samples):

@@ -185,6 +185,11 @@ PUBLIC_ERRORS = {
                                      accountant=a),
     "directions-classical": lambda a: DPKendallDirections(
         eps=30.0, noise="classical", accounting="basic", accountant=a),
+    # subnormal leaves: the calibrations divided by zero after the charge
+    "directions-subnormal-eps": lambda a: DPKendallDirections(
+        eps=1e-310, accounting="basic", radial="clipped", scale=True, accountant=a),
+    "scree-subnormal-eps": lambda a: DPScree(eps=1e-310, accounting="basic",
+                                             method="kendall", accountant=a),
 }
 
 
