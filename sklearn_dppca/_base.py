@@ -11,6 +11,7 @@ from ._algorithms._directions import release_directions
 from ._algorithms._projection import back_project, project, whitening_scale
 from ._algorithms._scree import feature_variances, release_scree, scree_values
 from ._algorithms._spread import release_spreads
+from ._algorithms._variances import scree_gaussian_calls
 from ._dask_input import ROW_BLOCKS, fit_input, is_dask_collection, transform_input
 from ._names import feature_names
 from ._summary import summarize
@@ -28,7 +29,7 @@ from ._validation import (
 from ._version import DOCS_URL
 from .privacy._accountant import PrivacyAccountant
 from .privacy._accounting import ACCOUNTING_METHODS, BudgetPlan, BudgetTree
-from .privacy._calibration import NOISE_METHODS
+from .privacy._calibration import NOISE_METHODS, _classical_noise_scale
 from .privacy._warnings import PrivacyRiskWarning, warn_risky_delta
 
 #: Frobenius sensitivity rules of the Kendall matrix (see
@@ -164,20 +165,26 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         return fit_input(self, X, params["row_blocks"], rng, n_jobs=params["n_jobs"],
                          progress=progress)
 
-    def _plan_budget(self, parts, params, rows, *, pairs, progress=None):
+    def _plan_budget(self, parts, params, rows, *, pairs, progress=None, check=None):
         """Allocate the budget tree ``parts`` to the grant, hand the plan to the
-        rows, and charge: every check the data's first pass makes (finite values,
-        the data domain) comes before the charge.
+        rows, and charge: every refusal that public numbers decide and every check
+        the data's first pass makes (finite values, the data domain) come before
+        the charge.
 
         ``params``: the validated hyperparameters; ``pairs`` the directions'.
-        The rows plan their passes from the plan
+        Refuses ``noise="classical"`` with ``accounting="gdp"``; calls
+        ``check(plan)`` if given (refusals that public numbers decide from the
+        allocated budget, e.g. a part too small for its mechanism). The rows then
+        plan their passes from the plan
         (:meth:`~sklearn_dppca._rows.Rows.plan_passes`): their first pass runs
-        here, with every statistic that needs no release first. Refuses
-        ``noise="classical"`` with ``accounting="gdp"``; warns when ``delta >= 1 / n`` and when the
+        here, with every statistic that needs no release first. Warns when
+        ``delta >= 1 / n`` and when the
         estimator is fitted again without an accountant; charges the accountant
         the planned spend (an upper bound: a skipped part only lowers it), which
         raises :class:`~sklearn_dppca.BudgetExceededError` if the rest of its
-        budget is too small. Returns the :class:`~sklearn_dppca.privacy.BudgetPlan`.
+        budget is too small. Nothing after the charge may raise on public
+        settings: a refusal there would come after the spend is booked. Returns
+        the :class:`~sklearn_dppca.privacy.BudgetPlan`.
         """
         if params["accounting"] == "gdp" and params["noise"] == "classical":
             # Under "gdp" each Gaussian part's sd is sensitivity / mu_i from the
@@ -190,6 +197,13 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         # directions' matrix)
         plan = (BudgetTree(parts).allocate(eps, delta, params["accounting"]) if parts
                 else BudgetPlan({}, params["accounting"], None))
+        _check_leaves(plan)
+        if params["noise"] == "classical":
+            _check_classical(
+                (leaf.eps, leaf.delta) for leaf in plan.allocations.values()
+                if leaf.kind == "gaussian" and leaf.mu is None)
+        if check is not None:
+            check(plan)
         rows.plan_passes(plan, pairs=pairs, radial=params["radial"], progress=progress)
         warn_risky_delta(delta, rows.shape[0], stacklevel=3)
         if params["accountant"] is not None:
@@ -305,6 +319,50 @@ class _VarianceMixin:
         if not self.whiten:
             return None
         return whitening_scale(self.explained_variance_)
+
+
+#: The smallest budget a leaf may get (eps, delta, or mu): the smallest normal
+#: float times 2**20 (about 2.3e-302). The mechanisms divide by it and split it
+#: further (a column's search, a gradient step); at subnormal floats the
+#: calibrations divide by zero, after the charge.
+_SMALLEST_LEAF = float(np.finfo(float).tiny) * 2.0**20
+
+
+def _check_leaves(plan):
+    """Refuse a grant whose leaves underflow (public: the grant and the shares),
+    before the charge: each leaf's eps (and its delta, where it spends one, or
+    its mu) must be at least :data:`_SMALLEST_LEAF`."""
+    for leaf in plan.allocations.values():
+        amounts = [leaf.mu] if leaf.mu is not None else [leaf.eps] + (
+            [leaf.delta] if leaf.kind != "pure" else [])
+        if min(amounts) < _SMALLEST_LEAF:
+            raise ValueError(
+                f"eps or delta is too small: the part {leaf.path!r} of the budget "
+                f"gets less than {_SMALLEST_LEAF:.2g}, which its mechanism cannot "
+                "calibrate. Raise eps and delta.")
+
+
+def _check_classical(budgets):
+    """Refuse ``noise="classical"`` where its formula does not give the claimed
+    ``(eps, delta)`` (past eps of about 7 to 10), for each Gaussian calibration's
+    budget: public numbers, so before the charge, not in the mechanism after it."""
+    # (its refusal only: the sd it returns scales with the sensitivity, the
+    # refusal does not; the mechanisms calibrate, through _gaussian_scale)
+    for eps, delta in budgets:
+        _classical_noise_scale(1.0, eps, delta)
+
+
+def scree_classical_check(method, params, n_samples):
+    """A :meth:`_PrivateProjection._plan_budget` check of the huber and pmwm
+    scree's own Gaussian calibrations (they split their leaves themselves,
+    :func:`~sklearn_dppca._algorithms._variances.scree_gaussian_calls`) under
+    ``noise="classical"``."""
+    def check(plan):
+        _check_classical(
+            budget for path, leaf in plan.allocations.items()
+            if path.startswith("scree/variances/")
+            for budget in scree_gaussian_calls(method, params, leaf, n_samples))
+    return check
 
 
 def ratio_threshold(n_components):

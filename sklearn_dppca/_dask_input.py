@@ -109,13 +109,16 @@ def check_blockwise_fit(rows, *, pairs, compute_nonprivate=False, scree_method=N
     norm clipping, no non-private reference (it needs all rows at once). The
     number of blocks is public (:func:`~sklearn_dppca._rows.block_sizes`).
     """
+    if pairs != "all":
+        rows.check_design(pairs)
+    scree_pairs = (scree_params or {}).get("pairs", "all")
+    if scree_method == "clipped" and scree_pairs != "all":
+        rows.check_design(scree_pairs)
     if rows.n_blocks == 1:
         return scree_params
     _refuse(pairs == "all", "pairs='all' pairs every row with every other, across "
             "blocks; fits in row blocks need pairs=m (m partners per row, within its "
             "block)")
-    if pairs != "all":
-        rows.check_design(pairs)
     _refuse(compute_nonprivate, "compute_nonprivate=True (a non-private reference "
             "for comparison) needs all rows in memory at once; fit a sample of the "
             "rows in memory for it")
@@ -129,10 +132,8 @@ def check_blockwise_fit(rows, *, pairs, compute_nonprivate=False, scree_method=N
     _refuse(scree_params["clip"] == "component",
             "clip='component' clips each component over all pairs; use clip='norm' "
             "(or 'auto', which means 'norm' in blocks)")
-    scree_pairs = scree_params["pairs"]
     _refuse(scree_pairs == "all", "the clipped scree's pairs='all' pairs rows across "
             "blocks; set its pairs to an int")
-    rows.check_design(scree_pairs)
     return dict(scree_params, clip="norm")
 
 

@@ -178,6 +178,26 @@ def random_pairs(n_samples, rng):
     return order[:n_pairs], order[n_pairs:2 * n_pairs]
 
 
+def check_pair_design(n_samples, m):
+    """The partners per row an ``m``-partner design of ``n_samples`` rows uses
+    (``m`` capped at ``n - 1``), or a ValueError naming ``pairs``.
+
+    Public (``n`` and ``m`` only): the fits call it before their budget is
+    charged, so the refusal never comes after the spend (see :func:`_pair_design`).
+    """
+    n_samples = int(n_samples)
+    if n_samples < 2:
+        raise ValueError(f"A pair design needs n_samples >= 2, got {n_samples}.")
+    m = min(check_param(m, [Interval("int", 1, None)], "m"), n_samples - 1)
+    if m % 2 == 1 and n_samples % 2 == 1:
+        raise ValueError(
+            f"pairs={m} is odd and the number of rows n={n_samples} is odd: an odd "
+            "number of partners per row needs an even n (each row's last partner is "
+            f"its antipode). Use an even pairs, e.g. pairs={m + 1}."
+        )
+    return m
+
+
 def _pair_design(n_samples, m, rng):
     """Draw the circulant pair design of the incomplete Kendall U-statistic.
 
@@ -208,16 +228,7 @@ def _pair_design(n_samples, m, rng):
         If ``n_samples`` and ``m < n_samples - 1`` are both odd: no design then gives
         every row the same number of partners.
     """
-    n_samples = int(n_samples)
-    if n_samples < 2:
-        raise ValueError(f"A pair design needs n_samples >= 2, got {n_samples}.")
-    m = min(check_param(m, [Interval("int", 1, None)], "m"), n_samples - 1)
-    if m % 2 == 1 and n_samples % 2 == 1:
-        raise ValueError(
-            f"pairs={m} is odd and the number of rows n={n_samples} is odd: an odd "
-            "number of partners per row needs an even n (each row's last partner is "
-            f"its antipode). Use an even pairs, e.g. pairs={m + 1}."
-        )
+    n_samples, m = int(n_samples), check_pair_design(n_samples, m)
     order = rng.permutation(n_samples).astype(np.intp)
     offsets = np.arange(1, m // 2 + 1, dtype=np.intp)
     half_offset = n_samples // 2 if m % 2 == 1 else 0

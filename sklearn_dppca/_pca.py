@@ -12,6 +12,7 @@ from ._algorithms._scores import (
     HISTOGRAM_METHODS,
     SYNTHETIC_SAMPLING,
     auto_bins,
+    check_histogram_budget,
     exact_score_histogram,
     release_score_summary,
     score_parts,
@@ -23,10 +24,16 @@ from ._algorithms._variances import (
     SCREE_METHODS,
     TOTAL_SHARE,
     check_method_params,
+    check_scree_before_charge,
     resolve_clip,
     scree_parts,
 )
-from ._base import _PrivateProjection, _VarianceMixin, ratio_threshold
+from ._base import (
+    _PrivateProjection,
+    _VarianceMixin,
+    ratio_threshold,
+    scree_classical_check,
+)
 from ._budget_split import check_budget_split
 from ._dask_input import check_blockwise_fit, group_codes
 from ._progress import BlockProgress, PairProgress
@@ -429,9 +436,19 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         labels, codes = _check_groups(params["groups"], y, X)
         scree_params = resolve_clip(scree_params, X.shape[0], n_components,
                                     params["eps"] * split["scree"] * (1 - TOTAL_SHARE))
+        check_scree_before_charge(params["scree_method"], scree_params, X.shape[0],
+                                  n_components, "scree_params")
+        scree_check = scree_classical_check(params["scree_method"], scree_params,
+                                            X.shape[0])
+
+        def check(plan):   # public refusals of the allocated budget
+            scree_check(plan)
+            if with_scores:
+                check_histogram_budget(params["histogram"], plan["score/histogram"])
+
         plan = self._plan_budget(
             self._budget_parts(params, scree_params, n_components, with_scores),
-            params, X, pairs=params["pairs"],
+            params, X, pairs=params["pairs"], check=check,
             progress=PairProgress("Kendall matrix") if params["verbose"] else None)
         ledger = PrivacyLedger()
 

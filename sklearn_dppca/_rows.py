@@ -25,6 +25,7 @@ import math
 import numpy as np
 
 from . import _statistics as stats
+from ._kendall import check_pair_design
 from ._validation import check_max_abs
 from .privacy._quantiles import (
     _geometric_grid,
@@ -304,7 +305,11 @@ class Rows:
 
     def check_design(self, m):
         """Raise a ValueError naming ``pairs`` when a block cannot give every row
-        ``m`` partners (public: the block sizes)."""
+        ``m`` partners (public: the block sizes). One block caps ``m`` at ``n - 1``
+        (all pairs), as :func:`~sklearn_dppca._kendall.check_pair_design` does."""
+        if self.n_blocks == 1:
+            check_pair_design(self.shape[0], m)
+            return
         small = [size for size in self.sizes if size < m + 1]
         if small:
             raise ValueError(

@@ -13,10 +13,16 @@ from ._algorithms._variances import (
     SCREE_METHODS,
     TOTAL_SHARE,
     check_method_params,
+    check_scree_before_charge,
     resolve_clip,
     scree_parts,
 )
-from ._base import _PrivateProjection, _VarianceMixin, ratio_threshold
+from ._base import (
+    _PrivateProjection,
+    _VarianceMixin,
+    ratio_threshold,
+    scree_classical_check,
+)
 from ._dask_input import check_blockwise_fit
 from ._validation import (
     UNIT_OPEN,
@@ -328,6 +334,12 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         ledger = PrivacyLedger()
         reused = self._reused_scale(params["scale"])
         check_matrix_scree(method, self._directions_radial(params))
+        if method == "kendall" and self.directions is not None \
+                and not _is_estimator(self.directions):
+            # public (the arguments alone): refused before any charge
+            raise ValueError("method='kendall' reads the variances off the released "
+                             "Kendall matrix: directions must be None or a fitted "
+                             "DPKendallDirections/DPPCA, not an array.")
         given, grant = self._given_directions(X, params, ledger,
                                               spends_more=method != "matrix")
         n_available = X.shape[1] if given is None else given.shape[0]
@@ -339,19 +351,18 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         parts, scree_share = self._budget_parts(params, given is None, reused is not None)
         method_params = resolve_clip(method_params, X.shape[0], n_components,
                                      grant["eps"] * scree_share * (1 - TOTAL_SHARE))
+        check_scree_before_charge(method, method_params, X.shape[0], n_components)
         scree = scree_parts(method, method_params, n_components)
         if scree is not None:
             parts["scree"] = (scree_share, scree)
         # directions released here pair rows as the scree does
         directions_pairs = method_params.get("pairs", "all")
-        plan = self._plan_budget(parts, grant, X, pairs=directions_pairs)
+        plan = self._plan_budget(parts, grant, X, pairs=directions_pairs,
+                                 check=scree_classical_check(method, method_params,
+                                                             X.shape[0]))
         X = self._scaled(X, reused, plan, params, rng, ledger)
         kendall = self._kendall_release(X, plan, params, rng, ledger, directions_pairs)
         directions = kendall.eigenvectors if given is None else given
-        if method == "kendall" and kendall is None:
-            raise ValueError("method='kendall' reads the variances off the released "
-                             "Kendall matrix: directions must be None or a fitted "
-                             "DPKendallDirections/DPPCA, not an array.")
         self.n_samples_ = X.shape[0]
         self.n_components_ = n_components
         self.components_ = directions[:n_components]

@@ -82,12 +82,27 @@ def _private_clipped_kendall(X, *, budget, radius, radius_level, noise, sensitiv
         if radius_level == "auto":   # the part's eps: the search has _RADIUS_SHARE of it
             radius_level = _auto_radius_level(X.shape[0], leaf.eps / _RADIUS_SHARE)
         radius = _private_radius(X, radius_level, leaf, rng, ledger)
-    matrix = X.pair_mean(radius**2, pairs, KENDALL_MATRIX, progress)
+    matrix = X.pair_mean(squared_radius(radius), pairs, KENDALL_MATRIX, progress)
     released = _released_eigen(matrix, X.shape[0], statistic, noise, sensitivity, rng,
                                ledger)
     released.radius = radius
     _warn_if_radius_collapsed(released)
     return released
+
+
+def squared_radius(radius):
+    """``radius**2`` as the kernel's floor, clamped to the largest float.
+
+    A public radius above ``sqrt(largest float)`` (about 1.3e154) would square to
+    ``inf``, which the kernel refuses after the charge; every squared distance is
+    at most the largest float, so the clamped floor weighs every pair as ``inf``
+    would (``d d^T / floor``, the kernel's large-floor path).
+    """
+    radius = float(radius)
+    return radius * radius if radius <= math.sqrt(_LARGEST) else _LARGEST
+
+
+_LARGEST = float(np.finfo(float).max)
 
 
 #: A clipped matrix whose trace (the mean of min(||d||^2 / c^2, 1)) is this high,

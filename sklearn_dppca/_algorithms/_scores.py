@@ -127,10 +127,10 @@ def _private_frame(scores, budget, rng, ledger, cells=1, unit=None):
     for axis in range(2):   # both axes' counts in one pass over the blocks
         scores.interval_ahead(axis, coarse[axis], low=-reach, high=reach,
                               n_points=_fine_points(reach, unit))
-    center = coarse + np.array([
+    center = _clamped(coarse + np.array([
         _median_offset(scores, axis, coarse[axis], reach, leaf, rng, ledger, unit)
         for axis, leaf in enumerate(centre_leaves)
-    ])
+    ]))
     radius = _radius(scores, center, budget["radius"], rng, ledger, unit, stretch=True)
     # Post-processing (free): far from the origin a tiny private radius would make
     # the ``cells`` cells of an axis narrower than the float spacing at the centre
@@ -191,9 +191,10 @@ def _radius(scores, center, leaf, rng, ledger, unit, warn=True, stretch=False):
     """Private :func:`_radius_level` quantile of the distances to ``center``, in
     units of ``unit``; with ``stretch``, carried to the 0.97 level as for a
     Gaussian cloud (:func:`_gaussian_stretch`, post-processing)."""
-    if not np.all(np.isfinite(center)):
-        raise ValueError("The private score frame is degenerate (its centre is not "
-                         "finite); the scores may be too large to frame. Rescale X.")
+    # After the charge nothing may raise on the data: a centre or radius that
+    # overflowed is clamped to finite values, and the frame is then simply
+    # useless (:func:`_frame_failure` skips the histogram), not an error.
+    center = _clamped(center)
     unit = 1.0 if unit is None else unit
     level = _radius_level(scores.shape[0], leaf.eps)
     with warnings.catch_warnings():
@@ -202,10 +203,24 @@ def _radius(scores, center, leaf, rng, ledger, unit, warn=True, stretch=False):
         radius = unit * scores.distance_quantile(
             center, unit, level, leaf.eps, rng, beta=_RADIUS_BETA,
             max_steps=_RADIUS_STEPS, ledger=ledger, step=leaf.path)
-    if not (np.isfinite(radius) and radius > 0):
-        raise ValueError("The private score frame is degenerate (its radius is not "
-                         "finite); the scores may be too large to frame. Rescale X.")
-    return radius * _gaussian_stretch(level) if stretch else radius
+    if stretch:
+        radius *= _gaussian_stretch(level)
+    return float(np.clip(radius, _TINY, _FRAME_LIMIT))
+
+
+#: The largest centre coordinate and radius of a frame: the extent
+#: ``centre +- 1.2 radius`` (with the widening of :func:`_private_frame`) and the
+#: fine grid over ``[-2 r1, 2 r1]`` stay finite.
+_LARGEST = float(np.finfo(float).max)
+_FRAME_LIMIT = _LARGEST / 16
+_TINY = float(np.finfo(float).tiny)
+
+
+def _clamped(values):
+    """``values`` clamped into ``[-_FRAME_LIMIT, _FRAME_LIMIT]`` (NaN to 0):
+    post-processing of released search results, so the frame stays finite."""
+    return np.clip(np.nan_to_num(np.asarray(values, dtype=float), nan=0.0),
+                   -_FRAME_LIMIT, _FRAME_LIMIT)
 
 
 def _frame_edges(frame, bins):
@@ -249,6 +264,25 @@ def _cell_threshold(method, budget, n_cells):
         sd = additive_histogram_noise_scale(budget.eps, budget.delta, budget.mu)
         return _additive_threshold(n_cells)[0] * sd
     return _sparse_threshold(budget.eps, budget.delta)
+
+
+def check_histogram_budget(method, budget):
+    """Refuse a histogram leaf ``budget`` its mechanism cannot spend (public).
+
+    The sparse histogram's discrete Laplace needs a rate of at least
+    ``2**-30`` (:func:`~sklearn_dppca.privacy._discrete.laplace_rate`); the
+    additive one's discrete Gaussian must be calibrated. Both depend on the
+    leaf's budget alone, so DPPCA calls this before the accountant is charged:
+    the same refusal after the charge would come after the spend is booked.
+    """
+    try:
+        _cell_threshold(method, budget, 1)
+    except ValueError as error:
+        raise ValueError(
+            f"eps is too small for histogram={method!r}: the score histogram's share "
+            f"of it (eps={budget.eps:g}) cannot be spent by its mechanism. Raise eps "
+            "or the score share of budget_split."
+        ) from error
 
 
 def auto_bins(n_samples, n_groups, method, budget):
@@ -369,6 +403,8 @@ def _frame_failure(frame, unit):
     :data:`_FRAME_OVERSHOOT` score units (the search ran to the top of its grid,
     which an unlucky threshold draw of a small-eps search does).
     """
+    if not np.all(np.isfinite(frame.extent)):
+        return "is not finite (the scores are too large to frame: rescale X)"
     if frame.half_width > _FRAME_MARGIN * frame.radius:
         return ("collapsed (its radius search stopped far below the data: too "
                 "little budget for the rows)")

@@ -13,6 +13,7 @@ from .._bunch import Bunch
 
 from ..privacy import PrivacyUtilityWarning
 from ..privacy._warnings import warn_noise_dominated
+from ._directions import squared_radius
 from ._kendall_spectrum import elliptical_variances
 from ._spread import spread_level
 from ._variances import (
@@ -49,8 +50,25 @@ def release_scree(X, components, *, method, params, budget, noise, pairs, rng, l
     ``noise_scale`` and ``radius``.
 
     Returns a Bunch with ``raw`` and ``noise_scale`` (per component), ``bounds``
-    (the clip bounds, or None), ``total`` and ``total_noise``.
+    (the clip bounds, or None), ``total`` and ``total_noise``, all finite.
     """
+    released = _release_scree(X, components, method=method, params=params,
+                              budget=budget, noise=noise, pairs=pairs, rng=rng,
+                              ledger=ledger, kendall=kendall)
+    # Released values are finite but for an overflow (a clip bound near the top
+    # of the float range times a large noise, a radius past sqrt(max float)
+    # squared): clamp them (post-processing), so that nothing after the charge
+    # raises on them (monotone_scree refuses values that are not finite).
+    n_terms = len(released.raw)
+    return Bunch(released, raw=_finite(released.raw, n_terms),
+                 noise_scale=_finite(released.noise_scale, n_terms),
+                 total=float(_finite(released.total, n_terms)),
+                 total_noise=float(_finite(released.total_noise, n_terms)))
+
+
+def _release_scree(X, components, *, method, params, budget, noise, pairs, rng, ledger,
+                   kendall=None):
+    """:func:`release_scree` before its values are clamped to finite ones."""
     if method == "kendall":
         return _elliptical_scree(X, components, budget, kendall, noise=noise, pairs=pairs,
                                  rng=rng, ledger=ledger)
@@ -111,12 +129,16 @@ def _matrix_scree(components, kendall):
     (a median distance by default): variances come out below the covariance's
     when many pairs are clipped, the PVE much less so.
     """
-    half_square = kendall.radius**2 / 2
+    # (a public radius past sqrt(max float) squares to the largest float, as the
+    # kernel's floor did; the products may then overflow: scree_values clamps)
+    half_square = squared_radius(kendall.radius) / 2
     matrix = kendall.matrix
-    raw = half_square * np.einsum("lj,jk,lk->l", components, matrix, components)
-    return Bunch(raw=raw, noise_scale=np.full(raw.shape, half_square * kendall.noise_scale),
-                 bounds=None, total=half_square * float(np.trace(matrix)),
-                 total_noise=half_square * kendall.noise_scale * math.sqrt(matrix.shape[0]))
+    with np.errstate(over="ignore", invalid="ignore"):
+        raw = half_square * np.einsum("lj,jk,lk->l", components, matrix, components)
+        return Bunch(
+            raw=raw, noise_scale=np.full(raw.shape, half_square * kendall.noise_scale),
+            bounds=None, total=half_square * float(np.trace(matrix)),
+            total_noise=half_square * kendall.noise_scale * math.sqrt(matrix.shape[0]))
 
 
 def scree_values(released, monotone):
@@ -135,6 +157,14 @@ def scree_values(released, monotone):
     ratio, total = explained_variance_ratio(variances, released.total)
     return Bunch(explained_variance=variances, explained_variance_ratio=ratio,
                  total_variance=total)
+
+
+def _finite(values, n_terms):
+    """``values`` clamped into ``+-max float / (2 (n_terms + 1))`` (NaN to 0), so that
+    sums of the scree's values and the total stay finite."""
+    limit = np.finfo(float).max / (2.0 * (n_terms + 1))
+    return np.clip(np.nan_to_num(np.asarray(values, dtype=float), nan=0.0),
+                   -limit, limit)
 
 
 def feature_variances(components, explained_variance, noise_scale, total, total_noise,

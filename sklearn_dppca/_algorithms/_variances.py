@@ -93,13 +93,65 @@ def check_method_params(method, method_params, name="method_params"):
         )
     for key, value in method_params.items():
         params[key] = check_param(value, _METHOD_PARAM_CONSTRAINTS[key], f"{name}[{key!r}]")
+    # pairs of values that only together are invalid: checked here, before any
+    # charge (huber_mean and pmwm_mean would refuse them after it)
+    if method == "huber" and params["k_min"] > params["k_max"]:
+        raise ValueError(f"{name}['k_min'] must be <= {name}['k_max'], got "
+                         f"{params['k_min']} > {params['k_max']}.")
+    if method == "pmwm" and not params["a"] < params["b"]:
+        raise ValueError(f"{name}['a'] must be < {name}['b'], got a={params['a']!r}, "
+                         f"b={params['b']!r}.")
     return params
 
 
-def _check_public_clip(C, n_components):
-    bounds = np.broadcast_to(np.asarray(C, dtype=float), (n_components,)).copy()
+def check_scree_before_charge(method, params, n_samples, n_components,
+                              name="method_params"):
+    """Refuse, before the charge, what the scree would refuse after it (public).
+
+    ``params`` has its ``clip`` resolved. The huber scree and the split pmwm one
+    pair the rows (at least 4 rows); public clip bounds ``C`` must match the
+    bounds clipping uses (one for "norm", one per component for "component").
+    (A pair design, ``pairs`` an int, is checked against the rows' blocks:
+    :func:`~sklearn_dppca._dask_input.check_blockwise_fit`.)
+    """
+    if method == "huber" or (method == "pmwm" and params["split"]):
+        if n_samples < 4:
+            label = "huber" if method == "huber" else "pmwm (split=True)"
+            raise ValueError(f"The {label} scree pairs the rows and needs at least 4 "
+                             f"rows (2 pairs); X has n_samples={n_samples}.")
+    if method == "clipped" and not isinstance(params["C"], str):
+        _check_public_clip(params["C"], n_components if params["clip"] == "component"
+                           else 1, f"{name}['C']")
+
+
+def scree_gaussian_calls(method, params, leaf, n_samples):
+    """The ``(eps, delta)`` of each Gaussian calibration the huber or pmwm
+    estimate of one component makes on ``leaf`` (none for other methods).
+
+    Public: the fits check ``noise="classical"`` on them before the charge
+    (:func:`~sklearn_dppca.privacy._calibration.gaussian_noise_scale` refuses
+    a classical calibration past its range). Mirrors the splits of
+    :func:`~sklearn_dppca.privacy.huber_mean` (``n_steps`` gradient steps on
+    ``(1 - m2_frac)`` of the leaf) and :func:`~sklearn_dppca.privacy.pmwm_mean`
+    (the mean takes the whole leaf with ``split``, half of it without).
+    """
+    if method == "huber":
+        m = max(n_samples // 2, 2)
+        n_steps = max(1, math.ceil(math.log(m)))
+        return [(leaf.eps * (1 - params["m2_frac"]) / n_steps, leaf.delta / n_steps)]
+    if method == "pmwm":
+        return [(leaf.eps if params["split"] else leaf.eps / 2, leaf.delta)]
+    return []
+
+
+def _check_public_clip(C, n_components, name="method_params['C']"):
+    bounds = np.asarray(C, dtype=float)
+    if bounds.ndim > 1 or bounds.size not in (1, n_components):
+        raise ValueError(f"{name} must be one bound or {n_components} (one per "
+                         f"component clipped), got {bounds.size}.")
+    bounds = np.broadcast_to(bounds, (n_components,)).copy()
     if not np.all(np.isfinite(bounds) & (bounds > 0)):
-        raise ValueError(f"method_params['C'] must be 'auto' or finite positive, got {C!r}.")
+        raise ValueError(f"{name} must be 'auto' or finite positive, got {C!r}.")
     return bounds
 
 
