@@ -28,7 +28,7 @@ Measure
 
 Part 1, noise-free gap (no privacy at all)
     The exact estimands on the standardised tables (all pairs, Adult included):
-    ``spherical_kendall(Z)`` and ``pair_scatter(Z, floor=c**2)`` with ``c`` the
+    ``spherical_kendall(Z)`` and ``_pair_scatter(Z, floor=c**2)`` with ``c`` the
     NON-private ``level`` quantile of the distances between randomly paired rows
     (pooled over 20 random matchings, i.e. 10 n distances; the estimator uses one
     matching). sinF of their top-2 eigenvectors to PCA's. Gaussian rows: seed 0,
@@ -124,7 +124,7 @@ from sklearn.preprocessing import StandardScaler
 from bench_kendall_estimand import ADULT, read_adult  # the same Adult columns
 from bench_scree import SPECTRUM, spectrum_data  # the same data as the scree benchmark
 from sklearn_dppca import DPKendallDirections, spherical_kendall
-from sklearn_dppca._kendall import pair_scatter
+from sklearn_dppca._kendall import _pair_scatter
 
 LEVELS = (0.5, 0.7, 0.8, 0.9, 0.95, 0.99)
 EPSILONS = (1.0, 4.0)
@@ -358,7 +358,7 @@ def part_noise_free(tables, levels):
         cells = [sin_f(top_vectors(spherical_kendall(Z)), reference)]
         for level in levels:
             c = radius_at(differences, level)
-            cells.append(sin_f(top_vectors(pair_scatter(Z, floor=c * c)), reference))
+            cells.append(sin_f(top_vectors(_pair_scatter(Z, floor=c * c)), reference))
         shares = np.sort(np.linalg.eigvalsh(np.cov(Z, rowvar=False)))[::-1]
         pve = " ".join(f"{share:.2f}" for share in shares[:3] / shares.sum())
         print(f"{name:<18}{Z.shape[0]:>6} x {Z.shape[1]:<3} {pve:>15} " + "".join(

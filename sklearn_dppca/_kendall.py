@@ -4,8 +4,8 @@ designs and parallel dispatch.
 The numerical work happens in :mod:`sklearn_dppca._kendall_kernel`. This module
 prepares its inputs, splits the pairs into tasks, runs the tasks through joblib and
 adds the partial sums in a fixed order. Both public functions share one code path:
-:func:`pair_scatter` sums ``d d^T / max(||d||^2, floor)`` over pairs, and
-:func:`spherical_kendall` is ``pair_scatter(floor=0)``.
+:func:`_pair_scatter` sums ``d d^T / max(||d||^2, floor)`` over pairs, and
+:func:`spherical_kendall` is ``_pair_scatter(floor=0)``.
 
 Exactness of the all-pairs path. The kernel gets squared distances from a Gram
 product, ``|a|^2 + |b|^2 - 2 a.b``, and adds the pair terms through
@@ -235,7 +235,7 @@ def _pair_design(n_samples, m, rng):
     return _PairDesign(order=order, offsets=offsets, half_offset=half_offset)
 
 
-def pair_scatter(X, *, floor, pairs="all", random_state=None, n_jobs=None,
+def _pair_scatter(X, *, floor, pairs="all", random_state=None, n_jobs=None,
                  progress=None):
     """Mean over pairs of rows of the floored scatter ``d d^T / max(||d||^2, floor)``.
 
@@ -249,7 +249,7 @@ def pair_scatter(X, *, floor, pairs="all", random_state=None, n_jobs=None,
     (bit for bit: :func:`spherical_kendall` is this function with ``floor = 0``). A
     floor above every squared distance gives the plain pair scatter over ``floor``
     (``2 / floor`` times the sample covariance, normalised by ``n``, for all pairs).
-    ``bound * pair_scatter(X, floor=2 * bound)`` is the mean of
+    ``bound * _pair_scatter(X, floor=2 * bound)`` is the mean of
     ``(d d^T / 2) min(1, 2 bound / ||d||^2)``: the norm-clipped pair scatter of the
     DP scree.
 
@@ -302,11 +302,11 @@ def pair_scatter(X, *, floor, pairs="all", random_state=None, n_jobs=None,
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_dppca._kendall import pair_scatter, spherical_kendall
+    >>> from sklearn_dppca._kendall import _pair_scatter, spherical_kendall
     >>> X = np.random.default_rng(0).standard_normal((400, 3))
-    >>> bool(np.array_equal(pair_scatter(X, floor=0.0), spherical_kendall(X)))
+    >>> bool(np.array_equal(_pair_scatter(X, floor=0.0), spherical_kendall(X)))
     True
-    >>> S = pair_scatter(X, floor=1e6)   # above every squared distance
+    >>> S = _pair_scatter(X, floor=1e6)   # above every squared distance
     >>> cov = np.cov(X, rowvar=False, bias=True)
     >>> bool(np.allclose(S, 2 * 400 / 399 * cov / 1e6, rtol=1e-12, atol=0))
     True

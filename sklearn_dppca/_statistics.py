@@ -25,7 +25,7 @@ histogram counts          exact cell counts; added               1 per cell (one
 
 Every design and matching is drawn within a block from a seed derived from the
 fit's random state, the statistic's name (its ledger step) and the block's
-index (:func:`block_generator`): nothing depends on the data or on the order in
+index (:func:`_block_generator`): nothing depends on the data or on the order in
 which a fit asks for its statistics.
 """
 
@@ -66,13 +66,13 @@ TOTAL_SCATTER = "total variance scatter"
 _ROUNDINGS_OUTSIDE_BLOCKS = 3
 
 
-def block_generator(root, name, index):
+def _block_generator(root, name, index):
     """The generator of block ``index``'s design or matching for the statistic
     ``name``: seeded by the fit's root seed, the name and the index only."""
     return np.random.default_rng([int(root), zlib.crc32(name.encode()), int(index)])
 
 
-def within_block_sensitivity(sizes):
+def _within_block_sensitivity(sizes):
     """How much one row moves a mean over all pairs within the blocks, per unit of
     the terms' range: it is in ``n_b - 1`` of the ``sum_b C(n_b, 2)`` pairs
     (``2 / n`` for one block or equal blocks, as for all pairs of the rows)."""
@@ -85,13 +85,13 @@ def clipped_sum_sensitivity(sizes, n_coordinates):
     (coordinates in ``[0, 1]``), as computed.
 
     Exactly, one row moves each coordinate by at most
-    :func:`within_block_sensitivity`. As computed, each coordinate is within
+    :func:`_within_block_sensitivity`. As computed, each coordinate is within
     ``(n_blocks + 3) 2**-53`` of its exact value (see
     :data:`_ROUNDINGS_OUTSIDE_BLOCKS`), so two neighbours' computed coordinates
     differ by at most that bound plus ``(n_blocks + 3) 2**-52``.
     """
     allowance = (len(sizes) + _ROUNDINGS_OUTSIDE_BLOCKS) * 2.0**-52
-    return math.sqrt(n_coordinates) * (within_block_sensitivity(sizes) + allowance)
+    return math.sqrt(n_coordinates) * (_within_block_sensitivity(sizes) + allowance)
 
 
 # -- per-block parts: arrays and numbers in, partial statistics out ------------------
@@ -122,13 +122,13 @@ def view_rows(block, view):
 def block_pair_sum(X, pairs, root, name, index, floor, n_jobs=None, progress=None):
     """The floored pair sum over all pairs (``pairs="all"``) or an ``m``-partner
     design of this block's rows, and its number of terms."""
-    total, n_terms, _ = _pair_sum(X, floor, pairs, block_generator(root, name, index),
+    total, n_terms, _ = _pair_sum(X, floor, pairs, _block_generator(root, name, index),
                                   n_jobs, progress)
     return total, n_terms
 
 
 def _matched_differences(X, root, name, index):
-    first, second = random_pairs(X.shape[0], block_generator(root, name, index))
+    first, second = random_pairs(X.shape[0], _block_generator(root, name, index))
     with np.errstate(over="ignore"):   # beyond the float range: above every grid point
         return X[first] - X[second], first.size
 

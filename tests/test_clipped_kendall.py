@@ -1,7 +1,7 @@
 """Tests of the clipped Kendall matrix (``radial="clipped"``, issue 15).
 
 The released matrix is ``M = mean over pairs of d d^T / max(||d||^2, c^2)``
-(:func:`~sklearn_dppca._kendall.pair_scatter` with ``floor = c^2``) plus symmetric
+(:func:`~sklearn_dppca._kendall._pair_scatter` with ``floor = c^2``) plus symmetric
 Gaussian noise. Each term is ``a a^T`` with ``a = d / max(||d||, c)``, ``||a|| <= 1``,
 and ``||a a^T - b b^T||_F^2 = ||a||^4 + ||b||^4 - 2 (a . b)^2 <= 2``: one changed row
 moves ``M`` by at most ``2 sqrt(2) / n`` in Frobenius norm, for all pairs and for
@@ -19,7 +19,7 @@ from scipy.stats import chi2
 from ._kendall_support import adversarial_neighbours
 
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree
-from sklearn_dppca._kendall import _pair_design, pair_scatter, spherical_kendall
+from sklearn_dppca._kendall import _pair_design, _pair_scatter, spherical_kendall
 from sklearn_dppca.privacy import PrivacyAccountant
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -35,8 +35,8 @@ def bound(n):
 def kernel_gap(X, X_prime, radius, pairs, seed=11):
     """``||M(X) - M(X')||_F`` of the pre-noise clipped matrices, same design."""
     return np.linalg.norm(
-        pair_scatter(X, floor=radius**2, pairs=pairs, random_state=seed)
-        - pair_scatter(X_prime, floor=radius**2, pairs=pairs, random_state=seed))
+        _pair_scatter(X, floor=radius**2, pairs=pairs, random_state=seed)
+        - _pair_scatter(X_prime, floor=radius**2, pairs=pairs, random_state=seed))
 
 
 def direct_clipped_covariance(X, radius, pairs=None):
@@ -102,8 +102,8 @@ def test_sensitivity_at_the_estimator(pairs, unsnapped):
     # matrices differ exactly by the kernel gap.
     X, X_prime = adversarial_neighbours(seed=37)
     n, seed, radius = X.shape[0], 11, 1.0
-    gap = (pair_scatter(X, floor=radius**2, pairs=pairs, random_state=seed)
-           - pair_scatter(X_prime, floor=radius**2, pairs=pairs, random_state=seed))
+    gap = (_pair_scatter(X, floor=radius**2, pairs=pairs, random_state=seed)
+           - _pair_scatter(X_prime, floor=radius**2, pairs=pairs, random_state=seed))
     assert 2.8 / n < np.linalg.norm(gap) <= bound(n) + 1e-12
     fitted = [DPKendallDirections(radial="clipped", radius=radius, pairs=pairs, eps=1.0,
                                   random_state=seed).fit(data) for data in (X, X_prime)]
@@ -168,13 +168,13 @@ def test_large_radius_gives_the_covariance():
     covariance = np.cov(X, rowvar=False)
     largest = np.max(np.linalg.norm(X[:, None] - X[None], axis=-1))
     for radius in (largest, 10 * largest, 1e3 * largest, 1e100):
-        clipped = radius**2 / 2 * pair_scatter(X, floor=radius**2)
+        clipped = radius**2 / 2 * _pair_scatter(X, floor=radius**2)
         np.testing.assert_allclose(clipped, covariance, rtol=0,
                                    atol=1e-12 * np.max(np.abs(covariance)))
     # a design's pairs: the same mean over its pairs only
     design = _pair_design(300, 8, np.random.default_rng(0))
     np.testing.assert_allclose(
-        largest**2 / 2 * pair_scatter(X, floor=largest**2, pairs=8, random_state=0),
+        largest**2 / 2 * _pair_scatter(X, floor=largest**2, pairs=8, random_state=0),
         direct_clipped_covariance(X, largest, design.pairs()), rtol=0,
         atol=1e-12 * np.max(np.abs(covariance)))
 
@@ -185,7 +185,7 @@ def test_tiny_radius_gives_spherical_kendall(pairs):
     smallest = np.min(np.linalg.norm(X[:, None] - X[None], axis=-1)[np.triu_indices(300, 1)])
     for radius in (smallest, 1e-3 * smallest, 1e-150):
         np.testing.assert_allclose(
-            pair_scatter(X, floor=radius**2, pairs=pairs, random_state=2),
+            _pair_scatter(X, floor=radius**2, pairs=pairs, random_state=2),
             spherical_kendall(X, pairs=pairs, random_state=2), rtol=0, atol=1e-15)
     # and the estimators agree: same design, same noise, same budget leaf
     tiny = 1e-3 * smallest
@@ -201,7 +201,7 @@ def test_tiny_radius_gives_spherical_kendall(pairs):
 def test_clipped_matrix_matches_the_independent_reference():
     X = t_data(150, seed=7)
     for radius in (0.5, 3.0, 30.0):
-        np.testing.assert_allclose(radius**2 / 2 * pair_scatter(X, floor=radius**2),
+        np.testing.assert_allclose(radius**2 / 2 * _pair_scatter(X, floor=radius**2),
                                    direct_clipped_covariance(X, radius), rtol=1e-12,
                                    atol=1e-13)
 
@@ -242,7 +242,7 @@ def test_public_radius_spends_nothing_on_a_search(unsnapped):
     assert clipped.noise_scale_ == spherical.noise_scale_
     assert clipped.privacy_spent_ == spherical.privacy_spent_
     # and no draw before the noise: the same noise matrix as the spherical fit
-    noise_clipped = clipped.kendall_matrix_ - pair_scatter(X, floor=2.5**2)
+    noise_clipped = clipped.kendall_matrix_ - _pair_scatter(X, floor=2.5**2)
     noise_spherical = spherical.kendall_matrix_ - spherical_kendall(X)
     np.testing.assert_allclose(noise_clipped, noise_spherical, rtol=0, atol=1e-14)
 

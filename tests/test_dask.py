@@ -179,7 +179,7 @@ def test_blockwise_spreads_track_the_columns_sd(cancer):
 
 def test_within_block_spread_sensitivity_holds_for_an_adversarial_neighbour():
     from sklearn_dppca._rows import Rows
-    from sklearn_dppca._statistics import within_block_sensitivity
+    from sklearn_dppca._statistics import _within_block_sensitivity
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(230, 3))
@@ -193,11 +193,11 @@ def test_within_block_spread_sensitivity_holds_for_an_adversarial_neighbour():
         neighbour[row] = 1e6
         other, _ = Rows(neighbour, sizes, root=0).clipped_pair_sums(bounds)
         worst = max(worst, np.max(np.abs(other - sums) / bounds / n_pairs))
-    stated = within_block_sensitivity(sizes)
+    stated = _within_block_sensitivity(sizes)
     assert worst <= stated * (1 + 1e-12)
     assert worst > 0.5 * stated            # tight: a far row moves most of its terms
     # equal blocks: 2 / n, as over all pairs of the rows
-    assert within_block_sensitivity((100, 100)) == 2 / 200
+    assert _within_block_sensitivity((100, 100)) == 2 / 200
 
 
 @pytest.mark.parametrize("y_kind", ["dask", "memory"])

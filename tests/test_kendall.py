@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from sklearn_dppca._kendall import _pair_design, pair_scatter, spherical_kendall
+from sklearn_dppca._kendall import _pair_design, _pair_scatter, spherical_kendall
 
 from ._kendall_support import (
     DATASETS,
@@ -259,7 +259,7 @@ def test_joblib_dask_backend_equals_serial():
     X_design = rng.standard_normal((8000, 10))
     serial = spherical_kendall(X)
     serial_m = spherical_kendall(X_design, pairs=12, random_state=1)
-    serial_floor = pair_scatter(X, floor=10.0)
+    serial_floor = _pair_scatter(X, floor=10.0)
     calls = []
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster, \
@@ -268,7 +268,7 @@ def test_joblib_dask_backend_equals_serial():
             with_dask = spherical_kendall(X, n_jobs=-1,
                                           progress=lambda *args: calls.append(args))
             with_dask_m = spherical_kendall(X_design, pairs=12, random_state=1)
-            with_dask_floor = pair_scatter(X, floor=10.0)
+            with_dask_floor = _pair_scatter(X, floor=10.0)
     assert_close(with_dask, serial)
     assert_close(with_dask_m, serial_m)
     assert_close(with_dask_floor, serial_floor)

@@ -1,7 +1,7 @@
-"""Tests of the floored pair scatter ``pair_scatter`` and of what is built on it.
+"""Tests of the floored pair scatter ``_pair_scatter`` and of what is built on it.
 
-``pair_scatter(X, floor=f)`` is the mean over pairs of ``d d^T / max(||d||^2, f)``;
-``f = 0`` is the spherical Kendall matrix, and ``bound * pair_scatter(X, floor=2 bound)``
+``_pair_scatter(X, floor=f)`` is the mean over pairs of ``d d^T / max(||d||^2, f)``;
+``f = 0`` is the spherical Kendall matrix, and ``bound * _pair_scatter(X, floor=2 bound)``
 is the norm-clipped scatter of the DP scree (``_variances._norm_clipped_scatter``). Every
 value is checked against a slow direct loop over the pairs, and the sensitivity
 claims of the estimators built on them against adversarial neighbouring data sets.
@@ -15,7 +15,9 @@ import pytest
 from sklearn_dppca import DPKendallDirections
 from sklearn_dppca._algorithms._variances import _norm_clipped_scatter
 from sklearn_dppca import _kendall, _kendall_kernel
-from sklearn_dppca._kendall import _pair_design, pair_scatter, spherical_kendall
+from sklearn_dppca._kendall import _pair_design, _pair_scatter, spherical_kendall
+
+from sklearn_dppca._statistics import _block_generator
 
 from ._kendall_support import DATASETS, adversarial_neighbours, direct_kendall, one_block
 
@@ -128,7 +130,7 @@ CASES = [(name, index) for name in sorted(DATASETS) for index in range(7)]
 def test_all_pairs_match_direct_loop(name, floor_index):
     X = DATASETS[name]
     floor = _floors(X)[floor_index]
-    assert_relative(pair_scatter(X, floor=floor), direct_pair_scatter(X, floor))
+    assert_relative(_pair_scatter(X, floor=floor), direct_pair_scatter(X, floor))
 
 
 @pytest.mark.parametrize("name", sorted(DATASETS))
@@ -136,11 +138,11 @@ def test_floor_zero_is_the_spherical_kendall_matrix(name):
     # Both entry points share one pair sum: compare each with the slow loop
     # rather than with each other.
     X = DATASETS[name]
-    assert np.max(np.abs(pair_scatter(X, floor=0.0) - direct_kendall(X))) <= TOL
-    assert np.max(np.abs(pair_scatter(X, floor=0) - direct_kendall(X))) <= TOL
+    assert np.max(np.abs(_pair_scatter(X, floor=0.0) - direct_kendall(X))) <= TOL
+    assert np.max(np.abs(_pair_scatter(X, floor=0) - direct_kendall(X))) <= TOL
     if X.shape[0] > 12:
         design = _pair_design(X.shape[0], 6, np.random.default_rng(2))
-        assert np.max(np.abs(pair_scatter(X, floor=0.0, pairs=6, random_state=2)
+        assert np.max(np.abs(_pair_scatter(X, floor=0.0, pairs=6, random_state=2)
                              - direct_kendall(X, design.pairs()))) <= TOL
 
 
@@ -153,7 +155,7 @@ def test_pairs_m_match_direct_loop_over_the_design(n, m, floor_index):
     X[7] = X[8]  # and a coincident one
     floor = _floors(X)[floor_index]
     design = _pair_design(n, m, np.random.default_rng(12))
-    assert_relative(pair_scatter(X, floor=floor, pairs=m, random_state=12),
+    assert_relative(_pair_scatter(X, floor=floor, pairs=m, random_state=12),
                     direct_pair_scatter(X, floor, design.pairs()))
 
 
@@ -166,9 +168,9 @@ def test_pairs_m_extreme_values(floor):
     X[0] = [DBL_MAX, -DBL_MAX, 1.0]
     X[1] = [-DBL_MAX, DBL_MAX, 0.0]
     design = _pair_design(60, 6, np.random.default_rng(1))
-    assert_relative(pair_scatter(X, floor=floor, pairs=6, random_state=1),
+    assert_relative(_pair_scatter(X, floor=floor, pairs=6, random_state=1),
                     direct_pair_scatter(X, floor, design.pairs()))
-    assert_relative(pair_scatter(X, floor=floor), direct_pair_scatter(X, floor))
+    assert_relative(_pair_scatter(X, floor=floor), direct_pair_scatter(X, floor))
 
 
 def test_floor_near_every_distance_in_the_gram_path():
@@ -179,7 +181,7 @@ def test_floor_near_every_distance_in_the_gram_path():
     X[::40] = X[1::40] + 1e-8
     squared = np.sum((X[:350] - X[350:]) ** 2, axis=1)
     for floor in np.quantile(squared, [0.1, 0.5, 0.9]):
-        assert_relative(pair_scatter(X, floor=floor), direct_pair_scatter(X, floor))
+        assert_relative(_pair_scatter(X, floor=floor), direct_pair_scatter(X, floor))
 
 
 def test_floor_above_every_distance_gives_the_plain_scatter():
@@ -192,13 +194,13 @@ def test_floor_above_every_distance_gives_the_plain_scatter():
     for scale, floor in ((1.0, 1e3), (1.0, 1e100), (1.0, 1e300), (1e150, 1e305),
                          (1e-100, 1e-10), (2.0**-500, 2.0**-990)):
         expected = 2 * n / (n - 1) * covariance * (scale / floor * scale)
-        assert_relative(pair_scatter(X * scale, floor=floor), expected)
+        assert_relative(_pair_scatter(X * scale, floor=floor), expected)
         design = _pair_design(n, 6, np.random.default_rng(0))
-        assert_relative(pair_scatter(X * scale, floor=floor, pairs=6, random_state=0),
+        assert_relative(_pair_scatter(X * scale, floor=floor, pairs=6, random_state=0),
                         direct_pair_scatter(X * scale, floor, design.pairs()))
     # A floor whose value in the kernel's prescaled units overflows: the result,
     # below 4 p / 2**1024, underflows as the direct loop's does.
-    tiny = pair_scatter(X * 1e-300, floor=1e10)
+    tiny = _pair_scatter(X * 1e-300, floor=1e10)
     assert np.all(np.abs(tiny) <= 1e-300)
     assert_relative(tiny, direct_pair_scatter(X * 1e-300, 1e10))
 
@@ -207,7 +209,7 @@ def test_floor_below_every_distance_is_spherical_kendall():
     X = np.random.default_rng(23).standard_normal((300, 3)) * 1e200
     K = spherical_kendall(X)
     for floor in (5e-324, 1e-300, 1.0, 1e100):
-        assert_relative(pair_scatter(X, floor=floor), K)
+        assert_relative(_pair_scatter(X, floor=floor), K)
 
 
 @pytest.mark.parametrize("block_size, run_length, max_tasks",
@@ -219,13 +221,13 @@ def test_block_layout_and_n_jobs_do_not_change_the_result(monkeypatch, block_siz
     X = DATASETS["near_duplicates"][:, :3] * [1.0, 1e-2, 1e2]
     floor = typical_squared_distance(X)
     expected = direct_pair_scatter(X, floor)
-    serial = pair_scatter(X, floor=floor)
+    serial = _pair_scatter(X, floor=floor)
     monkeypatch.setattr(_kendall, "_BLOCK_SIZE", block_size)
     monkeypatch.setattr(_kendall, "_RUN_LENGTH", run_length)
     monkeypatch.setattr(_kendall, "_MAX_TASKS", max_tasks)
-    assert_relative(pair_scatter(X, floor=floor), expected)
-    np.testing.assert_array_equal(pair_scatter(X, floor=floor, n_jobs=2),
-                                  pair_scatter(X, floor=floor, n_jobs=1))
+    assert_relative(_pair_scatter(X, floor=floor), expected)
+    np.testing.assert_array_equal(_pair_scatter(X, floor=floor, n_jobs=2),
+                                  _pair_scatter(X, floor=floor, n_jobs=1))
     assert_relative(serial, expected)
 
 
@@ -233,7 +235,7 @@ def test_properties_symmetric_psd_trace_at_most_one():
     X = np.random.default_rng(24).standard_normal((400, 5)) * [5, 3, 1, 0.5, 0.1]
     previous = np.inf
     for floor in (0.0, 0.1, 1.0, 10.0, 100.0):
-        S = pair_scatter(X, floor=floor)
+        S = _pair_scatter(X, floor=floor)
         np.testing.assert_array_equal(S, S.T)
         assert np.linalg.eigvalsh(S).min() >= -1e-12
         assert np.trace(S) <= 1 + 1e-12
@@ -245,33 +247,33 @@ def test_properties_symmetric_psd_trace_at_most_one():
 def test_design_is_drawn_once_from_the_generator():
     X = np.random.default_rng(25).standard_normal((200, 3))
     rng = np.random.default_rng(5)
-    S = pair_scatter(X, floor=1.0, pairs=8, random_state=rng)
+    S = _pair_scatter(X, floor=1.0, pairs=8, random_state=rng)
     reference = np.random.default_rng(5)
     design = _pair_design(200, 8, reference)
     assert rng.integers(2**62) == reference.integers(2**62)  # same stream position
     assert_relative(S, direct_pair_scatter(X, 1.0, design.pairs()))
     # all pairs (also m >= n - 1) draw nothing, like spherical_kendall
     rng = np.random.default_rng(6)
-    pair_scatter(X, floor=1.0, pairs=500, random_state=rng)
+    _pair_scatter(X, floor=1.0, pairs=500, random_state=rng)
     assert rng.integers(2**62) == np.random.default_rng(6).integers(2**62)
 
 
 def test_reproducible_and_independent_of_n_jobs():
     X = np.random.default_rng(26).standard_normal((9000, 4))
-    a = pair_scatter(X, floor=2.0, pairs=10, random_state=3)
+    a = _pair_scatter(X, floor=2.0, pairs=10, random_state=3)
     np.testing.assert_array_equal(
-        a, pair_scatter(X, floor=2.0, pairs=10, random_state=3, n_jobs=2))
-    b = pair_scatter(X[:1500], floor=2.0)
-    np.testing.assert_array_equal(b, pair_scatter(X[:1500], floor=2.0, n_jobs=-1))
+        a, _pair_scatter(X, floor=2.0, pairs=10, random_state=3, n_jobs=2))
+    b = _pair_scatter(X[:1500], floor=2.0)
+    np.testing.assert_array_equal(b, _pair_scatter(X[:1500], floor=2.0, n_jobs=-1))
 
 
 def test_float32_list_and_read_only_input():
     X = np.random.default_rng(27).standard_normal((80, 3)).astype(np.float32)
     expected = direct_pair_scatter(X.astype(np.float64), 0.5)
-    assert_relative(pair_scatter(X, floor=0.5), expected)
-    assert_relative(pair_scatter(X.tolist(), floor=0.5), expected)
+    assert_relative(_pair_scatter(X, floor=0.5), expected)
+    assert_relative(_pair_scatter(X.tolist(), floor=0.5), expected)
     X.setflags(write=False)
-    assert_relative(pair_scatter(X, floor=np.float32(0.5)), expected)
+    assert_relative(_pair_scatter(X, floor=np.float32(0.5)), expected)
 
 
 @pytest.mark.parametrize("floor, error", [
@@ -282,15 +284,15 @@ def test_float32_list_and_read_only_input():
 def test_invalid_floor(floor, error):
     X = np.random.default_rng(28).standard_normal((10, 2))
     with pytest.raises(error, match="floor"):
-        pair_scatter(X, floor=floor)
+        _pair_scatter(X, floor=floor)
 
 
 def test_floor_is_keyword_only_and_required():
     X = np.random.default_rng(29).standard_normal((10, 2))
     with pytest.raises(TypeError):
-        pair_scatter(X, 1.0)
+        _pair_scatter(X, 1.0)
     with pytest.raises(TypeError):
-        pair_scatter(X)
+        _pair_scatter(X)
 
 
 # ------------------------------------------------------------------------- progress
@@ -308,7 +310,7 @@ def test_progress_reports_every_task(kwargs):
     done = [d for d, _ in calls]
     assert done == sorted(done) and done[0] > 0 and done[-1] == n_pairs
     calls.clear()
-    pair_scatter(X, floor=1.0, progress=lambda *args: calls.append(args), **kwargs)
+    _pair_scatter(X, floor=1.0, progress=lambda *args: calls.append(args), **kwargs)
     assert calls[-1] == (n_pairs, n_pairs)
 
 
@@ -332,7 +334,7 @@ def test_progress_errors():
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        pair_scatter(X, floor=1.0, progress=stop)
+        _pair_scatter(X, floor=1.0, progress=stop)
 
 
 # ------------------------------------------------------- the DP scree's clipped scatter
@@ -346,10 +348,11 @@ def test_norm_clipped_scatter_matches_direct_loop(pairs):
         if pairs == "all" or pairs >= 199:
             design_pairs = None
         else:
-            design_pairs = _pair_design(200, pairs, np.random.default_rng(7)).pairs()
+            # the fit's design of one block: seeded by the root 7, the name, block 0
+            design_pairs = _pair_design(200, pairs, _block_generator(7, "s", 0)).pairs()
         assert_relative(M, direct_clipped_scatter(X, bound, design_pairs))
         assert_relative(M, ring_offset_scatter(X, bound, pairs,
-                                               np.random.default_rng(7)))
+                                               _block_generator(7, "s", 0)))
 
 
 def _clipped_gap(X, X_prime, V, bound, pairs, seed):

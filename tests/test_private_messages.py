@@ -28,7 +28,7 @@ from sklearn_dppca import (
 )
 from sklearn_dppca._cli import main
 from sklearn_dppca._data_sources import UserError, read_csv
-from sklearn_dppca._kendall import pair_scatter
+from sklearn_dppca._kendall import _pair_scatter
 from sklearn_dppca._validation import MAX_ABS_VALUE
 from sklearn_dppca.privacy import (
     dyadic_argmax,
@@ -114,7 +114,7 @@ ENTRY_POINTS = {
     "DPScree.fit": lambda X: DPScree(random_state=0).fit(X),
     "DPPCA.fit": lambda X: DPPCA(random_state=0).fit(X),
     "spherical_kendall": spherical_kendall,
-    "pair_scatter": lambda X: pair_scatter(X, floor=1.0),
+    "_pair_scatter": lambda X: _pair_scatter(X, floor=1.0),
     "transform": lambda X: _fitted_pca().transform(X),
     "inverse_transform": lambda X: _fitted_pca().inverse_transform(X[:, :2]),
     "ReleasedPCA.transform": lambda X: load_release(export_release(_fitted_pca()))
@@ -136,7 +136,7 @@ def test_non_numeric_cells_are_not_quoted(entry, case):
     _assert_no_secret(messages, "xxxx")
 
 
-@pytest.mark.parametrize("entry", ["spherical_kendall", "pair_scatter"])
+@pytest.mark.parametrize("entry", ["spherical_kendall", "_pair_scatter"])
 def test_dataframe_text_cells_are_not_quoted(entry):
     # (the estimators drop a non-numeric column by its public name; the kernel
     # functions convert every column)

@@ -291,10 +291,10 @@ def _clipped_variances(X, components, params, budget, noise, rng, ledger):
     """
     if params["clip"] == "norm":
         return _norm_clipped_variances(X, components, params, budget, noise, rng, ledger)
-    return component_clipped_variances(X, components, params, budget, noise, rng, ledger)
+    return _component_clipped_variances(X, components, params, budget, noise, rng, ledger)
 
 
-def component_clipped_variances(X, components, params, budget, noise, rng, ledger):
+def _component_clipped_variances(X, components, params, budget, noise, rng, ledger):
     """Each component clipped at its own bound ``C_l``; one Gaussian for the vector.
 
     ``params["C"]`` is ``"auto"`` (one private quantile per component of
