@@ -465,7 +465,7 @@ def _save_figure(estimator, options, out):
 
 
 def _write_json(estimator, path, include_nonprivate, extra):
-    from ._release import export_release
+    from ._release_write import export_release
 
     try:
         export_release(estimator, path, include_nonprivate=include_nonprivate, extra=extra)
@@ -591,7 +591,7 @@ def _run(argv=None, out=None, err=None):
     args = _build_parser().parse_args(argv)
     options = _Options(args)
     if options.from_json is not None:
-        from ._release import load_release
+        from ._released_pca import load_release
 
         path = options.from_json
         if not os.path.isfile(path):

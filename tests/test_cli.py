@@ -31,7 +31,7 @@ from sklearn_dppca._cli import (  # noqa: E402
     _parse_labels,
     _parse_names,
 )
-from sklearn_dppca._release import NONPRIVATE_KEY  # noqa: E402
+from sklearn_dppca._release_layout import NONPRIVATE_KEY  # noqa: E402
 from sklearn_dppca.display import (  # noqa: E402
     BiplotDisplay,
     LoadingDisplay,

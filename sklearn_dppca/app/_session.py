@@ -27,7 +27,8 @@ from .._data_sources import (
     read_csv,
 )
 from .._pca import DPPCA
-from .._release import export_release, load_release
+from .._release_write import export_release
+from .._released_pca import load_release
 from .._summary import ledger_table
 from .._validation import MAX_ABS_VALUE
 from ..display import (
