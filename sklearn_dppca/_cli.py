@@ -89,13 +89,6 @@ def _write_json(estimator, path, include_nonprivate, extra):
 # --------------------------------------------------------------------------------------
 def _fit(options, out, err):
     say = (lambda *a, **k: None) if options.quiet else (lambda *a: print(*a, file=out))
-    if options.fixed_components and options.components >= 2 \
-            and max(options.axes) >= options.components:
-        # (the command line numbers the components from 1: checked in its terms)
-        raise _UserError(
-            f"--axes {options.axes[0] + 1},{options.axes[1] + 1}: components are numbered "
-            f"1..{options.components} (--components {options.components})."
-        )
     estimator = dppca_for(options, builtin_labels(options.data) if options.csv is None
                            else options.groups)
     if options.csv is None:
@@ -113,21 +106,22 @@ def _fit(options, out, err):
         f"({', '.join(names[:12])}{', ...' if len(names) > 12 else ''})"
         + (f", groups {', '.join(map(str, data.labels))}" if data.labels else ""))
     # (delta >= 1/n: the estimator's PrivacyRiskWarning is shown as a warning line)
-    pairs = options.pairs
-    if pairs is None:
-        pairs = _LARGE_N_PAIRS if n_samples > _LARGE_N else "all"
-        if pairs != "all":
-            say(f"note: n = {n_samples} > {_LARGE_N}: the incomplete U-statistic with "
-                f"{_LARGE_N_PAIRS} partners per row is used (--pairs all for every pair).")
-    if options.seed is not None:
+    if "pairs" not in options.settings and n_samples > _LARGE_N:
+        # the command line's own rule: the exact U-statistics of DPPCA's default
+        # take hours on large data, the incomplete one seconds
+        estimator.set_params(pairs=_LARGE_N_PAIRS)
+        say(f"note: n = {n_samples} > {_LARGE_N}: the incomplete U-statistic with "
+            f"{_LARGE_N_PAIRS} partners per row is used (--pairs all for every pair).")
+    if "random_state" in options.settings:
         print("warning: --seed fixes the noise: anyone who knows the seed can remove it. "
               "Use it for tests only; publish releases made without --seed.", file=err)
-    if options.nonprivate:
+    if options.settings.get("compute_nonprivate"):
         print("warning: --nonprivate-reference: the figure and the JSON contain ordinary "
               "PCA of the raw data (NOT PRIVATE, key 'nonprivate_reference_NOT_PRIVATE'); "
               "never publish them.", file=err)
-    estimator.set_params(pairs=pairs,
-                         verbose=1 if (n_samples > _LARGE_N or not options.quiet) else 0)
+    # progress is shown unless --quiet, and always on large data (a long fit must
+    # not look stuck)
+    estimator.set_params(verbose=1 if (n_samples > _LARGE_N or not options.quiet) else 0)
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -18,6 +18,11 @@ from ._data_sources import parse_names as _parse_names
 #: Largest number of histogram cells per axis the command line accepts.
 _MAX_BINS = 1000
 _FIGURE_FORMATS = (".png", ".pdf", ".svg")
+#: The accounting of ``--noise classical`` without ``--accounting``: the classical
+#: formula calibrates each part alone, so its parts are added (DPPCA's default
+#: accounting, GDP, refuses that calibration: the command line picks the one that
+#: works rather than fail on an option the user did not give).
+_ACCOUNTING_WITH_CLASSICAL_NOISE = "basic"
 #: DPPCA's spelling of a setting -> the command line's, so that the estimator's own
 #: error messages (the only check of these values) name the option the user typed.
 _OPTION_SPELLING = {
@@ -178,7 +183,8 @@ def _check_writable(path, option):
 
 
 class Options:
-    """The validated options of one run (command-line values, 0-based axes)."""
+    """The validated options of one run: the command line's own (data, files, figure)
+    and, in ``settings``, DPPCA's parameters the user gave (0-based axes)."""
 
     def __init__(self, args):
         self.csv = args.csv
@@ -191,40 +197,37 @@ class Options:
         self.data = args.data or "gau"
         self.from_json = args.from_json
         self.quiet = args.quiet
-        self.eps = _float(args.eps, "--eps") if args.eps is not None else 1.0
-        self.delta = _float(args.delta, "--delta") if args.delta is not None else 1e-5
-        self.components = (
-            _parse_components(args.components) if args.components is not None else 2
-        )
-        # a fraction: how many are kept is read off the released scree after the fit
-        self.fixed_components = isinstance(self.components, int)
-        self.axes = _parse_axes(args.axes) if args.axes is not None else (0, 1)
-        self.bins = _parse_bins(args.bins) if args.bins is not None else "auto"
-        self.histogram = args.histogram or "additive"
-        self.scree_method = args.scree_method or "clipped"
-        self.scree_params = (_parse_scree_params(args.scree_params)
-                             if args.scree_params is not None else None)
-        self.monotone = True if args.monotone is None else args.monotone
-        self.synthetic_sampling = args.synthetic_sampling or "uniform"
         self.scree_kind = args.scree_kind or "both"
-        self.noise = args.noise or "analytic"
-        # the classical formula calibrates each part alone: it implies basic
-        # accounting unless GDP is asked for (which DPPCA refuses with it)
-        self.accounting = args.accounting or (
-            "basic" if self.noise == "classical" else "gdp")
-        self.budget_split = (
-            _parse_budget_split(args.budget_split) if args.budget_split is not None else None
-        )
-        self.pairs = _parse_pairs(args.pairs)
-        self.seed = _int(args.seed, "--seed", minimum=0) if args.seed is not None else None
+        # DPPCA's settings the user gave, by DPPCA's names, parsed in the order of
+        # the options; an option not given is left out, so that DPPCA's own
+        # default holds (one place for the defaults: the estimator's signature)
+        parsers = {
+            "eps": (args.eps, lambda text: _float(text, "--eps")),
+            "delta": (args.delta, lambda text: _float(text, "--delta")),
+            "n_components": (args.components, _parse_components),
+            "axes": (args.axes, _parse_axes),
+            "bins": (args.bins, _parse_bins),
+            "histogram": (args.histogram, str),
+            "scree_method": (args.scree_method, str),
+            "scree_params": (args.scree_params, _parse_scree_params),
+            "monotone": (args.monotone, bool),
+            "synthetic_sampling": (args.synthetic_sampling, str),
+            "noise": (args.noise, str),
+            "accounting": (args.accounting, str),
+            "budget_split": (args.budget_split, _parse_budget_split),
+            "pairs": (args.pairs, _parse_pairs),
+            "random_state": (args.seed, lambda text: _int(text, "--seed", minimum=0)),
+            "scale": (args.scale, bool),
+            "compute_nonprivate": (args.nonprivate_reference, bool),
+        }
+        self.settings = {name: parse(value) for name, (value, parse) in parsers.items()
+                         if value is not None}
         self.columns = (_parse_names(args.columns, "--columns", "column")
                         if args.columns is not None else None)
-        self.scale = bool(args.scale)
         self.group = args.group.strip() if args.group is not None else None
         if self.group == "":
             raise _UserError("--group: the column name is empty.")
         self.groups = _parse_labels(args.groups) if args.groups is not None else None
-        self.nonprivate = bool(args.nonprivate_reference)
         self.out = _figure_path(args.out if args.out is not None else "report.png")
         self.dpi = _int(args.dpi, "--dpi", minimum=10) if args.dpi is not None else 100
         self.json = args.json
@@ -264,22 +267,43 @@ class Options:
 
 def dppca_for(options, labels):
     """The DPPCA of the options, its parameters checked (by DPPCA itself) before any
-    data is read; ``pairs`` is set once the public ``n`` is known."""
+    data is read.
+
+    What the options do not set is DPPCA's default, with one rule of the command
+    line's own (:data:`_ACCOUNTING_WITH_CLASSICAL_NOISE`); ``pairs`` is set once the
+    public ``n`` is known.
+
+    Parameters
+    ----------
+    options : Options
+        The options of the run.
+    labels : list or None
+        The declared group labels.
+
+    Returns
+    -------
+    estimator : DPPCA
+        Not fitted.
+    """
     from ._pca import DPPCA
 
-    estimator = DPPCA(
-        n_components=options.components, eps=options.eps, delta=options.delta,
-        budget_split=options.budget_split, scree_method=options.scree_method,
-        scree_params=options.scree_params, monotone=options.monotone,
-        synthetic_sampling=options.synthetic_sampling,
-        histogram=options.histogram, bins=options.bins,
-        axes=options.axes if not options.fixed_components or options.components >= 2
-        else (0, 1),
-        groups=labels, scale=options.scale, noise=options.noise,
-        accounting=options.accounting,
-        pairs="all" if options.pairs is None else options.pairs,
-        compute_nonprivate=options.nonprivate, random_state=options.seed,
-    )
+    settings = dict(options.settings)
+    if settings.get("noise") == "classical":
+        settings.setdefault("accounting", _ACCOUNTING_WITH_CLASSICAL_NOISE)
+    estimator = DPPCA(groups=labels, **settings)
+    k, axes = estimator.n_components, estimator.axes
+    # a fraction: how many are kept is read off the released scree after the fit
+    if isinstance(k, int) and k < 2:
+        # one component has no pair of score axes: --axes is not used, and
+        # DPPCA's default stands
+        settings.pop("axes", None)
+        estimator = DPPCA(groups=labels, **settings)
+    elif isinstance(k, int) and max(axes) >= k:
+        # (the command line numbers the components from 1: checked in its terms)
+        raise _UserError(
+            f"--axes {axes[0] + 1},{axes[1] + 1}: components are numbered "
+            f"1..{k} (--components {k})."
+        )
     try:
         estimator._check_params()
     except (ValueError, TypeError) as error:

@@ -48,10 +48,53 @@ def _default_splits():
     return f"{text}, with --scale {_split_text(DEFAULT_SCALED_SPLIT)}"
 
 
+def _axes_text(axes):
+    return ",".join(str(axis + 1) for axis in axes)
+
+
+#: An option's ``dest`` -> DPPCA's parameter whose default its help states, and how
+#: the command line spells that default.
+_DPPCA_DEFAULTS = {
+    "eps": ("eps", str), "delta": ("delta", str), "accounting": ("accounting", str),
+    "noise": ("noise", str), "components": ("n_components", str),
+    "axes": ("axes", _axes_text), "bins": ("bins", str), "histogram": ("histogram", str),
+    "scree_method": ("scree_method", str), "pairs": ("pairs", str),
+    "monotone": ("monotone", lambda on: "on" if on else "off"),
+    "synthetic_sampling": ("synthetic_sampling", str),
+}
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Help whose ``{dppca}`` is DPPCA's default of the option's parameter.
+
+    The defaults are read off the estimator when the help is printed, not when the
+    parser is built: parsing, and a redraw with ``--from-json``, import neither the
+    estimators nor scikit-learn.
+    """
+
+    def _get_help_string(self, action):
+        text = super()._get_help_string(action)
+        if action.dest not in _DPPCA_DEFAULTS:
+            return text
+        from ._pca import DPPCA
+
+        name, spell = _DPPCA_DEFAULTS[action.dest]
+        # (the help is %-formatted next: a % in the value is escaped)
+        default = spell(DPPCA().get_params()[name]).replace("%", "%%")
+        return text.replace("{dppca}", default)
+
+
 def build_parser():
-    """The argument parser of the command line."""
+    """The argument parser of the command line.
+
+    Returns
+    -------
+    parser : argparse.ArgumentParser
+        Every option defaults to None (not given), so that what is not given is
+        left to DPPCA's defaults (:class:`~sklearn_dppca._cli_options.Options`).
+    """
     parser = argparse.ArgumentParser(
-        prog=_prog(),
+        prog=_prog(), formatter_class=_HelpFormatter,
         description=(
             "Differentially private PCA report: fits DPPCA on a CSV file (header row; "
             "the variables are the columns declared with --columns, or else every "
@@ -86,25 +129,25 @@ def build_parser():
                            "a row with another label is an error")
     budget = parser.add_argument_group("privacy")
     budget.add_argument("--eps", type=str, default=None,
-                        help="total privacy budget epsilon > 0 (default 1.0)")
+                        help="total privacy budget epsilon > 0 (default {dppca})")
     budget.add_argument("--delta", type=str, default=None,
-                        help="total delta in (0, 1), well below 1/n (default 1e-5)")
+                        help="total delta in (0, 1), well below 1/n (default {dppca})")
     budget.add_argument("--budget-split", default=None, metavar="SPLIT",
                         help="shares of eps and delta among the parts "
                              f"{', '.join(_BUDGET_PARTS)}; default {_default_splits()}")
     budget.add_argument("--accounting", choices=("gdp", "basic"), default=None,
                         help="composition of the Gaussian parts: gdp (exact, one "
-                             "mu-GDP block; default) or basic (shares added)")
+                             "mu-GDP block) or basic (shares added); default {dppca}")
     budget.add_argument("--noise", choices=("analytic", "classical"), default=None,
                         help="Gaussian calibration of each part under --accounting "
-                             "basic (default analytic; classical implies --accounting "
+                             "basic (default {dppca}; classical implies --accounting "
                              "basic)")
     budget.add_argument("--seed", default=None, metavar="INT",
                         help="seed of the noise, for reproducible tests only: a "
                              "release made with a known seed is not private")
     model = parser.add_argument_group("model")
     model.add_argument("--components", default=None, metavar="K",
-                       help="number of components (default 2), or a fraction in (0, 1): "
+                       help="number of components (default {dppca}), or a fraction in (0, 1): "
                             "the fewest components whose cumulative private PVE "
                             "reaches it")
     model.add_argument("--scale", action="store_true", default=None,
@@ -113,27 +156,27 @@ def build_parser():
                             "(for variables in different units)")
     model.add_argument("--axes", default=None, metavar="A,B",
                        help="the two components of the score summary, 1-based "
-                            "(default 1,2)")
+                            "(default {dppca})")
     model.add_argument("--bins", default=None, metavar="B[,B]",
-                       help="histogram cells per axis: 20 or 20,20 (default: from "
+                       help="histogram cells per axis: 20 or 20,20 (default {dppca}: from "
                             "the public number of rows and groups, 8 to 20)")
     model.add_argument("--histogram", choices=("additive", "sparse"), default=None,
-                       help="score histogram mechanism (default additive)")
+                       help="score histogram mechanism (default {dppca})")
     model.add_argument("--scree-method", choices=_SCREE_METHODS,
-                       default=None, help="private variance method (default clipped)")
+                       default=None, help="private variance method (default {dppca})")
     model.add_argument("--scree-params", default=None, metavar="KEY=VALUE,...",
                        help="tuning values of the scree method, e.g. "
                             "quantile_level=0.95,pairs=64 (DPPCA's scree_params)")
     model.add_argument("--monotone", action=argparse.BooleanOptionalAction,
                        default=None, help="make the private variances non-increasing "
-                                          "(free post-processing; default on)")
+                                          "(free post-processing; default {dppca})")
     model.add_argument("--synthetic-sampling", choices=("uniform", "center"),
                        default=None, help="synthetic score points uniformly in their "
                                           "cells or at the cell centres (default "
-                                          "uniform; free post-processing)")
+                                          "{dppca}; free post-processing)")
     model.add_argument("--pairs", default=None, metavar="all|M",
                        help="pairs of the Kendall and scree U-statistics: 'all', or M "
-                            f"partners per row (default all; {LARGE_N_PAIRS} above "
+                            f"partners per row (default {{dppca}}; {LARGE_N_PAIRS} above "
                             f"{LARGE_N} rows)")
     output = parser.add_argument_group("output")
     output.add_argument("--out", default=None, metavar="FILE",
