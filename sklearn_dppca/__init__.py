@@ -22,9 +22,9 @@ _HOMES = {
     "PrivacyAccountant": ".privacy",
     "PrivacyRiskWarning": ".privacy",
     "PrivacyUtilityWarning": ".privacy",
-    "ReleasedPCA": "._release",
-    "export_release": "._release",
-    "load_release": "._release",
+    "ReleasedPCA": "._released_pca",
+    "export_release": "._release_write",
+    "load_release": "._released_pca",
     "spherical_kendall": "._kendall",
 }
 

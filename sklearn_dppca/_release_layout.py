@@ -3,9 +3,10 @@
 :data:`LAYOUT` describes every top-level key of the JSON that
 :func:`~sklearn_dppca.export_release` writes, in the order it writes them: the
 fitted attribute the key holds, how the value is written (its kind and shape),
-whether it may be null, and which estimators release it. The writer and the
-reader in :mod:`sklearn_dppca._release` both walk this list, so they cannot
-disagree about a key.
+whether it may be null, and which estimators release it. The writer
+(:mod:`sklearn_dppca._release_write`) and the reader
+(:mod:`sklearn_dppca._release_read`) both walk this list, so they cannot disagree
+about a key.
 
 Shapes name their dimensions: ``"k"`` is the number of components and ``"p"``
 the number of variables (both set by ``components``), ``"bx"`` and ``"by"`` the

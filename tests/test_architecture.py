@@ -6,12 +6,17 @@ much as a top-level one. See the user guide, "Architecture".
 """
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "sklearn_dppca"
+ARCHITECTURE = PACKAGE.parent / "doc" / "architecture.rst"
 ESTIMATORS = ("sklearn_dppca._directions", "sklearn_dppca._scree", "sklearn_dppca._pca")
+# the modules of the releases (writing, reading, ReleasedPCA) and of the command line
+# and the explorer app, by the prefix their module names share
+FRONT_END_PREFIXES = ("sklearn_dppca._release", "sklearn_dppca._cli", "sklearn_dppca.app")
 
 
 def _module_names():
@@ -67,11 +72,11 @@ def test_estimators_import_none_of_each_other(estimator):
 
 
 def test_algorithms_import_no_estimator_display_or_front_end():
-    above = set(ESTIMATORS) | {"sklearn_dppca._base", "sklearn_dppca._release",
-                                "sklearn_dppca._cli", "sklearn_dppca"}
+    above = set(ESTIMATORS) | {"sklearn_dppca._base", "sklearn_dppca"}
     for name, imported in GRAPH.items():
         if name.startswith("sklearn_dppca._algorithms"):
-            assert not {m for m in imported if m in above or ".display" in m}, name
+            assert not {m for m in imported if m in above or ".display" in m
+                        or m.startswith(FRONT_END_PREFIXES)}, name
 
 
 def test_nothing_imports_back_up_into_a_package_face():
@@ -111,11 +116,11 @@ def test_privacy_toolkit_stands_on_validation_only():
 
 
 def test_displays_read_estimators_by_their_attributes_only():
-    estimator_side = set(ESTIMATORS) | {"sklearn_dppca._base", "sklearn_dppca._release",
-                                        "sklearn_dppca._cli"}
+    estimator_side = set(ESTIMATORS) | {"sklearn_dppca._base"}
     for name, imported in GRAPH.items():
         if name.startswith("sklearn_dppca.display"):
             assert not imported & estimator_side, name
+            assert not {m for m in imported if m.startswith(FRONT_END_PREFIXES)}, name
             assert not {m for m in imported if m.startswith("sklearn_dppca._algorithms")}
 
 
@@ -187,3 +192,113 @@ def test_internals_are_prefixed():
                   for name in _module_level_names(path)
                   if not name.startswith("_") and (module, name) not in imported]
     assert unprefixed == []
+
+
+# --------------------------------------------------------------------------------------
+# the floors of doc/architecture.rst
+# --------------------------------------------------------------------------------------
+# A module path on the map: a path under sklearn_dppca/ ending in .py or .pyx.
+_MAP_PATH = re.compile(r"(?<![\w./])(?:\w+/)*\w+\.pyx?(?![\w.])")
+
+# Until the branch replacing _blockwise is merged: the map already lists its two
+# successors (absent here), and _blockwise (present here, not on the map) is held
+# on their floor. The merge deletes both entries.
+_AWAITED = {"sklearn_dppca._rows", "sklearn_dppca._statistics"}
+_LEAVING = {"sklearn_dppca._blockwise": "sklearn_dppca._rows"}
+
+
+def _dotted(path):
+    """``app/_ui.py`` -> ``sklearn_dppca.app._ui``; a package's __init__ is the package."""
+    parts = ["sklearn_dppca", *path.rsplit(".", 1)[0].split("/")]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _read_floors(text):
+    """The module map of the architecture page: [(floor, [module, ...]), ...], highest
+    floor first. The map is the first ``text`` code block after the "Module map"
+    heading; a line whose first column is not blank opens a floor, named by the
+    words before the first run of two spaces."""
+    lines = text[text.index("Module map\n"):].split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith(".. code-block:: text"))
+    floors = []
+    for line in lines[start + 2:]:
+        if line and not line.startswith("   "):
+            break                     # the end of the block
+        if not line.strip():
+            continue
+        if not line[3].isspace():
+            floors.append((re.split(r"\s{2,}", line.strip())[0], []))
+        floors[-1][1].extend(_dotted(path) for path in _MAP_PATH.findall(line))
+    return floors
+
+
+def _package_modules():
+    """Every module of the package, the compiled kernel included."""
+    pyx = {_dotted(str(path.relative_to(PACKAGE))) for path in PACKAGE.rglob("*.pyx")}
+    return set(_module_names()) | pyx
+
+
+def _map_problems(floors, modules):
+    """What keeps the map from naming each module of the package on exactly one floor."""
+    problems = []
+    seen = {}
+    for floor, names in floors:
+        for name in names:
+            if name in seen:
+                problems.append(f"{name} is on floors {seen[name]!r} and {floor!r}")
+            seen[name] = floor
+    problems += [f"{name} is on no floor" for name in sorted(modules - set(seen) - set(_LEAVING))]
+    problems += [f"{name} is on the map but does not exist"
+                 for name in sorted(set(seen) - modules - _AWAITED)]
+    return problems
+
+
+def _floor_problems(graph, floors):
+    """Every import of a module on a higher floor than the importer's."""
+    level = {name: rank for rank, (floor, names) in enumerate(floors) for name in names}
+    level.update({name: level[home] for name, home in _LEAVING.items() if home in level})
+    return [f"{name} (floor {floors[level[name]][0]!r}) imports {other} "
+            f"(floor {floors[level[other]][0]!r})"
+            for name, imported in sorted(graph.items()) if name in level
+            for other in sorted(imported) if level.get(other, len(floors)) < level[name]]
+
+
+FLOORS = _read_floors(ARCHITECTURE.read_text())
+
+
+def test_the_map_is_read():
+    # The reader must see the floors we know, or the two checks below are vacuous.
+    names = [floor for floor, _ in FLOORS]
+    assert names[0] == "face" and names[-1] == "leaf" and len(names) >= 8
+    level = {name: rank for rank, (_, modules) in enumerate(FLOORS) for name in modules}
+    assert level["sklearn_dppca"] == 0
+    assert level["sklearn_dppca._pca"] < level["sklearn_dppca._algorithms._scree"] \
+        < level["sklearn_dppca.privacy._means"] < level["sklearn_dppca._validation"]
+    assert level["sklearn_dppca._kendall_kernel"] == level["sklearn_dppca._kendall"]
+    assert sum(len(modules) for _, modules in FLOORS) >= len(_package_modules()) - 1
+
+
+def test_every_module_is_on_exactly_one_floor():
+    assert _map_problems(FLOORS, _package_modules()) == []
+
+
+def test_modules_import_only_their_floor_and_below():
+    assert _floor_problems(GRAPH, FLOORS) == []
+
+
+def test_a_broken_map_is_caught():
+    # each check must fail on what it is there to catch
+    graph = {name: set(imported) for name, imported in GRAPH.items()}
+    graph["sklearn_dppca._validation"].add("sklearn_dppca._cli")
+    assert _floor_problems(graph, FLOORS) == [
+        "sklearn_dppca._validation (floor 'leaf') imports sklearn_dppca._cli "
+        "(floor 'front ends')"]
+    dropped = [(floor, [m for m in modules if m != "sklearn_dppca._names"])
+               for floor, modules in FLOORS]
+    twice = FLOORS + [("again", ["sklearn_dppca._bunch"])]
+    ghost = FLOORS + [("more", ["sklearn_dppca._nowhere"])]
+    assert _map_problems(dropped, _package_modules()) == ["sklearn_dppca._names is on no floor"]
+    assert _map_problems(twice, _package_modules()) == [
+        "sklearn_dppca._bunch is on floors 'shared' and 'again'"]
+    assert _map_problems(ghost, _package_modules()) == [
+        "sklearn_dppca._nowhere is on the map but does not exist"]

@@ -22,16 +22,13 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 
 from sklearn_dppca import DPPCA, load_release  # noqa: E402
 from sklearn_dppca._data_sources import _cell_values  # noqa: E402
-from sklearn_dppca._cli import (  # noqa: E402
-    _BUDGET_PARTS,
-    _LARGE_N_PAIRS,
-    _build_parser,
-    main,
-    _parse_budget_split,
-    _parse_labels,
-    _parse_names,
-)
-from sklearn_dppca._release import NONPRIVATE_KEY  # noqa: E402
+from sklearn_dppca._budget_split import BUDGET_PARTS  # noqa: E402
+from sklearn_dppca._cli import main  # noqa: E402
+from sklearn_dppca._cli_options import _parse_budget_split, _parse_labels  # noqa: E402
+from sklearn_dppca._cli_parser import build_parser  # noqa: E402
+from sklearn_dppca._data_sources import LARGE_N_PAIRS  # noqa: E402
+from sklearn_dppca._data_sources import parse_names  # noqa: E402
+from sklearn_dppca._release_layout import NONPRIVATE_KEY  # noqa: E402
 from sklearn_dppca.display import (  # noqa: E402
     BiplotDisplay,
     LoadingDisplay,
@@ -309,19 +306,19 @@ def test_without_scale_flag_dppca_keeps_its_default(small_csv, tmp_path):
 
 
 def test_budget_split_parts():
-    assert _BUDGET_PARTS == ("loading", "scree", "scale", "score")
+    assert BUDGET_PARTS == ("loading", "scree", "scale", "score")
     split = _parse_budget_split("loading=0.35, scree=0.15, scale=0.2, score=0.3")
     assert split == {"loading": 0.35, "scree": 0.15, "scale": 0.2, "score": 0.3}
     from sklearn_dppca import _budget_split
 
     for part in _budget_split.BUDGET_PARTS:
-        assert part in _BUDGET_PARTS
+        assert part in BUDGET_PARTS
 
 
 def test_help_states_the_default_splits():
     from sklearn_dppca import _budget_split
 
-    text = " ".join(_build_parser().format_help().split())
+    text = " ".join(build_parser().format_help().split())
     splits = [_budget_split.DEFAULT_SPLIT, _budget_split.DEFAULT_SCALED_SPLIT]
     for split in splits:
         shown = ",".join(f"{part}={share:g}" for part, share in split.items() if share)
@@ -329,7 +326,7 @@ def test_help_states_the_default_splits():
 
 
 def test_names_and_cells():
-    assert _parse_names('a, "b, c" ,d', "--columns", "column") == ["a", "b, c", "d"]
+    assert parse_names('a, "b, c" ,d', "--columns", "column") == ["a", "b, c", "d"]
     assert _parse_labels(" north , south ") == ["north", "south"]
     values, text = _cell_values(["1", " 2.5 ", "True", "false", "-1e3", "", "NA", "nan",
                                  "inf", "x", "1_000", "0x10"])
@@ -370,13 +367,13 @@ def test_nonprivate_reference_only_with_the_flag(small_csv, tmp_path):
 
 def test_scree_methods_are_dppcas():
     from sklearn_dppca._algorithms._variances import SCREE_METHODS
-    from sklearn_dppca._cli import _SCREE_METHODS
+    from sklearn_dppca._cli_parser import _SCREE_METHODS
 
     assert _SCREE_METHODS == SCREE_METHODS
 
 
 def test_scree_params_values_are_typed_per_key():
-    from sklearn_dppca._cli import _parse_scree_params
+    from sklearn_dppca._cli_options import _parse_scree_params
 
     parsed = _parse_scree_params("pairs=64, quantile_level=0.95,clip=norm,b=inf,"
                                  "split=false,block_size=none")
@@ -613,13 +610,13 @@ def test_large_table_uses_the_incomplete_u_statistic(adult_csv, scale, tmp_path)
                              tmp_path)
     seconds = time.perf_counter() - start
     assert code == 0, err
-    assert "incomplete U-statistic" in out and f"{_LARGE_N_PAIRS} partners" in out
+    assert "incomplete U-statistic" in out and f"{LARGE_N_PAIRS} partners" in out
     release = read_json(tmp_path / "adult.json")
     assert release["n_samples"] == 32561 and release["n_features"] == 5
     assert release["feature_names"] == ["age", "education_num", "capital_gain",
                                         "capital_loss", "hours_per_week"]
     params = release["estimator"]["params"]
-    assert params["pairs"] == _LARGE_N_PAIRS
+    assert params["pairs"] == LARGE_N_PAIRS
     assert "duplicates" not in params      # repeated rows are zero terms, never an error
     assert params.get("scale", False) is scale
     assert release["privacy_spent"]["eps"] <= 1.0

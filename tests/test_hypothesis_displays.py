@@ -62,7 +62,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import AutoLocator, ScalarFormatter
 
 from sklearn_dppca import load_release
-from sklearn_dppca._release import FORMAT, NONPRIVATE_KEY
+from sklearn_dppca._release_layout import FORMAT, NONPRIVATE_KEY
 from sklearn_dppca.display import (
     BiplotDisplay,
     LoadingDisplay,

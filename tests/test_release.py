@@ -23,7 +23,7 @@ from sklearn_dppca import (
     load_release,
 )
 from sklearn_dppca._names import feature_names
-from sklearn_dppca._release import FORMAT, NONPRIVATE_KEY
+from sklearn_dppca._release_layout import FORMAT, NONPRIVATE_KEY
 from sklearn_dppca._release_layout import LAYOUT
 from sklearn_dppca.datasets import make_gaussian_clusters
 

@@ -26,8 +26,10 @@ from .._data_sources import (
     parse_names,
     read_csv,
 )
+from .._budget_split import BUDGET_PARTS, check_budget_split
 from .._pca import DPPCA
-from .._release import export_release, load_release
+from .._release_write import export_release
+from .._released_pca import load_release
 from .._summary import ledger_table
 from .._validation import MAX_ABS_VALUE
 from ..display import (
@@ -263,7 +265,8 @@ def _split(params, scale):
     weights = {part: _number(params, f"split_{part}") for part in parts}
     if any(weight < 0 for weight in weights.values()):
         raise ValueError("the budget shares (split_...) must be >= 0.")
-    total = sum(weights.values())
+    # (fsum: DPPCA's default shares, summing to 1, stay exactly its shares)
+    total = math.fsum(weights.values())
     if total <= 0:
         raise ValueError("the budget shares (split_...) must not all be 0.")
     return {part: weight / total for part, weight in weights.items() if weight > 0}
@@ -284,6 +287,54 @@ def _score_axes(text, n_components):
     return axes
 
 
+def split_defaults(scale):
+    """DPPCA's default budget split as the page's shares, by input id.
+
+    Parameters
+    ----------
+    scale : bool
+        Whether the fit scales its columns: DPPCA's default split then gives the
+        private spreads a part of their own.
+
+    Returns
+    -------
+    shares : dict
+        ``split_<part>`` -> share, one per part of ``budget_split`` (0: no part).
+    """
+    split = check_budget_split(DPPCA().get_params()["budget_split"], scale)
+    return {f"split_{part}": split.get(part, 0.0) for part in BUDGET_PARTS}
+
+
+def fit_defaults(scale=None):
+    """The page's fit inputs, by input id, when none is given: DPPCA's defaults.
+
+    Read off the estimator, so that the page cannot drift from it: ``bins`` 0 is
+    DPPCA's ``"auto"``, ``score_axes`` are its ``axes`` numbered from 1, and the
+    budget shares are its default split (see :func:`split_defaults`).
+
+    Parameters
+    ----------
+    scale : bool, default=None
+        The split for this ``scale``; None: DPPCA's default ``scale``.
+
+    Returns
+    -------
+    defaults : dict
+        Input id -> value.
+    """
+    dppca = DPPCA().get_params()
+    scale = dppca["scale"] if scale is None else scale
+    return {
+        "n_components": dppca["n_components"], "eps": dppca["eps"],
+        "delta": dppca["delta"], **split_defaults(scale), "scale": scale,
+        "radial": dppca["radial"], "accounting": dppca["accounting"],
+        "scree_method": dppca["scree_method"], "histogram": dppca["histogram"],
+        "bins": 0 if dppca["bins"] == "auto" else dppca["bins"],
+        "score_axes": ",".join(str(axis + 1) for axis in dppca["axes"]),
+        "nonprivate": dppca["compute_nonprivate"],
+    }
+
+
 def _dppca_params(params, n_samples):
     """DPPCA's keyword arguments from the page's fit inputs (``params``: by input id).
 
@@ -291,11 +342,11 @@ def _dppca_params(params, n_samples):
     ``split_score``, ``split_scale`` (with ``scale``), ``scale``, ``radial``,
     ``accounting``, ``scree_method``, ``histogram``, ``bins`` (0: automatic),
     ``score_axes`` (``"1,2"``) and ``nonprivate``. Missing keys take DPPCA's
-    defaults. Raises ValueError naming the input.
+    defaults (:func:`fit_defaults`). Raises ValueError naming the input.
     """
-    params = {**_DEFAULT_FIT, **params}
+    scale = bool(params.get("scale", fit_defaults()["scale"]))
+    params = {**fit_defaults(scale), **params}
     k = _whole(params, "n_components", 1)
-    scale = bool(params["scale"])
     bins = _whole(params, "bins", 0)
     kwargs = dict(
         n_components=k, eps=_number(params, "eps"), delta=_number(params, "delta"),
@@ -305,19 +356,14 @@ def _dppca_params(params, n_samples):
         bins="auto" if bins == 0 else bins,
         axes=_score_axes(params["score_axes"], k) if k >= 2 else (0, 1),
         compute_nonprivate=bool(params["nonprivate"]),
-        pairs=LARGE_N_PAIRS if n_samples > LARGE_N else "all",
+        # the front ends' own rule (as the command line's): DPPCA's default, every
+        # pair, up to LARGE_N rows, the incomplete U-statistic above
+        pairs=LARGE_N_PAIRS if n_samples > LARGE_N else DPPCA().get_params()["pairs"],
         # the page never sets a seed (a release made with a known seed is not
         # private); tests do, for reproducible pictures
         random_state=params.get("random_state"),
     )
     return kwargs
-
-
-_DEFAULT_FIT = {"n_components": 2, "eps": 1.0, "delta": 1e-6, "split_loading": 0.35,
-                "split_scree": 0.3, "split_score": 0.35, "split_scale": 0.2,
-                "scale": False, "radial": "spherical", "accounting": "gdp",
-                "scree_method": "clipped", "histogram": "additive", "bins": 0,
-                "score_axes": "1,2", "nonprivate": False}
 
 
 class _Fit:

@@ -22,7 +22,9 @@ from ._session import (
     Explorer,
     budget_file_for,
     describe_error,
+    fit_defaults,
     load_source,
+    split_defaults,
     warm_up,
 )
 
@@ -83,25 +85,36 @@ def _data_panel(start_label):
 
 
 def _fit_panel():
+    # every input starts at DPPCA's default (read off the estimator)
+    default = fit_defaults()
     return ui.accordion_panel(
         "Next fit (spends budget)",
-        ui.input_numeric("n_components", "Components k", 2, min=1, step=1),
-        ui.input_text("score_axes", "Score summary axes (released for these only)", "1,2"),
-        ui.input_numeric("eps", "eps of this fit", 1.0, min=0, step=0.1),
-        ui.input_numeric("delta", "delta of this fit", 1e-6, min=0, step=1e-6),
+        ui.input_numeric("n_components", "Components k", default["n_components"],
+                         min=1, step=1),
+        ui.input_text("score_axes", "Score summary axes (released for these only)",
+                      default["score_axes"]),
+        ui.input_numeric("eps", "eps of this fit", default["eps"], min=0, step=0.1),
+        ui.input_numeric("delta", "delta of this fit", default["delta"], min=0, step=1e-6),
         ui.tags.b("Budget split (shares, normalised to sum 1)"),
-        ui.input_numeric("split_loading", "loading", 0.35, min=0, step=0.05),
-        ui.input_numeric("split_scree", "scree", 0.3, min=0, step=0.05),
-        ui.input_numeric("split_score", "score", 0.35, min=0, step=0.05),
-        ui.input_numeric("split_scale", "scale (with 'scale' only)", 0.2, min=0, step=0.05),
-        ui.input_checkbox("scale", "scale (private column spreads)", False),
-        ui.input_select("radial", "Directions", ["spherical", "clipped"]),
-        ui.input_select("accounting", "Accounting", ["gdp", "basic"]),
-        ui.input_select("scree_method", "Scree method", ["clipped", "huber", "pmwm"]),
-        ui.input_select("histogram", "Score histogram", ["additive", "sparse"]),
-        ui.input_numeric("bins", "Bins per axis (0 = auto)", 0, min=0, step=1),
+        ui.input_numeric("split_loading", "loading", default["split_loading"], min=0,
+                         step=0.05),
+        ui.input_numeric("split_scree", "scree", default["split_scree"], min=0, step=0.05),
+        ui.input_numeric("split_score", "score", default["split_score"], min=0, step=0.05),
+        ui.input_numeric("split_scale", "scale (with 'scale' only)", default["split_scale"],
+                         min=0, step=0.05),
+        ui.input_checkbox("scale", "scale (private column spreads)", default["scale"]),
+        ui.input_select("radial", "Directions", ["spherical", "clipped"],
+                        selected=default["radial"]),
+        ui.input_select("accounting", "Accounting", ["gdp", "basic"],
+                        selected=default["accounting"]),
+        ui.input_select("scree_method", "Scree method", ["clipped", "huber", "pmwm"],
+                        selected=default["scree_method"]),
+        ui.input_select("histogram", "Score histogram", ["additive", "sparse"],
+                        selected=default["histogram"]),
+        ui.input_numeric("bins", "Bins per axis (0 = auto)", default["bins"], min=0, step=1),
         ui.input_checkbox("nonprivate",
-                          "store the NON-PRIVATE reference (never publish)", False),
+                          "store the NON-PRIVATE reference (never publish)",
+                          default["nonprivate"]),
         ui.input_action_button("fit", "Fit (spends)", class_="btn-primary"),
     )
 
@@ -194,6 +207,15 @@ def _server_for(state):
             note.set(f"Loaded {explorer.data.source}: n = {n}, p = {p}"
                         + (f", groups {', '.join(explorer.data.labels)}"
                            if explorer.data.labels else "") + ".")
+
+        @reactive.effect
+        @reactive.event(input.scale, ignore_init=True)
+        def _split_follows_scale():
+            # DPPCA's default split depends on scale (the spreads take a part of
+            # their own): the shares shown become its default for the new setting,
+            # so that the page shows what a fit at the defaults spends
+            for name, share in split_defaults(input.scale()).items():
+                ui.update_numeric(name, value=share)
 
         @reactive.effect
         @reactive.event(input.fit)
