@@ -200,13 +200,6 @@ def test_internals_are_prefixed():
 # A module path on the map: a path under sklearn_dppca/ ending in .py or .pyx.
 _MAP_PATH = re.compile(r"(?<![\w./])(?:\w+/)*\w+\.pyx?(?![\w.])")
 
-# Until the branch replacing _blockwise is merged: the map already lists its two
-# successors (absent here), and _blockwise (present here, not on the map) is held
-# on their floor. The merge deletes both entries.
-_AWAITED = {"sklearn_dppca._rows", "sklearn_dppca._statistics"}
-_LEAVING = {"sklearn_dppca._blockwise": "sklearn_dppca._rows"}
-
-
 def _dotted(path):
     """``app/_ui.py`` -> ``sklearn_dppca.app._ui``; a package's __init__ is the package."""
     parts = ["sklearn_dppca", *path.rsplit(".", 1)[0].split("/")]
@@ -247,16 +240,15 @@ def _map_problems(floors, modules):
             if name in seen:
                 problems.append(f"{name} is on floors {seen[name]!r} and {floor!r}")
             seen[name] = floor
-    problems += [f"{name} is on no floor" for name in sorted(modules - set(seen) - set(_LEAVING))]
+    problems += [f"{name} is on no floor" for name in sorted(modules - set(seen))]
     problems += [f"{name} is on the map but does not exist"
-                 for name in sorted(set(seen) - modules - _AWAITED)]
+                 for name in sorted(set(seen) - modules)]
     return problems
 
 
 def _floor_problems(graph, floors):
     """Every import of a module on a higher floor than the importer's."""
     level = {name: rank for rank, (floor, names) in enumerate(floors) for name in names}
-    level.update({name: level[home] for name, home in _LEAVING.items() if home in level})
     return [f"{name} (floor {floors[level[name]][0]!r}) imports {other} "
             f"(floor {floors[level[other]][0]!r})"
             for name, imported in sorted(graph.items()) if name in level
