@@ -35,8 +35,10 @@ from sklearn_dppca.datasets import make_gaussian_clusters  # noqa: E402
 
 BUDGET = (2.0, 1e-5)
 #: One fit of the page's defaults but eps: it takes about half of BUDGET. (The seed,
-#: which the page never sets, makes the small data's releases reproducible.)
-FIT = {"eps": 1.0, "delta": 1e-6, "random_state": 0}
+#: which the page never sets, makes the small data's releases reproducible; at
+#: 500 rows and eps = 1 about one fit in ten finds no score frame, and the tests of
+#: the score picture need one: seed 1 does.)
+FIT = {"eps": 1.0, "delta": 1e-6, "random_state": 1}
 
 
 @pytest.fixture(autouse=True)
