@@ -3,7 +3,9 @@
 The rows are drawn chunk by chunk on the workers (never on the client) from a
 Gaussian with known population directions: ``x = z * sqrt(lambda) @ Q^T`` with a
 fixed random orthogonal ``Q`` and spectrum ``lambda_j = 0.8^j`` (``j = 0..p-1``).
-The fit is DPPCA with ``pairs=m`` in the chunks' row blocks. Reported: wall time,
+The fit is DPPCA with ``pairs=m`` in row blocks of ``--chunk`` rows
+(``row_blocks``: the blocks are public, never read off the array's chunks, which
+here have the same size). Reported: wall time,
 the client's peak memory (tracemalloc's peak of Python allocations and the
 process's peak resident size), each worker's peak resident size, and
 ``sinF = ||sin Theta||_F`` between the private and the population leading
@@ -90,7 +92,7 @@ def main(argv=None):
     start = time.perf_counter()
     delta = 0.1 / args.n if args.delta is None else args.delta
     pca = DPPCA(args.components, eps=args.eps, delta=delta, pairs=args.pairs,
-                random_state=0, verbose=args.verbose).fit(X)
+                row_blocks=args.chunk, random_state=0, verbose=args.verbose).fit(X)
     seconds = time.perf_counter() - start
     _, traced_peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()

@@ -293,7 +293,8 @@ class Rows:
         check_max_abs(np.array([np.max(self.passes.largest, initial=0.0)]), what)
 
     def _report(self, done):
-        if self.progress is not None:
+        # one block is the whole array: its passes are no news
+        if self.progress is not None and self.n_blocks > 1:
             self.progress(done, self.n_blocks)
 
     def _seeded(self, name, *rest):
