@@ -12,7 +12,7 @@ from ._algorithms._projection import back_project, project, whitening_scale
 from ._algorithms._scree import feature_variances, release_scree, scree_values
 from ._algorithms._spread import release_spreads
 from ._algorithms._variances import scree_gaussian_calls
-from ._dask_input import ROW_BLOCKS, fit_input, is_dask_collection, transform_input
+from ._dask_input import ROW_BLOCKS, back_transformed, fit_input, transformed
 from ._names import feature_names
 from ._summary import summarize
 from ._validation import (
@@ -23,8 +23,6 @@ from ._validation import (
     Boolean,
     Instance,
     Options,
-    check_projections,
-    validate_features,
 )
 from ._version import DOCS_URL
 from .privacy._accountant import PrivacyAccountant
@@ -102,13 +100,8 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             ``DPPCA.frame_.center``) if you need one.
         """
         check_is_fitted(self)
-        scales = (getattr(self, "scale_", None), self._projection_scale())
-        if is_dask_collection(X):   # a Dask array out, block by block
-            X = transform_input(self, X)
-            return X.map_blocks(project, self.components_, *scales, dtype=X.dtype,
-                                chunks=(X.chunks[0], (self.n_components_,)))
-        X = validate_features(self, X, reset=False)
-        return project(X, self.components_, *scales)
+        return transformed(self, X, project, self.components_,
+                           getattr(self, "scale_", None), self._projection_scale())
 
     def inverse_transform(self, X):
         """Map projections back to the feature space, on the private directions.
@@ -133,18 +126,8 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             ``X`` (float32 stays float32).
         """
         check_is_fitted(self)
-        if is_dask_collection(X):   # a Dask array out, block by block
-            X = X.rechunk({1: -1})
-            if X.ndim != 2 or X.shape[1] != self.n_components_:
-                raise ValueError(f"X must have shape (n_samples, {self.n_components_}) "
-                                 f"(the projections); got {X.shape}.")
-            return X.map_blocks(back_project, self.components_,
-                                getattr(self, "scale_", None), self._projection_scale(),
-                                dtype=X.dtype,
-                                chunks=(X.chunks[0], (self.components_.shape[1],)))
-        X = check_projections(X, self.n_components_)
-        return back_project(X, self.components_, getattr(self, "scale_", None),
-                            self._projection_scale())
+        return back_transformed(self, X, back_project, self.components_,
+                                getattr(self, "scale_", None), self._projection_scale())
 
     def __sklearn_clone__(self):
         # GridSearchCV, cross_val_score and friends fit clones of an estimator on

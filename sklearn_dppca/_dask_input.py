@@ -10,6 +10,7 @@ import numpy as np
 from ._rows import BLOCK_ROWS, Rows, block_sizes
 from ._validation import (
     Instance,
+    check_projections,
     Interval,
     drop_non_numeric,
     label_codes,
@@ -80,9 +81,13 @@ def _dask_array(estimator, X):
     return X
 
 
-def transform_input(estimator, X):
-    """A Dask array for ``transform`` with the columns of the fit (names checked
-    against ``feature_names_in_`` for a DataFrame)."""
+def transformed(estimator, X, function, components, *scales):
+    """``function(X, components, *scales)`` row by row (the shared projection of
+    ``transform``): an array out, or for a Dask collection a Dask array, block by
+    block (DataFrame columns checked against ``feature_names_in_``)."""
+    if not is_dask_collection(X):
+        return function(validate_features(estimator, X, reset=False), components,
+                        *scales)
     if hasattr(X, "columns"):
         X = drop_non_numeric(estimator, X, reset=False, stacklevel=1)
         fitted = getattr(estimator, "feature_names_in_", None)
@@ -95,7 +100,23 @@ def transform_input(estimator, X):
                          f"is expecting {estimator.n_features_in_} features as input.")
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
-    return X.rechunk({1: -1})
+    X = X.rechunk({1: -1})
+    return X.map_blocks(function, components, *scales, dtype=X.dtype,
+                        chunks=(X.chunks[0], (components.shape[0],)))
+
+
+def back_transformed(estimator, X, function, components, *scales):
+    """``function(X, components, *scales)`` on projections (the back-projection of
+    ``inverse_transform``): an array out, or a Dask array block by block."""
+    n_components = components.shape[0]
+    if not is_dask_collection(X):
+        return function(check_projections(X, n_components), components, *scales)
+    X = X.rechunk({1: -1})
+    if X.ndim != 2 or X.shape[1] != n_components:
+        raise ValueError(f"X must have shape (n_samples, {n_components}) "
+                         f"(the projections); got {X.shape}.")
+    return X.map_blocks(function, components, *scales, dtype=X.dtype,
+                        chunks=(X.chunks[0], (components.shape[1],)))
 
 
 def check_blockwise_fit(rows, *, pairs, compute_nonprivate=False, scree_method=None,

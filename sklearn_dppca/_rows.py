@@ -37,6 +37,10 @@ from .privacy._quantiles import (
 
 #: Rows up to which a fit holds one block (public: a function of ``n`` alone).
 BLOCK_ROWS = 1_000_000
+#: The two-sided (fully unbounded) searches: their name and geometric grid
+#: (``beta``, steps), the defaults of :func:`~sklearn_dppca.privacy.quantile`.
+_TWO_SIDED = "two-sided counts"
+_TWO_SIDED_GRID = (1.01, 5000)
 
 
 def block_sizes(n_samples, row_blocks=None):
@@ -149,8 +153,8 @@ class Rows:
         scores = self.projected(matrix)
         plan = self.passes.plan
         if plan is not None and "score/frame" in plan[0]:
-            for axis in range(2):
-                scores.two_sided_ahead(axis)
+            scores._ahead(_TWO_SIDED, stats.block_two_sided_counts,
+                          [_TWO_SIDED_GRID] * self.n_blocks)
         return scores
 
     def __truediv__(self, divisor):
@@ -199,7 +203,7 @@ class Rows:
             return
         for part in ("loading", "directions"):
             if part in leaves and settings["radial"] == "spherical":
-                self.pair_sum_ahead(0.0, settings["pairs"], stats.KENDALL_MATRIX,
+                self._pair_sum_ahead(0.0, settings["pairs"], stats.KENDALL_MATRIX,
                                     settings["progress"])
             if f"{part}/radius" in leaves:
                 self._ahead(stats.RADIUS, stats.block_matching_counts,
@@ -224,15 +228,16 @@ class Rows:
         self.passes.pending.append((key, self.view, function, list(block_args)))
 
     def _take(self, name, function, block_args):
-        """The per-block results of ``name``: computed ahead (the pass that holds
-        it runs now, if it has not), or computed now. Either way the same values:
-        the block arguments are public and their seeds named."""
+        """The per-block results of ``name``: computed ahead or earlier (the pass
+        that holds it runs now, if it has not), or computed now and kept. Either
+        way the same values: the block arguments are public and their seeds
+        named, so a statistic asked twice (one search per column) is read once."""
         key = (self._view_key(), name)
         if any(pending[0] == key for pending in self.passes.pending):
             self.flush()
-        if key in self.passes.ready:
-            return self.passes.ready.pop(key)
-        return self.map(function, block_args)
+        if key not in self.passes.ready:
+            self.passes.ready[key] = self.map(function, block_args)
+        return self.passes.ready[key]
 
     def flush(self):
         """Run the pending requests (and the first pass's check) now."""
@@ -324,7 +329,7 @@ class Rows:
                 "(each row's last partner is its antipode in its block). Use an even "
                 f"pairs, e.g. pairs={m + 1}, or even block sizes.")
 
-    def pair_sum_ahead(self, floor, pairs, name, progress=None):
+    def _pair_sum_ahead(self, floor, pairs, name, progress=None):
         """Compute :meth:`pair_sum` in the next pass."""
         self._ahead((name, float(floor), pairs), stats.block_pair_sum,
                     self._pair_args(floor, pairs, name, progress))
@@ -389,36 +394,28 @@ class Rows:
         return (sums / n_pairs / np.asarray(bounds, dtype=np.float64),
                 stats.clipped_sum_sensitivity(self.sizes, self.shape[1]))
 
-    def two_sided_quantile(self, column, q, eps, rng, *, ledger, step, warn,
-                           beta=1.01, max_steps=5000):
-        """:func:`~sklearn_dppca.privacy.quantile` of one column."""
-        results = self._take(("two-sided", int(column), float(beta), int(max_steps)),
-                             stats.block_two_sided_counts,
-                             [(column, beta, max_steps)] * self.n_blocks)
-        grid = _geometric_grid(0.0, beta, max_steps)
-        positive = np.sum([pos for pos, _ in results], axis=0)
-        negative = np.sum([neg for _, neg in results], axis=0)
-        return _two_sided_release(positive, negative, self.shape[0], q, eps, rng, grid,
-                                  beta, ledger, step, warn)
+    def two_sided_quantile(self, column, q, eps, rng, *, ledger, step, warn):
+        """:func:`~sklearn_dppca.privacy.quantile` of one column (every column's
+        counts come from one pass)."""
+        results = self._take(_TWO_SIDED, stats.block_two_sided_counts,
+                             [_TWO_SIDED_GRID] * self.n_blocks)
+        positive = np.sum([pos[column] for pos, _ in results], axis=0)
+        negative = np.sum([neg[column] for _, neg in results], axis=0)
+        beta, max_steps = _TWO_SIDED_GRID
+        return _two_sided_release(positive, negative, self.shape[0], q, eps, rng,
+                                  _geometric_grid(0.0, beta, max_steps), beta, ledger,
+                                  step, warn)
 
-    def two_sided_ahead(self, column, beta=1.01, max_steps=5000):
-        """Count for :meth:`two_sided_quantile` in the next pass."""
-        self._ahead(("two-sided", int(column), float(beta), int(max_steps)),
-                    stats.block_two_sided_counts, [(column, beta, max_steps)] * self.n_blocks)
-
-    def interval_ahead(self, column, shift, *, low, high, n_points):
-        """Count for :meth:`interval_quantile` in the next pass."""
-        grid = (float(low), float(high), int(n_points))
-        self._ahead(("interval", int(column), float(shift)) + grid,
-                    stats.block_column_counts, [(column, float(shift), grid)] * self.n_blocks)
-
-    def interval_quantile(self, column, shift, q, eps, rng, *, low, high, n_points,
+    def interval_quantile(self, column, shifts, q, eps, rng, *, low, high, n_points,
                           ledger, step):
-        """:func:`~sklearn_dppca.privacy.interval_quantile` of a shifted column."""
+        """:func:`~sklearn_dppca.privacy.interval_quantile` of one column minus its
+        shift (``shifts``: one per column; every column's counts come from one
+        pass)."""
+        shifts = tuple(float(shift) for shift in shifts)
         grid = (float(low), float(high), int(n_points))
-        counts = np.sum(self._take(("interval", int(column), float(shift)) + grid,
-                                   stats.block_column_counts,
-                                   [(column, float(shift), grid)] * self.n_blocks), axis=0)
+        results = self._take(("interval", shifts) + grid, stats.block_interval_counts,
+                             [(np.array(shifts), grid)] * self.n_blocks)
+        counts = np.sum([block[column] for block in results], axis=0)
         return _interval_from_counts(counts, self.shape[0], q, eps, rng,
                                      np.linspace(*grid), ledger, step)
 

@@ -170,15 +170,26 @@ def block_clipped_pair_sums(X, bounds):
         * n_pairs
 
 
-def block_two_sided_counts(X, column, beta, max_steps):
+def block_two_sided_counts(X, beta, max_steps):
+    """Per column, the counts of the two-sided search's positive and negative
+    values below its geometric grid: two arrays of shape (p, grid)."""
     grid = _geometric_grid(0.0, beta, max_steps)
-    positive, negative = _two_sided_values(np.sort(X[:, column]), beta)
-    return (np.searchsorted(positive, grid, side="left"),
-            np.searchsorted(negative[::-1], grid, side="left"))
+    positive, negative = [], []
+    for column in range(X.shape[1]):
+        above, below = _two_sided_values(np.sort(X[:, column]), beta)
+        positive.append(np.searchsorted(above, grid, side="left"))
+        negative.append(np.searchsorted(below[::-1], grid, side="left"))
+    return np.array(positive), np.array(negative)
 
 
-def block_column_counts(X, column, shift, grid):
-    return _counts_below(X[:, column] - shift, np.linspace(*grid))
+def block_interval_counts(X, shifts, grid):
+    """Per column, the counts of ``x_j - shift_j`` below an even grid ``(low,
+    high, points)``: shape (p, points). A difference past the float range is
+    ``+-inf``: below or above every point."""
+    points = np.linspace(*grid)
+    with np.errstate(over="ignore"):
+        shifted = X - shifts
+    return np.array([_counts_below(shifted[:, j], points) for j in range(X.shape[1])])
 
 
 def block_distance_counts(X, center, unit, beta, max_steps):

@@ -312,7 +312,7 @@ def test_csv_partitions_do_not_decide_the_blocks(client, tmp_path):
     X = load_breast_cancer().data[:, :6]
     other = X.copy()
     other[200] = X[200] * 1e6 + 0.123456789     # one row replaced, longer in text
-    frames, fits = [], []
+    frames = []
     for name, data in (("D", X), ("D_prime", other)):
         path = tmp_path / f"{name}.csv"
         np.savetxt(path, data, delimiter=",", header=",".join(f"c{j}" for j in range(6)),

@@ -387,7 +387,6 @@ def test_dp_kendall_directions_property(case, n_components, sensitivity,
     expected = _expected_input_errors(case, variance_limit=False)
     values = case.values
     p = values.shape[1]
-    finite = not expected
     estimator = DPKendallDirections(
         n_components, eps=eps, sensitivity=sensitivity,
         compute_nonprivate=compute_nonprivate, random_state=0)
@@ -447,7 +446,6 @@ def test_dp_scree_property(case, method_params, n_components, whiten, monotone, 
     expected = _expected_input_errors(case, variance_limit=True)
     values = case.values
     n, p = values.shape
-    finite = not expected
     design_pairs = (params or {}).get("pairs")
     estimator = DPScree(n_components, eps=eps, method=method, method_params=params,
                         whiten=whiten, monotone=monotone, random_state=0)
@@ -520,7 +518,6 @@ def test_dppca_property(case, params, groups, label_seed, outside_label):
     expected = _expected_input_errors(case, variance_limit=True)
     values = case.values
     n, p = values.shape
-    finite = not expected
     y = None
     if groups is not None:
         y = np.random.default_rng(label_seed).choice(groups, size=n).astype(object)

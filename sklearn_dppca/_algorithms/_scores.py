@@ -124,11 +124,8 @@ def _private_frame(scores, budget, rng, ledger, cells=1, unit=None):
     reach = 2 * _radius(scores, coarse, budget["coarse radius"], rng, ledger, unit,
                         warn=False)
     centre_leaves = [budget[f"centre axis {axis + 1}"] for axis in range(2)]
-    for axis in range(2):   # both axes' counts in one pass over the blocks
-        scores.interval_ahead(axis, coarse[axis], low=-reach, high=reach,
-                              n_points=_fine_points(reach, unit))
     center = _clamped(coarse + np.array([
-        _median_offset(scores, axis, coarse[axis], reach, leaf, rng, ledger, unit)
+        _median_offset(scores, axis, coarse, reach, leaf, rng, ledger, unit)
         for axis, leaf in enumerate(centre_leaves)
     ]))
     radius = _radius(scores, center, budget["radius"], rng, ledger, unit, stretch=True)
@@ -151,8 +148,8 @@ def _median(scores, axis, leaf, rng, ledger):
 
 
 def _median_offset(scores, axis, coarse, reach, leaf, rng, ledger, unit):
-    """The private median of ``scores[:, axis] - coarse`` on an even grid over
-    ``[-reach, reach]``."""
+    """The private median of ``scores[:, axis] - coarse[axis]`` on an even grid
+    over ``[-reach, reach]`` (both axes' counts in one pass over the rows)."""
     grid = dict(low=-reach, high=reach, n_points=_fine_points(reach, unit))
     return scores.interval_quantile(axis, coarse, 0.5, leaf.eps, rng, ledger=ledger,
                                     step=leaf.path, **grid)
