@@ -22,7 +22,7 @@ ROW_BLOCKS = [None, Interval("int", 2, None),
               Instance((list, tuple), "a list of block sizes")]
 
 
-def is_dask_collection(X):
+def _is_dask_collection(X):
     """True for a Dask array or DataFrame (without importing Dask)."""
     return type(X).__module__.split(".")[0] == "dask" and hasattr(X, "dask")
 
@@ -39,7 +39,7 @@ def fit_input(estimator, X, row_blocks, rng, *, n_jobs=None, progress=None):
     Every value is checked finite in the first pass over the blocks, which the
     fit runs (with the statistics it can compute ahead) before any spending.
     """
-    if is_dask_collection(X):
+    if _is_dask_collection(X):
         data = _dask_array(estimator, X)
         sizes = block_sizes(int(data.shape[0]), row_blocks)
         data = data.rechunk((sizes, -1))
@@ -85,7 +85,7 @@ def transformed(estimator, X, function, components, *scales):
     """``function(X, components, *scales)`` row by row (the shared projection of
     ``transform``): an array out, or for a Dask collection a Dask array, block by
     block (DataFrame columns checked against ``feature_names_in_``)."""
-    if not is_dask_collection(X):
+    if not _is_dask_collection(X):
         return function(validate_features(estimator, X, reset=False), components,
                         *scales)
     if hasattr(X, "columns"):
@@ -109,7 +109,7 @@ def back_transformed(estimator, X, function, components, *scales):
     """``function(X, components, *scales)`` on projections (the back-projection of
     ``inverse_transform``): an array out, or a Dask array block by block."""
     n_components = components.shape[0]
-    if not is_dask_collection(X):
+    if not _is_dask_collection(X):
         return function(check_projections(X, n_components), components, *scales)
     X = X.rechunk({1: -1})
     if X.ndim != 2 or X.shape[1] != n_components:
@@ -172,7 +172,7 @@ def group_codes(y, labels, rows):
 
     ``y`` is data: the messages state the rule, never a label.
     """
-    if not is_dask_collection(y):
+    if not _is_dask_collection(y):
         return label_codes(y, labels, "y", "groups", rows.shape[0])
     if hasattr(y, "to_dask_array"):
         y = y.to_dask_array(lengths=True)

@@ -294,3 +294,49 @@ def test_a_broken_map_is_caught():
         "sklearn_dppca._bunch is on floors 'shared' and 'again'"]
     assert _map_problems(ghost, _package_modules()) == [
         "sklearn_dppca._nowhere is on the map but does not exist"]
+
+
+# --------------------------------------------------------------------------------------
+# one statistics layer: the estimators and the algorithms read rows, never a layout
+# --------------------------------------------------------------------------------------
+# Names that tell the data's representation apart or schedule passes over it: the
+# rows (sklearn_dppca._rows) plan their own passes from the fit's budget plan.
+_LAYOUT_NAMES = {"_is_dask_collection", "is_dask_collection", "is_dask", "n_blocks", "RowBlocks",
+                 "is_row_blocks", "first_pass", "statistics_ahead", "flush", "_ahead",
+                 "_pair_sum_ahead", "two_sided_ahead", "interval_ahead"}
+
+
+def _layout_uses(source):
+    """The layout names a module's source reads (as a name or an attribute), and
+    the functions other than ``_plan_budget`` that hand a plan to the rows."""
+    uses = []
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        name = node.id if isinstance(node, ast.Name) else \
+            node.attr if isinstance(node, ast.Attribute) else None
+        if name in _LAYOUT_NAMES:
+            uses.append(name)
+    for function in ast.walk(tree):
+        if isinstance(function, ast.FunctionDef) and function.name != "_plan_budget":
+            uses += [f"plan_passes in {function.name}" for node in ast.walk(function)
+                     if isinstance(node, ast.Attribute) and node.attr == "plan_passes"]
+    return uses
+
+
+def _layer_clients():
+    floors = dict(FLOORS)
+    return floors["estimators"] + floors["algorithms"]
+
+
+def test_estimators_and_algorithms_hold_no_fork_on_the_data_layout():
+    modules = _module_names()
+    found = {name: _layout_uses(modules[name][0].read_text())
+             for name in _layer_clients()}
+    assert {name: uses for name, uses in found.items() if uses} == {}
+    assert len(found) >= 12
+
+
+def test_a_fork_on_the_layout_is_caught():
+    forked = "def fit(self, X):\n    if X.is_dask:\n        X.flush()\n    rows.plan_passes(p)\n"
+    assert _layout_uses(forked) == ["is_dask", "flush", "plan_passes in fit"]
+    assert _layout_uses("def fit(self, X):\n    return X.n_blocks > 1\n") == ["n_blocks"]
