@@ -8,12 +8,18 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from ._algorithms._directions import release_directions
+from ._algorithms._plan import bought_parts, plan_frame, plan_table
 from ._algorithms._projection import back_project, project, whitening_scale
-from ._algorithms._scree import feature_variances, release_scree, scree_values
+from ._algorithms._scree import (
+    feature_variances,
+    not_estimable_scree,
+    release_scree,
+    scree_values,
+)
 from ._algorithms._spread import release_spreads
 from ._algorithms._variances import scree_gaussian_calls
 from ._dask_input import ROW_BLOCKS, back_transformed, fit_input, transformed
-from ._names import feature_names
+from ._names import default_feature_names, feature_names
 from ._summary import summarize
 from ._validation import (
     N_JOBS,
@@ -22,7 +28,10 @@ from ._validation import (
     UNIT_OPEN,
     Boolean,
     Instance,
+    Interval,
     Options,
+    check_param,
+    validate_params,
 )
 from ._version import DOCS_URL
 from .privacy._accountant import PrivacyAccountant
@@ -148,13 +157,81 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         return fit_input(self, X, params["row_blocks"], rng, n_jobs=params["n_jobs"],
                          progress=progress)
 
-    def _plan_budget(self, parts, params, rows, *, pairs, progress=None, check=None):
-        """Allocate the budget tree ``parts`` to the grant, hand the plan to the
+    def plan(self, n_samples, n_features):
+        """What a fit on ``n_samples`` rows and ``n_features`` columns would buy.
+
+        Decided from public inputs only (``n``, ``p``, the budget and the
+        settings), before any data are read: one row per mechanism step of the
+        fit's budget. A step whose release would not be informative at its
+        budget (a quantile search that would stop below the data, a statistic
+        whose noise would exceed its public scale) makes its part (the spreads,
+        the scree or the score summary) unbought: that part is not run, and its
+        budget goes to the parts that are. ``fit`` follows the plan exactly: its
+        ledger holds the released steps, in this order (the score histogram is
+        skipped, unspent, when the released frame cannot hold it).
+
+        Parameters
+        ----------
+        n_samples : int
+            The number of rows of the data the fit would read (public).
+        n_features : int
+            The number of columns (public).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per step: ``step`` (the ledger's name), ``mechanism``,
+            ``eps``, ``delta``, ``mu`` (GDP parts; NaN otherwise), ``noise_sd``
+            (the predicted noise sd relative to the quantity's public scale,
+            NaN where there is none), ``released`` (run by the fit) and
+            ``eps_needed`` (the total ``eps`` at which the step would become
+            informative, the split kept; NaN when it is, inf beyond ``1e6``).
+
+        Examples
+        --------
+        >>> from sklearn_dppca import DPPCA
+        >>> plan = DPPCA(eps=1.0).plan(150, 4)
+        >>> bool(plan.loc[plan.step == "loading", "released"].item())
+        True
+        >>> bool(plan.loc[plan.step.str.startswith("scree"), "released"].any())
+        False
+        """
+        params = self._validated_params()
+        n_samples = check_param(n_samples, [Interval("int", 2, None)], "n_samples")
+        n_features = check_param(n_features, [Interval("int", 1, None)], "n_features")
+        parts, settings, grant = self._plan_inputs(params, n_samples, n_features,
+                                                   default_feature_names(n_features))
+        return plan_frame(self._bought(parts, grant, settings)[1])
+
+
+    def _validated_params(self):
+        return validate_params(self)
+
+    def _bought(self, parts, params, settings):
+        """The plan of the parts a fit can buy (the others' budget goes to them),
+        and the plan's rows (:func:`~sklearn_dppca._algorithms._plan.plan_table`)."""
+        accounting, delta = params["accounting"], params["delta"]
+
+        def allocate(tree, eps=params["eps"]):
+            return (BudgetTree(tree).allocate(eps, delta, accounting) if tree
+                    else BudgetPlan({}, accounting, None))
+
+        kept, _ = bought_parts(parts, allocate, settings)
+        plan = allocate(kept)
+        rows = plan_table(allocate(parts), plan, lambda eps: allocate(parts, eps),
+                          settings, params["eps"])
+        return plan, rows, kept
+
+    def _plan_budget(self, parts, params, rows, *, pairs, settings, progress=None,
+                     check=None):
+        """Plan the fit (:meth:`plan`: the parts it can buy), hand the plan to the
         rows, and charge: every refusal that public numbers decide and every check
         the data's first pass makes (finite values, the data domain) come before
         the charge.
 
-        ``params``: the validated hyperparameters; ``pairs`` the directions'.
+        ``params``: the validated hyperparameters; ``pairs`` the directions';
+        ``settings`` what the plan's rules read
+        (:func:`~sklearn_dppca._algorithms._plan.plan_settings`).
         Refuses ``noise="classical"`` with ``accounting="gdp"``; calls
         ``check(plan)`` if given (refusals that public numbers decide from the
         allocated budget, e.g. a part too small for its mechanism). The rows then
@@ -175,11 +252,10 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             raise ValueError("noise='classical' calibrates each Gaussian part alone; "
                              "it needs accounting='basic' (accounting='gdp' composes "
                              "them exactly).")
-        eps, delta = params["eps"], params["delta"]
+        delta = params["delta"]
         # (no parts: the fit releases nothing new, e.g. a scree read off reused
         # directions' matrix)
-        plan = (BudgetTree(parts).allocate(eps, delta, params["accounting"]) if parts
-                else BudgetPlan({}, params["accounting"], None))
+        plan, self._plan_rows, self._kept_parts = self._bought(parts, params, settings)
         _check_leaves(plan)
         if params["noise"] == "classical":
             _check_classical(
@@ -213,9 +289,18 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
                 delattr(self, name)
             raise
         self.privacy_ledger_ = ledger.to_list()
+        self.plan_ = plan_frame(self._plan_rows)
 
     def _feature_names(self):
         return feature_names(self)
+
+    def _unbought_scale(self, params, plan, n_features):
+        """``scale_`` before the spreads' release: None without ``scale``, NaN per
+        column when the plan could not buy the spreads (the columns stay in their
+        own units: a covariance PCA, and every summary and picture says so)."""
+        if params["scale"] and "scale" not in plan:
+            return np.full(n_features, np.nan)
+        return None
 
     def _release_spreads(self, X, plan, params, rng, ledger):
         """Release the spreads of ``X`` with the plan's ``"scale"`` part (see
@@ -258,9 +343,12 @@ class _VarianceMixin:
                    ledger, kendall=None):
         """Release the scree along ``components_`` and store it (see
         :func:`~sklearn_dppca._algorithms._scree.release_scree`)."""
-        released = release_scree(X, self.components_, method=method, params=params,
-                                 budget=budget, noise=noise, pairs=pairs, rng=rng,
-                                 ledger=ledger, kendall=kendall)
+        if budget is None and method != "matrix":      # the plan did not buy it
+            released = not_estimable_scree(self.components_.shape[0])
+        else:
+            released = release_scree(X, self.components_, method=method, params=params,
+                                     budget=budget, noise=noise, pairs=pairs, rng=rng,
+                                     ledger=ledger, kendall=kendall)
         values = scree_values(released, monotone)
         self.explained_variance_raw_ = released.raw
         self.explained_variance_ = values.explained_variance

@@ -7,7 +7,7 @@ Dask is imported only when the input is a Dask collection: it stays optional.
 
 import numpy as np
 
-from ._rows import BLOCK_ROWS, Rows, block_sizes
+from ._rows import BLOCK_ROWS, Rows, block_sizes, check_design
 from ._validation import (
     Instance,
     check_projections,
@@ -119,7 +119,7 @@ def back_transformed(estimator, X, function, components, *scales):
                         chunks=(X.chunks[0], (components.shape[1],)))
 
 
-def check_blockwise_fit(rows, *, pairs, compute_nonprivate=False, scree_method=None,
+def check_blockwise_fit(sizes, *, pairs, compute_nonprivate=False, scree_method=None,
                         scree_params=None):
     """Refuse, before any spending, what a fit in more than one row block cannot
     compute blockwise (one ValueError naming the option); returns the scree's
@@ -131,11 +131,11 @@ def check_blockwise_fit(rows, *, pairs, compute_nonprivate=False, scree_method=N
     number of blocks is public (:func:`~sklearn_dppca._rows.block_sizes`).
     """
     if pairs != "all":
-        rows.check_design(pairs)
+        check_design(sizes, pairs)
     scree_pairs = (scree_params or {}).get("pairs", "all")
     if scree_method == "clipped" and scree_pairs != "all":
-        rows.check_design(scree_pairs)
-    if rows.n_blocks == 1:
+        check_design(sizes, scree_pairs)
+    if len(sizes) == 1:
         return scree_params
     _refuse(pairs == "all", "pairs='all' pairs every row with every other, across "
             "blocks; fits in row blocks need pairs=m (m partners per row, within its "

@@ -4,6 +4,7 @@ from ._algorithms._directions import loading_parts
 from ._algorithms._nonprivate import nonprivate_reference
 from ._algorithms._spread import spread_parts
 from ._base import _PrivateProjection
+from ._algorithms._plan import plan_settings
 from ._dask_input import check_blockwise_fit
 from ._validation import (
     PAIRS,
@@ -214,13 +215,14 @@ class DPKendallDirections(_PrivateProjection):
         params = validate_params(self)
         rng = check_generator(self.random_state)
         X = self._read_rows(X, params, rng)
-        check_blockwise_fit(X, pairs=params["pairs"],
+        check_blockwise_fit(X.sizes, pairs=params["pairs"],
                             compute_nonprivate=params["compute_nonprivate"])
         n_components = check_n_components(params["n_components"], X.shape[1])
-        plan = self._plan_budget(self._budget_parts(params), params, X,
-                                 pairs=params["pairs"])
+        parts, settings, _ = self._plan_inputs(params, *X.shape, self._feature_names())
+        plan = self._plan_budget(parts, params, X, pairs=params["pairs"],
+                                 settings=settings)
         ledger = PrivacyLedger()
-        self.scale_ = None
+        self.scale_ = self._unbought_scale(params, plan, X.shape[1])
         if "scale" in plan:
             spreads = self._release_spreads(X, plan, params, rng, ledger)
             X, self.scale_ = spreads.X, spreads.scale
@@ -240,11 +242,18 @@ class DPKendallDirections(_PrivateProjection):
         self._set_privacy(ledger, params, plan)
         return self
 
-    def _budget_parts(self, params):
+    def _plan_inputs(self, params, n_samples, n_features, names):
+        """The budget tree and the plan's settings of a fit on ``n_samples`` x
+        ``n_features`` with column ``names`` (public)."""
+        k = check_n_components(params["n_components"], n_features)
+        return (self._budget_parts(params, names),
+                plan_settings(params, n_samples, n_features, k), params)
+
+    def _budget_parts(self, params, names):
         """The budget tree: the spreads (``scale=True``) and the Kendall matrix."""
         loading = loading_parts(params["radial"], params["radius"])
         if not params["scale"]:
             return {"loading": (1.0, loading)}
         share = params["scale_share"]
-        return {"scale": (share, spread_parts(self._feature_names())),
+        return {"scale": (share, spread_parts(names)),
                 "loading": (1.0 - share, loading)}

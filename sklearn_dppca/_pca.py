@@ -35,7 +35,9 @@ from ._base import (
     scree_classical_check,
 )
 from ._budget_split import check_budget_split
+from ._algorithms._plan import plan_settings
 from ._dask_input import check_blockwise_fit, group_codes
+from ._rows import block_sizes
 from ._progress import BlockProgress, PairProgress
 from ._validation import (
     NON_NEGATIVE,
@@ -51,7 +53,7 @@ from ._validation import (
     check_n_components,
     validate_params,
 )
-from .privacy import PrivacyBudget, PrivacyLedger
+from .privacy import PrivacyBudget, PrivacyLedger, PrivacyUtilityWarning
 
 def _check_groups(groups, y, X):
     """The public label list and each row's position in it (or None, None), in
@@ -413,47 +415,32 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         start = time.perf_counter()
         params = self._check_params()
         split = params["split"]
-        scree_params = check_method_params(params["scree_method"], params["scree_params"],
-                                           "scree_params")
-        if params["scree_method"] == "clipped" and "pairs" not in (params["scree_params"]
-                                                                   or {}):
-            scree_params["pairs"] = params["pairs"]   # one pair design choice for the fit
         blocks_progress = BlockProgress("DPPCA") if params["verbose"] else None
         rng = check_generator(self.random_state)
         X = self._read_rows(X, params, rng, blocks_progress).check_max_abs(
             "DPPCA's variances")
-        scree_params = check_blockwise_fit(
-            X, pairs=params["pairs"], compute_nonprivate=params["compute_nonprivate"],
-            scree_method=params["scree_method"], scree_params=scree_params)
-        # a float: the scree of every component is released (as None does), the
-        # number kept is chosen from its PVE before the score summary
-        threshold = ratio_threshold(params["n_components"])
-        n_components = check_n_components(
-            None if threshold is not None else params["n_components"], X.shape[1])
-        with_scores = n_components >= 2 and split.get("score", 0) > 0
-        axes = (check_component_pair(params["axes"], n_components)
-                if n_components >= 2 else None)
+        fit = self._prepare(params, X.shape[0], X.shape[1], self._feature_names(),
+                            X.sizes)
+        scree_params, threshold, n_components, axes = (
+            fit.scree_params, fit.threshold, fit.n_components, fit.axes)
         labels, codes = _check_groups(params["groups"], y, X)
-        scree_params = resolve_clip(scree_params, X.shape[0], n_components,
-                                    params["eps"] * split["scree"] * (1 - TOTAL_SHARE))
-        check_scree_before_charge(params["scree_method"], scree_params, X.shape[0],
-                                  n_components, "scree_params")
         scree_check = scree_classical_check(params["scree_method"], scree_params,
                                             X.shape[0])
 
         def check(plan):   # public refusals of the allocated budget
             scree_check(plan)
-            if with_scores:
+            if "score" in plan:
                 check_histogram_budget(params["histogram"], plan["score/histogram"])
 
         plan = self._plan_budget(
-            self._budget_parts(params, scree_params, n_components, with_scores),
-            params, X, pairs=params["pairs"], check=check,
+            fit.parts, params, X, pairs=params["pairs"], settings=fit.settings,
+            check=check,
             progress=PairProgress("Kendall matrix") if params["verbose"] else None)
+        with_scores = "score" in plan
         ledger = PrivacyLedger()
 
         self.n_samples_ = X.shape[0]
-        self.scale_ = None
+        self.scale_ = self._unbought_scale(params, plan, X.shape[1])
         if "scale" in plan:
             spreads = self._release_spreads(X, plan, params, rng, ledger)
             X, self.scale_ = spreads.X, spreads.scale
@@ -486,15 +473,24 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
                 threshold, minimum=max(axes) + 1 if with_scores else 1)
         self.axes_ = axes
         self.groups_ = labels
-        shares = dict(split)
-        if params["scree_method"] == "matrix":     # the scree is read off the loading
-            shares["loading"] += shares.pop("scree")
+        # each part's budget after the plan: a part it could not buy gets none (its
+        # share went to the others); the "matrix" scree is read off the loading
+        shares = {part: self._kept_parts.get(part, (0.0, None))[0] for part in split}
+        if params["scree_method"] == "matrix":
+            shares.pop("scree")
         self.budget_ = {part: (params["eps"] * share, params["delta"] * share)
                         for part, share in shares.items()}
         self._set_score_summary(None)
         if with_scores:
             self._fit_scores(scores, params, plan, labels, codes, rng, ledger)
             self._progress("score summary released", start)
+        elif fit.with_scores:
+            warnings.warn(
+                "The score summary is not estimable with this budget and these rows "
+                "(see plan_): it is not run, and its budget went to the other parts.",
+                PrivacyUtilityWarning,
+                stacklevel=2,
+            )
         elif n_components < 2:
             warnings.warn(
                 "n_components < 2: the score summary needs two components and is skipped; "
@@ -506,7 +502,51 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         self._set_privacy(ledger, params, plan)
         return self
 
-    def _budget_parts(self, params, scree_params, n_components, with_scores):
+    def _prepare(self, params, n_samples, n_features, names, sizes, n_groups=None):
+        """Everything a fit on ``n_samples`` x ``n_features`` decides before it
+        reads the data (public): the scree's params, the components, the axes,
+        the budget tree and the plan's settings; refuses, before any charge, what
+        these settings cannot do."""
+        split = params["split"]
+        scree_params = check_method_params(params["scree_method"], params["scree_params"],
+                                           "scree_params")
+        if params["scree_method"] == "clipped" and "pairs" not in (params["scree_params"]
+                                                                   or {}):
+            scree_params["pairs"] = params["pairs"]   # one pair design choice for the fit
+        scree_params = check_blockwise_fit(
+            sizes, pairs=params["pairs"], compute_nonprivate=params["compute_nonprivate"],
+            scree_method=params["scree_method"], scree_params=scree_params)
+        # a float: the scree of every component is released (as None does), the
+        # number kept is chosen from its PVE before the score summary
+        threshold = ratio_threshold(params["n_components"])
+        n_components = check_n_components(
+            None if threshold is not None else params["n_components"], n_features)
+        with_scores = n_components >= 2 and split.get("score", 0) > 0
+        axes = (check_component_pair(params["axes"], n_components)
+                if n_components >= 2 else None)
+        scree_params = resolve_clip(scree_params, n_samples, n_components,
+                                    params["eps"] * split["scree"] * (1 - TOTAL_SHARE))
+        check_scree_before_charge(params["scree_method"], scree_params, n_samples,
+                                  n_components, "scree_params")
+        if n_groups is None:
+            n_groups = 1 if params["groups"] is None else len(params["groups"])
+        settings = plan_settings(params, n_samples, n_features, n_components,
+                                 scree_params=scree_params,
+                                 scree_method=params["scree_method"], n_groups=n_groups)
+        parts = self._budget_parts(params, scree_params, n_components, with_scores, names)
+        return Bunch(scree_params=scree_params, threshold=threshold,
+                     n_components=n_components, with_scores=with_scores, axes=axes,
+                     parts=parts, settings=settings)
+
+    def _plan_inputs(self, params, n_samples, n_features, names):
+        fit = self._prepare(params, n_samples, n_features, names,
+                            block_sizes(n_samples, params["row_blocks"]))
+        return fit.parts, fit.settings, params
+
+    def _validated_params(self):
+        return self._check_params()
+
+    def _budget_parts(self, params, scree_params, n_components, with_scores, names):
         """The fit's budget tree: the top-level split and each part's own tree.
 
         The ``"matrix"`` scree releases nothing: its share goes to the loading.
@@ -517,7 +557,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         parts = {"loading": (loading_share,
                              loading_parts(params["radial"], params["radius"]))}
         if "scale" in split:
-            parts["scale"] = (split["scale"], spread_parts(self._feature_names()))
+            parts["scale"] = (split["scale"], spread_parts(names))
         if scree is not None:
             parts["scree"] = (split["scree"], scree)
         if with_scores:

@@ -68,6 +68,28 @@ def block_sizes(n_samples, row_blocks=None):
     return tuple(int(size) for size in sizes)
 
 
+def check_design(sizes, m):
+    """Raise a ValueError naming ``pairs`` when a block of ``sizes`` cannot give
+    every row ``m`` partners (public: the block sizes). One block caps ``m`` at
+    ``n - 1`` (all pairs), as :func:`~sklearn_dppca._kendall.check_pair_design`
+    does."""
+    if len(sizes) == 1:
+        check_pair_design(sizes[0], m)
+        return
+    small = [size for size in sizes if size < m + 1]
+    if small:
+        raise ValueError(
+            f"pairs={m} pairs rows within row blocks, and every block needs at "
+            f"least pairs + 1 = {m + 1} rows; {len(small)} block(s) have fewer "
+            f"(smallest: {min(small)} rows). Use larger blocks (a larger "
+            "row_blocks) or a smaller pairs.")
+    if m % 2 == 1 and any(size % 2 for size in sizes):
+        raise ValueError(
+            f"pairs={m} is odd, so every row block needs an even number of rows "
+            "(each row's last partner is its antipode in its block). Use an even "
+            f"pairs, e.g. pairs={m + 1}, or even block sizes.")
+
+
 class _Passes:
     """What the rows of a fit and all their views share: the requests waiting for
     the next pass over the data, the statistics computed ahead of their release,
@@ -308,26 +330,6 @@ class Rows:
         return [(self.passes.root, name, index) + rest for index in range(self.n_blocks)]
 
     # -- statistics ----------------------------------------------------------------
-
-    def check_design(self, m):
-        """Raise a ValueError naming ``pairs`` when a block cannot give every row
-        ``m`` partners (public: the block sizes). One block caps ``m`` at ``n - 1``
-        (all pairs), as :func:`~sklearn_dppca._kendall.check_pair_design` does."""
-        if self.n_blocks == 1:
-            check_pair_design(self.shape[0], m)
-            return
-        small = [size for size in self.sizes if size < m + 1]
-        if small:
-            raise ValueError(
-                f"pairs={m} pairs rows within row blocks, and every block needs at "
-                f"least pairs + 1 = {m + 1} rows; {len(small)} block(s) have fewer "
-                f"(smallest: {min(small)} rows). Use larger blocks (a larger "
-                "row_blocks) or a smaller pairs.")
-        if m % 2 == 1 and any(size % 2 for size in self.sizes):
-            raise ValueError(
-                f"pairs={m} is odd, so every row block needs an even number of rows "
-                "(each row's last partner is its antipode in its block). Use an even "
-                f"pairs, e.g. pairs={m + 1}, or even block sizes.")
 
     def _pair_sum_ahead(self, floor, pairs, name, progress=None):
         """Compute :meth:`pair_sum` in the next pass."""

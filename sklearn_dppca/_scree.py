@@ -23,7 +23,9 @@ from ._base import (
     ratio_threshold,
     scree_classical_check,
 )
+from ._algorithms._plan import plan_settings
 from ._dask_input import check_blockwise_fit
+from ._rows import block_sizes
 from ._validation import (
     UNIT_OPEN,
     Boolean,
@@ -324,43 +326,19 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         """
         params = validate_params(self)
         method = params["method"]
-        method_params = check_method_params(method, params["method_params"])
         rng = check_generator(self.random_state)
         X = self._read_rows(X, params, rng).check_max_abs("DPScree's variances")
-        method_params = check_blockwise_fit(
-            X, pairs=method_params.get("pairs", "all"),
-            compute_nonprivate=params["compute_nonprivate"], scree_method=method,
-            scree_params=method_params)
         ledger = PrivacyLedger()
-        reused = self._reused_scale(params["scale"])
-        check_matrix_scree(method, self._directions_radial(params))
-        if method == "kendall" and self.directions is not None \
-                and not _is_estimator(self.directions):
-            # public (the arguments alone): refused before any charge
-            raise ValueError("method='kendall' reads the variances off the released "
-                             "Kendall matrix: directions must be None or a fitted "
-                             "DPKendallDirections/DPPCA, not an array.")
-        given, grant = self._given_directions(X, params, ledger,
-                                              spends_more=method != "matrix")
-        n_available = X.shape[1] if given is None else given.shape[0]
-        # a float: release the scree of every available component (as None
-        # does), then keep the leading ones its PVE needs, post-processing
-        threshold = ratio_threshold(params["n_components"])
-        n_components = check_n_components(
-            None if threshold is not None else params["n_components"], n_available)
-        parts, scree_share = self._budget_parts(params, given is None, reused is not None)
-        method_params = resolve_clip(method_params, X.shape[0], n_components,
-                                     grant["eps"] * scree_share * (1 - TOTAL_SHARE))
-        check_scree_before_charge(method, method_params, X.shape[0], n_components)
-        scree = scree_parts(method, method_params, n_components)
-        if scree is not None:
-            parts["scree"] = (scree_share, scree)
-        # directions released here pair rows as the scree does
-        directions_pairs = method_params.get("pairs", "all")
-        plan = self._plan_budget(parts, grant, X, pairs=directions_pairs,
+        fit = self._prepare(params, X.shape[0], X.shape[1], self._feature_names(),
+                            X.sizes, ledger)
+        method_params, n_components, threshold = (fit.method_params, fit.n_components,
+                                                  fit.threshold)
+        plan = self._plan_budget(fit.parts, fit.grant, X, pairs=fit.directions_pairs,
+                                 settings=fit.settings,
                                  check=scree_classical_check(method, method_params,
                                                              X.shape[0]))
-        X = self._scaled(X, reused, plan, params, rng, ledger)
+        X = self._scaled(X, fit.reused, plan, params, rng, ledger)
+        directions_pairs, given = fit.directions_pairs, fit.given
         kendall = self._kendall_release(X, plan, params, rng, ledger, directions_pairs)
         directions = kendall.eigenvectors if given is None else given
         self.n_samples_ = X.shape[0]
@@ -379,7 +357,56 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         self._set_privacy(ledger, params, plan)
         return self
 
-    def _budget_parts(self, params, release_directions, reused_scale):
+    def _prepare(self, params, n_samples, n_features, names, sizes, ledger):
+        """Everything a fit on ``n_samples`` x ``n_features`` decides before it
+        reads the data (public): the method's params, the reused or public
+        directions and the grant they leave (a reused estimator's ledger goes into
+        ``ledger``), the number of components, the budget tree and the plan's
+        settings. Refuses, before any charge, what these settings cannot do."""
+        method = params["method"]
+        method_params = check_method_params(method, params["method_params"])
+        method_params = check_blockwise_fit(
+            sizes, pairs=method_params.get("pairs", "all"),
+            compute_nonprivate=params["compute_nonprivate"], scree_method=method,
+            scree_params=method_params)
+        reused = self._reused_scale(params["scale"])
+        check_matrix_scree(method, self._directions_radial(params))
+        if method == "kendall" and self.directions is not None \
+                and not _is_estimator(self.directions):
+            # public (the arguments alone): refused before any charge
+            raise ValueError("method='kendall' reads the variances off the released "
+                             "Kendall matrix: directions must be None or a fitted "
+                             "DPKendallDirections/DPPCA, not an array.")
+        given, grant = self._given_directions(n_features, params, ledger,
+                                              spends_more=method != "matrix")
+        n_available = n_features if given is None else given.shape[0]
+        # a float: release the scree of every available component (as None
+        # does), then keep the leading ones its PVE needs, post-processing
+        threshold = ratio_threshold(params["n_components"])
+        n_components = check_n_components(
+            None if threshold is not None else params["n_components"], n_available)
+        parts, scree_share = self._budget_parts(params, given is None, reused is not None,
+                                                names)
+        method_params = resolve_clip(method_params, n_samples, n_components,
+                                     grant["eps"] * scree_share * (1 - TOTAL_SHARE))
+        check_scree_before_charge(method, method_params, n_samples, n_components)
+        scree = scree_parts(method, method_params, n_components)
+        if scree is not None:
+            parts["scree"] = (scree_share, scree)
+        settings = plan_settings(grant, n_samples, n_features, n_components,
+                                 scree_params=method_params, scree_method=method)
+        # directions released here pair rows as the scree does
+        return Bunch(method_params=method_params, reused=reused, given=given,
+                     grant=grant, threshold=threshold, n_components=n_components,
+                     parts=parts, settings=settings,
+                     directions_pairs=method_params.get("pairs", "all"))
+
+    def _plan_inputs(self, params, n_samples, n_features, names):
+        fit = self._prepare(params, n_samples, n_features, names,
+                            block_sizes(n_samples, params["row_blocks"]), PrivacyLedger())
+        return fit.parts, fit.settings, fit.grant
+
+    def _budget_parts(self, params, release_directions, reused_scale, names):
         """The budget tree but the scree's own part, and the scree's share.
 
         Released here, the spreads take ``scale_share`` and the directions
@@ -389,7 +416,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         parts, rest = {}, 1.0
         if params["scale"] and not reused_scale:
             share = params["scale_share"]
-            parts["scale"] = (share, spread_parts(self._feature_names()))
+            parts["scale"] = (share, spread_parts(names))
             rest = 1.0 - share
         if release_directions:
             share = 1.0 if params["method"] == "matrix" else params["directions_share"]
@@ -426,7 +453,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
             self.scale_ = reused
             return X / reused
         if "scale" not in plan:
-            self.scale_ = None
+            self.scale_ = self._unbought_scale(params, plan, X.shape[1])
             return X
         spreads = self._release_spreads(X, plan, params, rng, ledger)
         self.scale_ = spreads.scale
@@ -457,7 +484,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         self.kendall_noise_scale_ = None if kendall is None else kendall.noise_scale
         return kendall
 
-    def _given_directions(self, X, params, ledger, spends_more=True):
+    def _given_directions(self, n_features, params, ledger, spends_more=True):
         """Reused or public directions (None: released here) and the grant left
         (``params`` with ``eps`` and ``delta`` lowered by the reused spend).
 
@@ -468,15 +495,17 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         if directions is None:
             return None, params
         if _is_estimator(directions):
-            return self._reused_directions(directions, X, params, ledger, spends_more)
-        return _public_directions(directions, X.shape[1]), params
+            return self._reused_directions(directions, n_features, params, ledger,
+                                           spends_more)
+        return _public_directions(directions, n_features), params
 
-    def _reused_directions(self, estimator, X, params, ledger, spends_more=True):
+    def _reused_directions(self, estimator, n_features, params, ledger,
+                           spends_more=True):
         check_is_fitted(estimator, "components_")
-        if estimator.n_features_in_ != X.shape[1]:
+        if estimator.n_features_in_ != n_features:
             raise ValueError(
                 f"directions was fitted on {estimator.n_features_in_} features, "
-                f"X has {X.shape[1]}."
+                f"X has {n_features}."
             )
         eps, delta = params["eps"], params["delta"]
         ledger.extend(estimator.privacy_ledger_, prefix="directions")

@@ -7,23 +7,32 @@ import numpy as np
 
 def whitening_scale(explained_variance):
     """Per-component divisor of a whitened projection: the square root of each
-    private variance (a zero variance whitens to 0 instead of dividing by 0)."""
+    private variance (a zero or not estimable, NaN, variance whitens to 0 instead
+    of dividing by 0)."""
     positive = explained_variance > 0
     return np.where(positive, np.sqrt(np.where(positive, explained_variance, 1.0)),
                     np.inf)
 
 
+def column_divisors(spreads):
+    """The divisors of the columns: the released spreads, 1 where a spread is NaN
+    (not estimable: that column stays in its own unit, as the fit read it)."""
+    spreads = np.asarray(spreads, dtype=np.float64)
+    return np.where(np.isfinite(spreads), spreads, 1.0)
+
+
 def project(X, components, spreads=None, whitening=None):
     """``((X / spreads) @ components.T) / whitening``, in the dtype of ``X``.
 
-    ``spreads`` (the private column spreads of ``scale=True``) and ``whitening``
-    (:func:`whitening_scale`) may be None. Divisors stay float64: a spread or a
+    ``spreads`` (the private column spreads of ``scale=True``, NaN where not
+    estimable: :func:`column_divisors`) and ``whitening`` (:func:`whitening_scale`;
+    a variance that is NaN or 0 whitens to 0) may be None. Divisors stay float64: a spread or a
     whitening sd below float32's range must not round to 0; an overflow raises a
     ValueError instead of returning infinities.
     """
     with np.errstate(over="ignore", invalid="ignore"):
         if spreads is not None:
-            X = (X / spreads).astype(X.dtype, copy=False)
+            X = (X / column_divisors(spreads)).astype(X.dtype, copy=False)
         projection = X @ components.T.astype(X.dtype, copy=False)
         if whitening is not None:
             projection = (projection / whitening).astype(X.dtype, copy=False)
@@ -52,7 +61,7 @@ def back_project(X_new, components, spreads=None, whitening=None):
             X_new = (X_new * factor).astype(dtype, copy=False)
         X = X_new @ components.astype(dtype, copy=False)
         if spreads is not None:
-            X = (X * spreads).astype(dtype, copy=False)
+            X = (X * column_divisors(spreads)).astype(dtype, copy=False)
     if not np.all(np.isfinite(X)):
         raise ValueError(
             f"The back-projection of X_new overflows {dtype}: X_new is too large. "

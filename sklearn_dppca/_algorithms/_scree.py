@@ -74,11 +74,18 @@ def _release_scree(X, components, *, method, params, budget, noise, pairs, rng, 
                                  rng=rng, ledger=ledger)
     if method == "matrix":
         return _matrix_scree(components, kendall)
+    level = params["quantile_level"] if method == "clipped" else None
+    if method == "clipped" and params.get("bound") == "total":
+        # the total first: the variances clip at its released bound (public now)
+        total, total_noise, total_bound = _total_variance(X, budget, noise, pairs,
+                                                          level, rng, ledger)
+        params = dict(params, C=total_bound)
     raw, noise_scale, bounds = private_variances(
         X, components, method=method, params=params, budget=budget.part("variances"),
         noise=noise, rng=rng, ledger=ledger)
-    level = params["quantile_level"] if method == "clipped" else None
-    total, total_noise = _total_variance(X, budget, noise, pairs, level, rng, ledger)
+    if not (method == "clipped" and params.get("bound") == "total"):
+        total, total_noise, _ = _total_variance(X, budget, noise, pairs, level, rng,
+                                                ledger)
     noise_scale = _widen_if_clipped("variance", _component_names(len(raw)), raw,
                                     noise_scale, _clipped_share_inputs(raw, bounds))
     return Bunch(raw=raw, noise_scale=noise_scale, bounds=bounds, total=total,
@@ -90,14 +97,15 @@ def _component_names(n_components):
 
 
 def _total_variance(X, budget, noise, pairs, level, rng, ledger):
-    """The private total variance and its noise sd (raised if at its bound)."""
+    """The private total variance, its noise sd (raised if at its bound) and its
+    released clip bound."""
     total, total_noise, total_bound = private_total_variance(
         X, budget.part("total variance"), noise, rng, ledger, pairs=pairs,
         quantile_level=level)
     widened = _widen_if_clipped("total variance", ["the data"], np.array([total]),
                                 np.array([total_noise]),
                                 (np.array([total]), np.array([total_bound])))
-    return total, float(widened[0])
+    return total, float(widened[0]), total_bound
 
 
 def _elliptical_scree(X, components, budget, kendall, *, noise, pairs, rng, ledger):
@@ -109,7 +117,7 @@ def _elliptical_scree(X, components, budget, kendall, *, noise, pairs, rng, ledg
     its clipping bias is not cancelled by a ratio here.
     """
     level = spread_level(X.shape[0] // 2, budget["total variance/clip bound"].eps)
-    total, total_noise = _total_variance(X, budget, noise, pairs, max(level, 0.5), rng,
+    total, total_noise, _ = _total_variance(X, budget, noise, pairs, max(level, 0.5), rng,
                                          ledger)
     raw, noise_scale = elliptical_variances(kendall.matrix, kendall.noise_scale, total,
                                             total_noise, components.shape[0], rng)
@@ -141,22 +149,56 @@ def _matrix_scree(components, kendall):
             total_noise=half_square * kendall.noise_scale * math.sqrt(matrix.shape[0]))
 
 
+def not_estimable_scree(n_components):
+    """The release of a scree the plan could not buy: every value NaN."""
+    missing = np.full(n_components, np.nan)
+    return Bunch(raw=missing, noise_scale=missing.copy(), bounds=None, total=np.nan,
+                 total_noise=np.nan)
+
+
 def scree_values(released, monotone):
     """Post-process a :func:`release_scree` release (free).
 
     Warns when a variance or the total is noise-dominated. Returns a Bunch with
     ``explained_variance`` (ordered and non-negative with ``monotone``),
     ``explained_variance_ratio`` and ``total_variance`` (raised to at least the
-    variances' sum).
+    variances' sum). A quantity whose noise sd is at least its release (the
+    clipped ones' sd is raised to the release when they sit at their bound) is
+    noise alone: NaN, not estimable; so is a share whose variance or total is.
+    Every value is NaN for a scree the plan did not buy.
     """
+    if not np.all(np.isfinite(released.raw)):
+        missing = np.full(len(released.raw), np.nan)
+        return Bunch(explained_variance=missing, explained_variance_ratio=missing.copy(),
+                     total_variance=np.nan)
     warn_noise_dominated("variance", _component_names(len(released.raw)), released.raw,
                          released.noise_scale, stacklevel=4)
     warn_noise_dominated("total variance", ["the data"], [released.total],
                          [released.total_noise], stacklevel=4)
     variances = post_process_variances(released.raw, monotone)
     ratio, total = explained_variance_ratio(variances, released.total)
-    return Bunch(explained_variance=variances, explained_variance_ratio=ratio,
-                 total_variance=total)
+    estimable = np.asarray(released.raw) > np.asarray(released.noise_scale)
+    total_estimable = bool(released.total > released.total_noise) and total > 0
+    shares = estimable & total_estimable & (
+        _share_noise(variances, released.noise_scale, total, released.total_noise)
+        <= _SHARE_NOISE)
+    return Bunch(explained_variance=np.where(estimable, variances, np.nan),
+                 explained_variance_ratio=np.where(shares, ratio, np.nan),
+                 total_variance=total if total_estimable else np.nan)
+
+
+#: The largest noise sd of a released share of the total variance (PVE): a
+#: two-sd interval of +-0.1 at most; a noisier share is not estimable.
+_SHARE_NOISE = 0.05
+
+
+def _share_noise(variances, noise_scale, total, total_noise):
+    """The noise sd of each share ``lambda_l / total`` (first order, independent
+    noises): ``share * sqrt((s_l / lambda_l)^2 + (s_T / total)^2)``."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = variances / total
+        relative = np.hypot(np.asarray(noise_scale) / variances, total_noise / total)
+        return np.where(variances > 0, share * relative, np.inf)
 
 
 def _finite(values, n_terms):

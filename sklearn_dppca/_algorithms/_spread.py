@@ -20,6 +20,7 @@ from .._names import default_feature_names
 from .._statistics import SPREAD_BOUNDS
 from ..privacy import PrivacyUtilityWarning, gaussian_mechanism
 from ..privacy._quantiles import _positive_from_counts, warn_if_far
+from ._projection import column_divisors
 from ._variances import clipped_to_the_bound, component_clip_parts
 
 #: Clipping of the spreads: one private quantile per column, so a larger quantile
@@ -107,9 +108,10 @@ def _spreads_from_variances(released, feature_names):
     A spread is unreliable when the noise sd exceeds its variance, when almost
     every pair was clipped (:func:`clipped_to_the_bound`) or when its clip
     bound search stopped at the bottom of the range (:data:`_UNRELIABLE_BOUND`,
-    zero-inflated columns at small budgets); such a column keeps
-    its own unit (spread 1) and a PrivacyUtilityWarning names it: dividing by a
-    noisy or collapsed spread would blow the column up. Returns the spreads.
+    zero-inflated columns at small budgets); such a column's spread is NaN (not
+    estimable), the column keeps its own unit, and a PrivacyUtilityWarning names
+    it: dividing by a noisy or collapsed spread would blow the column up. Returns
+    the spreads.
     """
     unreliable = ((released.noise_scale >= released.raw)
                   # at the bound within two noise sds: "all pairs clipped" fits
@@ -120,12 +122,13 @@ def _spreads_from_variances(released, feature_names):
         listed = ", ".join(str(n) for n, bad in zip(feature_names, unreliable) if bad)
         warnings.warn(
             f"The private spreads of {listed} are dominated by noise (or their clip "
-            "bound search stopped far too early); these columns are left in their "
-            "own units (scale 1). Give budget_split['scale'] more, or use more rows.",
+            "bound search stopped far too early): not estimable (NaN in scale_); "
+            "these columns are left in their own units. Give budget_split['scale'] "
+            "more, or use more rows.",
             PrivacyUtilityWarning,
             stacklevel=4,
         )
-    return np.sqrt(np.where(unreliable, 1.0, released.raw))
+    return np.where(unreliable, np.nan, np.sqrt(np.where(unreliable, 1.0, released.raw)))
 
 
 def release_spreads(X, *, budget, noise, rng, ledger, feature_names):
@@ -137,4 +140,4 @@ def release_spreads(X, *, budget, noise, rng, ledger, feature_names):
     released = _private_feature_variances(X, budget=budget, noise=noise, rng=rng,
                                          ledger=ledger, feature_names=feature_names)
     spreads = _spreads_from_variances(released, feature_names)
-    return Bunch(X=X / spreads, scale=spreads)
+    return Bunch(X=X / column_divisors(spreads), scale=spreads)

@@ -30,7 +30,12 @@ from .._validation import (
 )
 from ..privacy import PrivacyUtilityWarning, gaussian_mechanism
 from ..privacy._means import huber_mean, monotone_scree, pmwm_mean
-from ..privacy._quantiles import _positive_from_counts, rank_slack, warn_if_far
+from ..privacy._quantiles import (
+    _positive_from_counts,
+    rank_slack,
+    search_informative,
+    warn_if_far,
+)
 
 SCREE_METHODS = ("clipped", "huber", "pmwm", "kendall", "matrix")
 #: Share of the scree budget (eps and delta) spent on the private total variance.
@@ -44,6 +49,9 @@ _SCREE_DEFAULTS = {
         "quantile_share": 0.25,  # share of the scree eps spent on the clip bound(s)
         "quantile_level": 0.97,  # level of the private upper quantile (see DPScree notes)
         "pairs": "all",          # pairs of the U-statistic ("norm" only): "all" or m
+        # the norm bound: its own search ("own"), the total variance's released
+        # bound ("total"), or "auto" (chosen from n, k and eps, see resolve_clip)
+        "bound": "auto",
     },
     "huber": {"m2_frac": 0.25, "k_min": -40, "k_max": 40, "block_size": 16},
     "pmwm": {"beta": 1.01, "trim_const": 10.0, "eta": 0.01, "a": 0.0, "b": math.inf,
@@ -75,6 +83,7 @@ _METHOD_PARAM_CONSTRAINTS = {
     "a": [EXTENDED_REAL],
     "b": [EXTENDED_REAL],
     "split": [Boolean()],
+    "bound": [Options("auto", "own", "total")],
 }
 
 
@@ -156,14 +165,37 @@ def _check_public_clip(C, n_components, name="method_params['C']"):
 
 
 def resolve_clip(params, n_samples, n_components, eps):
-    """``params`` with ``clip="auto"`` resolved by :func:`_choose_clip` (public).
+    """``params`` with ``clip="auto"`` resolved by :func:`_choose_clip` and
+    ``bound="auto"`` by :func:`_choose_bound` (public: ``n``, ``k`` and the
+    variances' ``eps``).
 
     Only the clipped method has a ``clip``; other methods' params are returned as
     they are.
     """
     if "clip" not in params:
         return params
-    return dict(params, clip=_choose_clip(params, n_samples, n_components, eps))
+    params = dict(params, clip=_choose_clip(params, n_samples, n_components, eps))
+    return dict(params, bound=_choose_bound(params, n_samples, eps))
+
+
+def _choose_bound(params, n_samples, eps):
+    """``"own"`` or ``"total"`` for the norm bound's ``bound="auto"`` (public).
+
+    The variances' own search (a quantile of ``||V d||^2 / 2`` over ``n / 2``
+    matched pairs, with ``quantile_share`` of their eps) when it would reach the
+    data (:func:`~sklearn_dppca.privacy._quantiles.search_informative`); else the
+    total variance's released bound, a quantile of ``||d||^2 / 2 >= ||V d||^2 / 2``
+    (looser by the share of the total the k directions leave out), whose one
+    search then gets both searches' budget.
+    """
+    if params["clip"] != "norm" or not isinstance(params["C"], str):
+        return "own"
+    if params["bound"] != "auto":
+        return params["bound"]
+    search_eps = eps * params["quantile_share"]
+    reaches = search_informative(n_samples // 2, params["quantile_level"], search_eps,
+                                 "scale-free")
+    return "own" if reaches else "total"
 
 
 def component_clip_parts(labels, params):
@@ -210,6 +242,16 @@ def scree_parts(method, params, n_components):
     total = _variance_parts("clipped", _TOTAL_PARAMS, 1)
     if method == "kendall":
         return {"total variance": (1.0, total)}
+    if method == "clipped" and params.get("bound") == "total":
+        # one search, the total's, with both searches' budget; it comes first:
+        # the variances clip at its released bound
+        search = (1.0 - TOTAL_SHARE) * params["quantile_share"] \
+            + TOTAL_SHARE * _TOTAL_PARAMS["quantile_share"]
+        total_share = TOTAL_SHARE + (1.0 - TOTAL_SHARE) * params["quantile_share"]
+        return {"total variance": (total_share, {
+                    "clip bound": (search / total_share, "pure"),
+                    "statistic": (1.0 - search / total_share, "gaussian")}),
+                "variances": (1.0 - total_share, {"statistic": (1.0, "gaussian")})}
     return {"variances": (1.0 - TOTAL_SHARE, _variance_parts(method, params, n_components)),
             "total variance": (TOTAL_SHARE, total)}
 

@@ -405,6 +405,36 @@ def _scale_free_grid():
 
 
 _SCALE_FREE_GRID = _scale_free_grid()
+_SCALE_FREE_POINTS = len(_SCALE_FREE_GRID)
+
+
+#: The chance a search may have of stopping below the data.
+_FALSE_STOP = 0.05
+#: A median's search stops near its level when its rank slack is at most this
+#: share of its values (the rule of
+#: :func:`~sklearn_dppca.privacy._quantiles.warn_if_far`); a search for a higher
+#: level may stop as far as the median.
+_FAR_SHARE = 0.1
+#: Grid points a search may cross below the data: the scale-free grid, the
+#: two-sided grid (5,000 points each side), the radius grid and the fine centre's.
+_GRID_POINTS = {"scale-free": _SCALE_FREE_POINTS, "two-sided": 10_000,
+                "radius": 5_000, "interval": 40_001}
+def search_informative(n_values, level, eps, grid):
+    """Whether a search of ``n_values`` values at ``level`` with ``eps`` on the
+    grid ``grid`` (``"scale-free"``, ``"two-sided"``, ``"radius"``,
+    ``"interval"``) reaches the data and stops above the median (public: no data).
+
+    (a) The chance that it stops at one of the grid's ``G`` points below the data,
+    at most ``G exp(-eps q m / 2) / 2`` (each point's count noise must bridge the
+    target ``q m`` plus its own noise; a union bound over the points), is at most
+    :data:`_FALSE_STOP`; (b) its :func:`rank_slack` is at most ``(q - 0.5) m``
+    (at least 10% of ``m``): it stops above the median of its values.
+    """
+    if n_values < 1 or eps <= 0:
+        return False
+    below = _GRID_POINTS[grid] * 0.5 * math.exp(-eps * level * n_values / 2.0)
+    margin = max(level - 0.5, _FAR_SHARE)
+    return below <= _FALSE_STOP and rank_slack(eps) <= margin * n_values
 
 
 def positive_quantile(x, q, eps, rng, *, ledger=None, step="positive quantile",

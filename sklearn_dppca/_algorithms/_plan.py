@@ -1,0 +1,271 @@
+"""What a fit can buy, decided from public inputs only: the plan of a fit.
+
+Each leaf of a fit's budget is one mechanism step. A public rule (``n``, ``p``,
+the leaf's budget and the settings; never the data) predicts whether the step's
+release would be informative:
+
+* a **quantile search** (AboveThreshold on a grid, :mod:`~sklearn_dppca.privacy`'s
+  quantiles) must (a) reach the data: the chance that it stops at one of the grid
+  points below the data, at most ``G exp(-eps q m / 2) / 2`` for ``G`` points
+  (union bound over the points; ``m`` values, level ``q``), is at most
+  :data:`_FALSE_STOP`, and (b) stop above the median: its
+  :func:`~sklearn_dppca.privacy._quantiles.rank_slack` (how many ranks early it
+  typically stops) is at most ``(q - 0.5) m`` (a median search: 10% of ``m``);
+* a **Gaussian statistic** must have a noise sd, relative to the statistic's
+  public scale (its clip bound, or the Kendall matrix's trace 1), of at most a
+  rule's limit (:data:`_RELATIVE_NOISE`);
+* the **score histogram** must let an average cell of the cloud, on the coarsest
+  grid (4 x 4 cells per group), reach twice its release threshold.
+
+A part of the fit whose steps are not all informative is not run; its budget goes
+to the parts that are (:func:`bought_parts`). For every step the plan also gives
+``eps_needed``: the total ``eps`` at which the step would become informative
+(bisection over the grant, the split kept).
+"""
+
+import math
+
+import numpy as np
+
+from ..privacy._calibration import gaussian_noise_scale
+from ._directions import _RADIUS_SHARE, _auto_radius_level
+from ._spread import spread_level
+from ..privacy._quantiles import search_informative
+
+#: The largest noise sd, relative to the statistic's public scale, of an
+#: informative Gaussian release: the Kendall matrix (operator norm of the noise,
+#: against its trace 1), a clipped variance or total (against its clip bound), a
+#: spread's clipped variance (against its bound: a 0.99 bound is about 7 times a
+#: Gaussian column's variance, and the spread should be within a factor 1.5).
+_RELATIVE_NOISE = {"kendall": 0.5, "variances": 0.1, "total": 0.1, "spreads": 0.02}
+#: Parts a fit can leave out; the directions are always released.
+OPTIONAL_PARTS = ("scale", "scree", "score")
+
+
+def _unit_sd(leaf, noise):
+    """The Gaussian noise sd per unit of sensitivity a leaf buys."""
+    if leaf.mu is not None:
+        return 1.0 / leaf.mu
+    return gaussian_noise_scale(1.0, leaf.eps, leaf.delta, noise, warn=False)
+
+
+def _relative_noise(kind, leaf, settings):
+    """The noise sd of a Gaussian statistic relative to its public scale."""
+    n, p, k = settings["n"], settings["p"], settings["k"]
+    sd = _unit_sd(leaf, settings["noise"])
+    if kind == "kendall":
+        per_term = 2.0 if settings["sensitivity"] == "standard" else math.sqrt(2.0)
+        # a symmetric Gaussian matrix with off-diagonal sd s has operator norm
+        # about 2 s sqrt(p); the diagonal sd is sqrt(2) s
+        return 2.0 * per_term / n * sd * math.sqrt(2.0 * p)
+    if kind == "variances":
+        scale = 2.0 * math.sqrt(k) if settings["clip"] == "component" else \
+            2.0 * math.sqrt(2.0)
+        return scale / n * sd
+    if kind == "total":
+        return 2.0 / n * sd
+    return 2.0 * math.sqrt(p) / n * sd       # spreads, per column
+
+
+def _histogram_informative(leaf, settings):
+    n, groups = settings["n"], settings["n_groups"]
+    cells = groups * 16
+    if settings["histogram"] == "additive":
+        # the continuous Gaussian of the cells' L2 sensitivity sqrt(2): within a
+        # few percent of the discrete one the fit calibrates
+        threshold = 3.5 * math.sqrt(2.0) * _unit_sd(leaf, "analytic")
+    else:
+        threshold = 1.0 + 2.0 * math.log(1.0 / max(leaf.delta, 1e-300)) / leaf.eps
+    return n / (0.55 * cells) >= 2.0 * threshold
+
+
+def _search_level(detail, eps, settings):
+    """The level of a scale-free search, as the fit will set it."""
+    n = settings["n"]
+    given = settings["levels"].get(detail)
+    if detail == "radius":
+        return _auto_radius_level(n, eps / _RADIUS_SHARE) if given in (None, "auto") \
+            else given
+    if given is None:      # the spreads, and the total of the "kendall" scree
+        return max(spread_level(n // 2, eps), 0.5)
+    return given
+
+
+def _frame_search(name):
+    if name.startswith("coarse centre"):
+        return "two-sided", 0.5
+    if name.startswith("centre"):
+        return "interval", 0.5
+    return "radius", 0.5        # the radius searches' lowest level
+
+
+def step_kind(path):
+    """What the step at ``path`` is: ``(kind, detail)`` for the rules."""
+    parts = path.split("/")
+    top, last = parts[0], parts[-1]
+    if top in ("loading", "directions"):
+        return ("search", "radius") if last == "radius" else ("gaussian", "kendall")
+    if top == "scale":
+        return ("search", "spreads") if last.startswith("clip bound") else \
+            ("gaussian", "spreads")
+    if top == "scree":
+        what = "total" if "total variance" in parts else "variances"
+        if last.startswith("clip bound"):
+            return "search", what
+        return ("gaussian", what) if last == "statistic" else ("basic", what)
+    if top == "score":
+        return ("histogram", None) if last == "histogram" else ("search", "frame")
+    return "other", None
+
+
+def informative(leaf, settings):
+    """Whether the step of ``leaf`` (an Allocation) would be informative, and its
+    predicted noise sd relative to its public scale (NaN where there is none)."""
+    kind, detail = step_kind(leaf.path)
+    n = settings["n"]
+    if kind == "gaussian":
+        relative = _relative_noise(detail, leaf, settings)
+        return relative <= _RELATIVE_NOISE[detail], relative
+    if kind == "histogram":
+        return _histogram_informative(leaf, settings), math.nan
+    if kind == "search":
+        if detail == "frame":
+            grid, level = _frame_search(leaf.path.split("/")[-1])
+            return search_informative(n, level, leaf.eps, grid), math.nan
+        return search_informative(n // 2, _search_level(detail, leaf.eps, settings),
+                                  leaf.eps, "scale-free"), math.nan
+    return True, math.nan        # the 1-D scree estimators: not predicted here
+
+
+def part_of(path):
+    return path.split("/")[0]
+
+
+def _shortfalls(plan, settings):
+    """For each optional part of ``plan`` with a step that would not be
+    informative, how many times its budget falls short: the largest factor by
+    which a step's budget must grow (1e6 when no factor up to that will do)."""
+    shortfalls = {}
+    for path, leaf in plan.allocations.items():
+        part = part_of(path)
+        if part not in OPTIONAL_PARTS or informative(leaf, settings)[0]:
+            continue
+        factor = _growth_needed(leaf, settings)
+        shortfalls[part] = max(shortfalls.get(part, 0.0), factor)
+    return shortfalls
+
+
+def _scaled_leaf(leaf, factor):
+    return type(leaf)(leaf.path, leaf.kind, leaf.eps * factor, leaf.delta,
+                      None if leaf.mu is None else leaf.mu * factor)
+
+
+def _growth_needed(leaf, settings, most=1e6):
+    """The smallest factor (to 2%) by which the leaf's eps (or mu) must grow for
+    its step to be informative."""
+    if not informative(_scaled_leaf(leaf, most), settings)[0]:
+        return most
+    low, high = 1.0, most
+    while high / low > 1.02:
+        middle = math.sqrt(low * high)
+        low, high = (low, middle) if informative(_scaled_leaf(leaf, middle),
+                                                 settings)[0] else (middle, high)
+    return high
+
+
+def without(parts, dropped):
+    """The budget tree ``parts`` without the top-level parts ``dropped``, the
+    others' shares scaled up to the same total (their budget goes to them)."""
+    kept = {name: part for name, part in parts.items() if name not in dropped}
+    total = math.fsum(share for share, _ in parts.values())
+    kept_total = math.fsum(share for share, _ in kept.values())
+    if not kept or kept_total <= 0:
+        return kept
+    return {name: (share * total / kept_total, tree) for name, (share, tree) in kept.items()}
+
+
+def bought_parts(parts, allocate, settings):
+    """The parts a fit runs: ``parts`` less the optional parts that would not be
+    informative. The part whose budget falls shortest is dropped first and its
+    share given to the others, which may then become informative; until every
+    part left is. ``allocate(parts)`` gives the BudgetPlan of a tree. Returns the
+    kept tree and the dropped part names (public: no data)."""
+    dropped = set()
+    while True:
+        kept = without(parts, dropped)
+        shortfalls = _shortfalls(allocate(kept), settings) if kept else {}
+        if not shortfalls:
+            return kept, dropped
+        dropped.add(max(sorted(shortfalls), key=shortfalls.get))
+
+
+def eps_needed(path, allocate_at, settings, eps, most=1e6):
+    """The total eps at which the step ``path`` would become informative, the
+    split kept (``allocate_at(eps)`` gives the BudgetPlan of the full tree at that
+    grant); NaN when it already is at ``eps``, inf when not even at ``most``."""
+    def ok(total):
+        return informative(allocate_at(total).allocations[path], settings)[0]
+
+    if ok(eps):
+        return math.nan
+    if not ok(most):
+        return math.inf
+    low, high = eps, most
+    while high / low > 1.02:
+        middle = math.sqrt(low * high)
+        low, high = (low, middle) if ok(middle) else (middle, high)
+    return float(np.round(high, 3 - int(math.floor(math.log10(high)))))
+
+
+_MECHANISMS = {"gaussian": "gaussian", "pure": "quantile search", "basic": "basic"}
+
+
+def plan_settings(params, n, p, k, *, scree_params=None, scree_method=None,
+                  n_groups=1):
+    """What the rules read besides a leaf's budget: public numbers and settings
+    (``params``: an estimator's validated hyperparameters)."""
+    scree_params = scree_params or {}
+    total = scree_params.get("quantile_level") if scree_method == "clipped" else None
+    return {"n": int(n), "p": int(p), "k": int(k), "noise": params["noise"],
+            "sensitivity": params["sensitivity"],
+            "clip": scree_params.get("clip", "norm"),
+            "levels": {"variances": scree_params.get("quantile_level", 0.97),
+                       "total": total, "spreads": None,
+                       "radius": params.get("radius_level", "auto")},
+            "histogram": params.get("histogram", "additive"), "n_groups": int(n_groups)}
+
+
+_COLUMNS = ["step", "mechanism", "eps", "delta", "mu", "noise_sd", "released",
+            "eps_needed"]
+
+
+def plan_frame(rows):
+    """The plan's rows (:func:`plan_table`) as a pandas DataFrame."""
+    import pandas as pd    # a dependency, imported when a plan is shown
+
+    return pd.DataFrame(rows, columns=_COLUMNS)
+
+
+def plan_table(full, kept, allocate_at, settings, eps):
+    """The plan as rows: one per step of the full tree, in its order.
+
+    ``full``: the BudgetPlan of the whole tree; ``kept``: that of the parts run.
+    Returns a list of dicts with ``step``, ``mechanism``, ``eps``, ``delta``,
+    ``mu``, ``noise_sd`` (relative to the public scale, NaN where none),
+    ``released`` and ``eps_needed``.
+    """
+    rows = []
+    for path, leaf in full.allocations.items():
+        released = path in kept.allocations
+        used = kept.allocations[path] if released else leaf
+        ok, relative = informative(used, settings)
+        mechanism = _MECHANISMS.get(leaf.kind, leaf.kind)
+        if step_kind(path)[0] == "histogram":
+            mechanism = "histogram (" + settings["histogram"] + ")"
+        rows.append({
+            "step": path, "mechanism": mechanism, "eps": used.eps, "delta": used.delta,
+            "mu": math.nan if used.mu is None else used.mu, "noise_sd": relative,
+            "released": released,
+            "eps_needed": math.nan if ok and released else
+            eps_needed(path, allocate_at, settings, eps)})
+    return rows
