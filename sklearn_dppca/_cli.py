@@ -36,8 +36,8 @@ from ._cli_parser import SCREE_PANELS, build_parser
 from ._data_sources import LARGE_N as _LARGE_N
 from ._data_sources import LARGE_N_PAIRS as _LARGE_N_PAIRS
 from ._data_sources import UserError as _UserError
-from ._data_sources import builtin_data, builtin_labels, read_csv
-from ._summary import ledger_table
+from ._data_sources import builtin_data, builtin_labels, csv_shape, read_csv
+from ._summary import ledger_table, plan_text
 
 
 # --------------------------------------------------------------------------------------
@@ -143,6 +143,30 @@ def _fit(options, out, err):
     return estimator, extra
 
 
+def _plan(options, out):
+    """Print the plan of the fit the options describe, from the data's shape only
+    (a CSV's rows are counted, no cell is read) and stop: no file is written."""
+    estimator = dppca_for(options, builtin_labels(options.data) if options.csv is None
+                           else options.groups)
+    if options.csv is None:
+        n_samples, n_features = builtin_data(options.data).X.shape
+        source = f"built-in {options.data!r} data"
+    else:
+        n_samples, n_features = csv_shape(options.csv, options.columns, options.group)
+        source = repr(options.csv)
+    if "pairs" not in options.settings and n_samples > _LARGE_N:
+        estimator.set_params(pairs=_LARGE_N_PAIRS)   # as the fit would
+    try:
+        plan = estimator.plan(n_samples, n_features)
+    except (ValueError, TypeError) as error:
+        raise _UserError(f"cannot plan the fit: {in_cli_terms(error)}") from None
+    eps = estimator.get_params()["eps"]
+    print(f"Plan of DPPCA on {source}: {n_samples} rows x {n_features} variables, "
+          f"eps = {eps:g} (no cell read, nothing spent):", file=out)
+    print(plan_text(plan, eps, n_samples), file=out)
+    return 0
+
+
 def _report(estimator, options, out, err, extra=None, json_path=None):
     say = (lambda *a, **k: None) if options.quiet else (lambda *a: print(*a, file=out))
     say("")
@@ -192,6 +216,8 @@ def _run(argv=None, out=None, err=None):
             message = " ".join(str(error).split())
             raise _UserError(f"{path!r} is not a usable release: {message}") from None
         return 0
+    if options.plan:
+        return _plan(options, out)
     estimator, extra = _fit(options, out, err)
     _report(estimator, options, out, err, extra=extra,
             json_path=options.json if options.json is not None else "released.json")

@@ -195,6 +195,10 @@ def build_parser():
     output.add_argument("--from-json", default=None, metavar="FILE",
                         help="redraw the report from a saved JSON release (no data, "
                              "no fit, no budget spent)")
+    output.add_argument("--plan", action="store_true",
+                        help="print what the fit would buy (one line per mechanism "
+                        "step, from the number of rows, the variables and the "
+                        "budget: no cell is read) and stop; no file is written")
     output.add_argument("--quiet", action="store_true",
                         help="print only warnings and errors")
     from ._version import __version__

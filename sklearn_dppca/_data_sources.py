@@ -165,6 +165,39 @@ def _cell_values(cells):
     return values, text
 
 
+def csv_shape(path, columns=None, group=None, *, shown_as=None, spelling=None):
+    """The public shape ``(n, p)`` of the table :func:`read_csv` would read: the
+    number of data rows and of declared variables. No cell is read as a value
+    (the rows are counted); the header's checks are :func:`read_csv`'s."""
+    shown = path if shown_as is None else shown_as
+    said = _CLI_SPELLING if spelling is None else spelling
+    header, rows = _read_rows(path, shown)
+    names = _header_names(header, shown)
+    if group is not None and group not in names:
+        raise UserError(f"{said['group']} {group!r}: no such column in {shown!r} "
+                        f"(columns: {_list(names)}).")
+    if columns is None:
+        return len(rows), len([name for name in names if name != group])
+    missing = [name for name in columns if name not in names]
+    if missing:
+        raise UserError(f"{said['columns']}: no column {_list(missing)} in {shown!r} "
+                        f"(columns: {_list(names)}).")
+    return len(rows), len(columns)
+
+
+def _header_names(header, shown):
+    """The header's column names, each named once."""
+    names = [name.strip() for name in header]
+    for position, name in enumerate(names, start=1):
+        if not name:
+            raise UserError(f"{shown!r}: column {position} of the header has no name; "
+                            "name every column.")
+    if len(set(names)) != len(names):
+        twice = sorted({name for name in names if names.count(name) > 1})
+        raise UserError(f"{shown!r} has duplicate column names: {_list(twice)}.")
+    return names
+
+
 def read_csv(path, columns=None, group=None, declared=None, max_abs=None, *,
              shown_as=None, spelling=None):
     """Read ``path`` into a :class:`TabularData`; every problem is a :class:`UserError`.
@@ -182,14 +215,7 @@ def read_csv(path, columns=None, group=None, declared=None, max_abs=None, *,
     said = _CLI_SPELLING if spelling is None else spelling
     as_columns, as_group, as_groups = said["columns"], said["group"], said["groups"]
     header, rows = _read_rows(path, shown)
-    names = [name.strip() for name in header]
-    for position, name in enumerate(names, start=1):
-        if not name:
-            raise UserError(f"{shown!r}: column {position} of the header has no name; "
-                            "name every column.")
-    if len(set(names)) != len(names):
-        twice = sorted({name for name in names if names.count(name) > 1})
-        raise UserError(f"{shown!r} has duplicate column names: {_list(twice)}.")
+    names = _header_names(header, shown)
     if not rows:
         raise UserError(f"{shown!r} has a header but no data rows.")
     if any(len(row) != len(names) for row in rows):

@@ -320,3 +320,45 @@ def ledger_table(ledger, spent):
     rule = "  ".join("-" * width for width in widths)
     return "\n".join(["Privacy ledger:", line(header), rule]
                      + [line(row) for row in rows[:-1]] + [rule, line(rows[-1])])
+
+
+#: The parts of a fit in the words of a summary.
+_PART_WORDS = {"loading": "directions", "directions": "directions",
+               "scale": "column spreads", "scree": "variances and PVE",
+               "score": "score summary"}
+
+
+def plan_text(plan, eps, n_samples):
+    """The plan of a fit (``est.plan(n, p)`` or a fitted ``plan_``) as text: one
+    line per step, then which parts are not estimable and the eps each needs."""
+    lines = [f"{'step':36s} {'mechanism':22s} {'eps':>8s} {'mu':>8s} "
+             f"{'noise sd':>9s} {'released':>8s} {'needs eps':>9s}"]
+    for row in plan.itertuples(index=False):
+        noise = "" if row.noise_sd != row.noise_sd else f"{row.noise_sd:.3g}"
+        mu = "" if row.mu != row.mu else f"{row.mu:.3g}"
+        needed = "" if row.eps_needed != row.eps_needed else f"{row.eps_needed:.3g}"
+        lines.append(f"{row.step[:36]:36s} {row.mechanism[:22]:22s} {row.eps:8.3g} "
+                     f"{mu:>8s} {noise:>9s} {('yes' if row.released else 'no'):>8s} "
+                     f"{needed:>9s}")
+    missing = not_estimable(plan)
+    if missing:
+        listed = ", ".join(f"{_PART_WORDS.get(part, part)} (needs eps about {needed:.3g})"
+                           if needed < float("inf") else
+                           f"{_PART_WORDS.get(part, part)} (not at any eps up to 1e6)"
+                           for part, needed in missing.items())
+        lines.append(f"Not estimable at eps = {eps:g} with n = {n_samples}: {listed}.")
+    else:
+        lines.append(f"Every part is estimable at eps = {eps:g} with n = {n_samples}.")
+    return "\n".join(lines)
+
+
+def not_estimable(plan):
+    """The parts of a plan that were not run, or whose steps are not informative,
+    each with the largest eps its steps need (public)."""
+    parts = {}
+    for row in plan.itertuples(index=False):
+        if row.released and row.eps_needed != row.eps_needed:
+            continue
+        part = row.step.split("/")[0]
+        parts[part] = max(parts.get(part, 0.0), row.eps_needed)
+    return parts

@@ -4,13 +4,11 @@ Each leaf of a fit's budget is one mechanism step. A public rule (``n``, ``p``,
 the leaf's budget and the settings; never the data) predicts whether the step's
 release would be informative:
 
-* a **quantile search** (AboveThreshold on a grid, :mod:`~sklearn_dppca.privacy`'s
-  quantiles) must (a) reach the data: the chance that it stops at one of the grid
-  points below the data, at most ``G exp(-eps q m / 2) / 2`` for ``G`` points
-  (union bound over the points; ``m`` values, level ``q``), is at most
-  :data:`_FALSE_STOP`, and (b) stop above the median: its
-  :func:`~sklearn_dppca.privacy._quantiles.rank_slack` (how many ranks early it
-  typically stops) is at most ``(q - 0.5) m`` (a median search: 10% of ``m``);
+* a **quantile search** over the whole float range (the scale-free grid of the
+  clip bounds, the radius and the spreads) must reach the data and stop above the
+  median (:func:`~sklearn_dppca.privacy._quantiles.search_informative`); a
+  search of the score frame, whose grids are tied to released scales, must
+  typically stop within a quarter of its rows (its rank slack);
 * a **Gaussian statistic** must have a noise sd, relative to the statistic's
   public scale (its clip bound, or the Kendall matrix's trace 1), of at most a
   rule's limit (:data:`_RELATIVE_NOISE`);
@@ -30,7 +28,7 @@ import numpy as np
 from ..privacy._calibration import gaussian_noise_scale
 from ._directions import _RADIUS_SHARE, _auto_radius_level
 from ._spread import spread_level
-from ..privacy._quantiles import search_informative
+from ..privacy._quantiles import rank_slack, search_informative
 
 #: The largest noise sd, relative to the statistic's public scale, of an
 #: informative Gaussian release: the Kendall matrix (operator norm of the noise,
@@ -38,6 +36,8 @@ from ..privacy._quantiles import search_informative
 #: spread's clipped variance (against its bound: a 0.99 bound is about 7 times a
 #: Gaussian column's variance, and the spread should be within a factor 1.5).
 _RELATIVE_NOISE = {"kendall": 0.5, "variances": 0.1, "total": 0.1, "spreads": 0.02}
+#: A frame search may stop this share of its rows early (its rank slack).
+_FRAME_SLACK = 0.25
 #: Parts a fit can leave out; the directions are always released.
 OPTIONAL_PARTS = ("scale", "scree", "score")
 
@@ -91,14 +91,6 @@ def _search_level(detail, eps, settings):
     return given
 
 
-def _frame_search(name):
-    if name.startswith("coarse centre"):
-        return "two-sided", 0.5
-    if name.startswith("centre"):
-        return "interval", 0.5
-    return "radius", 0.5        # the radius searches' lowest level
-
-
 def step_kind(path):
     """What the step at ``path`` is: ``(kind, detail)`` for the rules."""
     parts = path.split("/")
@@ -130,8 +122,11 @@ def informative(leaf, settings):
         return _histogram_informative(leaf, settings), math.nan
     if kind == "search":
         if detail == "frame":
-            grid, level = _frame_search(leaf.path.split("/")[-1])
-            return search_informative(n, level, leaf.eps, grid), math.nan
+            # the frame's grids are tied to released scales (the coarse centre,
+            # the variances' unit), not to the whole float range; a search that
+            # stops a quarter of the rows early still frames the cloud, and a
+            # frame that does not is caught on its released values
+            return rank_slack(leaf.eps) <= _FRAME_SLACK * n, math.nan
         return search_informative(n // 2, _search_level(detail, leaf.eps, settings),
                                   leaf.eps, "scale-free"), math.nan
     return True, math.nan        # the 1-D scree estimators: not predicted here
