@@ -529,7 +529,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         check_scree_before_charge(params["scree_method"], scree_params, n_samples,
                                   n_components, "scree_params")
         if n_groups is None:
-            n_groups = 1 if params["groups"] is None else len(params["groups"])
+            n_groups = 1 if params["groups"] is None else len(
+                check_labels(params["groups"], "groups"))
         settings = plan_settings(params, n_samples, n_features, n_components,
                                  scree_params=scree_params,
                                  scree_method=params["scree_method"], n_groups=n_groups)

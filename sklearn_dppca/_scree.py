@@ -24,6 +24,7 @@ from ._base import (
     scree_classical_check,
 )
 from ._algorithms._plan import plan_settings
+from ._algorithms._projection import column_divisors
 from ._dask_input import check_blockwise_fit
 from ._rows import block_sizes
 from ._validation import (
@@ -451,7 +452,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         """Divide X by the spreads: reused ones, released ones, or none."""
         if reused is not None:
             self.scale_ = reused
-            return X / reused
+            return X / column_divisors(reused)
         if "scale" not in plan:
             self.scale_ = self._unbought_scale(params, plan, X.shape[1])
             return X

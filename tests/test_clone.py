@@ -19,7 +19,7 @@ from sklearn_dppca.datasets import make_gaussian_clusters
 
 @pytest.fixture(scope="module")
 def X():
-    return make_gaussian_clusters(40, n_features=10, random_state=0)
+    return make_gaussian_clusters(400, n_features=10, random_state=0)
 
 
 @pytest.fixture(scope="module")
