@@ -340,7 +340,7 @@ def plan_text(plan, eps, n_samples):
         lines.append(f"{row.step[:36]:36s} {row.mechanism[:22]:22s} {row.eps:8.3g} "
                      f"{mu:>8s} {noise:>9s} {('yes' if row.released else 'no'):>8s} "
                      f"{needed:>9s}")
-    missing = not_estimable(plan)
+    missing = _not_estimable(plan)
     if missing:
         listed = ", ".join(f"{_PART_WORDS.get(part, part)} (needs eps about {needed:.3g})"
                            if needed < float("inf") else
@@ -352,7 +352,7 @@ def plan_text(plan, eps, n_samples):
     return "\n".join(lines)
 
 
-def not_estimable(plan):
+def _not_estimable(plan):
     """The parts of a plan that were not run, or whose steps are not informative,
     each with the largest eps its steps need (public)."""
     parts = {}

@@ -267,16 +267,19 @@ def test_variance_estimators_refuse_values_beyond_their_domain():
 
 def test_variance_estimators_at_the_edge_of_their_domain():
     # 2**500 is accepted, and every number released is finite (no RuntimeWarning).
-    X = _data()
+    # (rows enough for the plan to buy every part)
+    X = _data(n=3000)
     X = X / np.max(np.abs(X)) * 2.0**500
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)    # Durfee searches hit their cap
         warnings.simplefilter("error", RuntimeWarning)
         for method in ("clipped", "huber", "pmwm"):
             scree = DPScree(method=method, random_state=0).fit(X)
+            assert scree.plan_.released.all()
             assert np.all(np.isfinite(scree.explained_variance_raw_))
             assert np.all(np.isfinite(scree.transform(X)))
-        pca = DPPCA(random_state=0, compute_nonprivate=True).fit(X)
+        pca = DPPCA(random_state=0, compute_nonprivate=True, eps=4.0).fit(X)
+        assert pca.plan_.released.all()
         assert np.all(np.isfinite(pca.explained_variance_))
         assert np.all(np.isfinite(pca.synthetic_scores_))
         assert np.all(np.isfinite(pca.transform(X)))
@@ -284,12 +287,13 @@ def test_variance_estimators_at_the_edge_of_their_domain():
 
 def test_whitening_tiny_variance_overflow_is_a_clear_error():
     # transform is not a release: a projection that overflows raises, naming X.
-    # Two components of 400 rows: their variances (~3e-301 and more) lie over 8 noise
-    # sds (4e-302) above 0, so whitening divides by tiny positive numbers, whatever
-    # the seed.
-    X = _data(n=400)
+    # Two components of 4000 rows: their variances (~2e-300 and more) lie about 5
+    # noise sds (4e-301) above 0 under a public bound above the data's scale (one
+    # below it would clip every pair, and such a release is not estimable), so
+    # whitening divides by tiny positive numbers.
+    X = _data(n=4000)
     scree = DPScree(n_components=2, whiten=True,
-                    method_params={"clip": "norm", "C": 1e-300},
+                    method_params={"clip": "norm", "C": 1e-298},
                     random_state=0).fit(X * 1e-150)
     assert np.all(scree.explained_variance_ > 0)
     with pytest.raises(ValueError, match="X is too large to project"):

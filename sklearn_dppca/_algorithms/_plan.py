@@ -39,7 +39,7 @@ _RELATIVE_NOISE = {"kendall": 0.5, "variances": 0.1, "total": 0.1, "spreads": 0.
 #: A frame search may stop this share of its rows early (its rank slack).
 _FRAME_SLACK = 0.25
 #: Parts a fit can leave out; the directions are always released.
-OPTIONAL_PARTS = ("scale", "scree", "score")
+_OPTIONAL_PARTS = ("scale", "scree", "score")
 
 
 def _unit_sd(leaf, noise):
@@ -93,7 +93,7 @@ def _search_level(detail, eps, settings):
     return given
 
 
-def step_kind(path):
+def _step_kind(path):
     """What the step at ``path`` is: ``(kind, detail)`` for the rules."""
     parts = path.split("/")
     top, last = parts[0], parts[-1]
@@ -112,10 +112,10 @@ def step_kind(path):
     return "other", None
 
 
-def informative(leaf, settings):
+def _informative(leaf, settings):
     """Whether the step of ``leaf`` (an Allocation) would be informative, and its
     predicted noise sd relative to its public scale (NaN where there is none)."""
-    kind, detail = step_kind(leaf.path)
+    kind, detail = _step_kind(leaf.path)
     n = settings["n"]
     if kind == "gaussian":
         relative = _relative_noise(detail, leaf, settings)
@@ -134,7 +134,7 @@ def informative(leaf, settings):
     return True, math.nan        # the 1-D scree estimators: not predicted here
 
 
-def part_of(path):
+def _part_of(path):
     return path.split("/")[0]
 
 
@@ -144,8 +144,8 @@ def _shortfalls(plan, settings):
     which a step's budget must grow (1e6 when no factor up to that will do)."""
     shortfalls = {}
     for path, leaf in plan.allocations.items():
-        part = part_of(path)
-        if part not in OPTIONAL_PARTS or informative(leaf, settings)[0]:
+        part = _part_of(path)
+        if part not in _OPTIONAL_PARTS or _informative(leaf, settings)[0]:
             continue
         factor = _growth_needed(leaf, settings)
         shortfalls[part] = max(shortfalls.get(part, 0.0), factor)
@@ -160,17 +160,17 @@ def _scaled_leaf(leaf, factor):
 def _growth_needed(leaf, settings, most=1e6):
     """The smallest factor (to 2%) by which the leaf's eps (or mu) must grow for
     its step to be informative."""
-    if not informative(_scaled_leaf(leaf, most), settings)[0]:
+    if not _informative(_scaled_leaf(leaf, most), settings)[0]:
         return most
     low, high = 1.0, most
     while high / low > 1.02:
         middle = math.sqrt(low * high)
-        low, high = (low, middle) if informative(_scaled_leaf(leaf, middle),
+        low, high = (low, middle) if _informative(_scaled_leaf(leaf, middle),
                                                  settings)[0] else (middle, high)
     return high
 
 
-def without(parts, dropped):
+def _without(parts, dropped):
     """The budget tree ``parts`` without the top-level parts ``dropped``, the
     others' shares scaled up to the same total (their budget goes to them)."""
     kept = {name: part for name, part in parts.items() if name not in dropped}
@@ -189,19 +189,19 @@ def bought_parts(parts, allocate, settings):
     kept tree and the dropped part names (public: no data)."""
     dropped = set()
     while True:
-        kept = without(parts, dropped)
+        kept = _without(parts, dropped)
         shortfalls = _shortfalls(allocate(kept), settings) if kept else {}
         if not shortfalls:
             return kept, dropped
         dropped.add(max(sorted(shortfalls), key=shortfalls.get))
 
 
-def eps_needed(path, allocate_at, settings, eps, most=1e6):
+def _eps_needed(path, allocate_at, settings, eps, most=1e6):
     """The total eps at which the step ``path`` would become informative, the
     split kept (``allocate_at(eps)`` gives the BudgetPlan of the full tree at that
     grant); NaN when it already is at ``eps``, inf when not even at ``most``."""
     def ok(total):
-        return informative(allocate_at(total).allocations[path], settings)[0]
+        return _informative(allocate_at(total).allocations[path], settings)[0]
 
     if ok(eps):
         return math.nan
@@ -255,14 +255,14 @@ def plan_table(full, kept, allocate_at, settings, eps):
     for path, leaf in full.allocations.items():
         released = path in kept.allocations
         used = kept.allocations[path] if released else leaf
-        ok, relative = informative(used, settings)
+        ok, relative = _informative(used, settings)
         mechanism = _MECHANISMS.get(leaf.kind, leaf.kind)
-        if step_kind(path)[0] == "histogram":
+        if _step_kind(path)[0] == "histogram":
             mechanism = "histogram (" + settings["histogram"] + ")"
         rows.append({
             "step": path, "mechanism": mechanism, "eps": used.eps, "delta": used.delta,
             "mu": math.nan if used.mu is None else used.mu, "noise_sd": relative,
             "released": released,
             "eps_needed": math.nan if ok and released else
-            eps_needed(path, allocate_at, settings, eps)})
+            _eps_needed(path, allocate_at, settings, eps)})
     return rows
