@@ -20,6 +20,7 @@ from ._algorithms._variances import (
 from ._base import (
     _PrivateProjection,
     _VarianceMixin,
+    check_covariance_radial,
     ratio_threshold,
     scree_classical_check,
 )
@@ -157,7 +158,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         basic composition (see :class:`DPKendallDirections`).
     accountant : PrivacyAccountant, default=None
         A total budget for the data set, charged before any computation.
-    radial : {"spherical", "clipped"}, default="spherical"
+    radial : {"spherical", "clipped", "covariance"}, default="spherical"
         The pair terms of the directions released here (see
         :class:`DPKendallDirections`).
     radius : "auto" or float, default="auto"
@@ -184,6 +185,21 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         An in-memory fit with the blocks of a Dask fit releases the same values.
         Needs an int ``pairs`` (every block at least ``pairs + 1`` rows); see
         the user guide, "Scaling out".
+    bounds : None, list of (float, float) or dict, default=None
+        Public per-column ranges ``(low, high)``, known without the data (a
+        codebook, a questionnaire's scale): a list of one pair per column, or a
+        dict column name -> pair for a DataFrame (every column covered). Never
+        read off the data; each ``low < high``, finite. Values outside a range
+        are clipped to it, without error or warning. The box gives every clip
+        bound, so no search runs and the freed budget goes to the statistics:
+        the spreads' ``w_j^2 / 2`` (``w_j = high_j - low_j``), the scree's
+        ``(sum_j |v_jl| w_j)^2 / 2`` per component (or the smaller of
+        ``sum_j w_j^2 / 2`` and their sum under one norm bound; ``clip="auto"``
+        picks the less noisy for PC1 after the directions), the total
+        variance's ``sum_j w_j^2 / 2``; with ``scale=True`` the widths are divided
+        by the spreads. A ``C`` given in ``method_params`` is used as given.
+        ``huber`` and ``pmwm`` do not use the box. See the user guide, "Public
+        bounds".
 
     Attributes
     ----------
@@ -262,6 +278,14 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     >>> scree = DPScree(eps=1.0, random_state=0).fit(X)
     >>> scree.explained_variance_.shape
     (3,)
+
+    With public ranges of the columns the clip bounds come from them, and no
+    search runs:
+
+    >>> box = [(30.0, 70.0), (35.0, 65.0), (40.0, 60.0)]
+    >>> bounded = DPScree(eps=1.0, bounds=box, random_state=0).fit(X)
+    >>> [entry["step"] for entry in bounded.privacy_ledger_]
+    ['directions', 'scree/variances/statistic', 'scree/total variance/statistic']
     """
 
     _parameter_constraints = {
@@ -282,7 +306,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
                  sensitivity="tight", accounting="gdp", accountant=None,
                  radial="spherical", radius="auto", radius_level="auto",
                  compute_nonprivate=False, random_state=None, n_jobs=None,
-                 row_blocks=None):
+                 row_blocks=None, bounds=None):
         self.radial = radial
         self.radius = radius
         self.radius_level = radius_level
@@ -305,6 +329,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.row_blocks = row_blocks
+        self.bounds = bounds
 
     def fit(self, X, y=None):
         """Release private variances (and, if needed, directions) of ``X``.
@@ -323,10 +348,12 @@ class DPScree(_VarianceMixin, _PrivateProjection):
             The fitted estimator.
         """
         params = validate_params(self)
+        check_covariance_radial(params)
         method = params["method"]
         method_params = check_method_params(method, params["method_params"])
         rng = check_generator(self.random_state)
-        X = self._read_rows(X, params, rng).check_max_abs("DPScree's variances")
+        X = self._bounded_rows(self._read_rows(X, params, rng), params).check_max_abs(
+            "DPScree's variances")
         method_params = check_blockwise_fit(
             X, pairs=method_params.get("pairs", "all"),
             compute_nonprivate=params["compute_nonprivate"], scree_method=method,
@@ -349,10 +376,12 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         n_components = check_n_components(
             None if threshold is not None else params["n_components"], n_available)
         parts, scree_share = self._budget_parts(params, given is None, reused is not None)
+        bounded = params["bounds"] is not None
         method_params = resolve_clip(method_params, X.shape[0], n_components,
-                                     grant["eps"] * scree_share * (1 - TOTAL_SHARE))
+                                     grant["eps"] * scree_share * (1 - TOTAL_SHARE),
+                                     bounded)
         check_scree_before_charge(method, method_params, X.shape[0], n_components)
-        scree = scree_parts(method, method_params, n_components)
+        scree = scree_parts(method, method_params, n_components, bounded)
         if scree is not None:
             parts["scree"] = (scree_share, scree)
         # directions released here pair rows as the scree does
@@ -389,7 +418,8 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         parts, rest = {}, 1.0
         if params["scale"] and not reused_scale:
             share = params["scale_share"]
-            parts["scale"] = (share, spread_parts(self._feature_names()))
+            parts["scale"] = (share, spread_parts(self._feature_names(),
+                                                  params["bounds"] is not None))
             rest = 1.0 - share
         if release_directions:
             share = 1.0 if params["method"] == "matrix" else params["directions_share"]

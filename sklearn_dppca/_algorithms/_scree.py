@@ -28,9 +28,9 @@ from ._variances import (
 
 def check_matrix_scree(method, radial):
     """The ``"matrix"`` scree reads a clipped matrix: ``radial`` (of the directions
-    released or reused; None for public ones) must be ``"clipped"``. Checked
-    before any computation."""
-    if method == "matrix" and radial != "clipped":
+    released or reused; None for public ones) must be ``"clipped"`` or
+    ``"covariance"``. Checked before any computation."""
+    if method == "matrix" and radial not in ("clipped", "covariance"):
         given = "public (an array)" if radial is None else radial
         raise ValueError("The 'matrix' scree reads the variances off the clipped Kendall "
                          "matrix: it needs radial='clipped' directions (released in "
@@ -108,7 +108,9 @@ def _elliptical_scree(X, components, budget, kendall, *, noise, pairs, rng, ledg
     is as high as its search's budget allows (:func:`~._spread.spread_level`):
     its clipping bias is not cancelled by a ratio here.
     """
-    level = spread_level(X.shape[0] // 2, budget["total variance/clip bound"].eps)
+    # (declared bounds: the box gives the total's bound, there is no search)
+    level = (spread_level(X.shape[0] // 2, budget["total variance/clip bound"].eps)
+             if "total variance/clip bound" in budget else 1.0)
     total, total_noise = _total_variance(X, budget, noise, pairs, max(level, 0.5), rng,
                                          ledger)
     raw, noise_scale = elliptical_variances(kendall.matrix, kendall.noise_scale, total,

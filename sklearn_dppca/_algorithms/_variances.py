@@ -155,40 +155,49 @@ def _check_public_clip(C, n_components, name="method_params['C']"):
     return bounds
 
 
-def resolve_clip(params, n_samples, n_components, eps):
+def resolve_clip(params, n_samples, n_components, eps, bounded=False):
     """``params`` with ``clip="auto"`` resolved by :func:`_choose_clip` (public).
 
     Only the clipped method has a ``clip``; other methods' params are returned as
-    they are.
+    they are. With declared ``bounds`` (``bounded``) and ``C="auto"``, both
+    clippings take their bounds from the box at no cost, so ``"auto"`` is left
+    to the release, which picks after the directions (:func:`_box_clip`).
     """
     if "clip" not in params:
+        return params
+    if bounded and isinstance(params["C"], str):
         return params
     return dict(params, clip=_choose_clip(params, n_samples, n_components, eps))
 
 
-def component_clip_parts(labels, params):
-    """The budget of per-component clipping: a quantile per label, one statistic."""
-    if not isinstance(params["C"], str):
+def component_clip_parts(labels, params, bounded=False):
+    """The budget of per-component clipping: a quantile per label, one statistic.
+
+    Public clip bounds (``C`` given, or taken from declared ``bounds``:
+    ``bounded``) need no search: the whole part buys the statistic."""
+    if bounded or not isinstance(params["C"], str):
         return {"statistic": (1.0, "gaussian")}
     share = params["quantile_share"]
     bounds = {f"clip bound {label}": (share / len(labels), "pure") for label in labels}
     return {**bounds, "statistic": (1.0 - share, "gaussian")}
 
 
-def _variance_parts(method, params, n_components):
+def _variance_parts(method, params, n_components, bounded=False):
     """The budget tree of the variances along ``n_components`` directions.
 
     ``params`` has its ``clip`` resolved (:func:`resolve_clip`). Shares are of
     the variances' own part; the leaves are the quantile searches (pure), the
     released statistic (Gaussian), or one estimate per component (huber and
-    pmwm split their share themselves: basic composition).
+    pmwm split their share themselves: basic composition). With declared
+    ``bounds`` (``bounded``) the clipped method's bounds come from the box
+    (:func:`_box_norm_bound`, :func:`_box_component_bounds`): no search.
     """
     labels = [f"PC{l + 1}" for l in range(n_components)]
     if method != "clipped":
         return {label: (1.0 / n_components, "basic") for label in labels}
     if params["clip"] == "component":
-        return component_clip_parts(labels, params)
-    if not isinstance(params["C"], str):
+        return component_clip_parts(labels, params, bounded)
+    if bounded or not isinstance(params["C"], str):
         return {"statistic": (1.0, "gaussian")}
     share = params["quantile_share"]
     return {"clip bound": (share, "pure"), "statistic": (1.0 - share, "gaussian")}
@@ -198,20 +207,65 @@ def _variance_parts(method, params, n_components):
 _TOTAL_PARAMS = dict(_SCREE_DEFAULTS["clipped"], clip="norm", quantile_share=0.5)
 
 
-def scree_parts(method, params, n_components):
+def scree_parts(method, params, n_components, bounded=False):
     """The budget tree of a scree: the variances and the private total variance.
 
     ``"kendall"`` releases the total only (the variances are post-processing of
     it and of the Kendall matrix): the whole part buys it. ``"matrix"`` releases
     nothing of its own (None: its share goes to the directions' matrix).
+    ``bounded``: declared ``bounds`` give every clip bound, no search.
     """
     if method == "matrix":
         return None
-    total = _variance_parts("clipped", _TOTAL_PARAMS, 1)
+    total = _variance_parts("clipped", _TOTAL_PARAMS, 1, bounded)
     if method == "kendall":
         return {"total variance": (1.0, total)}
-    return {"variances": (1.0 - TOTAL_SHARE, _variance_parts(method, params, n_components)),
+    return {"variances": (1.0 - TOTAL_SHARE,
+                          _variance_parts(method, params, n_components, bounded)),
             "total variance": (TOTAL_SHARE, total)}
+
+
+def _box_component_bounds(widths, components):
+    """Per component, the clip bound ``C_l = (sum_j |v_jl| w_j)^2 / 2`` a box of
+    widths ``w`` gives (public: declared bounds and released directions).
+
+    Sensitivity argument: two rows of the box differ by ``d`` with
+    ``|d_j| <= w_j``, so ``|v_l . d| <= sum_j |v_jl| w_j`` and every term
+    ``(v_l . d)^2 / 2`` is at most ``C_l`` (attained at opposite corners: the
+    tightest bound). No term is clipped; the U-statistic over the pairs moves
+    by at most ``2 C_l / n`` when one row moves anywhere in the box.
+    """
+    reach = np.abs(np.asarray(components, dtype=float)) @ np.asarray(widths, dtype=float)
+    return reach**2 / 2
+
+
+def _box_norm_bound(widths, components=None):
+    """The clip bound on ``||V d||^2 / 2`` a box of widths ``w`` gives.
+
+    ``||V d||^2 <= ||d||^2 <= sum_j w_j^2`` for orthonormal rows ``V`` (None:
+    the identity, the total variance) and ``||V d||^2 = sum_l (v_l . d)^2 <=
+    sum_l (sum_j |v_jl| w_j)^2``; the smaller of the two, halved, bounds every
+    term of the norm-clipped scatter, so no pair is clipped and the released
+    vector has the L2 sensitivity ``2 sqrt(2) C / n`` of
+    :func:`_norm_clipped_variances` (``2 C / n`` for the total).
+    """
+    widths = np.asarray(widths, dtype=float)
+    bound = float(np.sum(widths**2)) / 2
+    if components is not None:
+        bound = min(bound, float(np.sum(_box_component_bounds(widths, components))))
+    return bound
+
+
+def _box_clip(widths, components):
+    """``clip="auto"`` with declared bounds, after the directions (post-processing
+    of public bounds and released directions): ``"component"`` when PC1's noise
+    sd under per-component clipping, ``2 sqrt(k) C_1 / n``, is at most its sd
+    under norm clipping, ``2 sqrt(2) C / n`` (always for ``k <= 2``), else
+    ``"norm"``. Both cost the same budget: no search."""
+    first = _box_component_bounds(widths, components[:1])[0]
+    norm = _box_norm_bound(widths, components)
+    return "component" if math.sqrt(components.shape[0]) * first <= math.sqrt(2) * norm \
+        else "norm"
 
 
 def _norm_clipped_scatter(X, bound, pairs, name):
@@ -226,11 +280,13 @@ def _norm_clipped_scatter(X, bound, pairs, name):
     return bound * X.pair_mean(2 * bound, pairs, name)
 
 
-def _norm_clip_bound(Y, params, budget, rng, ledger, name):
-    """The clip bound on ``||y_a - y_b||^2 / 2``: public, or a private quantile over
-    the matching ``name``."""
+def _norm_clip_bound(Y, params, budget, rng, ledger, name, box_bound=None):
+    """The clip bound on ``||y_a - y_b||^2 / 2``: public (given, or ``box_bound``
+    from declared bounds), or a private quantile over the matching ``name``."""
     if not isinstance(params["C"], str):
         return float(_check_public_clip(params["C"], 1)[0])
+    if box_bound is not None:
+        return box_bound
     return Y.matching_quantile(name, 0.5, params["quantile_level"], budget["clip bound"],
                                rng, ledger)
 
@@ -249,8 +305,10 @@ def _norm_clipped_variances(X, components, params, budget, noise, rng, ledger):
     Columns in large units that the directions hardly load on no longer set the
     bound (they did when the full p-dimensional difference was clipped).
     """
+    widths = X.widths()
     projected = X.projected(components)
-    bound = _norm_clip_bound(projected, params, budget, rng, ledger, SCREE_BOUND)
+    bound = _norm_clip_bound(projected, params, budget, rng, ledger, SCREE_BOUND,
+                             None if widths is None else _box_norm_bound(widths, components))
     scatter = _norm_clipped_scatter(projected, bound, params["pairs"], SCREE_SCATTER)
     noisy, noise_scale = gaussian_mechanism(
         np.diag(scatter).copy(), 2 * math.sqrt(2) * bound / X.shape[0], rng=rng,
@@ -268,13 +326,18 @@ def private_total_variance(X, budget, noise, rng, ledger, *, pairs="all",
     are the same kind of clipped second moment and their ratio (the PVE) is not
     biased by clipping one more than the other. The U-statistic
     ``mean min(||d||^2 / 2, C)`` moves by at most ``2 C / n`` when one row is
-    replaced. ``budget``: the part of :data:`_TOTAL_PARAMS`'s tree. Returns
-    ``(total, noise_scale, bound)``; ``total`` may be negative.
+    replaced. With declared ``bounds`` (a clipped view of the rows, widths
+    ``w``), ``C = sum_j w_j^2 / 2`` (:func:`_box_norm_bound`): every
+    ``||d||^2 / 2`` is at most that, no pair is clipped, no search. ``budget``:
+    the part of :data:`_TOTAL_PARAMS`'s tree. Returns ``(total, noise_scale,
+    bound)``; ``total`` may be negative.
     """
     params = dict(_TOTAL_PARAMS, pairs=pairs)
     if quantile_level is not None:
         params["quantile_level"] = quantile_level
-    bound = _norm_clip_bound(X, params, budget, rng, ledger, TOTAL_BOUND)
+    widths = X.widths()
+    bound = _norm_clip_bound(X, params, budget, rng, ledger, TOTAL_BOUND,
+                             None if widths is None else _box_norm_bound(widths))
     scatter = _norm_clipped_scatter(X, bound, pairs, TOTAL_SCATTER)
     total, noise_scale = gaussian_mechanism(
         float(np.trace(scatter)), 2 * bound / X.shape[0], rng=rng, noise=noise,
@@ -287,8 +350,11 @@ def _clipped_variances(X, components, params, budget, noise, rng, ledger):
 
     One row touches ``n - 1`` of the ``C(n, 2)`` terms, each in ``[0, C_l]``, so
     ``U_l`` moves by at most ``2 C_l / n`` and the vector by ``(2/n) ||C||_2`` in L2.
-    ``params["clip"]`` is resolved (:func:`resolve_clip`).
+    ``params["clip"]`` is resolved (:func:`resolve_clip`), but for declared
+    bounds, where ``"auto"`` is chosen here (:func:`_box_clip`).
     """
+    if params["clip"] == "auto":
+        params = dict(params, clip=_box_clip(X.widths(), components))
     if params["clip"] == "norm":
         return _norm_clipped_variances(X, components, params, budget, noise, rng, ledger)
     return _component_clipped_variances(X, components, params, budget, noise, rng, ledger)
@@ -300,7 +366,9 @@ def _component_clipped_variances(X, components, params, budget, noise, rng, ledg
     ``params["C"]`` is ``"auto"`` (one private quantile per component of
     ``(v_l . (x_a - x_b))^2 / 2`` over a random matching within the blocks, the
     leaves ``clip bound PC<l>`` of ``budget``, :func:`component_clip_parts`) or
-    public bounds. The statistic is the clipped U-statistic
+    public bounds: given, or from declared ``bounds``
+    (:func:`_box_component_bounds`, no term clipped). The statistic is the
+    clipped U-statistic
     ``U_l = mean_{a<b} min((v_l.(x_a-x_b))^2/2, C_l)`` over the pairs within the
     blocks (all pairs in one block), released as ``U_l / C_l``: each coordinate
     moves by at most ``2/n`` (in one block), the vector by ``2 sqrt(k)/n`` in L2,
@@ -310,8 +378,11 @@ def _component_clipped_variances(X, components, params, budget, noise, rng, ledg
     not drowned by the noise of a large one.
     """
     n_components = components.shape[0]
+    widths = X.widths()
     projected = X.projected(components)
-    if isinstance(params["C"], str):
+    if isinstance(params["C"], str) and widths is not None:
+        bounds = _box_component_bounds(widths, components)
+    elif isinstance(params["C"], str):
         labels = [f"PC{l + 1}" for l in range(n_components)]
         leaves = [budget[f"clip bound {label}"] for label in labels]
         counts, n_values = projected.column_matching_counts(SCREE_COMPONENT_BOUNDS)
