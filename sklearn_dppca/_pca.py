@@ -459,12 +459,11 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         axes = (check_component_pair(params["axes"], n_components)
                 if n_components >= 2 else None)
         labels, codes = _check_groups(params["groups"], y, X)
-        bounded = params["bounds"] is not None
         scree_params = resolve_clip(scree_params, X.shape[0], n_components,
-                                    params["eps"] * split["scree"] * (1 - TOTAL_SHARE),
-                                    bounded)
+                                    params["eps"] * split["scree"] * (1 - TOTAL_SHARE))
         check_scree_before_charge(params["scree_method"], scree_params, X.shape[0],
-                                  n_components, "scree_params")
+                                  n_components, "scree_params",
+                                  bounded=params["bounds"] is not None)
         scree_check = scree_classical_check(params["scree_method"], scree_params,
                                             X.shape[0])
 

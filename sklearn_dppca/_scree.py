@@ -378,9 +378,9 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         parts, scree_share = self._budget_parts(params, given is None, reused is not None)
         bounded = params["bounds"] is not None
         method_params = resolve_clip(method_params, X.shape[0], n_components,
-                                     grant["eps"] * scree_share * (1 - TOTAL_SHARE),
-                                     bounded)
-        check_scree_before_charge(method, method_params, X.shape[0], n_components)
+                                     grant["eps"] * scree_share * (1 - TOTAL_SHARE))
+        check_scree_before_charge(method, method_params, X.shape[0], n_components,
+                                  bounded=bounded)
         scree = scree_parts(method, method_params, n_components, bounded)
         if scree is not None:
             parts["scree"] = (scree_share, scree)

@@ -78,7 +78,8 @@ def _release_scree(X, components, *, method, params, budget, noise, pairs, rng, 
         X, components, method=method, params=params, budget=budget.part("variances"),
         noise=noise, rng=rng, ledger=ledger)
     level = params["quantile_level"] if method == "clipped" else None
-    total, total_noise = _total_variance(X, budget, noise, pairs, level, rng, ledger)
+    total, total_noise = _total_variance(X, budget, noise, pairs, level, rng, ledger,
+                                         box=method == "clipped" and params["C"] == "box")
     noise_scale = _widen_if_clipped("variance", _component_names(len(raw)), raw,
                                     noise_scale, _clipped_share_inputs(raw, bounds))
     return Bunch(raw=raw, noise_scale=noise_scale, bounds=bounds, total=total,
@@ -89,11 +90,12 @@ def _component_names(n_components):
     return [f"PC{l + 1}" for l in range(n_components)]
 
 
-def _total_variance(X, budget, noise, pairs, level, rng, ledger):
-    """The private total variance and its noise sd (raised if at its bound)."""
+def _total_variance(X, budget, noise, pairs, level, rng, ledger, box=False):
+    """The private total variance and its noise sd (raised if at its bound);
+    ``box``: its clip bound is the declared box's (the scree's ``C="box"``)."""
     total, total_noise, total_bound = private_total_variance(
         X, budget.part("total variance"), noise, rng, ledger, pairs=pairs,
-        quantile_level=level)
+        quantile_level=level, box=box)
     widened = _widen_if_clipped("total variance", ["the data"], np.array([total]),
                                 np.array([total_noise]),
                                 (np.array([total]), np.array([total_bound])))
@@ -108,9 +110,7 @@ def _elliptical_scree(X, components, budget, kendall, *, noise, pairs, rng, ledg
     is as high as its search's budget allows (:func:`~._spread.spread_level`):
     its clipping bias is not cancelled by a ratio here.
     """
-    # (declared bounds: the box gives the total's bound, there is no search)
-    level = (spread_level(X.shape[0] // 2, budget["total variance/clip bound"].eps)
-             if "total variance/clip bound" in budget else 1.0)
+    level = spread_level(X.shape[0] // 2, budget["total variance/clip bound"].eps)
     total, total_noise = _total_variance(X, budget, noise, pairs, max(level, 0.5), rng,
                                          ledger)
     raw, noise_scale = elliptical_variances(kendall.matrix, kendall.noise_scale, total,

@@ -40,7 +40,7 @@ TOTAL_SHARE = 0.25
 _SCREE_DEFAULTS = {
     "clipped": {
         "clip": "auto",          # "norm", "component", or "auto" (chosen from n, k, eps)
-        "C": "auto",             # "auto" or a public bound (per component with "component")
+        "C": "auto",             # "auto", "box" (declared bounds) or a public bound
         "quantile_share": 0.25,  # share of the scree eps spent on the clip bound(s)
         "quantile_level": 0.97,  # level of the private upper quantile (see DPScree notes)
         "pairs": "all",          # pairs of the U-statistic ("norm" only): "all" or m
@@ -61,7 +61,8 @@ _SCREE_DEFAULTS = {
 #: :func:`_check_public_clip`.)
 _METHOD_PARAM_CONSTRAINTS = {
     "clip": [Options("auto", "norm", "component")],
-    "C": ["auto", POSITIVE, Instance((list, tuple, np.ndarray), "a list of bounds")],
+    "C": ["auto", "box", POSITIVE,
+          Instance((list, tuple, np.ndarray), "a list of bounds")],
     "quantile_share": [UNIT_OPEN],
     "quantile_level": [UNIT_OPEN],
     "pairs": PAIRS,
@@ -105,7 +106,7 @@ def check_method_params(method, method_params, name="method_params"):
 
 
 def check_scree_before_charge(method, params, n_samples, n_components,
-                              name="method_params"):
+                              name="method_params", bounded=False):
     """Refuse, before the charge, what the scree would refuse after it (public).
 
     ``params`` has its ``clip`` resolved. The huber scree and the split pmwm one
@@ -119,6 +120,10 @@ def check_scree_before_charge(method, params, n_samples, n_components,
             label = "huber" if method == "huber" else "pmwm (split=True)"
             raise ValueError(f"The {label} scree pairs the rows and needs at least 4 "
                              f"rows (2 pairs); X has n_samples={n_samples}.")
+    if method == "clipped" and params["C"] == "box" and not bounded:
+        raise ValueError(f"{name}['C']='box' takes the clip bounds from the declared "
+                         "box: it needs bounds (one public (low, high) range per "
+                         "column).")
     if method == "clipped" and not isinstance(params["C"], str):
         _check_public_clip(params["C"], n_components if params["clip"] == "component"
                            else 1, f"{name}['C']")
@@ -155,17 +160,17 @@ def _check_public_clip(C, n_components, name="method_params['C']"):
     return bounds
 
 
-def resolve_clip(params, n_samples, n_components, eps, bounded=False):
+def resolve_clip(params, n_samples, n_components, eps):
     """``params`` with ``clip="auto"`` resolved by :func:`_choose_clip` (public).
 
     Only the clipped method has a ``clip``; other methods' params are returned as
-    they are. With declared ``bounds`` (``bounded``) and ``C="auto"``, both
-    clippings take their bounds from the box at no cost, so ``"auto"`` is left
-    to the release, which picks after the directions (:func:`_box_clip`).
+    they are. With ``C="box"`` (declared bounds) both clippings take their
+    bounds from the box at no cost, so ``"auto"`` is left to the release, which
+    picks after the directions (:func:`_box_clip`).
     """
     if "clip" not in params:
         return params
-    if bounded and isinstance(params["C"], str):
+    if params["C"] == "box":
         return params
     return dict(params, clip=_choose_clip(params, n_samples, n_components, eps))
 
@@ -173,7 +178,7 @@ def resolve_clip(params, n_samples, n_components, eps, bounded=False):
 def component_clip_parts(labels, params, bounded=False):
     """The budget of per-component clipping: a quantile per label, one statistic.
 
-    Public clip bounds (``C`` given, or taken from declared ``bounds``:
+    Public clip bounds (``C`` given, or taken from the declared box:
     ``bounded``) need no search: the whole part buys the statistic."""
     if bounded or not isinstance(params["C"], str):
         return {"statistic": (1.0, "gaussian")}
@@ -188,9 +193,9 @@ def _variance_parts(method, params, n_components, bounded=False):
     ``params`` has its ``clip`` resolved (:func:`resolve_clip`). Shares are of
     the variances' own part; the leaves are the quantile searches (pure), the
     released statistic (Gaussian), or one estimate per component (huber and
-    pmwm split their share themselves: basic composition). With declared
-    ``bounds`` (``bounded``) the clipped method's bounds come from the box
-    (:func:`_box_norm_bound`, :func:`_box_component_bounds`): no search.
+    pmwm split their share themselves: basic composition). ``bounded``: the
+    clip bounds come from the declared box (:func:`_box_norm_bound`,
+    :func:`_box_component_bounds`): no search.
     """
     labels = [f"PC{l + 1}" for l in range(n_components)]
     if method != "clipped":
@@ -213,16 +218,25 @@ def scree_parts(method, params, n_components, bounded=False):
     ``"kendall"`` releases the total only (the variances are post-processing of
     it and of the Kendall matrix): the whole part buys it. ``"matrix"`` releases
     nothing of its own (None: its share goes to the directions' matrix).
-    ``bounded``: declared ``bounds`` give every clip bound, no search.
+    ``bounded``: the fit has declared ``bounds``; with the clipped method's
+    ``C="box"`` they give every clip bound of the variances and the total
+    (:func:`uses_box`), and the searches' leaves are gone.
     """
     if method == "matrix":
         return None
+    bounded = uses_box(method, params, bounded)
     total = _variance_parts("clipped", _TOTAL_PARAMS, 1, bounded)
     if method == "kendall":
         return {"total variance": (1.0, total)}
     return {"variances": (1.0 - TOTAL_SHARE,
                           _variance_parts(method, params, n_components, bounded)),
             "total variance": (TOTAL_SHARE, total)}
+
+
+def uses_box(method, params, bounded):
+    """Whether the scree's clip bounds (and the total's) are the box's: declared
+    ``bounds`` and the clipped method with ``C="box"`` (public settings)."""
+    return bool(bounded) and method == "clipped" and params.get("C") == "box"
 
 
 def _box_component_bounds(widths, components):
@@ -282,13 +296,17 @@ def _norm_clipped_scatter(X, bound, pairs, name):
 
 def _norm_clip_bound(Y, params, budget, rng, ledger, name, box_bound=None):
     """The clip bound on ``||y_a - y_b||^2 / 2``: public (given, or ``box_bound``
-    from declared bounds), or a private quantile over the matching ``name``."""
+    from declared bounds with ``C="box"``), or a private quantile over the
+    matching ``name``, capped at ``box_bound`` when there is one (post-processing
+    of the release: no term can exceed it, so a search that ran past it only
+    added noise)."""
     if not isinstance(params["C"], str):
         return float(_check_public_clip(params["C"], 1)[0])
-    if box_bound is not None:
+    if params["C"] == "box":
         return box_bound
-    return Y.matching_quantile(name, 0.5, params["quantile_level"], budget["clip bound"],
-                               rng, ledger)
+    bound = Y.matching_quantile(name, 0.5, params["quantile_level"],
+                                budget["clip bound"], rng, ledger)
+    return bound if box_bound is None else min(bound, box_bound)
 
 
 def _norm_clipped_variances(X, components, params, budget, noise, rng, ledger):
@@ -317,7 +335,7 @@ def _norm_clipped_variances(X, components, params, budget, noise, rng, ledger):
 
 
 def private_total_variance(X, budget, noise, rng, ledger, *, pairs="all",
-                           quantile_level=None):
+                           quantile_level=None, box=False):
     """The private total variance ``E ||x_a - x_b||^2 / 2`` (the trace of the covariance).
 
     The pair differences are clipped in norm to ``sqrt(2 C)`` with ``C`` a private
@@ -327,12 +345,14 @@ def private_total_variance(X, budget, noise, rng, ledger, *, pairs="all",
     biased by clipping one more than the other. The U-statistic
     ``mean min(||d||^2 / 2, C)`` moves by at most ``2 C / n`` when one row is
     replaced. With declared ``bounds`` (a clipped view of the rows, widths
-    ``w``), ``C = sum_j w_j^2 / 2`` (:func:`_box_norm_bound`): every
-    ``||d||^2 / 2`` is at most that, no pair is clipped, no search. ``budget``:
+    ``w``) every ``||d||^2 / 2`` is at most ``sum_j w_j^2 / 2``
+    (:func:`_box_norm_bound`): with ``box`` (the scree's ``C="box"``) that is
+    ``C``, no pair is clipped and there is no search; else it caps the
+    searched ``C``. ``budget``:
     the part of :data:`_TOTAL_PARAMS`'s tree. Returns ``(total, noise_scale,
     bound)``; ``total`` may be negative.
     """
-    params = dict(_TOTAL_PARAMS, pairs=pairs)
+    params = dict(_TOTAL_PARAMS, pairs=pairs, C="box" if box else "auto")
     if quantile_level is not None:
         params["quantile_level"] = quantile_level
     widths = X.widths()
@@ -350,8 +370,8 @@ def _clipped_variances(X, components, params, budget, noise, rng, ledger):
 
     One row touches ``n - 1`` of the ``C(n, 2)`` terms, each in ``[0, C_l]``, so
     ``U_l`` moves by at most ``2 C_l / n`` and the vector by ``(2/n) ||C||_2`` in L2.
-    ``params["clip"]`` is resolved (:func:`resolve_clip`), but for declared
-    bounds, where ``"auto"`` is chosen here (:func:`_box_clip`).
+    ``params["clip"]`` is resolved (:func:`resolve_clip`), but for ``C="box"``,
+    where ``"auto"`` is chosen here (:func:`_box_clip`).
     """
     if params["clip"] == "auto":
         params = dict(params, clip=_box_clip(X.widths(), components))
@@ -366,9 +386,10 @@ def _component_clipped_variances(X, components, params, budget, noise, rng, ledg
     ``params["C"]`` is ``"auto"`` (one private quantile per component of
     ``(v_l . (x_a - x_b))^2 / 2`` over a random matching within the blocks, the
     leaves ``clip bound PC<l>`` of ``budget``, :func:`component_clip_parts`) or
-    public bounds: given, or from declared ``bounds``
-    (:func:`_box_component_bounds`, no term clipped). The statistic is the
-    clipped U-statistic
+    public bounds: given, or with ``C="box"`` the declared box's
+    (:func:`_box_component_bounds`, no term clipped); with declared bounds
+    and ``"auto"``, each searched bound is capped at the box's. The statistic
+    is the clipped U-statistic
     ``U_l = mean_{a<b} min((v_l.(x_a-x_b))^2/2, C_l)`` over the pairs within the
     blocks (all pairs in one block), released as ``U_l / C_l``: each coordinate
     moves by at most ``2/n`` (in one block), the vector by ``2 sqrt(k)/n`` in L2,
@@ -380,7 +401,7 @@ def _component_clipped_variances(X, components, params, budget, noise, rng, ledg
     n_components = components.shape[0]
     widths = X.widths()
     projected = X.projected(components)
-    if isinstance(params["C"], str) and widths is not None:
+    if params["C"] == "box":
         bounds = _box_component_bounds(widths, components)
     elif isinstance(params["C"], str):
         labels = [f"PC{l + 1}" for l in range(n_components)]
@@ -392,6 +413,8 @@ def _component_clipped_variances(X, components, params, budget, noise, rng, ledg
             for column_counts, leaf in zip(counts, leaves)])
         warn_if_far(n_values, params["quantile_level"], leaves[0].eps,
                     f"{budget.prefix}/clip bounds (each of {n_components})", stacklevel=3)
+        if widths is not None:
+            bounds = np.minimum(bounds, _box_component_bounds(widths, components))
     else:
         bounds = _check_public_clip(params["C"], n_components)
     statistic, sensitivity = projected.clipped_pair_means(bounds)
