@@ -220,11 +220,11 @@ def scree_parts(method, params, n_components, bounded=False):
     nothing of its own (None: its share goes to the directions' matrix).
     ``bounded``: the fit has declared ``bounds``; with the clipped method's
     ``C="box"`` they give every clip bound of the variances and the total
-    (:func:`uses_box`), and the searches' leaves are gone.
+    (:func:`_uses_box`), and the searches' leaves are gone.
     """
     if method == "matrix":
         return None
-    bounded = uses_box(method, params, bounded)
+    bounded = _uses_box(method, params, bounded)
     total = _variance_parts("clipped", _TOTAL_PARAMS, 1, bounded)
     if method == "kendall":
         return {"total variance": (1.0, total)}
@@ -233,7 +233,7 @@ def scree_parts(method, params, n_components, bounded=False):
             "total variance": (TOTAL_SHARE, total)}
 
 
-def uses_box(method, params, bounded):
+def _uses_box(method, params, bounded):
     """Whether the scree's clip bounds (and the total's) are the box's: declared
     ``bounds`` and the clipped method with ``C="box"`` (public settings)."""
     return bool(bounded) and method == "clipped" and params.get("C") == "box"
