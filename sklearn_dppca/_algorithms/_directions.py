@@ -83,6 +83,11 @@ def _private_clipped_kendall(X, *, budget, radius, radius_level, noise, sensitiv
         if radius_level == "auto":   # the part's eps: the search has _RADIUS_SHARE of it
             radius_level = _auto_radius_level(X.shape[0], leaf.eps / _RADIUS_SHARE)
         radius = _private_radius(X, radius_level, leaf, rng, ledger)
+        widths = X.widths()
+        if widths is not None:
+            # declared bounds: no pair is farther apart than the box's diagonal, so
+            # a larger radius only shrinks every term (post-processing)
+            radius = min(radius, _box_diagonal(widths))
     matrix = X.pair_mean(squared_radius(radius), pairs, KENDALL_MATRIX, progress)
     released = _released_eigen(matrix, X.shape[0], statistic, noise, sensitivity, rng,
                                ledger)

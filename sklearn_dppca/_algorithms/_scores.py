@@ -163,7 +163,11 @@ def _box_frame(scores, cells=1):
     """
     center, extent = scores.box_projection()
     center = _clamped(center)
-    radius = float(np.clip(np.max(extent) / _FRAME_MARGIN, _TINY, _FRAME_LIMIT))
+    # a hair wider than the image: the projection of a corner, as computed, may
+    # round past the image's edge as computed
+    reach = float(np.max(extent)) * (1 + 1e-9) + 64 * len(scores.widths()) * float(
+        np.spacing(np.max(np.abs(center)) + np.max(extent)))
+    radius = float(np.clip(reach / _FRAME_MARGIN, _TINY, _FRAME_LIMIT))
     half_width = max(_FRAME_MARGIN * radius,
                      8.0 * cells * float(np.max(np.spacing(np.abs(center)))))
     radius = half_width / _FRAME_MARGIN
