@@ -316,7 +316,7 @@ RANDOM_STATE = [None, Interval("int", 0, None),
 #: ``bounds``: None, one (low, high) pair per column or a dict column -> pair
 #: (the pairs themselves are checked against the columns by :func:`check_bounds`).
 BOUNDS = [None, Instance((list, tuple, np.ndarray, dict),
-                         "a list of (low, high) pairs or a dict column -> (low, high)")]
+                         "a list of (low, high) ranges or a dict column -> (low, high)")]
 
 
 def check_bounds(bounds, n_features, feature_names=None, name="bounds"):
@@ -350,7 +350,7 @@ def check_bounds(bounds, n_features, feature_names=None, name="bounds"):
         missing = [column for column in names if column not in keys]
         unknown = sorted(key for key in keys if key not in names)
         if missing or unknown:
-            raise ValueError(f"{name} must give a (low, high) pair for every column "
+            raise ValueError(f"{name} must give a (low, high) range for every column "
                              f"of X and no other; missing: {missing}, unknown: "
                              f"{unknown}.")
         pairs = [bounds[keys[column]] for column in names]
@@ -358,18 +358,18 @@ def check_bounds(bounds, n_features, feature_names=None, name="bounds"):
     else:
         pairs = list(bounds)
         if len(pairs) != n_features:
-            raise ValueError(f"{name} must hold one (low, high) pair per column: X has "
-                             f"{n_features} columns, {name} {len(pairs)} pairs.")
+            raise ValueError(f"{name} must hold one (low, high) range per column: X "
+                             f"has {n_features} columns, {name} {len(pairs)} ranges.")
         labels = [f"column {position}" for position in range(n_features)]
     low, high = np.empty(n_features), np.empty(n_features)
     for position, (pair, label) in enumerate(zip(pairs, labels)):
         if (isinstance(pair, (str, bytes, dict)) or not hasattr(pair, "__len__")
                 or np.ndim(pair) != 1 or not all(_is_real(value) for value in pair)):
-            raise TypeError(f"{name}: the range of {label} must be a (low, high) pair "
-                            "of real numbers.")
+            raise TypeError(f"{name}: the range of {label} must be two real numbers "
+                            "(low, high).")
         if len(pair) != 2:
-            raise ValueError(f"{name}: the range of {label} must be a (low, high) "
-                             f"pair, got {len(pair)} numbers.")
+            raise ValueError(f"{name}: the range of {label} must be two numbers (low, "
+                             f"high), got {len(pair)}.")
         low[position], high[position] = float(pair[0]), float(pair[1])
     finite = np.isfinite(low) & np.isfinite(high)
     inside = finite & (np.abs(low) <= MAX_ABS_VALUE) & (np.abs(high) <= MAX_ABS_VALUE)
