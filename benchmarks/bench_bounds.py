@@ -96,7 +96,7 @@ def _searches(ledger):
 
 
 def part_one():
-    print(f"Part 1: DPPCA at eps = {EPS:g}, with codebook bounds against without "
+    print(f"Part 1: DPPCA at eps = {EPS:g}, with {_kind()} bounds against without "
           f"(medians over {len(SEEDS)} seeds)")
     header = (f"{'table':<14}{'PVE err none':>13}{'PVE err box':>12}{'ratio':>7}"
               f"{'dir err none':>13}{'dir err box':>12}{'ratio':>7}"
@@ -122,13 +122,17 @@ def part_one():
               f"{none[2]:>14.0f}{box[2]:>5.0f}")
 
 
+def _kind():
+    return "observed-range" if TIGHT else "codebook"
+
+
 def _ratio(new, old):
     return f"{new / old:.2f}" if old > 0 else "-"
 
 
 def part_two():
     radials = ("spherical", "clipped", "covariance")
-    print(f"\nPart 2: top-2 sinF of DPKendallDirections with codebook bounds at eps = {EPS:g} "
+    print(f"\nPart 2: top-2 sinF of DPKendallDirections with {_kind()} bounds at eps = {EPS:g} "
           f"(medians over {len(SEEDS)} seeds), against PCA of the clipped rows")
     print(f"{'table':<14}" + "".join(f"{radial:>12}" for radial in radials))
     for name, (X, bounds) in tables(with_adult=True).items():

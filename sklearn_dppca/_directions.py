@@ -125,11 +125,12 @@ class DPKendallDirections(_PrivateProjection):
         dict column name -> pair for a DataFrame (every column covered). Never
         read off the data; each ``low < high``, finite. Values outside a range
         are clipped to it, without error or warning (a map of each row alone,
-        so every sensitivity still holds). The box replaces the private searches
-        it makes unnecessary, and their budget goes to the statistics: the
-        spreads' clip bounds (``scale=True``) are ``w_j^2 / 2`` with ``w_j = high_j
-        - low_j`` (divided by the spreads after them), and it enables
-        ``radial="covariance"``. See the user guide, "Public bounds".
+        so every sensitivity still holds).
+        The spreads' clip bounds (``scale=True``) are then ``w_j^2 / 2`` with
+        ``w_j = high_j - low_j``, with no search (the whole part buys the
+        statistic); ``radius="auto"`` is capped at the box's diagonal; and
+        ``radial="covariance"`` is available. See the user guide, "Public
+        bounds".
 
     Attributes
     ----------
@@ -182,14 +183,14 @@ class DPKendallDirections(_PrivateProjection):
     >>> est.transform(X).shape
     (500, 2)
 
-    Public ranges of the columns (here wide enough for every row) allow the
-    noisy covariance:
+    Public ranges of the columns (from a codebook, not from the data) allow the
+    noisy covariance, whose radius is the box's diagonal:
 
     >>> box = [(-20.0, 20.0), (-8.0, 8.0), (-4.0, 4.0)]
     >>> cov = DPKendallDirections(n_components=1, radial="covariance", bounds=box,
     ...                           random_state=0).fit(X)
-    >>> bool(abs(cov.components_[0, 0]) > 0.9)
-    True
+    >>> round(cov.radius_, 2)   # sqrt(40**2 + 16**2 + 8**2)
+    43.82
     """
 
     _parameter_constraints = {

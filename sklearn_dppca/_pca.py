@@ -226,13 +226,17 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         codebook, a questionnaire's scale): a list of one pair per column, or a
         dict column name -> pair for a DataFrame (every column covered). Never
         read off the data; each ``low < high``, finite. Values outside a range
-        are clipped to it, without error or warning. The box replaces every
-        private search and the freed budget goes to the statistics: the clip
-        bounds of the spreads, the scree and the total variance come from the
-        box (see :class:`DPScree`), and the score frame is the square around
-        the box's projection on ``axes`` (no search; the histogram takes the
-        whole score part). It also enables ``radial="covariance"``. See the
-        user guide, "Public bounds".
+        are clipped to it, without error or warning (a map of each row alone,
+        so every sensitivity still holds).
+        The box replaces the searches it makes unnecessary, and their budget
+        goes to the rest: the spreads' (``scale=True``: bounds ``w_j^2 / 2``,
+        ``w_j = high_j - low_j``) and the score frame's six (the frame is the
+        square around the box's projection on ``axes``; the histogram takes
+        the whole score part). It caps the scree's and the total variance's
+        searched clip bounds at the box's (see :class:`DPScree`;
+        ``scree_params={"C": "box"}`` takes them with no search) and
+        ``radius="auto"`` at the box's diagonal, and enables
+        ``radial="covariance"``. See the user guide, "Public bounds".
 
     Attributes
     ----------
@@ -336,14 +340,15 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     >>> pca.transform(X).shape
     (1000, 2)
 
-    Public ranges of the columns replace every private search (clip bounds,
-    score frame), and allow the noisy covariance:
+    Public ranges of the columns (from a codebook, not from the data) replace
+    the frame's searches; with ``C="box"`` the scree's too, and they allow the
+    noisy covariance:
 
     >>> box = [(-30.0, 30.0)] * X.shape[1]
     >>> bounded = DPPCA(eps=1.0, bounds=box, radial="covariance",
-    ...                 random_state=0).fit(X)
+    ...                 scree_params={"C": "box"}, random_state=0).fit(X)
     >>> [entry["step"] for entry in bounded.privacy_ledger_]
-    ['loading', 'scree/variances/statistic', 'scree/total variance/statistic', 'score/histogram']
+    ['loading', 'scree/variances/statistic', 'scree/total variance/statistic', 'score/histogram', 'gaussian block']
     """
 
     _parameter_constraints = {

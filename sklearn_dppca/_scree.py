@@ -190,16 +190,19 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         codebook, a questionnaire's scale): a list of one pair per column, or a
         dict column name -> pair for a DataFrame (every column covered). Never
         read off the data; each ``low < high``, finite. Values outside a range
-        are clipped to it, without error or warning. The box gives every clip
-        bound, so no search runs and the freed budget goes to the statistics:
-        the spreads' ``w_j^2 / 2`` (``w_j = high_j - low_j``), the scree's
-        ``(sum_j |v_jl| w_j)^2 / 2`` per component (or the smaller of
-        ``sum_j w_j^2 / 2`` and their sum under one norm bound; ``clip="auto"``
-        picks the less noisy for PC1 after the directions), the total
-        variance's ``sum_j w_j^2 / 2``; with ``scale=True`` the widths are divided
-        by the spreads. A ``C`` given in ``method_params`` is used as given.
-        ``huber`` and ``pmwm`` do not use the box. See the user guide, "Public
-        bounds".
+        are clipped to it, without error or warning (a map of each row alone,
+        so every sensitivity still holds).
+        With ``scale=True`` the box is divided by the spreads. The spreads' clip
+        bounds are ``w_j^2 / 2`` (``w_j = high_j - low_j``), with no search. The
+        clipped scree's searched bounds (and the total variance's) are capped
+        at the box's: ``(sum_j |v_jl| w_j)^2 / 2`` per component, the smaller of
+        ``sum_j w_j^2 / 2`` and their sum under one norm bound, ``sum_j w_j^2 /
+        2`` for the total; ``method_params={"C": "box"}`` takes them with no
+        search (for boxes tight around the data: a codebook's wide ranges make
+        them loose, see the user guide, "Public bounds"), and ``clip="auto"``
+        then picks the clipping with less noise on PC1 after the directions.
+        It also enables ``radial="covariance"`` and caps ``radius="auto"`` at
+        the box's diagonal.
 
     Attributes
     ----------
@@ -279,13 +282,14 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     >>> scree.explained_variance_.shape
     (3,)
 
-    With public ranges of the columns the clip bounds come from them, and no
-    search runs:
+    With public ranges of the columns (from a codebook, not from the data) and
+    ``C="box"``, the clip bounds come from the box, and no search runs:
 
     >>> box = [(30.0, 70.0), (35.0, 65.0), (40.0, 60.0)]
-    >>> bounded = DPScree(eps=1.0, bounds=box, random_state=0).fit(X)
+    >>> bounded = DPScree(eps=1.0, bounds=box, method_params={"C": "box"},
+    ...                   random_state=0).fit(X)
     >>> [entry["step"] for entry in bounded.privacy_ledger_]
-    ['directions', 'scree/variances/statistic', 'scree/total variance/statistic']
+    ['directions', 'scree/variances/statistic', 'scree/total variance/statistic', 'gaussian block']
     """
 
     _parameter_constraints = {
