@@ -22,6 +22,7 @@ from ._dask_input import ROW_BLOCKS, back_transformed, fit_input, transformed
 from ._names import default_feature_names, feature_names
 from ._summary import summarize
 from ._validation import (
+    BOUNDS,
     N_JOBS,
     POSITIVE,
     RANDOM_STATE,
@@ -32,6 +33,7 @@ from ._validation import (
     Options,
     check_param,
     validate_params,
+    check_bounds,
 )
 from ._version import DOCS_URL
 from .privacy._accountant import PrivacyAccountant
@@ -43,7 +45,7 @@ from .privacy._warnings import PrivacyRiskWarning, warn_risky_delta
 #: :func:`~sklearn_dppca._algorithms._directions._kendall_sensitivity`).
 _SENSITIVITY_RULES = ("standard", "tight")
 #: The pair terms of the directions' matrix (see DPKendallDirections).
-_RADIAL_FUNCTIONS = ("spherical", "clipped")
+_RADIAL_FUNCTIONS = ("spherical", "clipped", "covariance")
 
 
 class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -70,6 +72,7 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         "random_state": RANDOM_STATE,
         "n_jobs": N_JOBS,
         "row_blocks": ROW_BLOCKS,
+        "bounds": BOUNDS,
     }
 
     # scikit-learn's hook for the "?" link of the HTML repr (its developers'
@@ -203,7 +206,6 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
                                                    default_feature_names(n_features))
         return plan_frame(self._bought(parts, grant, settings)[1])
 
-
     def _validated_params(self):
         return validate_params(self)
 
@@ -216,11 +218,25 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             return (BudgetTree(tree).allocate(eps, delta, accounting) if tree
                     else BudgetPlan({}, accounting, None))
 
+        _check_leaves(allocate(parts))     # before any calibration divides by them
         kept, _ = bought_parts(parts, allocate, settings)
         plan = allocate(kept)
         rows = plan_table(allocate(parts), plan, lambda eps: allocate(parts, eps),
                           settings, params["eps"])
         return plan, rows, kept
+
+    def _bounded_rows(self, X, params):
+        """The rows clipped to the declared ``bounds`` (a view; the rows as they
+        are without bounds), checked against the columns before any charge.
+
+        ``bounds`` are public: a dict needs the column names of a DataFrame
+        (:func:`~sklearn_dppca._validation.check_bounds`). Values outside a
+        range are clipped to it, without error or warning (nothing here depends
+        on the data).
+        """
+        box = check_bounds(params["bounds"], X.shape[1],
+                           getattr(self, "feature_names_in_", None))
+        return X if box is None else X.clipped(*box)
 
     def _plan_budget(self, parts, params, rows, *, pairs, settings, progress=None,
                      check=None):
@@ -334,6 +350,15 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         """
         check_is_fitted(self)
         return summarize(self)
+
+
+def check_covariance_radial(params):
+    """``radial="covariance"`` needs declared ``bounds`` (the box's diagonal is its
+    radius): a ValueError naming ``radial`` otherwise, before any charge."""
+    if params["radial"] == "covariance" and params["bounds"] is None:
+        raise ValueError("radial='covariance' reads the covariance at the radius of "
+                         "the declared box: it needs bounds (one public (low, high) "
+                         "range per column).")
 
 
 class _VarianceMixin:

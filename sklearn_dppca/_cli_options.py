@@ -40,6 +40,7 @@ _OPTION_SPELLING = {
     "pairs": "--pairs",
     "scree_params": "--scree-params",
     "synthetic_sampling": "--synthetic-sampling",
+    "bounds": "--bounds",
 }
 
 
@@ -145,6 +146,42 @@ def _parse_scree_params(text):
     return params
 
 
+_BOUNDS_FORM = "--bounds must look like 0:10,-5:5 or age=17:90,hours=1:99"
+
+
+def _parse_range(text, where):
+    low, sep, high = str(text).partition(":")
+    if not sep or not low.strip() or not high.strip():
+        raise _UserError(f"{_BOUNDS_FORM}; {where} has no low:high range.")
+    return (_float(low.strip(), f"--bounds ({where}) low"),
+            _float(high.strip(), f"--bounds ({where}) high"))
+
+
+def _parse_bounds(text):
+    """``low:high,...`` (one range per variable, in their order) -> a list of
+    pairs, or ``name=low:high,...`` (by variable name) -> a dict. The ranges are
+    public (a codebook); DPPCA checks them against the variables."""
+    items = [item.strip() for item in str(text).split(",")]
+    if not all(items):
+        raise _UserError(f"{_BOUNDS_FORM}; got an empty item.")
+    named = ["=" in item for item in items]
+    if any(named) and not all(named):
+        raise _UserError(f"{_BOUNDS_FORM}: give every range by name or none.")
+    if not any(named):
+        return [_parse_range(item, f"item {index + 1}")
+                for index, item in enumerate(items)]
+    bounds = {}
+    for item in items:
+        name, _, spec = item.rpartition("=")
+        name = name.strip()
+        if not name:
+            raise _UserError(f"{_BOUNDS_FORM}; a range has no variable name.")
+        if name in bounds:
+            raise _UserError(f"--bounds: variable {name!r} is given twice.")
+        bounds[name] = _parse_range(spec, repr(name))
+    return bounds
+
+
 def _parse_components(text):
     """An integer number of components, or a PVE fraction (DPPCA checks its range)."""
     if re.fullmatch(r"\s*[+-]?\d+\s*", str(text)):
@@ -219,6 +256,7 @@ class Options:
             "pairs": (args.pairs, _parse_pairs),
             "random_state": (args.seed, lambda text: _int(text, "--seed", minimum=0)),
             "scale": (args.scale, bool),
+            "bounds": (args.bounds, _parse_bounds),
             "compute_nonprivate": (args.nonprivate_reference, bool),
         }
         self.settings = {name: parse(value) for name, (value, parse) in parsers.items()

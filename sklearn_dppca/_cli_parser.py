@@ -21,7 +21,7 @@ from ._data_sources import BUILTIN_DATA, LARGE_N, LARGE_N_PAIRS
 FIT_OPTIONS = ("data", "columns", "eps", "delta", "components", "scale", "axes", "bins",
                "histogram", "scree_method", "scree_params", "monotone",
                "synthetic_sampling", "group", "groups", "budget_split", "pairs",
-               "noise", "accounting", "seed", "nonprivate_reference")
+               "noise", "accounting", "seed", "nonprivate_reference", "bounds")
 #: DPPCA's scree methods (its ``scree_method``; tests/test_cli.py keeps them equal).
 _SCREE_METHODS = ("clipped", "huber", "pmwm", "kendall", "matrix")
 #: ``--scree-kind`` (what the scree panel shows) -> plot_overview's ``scree_kw``
@@ -154,6 +154,12 @@ def build_parser():
                        help="correlation PCA: divide each variable by a private "
                             "spread, bought with the 'scale' part of the budget "
                             "(for variables in different units)")
+    model.add_argument("--bounds", default=None, metavar="LOW:HIGH,...",
+                       help="public ranges of the variables, from a codebook (never "
+                            "from the data): low:high for each variable in order, or "
+                            "name=low:high for each by name; values outside are "
+                            "clipped, and the private searches the ranges make "
+                            "unnecessary are skipped")
     model.add_argument("--axes", default=None, metavar="A,B",
                        help="the two components of the score summary, 1-based "
                             "(default {dppca})")

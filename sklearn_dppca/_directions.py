@@ -3,7 +3,7 @@
 from ._algorithms._directions import loading_parts
 from ._algorithms._nonprivate import nonprivate_reference
 from ._algorithms._spread import spread_parts
-from ._base import _PrivateProjection
+from ._base import _PrivateProjection, check_covariance_radial
 from ._algorithms._plan import plan_settings
 from ._dask_input import check_blockwise_fit
 from ._validation import (
@@ -76,9 +76,15 @@ class DPKendallDirections(_PrivateProjection):
         ``"all"``: the full U-statistic, O(n^2 p). An int ``m``: each row is paired
         with ``m`` others by a data-independent random design (incomplete
         U-statistic, O(n m p^2): linear in n); the sensitivity is unchanged.
-    radial : {"spherical", "clipped"}, default="spherical"
-        The pair terms: unit directions (the spherical Kendall matrix) or
-        differences clipped in norm at ``radius`` (see above).
+    radial : {"spherical", "clipped", "covariance"}, default="spherical"
+        The pair terms: unit directions (the spherical Kendall matrix),
+        differences clipped in norm at ``radius`` (see above), or, with
+        ``bounds``, the noisy covariance: the clipped matrix at the radius
+        ``D = sqrt(sum_j w_j^2)`` of the declared box (its diagonal, so no pair is
+        clipped and ``radius`` is not used), the U-statistic covariance times
+        ``2 / D^2`` with the same sensitivity (Dwork, Talwar, Thakurta & Zhang
+        2014, "Analyze Gauss", on pair differences). A ValueError without
+        ``bounds``. See the user guide, "Which PCA?".
     radius : "auto" or float, default="auto"
         The clip radius ``c`` of ``radial="clipped"`` in the units of ``X``
         (after the spreads with ``scale=True``): a private quantile of the
@@ -114,6 +120,18 @@ class DPKendallDirections(_PrivateProjection):
         An in-memory fit with the blocks of a Dask fit releases the same values.
         Needs an int ``pairs`` (every block at least ``pairs + 1`` rows); see
         the user guide, "Scaling out".
+    bounds : None, list of (float, float) or dict, default=None
+        Public per-column ranges ``(low, high)``, known without the data (a
+        codebook, a questionnaire's scale): a list of one pair per column, or a
+        dict column name -> pair for a DataFrame (every column covered). Never
+        read off the data; each ``low < high``, finite. Values outside a range
+        are clipped to it, without error or warning (a map of each row alone,
+        so every sensitivity still holds).
+        The spreads' clip bounds (``scale=True``) are then ``w_j^2 / 2`` with
+        ``w_j = high_j - low_j``, with no search (the whole part buys the
+        statistic); ``radius="auto"`` is capped at the box's diagonal; and
+        ``radial="covariance"`` is available. See the user guide, "Public
+        bounds".
 
     Attributes
     ----------
@@ -130,7 +148,8 @@ class DPKendallDirections(_PrivateProjection):
     scale_ : ndarray of shape (n_features,) or None
         The private spreads the columns were divided by (``scale=True``), else None.
     radius_ : float or None
-        The clip radius of ``radial="clipped"`` (private or public), else None.
+        The clip radius of ``radial="clipped"`` (private or public) or
+        ``"covariance"`` (the declared box's diagonal), else None.
     n_components_ : int
         Number of directions kept.
     n_samples_ : int
@@ -164,6 +183,15 @@ class DPKendallDirections(_PrivateProjection):
     (2, 3)
     >>> est.transform(X).shape
     (500, 2)
+
+    Public ranges of the columns (from a codebook, not from the data) allow the
+    noisy covariance, whose radius is the box's diagonal:
+
+    >>> box = [(-20.0, 20.0), (-8.0, 8.0), (-4.0, 4.0)]
+    >>> cov = DPKendallDirections(n_components=1, radial="covariance", bounds=box,
+    ...                           random_state=0).fit(X)
+    >>> round(cov.radius_, 2)   # sqrt(40**2 + 16**2 + 8**2)
+    43.82
     """
 
     _parameter_constraints = {
@@ -177,7 +205,7 @@ class DPKendallDirections(_PrivateProjection):
                  sensitivity="tight", accounting="gdp", accountant=None, pairs="all",
                  radial="spherical", radius="auto", radius_level="auto", scale=False,
                  scale_share=0.2, compute_nonprivate=False, random_state=None,
-                 n_jobs=None, row_blocks=None):
+                 n_jobs=None, row_blocks=None, bounds=None):
         self.n_components = n_components
         self.eps = eps
         self.delta = delta
@@ -195,6 +223,7 @@ class DPKendallDirections(_PrivateProjection):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.row_blocks = row_blocks
+        self.bounds = bounds
 
     def fit(self, X, y=None):
         """Release private directions of ``X``.
@@ -213,8 +242,9 @@ class DPKendallDirections(_PrivateProjection):
             The fitted estimator.
         """
         params = validate_params(self)
+        check_covariance_radial(params)
         rng = check_generator(self.random_state)
-        X = self._read_rows(X, params, rng)
+        X = self._bounded_rows(self._read_rows(X, params, rng), params)
         check_blockwise_fit(X.sizes, pairs=params["pairs"],
                             compute_nonprivate=params["compute_nonprivate"])
         n_components = check_n_components(params["n_components"], X.shape[1])
@@ -255,5 +285,5 @@ class DPKendallDirections(_PrivateProjection):
         if not params["scale"]:
             return {"loading": (1.0, loading)}
         share = params["scale_share"]
-        return {"scale": (share, spread_parts(names)),
+        return {"scale": (share, spread_parts(names, params["bounds"] is not None)),
                 "loading": (1.0 - share, loading)}

@@ -31,6 +31,7 @@ from ._algorithms._variances import (
 from ._base import (
     _PrivateProjection,
     _VarianceMixin,
+    check_covariance_radial,
     ratio_threshold,
     scree_classical_check,
 )
@@ -189,7 +190,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         basic composition (see :class:`DPKendallDirections`).
     accountant : PrivacyAccountant, default=None
         A total budget for the data set, charged before any computation.
-    radial : {"spherical", "clipped"}, default="spherical"
+    radial : {"spherical", "clipped", "covariance"}, default="spherical"
         The directions' pair terms (see :class:`DPKendallDirections`).
     radius : "auto" or float, default="auto"
         The clip radius of ``radial="clipped"`` (see
@@ -222,6 +223,22 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         An in-memory fit with the blocks of a Dask fit releases the same values.
         Needs an int ``pairs`` (every block at least ``pairs + 1`` rows); see
         the user guide, "Scaling out".
+    bounds : None, list of (float, float) or dict, default=None
+        Public per-column ranges ``(low, high)``, known without the data (a
+        codebook, a questionnaire's scale): a list of one pair per column, or a
+        dict column name -> pair for a DataFrame (every column covered). Never
+        read off the data; each ``low < high``, finite. Values outside a range
+        are clipped to it, without error or warning (a map of each row alone,
+        so every sensitivity still holds).
+        The box replaces the searches it makes unnecessary, and their budget
+        goes to the rest: the spreads' (``scale=True``: bounds ``w_j^2 / 2``,
+        ``w_j = high_j - low_j``) and the score frame's six (the frame is the
+        square around the box's projection on ``axes``; the histogram takes
+        the whole score part). It caps the scree's and the total variance's
+        searched clip bounds at the box's (see :class:`DPScree`;
+        ``scree_params={"C": "box"}`` takes them with no search) and
+        ``radius="auto"`` at the box's diagonal, and enables
+        ``radial="covariance"``. See the user guide, "Public bounds".
 
     Attributes
     ----------
@@ -253,7 +270,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     method_label_ : str
         The scree method that released the variances.
     radius_ : float or None
-        The clip radius of ``radial="clipped"`` (private or public), else None.
+        The clip radius of ``radial="clipped"`` (private or public) or
+        ``"covariance"`` (the declared box's diagonal), else None.
     kendall_matrix_ : ndarray of shape (n_features, n_features)
         The released noisy Kendall matrix.
     kendall_noise_scale_ : float
@@ -323,6 +341,16 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     True
     >>> pca.transform(X).shape
     (1000, 2)
+
+    Public ranges of the columns (from a codebook, not from the data) replace
+    the frame's searches; with ``C="box"`` the scree's too, and they allow the
+    noisy covariance:
+
+    >>> box = [(-30.0, 30.0)] * X.shape[1]
+    >>> bounded = DPPCA(eps=1.0, bounds=box, radial="covariance",
+    ...                 scree_params={"C": "box"}, random_state=0).fit(X)
+    >>> [entry["step"] for entry in bounded.privacy_ledger_]
+    ['loading', 'scree/variances/statistic', 'scree/total variance/statistic', 'score/histogram', 'gaussian block']
     """
 
     _parameter_constraints = {
@@ -354,7 +382,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
                  accountant=None, radial="spherical", radius="auto",
                  radius_level="auto", pairs="all",
                  compute_nonprivate=False, whiten=False, random_state=None, n_jobs=None,
-                 verbose=0, row_blocks=None):
+                 verbose=0, row_blocks=None, bounds=None):
         self.n_components = n_components
         self.eps = eps
         self.delta = delta
@@ -385,10 +413,12 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.row_blocks = row_blocks
+        self.bounds = bounds
 
     def _check_params(self):
         """The validated hyperparameters, the top-level split included."""
         params = validate_params(self)
+        check_covariance_radial(params)
         check_matrix_scree(params["scree_method"], params["radial"])
         params["split"] = check_budget_split(params["budget_split"], params["scale"])
         PrivacyBudget(params["eps"], params["delta"]).split(params["split"])  # sum <= 1
@@ -417,8 +447,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         split = params["split"]
         blocks_progress = BlockProgress("DPPCA") if params["verbose"] else None
         rng = check_generator(self.random_state)
-        X = self._read_rows(X, params, rng, blocks_progress).check_max_abs(
-            "DPPCA's variances")
+        X = self._bounded_rows(self._read_rows(X, params, rng, blocks_progress),
+                               params).check_max_abs("DPPCA's variances")
         fit = self._prepare(params, X.shape[0], X.shape[1], self._feature_names(),
                             X.sizes)
         scree_params, threshold, n_components, axes = (
@@ -527,7 +557,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         scree_params = resolve_clip(scree_params, n_samples, n_components,
                                     params["eps"] * split["scree"] * (1 - TOTAL_SHARE))
         check_scree_before_charge(params["scree_method"], scree_params, n_samples,
-                                  n_components, "scree_params")
+                                  n_components, "scree_params",
+                                  bounded=params["bounds"] is not None)
         if n_groups is None:
             n_groups = 1 if params["groups"] is None else len(
                 check_labels(params["groups"], "groups"))
@@ -553,16 +584,17 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         The ``"matrix"`` scree releases nothing: its share goes to the loading.
         """
         split = params["split"]
-        scree = scree_parts(params["scree_method"], scree_params, n_components)
+        bounded = params["bounds"] is not None
+        scree = scree_parts(params["scree_method"], scree_params, n_components, bounded)
         loading_share = split["loading"] + (split["scree"] if scree is None else 0.0)
         parts = {"loading": (loading_share,
                              loading_parts(params["radial"], params["radius"]))}
         if "scale" in split:
-            parts["scale"] = (split["scale"], spread_parts(names))
+            parts["scale"] = (split["scale"], spread_parts(names, bounded))
         if scree is not None:
             parts["scree"] = (split["scree"], scree)
         if with_scores:
-            parts["score"] = (split["score"], score_parts(params["histogram"]))
+            parts["score"] = (split["score"], score_parts(params["histogram"], bounded))
         return parts
 
     def _fit_scores(self, scores, params, plan, labels, codes, rng, ledger):

@@ -130,7 +130,7 @@ class Rows:
     """
 
     def __init__(self, data, sizes, root, *, n_jobs=None, progress=None,
-                 view=(None, None), passes=None):
+                 view=(None, None, None), passes=None):
         self.data = data
         self.sizes = tuple(int(size) for size in sizes)
         self.starts = np.concatenate([[0], np.cumsum(self.sizes)]).astype(np.intp)
@@ -138,7 +138,7 @@ class Rows:
         self.progress = progress
         self.view = view
         self.passes = _Passes(root) if passes is None else passes
-        divisor, matrix = view
+        _, _, matrix = view
         width = int(data.shape[1]) if matrix is None else int(matrix.shape[0])
         self.shape = (int(self.starts[-1]), width)
 
@@ -164,9 +164,47 @@ class Rows:
 
     def projected(self, matrix):
         """The rows times ``matrix.T`` (float64): a view, in the same blocks."""
-        if self.view[1] is not None:
+        if self.view[2] is not None:
             raise ValueError("rows are projected once")
-        return self._with_view((self.view[0], np.asarray(matrix, dtype=np.float64)))
+        return self._with_view(self.view[:2] + (np.asarray(matrix, dtype=np.float64),))
+
+    def clipped(self, low, high):
+        """The rows with each column clipped to its public range ``[low_j,
+        high_j]`` (:func:`~sklearn_dppca._statistics.view_rows`): a view, taken
+        before any division or projection.
+
+        Clipping is a map of each row alone, so one changed row still changes
+        one row of the view: every sensitivity of the rows holds for it.
+        """
+        if any(part is not None for part in self.view):
+            raise ValueError("rows are clipped once, before any division or projection")
+        box = np.array([low, high], dtype=np.float64)
+        return self._with_view((box, None, None))
+
+    def box(self):
+        """The declared ranges of this view's columns, ``(low, high)`` (divided by
+        the spreads in a divided view, :func:`~sklearn_dppca._statistics.view_box`),
+        or None without declared ranges. Public: the ranges and the released
+        spreads only. Every row of the view (before any projection) lies in it."""
+        return stats.view_box(self.view)
+
+    def box_projection(self):
+        """The projection of :meth:`box` on this view's axes (a projected view):
+        the centre ``M c`` of the box's image and each axis' half extent
+        ``|M| w / 2`` (``c`` the box's centre, ``w`` its widths, ``M`` the
+        projection). Every projected row lies within it. None without ranges."""
+        box = self.box()
+        if box is None or self.view[2] is None:
+            return None
+        matrix = self.view[2]
+        low, high = box
+        center = matrix @ (low / 2 + high / 2)
+        return center, np.abs(matrix) @ (high - low) / 2
+
+    def widths(self):
+        """``high_j - low_j`` of :meth:`box` (None without declared ranges)."""
+        box = self.box()
+        return None if box is None else box[1] - box[0]
 
     def score_view(self, matrix):
         """The rows projected on the two score axes (the rows of ``matrix``): a
@@ -183,9 +221,10 @@ class Rows:
         """The rows divided by one positive number per column (then clamped to the
         data domain, :func:`~sklearn_dppca._statistics.view_rows`): a view, whose
         statistics of the plan are asked of the next pass."""
-        if self.view[0] is not None or self.view[1] is not None:
+        if self.view[1] is not None or self.view[2] is not None:
             raise ValueError("rows are divided once, before any projection")
-        scaled = self._with_view((np.asarray(divisor, dtype=np.float64), None))
+        scaled = self._with_view((self.view[0], np.asarray(divisor, dtype=np.float64),
+                                  None))
         scaled._plan_ahead()
         return scaled
 
@@ -219,9 +258,10 @@ class Rows:
             return
         plan, settings = self.passes.plan
         leaves = plan.allocations
-        if "scale" in plan and self.view[0] is None:
-            self._ahead(stats.SPREAD_BOUNDS, stats.block_column_matching_counts,
-                        self._seeded(stats.SPREAD_BOUNDS))
+        if "scale" in plan and self.view[1] is None:
+            if any(path.startswith("scale/clip bound") for path in leaves):
+                self._ahead(stats.SPREAD_BOUNDS, stats.block_column_matching_counts,
+                            self._seeded(stats.SPREAD_BOUNDS))
             return
         for part in ("loading", "directions"):
             if part in leaves and settings["radial"] == "spherical":
@@ -272,7 +312,7 @@ class Rows:
         passes = self.passes
         pending, passes.pending = passes.pending, []
         check = [] if passes.largest is not None else [
-            (None, (None, None), stats.block_check, [()] * self.n_blocks)]
+            (None, (None, None, None), stats.block_check, [()] * self.n_blocks)]
         everything = check + pending + requests
         per_block = [[(view, function, args[index]) for _, view, function, args
                       in everything] for index in range(self.n_blocks)]

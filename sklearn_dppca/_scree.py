@@ -20,6 +20,7 @@ from ._algorithms._variances import (
 from ._base import (
     _PrivateProjection,
     _VarianceMixin,
+    check_covariance_radial,
     ratio_threshold,
     scree_classical_check,
 )
@@ -160,7 +161,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         basic composition (see :class:`DPKendallDirections`).
     accountant : PrivacyAccountant, default=None
         A total budget for the data set, charged before any computation.
-    radial : {"spherical", "clipped"}, default="spherical"
+    radial : {"spherical", "clipped", "covariance"}, default="spherical"
         The pair terms of the directions released here (see
         :class:`DPKendallDirections`).
     radius : "auto" or float, default="auto"
@@ -187,6 +188,24 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         An in-memory fit with the blocks of a Dask fit releases the same values.
         Needs an int ``pairs`` (every block at least ``pairs + 1`` rows); see
         the user guide, "Scaling out".
+    bounds : None, list of (float, float) or dict, default=None
+        Public per-column ranges ``(low, high)``, known without the data (a
+        codebook, a questionnaire's scale): a list of one pair per column, or a
+        dict column name -> pair for a DataFrame (every column covered). Never
+        read off the data; each ``low < high``, finite. Values outside a range
+        are clipped to it, without error or warning (a map of each row alone,
+        so every sensitivity still holds).
+        With ``scale=True`` the box is divided by the spreads. The spreads' clip
+        bounds are ``w_j^2 / 2`` (``w_j = high_j - low_j``), with no search. The
+        clipped scree's searched bounds (and the total variance's) are capped
+        at the box's: ``(sum_j |v_jl| w_j)^2 / 2`` per component, the smaller of
+        ``sum_j w_j^2 / 2`` and their sum under one norm bound, ``sum_j w_j^2 /
+        2`` for the total; ``method_params={"C": "box"}`` takes them with no
+        search (for boxes tight around the data: a codebook's wide ranges make
+        them loose, see the user guide, "Public bounds"), and ``clip="auto"``
+        then picks the clipping with less noise on PC1 after the directions.
+        It also enables ``radial="covariance"`` and caps ``radius="auto"`` at
+        the box's diagonal.
 
     Attributes
     ----------
@@ -265,6 +284,15 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     >>> scree = DPScree(eps=1.0, random_state=0).fit(X)
     >>> scree.explained_variance_.shape
     (3,)
+
+    With public ranges of the columns (from a codebook, not from the data) and
+    ``C="box"``, the clip bounds come from the box, and no search runs:
+
+    >>> box = [(30.0, 70.0), (35.0, 65.0), (40.0, 60.0)]
+    >>> bounded = DPScree(eps=1.0, bounds=box, method_params={"C": "box"},
+    ...                   random_state=0).fit(X)
+    >>> [entry["step"] for entry in bounded.privacy_ledger_]
+    ['directions', 'scree/variances/statistic', 'scree/total variance/statistic', 'gaussian block']
     """
 
     _parameter_constraints = {
@@ -285,7 +313,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
                  sensitivity="tight", accounting="gdp", accountant=None,
                  radial="spherical", radius="auto", radius_level="auto",
                  compute_nonprivate=False, random_state=None, n_jobs=None,
-                 row_blocks=None):
+                 row_blocks=None, bounds=None):
         self.radial = radial
         self.radius = radius
         self.radius_level = radius_level
@@ -308,6 +336,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.row_blocks = row_blocks
+        self.bounds = bounds
 
     def fit(self, X, y=None):
         """Release private variances (and, if needed, directions) of ``X``.
@@ -326,9 +355,11 @@ class DPScree(_VarianceMixin, _PrivateProjection):
             The fitted estimator.
         """
         params = validate_params(self)
+        check_covariance_radial(params)
         method = params["method"]
         rng = check_generator(self.random_state)
-        X = self._read_rows(X, params, rng).check_max_abs("DPScree's variances")
+        X = self._bounded_rows(self._read_rows(X, params, rng), params).check_max_abs(
+            "DPScree's variances")
         ledger = PrivacyLedger()
         fit = self._prepare(params, X.shape[0], X.shape[1], self._feature_names(),
                             X.sizes, ledger)
@@ -388,10 +419,12 @@ class DPScree(_VarianceMixin, _PrivateProjection):
             None if threshold is not None else params["n_components"], n_available)
         parts, scree_share = self._budget_parts(params, given is None, reused is not None,
                                                 names)
+        bounded = params["bounds"] is not None
         method_params = resolve_clip(method_params, n_samples, n_components,
                                      grant["eps"] * scree_share * (1 - TOTAL_SHARE))
-        check_scree_before_charge(method, method_params, n_samples, n_components)
-        scree = scree_parts(method, method_params, n_components)
+        check_scree_before_charge(method, method_params, n_samples, n_components,
+                                  bounded=bounded)
+        scree = scree_parts(method, method_params, n_components, bounded)
         if scree is not None:
             parts["scree"] = (scree_share, scree)
         settings = plan_settings(grant, n_samples, n_features, n_components,
@@ -417,7 +450,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         parts, rest = {}, 1.0
         if params["scale"] and not reused_scale:
             share = params["scale_share"]
-            parts["scale"] = (share, spread_parts(names))
+            parts["scale"] = (share, spread_parts(names, params["bounds"] is not None))
             rest = 1.0 - share
         if release_directions:
             share = 1.0 if params["method"] == "matrix" else params["directions_share"]

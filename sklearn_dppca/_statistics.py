@@ -103,20 +103,44 @@ def _float_rows(block):
 
 
 def view_rows(block, view):
-    """The block's rows as float64, divided by ``view[0]`` and projected on the rows
-    of ``view[1]`` (either None: skipped).
+    """The block's rows as float64, clipped to the declared ranges ``view[0]``
+    (shape (2, p): each column's low and high), divided by ``view[1]`` and
+    projected on the rows of ``view[2]`` (any of them None: skipped).
+
+    Clipping is to public ranges, so it is a function of the row alone: one
+    changed row still changes one row of the view, and every row of the view
+    lies in the box (:func:`view_box`), whatever the data.
 
     A divided row is clamped to ``+-2**500``: a column divided by a tiny released
     spread may leave the data domain (or overflow), and every statistic must stay
     defined after the charge. Clamping is a function of the row alone, so one
     changed row still changes one row of the view.
     """
-    divisor, matrix = view
+    box, divisor, matrix = view
     rows = _float_rows(block)
+    if box is not None:
+        rows = np.clip(rows, box[0], box[1])
     if divisor is not None:
         with np.errstate(over="ignore"):
             rows = np.clip(rows / divisor, -MAX_ABS_VALUE, MAX_ABS_VALUE)
     return rows if matrix is None else rows @ matrix.T
+
+
+def view_box(view):
+    """The box every row of the view lies in before its projection: the declared
+    ranges ``view[0]`` divided by ``view[1]`` and clamped to ``+-2**500`` as
+    :func:`view_rows` divides and clamps the rows (both maps are monotone, so a
+    row inside the ranges lands inside the mapped ranges); None without ranges.
+    Returns ``(low, high)``, two arrays of shape (p,)."""
+    box, divisor, _ = view
+    if box is None:
+        return None
+    low, high = box[0], box[1]
+    if divisor is not None:
+        with np.errstate(over="ignore"):
+            low = np.clip(low / divisor, -MAX_ABS_VALUE, MAX_ABS_VALUE)
+            high = np.clip(high / divisor, -MAX_ABS_VALUE, MAX_ABS_VALUE)
+    return low.copy(), high.copy()
 
 
 def block_pair_sum(X, pairs, root, name, index, floor, n_jobs=None, progress=None):

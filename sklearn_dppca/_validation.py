@@ -313,6 +313,75 @@ RANDOM_STATE = [None, Interval("int", 0, None),
                          "a numpy.random.Generator or RandomState")]
 
 
+#: ``bounds``: None, one (low, high) pair per column or a dict column -> pair
+#: (the pairs themselves are checked against the columns by :func:`check_bounds`).
+BOUNDS = [None, Instance((list, tuple, np.ndarray, dict),
+                         "a list of (low, high) ranges or a dict column -> (low, high)")]
+
+
+def check_bounds(bounds, n_features, feature_names=None, name="bounds"):
+    """The declared per-column ranges as two arrays ``(low, high)``, or None.
+
+    ``bounds`` is public knowledge (a codebook), never read off the data: one
+    ``(low, high)`` pair per column, in the columns' order, or a dict column name
+    -> pair covering every column (it needs ``feature_names``, the names of a
+    DataFrame's columns). Each bound is a finite real number inside the data
+    domain (``|bound| <= 2**500``) and ``low < high``. Messages name the column
+    (its position or name: public) and the rule, never a bound's value.
+
+    Raises
+    ------
+    TypeError
+        If ``bounds`` is not a list, tuple, array or dict, or a pair holds
+        something that is not a real number.
+    ValueError
+        If the pairs do not match the columns, or a pair breaks a rule above.
+    """
+    bounds = check_param(bounds, BOUNDS, name)
+    if bounds is None:
+        return None
+    if isinstance(bounds, dict):
+        if feature_names is None:
+            raise ValueError(f"{name} is a dict by column name, which needs X with "
+                             "string column names (a DataFrame); give a list of "
+                             "(low, high) pairs in the columns' order instead.")
+        names = [str(column) for column in feature_names]
+        keys = {str(key): key for key in bounds}
+        missing = [column for column in names if column not in keys]
+        unknown = sorted(key for key in keys if key not in names)
+        if missing or unknown:
+            raise ValueError(f"{name} must give a (low, high) range for every column "
+                             f"of X and no other; missing: {missing}, unknown: "
+                             f"{unknown}.")
+        pairs = [bounds[keys[column]] for column in names]
+        labels = [repr(column) for column in names]
+    else:
+        pairs = list(bounds)
+        if len(pairs) != n_features:
+            raise ValueError(f"{name} must hold one (low, high) range per column: X "
+                             f"has {n_features} columns, {name} {len(pairs)} ranges.")
+        labels = [f"column {position}" for position in range(n_features)]
+    low, high = np.empty(n_features), np.empty(n_features)
+    for position, (pair, label) in enumerate(zip(pairs, labels)):
+        if (isinstance(pair, (str, bytes, dict)) or not hasattr(pair, "__len__")
+                or np.ndim(pair) != 1 or not all(_is_real(value) for value in pair)):
+            raise TypeError(f"{name}: the range of {label} must be two real numbers "
+                            "(low, high).")
+        if len(pair) != 2:
+            raise ValueError(f"{name}: the range of {label} must be two numbers (low, "
+                             f"high), got {len(pair)}.")
+        low[position], high[position] = float(pair[0]), float(pair[1])
+    finite = np.isfinite(low) & np.isfinite(high)
+    inside = finite & (np.abs(low) <= MAX_ABS_VALUE) & (np.abs(high) <= MAX_ABS_VALUE)
+    for position, label in enumerate(labels):
+        if not inside[position]:
+            raise ValueError(f"{name}: the range of {label} must be finite, within "
+                             "2**500 in absolute value (the data domain).")
+        if not low[position] < high[position]:
+            raise ValueError(f"{name}: the range of {label} must have low < high.")
+    return low, high
+
+
 def check_count(value, name, minimum):
     """An int ``>= minimum`` (a bool or ``2.5`` is not one)."""
     return check_param(value, [Interval("int", minimum, None)], name)

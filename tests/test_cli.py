@@ -499,6 +499,13 @@ ERRORS = [
     (["@ragged"], "as many fields as the header"),
     (["@latin1"], "not UTF-8"),
     (["@onerow"], "at least 2"),
+    (["@small", "--columns", "a,b", "--bounds", "0:1"], "one (low, high) range per column"),
+    (["@small", "--columns", "a,b", "--bounds", "0:1,2"], "--bounds must look like"),
+    (["@small", "--columns", "a,b", "--bounds", "0:1,a=0:1"], "by name or none"),
+    (["@small", "--columns", "a,b", "--bounds", "0:1,0:x"], "--bounds (item 2) high"),
+    (["@small", "--columns", "a,b", "--bounds", "a=0:1,a=0:2"], "given twice"),
+    (["@small", "--columns", "a,b", "--bounds", "a=0:1,c=0:2"], "missing: ['b']"),
+    (["@small", "--columns", "a,b", "--bounds", "a=1:0,b=0:2"], "low < high"),
 ]
 
 
@@ -682,3 +689,14 @@ def test_the_checkout_itself_imports(tmp_path):
     package_file, kernel_file = done.stdout.split()
     assert Path(package_file).resolve().parent == REPO / "sklearn_dppca"
     assert Path(kernel_file).resolve().parent == REPO / "sklearn_dppca"
+
+
+def test_bounds_skip_the_searches_they_make_unnecessary(small_csv, tmp_path):
+    code, out, err = run_cli([small_csv, "--columns", "a,b", "--seed", "0",
+                              "--bounds", "b=0:20,a=-5:5", "--quiet"], tmp_path)
+    assert code == 0, err
+    released = read_json(tmp_path / "released.json")
+    assert released["estimator"]["params"]["bounds"] == {"b": [0.0, 20.0],
+                                                         "a": [-5.0, 5.0]}
+    steps = [entry["step"] for entry in released["privacy_ledger"]]
+    assert not any(step.startswith("score/frame") for step in steps)

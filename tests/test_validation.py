@@ -253,6 +253,7 @@ WRONG_TYPE = {
     "scree_method": 3, "scree_params": [1], "histogram": 3, "bins": 2.5, "axes": "01",
     "n_synthetic": 2.5, "synthetic_jitter": "0.25", "synthetic_sampling": 3,
     "histogram_threshold": [1], "groups": 3, "verbose": "loud", "row_blocks": "rows",
+    "bounds": "wide",
 }
 OUT_OF_RANGE = {
     "n_components": 0, "eps": 0.0, "delta": 1.5, "noise": "laplace",
@@ -264,7 +265,7 @@ OUT_OF_RANGE = {
     "scree_method": "robust", "scree_params": {"nope": 1}, "histogram": "dense",
     "bins": 0, "axes": (0, 0), "n_synthetic": -1, "synthetic_jitter": -0.5,
     "synthetic_sampling": "grid",    "histogram_threshold": -1.0, "groups": ["a", "a"], "verbose": -1,
-    "row_blocks": 1,
+    "row_blocks": 1, "bounds": [(0.0, 1.0)] * 3,
 }
 # (True/False only, or an object of a class: no range to leave)
 NO_RANGE = {"accountant", "scale", "compute_nonprivate", "monotone", "whiten"}

@@ -47,8 +47,9 @@ def _kendall_sensitivity(n_samples, rule):
 
 def loading_parts(radial, radius):
     """The budget tree of the directions: one Gaussian leaf, or with
-    ``radial="clipped"`` and a private radius, the radius search and the matrix."""
-    if radial == "spherical" or not isinstance(radius, str):
+    ``radial="clipped"`` and a private radius, the radius search and the matrix
+    (``radial="covariance"``: the box's diagonal is the radius, no search)."""
+    if radial in ("spherical", "covariance") or not isinstance(radius, str):
         return "gaussian"
     return {"radius": (_RADIUS_SHARE, "pure"), "statistic": (1.0 - _RADIUS_SHARE, "gaussian")}
 
@@ -82,6 +83,11 @@ def _private_clipped_kendall(X, *, budget, radius, radius_level, noise, sensitiv
         if radius_level == "auto":   # the part's eps: the search has _RADIUS_SHARE of it
             radius_level = _auto_radius_level(X.shape[0], leaf.eps / _RADIUS_SHARE)
         radius = _private_radius(X, radius_level, leaf, rng, ledger)
+        widths = X.widths()
+        if widths is not None:
+            # declared bounds: no pair is farther apart than the box's diagonal, so
+            # a larger radius only shrinks every term (post-processing)
+            radius = min(radius, _box_diagonal(widths))
     matrix = X.pair_mean(squared_radius(radius), pairs, KENDALL_MATRIX, progress)
     released = _released_eigen(matrix, X.shape[0], statistic, noise, sensitivity, rng,
                                ledger)
@@ -132,14 +138,32 @@ def _warn_if_radius_collapsed(released):
         )
 
 
+def _box_diagonal(widths):
+    """``D = sqrt(sum_j w_j^2)``, the diagonal of a box of widths ``w`` (public):
+    no two rows of the box are farther apart."""
+    widths = np.asarray(widths, dtype=float)
+    largest = float(np.max(widths))
+    return largest * math.sqrt(float(np.sum((widths / largest) ** 2)))
+
+
 def release_directions(X, *, radial, radius, radius_level, budget, noise, sensitivity,
                        pairs, rng, ledger, progress=None):
-    """The directions' release for ``radial``: spherical or clipped Kendall matrix.
+    """The directions' release for ``radial``: spherical, clipped or covariance.
 
     ``X``: the fit's :class:`~sklearn_dppca._rows.Rows`. ``budget`` is
     ``plan.node("loading")`` (or the directions' node): a leaf, or the view of
     :func:`loading_parts`.
+
+    ``radial="covariance"`` (declared ``bounds``: ``X`` is a clipped view) is the
+    clipped Kendall matrix at the public radius ``D`` of :func:`_box_diagonal`:
+    every pair difference has ``||d|| <= D``, so no pair is clipped and the
+    matrix is ``mean d d^T / D^2``, the U-statistic covariance times ``2 / D^2``
+    (the "Analyze Gauss" of Dwork, Talwar, Thakurta & Zhang 2014 on pair
+    differences, with no centre). Its Frobenius sensitivity is the tight
+    ``2 sqrt(2) / n`` of :func:`_private_clipped_kendall`.
     """
+    if radial == "covariance":
+        radial, radius = "clipped", _box_diagonal(X.widths())
     if radial == "clipped":
         return _private_clipped_kendall(
             X, budget=budget, radius=radius, radius_level=radius_level, noise=noise,

@@ -46,15 +46,19 @@ _FRAME_STEPS = {"coarse centre axis 1": 0.15, "coarse centre axis 2": 0.15,
                "radius": 0.3}
 
 
-def score_parts(histogram):
+def score_parts(histogram, bounded=False):
     """The budget tree of the score summary: the frame's searches, the histogram.
 
     The additive histogram is a discrete Gaussian mechanism, composed with the
     Gaussian parts (as a ``mu``-GDP part under GDP accounting); the sparse one an
-    ``(eps, delta)`` stability histogram (basic composition).
+    ``(eps, delta)`` stability histogram (basic composition). With declared
+    ``bounds`` (``bounded``) the frame is the box's projection
+    (:func:`_box_frame`), free: the histogram takes the whole part.
     """
-    frame = {name: (share, "pure") for name, share in _FRAME_STEPS.items()}
     kind = "gaussian" if histogram == "additive" else "basic"
+    if bounded:
+        return {"histogram": (1.0, kind)}
+    frame = {name: (share, "pure") for name, share in _FRAME_STEPS.items()}
     return {"frame": (_FRAME_SHARE, frame), "histogram": (1.0 - _FRAME_SHARE, kind)}
 
 
@@ -134,6 +138,40 @@ def _private_frame(scores, budget, rng, ledger, cells=1, unit=None):
     # (equal bin edges); widen the frame to at least 8 spacings per cell.
     half_width = max(_FRAME_MARGIN * radius,
                      8.0 * cells * float(np.max(np.spacing(np.abs(center)))))
+    extent = (center[0] - half_width, center[0] + half_width,
+              center[1] - half_width, center[1] + half_width)
+    return Bunch(center=center, radius=float(radius), half_width=float(half_width),
+                 extent=extent)
+
+
+def _box_frame(scores, cells=1):
+    """The frame of declared ``bounds``: the square around the box's projection on
+    the two score axes, no search and no spend.
+
+    Its centre is ``M c`` (``c`` the box's centre, ``M`` the two score axes) and
+    its half width the larger half extent ``max_l sum_j |m_lj| w_j / 2``
+    (:meth:`~sklearn_dppca._rows.Rows.box_projection`): every clipped row
+    projects inside it, so no row falls off the histogram, and it is public
+    (declared bounds and released directions). Why not the six searches: at
+    small ``n eps`` (iris, wine at eps = 1) they collapse or overshoot, and
+    with bounds the frame needs none. Why not a radius from the released
+    variances: it needs a centre, and the box's centre is not the cloud's (a
+    codebook's ranges are rarely symmetric about the data, e.g. ``[0, high]``
+    for a non-negative column), so such a frame would cut the cloud; a private
+    centre would cost the budget the box frees. The price: a box much wider
+    than the data puts the cloud in fewer cells.
+    """
+    center, extent = scores.box_projection()
+    center = _clamped(center)
+    # a hair wider than the image: the projection of a corner, as computed, may
+    # round past the image's edge as computed
+    reach = float(np.max(extent)) * (1 + 1e-9) + 64 * len(scores.widths()) * float(
+        np.spacing(np.max(np.abs(center)) + np.max(extent)))
+    radius = float(np.clip(reach / _FRAME_MARGIN, _TINY, _FRAME_LIMIT))
+    half_width = max(_FRAME_MARGIN * radius,
+                     8.0 * cells * float(np.max(np.spacing(np.abs(center)))))
+    radius = half_width / _FRAME_MARGIN
+    half_width = _FRAME_MARGIN * radius
     extent = (center[0] - half_width, center[0] + half_width,
               center[1] - half_width, center[1] + half_width)
     return Bunch(center=center, radius=float(radius), half_width=float(half_width),
@@ -417,7 +455,8 @@ def release_score_summary(scores, budget, *, bins, method, threshold, unit,
     """The private score summary on two score axes: frame, histogram(s), synthetic
     points.
 
-    ``budget``: the score part (:func:`score_parts`). ``labels``: the public list
+    ``budget``: the score part (:func:`score_parts`; without a frame part, the
+    frame of declared bounds, :func:`_box_frame`). ``labels``: the public list
     of group labels and ``group_codes`` each row's position in it (both None
     without groups).
     Returns None when the frame collapsed or overshot (:func:`_frame_failure`:
@@ -430,9 +469,13 @@ def release_score_summary(scores, budget, *, bins, method, threshold, unit,
     ``synthetic_codes`` (each point's group position, or None). ``jitter`` and
     ``sampling`` shape the synthetic points (:func:`_synthetic_points`).
     """
-    frame = _private_frame(scores, budget.part("frame"), rng, ledger, cells=max(bins),
-                          unit=unit)
-    failure = _frame_failure(frame, unit)
+    if "frame" in budget:
+        frame = _private_frame(scores, budget.part("frame"), rng, ledger,
+                               cells=max(bins), unit=unit)
+    else:   # declared bounds: the box's projection, free
+        frame = _box_frame(scores, cells=max(bins))
+    # (the box frame holds every row by construction: no overshoot to test)
+    failure = _frame_failure(frame, unit if "frame" in budget else None)
     if failure is not None:
         # Post-processing of released values only (the frame and the variances):
         # a histogram on such a frame would draw noise cells, or the whole cloud in

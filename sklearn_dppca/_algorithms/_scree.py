@@ -28,9 +28,9 @@ from ._variances import (
 
 def check_matrix_scree(method, radial):
     """The ``"matrix"`` scree reads a clipped matrix: ``radial`` (of the directions
-    released or reused; None for public ones) must be ``"clipped"``. Checked
-    before any computation."""
-    if method == "matrix" and radial != "clipped":
+    released or reused; None for public ones) must be ``"clipped"`` or
+    ``"covariance"``. Checked before any computation."""
+    if method == "matrix" and radial not in ("clipped", "covariance"):
         given = "public (an array)" if radial is None else radial
         raise ValueError("The 'matrix' scree reads the variances off the clipped Kendall "
                          "matrix: it needs radial='clipped' directions (released in "
@@ -84,8 +84,9 @@ def _release_scree(X, components, *, method, params, budget, noise, pairs, rng, 
         X, components, method=method, params=params, budget=budget.part("variances"),
         noise=noise, rng=rng, ledger=ledger)
     if not (method == "clipped" and params.get("bound") == "total"):
-        total, total_noise, _ = _total_variance(X, budget, noise, pairs, level, rng,
-                                                ledger)
+        total, total_noise, _ = _total_variance(
+            X, budget, noise, pairs, level, rng, ledger,
+            box=method == "clipped" and params["C"] == "box")
     noise_scale = _widen_if_clipped("variance", _component_names(len(raw)), raw,
                                     noise_scale, _clipped_share_inputs(raw, bounds))
     return Bunch(raw=raw, noise_scale=noise_scale, bounds=bounds, total=total,
@@ -96,12 +97,13 @@ def _component_names(n_components):
     return [f"PC{l + 1}" for l in range(n_components)]
 
 
-def _total_variance(X, budget, noise, pairs, level, rng, ledger):
+def _total_variance(X, budget, noise, pairs, level, rng, ledger, box=False):
     """The private total variance, its noise sd (raised if at its bound) and its
-    released clip bound."""
+    released clip bound; ``box``: that bound is the declared box's (the scree's
+    ``C="box"``)."""
     total, total_noise, total_bound = private_total_variance(
         X, budget.part("total variance"), noise, rng, ledger, pairs=pairs,
-        quantile_level=level)
+        quantile_level=level, box=box)
     widened = _widen_if_clipped("total variance", ["the data"], np.array([total]),
                                 np.array([total_noise]),
                                 (np.array([total]), np.array([total_bound])))

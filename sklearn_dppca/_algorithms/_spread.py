@@ -54,9 +54,10 @@ def _spread_labels(feature_names):
     return names if len(set(names)) == len(names) else default_feature_names(len(names))
 
 
-def spread_parts(feature_names):
-    """The budget tree of the spreads: a quantile per column, one statistic."""
-    return component_clip_parts(_spread_labels(feature_names), _SPREAD_PARAMS)
+def spread_parts(feature_names, bounded=False):
+    """The budget tree of the spreads: a quantile per column, one statistic (with
+    declared ``bounds``, ``bounded``: the statistic alone)."""
+    return component_clip_parts(_spread_labels(feature_names), _SPREAD_PARAMS, bounded)
 
 
 def _private_feature_variances(X, *, budget, noise, rng, ledger, feature_names):
@@ -75,9 +76,30 @@ def _private_feature_variances(X, *, budget, noise, rng, ledger, feature_names):
     rounding allowance of the computation
     (:func:`~sklearn_dppca._statistics.clipped_sum_sensitivity`).
 
+    With declared ``bounds`` (``X`` a clipped view, column widths ``w_j``), each
+    column's clip bound is ``C_j = w_j^2 / 2``: two rows of the box differ by at
+    most ``w_j`` in column ``j``, so no term exceeds it (no term is clipped) and
+    the same sensitivity holds; there is no search, and the whole part buys the
+    statistic (:func:`spread_parts` with ``bounded``).
+
     Returns a Bunch with ``raw`` (the noisy variances, possibly negative),
     ``noise_scale`` (their noise sd) and ``clip_bounds``.
     """
+    widths = X.widths()
+    if widths is not None:
+        bounds = widths**2 / 2
+    else:
+        bounds = _searched_bounds(X, budget, rng, ledger, feature_names)
+    statistic, sensitivity = X.clipped_pair_means(bounds)
+    noisy, noise_scale = gaussian_mechanism(
+        statistic, sensitivity, rng=rng, noise=noise, ledger=ledger,
+        **budget["statistic"].mechanism_budget())
+    return Bunch(raw=noisy * bounds, noise_scale=noise_scale * bounds,
+                 clip_bounds=bounds)
+
+
+def _searched_bounds(X, budget, rng, ledger, feature_names):
+    """Each column's private clip bound: a quantile search per column."""
     labels = _spread_labels(feature_names)
     leaves = [budget[f"clip bound {label}"] for label in labels]
     counts, n_values = X.column_matching_counts(SPREAD_BOUNDS)
@@ -87,13 +109,8 @@ def _private_feature_variances(X, *, budget, noise, rng, ledger, feature_names):
                               leaf.path, False)
         for column_counts, leaf in zip(counts, leaves)])
     warn_if_far(n_values, level, leaves[0].eps,
-                f"{budget.prefix}/clip bounds (each of {len(labels)})", stacklevel=4)
-    statistic, sensitivity = X.clipped_pair_means(bounds)
-    noisy, noise_scale = gaussian_mechanism(
-        statistic, sensitivity, rng=rng, noise=noise, ledger=ledger,
-        **budget["statistic"].mechanism_budget())
-    return Bunch(raw=noisy * bounds, noise_scale=noise_scale * bounds,
-                 clip_bounds=bounds)
+                f"{budget.prefix}/clip bounds (each of {len(labels)})", stacklevel=5)
+    return bounds
 
 
 # A clip bound this small comes from a search that stopped at the bottom of the

@@ -45,7 +45,7 @@ TOTAL_SHARE = 0.25
 _SCREE_DEFAULTS = {
     "clipped": {
         "clip": "auto",          # "norm", "component", or "auto" (chosen from n, k, eps)
-        "C": "auto",             # "auto" or a public bound (per component with "component")
+        "C": "auto",             # "auto", "box" (declared bounds) or a public bound
         "quantile_share": 0.25,  # share of the scree eps spent on the clip bound(s)
         "quantile_level": 0.97,  # level of the private upper quantile (see DPScree notes)
         "pairs": "all",          # pairs of the U-statistic ("norm" only): "all" or m
@@ -69,7 +69,8 @@ _SCREE_DEFAULTS = {
 #: :func:`_check_public_clip`.)
 _METHOD_PARAM_CONSTRAINTS = {
     "clip": [Options("auto", "norm", "component")],
-    "C": ["auto", POSITIVE, Instance((list, tuple, np.ndarray), "a list of bounds")],
+    "C": ["auto", "box", POSITIVE,
+          Instance((list, tuple, np.ndarray), "a list of bounds")],
     "quantile_share": [UNIT_OPEN],
     "quantile_level": [UNIT_OPEN],
     "pairs": PAIRS,
@@ -114,7 +115,7 @@ def check_method_params(method, method_params, name="method_params"):
 
 
 def check_scree_before_charge(method, params, n_samples, n_components,
-                              name="method_params"):
+                              name="method_params", bounded=False):
     """Refuse, before the charge, what the scree would refuse after it (public).
 
     ``params`` has its ``clip`` resolved. The huber scree and the split pmwm one
@@ -128,6 +129,10 @@ def check_scree_before_charge(method, params, n_samples, n_components,
             label = "huber" if method == "huber" else "pmwm (split=True)"
             raise ValueError(f"The {label} scree pairs the rows and needs at least 4 "
                              f"rows (2 pairs); X has n_samples={n_samples}.")
+    if method == "clipped" and params["C"] == "box" and not bounded:
+        raise ValueError(f"{name}['C']='box' takes the clip bounds from the declared "
+                         "box: it needs bounds (one public (low, high) range per "
+                         "column).")
     if method == "clipped" and not isinstance(params["C"], str):
         _check_public_clip(params["C"], n_components if params["clip"] == "component"
                            else 1, f"{name}['C']")
@@ -170,10 +175,15 @@ def resolve_clip(params, n_samples, n_components, eps):
     variances' ``eps``).
 
     Only the clipped method has a ``clip``; other methods' params are returned as
-    they are.
+    they are. With ``C="box"`` (declared bounds) both clippings take their
+    bounds from the box at no cost, so ``"auto"`` is left to the release, which
+    picks after the directions (:func:`_box_clip`).
     """
     if "clip" not in params:
         return params
+    if params["C"] == "box":
+        # the box gives the bounds; "auto" is left to the release (_box_clip)
+        return dict(params, bound="own")
     params = dict(params, clip=_choose_clip(params, n_samples, n_components, eps))
     return dict(params, bound=_choose_bound(params, n_samples, eps))
 
@@ -198,29 +208,34 @@ def _choose_bound(params, n_samples, eps):
     return "own" if reaches else "total"
 
 
-def component_clip_parts(labels, params):
-    """The budget of per-component clipping: a quantile per label, one statistic."""
-    if not isinstance(params["C"], str):
+def component_clip_parts(labels, params, bounded=False):
+    """The budget of per-component clipping: a quantile per label, one statistic.
+
+    Public clip bounds (``C`` given, or taken from the declared box:
+    ``bounded``) need no search: the whole part buys the statistic."""
+    if bounded or not isinstance(params["C"], str):
         return {"statistic": (1.0, "gaussian")}
     share = params["quantile_share"]
     bounds = {f"clip bound {label}": (share / len(labels), "pure") for label in labels}
     return {**bounds, "statistic": (1.0 - share, "gaussian")}
 
 
-def _variance_parts(method, params, n_components):
+def _variance_parts(method, params, n_components, bounded=False):
     """The budget tree of the variances along ``n_components`` directions.
 
     ``params`` has its ``clip`` resolved (:func:`resolve_clip`). Shares are of
     the variances' own part; the leaves are the quantile searches (pure), the
     released statistic (Gaussian), or one estimate per component (huber and
-    pmwm split their share themselves: basic composition).
+    pmwm split their share themselves: basic composition). ``bounded``: the
+    clip bounds come from the declared box (:func:`_box_norm_bound`,
+    :func:`_box_component_bounds`): no search.
     """
     labels = [f"PC{l + 1}" for l in range(n_components)]
     if method != "clipped":
         return {label: (1.0 / n_components, "basic") for label in labels}
     if params["clip"] == "component":
-        return component_clip_parts(labels, params)
-    if not isinstance(params["C"], str):
+        return component_clip_parts(labels, params, bounded)
+    if bounded or not isinstance(params["C"], str):
         return {"statistic": (1.0, "gaussian")}
     share = params["quantile_share"]
     return {"clip bound": (share, "pure"), "statistic": (1.0 - share, "gaussian")}
@@ -230,16 +245,20 @@ def _variance_parts(method, params, n_components):
 _TOTAL_PARAMS = dict(_SCREE_DEFAULTS["clipped"], clip="norm", quantile_share=0.5)
 
 
-def scree_parts(method, params, n_components):
+def scree_parts(method, params, n_components, bounded=False):
     """The budget tree of a scree: the variances and the private total variance.
 
     ``"kendall"`` releases the total only (the variances are post-processing of
     it and of the Kendall matrix): the whole part buys it. ``"matrix"`` releases
     nothing of its own (None: its share goes to the directions' matrix).
+    ``bounded``: the fit has declared ``bounds``; with the clipped method's
+    ``C="box"`` they give every clip bound of the variances and the total
+    (:func:`_uses_box`), and the searches' leaves are gone.
     """
     if method == "matrix":
         return None
-    total = _variance_parts("clipped", _TOTAL_PARAMS, 1)
+    bounded = _uses_box(method, params, bounded)
+    total = _variance_parts("clipped", _TOTAL_PARAMS, 1, bounded)
     if method == "kendall":
         return {"total variance": (1.0, total)}
     if method == "clipped" and params.get("bound") == "total":
@@ -252,8 +271,58 @@ def scree_parts(method, params, n_components):
                     "clip bound": (search / total_share, "pure"),
                     "statistic": (1.0 - search / total_share, "gaussian")}),
                 "variances": (1.0 - total_share, {"statistic": (1.0, "gaussian")})}
-    return {"variances": (1.0 - TOTAL_SHARE, _variance_parts(method, params, n_components)),
+    return {"variances": (1.0 - TOTAL_SHARE,
+                          _variance_parts(method, params, n_components, bounded)),
             "total variance": (TOTAL_SHARE, total)}
+
+
+def _uses_box(method, params, bounded):
+    """Whether the scree's clip bounds (and the total's) are the box's: declared
+    ``bounds`` and the clipped method with ``C="box"`` (public settings)."""
+    return bool(bounded) and method == "clipped" and params.get("C") == "box"
+
+
+def _box_component_bounds(widths, components):
+    """Per component, the clip bound ``C_l = (sum_j |v_jl| w_j)^2 / 2`` a box of
+    widths ``w`` gives (public: declared bounds and released directions).
+
+    Sensitivity argument: two rows of the box differ by ``d`` with
+    ``|d_j| <= w_j``, so ``|v_l . d| <= sum_j |v_jl| w_j`` and every term
+    ``(v_l . d)^2 / 2`` is at most ``C_l`` (attained at opposite corners: the
+    tightest bound). No term is clipped; the U-statistic over the pairs moves
+    by at most ``2 C_l / n`` when one row moves anywhere in the box.
+    """
+    reach = np.abs(np.asarray(components, dtype=float)) @ np.asarray(widths, dtype=float)
+    return reach**2 / 2
+
+
+def _box_norm_bound(widths, components=None):
+    """The clip bound on ``||V d||^2 / 2`` a box of widths ``w`` gives.
+
+    ``||V d||^2 <= ||d||^2 <= sum_j w_j^2`` for orthonormal rows ``V`` (None:
+    the identity, the total variance) and ``||V d||^2 = sum_l (v_l . d)^2 <=
+    sum_l (sum_j |v_jl| w_j)^2``; the smaller of the two, halved, bounds every
+    term of the norm-clipped scatter, so no pair is clipped and the released
+    vector has the L2 sensitivity ``2 sqrt(2) C / n`` of
+    :func:`_norm_clipped_variances` (``2 C / n`` for the total).
+    """
+    widths = np.asarray(widths, dtype=float)
+    bound = float(np.sum(widths**2)) / 2
+    if components is not None:
+        bound = min(bound, float(np.sum(_box_component_bounds(widths, components))))
+    return bound
+
+
+def _box_clip(widths, components):
+    """``clip="auto"`` with declared bounds, after the directions (post-processing
+    of public bounds and released directions): ``"component"`` when PC1's noise
+    sd under per-component clipping, ``2 sqrt(k) C_1 / n``, is at most its sd
+    under norm clipping, ``2 sqrt(2) C / n`` (always for ``k <= 2``), else
+    ``"norm"``. Both cost the same budget: no search."""
+    first = _box_component_bounds(widths, components[:1])[0]
+    norm = _box_norm_bound(widths, components)
+    return "component" if math.sqrt(components.shape[0]) * first <= math.sqrt(2) * norm \
+        else "norm"
 
 
 def _norm_clipped_scatter(X, bound, pairs, name):
@@ -268,13 +337,19 @@ def _norm_clipped_scatter(X, bound, pairs, name):
     return bound * X.pair_mean(2 * bound, pairs, name)
 
 
-def _norm_clip_bound(Y, params, budget, rng, ledger, name):
-    """The clip bound on ``||y_a - y_b||^2 / 2``: public, or a private quantile over
-    the matching ``name``."""
+def _norm_clip_bound(Y, params, budget, rng, ledger, name, box_bound=None):
+    """The clip bound on ``||y_a - y_b||^2 / 2``: public (given, or ``box_bound``
+    from declared bounds with ``C="box"``), or a private quantile over the
+    matching ``name``, capped at ``box_bound`` when there is one (post-processing
+    of the release: no term can exceed it, so a search that ran past it only
+    added noise)."""
     if not isinstance(params["C"], str):
         return float(_check_public_clip(params["C"], 1)[0])
-    return Y.matching_quantile(name, 0.5, params["quantile_level"], budget["clip bound"],
-                               rng, ledger)
+    if params["C"] == "box":
+        return box_bound
+    bound = Y.matching_quantile(name, 0.5, params["quantile_level"],
+                                budget["clip bound"], rng, ledger)
+    return bound if box_bound is None else min(bound, box_bound)
 
 
 def _norm_clipped_variances(X, components, params, budget, noise, rng, ledger):
@@ -291,8 +366,10 @@ def _norm_clipped_variances(X, components, params, budget, noise, rng, ledger):
     Columns in large units that the directions hardly load on no longer set the
     bound (they did when the full p-dimensional difference was clipped).
     """
+    widths = X.widths()
     projected = X.projected(components)
-    bound = _norm_clip_bound(projected, params, budget, rng, ledger, SCREE_BOUND)
+    bound = _norm_clip_bound(projected, params, budget, rng, ledger, SCREE_BOUND,
+                             None if widths is None else _box_norm_bound(widths, components))
     scatter = _norm_clipped_scatter(projected, bound, params["pairs"], SCREE_SCATTER)
     noisy, noise_scale = gaussian_mechanism(
         np.diag(scatter).copy(), 2 * math.sqrt(2) * bound / X.shape[0], rng=rng,
@@ -301,7 +378,7 @@ def _norm_clipped_variances(X, components, params, budget, noise, rng, ledger):
 
 
 def private_total_variance(X, budget, noise, rng, ledger, *, pairs="all",
-                           quantile_level=None):
+                           quantile_level=None, box=False):
     """The private total variance ``E ||x_a - x_b||^2 / 2`` (the trace of the covariance).
 
     The pair differences are clipped in norm to ``sqrt(2 C)`` with ``C`` a private
@@ -310,13 +387,20 @@ def private_total_variance(X, budget, noise, rng, ledger, *, pairs="all",
     are the same kind of clipped second moment and their ratio (the PVE) is not
     biased by clipping one more than the other. The U-statistic
     ``mean min(||d||^2 / 2, C)`` moves by at most ``2 C / n`` when one row is
-    replaced. ``budget``: the part of :data:`_TOTAL_PARAMS`'s tree. Returns
-    ``(total, noise_scale, bound)``; ``total`` may be negative.
+    replaced. With declared ``bounds`` (a clipped view of the rows, widths
+    ``w``) every ``||d||^2 / 2`` is at most ``sum_j w_j^2 / 2``
+    (:func:`_box_norm_bound`): with ``box`` (the scree's ``C="box"``) that is
+    ``C``, no pair is clipped and there is no search; else it caps the
+    searched ``C``. ``budget``:
+    the part of :data:`_TOTAL_PARAMS`'s tree. Returns ``(total, noise_scale,
+    bound)``; ``total`` may be negative.
     """
-    params = dict(_TOTAL_PARAMS, pairs=pairs)
+    params = dict(_TOTAL_PARAMS, pairs=pairs, C="box" if box else "auto")
     if quantile_level is not None:
         params["quantile_level"] = quantile_level
-    bound = _norm_clip_bound(X, params, budget, rng, ledger, TOTAL_BOUND)
+    widths = X.widths()
+    bound = _norm_clip_bound(X, params, budget, rng, ledger, TOTAL_BOUND,
+                             None if widths is None else _box_norm_bound(widths))
     scatter = _norm_clipped_scatter(X, bound, pairs, TOTAL_SCATTER)
     total, noise_scale = gaussian_mechanism(
         float(np.trace(scatter)), 2 * bound / X.shape[0], rng=rng, noise=noise,
@@ -329,8 +413,11 @@ def _clipped_variances(X, components, params, budget, noise, rng, ledger):
 
     One row touches ``n - 1`` of the ``C(n, 2)`` terms, each in ``[0, C_l]``, so
     ``U_l`` moves by at most ``2 C_l / n`` and the vector by ``(2/n) ||C||_2`` in L2.
-    ``params["clip"]`` is resolved (:func:`resolve_clip`).
+    ``params["clip"]`` is resolved (:func:`resolve_clip`), but for ``C="box"``,
+    where ``"auto"`` is chosen here (:func:`_box_clip`).
     """
+    if params["clip"] == "auto":
+        params = dict(params, clip=_box_clip(X.widths(), components))
     if params["clip"] == "norm":
         return _norm_clipped_variances(X, components, params, budget, noise, rng, ledger)
     return _component_clipped_variances(X, components, params, budget, noise, rng, ledger)
@@ -342,7 +429,10 @@ def _component_clipped_variances(X, components, params, budget, noise, rng, ledg
     ``params["C"]`` is ``"auto"`` (one private quantile per component of
     ``(v_l . (x_a - x_b))^2 / 2`` over a random matching within the blocks, the
     leaves ``clip bound PC<l>`` of ``budget``, :func:`component_clip_parts`) or
-    public bounds. The statistic is the clipped U-statistic
+    public bounds: given, or with ``C="box"`` the declared box's
+    (:func:`_box_component_bounds`, no term clipped); with declared bounds
+    and ``"auto"``, each searched bound is capped at the box's. The statistic
+    is the clipped U-statistic
     ``U_l = mean_{a<b} min((v_l.(x_a-x_b))^2/2, C_l)`` over the pairs within the
     blocks (all pairs in one block), released as ``U_l / C_l``: each coordinate
     moves by at most ``2/n`` (in one block), the vector by ``2 sqrt(k)/n`` in L2,
@@ -352,8 +442,11 @@ def _component_clipped_variances(X, components, params, budget, noise, rng, ledg
     not drowned by the noise of a large one.
     """
     n_components = components.shape[0]
+    widths = X.widths()
     projected = X.projected(components)
-    if isinstance(params["C"], str):
+    if params["C"] == "box":
+        bounds = _box_component_bounds(widths, components)
+    elif isinstance(params["C"], str):
         labels = [f"PC{l + 1}" for l in range(n_components)]
         leaves = [budget[f"clip bound {label}"] for label in labels]
         counts, n_values = projected.column_matching_counts(SCREE_COMPONENT_BOUNDS)
@@ -363,6 +456,8 @@ def _component_clipped_variances(X, components, params, budget, noise, rng, ledg
             for column_counts, leaf in zip(counts, leaves)])
         warn_if_far(n_values, params["quantile_level"], leaves[0].eps,
                     f"{budget.prefix}/clip bounds (each of {n_components})", stacklevel=3)
+        if widths is not None:
+            bounds = np.minimum(bounds, _box_component_bounds(widths, components))
     else:
         bounds = _check_public_clip(params["C"], n_components)
     statistic, sensitivity = projected.clipped_pair_means(bounds)

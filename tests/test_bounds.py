@@ -1,0 +1,383 @@
+"""Declared per-column bounds (issue 27, item 4): checks, the clipped view of the
+rows, the bounds the box gives and their sensitivities on adversarial neighbours
+(a row moved to a corner of the box), the budget trees without the searches the
+box makes unnecessary, and ``radial="covariance"``.
+
+The bounds here are public settings of the test; where a test simulates a
+codebook from the data it says so (the package never reads bounds off the data).
+"""
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from sklearn_dppca import DPKendallDirections, DPPCA, DPScree
+from sklearn_dppca._algorithms._directions import _box_diagonal
+from sklearn_dppca._algorithms._scores import _box_frame
+from sklearn_dppca._algorithms._variances import (
+    _box_clip,
+    _box_component_bounds,
+    _box_norm_bound,
+)
+from sklearn_dppca._rows import Rows
+from sklearn_dppca._statistics import clipped_sum_sensitivity, view_box, view_rows
+from sklearn_dppca._validation import check_bounds
+from sklearn_dppca.privacy import PrivacyAccountant
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+LOW = np.array([-2.0, 0.0, 10.0])
+HIGH = np.array([3.0, 1.0, 50.0])
+BOX = list(zip(LOW, HIGH))
+WIDTHS = HIGH - LOW
+
+
+def _data(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    return LOW + rng.uniform(0.2, 0.8, size=(n, 3)) * WIDTHS
+
+
+def _corners():
+    return [np.where(signs, HIGH, LOW) for signs in itertools.product([0, 1], repeat=3)]
+
+
+def _neighbours(X):
+    """Neighbours of ``X``: its first row moved to every corner of the box, and
+    far outside it (clipped back to a corner)."""
+    for corner in _corners():
+        neighbour = X.copy()
+        neighbour[0] = corner
+        yield neighbour
+    far = X.copy()
+    far[0] = [1e9, -1e9, 1e9]
+    yield far
+
+
+def _rows(X, box=True):
+    rows = Rows(np.asarray(X, dtype=float), (len(X),), root=0)
+    return rows.clipped(LOW, HIGH) if box else rows
+
+
+def _orthonormal(k, seed=3):
+    q, _ = np.linalg.qr(np.random.default_rng(seed).normal(size=(3, 3)))
+    return q.T[:k]
+
+
+def steps(fitted):
+    return [entry["step"] for entry in fitted.privacy_ledger_]
+
+
+# ----------------------------------------------------------------- the checks
+def test_check_bounds_reads_pairs_and_dicts():
+    low, high = check_bounds(BOX, 3)
+    np.testing.assert_array_equal(low, LOW)
+    np.testing.assert_array_equal(high, HIGH)
+    assert check_bounds(None, 3) is None
+    by_name = check_bounds({"b": (0, 1), "a": (-2, 3), "c": (10, 50)}, 3, ["a", "b", "c"])
+    np.testing.assert_array_equal(by_name[0], LOW)
+    np.testing.assert_array_equal(check_bounds(np.array(BOX), 3)[1], HIGH)
+
+
+@pytest.mark.parametrize("bounds, error, words", [
+    ("wide", TypeError, "bounds must be"),
+    (3.0, TypeError, "bounds must be"),
+    ([(0, 1), (0, "1"), (0, 1)], TypeError, "column 1"),
+    ([(0, 1), 5, (0, 1)], TypeError, "column 1"),
+    ([(0, 1)] * 2, ValueError, "X has 3 columns"),
+    ([(0, 1), (0, 1, 2), (0, 1)], ValueError, "column 1"),
+    ([(0, 1), (1, 1), (0, 1)], ValueError, "low < high"),
+    ([(0, 1), (2, 1), (0, 1)], ValueError, "low < high"),
+    ([(0, 1), (0, math.inf), (0, 1)], ValueError, "finite"),
+    ([(0, 1), (math.nan, 1), (0, 1)], ValueError, "finite"),
+    ([(0, 1), (0, 2.0**501), (0, 1)], ValueError, "2\\*\\*500"),
+    ({"a": (0, 1), "b": (0, 1)}, ValueError, "missing: \\['c'\\]"),
+    ({"a": (0, 1), "b": (0, 1), "c": (0, 1), "d": (0, 1)}, ValueError, "unknown"),
+])
+def test_check_bounds_refuses_with_the_rule_and_no_value(bounds, error, words):
+    with pytest.raises(error, match=words) as caught:
+        check_bounds(bounds, 3, ["a", "b", "c"])
+    assert str(caught.value).startswith("bounds")
+    assert "2.0**501" not in str(caught.value) and "inf" not in str(caught.value)
+
+
+def test_a_dict_needs_column_names():
+    with pytest.raises(ValueError, match="needs X with string column names"):
+        DPPCA(bounds={"x0": (0, 1)}).fit(_data())
+
+
+def test_dict_and_list_bounds_release_the_same(unsnapped):
+    pd = pytest.importorskip("pandas")
+    X = _data(60)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    by_name = DPPCA(bounds=dict(zip(["c", "a", "b"], [BOX[2], BOX[0], BOX[1]])),
+                    random_state=4).fit(frame)
+    by_list = DPPCA(bounds=BOX, random_state=4).fit(X)
+    np.testing.assert_array_equal(by_name.components_, by_list.components_)
+    np.testing.assert_array_equal(by_name.explained_variance_, by_list.explained_variance_)
+
+
+@pytest.mark.parametrize("estimator", [DPKendallDirections, DPScree, DPPCA])
+def test_refusals_come_before_any_charge(estimator):
+    accountant = PrivacyAccountant(1.0, 1e-5)
+    with pytest.raises(ValueError, match=r"^radial='covariance'"):
+        estimator(radial="covariance", accountant=accountant).fit(_data())
+    with pytest.raises(ValueError, match="bounds"):
+        estimator(bounds=[(0, 1)] * 2, accountant=accountant).fit(_data())
+    assert accountant.charges == []
+
+
+@pytest.mark.parametrize("estimator, name", [(DPScree, "method_params"),
+                                              (DPPCA, "scree_params")])
+def test_box_clip_bound_needs_bounds(estimator, name):
+    with pytest.raises(ValueError, match=rf"^{name}\['C'\]='box'"):
+        estimator(**{name: {"C": "box"}}).fit(_data())
+
+
+# ------------------------------------------------------------- the clipped view
+def test_the_clipped_view_is_np_clip_then_divide_then_project():
+    X = _data(30) * 3 - 20          # many values outside the box
+    divisor = np.array([2.0, 0.5, 4.0])
+    matrix = _orthonormal(2)
+    view = (np.array([LOW, HIGH]), divisor, matrix)
+    expected = (np.clip(X, LOW, HIGH) / divisor) @ matrix.T
+    np.testing.assert_array_equal(view_rows(X, view), expected)
+    low, high = view_box(view)
+    np.testing.assert_array_equal(low, LOW / divisor)
+    np.testing.assert_array_equal(high, HIGH / divisor)
+    rows = (_rows(X) / divisor).projected(matrix)
+    np.testing.assert_array_equal(rows.array(), expected)
+    np.testing.assert_array_equal(rows.widths(), (HIGH - LOW) / divisor)
+    with pytest.raises(ValueError, match="clipped once"):
+        (_rows(X) / divisor).clipped(LOW, HIGH)
+
+
+def test_bounds_fit_equals_a_fit_of_the_clipped_rows(unsnapped):
+    # public radius: the same budget tree with and without bounds, so the
+    # releases must agree exactly when the rows are clipped beforehand
+    X = _data(50) * 2 - 10
+    kwargs = dict(radial="clipped", radius=5.0, random_state=2)
+    bounded = DPKendallDirections(bounds=BOX, **kwargs).fit(X)
+    clipped = DPKendallDirections(**kwargs).fit(np.clip(X, LOW, HIGH))
+    np.testing.assert_array_equal(bounded.kendall_matrix_, clipped.kendall_matrix_)
+
+
+# ------------------------------------------- the box's bounds and sensitivities
+def test_box_bounds_are_the_largest_terms():
+    V = _orthonormal(2)
+    differences = np.array([a - b for a in _corners() for b in _corners()])
+    component = (differences @ V.T) ** 2 / 2
+    np.testing.assert_allclose(component.max(axis=0), _box_component_bounds(WIDTHS, V))
+    norm = np.sum((differences @ V.T) ** 2, axis=1) / 2
+    assert norm.max() <= _box_norm_bound(WIDTHS, V) * (1 + 1e-12)
+    total = np.sum(differences**2, axis=1) / 2
+    assert total.max() == pytest.approx(_box_norm_bound(WIDTHS))
+    assert _box_norm_bound(WIDTHS, V) <= _box_norm_bound(WIDTHS)
+    assert _box_diagonal(WIDTHS) == pytest.approx(math.sqrt(np.sum(WIDTHS**2)))
+    assert _box_clip(WIDTHS, V) == "component"      # k <= 2: never noisier
+
+
+def test_spreads_statistic_moves_by_its_sensitivity_at_corners():
+    X = _data()
+    n = len(X)
+    bounds = WIDTHS**2 / 2
+    statistic, sensitivity = _rows(X).clipped_pair_means(bounds)
+    assert sensitivity == clipped_sum_sensitivity((n,), 3)
+    gaps = [np.linalg.norm(statistic - _rows(Y).clipped_pair_means(bounds)[0])
+            for Y in _neighbours(X)]
+    assert max(gaps) <= sensitivity
+
+
+def _at_a_corner(n=40):
+    """Rows at (a hair off) the low corner, and the neighbour whose first row
+    sits at the high corner: every term of that row goes from about 0 to its
+    bound, so the sensitivities are attained."""
+    X = LOW + np.random.default_rng(5).uniform(0, 1e-9, size=(n, 3)) * WIDTHS
+    Y = X.copy()
+    Y[0] = HIGH
+    return X, Y
+
+
+def test_spreads_sensitivity_is_attained():
+    X, Y = _at_a_corner()
+    bounds = WIDTHS**2 / 2
+    statistic, sensitivity = _rows(X).clipped_pair_means(bounds)
+    gap = np.linalg.norm(statistic - _rows(Y).clipped_pair_means(bounds)[0])
+    assert 0.99 * sensitivity < gap <= sensitivity
+
+
+def test_scree_component_statistic_moves_by_its_sensitivity_at_corners():
+    X = _data()
+    V = _orthonormal(2)
+    bounds = _box_component_bounds(WIDTHS, V)
+    statistic, sensitivity = _rows(X).projected(V).clipped_pair_means(bounds)
+    gaps = [np.linalg.norm(statistic - _rows(Y).projected(V).clipped_pair_means(bounds)[0])
+            for Y in _neighbours(X)]
+    assert max(gaps) <= sensitivity
+    # the first component's coordinate moves by its 2 / n at opposite corners
+    signs = V[0] > 0
+    low, high = np.where(signs, LOW, HIGH), np.where(signs, HIGH, LOW)
+    X = low + np.random.default_rng(5).uniform(0, 1e-9, size=(40, 3))
+    Y = X.copy()
+    Y[0] = high
+    moved = (_rows(X).projected(V).clipped_pair_means(bounds)[0]
+             - _rows(Y).projected(V).clipped_pair_means(bounds)[0])
+    assert 0.99 * 2 / 40 < abs(moved[0]) <= 2 / 40 + 1e-12
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_scree_norm_and_total_move_by_their_sensitivities_at_corners(k):
+    X = _data()
+    n = len(X)
+    V = _orthonormal(k)
+
+    def norm_scatter(Y):
+        bound = _box_norm_bound(WIDTHS, V)
+        return bound * _rows(Y).projected(V).pair_mean(2 * bound, "all", "s"), bound
+
+    def total(Y):
+        bound = _box_norm_bound(WIDTHS)
+        return float(np.trace(bound * _rows(Y).pair_mean(2 * bound, "all", "t"))), bound
+
+    scatter, bound = norm_scatter(X)
+    # no pair is clipped: the scatter is the covariance of the clipped rows
+    np.testing.assert_allclose(np.diag(scatter), np.var(X @ V.T, axis=0, ddof=1),
+                               rtol=1e-10)
+    gaps = [np.linalg.norm(np.diag(scatter) - np.diag(norm_scatter(Y)[0]))
+            for Y in _neighbours(X)]
+    assert max(gaps) <= 2 * math.sqrt(2) * bound / n
+    value, total_bound = total(X)
+    assert value == pytest.approx(np.sum(np.var(X, axis=0, ddof=1)), rel=1e-10)
+    gaps = [abs(value - total(Y)[0]) for Y in _neighbours(X)]
+    assert max(gaps) <= 2 * total_bound / n
+    assert max(gaps) > 0.2 * total_bound / n
+
+
+def test_covariance_matrix_moves_by_its_sensitivity_at_corners():
+    X = _data()
+    n = len(X)
+    diagonal = _box_diagonal(WIDTHS)
+
+    def matrix(Y):
+        return _rows(Y).pair_mean(diagonal**2, "all", "kendall matrix")
+
+    # the U-statistic covariance of the clipped rows times 2 / D^2
+    np.testing.assert_allclose(matrix(X), 2 * np.cov(X.T) / diagonal**2, rtol=1e-10)
+    gaps = [np.linalg.norm(matrix(X) - matrix(Y)) for Y in _neighbours(X)]
+    assert max(gaps) <= 2 * math.sqrt(2) / n
+
+
+def test_the_box_frame_holds_every_clipped_row():
+    X = _data(30) * 3 - 20
+    V = _orthonormal(2)
+    for Y in [X] + list(_neighbours(X)):
+        scores = _rows(Y).projected(V)
+        frame = _box_frame(scores, cells=10)
+        x_min, x_max, y_min, y_max = frame.extent
+        points = scores.array()
+        assert np.all((points[:, 0] >= x_min) & (points[:, 0] <= x_max))
+        assert np.all((points[:, 1] >= y_min) & (points[:, 1] <= y_max))
+        assert frame.half_width == 1.2 * frame.radius
+    # public: the same frame for every neighbour
+    assert _box_frame(_rows(X).projected(V)).extent == \
+        _box_frame(_rows(X[::-1] * 0).projected(V)).extent
+
+
+# ------------------------------------------------------------ the estimators
+def test_dppca_with_bounds_has_no_frame_and_no_spread_searches():
+    X = _data(2000)       # (rows enough for the plan to buy every part)
+    fitted = DPPCA(bounds=BOX, scale=True, random_state=0).fit(X)
+    assert steps(fitted) == [
+        "scale/statistic", "loading", "scree/variances/clip bound",
+        "scree/variances/statistic", "scree/total variance/clip bound",
+        "scree/total variance/statistic", "score/histogram", "gaussian block"]
+    assert fitted.frame_ is not None
+    # the searched scree bounds are capped at the box's (divided by the spreads)
+    widths = WIDTHS / fitted.scale_
+    caps = _box_norm_bound(widths, fitted.components_)
+    assert np.all(fitted.clip_bounds_ <= caps * (1 + 1e-12))
+
+
+def test_box_clip_bounds_spend_nothing_on_searches(unsnapped):
+    X = _data(200)
+    fitted = DPScree(2, bounds=BOX, method_params={"C": "box"}, random_state=0).fit(X)
+    assert steps(fitted) == ["directions", "scree/variances/statistic",
+                             "scree/total variance/statistic", "gaussian block"]
+    np.testing.assert_allclose(fitted.clip_bounds_,
+                               _box_component_bounds(WIDTHS, fitted.components_))
+    total = [e for e in fitted.privacy_ledger_
+             if e["step"] == "scree/total variance/statistic"][0]
+    assert total["sensitivity"] == pytest.approx(2 * _box_norm_bound(WIDTHS) / 200)
+
+
+def test_covariance_directions_and_matrix_scree():
+    X = _data(300)
+    fitted = DPPCA(bounds=BOX, radial="covariance", scree_method="matrix", eps=50.0,
+                   random_state=0).fit(X)
+    assert fitted.radius_ == pytest.approx(_box_diagonal(WIDTHS))
+    assert steps(fitted) == ["loading", "score/histogram", "gaussian block"]
+    from sklearn.decomposition import PCA
+
+    reference = PCA(2).fit(X)
+    cosines = np.abs(np.sum(fitted.components_ * reference.components_, axis=1))
+    assert cosines[0] > 0.99
+    assert fitted.explained_variance_[0] == pytest.approx(
+        reference.explained_variance_[0], rel=0.05)
+
+
+def test_values_outside_the_bounds_are_clipped_without_warning():
+    X = _data(1000)
+    X[:5] = 1e6
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        fitted = DPPCA(bounds=BOX, random_state=0, eps=20.0).fit(X)
+    assert fitted.plan_.released.all()
+    # (NaN where a variance is noise alone; never an infinity)
+    assert np.isfinite(fitted.explained_variance_[0])
+    assert not np.any(np.isinf(fitted.explained_variance_))
+
+
+@pytest.mark.parametrize("clip", ["component", "norm"])
+def test_released_box_scree_moves_by_its_sensitivity_at_corners(clip, unsnapped):
+    # public directions and one seed: the noise cancels between neighbours, so
+    # the released vectors differ by the statistics' gap, within the ledger's
+    # sensitivity
+    X = _data(60)
+    V = _orthonormal(2)
+    params = {"C": "box", "clip": clip}
+
+    def fit(Y):
+        return DPScree(directions=V, bounds=BOX, method_params=params, monotone=False,
+                       eps=200.0, random_state=7).fit(Y)
+
+    base = fit(X)
+    sensitivity = {e["step"]: e["sensitivity"] for e in base.privacy_ledger_}
+    scale = base.clip_bounds_ if clip == "component" else 1.0
+    compared = 0
+    for Y in _neighbours(X):
+        other = fit(Y)
+        gap = np.linalg.norm((base.explained_variance_raw_ - other.explained_variance_raw_)
+                             / scale)
+        assert gap <= sensitivity["scree/variances/statistic"] * (1 + 1e-9)
+        total_gap = abs(base.total_variance_ - other.total_variance_)
+        # (the total is raised to at least the variances' sum: compare the raw
+        # release only where neither was raised)
+        if base.total_variance_ > base.explained_variance_.sum() and \
+                other.total_variance_ > other.explained_variance_.sum():
+            assert total_gap <= sensitivity["scree/total variance/statistic"] * (1 + 1e-9)
+            compared += 1
+    assert compared >= 5
+
+
+def test_a_dask_fit_with_bounds_releases_the_in_memory_values(unsnapped):
+    da = pytest.importorskip("dask.array")
+    X = _data(120) * 2 - 10
+    params = dict(bounds=BOX, pairs=8, row_blocks=60, random_state=3, scale=True)
+    in_memory = DPPCA(**params).fit(X)
+    on_dask = DPPCA(**params).fit(da.from_array(X, chunks=(60, 3)))
+    np.testing.assert_array_equal(in_memory.components_, on_dask.components_)
+    np.testing.assert_array_equal(in_memory.scale_, on_dask.scale_)
+    np.testing.assert_array_equal(in_memory.explained_variance_raw_,
+                                  on_dask.explained_variance_raw_)
