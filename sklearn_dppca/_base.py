@@ -8,6 +8,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from ._algorithms._directions import release_directions
+from ._algorithms._loading_noise import loading_noise_scale
 from ._algorithms._projection import back_project, project, whitening_scale
 from ._algorithms._scree import feature_variances, release_scree, scree_values
 from ._algorithms._spread import release_spreads
@@ -80,6 +81,19 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
     def _projection_scale(self):
         """Per-component divisor of the projection (1 unless whitening)."""
         return None
+
+    @property
+    def components_noise_scale_(self):
+        """Approximate noise sd of each entry of ``components_`` (post-processing).
+
+        First-order perturbation theory on the released ``kendall_matrix_`` and
+        its noise sd ``kendall_noise_scale_``, capped at 1 where eigenvalues
+        nearly tie (see the user guide; None without a released matrix). Read
+        only after ``fit``.
+        """
+        return loading_noise_scale(self.kendall_matrix_,
+                                   getattr(self, "kendall_noise_scale_", None),
+                                   self.components_)
 
     def transform(self, X):
         """Project ``X`` on the private directions.
