@@ -57,6 +57,21 @@ def as_components(components, name="components"):
     return components
 
 
+def as_components_noise(noise, components, name="components_noise_scale"):
+    """The noise sd of each loading, of the shape of ``components`` (None stays
+    None); NaN (unknown) is kept, negative or infinite entries are refused."""
+    if noise is None:
+        return None
+    noise = np.asarray(noise, dtype=float)
+    if noise.shape != components.shape:
+        raise ValueError(f"{name} has shape {noise.shape}; components has shape "
+                         f"{components.shape}.")
+    known = noise[~np.isnan(noise)]
+    if not np.all(np.isfinite(known)) or np.any(known < 0):
+        raise ValueError(f"{name} must hold non-negative finite numbers or NaN.")
+    return noise
+
+
 def as_reference_components(reference, components):
     """The non-private directions, of the shape of the private ``components``."""
     reference = as_components(reference, "nonprivate_components")
