@@ -215,3 +215,14 @@ def uncertain_handle(color):
     return Line2D([], [], color=color, alpha=UNCERTAIN_ALPHA + 0.1,
                   linestyle=UNCERTAIN_LINESTYLE, marker="+", markersize=8,
                   label=UNCERTAIN_LABEL)
+
+
+def not_estimable_panel(ax, text):
+    """Write ``text`` (why nothing is drawn) in the middle of the empty ``ax``;
+    returns the Text."""
+    import textwrap
+
+    return ax.text(0.5, 0.5, textwrap.fill(text, 42), ha="center", va="center",
+                   transform=ax.transAxes, fontsize=9, color="0.3",
+                   bbox={"boxstyle": "round,pad=0.6", "facecolor": "0.95",
+                         "edgecolor": "0.7", "linestyle": ":"})
