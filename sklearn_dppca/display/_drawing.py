@@ -144,10 +144,10 @@ def add_legend(ax, handles=None, *, where="inside", offset=None, **kwargs):
 
 
 #: How a loading lost in its noise is drawn: faded and dashed, with its interval.
-UNCERTAIN_SDS = 2
-UNCERTAIN_ALPHA = 0.45
-UNCERTAIN_LINESTYLE = (0, (3, 2))
-UNCERTAIN_LABEL = (f"within noise (noise sd > size): dashed, with \u00b1{UNCERTAIN_SDS} "
+_UNCERTAIN_SDS = 2
+_UNCERTAIN_ALPHA = 0.45
+_UNCERTAIN_LINESTYLE = (0, (3, 2))
+_UNCERTAIN_LABEL = (f"within noise (noise sd > size): dashed, with \u00b1{_UNCERTAIN_SDS} "
                    "noise sd")
 
 
@@ -171,7 +171,7 @@ def uncertain_interval_points(coords, noise, mask, bound=None):
     if noise is None or not np.any(mask):
         return np.zeros((0, 2))
     coords = np.asarray(coords, dtype=float).reshape(-1, 2)[mask]
-    spread = UNCERTAIN_SDS * np.nan_to_num(np.asarray(noise, dtype=float)
+    spread = _UNCERTAIN_SDS * np.nan_to_num(np.asarray(noise, dtype=float)
                                            .reshape(-1, 2)[mask], nan=0.0)
     corners = np.vstack([coords - spread, coords + spread])
     return corners if bound is None else np.clip(corners, -bound, bound)
@@ -184,7 +184,7 @@ def draw_uncertain(ax, coords, noise, mask, color, bound=None):
     if noise is None or not np.any(mask):
         return None
     coords = np.asarray(coords, dtype=float).reshape(-1, 2)[mask]
-    spread = UNCERTAIN_SDS * np.asarray(noise, dtype=float).reshape(-1, 2)[mask]
+    spread = _UNCERTAIN_SDS * np.asarray(noise, dtype=float).reshape(-1, 2)[mask]
     spread = np.nan_to_num(spread, nan=0.0)
     low, high = coords - spread, coords + spread
     if bound is not None:
@@ -193,9 +193,9 @@ def draw_uncertain(ax, coords, noise, mask, color, bound=None):
     yerr = np.vstack([coords[:, 1] - low[:, 1], high[:, 1] - coords[:, 1]])
     container = ax.errorbar(coords[:, 0], coords[:, 1], xerr=xerr, yerr=yerr,
                             fmt="none", ecolor=color, elinewidth=0.8, capsize=2,
-                            alpha=UNCERTAIN_ALPHA + 0.1, zorder=2)
+                            alpha=_UNCERTAIN_ALPHA + 0.1, zorder=2)
     for line in container.lines[2]:
-        line.set_linestyle(UNCERTAIN_LINESTYLE)
+        line.set_linestyle(_UNCERTAIN_LINESTYLE)
     return container
 
 
@@ -204,17 +204,17 @@ def fade_uncertain_arrows(arrows, mask):
     for arrow, weak in zip(arrows, mask):
         if weak:
             patch = arrow.arrow_patch
-            patch.set_linestyle(UNCERTAIN_LINESTYLE)
-            patch.set_alpha(UNCERTAIN_ALPHA)
+            patch.set_linestyle(_UNCERTAIN_LINESTYLE)
+            patch.set_alpha(_UNCERTAIN_ALPHA)
 
 
 def uncertain_handle(color):
     """The legend entry of the uncertain style."""
     from matplotlib.lines import Line2D
 
-    return Line2D([], [], color=color, alpha=UNCERTAIN_ALPHA + 0.1,
-                  linestyle=UNCERTAIN_LINESTYLE, marker="+", markersize=8,
-                  label=UNCERTAIN_LABEL)
+    return Line2D([], [], color=color, alpha=_UNCERTAIN_ALPHA + 0.1,
+                  linestyle=_UNCERTAIN_LINESTYLE, marker="+", markersize=8,
+                  label=_UNCERTAIN_LABEL)
 
 
 def not_estimable_panel(ax, text):

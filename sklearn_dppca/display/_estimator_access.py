@@ -58,7 +58,7 @@ def _has(estimator, attribute):
 SCORE_NOT_ESTIMABLE = "score summary not estimable"
 
 
-def score_not_estimable(estimator):
+def _score_not_estimable(estimator):
     """Whether the fit ran its score part but released no frame (the private
     search found none: nothing to draw the scores on).
 
@@ -103,7 +103,7 @@ def unsupported_reason(estimator, display_name):
             f"{display_name} needs a fitted {supported} from sklearn_dppca; {name} "
             "is not a private estimator (no privacy_ledger_)."
         )
-    if display_name in ("ScoreDisplay", "BiplotDisplay") and score_not_estimable(
+    if display_name in ("ScoreDisplay", "BiplotDisplay") and _score_not_estimable(
             estimator) and all(_has(estimator, a) for a in attributes
                                if a not in _SCORE_SUMMARY):
         return None      # drawn as a panel that says the summary is not estimable

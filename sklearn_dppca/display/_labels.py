@@ -3,6 +3,7 @@ to arrow ends without pile-ups."""
 
 import numpy as np
 
+from .._summary import NOT_ESTIMABLE
 from ._limits import data_per_point
 from ._style import merge_style
 
@@ -15,9 +16,6 @@ def plain_text(value):
     """
     return str(value).replace("$", r"\$")
 
-
-#: What a display writes in place of a quantity the fit could not estimate.
-NOT_ESTIMABLE = "not estimable"
 
 
 def component_label(index, explained_variance_ratio=None):

@@ -345,7 +345,8 @@ class ScreeDisplay:
                       "label": "cumulative private PVE"}
                 # (NaN from the first share that is not estimable on: not drawn)
                 (self.cumulative_line_,) = ax.plot(x, 100 * np.cumsum(ratio), **kw)
-                handles.append(self.cumulative_line_)
+                if pve_ok[0]:
+                    handles.append(self.cumulative_line_)
                 top = 100.0
             if np_ratio is not None:
                 reference(ax, 100 * np_ratio, f"{NONPRIVATE_LABEL} (PVE)")
