@@ -56,7 +56,7 @@ def _read_array(value, entry, name, dims):
         # no rows: JSON writes [] whatever the width
         value = np.empty((0,) + next((s[1:] for s in shapes if len(s) > 1
                                       and None not in s[1:]), ()))
-    array = finite_array(value, name, entry_ndims(entry), allow_nan=entry.not_estimable)
+    array = finite_array(value, name, entry_ndims(entry), allow_nan="encoded" if entry.not_estimable else False)
     if not any(len(shape) == array.ndim and all(
             want is None or got == want for got, want in zip(array.shape, shape))
             for shape in shapes):

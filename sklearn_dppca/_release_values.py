@@ -20,13 +20,13 @@ import numpy as np
 NOT_ESTIMABLE_JSON = "not estimable"
 
 
-def _decode_not_estimable(value):
+def _decode_not_estimable(value, replacement=math.nan):
     """``value`` (a JSON number, list or the string) with the string replaced by
-    NaN, at any depth."""
+    ``replacement``, at any depth."""
     if isinstance(value, str) and value == NOT_ESTIMABLE_JSON:
-        return math.nan
+        return replacement
     if isinstance(value, list):
-        return [_decode_not_estimable(item) for item in value]
+        return [_decode_not_estimable(item, replacement) for item in value]
     return value
 
 
@@ -43,8 +43,11 @@ def encode_not_estimable(array):
 def finite_array(value, name, ndims=None, allow_nan=False):
     """A float ndarray of ``value`` with one of ``ndims`` dimensions (None: any);
     NaN or inf is an error (a release is finite), except that with ``allow_nan``
-    a NaN, or the string :data:`NOT_ESTIMABLE_JSON`, is kept as NaN (not
-    estimable)."""
+    a NaN is kept (not estimable), and with ``allow_nan="encoded"`` (a file being
+    read) only the string :data:`NOT_ESTIMABLE_JSON` becomes NaN: a bare NaN
+    in the file stays an error."""
+    if allow_nan == "encoded":
+        finite_array(_decode_not_estimable(value, 0.0), name, ndims)
     if allow_nan:
         value = _decode_not_estimable(value)
     try:
