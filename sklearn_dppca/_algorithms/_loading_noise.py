@@ -28,9 +28,13 @@ def loading_noise_scale(kendall_matrix, kendall_noise_scale, components):
     them) standing in for the exact ones. Assumptions: the noise is small next
     to the gaps ``lambda_k - lambda_l`` (first order), and the released
     eigenpairs are close to the exact ones. Both fail when eigenvalues nearly
-    tie; the sd is then large and is capped at 1 (an entry of a unit vector lies
-    in ``[-1, 1]``, so an sd of 1 says the entry is not known at all). Nothing
-    but released values is read: this is post-processing.
+    tie, that is when a gap ``|lambda_k - lambda_l|`` is below the spectral
+    norm of the noise, about ``2 (s / sqrt(2)) sqrt(p)`` (the edge of the
+    semicircle law): the noise can then rotate ``v_k`` towards ``v_l`` freely,
+    and every entry of ``v_k`` that ``v_l`` touches gets the cap, 1 (an entry
+    of a unit vector lies in ``[-1, 1]``, so an sd of 1 says the entry is not
+    known at all). Every sd is capped at 1. Nothing but released values is
+    read: this is post-processing.
 
     Parameters
     ----------
@@ -61,13 +65,14 @@ def loading_noise_scale(kendall_matrix, kendall_noise_scale, components):
         return np.full((k, p), np.nan)
     values, vectors = np.linalg.eigh((matrix + matrix.T) / 2)
     off_sd = sigma / math.sqrt(2.0)
+    tie = 2.0 * off_sd * math.sqrt(p)       # the noise's spectral norm, about
     out = np.empty((k, p))
     for row, direction in enumerate(components):
         index = int(np.argmax(np.abs(vectors.T @ direction)))   # its eigenpair
         others = np.arange(p) != index
         gaps = values[index] - values[others]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            weights = np.where(gaps != 0, (off_sd / gaps) ** 2, np.inf)
+            weights = np.where(np.abs(gaps) > tie, (off_sd / gaps) ** 2, np.inf)
             var = (vectors[:, others] ** 2) @ weights
             out[row] = np.sqrt(var)
     out[~np.isfinite(out)] = _SD_CAP

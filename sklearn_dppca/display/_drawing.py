@@ -222,6 +222,8 @@ def not_estimable_panel(ax, text):
     returns the Text."""
     import textwrap
 
+    ax.set_xlabel("")
+    ax.set_ylabel("")
     return ax.text(0.5, 0.5, textwrap.fill(text, 42), ha="center", va="center",
                    transform=ax.transAxes, fontsize=9, color="0.3",
                    bbox={"boxstyle": "round,pad=0.6", "facecolor": "0.95",

@@ -38,6 +38,8 @@ _SUMMARY_MIN_FONTSIZE = 6.0
 
 def _skip(ax, title, reason):
     ax.set_axis_off()
+    ax.set_xlabel("")
+    ax.set_ylabel("")
     ax.set_title(title, color="0.4")
     ax.text(0.5, 0.5, textwrap.fill(reason, 42), ha="center", va="center",
             transform=ax.transAxes, fontsize=9, color="0.3",

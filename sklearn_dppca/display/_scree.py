@@ -344,8 +344,10 @@ class ScreeDisplay:
                 kw = {"color": "C3", "marker": "s", "markersize": 4,
                       "label": "cumulative private PVE"}
                 # (NaN from the first share that is not estimable on: not drawn)
-                (self.cumulative_line_,) = ax.plot(x, 100 * np.cumsum(ratio), **kw)
-                if pve_ok[0]:
+                cumulated = 100 * np.cumsum(ratio)
+                shown = np.isfinite(cumulated)
+                (self.cumulative_line_,) = ax.plot(x[shown], cumulated[shown], **kw)
+                if shown.any():
                     handles.append(self.cumulative_line_)
                 top = 100.0
             if np_ratio is not None:
@@ -618,8 +620,11 @@ class ScreeDisplay:
                            rotation=45 if k > 8 else 0, ha="right" if k > 8 else "center")
         ax.set_xlim(-0.6, k - 0.4)
         ax.set_xlabel("private component")
-        ax.set_ylabel("private variance" if kind == "variance"
-                      else "PVE (% of the fit's private total variance)")
+        estimated = any(not np.all(d.not_estimable_) for d in displays)
+        ax.set_ylabel(("private variance" if kind == "variance"
+                       else "PVE (% of the fit's private total variance)")
+                      if estimated else ("private variance" if kind == "variance" else "PVE")
+                      + " (not estimable)")
         ax.set_ylim(0, reach * 1.15 if reach > 0 else 1.0)
         ax.set_title("DP scree of several fits (private variances)")
         add_legend(ax, handles, where="below", offset=62 if k > 8 else 36,
