@@ -82,19 +82,6 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         """Per-component divisor of the projection (1 unless whitening)."""
         return None
 
-    @property
-    def components_noise_scale_(self):
-        """Approximate noise sd of each entry of ``components_`` (post-processing).
-
-        First-order perturbation theory on the released ``kendall_matrix_`` and
-        its noise sd ``kendall_noise_scale_``, capped at 1 where eigenvalues
-        nearly tie (see the user guide; None without a released matrix). Read
-        only after ``fit``.
-        """
-        return loading_noise_scale(self.kendall_matrix_,
-                                   getattr(self, "kendall_noise_scale_", None),
-                                   self.components_)
-
     def transform(self, X):
         """Project ``X`` on the private directions.
 
@@ -227,6 +214,10 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
                 delattr(self, name)
             raise
         self.privacy_ledger_ = ledger.to_list()
+        # the noise sd of each loading: post-processing of the released matrix
+        self.components_noise_scale_ = loading_noise_scale(
+            getattr(self, "kendall_matrix_", None),
+            getattr(self, "kendall_noise_scale_", None), self.components_)
 
     def _feature_names(self):
         return feature_names(self)

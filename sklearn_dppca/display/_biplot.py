@@ -167,11 +167,10 @@ class BiplotDisplay:
             default=None
         Noise sd of each loading (``components_noise_scale_``); an arrow whose
         noise sd (scaled as the arrow) exceeds its length is drawn as uncertain:
-        faded and dashed, with its +-2 sd cross.
-
-    A display whose ``synthetic_scores`` or ``frame_center`` is None (the fit
-    found no score frame), or whose shown variances are NaN, draws no axes: its
-    panel says what is not estimable.
+        faded and dashed, with its +-2 sd cross. A display whose
+        ``synthetic_scores`` or ``frame_center`` is None (the fit found no score
+        frame), or whose shown variances are NaN, draws no axes: its panel says
+        what is not estimable.
 
     Attributes
     ----------
