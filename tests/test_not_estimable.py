@@ -254,3 +254,13 @@ def test_nan_round_trips_in_a_release_and_inf_stays_refused(make_fake):
         export_release(est)
     with pytest.raises(ValueError, match="explained_variance"):
         load_release({**release, "explained_variance": ["not estimable", "oops"]})
+
+
+def test_the_variable_plot_greys_a_loading_lost_in_its_noise(make_fake):
+    est = make_fake("dppca")
+    noise = np.full(est.components_.shape, 0.01)
+    noise[:, 1] = 5.0
+    est.components_noise_scale_ = noise
+    disp = VariableDisplay.from_estimator(est)
+    assert disp.uncertain_[disp.variables_.index("x1")]
+    assert disp.uncertain_.sum() == 1

@@ -5,6 +5,7 @@ import numpy as np
 from .._validation import check_bool
 from ._check import (
     as_components,
+    as_components_noise,
     as_ratio,
     as_reference_components,
     as_vector,
@@ -19,6 +20,7 @@ from ._drawing import (
     draw_reference_arrows,
     draw_zero_lines,
     legend_line,
+    uncertain_mask,
 )
 from ._estimator_access import (
     check_estimator_for,
@@ -141,6 +143,11 @@ class VariableDisplay:
         Noise sd of each ``feature_variance`` (``feature_variance_noise_scale_``):
         a variable whose variance does not exceed it is drawn in light grey as
         unknown (its arrow length says nothing).
+    components_noise_scale : array-like of shape (n_components, n_features), \
+            default=None
+        Noise sd of each loading (``components_noise_scale_``): a variable whose
+        loading noise on the two components exceeds the loading's size is drawn
+        in light grey as unknown too (its direction says nothing).
 
     Attributes
     ----------
@@ -206,7 +213,9 @@ class VariableDisplay:
         nonprivate_variance=None,
         nonprivate_feature_variance=None,
         feature_variance_noise_scale=None,
+        components_noise_scale=None,
     ):
+        self.components_noise_scale = components_noise_scale
         self.components = components
         self.explained_variance = explained_variance
         self.feature_variance = feature_variance
@@ -306,6 +315,12 @@ class VariableDisplay:
                               "feature_variance_noise_scale", p, nonnegative=True,
                               allow_nan=True)
             self.uncertain_ = ~(noise[idx] < sigma2[idx])    # NaN noise: unknown
+        loading_noise = as_components_noise(self.components_noise_scale, V)
+        if loading_noise is not None and len(idx):
+            # a loading lost in its noise: the direction is unknown too
+            self.uncertain_ |= uncertain_mask(
+                np.column_stack([V[a, idx], V[b, idx]]),
+                np.column_stack([loading_noise[a, idx], loading_noise[b, idx]]))
         self.variables_ = [names[j] for j in idx]
         unknown = np.isnan(sigma2)
         self.omitted_ = [names[j] for j in np.flatnonzero(~kept & ~unknown)]
@@ -365,8 +380,8 @@ class VariableDisplay:
         if n_uncertain:
             handles.insert(1, Line2D(
                 [], [], color=_UNCERTAIN_COLOR,
-                label=f"{n_uncertain} whose private variance is below its noise: "
-                      "correlation unknown"))
+                label=f"{n_uncertain} whose private variance or loading is below "
+                      "its noise: correlation unknown"))
         # Labels of arrows that barely leave the origin would be pushed far out
         # and spread the axes (and look like structure): they stay empty.
         near_origin = np.hypot(*self.coordinates_.T) < _LABEL_RADIUS if len(idx) else []
@@ -445,6 +460,7 @@ class VariableDisplay:
             nonprivate_feature_variance=nonprivate_get(reference, "feature_variance"),
             feature_variance_noise_scale=getattr(estimator, "feature_variance_noise_scale_",
                                                  None),
+            components_noise_scale=getattr(estimator, "components_noise_scale_", None),
         )
         return display.plot(
             ax=ax,
