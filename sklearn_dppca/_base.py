@@ -9,6 +9,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._algorithms._directions import release_directions
 from ._algorithms._plan import bought_parts, plan_frame, plan_table
+from ._algorithms._loading_noise import loading_noise_scale
 from ._algorithms._projection import back_project, project, whitening_scale
 from ._algorithms._scree import (
     feature_variances,
@@ -306,6 +307,10 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             raise
         self.privacy_ledger_ = ledger.to_list()
         self.plan_ = plan_frame(self._plan_rows)
+        # the noise sd of each loading: post-processing of the released matrix
+        self.components_noise_scale_ = loading_noise_scale(
+            getattr(self, "kendall_matrix_", None),
+            getattr(self, "kendall_noise_scale_", None), self.components_)
 
     def _feature_names(self):
         return feature_names(self)

@@ -145,6 +145,10 @@ class DPKendallDirections(_PrivateProjection):
         Standard deviation of the diagonal noise (off-diagonal: divided by sqrt(2)).
     kendall_noise_scale_ : float
         The same (the name :class:`DPPCA` and :class:`DPScree` use).
+    components_noise_scale_ : ndarray of shape (n_components, n_features) or None
+        Approximate noise sd of each entry of ``components_``: first-order
+        perturbation theory on the released Kendall matrix (post-processing),
+        capped at 1 where eigenvalues nearly tie; None without a released matrix.
     scale_ : ndarray of shape (n_features,) or None
         The private spreads the columns were divided by (``scale=True``), else None.
     radius_ : float or None

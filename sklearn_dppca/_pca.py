@@ -276,6 +276,10 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         The released noisy Kendall matrix.
     kendall_noise_scale_ : float
         Noise sd of its diagonal (off-diagonal: divided by sqrt(2)).
+    components_noise_scale_ : ndarray of shape (n_components, n_features) or None
+        Approximate noise sd of each entry of ``components_``: first-order
+        perturbation theory on the released Kendall matrix (post-processing),
+        capped at 1 where eigenvalues nearly tie; None without a released matrix.
     axes_ : tuple of int
         The two components (0-based) of the score summary.
     frame_ : Bunch or None

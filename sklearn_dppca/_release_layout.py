@@ -78,6 +78,10 @@ class Entry:
         Keys that must not be null when this one is not.
     omit_null : bool
         Left out of the JSON instead of written as null.
+    not_estimable : bool
+        Whether an ``"array"`` or ``"number"`` may hold NaN (a quantity the fit
+        could not estimate), written as the string ``"not estimable"`` in place
+        of the number or of one element (infinity stays refused).
     """
 
     key: str
@@ -92,6 +96,7 @@ class Entry:
     together: object = None
     needs: tuple = ()
     omit_null: bool = False
+    not_estimable: bool = False
 
     def __post_init__(self):
         if self.kind == "number" and not self.shapes:    # one number: shape ()
@@ -105,7 +110,7 @@ def _array(key, shapes, written_by=_EVERY, **options):
 
 def _scree_number(key):
     return Entry(key, key + "_", "number", _WITH_VARIANCES, bound="non_negative",
-                 together="scree")
+                 together="scree", not_estimable=True)
 
 
 #: Every top-level key, in the order :func:`~sklearn_dppca.export_release` writes them.
@@ -124,14 +129,19 @@ LAYOUT = (
     Entry("privacy_ledger", "privacy_ledger_", "ledger", optional=False),
     Entry("budget", "budget_", "budget", (_PCA,), omit_null=True),
     _array("components", (("k", "p"),), optional=False),
+    # (NaN, "not estimable", where the fit could not buy a value)
     _array("explained_variance", (("k",),), _WITH_VARIANCES, bound="non_negative",
-           together="scree"),
-    _array("explained_variance_raw", (("k",),), _WITH_VARIANCES, together="scree"),
-    _array("explained_variance_ratio", (("k",),), _WITH_VARIANCES, together="scree"),
+           together="scree", not_estimable=True),
+    _array("explained_variance_raw", (("k",),), _WITH_VARIANCES, together="scree",
+           not_estimable=True),
+    _array("explained_variance_ratio", (("k",),), _WITH_VARIANCES, together="scree",
+           not_estimable=True),
     # one number for the directions' matrix, one per component for a scree
-    _array("noise_scale", ((), ("k",)), optional=False, bound="non_negative"),
+    _array("noise_scale", ((), ("k",)), optional=False, bound="non_negative",
+           not_estimable=True),
     # one bound for norm clipping, one per component for component clipping
-    _array("clip_bounds", ((1,), ("k",)), _WITH_VARIANCES, bound="positive"),
+    _array("clip_bounds", ((1,), ("k",)), _WITH_VARIANCES, bound="positive",
+           not_estimable=True),
     _array("kendall_matrix", (("p", "p"),)),
     _array("kendall_eigenvalues", (("p",),), (_DIRECTIONS,)),
     # the clip radius of radial="clipped" directions (private or public)
@@ -140,11 +150,11 @@ LAYOUT = (
     _array("score_histogram", (("bx", "by"),), (_PCA,), together="score"),
     _array("synthetic_scores", ((None, 2),), (_PCA,)),
     # the private spreads of a scaled fit (scale=True)
-    _array("scale", (("p",),), bound="positive"),
+    _array("scale", (("p",),), bound="positive", not_estimable=True),
     _array("feature_variance", (("p",),), _WITH_VARIANCES, bound="non_negative",
-           together="scree"),
+           together="scree", not_estimable=True),
     _array("feature_variance_noise_scale", (("p",),), _WITH_VARIANCES,
-           bound="non_negative", together="scree"),
+           bound="non_negative", together="scree", not_estimable=True),
     _scree_number("total_variance"),
     _scree_number("total_variance_noise_scale"),
     Entry("axes", "axes_", "axes", (_PCA,)),

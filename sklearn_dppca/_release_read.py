@@ -56,7 +56,7 @@ def _read_array(value, entry, name, dims):
         # no rows: JSON writes [] whatever the width
         value = np.empty((0,) + next((s[1:] for s in shapes if len(s) > 1
                                       and None not in s[1:]), ()))
-    array = finite_array(value, name, entry_ndims(entry))
+    array = finite_array(value, name, entry_ndims(entry), allow_nan="encoded" if entry.not_estimable else False)
     if not any(len(shape) == array.ndim and all(
             want is None or got == want for got, want in zip(array.shape, shape))
             for shape in shapes):
@@ -64,9 +64,10 @@ def _read_array(value, entry, name, dims):
             f"Release field {name!r} has shape {array.shape}, expected "
             f"{' or '.join(_shape_text(s) for s in shapes)}."
         )
-    if entry.bound == "non_negative" and np.any(array < 0):
+    known = array[~np.isnan(array)]        # (NaN: not estimable)
+    if entry.bound == "non_negative" and np.any(known < 0):
         raise ValueError(f"Release field {name!r} must be >= 0.")
-    if entry.bound == "positive" and not np.all(array > 0):
+    if entry.bound == "positive" and not np.all(known > 0):
         raise ValueError(f"Release field {name!r} must be > 0.")
     return _frozen(array)
 

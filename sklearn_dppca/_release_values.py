@@ -1,8 +1,12 @@
 """A release's values as JSON and back: the conversions its writer and its reader share.
 
-A released array or number is finite (JSON has no NaN or infinity, and a release
-never holds one); a group label is a JSON scalar; public metadata (parameters, the
-ledger) write their non-finite numbers as strings and read them back.
+A released array or number is finite (JSON has no NaN or infinity), except in
+the entries a fit may leave not estimable (``Entry.not_estimable``): there a NaN
+is written as the string :data:`_NOT_ESTIMABLE_JSON` (``"not estimable"``), in
+place of the number or of one element of the list, and read back as NaN.
+Infinity is refused everywhere. A group label is a JSON scalar; public metadata
+(parameters, the ledger) write their non-finite numbers as strings and read them
+back.
 """
 
 import math
@@ -11,9 +15,41 @@ import numbers
 import numpy as np
 
 
-def finite_array(value, name, ndims=None):
+#: How a release writes a NaN (a quantity the fit could not estimate) in the
+#: entries that may hold one.
+_NOT_ESTIMABLE_JSON = "not estimable"
+
+
+def _decode_not_estimable(value, replacement=math.nan):
+    """``value`` (a JSON number, list or the string) with the string replaced by
+    ``replacement``, at any depth."""
+    if isinstance(value, str) and value == _NOT_ESTIMABLE_JSON:
+        return replacement
+    if isinstance(value, list):
+        return [_decode_not_estimable(item, replacement) for item in value]
+    return value
+
+
+def encode_not_estimable(array):
+    """``array.tolist()`` (or a float) with every NaN written as
+    :data:`_NOT_ESTIMABLE_JSON`."""
+    def encode(item):
+        if isinstance(item, list):
+            return [encode(i) for i in item]
+        return _NOT_ESTIMABLE_JSON if math.isnan(item) else item
+    return encode(np.asarray(array, dtype=np.float64).tolist())
+
+
+def finite_array(value, name, ndims=None, allow_nan=False):
     """A float ndarray of ``value`` with one of ``ndims`` dimensions (None: any);
-    NaN or inf is an error (a release is finite)."""
+    NaN or inf is an error (a release is finite), except that with ``allow_nan``
+    a NaN is kept (not estimable), and with ``allow_nan="encoded"`` (a file being
+    read) only the string :data:`_NOT_ESTIMABLE_JSON` becomes NaN: a bare NaN
+    in the file stays an error."""
+    if allow_nan == "encoded":
+        finite_array(_decode_not_estimable(value, 0.0), name, ndims)
+    if allow_nan:
+        value = _decode_not_estimable(value)
     try:
         array = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
@@ -23,6 +59,8 @@ def finite_array(value, name, ndims=None):
             f"Release field {name!r} must have {' or '.join(map(str, ndims))} "
             f"dimension(s), got shape {array.shape}."
         )
+    if allow_nan and not np.any(np.isinf(array)):
+        return array
     if not np.all(np.isfinite(array)):
         raise ValueError(
             f"Release field {name!r} contains NaN or inf; a release must be finite, "

@@ -23,7 +23,13 @@ from ._release_layout import (
     RESERVED,
     WITHHELD_PARAMS,
 )
-from ._release_values import entry_ndims, finite_array, json_label, json_metadata
+from ._release_values import (
+    encode_not_estimable,
+    entry_ndims,
+    finite_array,
+    json_label,
+    json_metadata,
+)
 from ._released_pca import ReleasedPCA
 from ._validation import check_bool, check_param
 
@@ -48,11 +54,15 @@ def _value(container, key):
 
 def _write_array(value, entry, name=None):
     name = entry.key if name is None else name
-    return finite_array(value, name, entry_ndims(entry)).tolist()
+    array = finite_array(value, name, entry_ndims(entry), allow_nan=entry.not_estimable)
+    return encode_not_estimable(array) if entry.not_estimable else array.tolist()
 
 
 def _write_number(value, entry, name=None):
-    return _finite_float(value, entry.key if name is None else name)
+    name = entry.key if name is None else name
+    if entry.not_estimable:
+        return encode_not_estimable(finite_array(value, name, (0,), allow_nan=True))
+    return _finite_float(value, name)
 
 
 def _write_labels(labels, entry):

@@ -7,6 +7,7 @@ import os
 
 import numpy as np
 
+from ._algorithms._loading_noise import ledger_kendall_noise_scale, loading_noise_scale
 from ._algorithms._projection import back_project, project, whitening_scale
 from ._release_layout import FORMAT, FORMAT_PREFIX, RESERVED
 from ._release_read import read_attributes
@@ -138,6 +139,13 @@ class ReleasedPCA:
         The released noisy Kendall matrix.
     kendall_eigenvalues_ : ndarray or None
         Its eigenvalues (a DPKendallDirections release).
+    kendall_noise_scale_ : float or None
+        The sd of the diagonal noise of ``kendall_matrix_``, read off the
+        ledger's symmetric Gaussian entry (None without one).
+    components_noise_scale_ : ndarray of shape (n_components, n_features) or None
+        Approximate noise sd of each entry of ``components_``, computed from the
+        release's values (first-order perturbation theory on
+        ``kendall_matrix_``, capped at 1; None without the matrix).
     radius_ : float or None
         The clip radius of directions fitted with ``radial="clipped"``, else None.
     axes_ : tuple of int or None
@@ -225,6 +233,13 @@ class ReleasedPCA:
         params = values["estimator_params_"]
         values["method_label_"] = (params.get("scree_method", params.get("method"))
                                    if scree else None)
+        values["kendall_noise_scale_"] = ledger_kendall_noise_scale(
+            values["privacy_ledger_"])
+        noise = loading_noise_scale(values["kendall_matrix_"],
+                                    values["kendall_noise_scale_"], values["components_"])
+        if noise is not None:
+            noise.setflags(write=False)
+        values["components_noise_scale_"] = noise
         values["release_"] = {key: value for key, value in release.items()
                               if key not in RESERVED}
 

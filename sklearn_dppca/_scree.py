@@ -248,6 +248,10 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     kendall_noise_scale_ : float or None
         Standard deviation of its diagonal noise (off-diagonal: divided by
         sqrt(2)); None for public directions.
+    components_noise_scale_ : ndarray of shape (n_components, n_features) or None
+        Approximate noise sd of each entry of ``components_``: first-order
+        perturbation theory on the released Kendall matrix (post-processing),
+        capped at 1 where eigenvalues nearly tie; None without a released matrix.
     radius_ : float or None
         The clip radius of directions with ``radial="clipped"``, else None.
     n_components_ : int

@@ -36,17 +36,22 @@ class FitSummary:
     Parameters
     ----------
     title : str
-        The first line of the report.
+        The title of the report.
     sections : list of (heading, content)
         ``heading`` is a string (empty: no heading); ``content`` is a list of
         strings (lines) or a table given as ``(row_names, column_names, values)``.
+    status : str, default=None
+        The first line of the report, above the title: which parts of the fit
+        were released and which were not estimable. None: no such line.
 
     Attributes
     ----------
     title : str
-        The first line of the report.
+        The title of the report.
     sections : list of (heading, content)
         The sections, as given.
+    status : str or None
+        The line above the title.
 
     See Also
     --------
@@ -64,12 +69,13 @@ class FitSummary:
     eps = 1
     """
 
-    def __init__(self, title, sections):
+    def __init__(self, title, sections, status=None):
         self.title = title
         self.sections = sections
+        self.status = status
 
     def __str__(self):
-        lines = [self.title]
+        lines = ([] if self.status is None else [self.status]) + [self.title]
         for heading, content in self.sections:
             lines.append("")
             if heading:
@@ -83,7 +89,9 @@ class FitSummary:
     __repr__ = __str__
 
     def _repr_html_(self):
-        parts = [f"<h4>{html.escape(self.title)}</h4>"]
+        parts = ([] if self.status is None else
+                 [f"<p><b>{html.escape(self.status)}</b></p>"])
+        parts.append(f"<h4>{html.escape(self.title)}</h4>")
         for heading, content in self.sections:
             if heading:
                 parts.append(f"<p><b>{html.escape(heading)}</b></p>")
@@ -94,8 +102,13 @@ class FitSummary:
         return "\n".join(parts)
 
 
+def _cell(value):
+    """A table cell: the number, or "not estimable" (never "nan")."""
+    return f"{value:.3f}" if np.isfinite(value) else NOT_ESTIMABLE
+
+
 def _format_table(row_names, column_names, values):
-    cells = [[f"{value:.3f}" for value in row] for row in np.asarray(values, dtype=float)]
+    cells = [[_cell(value) for value in row] for row in np.asarray(values, dtype=float)]
     name_width = max([len(str(name)) for name in row_names] + [1])
     widths = [
         max(len(str(column)), *(len(row[j]) for row in cells)) if cells else len(str(column))
@@ -115,7 +128,7 @@ def _html_table(row_names, column_names, values):
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in column_names)
     rows = "".join(
         f"<tr><th>{html.escape(str(name))}</th>"
-        + "".join(f"<td>{value:.3f}</td>" for value in row)
+        + "".join(f"<td>{_cell(value)}</td>" for value in row)
         + "</tr>"
         for name, row in zip(row_names, np.asarray(values, dtype=float))
     )
@@ -179,13 +192,162 @@ def summarize(fitted):
         sections.append(("Private variances (post-processed):", _scree_lines(fitted)))
     if getattr(fitted, "frame_", None) is not None:
         sections.append(("Score summary:", _score_lines(fitted)))
+    elif _score_ran(fitted):
+        sections.append(("Score summary:", [f"  {NOT_ESTIMABLE}: the private frame of "
+                                            "the scores was not found"]))
     sections.append(_directions_table(fitted.components_, feature_names(fitted)))
+    noisy = _loadings_in_noise(fitted)
+    if noisy:
+        sections.append((None, [noisy]))
     sections.append((None, [
         _budget_line(*fitted.privacy_spent_),
         _reference_line(getattr(fitted, "nonprivate_", None) is not None),
         "The full direction matrix is available in components_.",
     ]))
-    return FitSummary(title, sections)
+    return FitSummary(title, sections, status=released_line(fitted))
+
+
+#: What the summary and the displays write in place of a quantity the fit could
+#: not estimate (a NaN attribute): never "nan".
+NOT_ESTIMABLE = "not estimable"
+
+#: The parts of a fit, the ledger (or plan) steps that buy each, by prefix.
+_PART_STEPS = {
+    "directions": ("loading", "directions"),
+    "variances": ("scree/variances", "scree/statistic", "scree"),
+    "PVE": ("scree",),
+    "score summary": ("score",),
+}
+
+
+def _steps(fitted):
+    ledger = getattr(fitted, "privacy_ledger_", None) or ()
+    return [str(item.get("step", "")) for item in ledger if hasattr(item, "get")]
+
+
+def _score_ran(fitted):
+    """Whether the fit spent budget on a score summary (a ``score`` step), or its
+    plan had one that it could not buy."""
+    plan = getattr(fitted, "plan_", None)
+    planned = [] if plan is None else [str(step) for step in plan["step"]]
+    # (a release has no plan: a DPPCA's budget shows a score part it did not buy)
+    unbought = (getattr(fitted, "budget_", None) or {}).get("score") == (0.0, 0.0)
+    return unbought or any(step == "score" or step.startswith("score/")
+                           for step in list(_steps(fitted)) + planned)
+
+
+def _finite(value):
+    if value is None:
+        return None
+    try:
+        return np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        return None
+
+
+def _components_text(mask):
+    return ", ".join(f"PC{l + 1}" for l in np.flatnonzero(mask))
+
+
+def _loadings_in_noise(fitted):
+    """A line counting the loadings whose noise sd exceeds their size
+    (``components_noise_scale_``), or None."""
+    noise = _finite(getattr(fitted, "components_noise_scale_", None))
+    components = _finite(fitted.components_)
+    if noise is None or noise.shape != components.shape:
+        return None
+    with np.errstate(invalid="ignore"):
+        lost = ~(noise <= np.abs(components))
+    if not lost.any():
+        return None
+    return (f"{int(lost.sum())} of {lost.size} loadings are within their noise "
+            "(noise sd > |loading|, components_noise_scale_): read them as noise.")
+
+
+def _parts(fitted):
+    """``(released, not_estimable)``: lists of the parts of the fit, read from
+    its attributes (finite ``components_``, finite ``explained_variance_`` and
+    ``explained_variance_ratio_``, a ``frame_``)."""
+    released, missing = [], []
+
+    def sort(name, values):
+        ok = np.isfinite(values)
+        if ok.all():
+            released.append(name)
+        elif not ok.any():
+            missing.append(name)
+        else:
+            released.append(f"{name} of {_components_text(ok)}")
+            missing.append(f"{name} of {_components_text(~ok)}")
+
+    components = _finite(fitted.components_)
+    sort("directions", np.all(np.isfinite(components), axis=1))
+    if _loadings_in_noise(fitted) and "directions" in released:
+        noise = _finite(fitted.components_noise_scale_)
+        with np.errstate(invalid="ignore"):
+            if np.all(~(noise <= np.abs(components))):
+                released[released.index("directions")] = (
+                    "directions (every loading within its noise)")
+    variances = _finite(getattr(fitted, "explained_variance_", None))
+    if variances is not None:
+        sort("variances", np.atleast_1d(variances))
+        ratio = _finite(getattr(fitted, "explained_variance_ratio_", None))
+        if ratio is not None:
+            sort("PVE", np.atleast_1d(ratio))
+    if getattr(fitted, "frame_", None) is not None:
+        released.append("score summary")
+    elif _score_ran(fitted):
+        missing.append("score summary")
+    return released, missing
+
+
+def _eps_needed(fitted, part):
+    """The total eps at which the steps of ``part`` would become informative,
+    from ``plan_`` (its ``released`` and ``eps_needed`` columns); None without
+    a plan or a finite figure."""
+    plan = getattr(fitted, "plan_", None)
+    if plan is None:
+        return None
+    prefixes = _PART_STEPS.get(part.split(" of ")[0], ())
+    needed = []
+    try:
+        rows = zip(plan["step"], plan["released"], plan["eps_needed"])
+        for step, was_released, eps in rows:
+            step = str(step)
+            if any(step == p or step.startswith(p + "/") for p in prefixes) and not bool(
+                    was_released) and eps is not None and np.isfinite(float(eps)):
+                needed.append(float(eps))
+    except (KeyError, TypeError, ValueError):
+        return None
+    return max(needed) if needed else None
+
+
+def released_line(fitted):
+    """``"Released: directions; not estimable at eps = 1 with n = 150: variances,
+    PVE, score summary"``: which parts of a fit were released and which were not
+    (from its attributes; with ``plan_``, the eps each missing part needs).
+
+    Parameters
+    ----------
+    fitted : DPKendallDirections, DPScree, DPPCA or ReleasedPCA
+        Fitted.
+
+    Returns
+    -------
+    str
+    """
+    released, missing = _parts(fitted)
+    line = "Released: " + (", ".join(released) if released else "nothing")
+    if missing:
+        eps = float(fitted.privacy_spent_[0])
+        texts = []
+        for part in missing:
+            needed = _eps_needed(fitted, part)
+            texts.append(part if needed is None else f"{part} (needs eps about "
+                                                      f"{needed:.2g})")
+        line += (f"; {NOT_ESTIMABLE} at eps = {eps:g} with n = {fitted.n_samples_}: "
+                 + ", ".join(texts))
+    return line
 
 
 def _params(fitted):
@@ -200,7 +362,14 @@ def _budget_lines(budget):
 
 
 def _noise_text(noise):
-    return "" if noise is None else f" +- {float(noise):.3g} (noise sd)"
+    if noise is None or not np.isfinite(float(noise)):
+        return ""
+    return f" +- {float(noise):.3g} (noise sd)"
+
+
+def _number(value, spec):
+    """``value`` in ``spec``, or "not estimable" for NaN (never "nan")."""
+    return format(float(value), spec) if np.isfinite(float(value)) else NOT_ESTIMABLE
 
 
 def _scree_lines(fitted):
@@ -213,10 +382,12 @@ def _scree_lines(fitted):
              "total variance"]
     for l, (variance, sd, ratio) in enumerate(
             zip(variances, noise, fitted.explained_variance_ratio_)):
-        lines.append(f"  PC{l + 1}: variance {variance:.4g}{_noise_text(sd)}  "
-                     f"PVE {100 * ratio:.1f}%")
-    lines.append(f"  Total variance {fitted.total_variance_:.4g}"
-                 f"{_noise_text(fitted.total_variance_noise_scale_)}")
+        pve = (f"{100 * ratio:.1f}%" if np.isfinite(ratio) else NOT_ESTIMABLE)
+        lines.append(f"  PC{l + 1}: variance {_number(variance, '.4g')}"
+                     f"{_noise_text(sd) if np.isfinite(variance) else ''}  PVE {pve}")
+    total = fitted.total_variance_
+    lines.append(f"  Total variance {_number(total, '.4g')}"
+                 f"{_noise_text(fitted.total_variance_noise_scale_) if np.isfinite(total) else ''}")
     if getattr(fitted, "scale_", None) is not None:
         lines.append("  Columns divided by their private spreads (scale_): "
                      "correlation PCA")

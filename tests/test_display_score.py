@@ -226,8 +226,25 @@ def test_unsupported_estimators(make_fake, not_fitted):
         ScoreDisplay.from_estimator(not_fitted)
     skipped = make_fake("dppca")
     skipped.frame_ = None
+    # no score step in the ledger: the score part was skipped
+    skipped.privacy_ledger_ = [item for item in skipped.privacy_ledger_
+                               if not item["step"].startswith("score")]
     with pytest.raises(TypeError, match="skipped"):
         ScoreDisplay.from_estimator(skipped)
+
+
+def test_score_summary_not_estimable_is_a_panel_not_axes(make_fake):
+    """A fit that ran its score part but found no frame draws no axes: the panel
+    says the score summary is not estimable."""
+    est = make_fake("dppca")
+    assert any(item["step"].startswith("score") for item in est.privacy_ledger_)
+    est.frame_ = est.bin_edges_ = est.score_histogram_ = None
+    est.synthetic_scores_ = est.score_histograms_ = est.synthetic_groups_ = None
+    disp = ScoreDisplay.from_estimator(est)
+    assert disp.mesh_ is None and disp.scatter_ is None
+    assert "score summary not estimable" in disp.not_estimable_text_.get_text()
+    assert not disp.ax_.axison
+    plt.close("all")
 
 
 def test_real_estimators(real_estimators, save_png):

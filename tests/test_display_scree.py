@@ -180,13 +180,13 @@ def test_bad_plot_arguments(kwargs, error, match):
     [
         (([2.0, 1.0], [0.5]), {}, "explained_variance_ratio"),
         (([[2.0, 1.0]], [0.5, 0.5]), {}, "explained_variance"),
-        (([2.0, np.nan], [0.5, 0.5]), {}, "finite"),
+        (([2.0, np.inf], [0.5, 0.5]), {}, "finite"),
         (([2.0, 1.0], [0.5, 0.5]), {"component_names": ["a"]}, "component_names"),
         (([2.0, 1.0], [0.5, 0.5]), {"nonprivate_variance": [1.0]}, "nonprivate"),
         (([2.0, 1.0], [0.5, 0.5]), {"noise_scale": [1.0]}, "noise_scale"),
         (([2.0, 1.0], [0.5, 0.5]), {"noise_scale": -1.0}, "noise_scale"),
         (([2.0, 1.0], [0.5, 0.5]), {"total_variance": -1.0}, "total_variance"),
-        (([2.0, 1.0], [0.5, 0.5]), {"total_variance": np.nan}, "total_variance"),
+        (([2.0, 1.0], [0.5, 0.5]), {"total_variance": np.inf}, "total_variance"),
     ],
 )
 def test_bad_values(args, kwargs, match):

@@ -7,6 +7,7 @@ import numpy as np
 from .._validation import Interval, check_bool, check_count, check_param
 from ._check import (
     as_components,
+    as_components_noise,
     as_ratio,
     as_vector,
     check_axes,
@@ -19,20 +20,28 @@ from ._drawing import (
     draw_arrows,
     draw_points,
     draw_reference_arrows,
+    draw_uncertain,
     draw_zero_lines,
+    fade_uncertain_arrows,
     legend_line,
+    not_estimable_panel,
+    uncertain_handle,
+    uncertain_interval_points,
+    uncertain_mask,
 )
 from ._estimator_access import (
+    SCORE_NOT_ESTIMABLE,
     check_estimator_for,
     estimator_axes,
     estimator_feature_names,
     frame_get,
     nonprivate_get,
     nonprivate_reference,
+    not_estimable_note,
 )
 from ._labels import component_label, draw_labels, label_fontsize
 from ._limits import new_axes, set_equal_limits, settle_layout
-from ._style import group_colors, merge_style
+from ._style import group_colors, legend_color, merge_style
 
 _ARROW_COLOR = "0.1"
 #: Largest coordinate the biplot draws (limits and margins must stay finite).
@@ -126,10 +135,11 @@ class BiplotDisplay:
         Private directions.
     explained_variance : array-like of shape (n_components,)
         Private non-negative variances.
-    synthetic_scores : array-like of shape (n_synthetic, 2)
-        Synthetic score points on the components ``axes``.
-    frame_center : array-like of shape (2,)
-        Private frame centre.
+    synthetic_scores : array-like of shape (n_synthetic, 2) or None
+        Synthetic score points on the components ``axes``; None when the score
+        summary is not estimable (nothing is drawn).
+    frame_center : array-like of shape (2,) or None
+        Private frame centre; None when the fit found no frame.
     n_samples : int
         Number of rows (public).
     feature_names : list of str, default=None
@@ -153,8 +163,23 @@ class BiplotDisplay:
         (scaled by their own ``gamma``) are drawn grey and dashed from the same
         origin.
 
+    components_noise_scale : array-like of shape (n_components, n_features), \
+            default=None
+        Noise sd of each loading (``components_noise_scale_``); an arrow whose
+        noise sd (scaled as the arrow) exceeds its length is drawn as uncertain:
+        faded and dashed, with its +-2 sd cross. A display whose
+        ``synthetic_scores`` or ``frame_center`` is None (the fit found no score
+        frame), or whose shown variances are NaN, draws no axes: its panel says
+        what is not estimable.
+
     Attributes
     ----------
+    uncertain_ : ndarray of bool
+        Per variable drawn, whether its arrow is lost in its noise.
+    uncertain_errorbars_ : matplotlib ErrorbarContainer or None
+        The +-2 noise sd crosses of the uncertain arrows.
+    not_estimable_text_ : matplotlib Text or None
+        The panel's text when nothing could be drawn.
     gamma_ : float
         The arrow scaling factor.
     observation_coordinates_ : ndarray of shape (n_synthetic, 2)
@@ -210,6 +235,7 @@ class BiplotDisplay:
         nonprivate_components=None,
         nonprivate_variance=None,
         nonprivate_scores=None,
+        components_noise_scale=None,
     ):
         self.components = components
         self.explained_variance = explained_variance
@@ -225,6 +251,7 @@ class BiplotDisplay:
         self.nonprivate_components = nonprivate_components
         self.nonprivate_variance = nonprivate_variance
         self.nonprivate_scores = nonprivate_scores
+        self.components_noise_scale = components_noise_scale
 
     def plot(
         self,
@@ -279,8 +306,18 @@ class BiplotDisplay:
         center = check_bool(self.center, "center")
         V = as_components(self.components)
         k, p = V.shape
-        lam = as_vector(self.explained_variance, "explained_variance", k, nonnegative=True)
+        lam = as_vector(self.explained_variance, "explained_variance", k, nonnegative=True,
+                        allow_nan=True)
         a, b = check_axes(self.axes, k)
+        if self.synthetic_scores is None or self.frame_center is None:
+            return self._plot_not_estimable(ax, getattr(
+                self, "_not_estimable_note", None) or (
+                f"{SCORE_NOT_ESTIMABLE}: the private frame of the scores was not "
+                "found, so nothing is drawn."))
+        if not np.all(np.isfinite(lam[[a, b]])):
+            return self._plot_not_estimable(
+                ax, "biplot not estimable: the private variances of the shown "
+                "components are not estimable at this eps and n, so nothing is drawn.")
         names = check_feature_names(self.feature_names, p)
         S = np.asarray(self.synthetic_scores, dtype=float)
         if S.ndim != 2 or S.shape[1] != 2 or not np.all(np.isfinite(S)):
@@ -337,6 +374,7 @@ class BiplotDisplay:
                     self.nonprivate_gamma_ = gamma_ref
 
         ax, fig = new_axes(ax)
+        self.not_estimable_text_ = None
         self.gamma_ = gamma
         self.observation_coordinates_ = G
         self.variable_coordinates_ = arrows
@@ -347,7 +385,23 @@ class BiplotDisplay:
         self.figure_ = fig
 
         ends = origin + arrows[idx]
-        limit_points = [G, ends, origin[None, :]]
+        sds = None
+        noise = as_components_noise(self.components_noise_scale, V)
+        if noise is not None:
+            # the arrows are the directions scaled per axis (V unit rows)
+            scale = np.array([np.linalg.norm(arrows[:, 0]), np.linalg.norm(arrows[:, 1])])
+            sds = np.column_stack([noise[a, idx], noise[b, idx]])
+            if np.all(np.isfinite(scale) & (scale > 0)):
+                sds = sds * scale
+                self.uncertain_ = uncertain_mask(arrows[idx], sds)
+            else:      # (arrows of length 0: judge the directions themselves)
+                self.uncertain_ = uncertain_mask(V[[a, b]][:, idx].T, sds)
+                sds = None
+        else:
+            self.uncertain_ = uncertain_mask(arrows[idx], None)
+        self.uncertain_errorbars_ = None
+        limit_points = [G, ends, origin[None, :],
+                        uncertain_interval_points(ends, sds, self.uncertain_)]
         if ref_arrows is not None:
             limit_points.append(ref_arrows)
         set_equal_limits(ax, np.vstack(limit_points), pad=0.04)
@@ -376,9 +430,30 @@ class BiplotDisplay:
         kw = merge_style({"color": _ARROW_COLOR}, arrow_kw, FancyArrowPatch)
         self.arrows_ = draw_arrows(ax, ends, origin=origin, arrow_kw=kw)
         handles.insert(0, legend_line(kw, _ARROW_COLOR, "private variables"))
+        if self.uncertain_.any():
+            fade_uncertain_arrows(self.arrows_, self.uncertain_)
+            color = legend_color(kw, _ARROW_COLOR)
+            self.uncertain_errorbars_ = draw_uncertain(ax, ends, sds, self.uncertain_,
+                                                       color)   # (None without sds)
+            handles.insert(1, uncertain_handle(color))
         self.texts_ = draw_labels(ax, ends, self.variables_, origin=origin,
                                   fontsize=label_fontsize(len(idx)), text_kw=text_kw)
-        add_legend(ax, handles, where="below", markerscale=1.5)
+        add_legend(ax, handles, where="below", markerscale=1.5,
+                   **({"ncol": 2} if self.uncertain_.any() else {}))
+        return self
+
+    def _plot_not_estimable(self, ax, note):
+        """An empty panel that says why nothing is drawn."""
+        ax, fig = new_axes(ax)
+        self.gamma_ = self.nonprivate_gamma_ = None
+        self.observation_coordinates_ = self.variable_coordinates_ = None
+        self.arrow_origin_ = self.scatter_ = self.uncertain_errorbars_ = None
+        self.variables_, self.arrows_, self.texts_, self.nonprivate_arrows_ = [], [], [], []
+        self.uncertain_ = np.zeros(0, dtype=bool)
+        self.ax_, self.figure_ = ax, fig
+        ax.set_axis_off()
+        ax.set_title("DP biplot", color="0.4")
+        self.not_estimable_text_ = not_estimable_panel(ax, note)
         return self
 
     @classmethod
@@ -445,7 +520,7 @@ class BiplotDisplay:
             estimator.components_,
             estimator.explained_variance_,
             estimator.synthetic_scores_,
-            frame_get(estimator.frame_, "center"),
+            None if estimator.frame_ is None else frame_get(estimator.frame_, "center"),
             estimator.n_samples_,
             feature_names=estimator_feature_names(estimator),
             axes=axes,
@@ -456,7 +531,10 @@ class BiplotDisplay:
             nonprivate_components=nonprivate_get(reference, "components"),
             nonprivate_variance=nonprivate_get(reference, "explained_variance"),
             nonprivate_scores=nonprivate_get(reference, "scores"),
+            components_noise_scale=getattr(estimator, "components_noise_scale_", None),
         )
+        if estimator.frame_ is None:
+            display._not_estimable_note = not_estimable_note(estimator)
         return display.plot(
             ax=ax,
             variables=variables,

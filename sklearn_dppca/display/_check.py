@@ -57,6 +57,21 @@ def as_components(components, name="components"):
     return components
 
 
+def as_components_noise(noise, components, name="components_noise_scale"):
+    """The noise sd of each loading, of the shape of ``components`` (None stays
+    None); NaN (unknown) is kept, negative or infinite entries are refused."""
+    if noise is None:
+        return None
+    noise = np.asarray(noise, dtype=float)
+    if noise.shape != components.shape:
+        raise ValueError(f"{name} has shape {noise.shape}; components has shape "
+                         f"{components.shape}.")
+    known = noise[~np.isnan(noise)]
+    if not np.all(np.isfinite(known)) or np.any(known < 0):
+        raise ValueError(f"{name} must hold non-negative finite numbers or NaN.")
+    return noise
+
+
 def as_reference_components(reference, components):
     """The non-private directions, of the shape of the private ``components``."""
     reference = as_components(reference, "nonprivate_components")
@@ -69,22 +84,29 @@ def as_reference_components(reference, components):
 
 
 def as_ratio(ratio, n_components):
-    """The private PVE ``explained_variance_ratio`` as a vector (None stays None)."""
+    """The private PVE ``explained_variance_ratio`` as a vector (None stays None);
+    NaN entries (not estimable) are kept."""
     if ratio is None:
         return None
-    return as_vector(ratio, "explained_variance_ratio", n_components)
+    return as_vector(ratio, "explained_variance_ratio", n_components, allow_nan=True)
 
 
-def as_vector(values, name, length=None, nonnegative=False):
-    """A finite 1-D float array (of ``length`` entries, non-negative, if asked)."""
+def as_vector(values, name, length=None, nonnegative=False, allow_nan=False):
+    """A finite 1-D float array (of ``length`` entries, non-negative, if asked).
+
+    With ``allow_nan``, NaN entries (a quantity the fit could not estimate) are
+    kept; infinity is refused either way.
+    """
     values = np.asarray(values, dtype=float)
     if values.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {values.shape}.")
     if length is not None and values.shape[0] != length:
         raise ValueError(f"{name} must have length {length}, got {values.shape[0]}.")
-    if not np.all(np.isfinite(values)):
-        raise ValueError(f"{name} must be finite.")
-    if nonnegative and np.any(values < 0):
+    checked = values[~np.isnan(values)] if allow_nan else values
+    if not np.all(np.isfinite(checked)):
+        raise ValueError(f"{name} must be finite" + (" or NaN (not estimable)."
+                                                     if allow_nan else "."))
+    if nonnegative and np.any(checked < 0):
         raise ValueError(f"{name} must be non-negative.")
     return values
 

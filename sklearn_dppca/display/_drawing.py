@@ -141,3 +141,90 @@ def add_legend(ax, handles=None, *, where="inside", offset=None, **kwargs):
     else:
         kwargs.setdefault("loc", "best")
     return ax.legend([h for h, _ in keep], [lab for _, lab in keep], **kwargs)
+
+
+#: How a loading lost in its noise is drawn: faded and dashed, with its interval.
+_UNCERTAIN_SDS = 2
+_UNCERTAIN_ALPHA = 0.45
+_UNCERTAIN_LINESTYLE = (0, (3, 2))
+_UNCERTAIN_LABEL = (f"within noise (noise sd > size): dashed, with \u00b1{_UNCERTAIN_SDS} "
+                   "noise sd")
+
+
+def uncertain_mask(coords, noise):
+    """Which arrows are lost in their noise: the noise sd of the end,
+    ``hypot(sd_a, sd_b)``, exceeds its size ``hypot(v_a, v_b)``. ``noise`` (the
+    sds of the two coordinates, shape of ``coords``) None: none is."""
+    coords = np.asarray(coords, dtype=float).reshape(-1, 2)
+    if noise is None:
+        return np.zeros(len(coords), dtype=bool)
+    noise = np.asarray(noise, dtype=float).reshape(-1, 2)
+    sd = np.hypot(noise[:, 0], noise[:, 1])
+    size = np.hypot(coords[:, 0], coords[:, 1])
+    # (a NaN sd is no information either: uncertain)
+    return ~(sd <= size)
+
+
+def uncertain_interval_points(coords, noise, mask, bound=None):
+    """The corners of the +-2 sd intervals of the ``mask``-ed ends (for the
+    limits), each clipped to ``[-bound, bound]`` when ``bound`` is given."""
+    if noise is None or not np.any(mask):
+        return np.zeros((0, 2))
+    coords = np.asarray(coords, dtype=float).reshape(-1, 2)[mask]
+    spread = _UNCERTAIN_SDS * np.nan_to_num(np.asarray(noise, dtype=float)
+                                           .reshape(-1, 2)[mask], nan=0.0)
+    corners = np.vstack([coords - spread, coords + spread])
+    return corners if bound is None else np.clip(corners, -bound, bound)
+
+
+def draw_uncertain(ax, coords, noise, mask, color, bound=None):
+    """Draw the +-2 sd intervals (a cross of dashed error bars) of the
+    ``mask``-ed ends, clipped to ``[-bound, bound]``; returns the
+    ErrorbarContainer (None when no end is uncertain)."""
+    if noise is None or not np.any(mask):
+        return None
+    coords = np.asarray(coords, dtype=float).reshape(-1, 2)[mask]
+    spread = _UNCERTAIN_SDS * np.asarray(noise, dtype=float).reshape(-1, 2)[mask]
+    spread = np.nan_to_num(spread, nan=0.0)
+    low, high = coords - spread, coords + spread
+    if bound is not None:
+        low, high = np.clip(low, -bound, bound), np.clip(high, -bound, bound)
+    xerr = np.vstack([coords[:, 0] - low[:, 0], high[:, 0] - coords[:, 0]])
+    yerr = np.vstack([coords[:, 1] - low[:, 1], high[:, 1] - coords[:, 1]])
+    container = ax.errorbar(coords[:, 0], coords[:, 1], xerr=xerr, yerr=yerr,
+                            fmt="none", ecolor=color, elinewidth=0.8, capsize=2,
+                            alpha=_UNCERTAIN_ALPHA + 0.1, zorder=2)
+    for line in container.lines[2]:
+        line.set_linestyle(_UNCERTAIN_LINESTYLE)
+    return container
+
+
+def fade_uncertain_arrows(arrows, mask):
+    """Draw the ``mask``-ed arrows faded and dashed (the uncertain style)."""
+    for arrow, weak in zip(arrows, mask):
+        if weak:
+            patch = arrow.arrow_patch
+            patch.set_linestyle(_UNCERTAIN_LINESTYLE)
+            patch.set_alpha(_UNCERTAIN_ALPHA)
+
+
+def uncertain_handle(color):
+    """The legend entry of the uncertain style."""
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], color=color, alpha=_UNCERTAIN_ALPHA + 0.1,
+                  linestyle=_UNCERTAIN_LINESTYLE, marker="+", markersize=8,
+                  label=_UNCERTAIN_LABEL)
+
+
+def not_estimable_panel(ax, text):
+    """Write ``text`` (why nothing is drawn) in the middle of the empty ``ax``;
+    returns the Text."""
+    import textwrap
+
+    ax.set_xlabel("")
+    ax.set_ylabel("")
+    return ax.text(0.5, 0.5, textwrap.fill(text, 42), ha="center", va="center",
+                   transform=ax.transAxes, fontsize=9, color="0.3",
+                   bbox={"boxstyle": "round,pad=0.6", "facecolor": "0.95",
+                         "edgecolor": "0.7", "linestyle": ":"})

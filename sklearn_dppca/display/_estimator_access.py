@@ -37,6 +37,10 @@ _NEEDS = {
 }
 
 
+#: The attributes of the score summary (None when it is not estimable).
+_SCORE_SUMMARY = ("frame_", "bin_edges_", "score_histogram_", "synthetic_scores_")
+
+
 def estimator_name(estimator):
     """The estimator's class name; for a loaded release, the class that made it."""
     origin = getattr(estimator, "estimator_class_", None)
@@ -48,6 +52,43 @@ def estimator_name(estimator):
 
 def _has(estimator, attribute):
     return getattr(estimator, attribute, None) is not None
+
+
+#: What the score and biplot panels say when the fit could not find its frame.
+SCORE_NOT_ESTIMABLE = "score summary not estimable"
+
+
+def _score_not_estimable(estimator):
+    """Whether the fit ran its score part but released no frame (the private
+    search found none: nothing to draw the scores on).
+
+    Read from the attributes: ``frame_`` is None while the ledger holds a
+    ``score`` step (or ``plan_`` a score row).
+    """
+    if getattr(estimator, "frame_", None) is not None:
+        return False
+    steps = [str(item.get("step", "")) for item in
+             (getattr(estimator, "privacy_ledger_", None) or ()) if hasattr(item, "get")]
+    plan = getattr(estimator, "plan_", None)
+    if plan is not None:
+        try:
+            steps += [str(step) for step in plan["step"]]
+        except (KeyError, TypeError, IndexError):
+            pass
+    return any(step == "score" or step.startswith("score/") for step in steps)
+
+
+def not_estimable_note(estimator):
+    """``"score summary not estimable at eps = 1 with n = 150"``: what the score
+    and biplot panels write in place of a picture."""
+    spent = getattr(estimator, "privacy_spent_", None)
+    where = ""
+    try:
+        where = f" at eps = {float(spent[0]):.3g} with n = {int(estimator.n_samples_)}"
+    except (TypeError, ValueError, IndexError, AttributeError):
+        pass
+    return (f"{SCORE_NOT_ESTIMABLE}{where}: the private frame of the scores was not "
+            "found, so nothing is drawn (increase eps, or use more rows).")
 
 
 def unsupported_reason(estimator, display_name):
@@ -62,6 +103,10 @@ def unsupported_reason(estimator, display_name):
             f"{display_name} needs a fitted {supported} from sklearn_dppca; {name} "
             "is not a private estimator (no privacy_ledger_)."
         )
+    if display_name in ("ScoreDisplay", "BiplotDisplay") and _score_not_estimable(
+            estimator) and all(_has(estimator, a) for a in attributes
+                               if a not in _SCORE_SUMMARY):
+        return None      # drawn as a panel that says the summary is not estimable
     if not all(_has(estimator, a) for a in attributes):
         extra = ""
         if display_name in ("ScoreDisplay", "BiplotDisplay") and "DPPCA" in name:

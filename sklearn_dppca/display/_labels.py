@@ -3,6 +3,7 @@ to arrow ends without pile-ups."""
 
 import numpy as np
 
+from .._summary import NOT_ESTIMABLE
 from ._limits import data_per_point
 from ._style import merge_style
 
@@ -16,11 +17,18 @@ def plain_text(value):
     return str(value).replace("$", r"\$")
 
 
+
 def component_label(index, explained_variance_ratio=None):
-    """``"DP PC1 (42.0%)"`` with the private PVE, ``"DP PC1"`` without."""
+    """``"DP PC1 (42.0%)"`` with the private PVE, ``"DP PC1"`` without, and
+    ``"DP PC1 (PVE not estimable)"`` when its PVE is NaN or infinite (a fit that
+    could not estimate it: no percentage that is only noise is printed)."""
     label = f"DP PC{index + 1}"
     if explained_variance_ratio is not None:
-        label += f" ({100 * float(explained_variance_ratio[index]):.1f}%)"
+        ratio = float(explained_variance_ratio[index])
+        if np.isfinite(ratio):
+            label += f" ({100 * ratio:.1f}%)"
+        else:
+            label += f" (PVE {NOT_ESTIMABLE})"
     return label
 
 

@@ -5,6 +5,7 @@ import numpy as np
 from .._validation import check_bool, check_choice
 from ._check import (
     as_components,
+    as_components_noise,
     as_ratio,
     as_reference_components,
     check_axes,
@@ -17,8 +18,13 @@ from ._drawing import (
     add_legend,
     draw_arrows,
     draw_reference_arrows,
+    draw_uncertain,
     draw_zero_lines,
+    fade_uncertain_arrows,
     legend_line,
+    uncertain_handle,
+    uncertain_interval_points,
+    uncertain_mask,
 )
 from ._estimator_access import (
     check_estimator_for,
@@ -35,6 +41,7 @@ from ._style import (
     NONPRIVATE_MARKER_KW,
     PRIVATE_COLOR,
     check_colormap,
+    legend_color,
     merge_style,
 )
 
@@ -74,6 +81,13 @@ class LoadingDisplay:
             default=None
         Ordinary PCA directions sign-aligned to the private ones (NOT private),
         drawn as a grey reference.
+    components_noise_scale : array-like of shape (n_components, n_features), \
+            default=None
+        Noise sd of each loading (``components_noise_scale_``). A variable whose
+        noise sd exceeds the size of its loading (``hypot`` of the two shown
+        coordinates; in the heatmap, per cell) is drawn as uncertain: a faded,
+        dashed arrow (a hollow point) with its +-2 sd interval, a hatched cell
+        reading "noise". None draws every loading plainly.
 
     Attributes
     ----------
@@ -99,6 +113,14 @@ class LoadingDisplay:
         reference loading on the same colour scale.
     variables_ : list of str
         Names of the variables drawn, in drawing order.
+    uncertain_ : ndarray of bool
+        ``kind`` "vector" and "point": per variable drawn, whether its loading is
+        lost in its noise (drawn in the uncertain style); ``kind="heatmap"``: per
+        cell (variables x components).
+    uncertain_errorbars_ : matplotlib ErrorbarContainer or None
+        The +-2 noise sd intervals of the uncertain loadings (dashed crosses).
+    uncertain_cells_ : list of matplotlib Rectangle
+        ``kind="heatmap"``: the hatches over the uncertain cells.
     ax_ : matplotlib Axes
     figure_ : matplotlib Figure
 
@@ -124,11 +146,13 @@ class LoadingDisplay:
         feature_names=None,
         explained_variance_ratio=None,
         nonprivate_components=None,
+        components_noise_scale=None,
     ):
         self.components = components
         self.feature_names = feature_names
         self.explained_variance_ratio = explained_variance_ratio
         self.nonprivate_components = nonprivate_components
+        self.components_noise_scale = components_noise_scale
 
     def plot(
         self,
@@ -190,6 +214,7 @@ class LoadingDisplay:
         k, p = V.shape
         names = check_feature_names(self.feature_names, p)
         ratio = as_ratio(self.explained_variance_ratio, k)
+        noise = as_components_noise(self.components_noise_scale, V)
         V_ref = None
         if self.nonprivate_components is not None and show_nonprivate:
             V_ref = as_reference_components(self.nonprivate_components, V)
@@ -218,16 +243,23 @@ class LoadingDisplay:
         self.nonprivate_scatter_ = None
         self.nonprivate_cells_ = None
         self.variables_ = [names[j] for j in idx]
+        self.uncertain_errorbars_ = None
+        self.uncertain_cells_ = []
         self.ax_ = ax
         self.figure_ = fig
 
         if kind == "heatmap":
-            self._plot_heatmap(ax, V, V_ref, idx, comps, ratio, arrow_kw, text_kw, cmap)
+            self._plot_heatmap(ax, V, V_ref, idx, comps, ratio, arrow_kw, text_kw, cmap,
+                               noise)
             return self
 
         coords = np.column_stack([V[a, idx], V[b, idx]])
+        sds = None if noise is None else np.column_stack([noise[a, idx], noise[b, idx]])
+        self.uncertain_ = uncertain_mask(coords, sds)
         ref = None if V_ref is None else np.column_stack([V_ref[a, idx], V_ref[b, idx]])
-        limit_points = [coords, np.zeros((1, 2))] + ([] if ref is None else [ref])
+        limit_points = [coords, np.zeros((1, 2)),
+                        uncertain_interval_points(coords, sds, self.uncertain_, 1.0)]
+        limit_points += [] if ref is None else [ref]
         set_equal_limits(ax, np.vstack(limit_points), pad=0.08)
         draw_zero_lines(ax)
         ax.set_xlabel(component_label(a, ratio))
@@ -247,25 +279,49 @@ class LoadingDisplay:
                 )
                 handles.append(self.nonprivate_scatter_)
 
+        weak = self.uncertain_
         if kind == "vector":
             kw = merge_style({"color": PRIVATE_COLOR}, arrow_kw, artist)
             self.arrows_ = draw_arrows(ax, coords, arrow_kw=kw)
+            fade_uncertain_arrows(self.arrows_, weak)
+            color = legend_color(kw, PRIVATE_COLOR)
             handles.insert(0, legend_line(kw, PRIVATE_COLOR, "private loadings"))
         else:
             kw = merge_style({"color": PRIVATE_COLOR, "s": 30, "label": "private loadings",
                               "zorder": 3}, arrow_kw, artist)
             self.scatter_ = ax.scatter(coords[:, 0], coords[:, 1], **kw)
+            color = legend_color(kw, PRIVATE_COLOR)
+            if weak.any():
+                # uncertain points: hollow
+                faces = np.array(self.scatter_.get_facecolors())
+                if len(faces) == 1:
+                    faces = np.repeat(faces, len(coords), axis=0)
+                edges = faces.copy()
+                faces[weak] = (1.0, 1.0, 1.0, 0.0)
+                self.scatter_.set_facecolors(faces)
+                self.scatter_.set_edgecolors(edges)
             handles.insert(0, self.scatter_)
+        if weak.any():
+            self.uncertain_errorbars_ = draw_uncertain(ax, coords, sds, weak, color,
+                                                       bound=1.0)
+            handles.insert(1, uncertain_handle(color))
 
         self.texts_ = draw_labels(ax, coords, self.variables_, fontsize=fontsize,
                                   text_kw=text_kw)
-        if ref is not None:
+        for text, unsure in zip(self.texts_, weak):
+            if unsure:
+                text.set_alpha(0.6)
+        if ref is not None or weak.any():
             add_legend(ax, handles, where="below")
         return self
 
-    def _plot_heatmap(self, ax, V, V_ref, idx, comps, ratio, image_kw, text_kw, cmap):
+    def _plot_heatmap(self, ax, V, V_ref, idx, comps, ratio, image_kw, text_kw, cmap,
+                      noise=None):
         M = V[np.ix_(comps, idx)].T  # rows: variables, columns: components
         M_ref = None if V_ref is None else V_ref[np.ix_(comps, idx)].T
+        # a cell whose noise sd exceeds its size (NaN sd: unknown, uncertain too)
+        self.uncertain_ = (np.zeros(M.shape, dtype=bool) if noise is None
+                           else ~(noise[np.ix_(comps, idx)].T <= np.abs(M)))
         vmax = float(np.max(np.abs(M)))
         if M_ref is not None:
             vmax = max(vmax, float(np.max(np.abs(M_ref))))
@@ -312,11 +368,30 @@ class LoadingDisplay:
                        frameon=False)
         elif n_vars * n_comp <= 150:
             for (row, col), value in np.ndenumerate(M):
+                unsure = self.uncertain_[row, col]
                 self.cell_texts_.append(
-                    ax.text(col, row, f"{value:.2f}", ha="center", va="center",
-                            fontsize=min(fontsize, 7.5),
-                            color="white" if abs(value) > 0.6 * vmax else "black")
+                    # no number that is only noise
+                    ax.text(col, row, "noise" if unsure else f"{value:.2f}",
+                            ha="center", va="center", fontsize=min(fontsize, 7.5),
+                            color="white" if abs(value) > 0.6 * vmax and not unsure
+                            else "black")
                 )
+        if self.uncertain_.any():
+            from matplotlib.patches import Patch, Rectangle
+
+            for row, col in zip(*np.nonzero(self.uncertain_)):
+                cell = Rectangle((col - 0.5, row - 0.5), 1.0, 1.0, facecolor="white",
+                                 alpha=0.55, hatch="///", edgecolor="0.55",
+                                 linewidth=0, zorder=3)
+                ax.add_patch(cell)
+                self.uncertain_cells_.append(cell)
+            ax.set_xlim(-0.5, n_comp - 0.5)
+            ax.set_ylim(n_vars - 0.5, -0.5)
+            if M_ref is None:
+                add_legend(ax, [Patch(facecolor="white", hatch="///", edgecolor="0.55",
+                                      label="within noise (noise sd > |loading|)")],
+                           where="below", offset=34 if ratio is not None else 22,
+                           frameon=False)
         ax.set_title("DP loadings heatmap (private directions)")
 
     @classmethod
@@ -339,8 +414,10 @@ class LoadingDisplay:
 
         Works with :class:`~sklearn_dppca.DPKendallDirections`,
         :class:`~sklearn_dppca.DPScree` and :class:`~sklearn_dppca.DPPCA`; reads
-        ``components_``, the private PVE (when there is one) and the non-private
-        reference (when stored).
+        ``components_``, the noise sd of each loading
+        (``components_noise_scale_``, when there is one: loadings lost in their
+        noise are drawn as uncertain), the private PVE (when there is one) and
+        the non-private reference (when stored).
 
         Parameters
         ----------
@@ -384,6 +461,7 @@ class LoadingDisplay:
             nonprivate_components=nonprivate_get(
                 nonprivate_reference(estimator), "components"
             ),
+            components_noise_scale=getattr(estimator, "components_noise_scale_", None),
         )
         return display.plot(
             ax=ax,

@@ -6,7 +6,13 @@ import textwrap
 
 import numpy as np
 
-from .._summary import composition_label, format_value, ledger_row, spent_cells
+from .._summary import (
+    composition_label,
+    format_value,
+    ledger_row,
+    released_line,
+    spent_cells,
+)
 from .._validation import check_param
 from ._biplot import ALPHA, BiplotDisplay, BiplotRangeError
 from ._check import check_axes, check_style
@@ -32,6 +38,8 @@ _SUMMARY_MIN_FONTSIZE = 6.0
 
 def _skip(ax, title, reason):
     ax.set_axis_off()
+    ax.set_xlabel("")
+    ax.set_ylabel("")
     ax.set_title(title, color="0.4")
     ax.text(0.5, 0.5, textwrap.fill(reason, 42), ha="center", va="center",
             transform=ax.transAxes, fontsize=9, color="0.3",
@@ -426,11 +434,14 @@ def _summary_panel(ax, estimator):
     rows = f"rows n = {estimator.n_samples_}, variables p = {estimator.n_features_in_}"
     if getattr(estimator, "scale_", None) is not None:
         rows += ", each divided by a private spread"
-    lines = [rows, f"privacy spent: eps = {eps:.4g}, delta = {delta:.3g}"]
+    lines = [released_line(estimator), rows,
+             f"privacy spent: eps = {eps:.4g}, delta = {delta:.3g}"]
     ratio = getattr(estimator, "explained_variance_ratio_", None)
     kept = f"components kept: {estimator.n_components_}"
     if ratio is not None:
-        kept += f", {100 * float(np.sum(ratio)):.1f}% of the total variance"
+        share = float(np.sum(ratio))
+        kept += (f", {100 * share:.1f}% of the total variance" if np.isfinite(share)
+                 else ", PVE not estimable")
     lines.append(kept)
     if getattr(estimator, "frame_", None) is not None:
         bins = np.shape(estimator.score_histogram_)

@@ -13,13 +13,15 @@ from .._validation import (
     check_param,
 )
 from ._check import as_vector, check_axes, check_style
-from ._drawing import add_legend, draw_points
+from ._drawing import add_legend, draw_points, not_estimable_panel
 from ._estimator_access import (
+    SCORE_NOT_ESTIMABLE,
     check_estimator_for,
     estimator_axes,
     frame_get,
     nonprivate_get,
     nonprivate_reference,
+    not_estimable_note,
 )
 from ._labels import plain_text
 from ._limits import new_axes
@@ -55,10 +57,12 @@ class ScoreDisplay:
 
     Parameters
     ----------
-    frame : Bunch or dict
+    frame : Bunch, dict or None
         The private frame, with ``center`` (2,) and ``extent``
         ``(x_min, x_max, y_min, y_max)`` (``frame_`` of
-        :class:`~sklearn_dppca.DPPCA`).
+        :class:`~sklearn_dppca.DPPCA`). None: the fit found no frame (the score
+        summary is not estimable); the display then draws no axes, only a panel
+        saying "score summary not estimable".
     bin_edges : tuple of 2 arrays
         Cell edges along the two axes, lengths ``bins[0] + 1`` and
         ``bins[1] + 1``.
@@ -90,6 +94,8 @@ class ScoreDisplay:
 
     Attributes
     ----------
+    not_estimable_text_ : matplotlib Text or None
+        The text of the panel drawn instead of the scores when ``frame`` is None.
     mesh_ : matplotlib QuadMesh, list of PolyCollection, ndarray of QuadMesh, or None
         The histogram cells: one QuadMesh (``pcolormesh``; its array is the
         released histogram transposed, rows are y); with ``kind="histogram",
@@ -159,6 +165,20 @@ class ScoreDisplay:
         self.nonprivate_histogram = nonprivate_histogram
         self.expected_noise_cells = expected_noise_cells
 
+    def _plot_not_estimable(self, ax):
+        """An empty panel that says the score summary is not estimable."""
+        ax, fig = new_axes(ax)
+        self._reset_artists()
+        self.groups_ = None
+        self.ax_, self.figure_ = ax, fig
+        ax.set_axis_off()
+        ax.set_title("DP scores", color="0.4")
+        note = getattr(self, "_not_estimable_note", None) or (
+            f"{SCORE_NOT_ESTIMABLE}: the private frame of the scores was not found, "
+            "so nothing is drawn.")
+        self.not_estimable_text_ = not_estimable_panel(ax, note)
+        return self
+
     # ------------------------------------------------------------------ validation
     def _validate(self):
         xe = as_vector(self.bin_edges[0], "bin_edges[0]")
@@ -206,7 +226,7 @@ class ScoreDisplay:
                       nonnegative=True)
         ratio = self.explained_variance_ratio
         if ratio is not None:
-            ratio = as_vector(ratio, "explained_variance_ratio")
+            ratio = as_vector(ratio, "explained_variance_ratio", allow_nan=True)
             axes = check_axes(self.axes, len(ratio))
         else:
             # (without the PVE the number of components is unknown)
@@ -286,6 +306,9 @@ class ScoreDisplay:
         options = _check_options(kind, groups, center, show_nonprivate, hist_kw,
                                  scatter_kw, kwargs)
         options.cmap = check_colormap(cmap)
+        if self.frame is None:
+            # the fit found no frame: no picture (its axes would be noise)
+            return self._plot_not_estimable(ax)
         values = self._validate()
         labels = _resolve_groups(options.kind, options.groups, values)
         self.groups_ = labels
@@ -342,6 +365,7 @@ class ScoreDisplay:
         self.nonprivate_scatter_ = None
         self.noise_text_ = None
         self.bounding_ax_ = None
+        self.not_estimable_text_ = None
 
     def _reference(self, options, values, shift):
         """The non-private overlay to draw: ``(histogram, points)``, either or both
@@ -513,6 +537,8 @@ class ScoreDisplay:
             nonprivate_histogram=nonprivate_get(reference, "score_histogram"),
             expected_noise_cells=getattr(estimator, "expected_noise_cells_", None),
         )
+        if estimator.frame_ is None:
+            display._not_estimable_note = not_estimable_note(estimator)
         return display.plot(
             ax=ax,
             kind=kind,

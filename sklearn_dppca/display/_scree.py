@@ -72,6 +72,12 @@ class ScreeDisplay:
         The private variances (``kind`` "both" or "variance").
     line_errorbars_ : matplotlib ErrorbarContainer or None
         +-2 noise sd on the variances (with ``noise_scale``).
+    not_estimable_ : ndarray of bool of shape (n_components,)
+        Components whose variance or PVE is NaN (the fit could not estimate
+        it): they get no bar and no point, only the text "... not estimable"
+        up the axes.
+    not_estimable_texts_ : list of matplotlib Text
+        Those texts.
     noise_dominated_ : ndarray of bool of shape (n_components,)
         Components whose private variance is within 2 noise sd of 0: their bars
         are hatched and pale (with ``kind="variance"``, their points hollow), and
@@ -122,11 +128,13 @@ class ScreeDisplay:
         self.nonprivate_ratio = nonprivate_ratio
 
     def _validate(self):
-        variance = as_vector(self.explained_variance, "explained_variance")
+        variance = as_vector(self.explained_variance, "explained_variance",
+                             allow_nan=True)
         k = variance.shape[0]
         if k == 0:
             raise ValueError("explained_variance must not be empty.")
-        ratio = as_vector(self.explained_variance_ratio, "explained_variance_ratio", k)
+        ratio = as_vector(self.explained_variance_ratio, "explained_variance_ratio", k,
+                          allow_nan=True)
         if self.component_names is None:
             names = [f"DP PC{i + 1}" for i in range(k)]
         else:
@@ -141,16 +149,19 @@ class ScreeDisplay:
             noise = np.asarray(self.noise_scale, dtype=float)
             if noise.ndim == 0:
                 noise = np.full(k, float(noise))
-            noise = as_vector(noise, "noise_scale", k, nonnegative=True)
+            noise = as_vector(noise, "noise_scale", k, nonnegative=True,
+                              allow_nan=True)
         total = None
         if self.total_variance is not None:
             total = float(as_vector(
                 np.atleast_1d(np.asarray(self.total_variance, dtype=float)),
-                "total_variance", 1, nonnegative=True)[0])
+                "total_variance", 1, nonnegative=True, allow_nan=True)[0])
+            if math.isnan(total):      # not estimable: no PVE units
+                total = None
         else:
             # the PVE is variance / total: the total follows from any positive share
             with np.errstate(all="ignore"):
-                shares = float(np.sum(ratio))
+                shares = float(np.sum(ratio))    # NaN when a share is not estimable
                 inferred = float(np.sum(variance)) / shares if shares > 0 else np.nan
             if math.isfinite(inferred) and inferred > 0:
                 total = inferred
@@ -236,8 +247,15 @@ class ScreeDisplay:
 
         ax, fig = new_axes(ax)
         x = np.arange(len(variance))
-        self.noise_dominated_ = (np.zeros(len(variance), dtype=bool) if spread is None
-                                 else variance <= spread)
+        # NaN: not estimable (the fit could not buy it); never drawn as a value
+        var_ok = np.isfinite(variance)
+        pve_ok = np.isfinite(ratio)
+        with np.errstate(invalid="ignore"):
+            self.noise_dominated_ = (np.zeros(len(variance), dtype=bool) if spread is None
+                                     else var_ok & (variance <= spread))
+        self.not_estimable_ = ~(pve_ok if kind == "pve" else
+                                var_ok if kind == "variance" else pve_ok & var_ok)
+        self.not_estimable_texts_ = []
         self.noise_dominated_markers_ = None
         self.bars_ = None
         self.bar_labels_ = []
@@ -265,10 +283,13 @@ class ScreeDisplay:
             handles.append(line)
 
         def error_bars(axis, values, errors):
-            container = axis.errorbar(x, values, yerr=errors, fmt="none",
+            keep = np.isfinite(values) & np.isfinite(errors)
+            values, errors = values[keep], errors[keep]
+            container = axis.errorbar(x[keep], values, yerr=errors, fmt="none",
                                       ecolor=_ERROR_COLOR, elinewidth=1.1, capsize=3,
                                       zorder=5, label=_ERROR_LABEL)
-            handles.append(container)
+            if keep.any():
+                handles.append(container)
             return container
 
         if kind in ("both", "pve"):
@@ -276,13 +297,16 @@ class ScreeDisplay:
             # user's ``facecolor`` replaces it and adds no edge)
             kw = merge_style({"facecolor": "C0", "alpha": 0.85, "label": "private PVE"},
                              bar_kw, Rectangle)
-            self.bars_ = ax.bar(x, 100 * ratio, **kw)
-            handles.append(self.bars_)
-            if spread is not None and np.any(self.noise_dominated_):
+            # one bar per component whose PVE was estimated (none for the others)
+            self.bars_ = ax.bar(x[pve_ok], 100 * ratio[pve_ok], **kw)
+            if pve_ok.any():
+                handles.append(self.bars_)
+            if spread is not None and np.any(self.noise_dominated_[pve_ok]):
                 # a bar within 2 noise sd of 0 could be noise alone: hatched
                 from matplotlib.patches import Patch
 
-                for patch, weak in zip(self.bars_.patches, self.noise_dominated_):
+                for patch, weak in zip(self.bars_.patches,
+                                       self.noise_dominated_[pve_ok]):
                     if weak:
                         patch.set_hatch("////")
                         patch.set_edgecolor("white")
@@ -292,42 +316,54 @@ class ScreeDisplay:
             if pve_spread is not None:
                 self.bar_errorbars_ = error_bars(ax, 100 * ratio, pve_spread)
             if len(x) <= 12:
-                labels = [f"{100 * r:.1f}%" for r in ratio]
+                labels = [f"{100 * r:.1f}%" for r in ratio[pve_ok]]
                 if kind == "both":
                     # the variance line and the error bars are at the bar tops:
                     # write at the foot of the bars
                     tops = np.zeros(len(x))
                 else:
                     # above the bar, or above its error bar
-                    tops = 100 * ratio + (0 if pve_spread is None else pve_spread)
+                    with np.errstate(invalid="ignore"):
+                        tops = 100 * ratio + (0 if pve_spread is None else
+                                              np.nan_to_num(pve_spread))
                 self.bar_labels_ = [
                     ax.annotate(label, (i, top), xytext=(0, 2),
                                 textcoords="offset points", ha="center",
                                 va="bottom", fontsize="x-small", annotation_clip=True)
-                    for i, (label, top) in enumerate(zip(labels, tops))
+                    for i, label, top in zip(x[pve_ok], labels, tops[pve_ok])
                 ]
-            ax.set_ylabel("PVE (% of the total variance)")
-            top = 100 * float(ratio.max()) if ratio.size else 100.0
-            if pve_spread is not None:
+            ax.set_ylabel("PVE (% of the total variance)" if pve_ok.any()
+                          else "PVE (not estimable)")
+            top = 100 * float(ratio[pve_ok].max()) if pve_ok.any() else 100.0
+            if pve_spread is not None and np.any(pve_ok & np.isfinite(pve_spread)):
                 # the error bars may run off the top, never the axis beyond 100%
-                top = max(top, min(float(np.max(100 * ratio + pve_spread)), 100.0))
+                both = pve_ok & np.isfinite(pve_spread)
+                top = max(top, min(float(np.max(100 * ratio[both] + pve_spread[both])),
+                                   100.0))
             if cumulative:
                 kw = {"color": "C3", "marker": "s", "markersize": 4,
                       "label": "cumulative private PVE"}
-                (self.cumulative_line_,) = ax.plot(x, 100 * np.cumsum(ratio), **kw)
-                handles.append(self.cumulative_line_)
+                # (NaN from the first share that is not estimable on: not drawn)
+                cumulated = 100 * np.cumsum(ratio)
+                shown = np.isfinite(cumulated)
+                (self.cumulative_line_,) = ax.plot(x[shown], cumulated[shown], **kw)
+                if shown.any():
+                    handles.append(self.cumulative_line_)
                 top = 100.0
             if np_ratio is not None:
                 reference(ax, 100 * np_ratio, f"{NONPRIVATE_LABEL} (PVE)")
                 top = max(top, 100 * float(np_ratio.max()))
             ax.set_ylim(0, max(top, 1e-12) * 1.15)
+            if not pve_ok.any():
+                ax.set_yticks([])      # no scale for values that are not there
 
         if kind in ("both", "variance"):
             vax = ax.twinx() if kind == "both" else ax
             kw = merge_style({"color": "C1", "marker": "o", "label": "private variance"},
                              line_kw, Line2D)
-            (self.line_,) = vax.plot(x, variance, **kw)
-            handles.append(self.line_)
+            (self.line_,) = vax.plot(x[var_ok], variance[var_ok], **kw)
+            if var_ok.any():
+                handles.append(self.line_)
             if kind == "variance" and spread is not None and np.any(self.noise_dominated_):
                 # points within 2 noise sd of 0: hollow markers
                 self.noise_dominated_markers_ = vax.plot(
@@ -339,7 +375,8 @@ class ScreeDisplay:
             if spread is not None and self.bar_errorbars_ is None:
                 # with kind="both" the PVE error bars are these, in PVE units
                 self.line_errorbars_ = error_bars(vax, variance, spread)
-            vax.set_ylabel("private variance")
+            vax.set_ylabel("private variance" if var_ok.any()
+                           else "private variance (not estimable)")
             if np_var is not None:
                 reference(vax, np_var, f"{NONPRIVATE_LABEL} (variance)")
             if kind == "both":
@@ -361,9 +398,10 @@ class ScreeDisplay:
                 else:
                     vax.set_ylim(bottom=0)
             else:
-                upper = float(variance.max())
-                if spread is not None:
-                    reach = float(np.max(variance + spread))
+                upper = float(variance[var_ok].max()) if var_ok.any() else 0.0
+                both = var_ok if spread is None else var_ok & np.isfinite(spread)
+                if spread is not None and both.any():
+                    reach = float(np.max(variance[both] + spread[both]))
                     if total is not None and total > 0:
                         reach = min(reach, total)  # no variance exceeds the total
                     upper = max(upper, reach)
@@ -371,6 +409,17 @@ class ScreeDisplay:
                     upper = max(upper, float(np_var.max()))
                 ax.set_ylim(0, upper * 1.15 if upper > 0 else 1.0)
 
+        if kind in ("both", "variance") and not var_ok.any():
+            (self.variance_ax_ or ax).set_yticks([])
+        self.not_estimable_texts_ = _mark_not_estimable(
+            ax, x[self.not_estimable_],
+            ["PVE not estimable" if kind == "pve" or (kind == "both" and var_ok[j])
+             else "variance not estimable" for j in x[self.not_estimable_]])
+        if self.not_estimable_.any():
+            from matplotlib.patches import Patch
+
+            handles.append(Patch(facecolor="none", edgecolor=_ERROR_COLOR,
+                                 linestyle=":", label=_NOT_ESTIMABLE_LABEL))
         ax.set_xticks(x)
         ax.set_xticklabels(names, rotation=45 if len(x) > 8 else 0,
                            ha="right" if len(x) > 8 else "center")
@@ -571,8 +620,11 @@ class ScreeDisplay:
                            rotation=45 if k > 8 else 0, ha="right" if k > 8 else "center")
         ax.set_xlim(-0.6, k - 0.4)
         ax.set_xlabel("private component")
-        ax.set_ylabel("private variance" if kind == "variance"
-                      else "PVE (% of the fit's private total variance)")
+        estimated = any(not np.all(d.not_estimable_) for d in displays)
+        ax.set_ylabel(("private variance" if kind == "variance"
+                       else "PVE (% of the fit's private total variance)")
+                      if estimated else ("private variance" if kind == "variance" else "PVE")
+                      + " (not estimable)")
         ax.set_ylim(0, reach * 1.15 if reach > 0 else 1.0)
         ax.set_title("DP scree of several fits (private variances)")
         add_legend(ax, handles, where="below", offset=62 if k > 8 else 36,
@@ -593,15 +645,20 @@ class ScreeDisplay:
             unit = 100 / total if total is not None and total > 0 else None
         errors = None if spread is None or unit is None else spread * unit
         x = np.arange(len(variance)) + offset
-        self.noise_dominated_ = (np.zeros(len(variance), dtype=bool) if spread is None
-                                 else variance <= spread)
+        ok = np.isfinite(values)       # NaN: not estimable, not drawn
+        with np.errstate(invalid="ignore"):
+            self.noise_dominated_ = (np.zeros(len(variance), dtype=bool) if spread is None
+                                     else np.isfinite(variance) & (variance <= spread))
+        self.not_estimable_ = ~ok
+        self.not_estimable_texts_ = _mark_not_estimable(
+            ax, x[~ok], ["not estimable"] * int(np.sum(~ok)))
         self.noise_dominated_markers_ = self.cumulative_line_ = None
         self.bars_ = self.line_ = self.bar_errorbars_ = self.line_errorbars_ = None
         self.bar_labels_, self.nonprivate_lines_, self.variance_ax_ = [], [], None
         if kind == "variance":
             kw = merge_style({"color": color, "marker": "o", "markersize": 5,
                               "label": label}, style, Line2D)
-            (self.line_,) = ax.plot(x, values, **kw)
+            (self.line_,) = ax.plot(x[ok], values[ok], **kw)
             if np.any(self.noise_dominated_):
                 # points within 2 noise sd of 0 could be noise alone: hollow
                 weak = self.noise_dominated_
@@ -612,14 +669,16 @@ class ScreeDisplay:
         else:
             kw = merge_style({"facecolor": color, "alpha": 0.85, "label": label},
                              style, Rectangle)
-            self.bars_ = ax.bar(x, values, width=0.95 * width, **kw)
-            for patch, weak in zip(self.bars_.patches, self.noise_dominated_):
+            self.bars_ = ax.bar(x[ok], values[ok], width=0.95 * width, **kw)
+            for patch, weak in zip(self.bars_.patches, self.noise_dominated_[ok]):
                 if weak:
                     patch.set_hatch("////")
                     patch.set_edgecolor("white")
                     patch.set_alpha(0.45)
-        reach = float(values.max())
+        reach = float(values[ok].max()) if ok.any() else 0.0
         if errors is not None:
+            ok = ok & np.isfinite(errors)
+            x, values, errors = x[ok], values[ok], errors[ok]
             container = ax.errorbar(x, values, yerr=errors, fmt="none", ecolor=color,
                                     elinewidth=1.1, capsize=2, zorder=5)
             if kind == "variance":
@@ -628,11 +687,27 @@ class ScreeDisplay:
                 self.bar_errorbars_ = container
             cap = (total if kind == "variance" else 100.0) if total is not None else np.inf
             with np.errstate(all="ignore"):
-                reach = max(reach, min(float(np.max(values + errors)), cap))
+                reach = max(reach, min(float(np.max(values + errors, initial=0.0)),
+                                       cap))
         return reach
 
 
 _OVERLAY_KINDS = ("variance", "pve")
+_NOT_ESTIMABLE_LABEL = "not estimable at this eps and n (nothing drawn)"
+
+
+def _mark_not_estimable(ax, positions, texts):
+    """Write ``texts`` up the axes at each x of ``positions`` (components whose
+    value the fit could not estimate: they get no bar and no point), in a dotted
+    empty frame; returns the Text artists."""
+    from matplotlib.transforms import blended_transform_factory
+
+    where = blended_transform_factory(ax.transData, ax.transAxes)
+    return [ax.text(float(x), 0.03, text, transform=where, rotation=90, ha="center",
+                    va="bottom", fontsize="x-small", color=_ERROR_COLOR, zorder=6,
+                    bbox={"boxstyle": "square,pad=0.3", "facecolor": "none",
+                          "edgecolor": _ERROR_COLOR, "linestyle": ":"})
+            for x, text in zip(positions, texts)]
 
 
 def _overlay_labels(estimators, labels):

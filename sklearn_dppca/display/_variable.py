@@ -5,6 +5,7 @@ import numpy as np
 from .._validation import check_bool
 from ._check import (
     as_components,
+    as_components_noise,
     as_ratio,
     as_reference_components,
     as_vector,
@@ -19,6 +20,7 @@ from ._drawing import (
     draw_reference_arrows,
     draw_zero_lines,
     legend_line,
+    uncertain_mask,
 )
 from ._estimator_access import (
     check_estimator_for,
@@ -141,9 +143,22 @@ class VariableDisplay:
         Noise sd of each ``feature_variance`` (``feature_variance_noise_scale_``):
         a variable whose variance does not exceed it is drawn in light grey as
         unknown (its arrow length says nothing).
+    components_noise_scale : array-like of shape (n_components, n_features), \
+            default=None
+        Noise sd of each loading (``components_noise_scale_``): a variable whose
+        loading noise on the two components exceeds the loading's size is drawn
+        in light grey as unknown too (its direction says nothing).
 
     Attributes
     ----------
+    not_estimable_ : bool
+        Whether the private variance of a shown component is NaN (not
+        estimable): then no correlation exists, no arrow is drawn and the
+        circle says so.
+    not_estimable_text_ : matplotlib Text or None
+        That text.
+    not_estimable_variables_ : list of str
+        Variables whose private variance is NaN (not drawn).
     correlations_ : ndarray of shape (n_drawn, 2)
         The private correlations ``(r_ja, r_jb)`` of the drawn variables, as
         computed (possibly beyond the unit circle, or infinite).
@@ -198,7 +213,9 @@ class VariableDisplay:
         nonprivate_variance=None,
         nonprivate_feature_variance=None,
         feature_variance_noise_scale=None,
+        components_noise_scale=None,
     ):
+        self.components_noise_scale = components_noise_scale
         self.components = components
         self.explained_variance = explained_variance
         self.feature_variance = feature_variance
@@ -253,16 +270,21 @@ class VariableDisplay:
         text_kw = merge_style({}, check_style(text_kw, "text_kw"), Text)
         V = as_components(self.components)
         k, p = V.shape
-        lam = as_vector(self.explained_variance, "explained_variance", k, nonnegative=True)
-        sigma2 = as_vector(self.feature_variance, "feature_variance", p, nonnegative=True)
+        lam = as_vector(self.explained_variance, "explained_variance", k, nonnegative=True,
+                        allow_nan=True)
+        sigma2 = as_vector(self.feature_variance, "feature_variance", p, nonnegative=True,
+                           allow_nan=True)
         names = check_feature_names(self.feature_names, p)
         a, b = check_axes(self.axes, k)
+        # NaN: not estimable; without both variances there is no correlation
+        not_estimable = not (np.isfinite(lam[a]) and np.isfinite(lam[b]))
         ratio = as_ratio(self.explained_variance_ratio, k)
         coords, kept = _correlation_coordinates(V, lam, sigma2, (a, b))
         with np.errstate(all="ignore"):
             radius = np.where(kept, np.hypot(coords[:, 0], coords[:, 1]), -1.0)
         selected = select_variables(variables, names, np.nan_to_num(radius, posinf=1e300))
-        idx = np.asarray([j for j in selected if kept[j]], dtype=int)
+        idx = np.asarray([j for j in selected if kept[j] and not not_estimable],
+                         dtype=int)
 
         ref = None
         if (
@@ -290,10 +312,21 @@ class VariableDisplay:
         self.uncertain_ = np.zeros(len(idx), dtype=bool)
         if self.feature_variance_noise_scale is not None:
             noise = as_vector(self.feature_variance_noise_scale,
-                              "feature_variance_noise_scale", p, nonnegative=True)
-            self.uncertain_ = noise[idx] >= sigma2[idx]
+                              "feature_variance_noise_scale", p, nonnegative=True,
+                              allow_nan=True)
+            self.uncertain_ = ~(noise[idx] < sigma2[idx])    # NaN noise: unknown
+        loading_noise = as_components_noise(self.components_noise_scale, V)
+        if loading_noise is not None and len(idx):
+            # a loading lost in its noise: the direction is unknown too
+            self.uncertain_ |= uncertain_mask(
+                np.column_stack([V[a, idx], V[b, idx]]),
+                np.column_stack([loading_noise[a, idx], loading_noise[b, idx]]))
         self.variables_ = [names[j] for j in idx]
-        self.omitted_ = [names[j] for j in np.flatnonzero(~kept)]
+        unknown = np.isnan(sigma2)
+        self.omitted_ = [names[j] for j in np.flatnonzero(~kept & ~unknown)]
+        self.not_estimable_ = not_estimable
+        self.not_estimable_variables_ = [names[j] for j in np.flatnonzero(unknown)]
+        self.not_estimable_text_ = None
         self.nonprivate_coordinates_ = ref
         self.nonprivate_arrows_ = []
         self.ax_ = ax
@@ -307,11 +340,19 @@ class VariableDisplay:
         if self.omitted_:
             title += (f"\n{len(self.omitted_)} variable(s) with zero private variance "
                       "omitted")
+        if self.not_estimable_variables_ and not not_estimable:
+            title += (f"\n{len(self.not_estimable_variables_)} variable(s) whose "
+                      "private variance is not estimable omitted")
         ax.set_title(title)
         settle_layout(ax)
         self.circle_ = Circle((0.0, 0.0), 1.0, fill=False, edgecolor="0.45",
                               linewidth=1.0, zorder=1)
         ax.add_patch(self.circle_)
+        if not_estimable:
+            self.not_estimable_text_ = ax.text(
+                0.0, 0.0, "correlations not estimable\n(private variances of the "
+                "components\nnot estimable at this eps and n)", ha="center",
+                va="center", fontsize="small", color="0.25", zorder=6)
         handles = []
         if ref is not None:
             ok = np.all(np.isfinite(ref), axis=1)
@@ -339,8 +380,8 @@ class VariableDisplay:
         if n_uncertain:
             handles.insert(1, Line2D(
                 [], [], color=_UNCERTAIN_COLOR,
-                label=f"{n_uncertain} whose private variance is below its noise: "
-                      "correlation unknown"))
+                label=f"{n_uncertain} whose private variance or loading is below "
+                      "its noise: correlation unknown"))
         # Labels of arrows that barely leave the origin would be pushed far out
         # and spread the axes (and look like structure): they stay empty.
         near_origin = np.hypot(*self.coordinates_.T) < _LABEL_RADIUS if len(idx) else []
@@ -419,6 +460,7 @@ class VariableDisplay:
             nonprivate_feature_variance=nonprivate_get(reference, "feature_variance"),
             feature_variance_noise_scale=getattr(estimator, "feature_variance_noise_scale_",
                                                  None),
+            components_noise_scale=getattr(estimator, "components_noise_scale_", None),
         )
         return display.plot(
             ax=ax,
