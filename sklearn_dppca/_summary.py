@@ -388,9 +388,9 @@ def _scree_lines(fitted):
     total = fitted.total_variance_
     lines.append(f"  Total variance {_number(total, '.4g')}"
                  f"{_noise_text(fitted.total_variance_noise_scale_) if np.isfinite(total) else ''}")
-    if getattr(fitted, "scale_", None) is not None:
-        lines.append("  Columns divided by their private spreads (scale_): "
-                     "correlation PCA")
+    scaling = _scaling_text(getattr(fitted, "scale_", None))
+    if scaling is not None:
+        lines.append(f"  {scaling}")
     return lines
 
 
@@ -533,3 +533,20 @@ def _not_estimable(plan):
         part = row.step.split("/")[0]
         parts[part] = max(parts.get(part, 0.0), row.eps_needed)
     return parts
+
+
+def _scaling_text(scale):
+    """What ``scale_`` did, in words that never claim a correlation PCA the fit
+    did not make: every column divided by its private spread, some of them (the
+    others' spreads not estimable), or none (None without ``scale=True``)."""
+    if scale is None:
+        return None
+    finite = np.isfinite(np.asarray(scale, dtype=float))
+    if finite.all():
+        return "Columns divided by their private spreads (scale_): correlation PCA"
+    if not finite.any():
+        return ("Columns not scaled: their private spreads were not estimable "
+                "(scale_ is NaN): covariance PCA")
+    return (f"{int(finite.sum())} of {finite.size} columns divided by their private "
+            "spreads; the others' were not estimable (NaN in scale_): neither a "
+            "covariance nor a correlation PCA")

@@ -432,8 +432,12 @@ def _summary_panel(ax, estimator):
     ax.set_axis_off()
     eps, delta = getattr(estimator, "privacy_spent_", (np.nan, np.nan))
     rows = f"rows n = {estimator.n_samples_}, variables p = {estimator.n_features_in_}"
-    if getattr(estimator, "scale_", None) is not None:
-        rows += ", each divided by a private spread"
+    scale = getattr(estimator, "scale_", None)
+    if scale is not None:
+        finite = np.isfinite(np.asarray(scale, dtype=float))
+        rows += (", each divided by a private spread" if finite.all() else
+                 ", not scaled (spreads not estimable)" if not finite.any() else
+                 f", {int(finite.sum())} of {finite.size} divided by a private spread")
     lines = [released_line(estimator), rows,
              f"privacy spent: eps = {eps:.4g}, delta = {delta:.3g}"]
     ratio = getattr(estimator, "explained_variance_ratio_", None)

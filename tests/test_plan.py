@@ -1,0 +1,187 @@
+"""The plan of a fit: decided from public inputs only, followed exactly by the fit,
+and honest about what the budget cannot buy (issue 27)."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from sklearn_dppca import DPKendallDirections, DPPCA, DPScree
+from sklearn_dppca._algorithms._plan import _without, bought_parts
+from sklearn_dppca.datasets import make_gaussian_clusters
+from sklearn_dppca.privacy import BudgetTree, positive_quantile
+from sklearn_dppca.privacy._quantiles import search_informative
+
+
+def _data(n, p=6, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, p)) * np.linspace(3.0, 0.5, p) + 7.0
+
+
+def _quiet_fit(estimator, X, y=None):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return estimator.fit(X, y)
+
+
+CASES = [
+    (DPPCA, {}, 150), (DPPCA, {}, 600), (DPPCA, {}, 3000), (DPPCA, {"eps": 4.0}, 600),
+    (DPPCA, {"scale": True}, 3000), (DPPCA, {"scree_method": "kendall"}, 800),
+    (DPPCA, {"histogram": "sparse", "eps": 3.0}, 2000),
+    (DPPCA, {"radial": "clipped"}, 1000),
+    (DPScree, {}, 300), (DPScree, {"scale": True, "eps": 2.0}, 2000),
+    (DPScree, {"method": "huber"}, 2000),
+    (DPKendallDirections, {"scale": True}, 500), (DPKendallDirections, {}, 3),
+]
+
+
+@pytest.mark.parametrize("Estimator, params, n", CASES)
+def test_the_fit_follows_the_plan_made_before_any_data(Estimator, params, n):
+    X = _data(n)
+    estimator = Estimator(random_state=0, **params)
+    plan = estimator.plan(*X.shape)
+    fitted = _quiet_fit(estimator, X)
+    # the same plan, before and after the data
+    assert fitted.plan_.equals(plan)
+    # the ledger holds exactly the released steps, in the plan's order (the score
+    # histogram may be skipped, unspent, on a frame its released values refuse)
+    # (the huber and pmwm screes record their inner steps under their leaf's name)
+    steps = [e["step"] for e in fitted.privacy_ledger_ if e["step"] != "gaussian block"]
+    released = list(plan.loc[plan.released, "step"])
+
+    def leaf(step):
+        return next(s for s in released if step == s or step.startswith(s + "/"))
+
+    ledger_leaves = list(dict.fromkeys(leaf(step) for step in steps))
+    skipped = [step for step in released if step not in ledger_leaves]
+    assert [step for step in released if step in ledger_leaves] == ledger_leaves
+    assert skipped in ([], ["score/histogram"])
+    # and spends no more than the grant, however the parts were redistributed
+    assert fitted.privacy_spent_[0] <= estimator.eps * (1 + 1e-9)
+
+
+def test_a_part_the_plan_cannot_buy_is_nan_and_its_budget_goes_to_the_rest():
+    X = _data(300)
+    full = DPPCA(eps=1.0, random_state=0)
+    plan = full.plan(*X.shape)
+    assert not plan.loc[plan.step.str.startswith("scree"), "released"].any()
+    fitted = _quiet_fit(full, X)
+    assert np.all(np.isnan(fitted.explained_variance_))
+    assert np.all(np.isnan(fitted.explained_variance_ratio_))
+    assert math.isnan(fitted.total_variance_)
+    assert fitted.frame_ is None and fitted.synthetic_scores_ is None
+    # the directions got the whole grant: less noise than with their default share
+    assert fitted.budget_["loading"][0] == pytest.approx(1.0)
+    alone = _quiet_fit(DPKendallDirections(eps=0.35, random_state=0), X)
+    assert fitted.kendall_noise_scale_ < alone.kendall_noise_scale_
+
+
+def test_dropping_a_part_keeps_the_total_share():
+    parts = {"loading": (0.35, "gaussian"), "scree": (0.3, "gaussian"),
+             "score": (0.35, "gaussian")}
+    kept = _without(parts, {"score"})
+    assert list(kept) == ["loading", "scree"]
+    assert math.fsum(share for share, _ in kept.values()) == pytest.approx(1.0)
+    assert kept["loading"][0] / kept["scree"][0] == pytest.approx(0.35 / 0.3)
+
+
+def test_the_part_shortest_of_budget_is_dropped_first():
+    # at 1,000 rows and eps 1 the score frame falls short and the scree does not,
+    # once the frame's budget is given to it
+    settings = DPPCA()._prepare(DPPCA()._check_params(), 1000, 10,
+                                [f"x{j}" for j in range(10)], (1000,)).settings
+    parts = DPPCA()._prepare(DPPCA()._check_params(), 1000, 10,
+                             [f"x{j}" for j in range(10)], (1000,)).parts
+    kept, dropped = bought_parts(
+        parts, lambda tree: BudgetTree(tree).allocate(1.0, 1e-5, "gdp"), settings)
+    assert dropped == {"score"} and set(kept) == {"loading", "scree"}
+
+
+@pytest.mark.parametrize("n_values, eps", [(221, 0.12), (500, 0.06), (2000, 0.02)])
+def test_a_search_the_rule_calls_informative_reaches_the_data(n_values, eps):
+    # the rule's union bound: at most 5% of searches stop below every value
+    assert search_informative(n_values, 0.97, eps, "scale-free")
+    x = np.random.default_rng(1).chisquare(3, size=n_values) * 1e3
+    below = [positive_quantile(x, 0.97, eps, np.random.default_rng(seed), warn=False)
+             < x.min() for seed in range(200)]
+    assert np.mean(below) <= 0.05
+
+
+@pytest.mark.parametrize("n_values, eps", [(221, 0.03), (75, 0.1), (500, 0.012)])
+def test_a_search_the_rule_refuses_would_mostly_collapse(n_values, eps):
+    # the rule can fail: far below its bound, most searches stop below the data
+    assert not search_informative(n_values, 0.97, eps, "scale-free")
+    x = np.random.default_rng(1).chisquare(3, size=n_values) * 1e3
+    below = [positive_quantile(x, 0.97, eps, np.random.default_rng(seed), warn=False)
+             < x.min() for seed in range(100)]
+    assert np.mean(below) >= 0.5
+
+
+def test_eps_needed_is_where_the_step_becomes_informative():
+    plan = DPPCA(eps=1.0).plan(400, 5)
+    needed = plan.loc[~plan.released, "eps_needed"]
+    assert len(needed) and np.all(needed > 1.0) and np.all(np.isfinite(needed))
+    most = float(needed.max())
+    assert DPPCA(eps=most * 1.05).plan(400, 5).released.all()
+    assert not DPPCA(eps=most * 0.9).plan(400, 5).released.all()
+
+
+def test_the_plan_reads_public_inputs_only():
+    estimator = DPPCA(eps=1.0, random_state=0)
+    first = estimator.plan(2000, 8)
+    _quiet_fit(estimator, _data(700, 8))      # a fit in between changes nothing
+    assert estimator.plan(2000, 8).equals(first)
+    with pytest.raises(ValueError, match="n_samples"):
+        estimator.plan(1, 8)
+    with pytest.raises(TypeError, match="n_features"):
+        estimator.plan(100, 2.5)
+
+
+def test_scale_not_bought_is_said_before_any_spend_and_not_claimed():
+    from sklearn_dppca import PrivacyAccountant
+
+    X = _data(400, 5)
+    estimator = DPPCA(scale=True, eps=1.0, random_state=0)
+    plan = estimator.plan(*X.shape)
+    assert not plan.loc[plan.step.str.startswith("scale"), "released"].any()
+    accountant = PrivacyAccountant(1.0, 1e-5)
+    fitted = _quiet_fit(estimator.set_params(accountant=accountant), X)
+    assert np.all(np.isnan(fitted.scale_))
+    # the columns stay in their own units: transform divides by nothing
+    np.testing.assert_allclose(fitted.transform(X[:3]), X[:3] @ fitted.components_.T)
+    summary = str(fitted.summary())
+    assert "correlation PCA" not in summary
+
+
+def test_the_command_line_prints_the_plan_without_reading_a_cell(tmp_path, capsys):
+    from sklearn_dppca._cli import main
+
+    path = tmp_path / "table.csv"
+    # a cell that is not a number: the plan does not read cells
+    path.write_text("a,b,c\n" + "1,2,3\n" * 149 + "x,2,3\n")
+    assert main([str(path), "--plan"]) == 0
+    out = capsys.readouterr().out
+    assert "150 rows x 3 variables" in out and "no cell read" in out
+    assert "Not estimable at eps = 1 with n = 150" in out
+    assert not any(tmp_path.glob("*.png")) and not any(tmp_path.glob("*.json"))
+
+
+def test_a_three_row_table_says_its_directions_are_noise(tmp_path, capsys):
+    from sklearn_dppca._cli import main
+
+    path = tmp_path / "three.csv"
+    path.write_text("a,b,c,d\n1,2,3,4\n2,1,0,3\n5,5,1,0\n")
+    out_png = tmp_path / "report.png"
+    assert main([str(path), "--out", str(out_png), "--json",
+                 str(tmp_path / "r.json")]) == 0
+    out = capsys.readouterr().out
+    assert "every loading within its noise" in out
+    plan = DPPCA().plan(3, 4)
+    assert plan.loc[plan.step == "loading", "eps_needed"].item() > 1.0
+
+
+def test_gau_and_adult_buy_every_part_at_eps_1():
+    X = make_gaussian_clusters(random_state=0)
+    assert DPPCA(eps=1.0).plan(*X.shape).released.all()
+    assert DPPCA(eps=1.0, pairs=64).plan(32561, 5).released.all()
