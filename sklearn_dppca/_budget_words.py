@@ -23,6 +23,9 @@ _COMPOSITION = (
 def _number(value, digits=3):
     """``value`` in ``digits`` significant digits, exponents without a leading zero
     (``1e-5``, not ``1e-05``)."""
+    if value != 0 and math.isfinite(value) and abs(value) < 1e-3:
+        mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
+        return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
     text = f"{value:.{digits}g}"
     mantissa, sep, exponent = text.partition("e")
     if not sep:

@@ -148,6 +148,7 @@ class PrivacyAccountant:
         self._path = None        # the budget file of an opened accountant
         self._key = None         # what the budget protects, as the file names it
         self._read_only = False  # an unpickled copy
+        self._last = None        # the last charge this object made
         self._take_ownership()
 
     def _take_ownership(self, pid=None, token=None):
@@ -328,6 +329,12 @@ class PrivacyAccountant:
         return self._read_only
 
     @property
+    def last_charge(self):
+        """The last charge this object accepted (a copy; None before any): other
+        processes' charges to the same file are in :attr:`charges` only."""
+        return None if self._last is None else dict(self._last)
+
+    @property
     def charges(self):
         """The accepted charges, oldest first (a copy).
 
@@ -403,6 +410,7 @@ class PrivacyAccountant:
                 except BaseException:
                     self._charges.pop()
                     raise
+            self._last = self._charges[-1]
 
     def _check_owner(self):
         if self._read_only:
