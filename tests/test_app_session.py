@@ -462,3 +462,35 @@ def test_create_app_builds_a_shiny_app(tmp_path):
                    budget_file=str(budget_file))
     with pytest.raises(ValueError, match="y is needed"):
         create_app(X, groups=["G1"], budget_file=str(budget_file))
+
+
+# -- explorers in real processes -----------------------------------------------------------
+def _explorer_fits(data, path, barrier, results):
+    explorer = Explorer(data, (1.5, 1e-5), path)
+    barrier.wait()
+    try:
+        explorer.fit({"eps": 1.0, "delta": 1e-5, "random_state": 1})
+        results.put("released")
+    except BudgetExceededError:
+        results.put("refused")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="forked processes")
+def test_two_explorer_processes_racing_release_one_fit(tmp_path, data):
+    # the reproduction: two explorers on one data set press Fit at once
+    # with a total of 1.5 and eps = 1 each; both were released before
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    path = str(tmp_path / f"c{BUDGET_SUFFIX}")
+    barrier, results = context.Barrier(2), context.Queue()
+    workers = [context.Process(target=_explorer_fits, args=(data, path, barrier, results))
+               for _ in range(2)]
+    for worker in workers:
+        worker.start()
+    outcomes = sorted(results.get(timeout=120) for _ in workers)
+    for worker in workers:
+        worker.join(timeout=60)
+    assert outcomes == ["refused", "released"]
+    assert len(json.loads(open(path).read())["charges"]) == 1
+    assert Explorer(data, (1.5, 1e-5), path).meter()["charges"] == 1
