@@ -330,8 +330,11 @@ class PrivacyAccountant:
 
     @property
     def last_charge(self):
-        """The last charge this object accepted (a copy; None before any): other
-        processes' charges to the same file are in :attr:`charges` only."""
+        """The last charge this object accepted (a copy; None before any).
+
+        Other objects' and processes' charges to the same file are in
+        :attr:`charges` only.
+        """
         return None if self._last is None else dict(self._last)
 
     @property
