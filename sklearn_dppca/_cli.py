@@ -37,9 +37,7 @@ from ._data_sources import LARGE_N as _LARGE_N
 from ._data_sources import LARGE_N_PAIRS as _LARGE_N_PAIRS
 from ._data_sources import UserError as _UserError
 from ._data_sources import builtin_data, builtin_labels, read_csv
-from ._budget_words import budget_words
 from ._summary import ledger_table
-from .privacy import BudgetExceededError
 
 
 # --------------------------------------------------------------------------------------
@@ -162,6 +160,9 @@ def _fit(options, out, err):
     # progress is shown unless --quiet, and always on large data (a long fit must
     # not look stuck)
     estimator.set_params(verbose=1 if (n_samples > _LARGE_N or not options.quiet) else 0)
+    from ._budget_words import budget_words
+    from .privacy import BudgetExceededError
+
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
