@@ -87,10 +87,48 @@ def _write_json(estimator, path, include_nonprivate, extra):
 # --------------------------------------------------------------------------------------
 # the two runs
 # --------------------------------------------------------------------------------------
+def _open_budget(options):
+    """The accountant of ``--budget-file`` (None without it)."""
+    if options.budget_file is None:
+        return None
+    from .privacy import PrivacyAccountant
+
+    path = options.budget_file
+    try:
+        return PrivacyAccountant.open(path, total=options.budget)
+    except OSError as error:
+        raise _UserError(f"cannot use --budget-file {path!r}: "
+                         f"{error.strerror or error}.") from None
+    except (ValueError, TypeError) as error:
+        message = " ".join(str(error).split())
+        if "(total)" in message and not os.path.exists(path):
+            message = ("the file does not exist yet: give --budget EPS,DELTA, the total "
+                       "budget of the data set, to create it.")
+        elif "(total)" in message:
+            message = (message.replace("(total)", "(--budget)")
+                       + " Leave --budget out to use the file's total.")
+        raise _UserError(f"--budget-file {path!r}: {message}") from None
+
+
+def _budget_line(accountant, options):
+    """One line on the budget: the file's, or that no budget is kept."""
+    if accountant is None:
+        return ("note: no budget is kept across runs: every run on the same data "
+                "spends its eps again (--budget-file FILE --budget EPS,DELTA keeps one).")
+    from ._budget_words import budget_words
+
+    words = budget_words(accountant)
+    return (f"Budget of {options.budget_file}: {words['text']} ({words['charges']} "
+            f"fit{'s' * (words['charges'] != 1)} charged; fits composed exactly).")
+
+
 def _fit(options, out, err):
     say = (lambda *a, **k: None) if options.quiet else (lambda *a: print(*a, file=out))
     estimator = dppca_for(options, builtin_labels(options.data) if options.csv is None
                            else options.groups)
+    accountant = _open_budget(options)
+    if accountant is not None:
+        estimator.set_params(accountant=accountant)
     if options.csv is None:
         data = builtin_data(options.data)
     else:
@@ -122,11 +160,20 @@ def _fit(options, out, err):
     # progress is shown unless --quiet, and always on large data (a long fit must
     # not look stuck)
     estimator.set_params(verbose=1 if (n_samples > _LARGE_N or not options.quiet) else 0)
+    from ._budget_words import budget_words
+    from .privacy import BudgetExceededError
+
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             estimator.fit(data.X, data.y)
+        except BudgetExceededError as error:
+            _show_warnings(caught, err)
+            raise _UserError(
+                f"--budget-file {options.budget_file}: this fit does not fit what is left "
+                f"({budget_words(accountant)['text']}); nothing was spent. Details: "
+                f"{' '.join(str(error).split())}") from None
         except (ValueError, TypeError) as error:
             # the data reaching the fit are checked above (labels declared, values
             # finite and inside the domain), so what is left to fail is an option
@@ -136,6 +183,7 @@ def _fit(options, out, err):
             raise _UserError(f"the private fit failed: {in_cli_terms(error)}") from None
     _show_warnings(caught, err)
     say(f"Fitted in {time.perf_counter() - start:.1f} s.")
+    say(_budget_line(accountant, options))
     # public facts only: where the data came from and the declared group column
     # (the variables are the release's feature_names; nothing here is read off
     # the cells)

@@ -102,6 +102,21 @@ def _parse_axes(text):
     return values[0] - 1, values[1] - 1
 
 
+def _parse_budget(text):
+    """``EPS,DELTA`` -> a pair (the accountant checks the ranges)."""
+    parts = str(text).split(",")
+    if len(parts) != 2:
+        raise _UserError(f"--budget must be EPS,DELTA such as 4,1e-5, got {text!r}.")
+    eps = _float(parts[0].strip(), "--budget EPS")
+    delta = _float(parts[1].strip(), "--budget DELTA")
+    from .privacy import check_delta, check_eps
+
+    try:
+        return check_eps(eps), check_delta(delta)
+    except (ValueError, TypeError) as error:
+        raise _UserError(f"--budget {text}: {' '.join(str(error).split())}") from None
+
+
 def _parse_budget_split(text):
     """``loading=0.4,scree=0.2,score=0.4`` -> dict (the parts and shares are
     DPPCA's to check)."""
@@ -270,6 +285,14 @@ class Options:
         self.out = _figure_path(args.out if args.out is not None else "report.png")
         self.dpi = _int(args.dpi, "--dpi", minimum=10) if args.dpi is not None else 100
         self.json = args.json
+        self.budget_file = args.budget_file
+        self.budget = _parse_budget(args.budget) if args.budget is not None else None
+        if self.budget is not None and self.budget_file is None:
+            raise _UserError("--budget is the total of a --budget-file: give "
+                             "--budget-file FILE too (without it no budget is kept "
+                             "across runs).")
+        if self.budget_file is not None and self.from_json is None:
+            _check_writable(self.budget_file, "--budget-file")
         if self.csv is None:
             for name, value in (("--columns", self.columns), ("--group", self.group),
                                 ("--groups", self.groups)):

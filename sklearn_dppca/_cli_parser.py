@@ -21,7 +21,8 @@ from ._data_sources import BUILTIN_DATA, LARGE_N, LARGE_N_PAIRS
 FIT_OPTIONS = ("data", "columns", "eps", "delta", "components", "scale", "axes", "bins",
                "histogram", "scree_method", "scree_params", "monotone",
                "synthetic_sampling", "group", "groups", "budget_split", "pairs",
-               "noise", "accounting", "seed", "nonprivate_reference", "bounds")
+               "noise", "accounting", "seed", "nonprivate_reference", "bounds",
+               "budget_file", "budget")
 #: DPPCA's scree methods (its ``scree_method``; tests/test_cli.py keeps them equal).
 _SCREE_METHODS = ("clipped", "huber", "pmwm", "kendall", "matrix")
 #: ``--scree-kind`` (what the scree panel shows) -> plot_overview's ``scree_kw``
@@ -142,6 +143,14 @@ def build_parser():
                         help="Gaussian calibration of each part under --accounting "
                              "basic (default {dppca}; classical implies --accounting "
                              "basic)")
+    budget.add_argument("--budget-file", default=None, metavar="FILE",
+                        help="a budget kept across runs: the fit is charged to FILE "
+                             "(under a lock, before it computes) and refused if it "
+                             "does not fit what is left; without it no budget is kept "
+                             "across runs")
+    budget.add_argument("--budget", default=None, metavar="EPS,DELTA",
+                        help="the total budget of a new --budget-file (an existing "
+                             "one keeps its own; if given, it must match)")
     budget.add_argument("--seed", default=None, metavar="INT",
                         help="seed of the noise, for reproducible tests only: a "
                              "release made with a known seed is not private")

@@ -26,10 +26,11 @@ from sklearn_dppca.app._session import (  # noqa: E402
     DISPLAYS,
     REFERENCE_MARK,
     Explorer,
-    _used_fraction,
     budget_file_for,
+    data_key,
     describe_error,
     load_source,
+    open_explorer,
 )
 from sklearn_dppca.datasets import make_gaussian_clusters  # noqa: E402
 
@@ -51,7 +52,8 @@ def _quiet():
 
 @pytest.fixture
 def data():
-    X, y = make_gaussian_clusters(100, n_features=10, return_groups=True, as_frame=True,
+    # (5,000 rows: the plan buys every part of a fit at eps 1, the score summary too)
+    X, y = make_gaussian_clusters(1000, n_features=10, return_groups=True, as_frame=True,
                                   random_state=0)
     return TabularData(X, y.to_numpy(dtype=object), sorted(set(y)), "test clusters")
 
@@ -111,7 +113,8 @@ def test_a_fit_beyond_what_is_left_is_refused_before_any_computation(tmp_path, d
     # accountant's exact account after them
     message = describe_error(refusal.value)
     assert message.startswith(f"Fit refused. This fit (eps={FIT['eps']:g}, delta=")
-    assert "budget of this data set (eps=1, delta=1e-05; " in message
+    assert "budget of this data set: 0." in message and "of eps 1 spent at delta 1e-5" \
+        in message
     assert "Nothing was spent. Try a smaller eps" in message
     assert "Details: " in message and "Nothing was charged." in message
     assert len(explorer.fits) == 1 and explorer.accountant.charges == charges
@@ -161,9 +164,34 @@ def test_the_meter_grows_with_every_fit_and_stays_within_the_total(tmp_path, dat
     assert fractions == sorted(fractions) and len(set(fractions)) == len(fractions)
     assert fractions[-1] <= 1
     meter = explorer.meter()
-    assert f"spent eps = {meter['eps_spent']:.4g} of 3" in meter["text"]
-    assert "delta = " in meter["text"] and "of 1e-05" in meter["text"]
-    assert _used_fraction(explorer.accountant) == meter["fraction"]
+    # the total eps at the total delta, as the user asked for them
+    assert meter["text"].startswith(f"{meter['eps_spent']:.2f} of eps 3 spent at delta "
+                                    "1e-5 (")
+    assert meter["fraction"] == pytest.approx(meter["eps_spent"] / 3)
+    assert "composed exactly" in meter["sentence"] and meter["sentence"].count(". ") == 0
+    assert len(meter["details"]) == meter["charges"] + 1
+    assert "mu" in meter["details"][-1] and "at delta 1e-5 on its own" in \
+        meter["details"][0]
+
+
+def test_an_eps_1_fit_reads_as_eps_at_the_total_delta(tmp_path, data):
+    # the issue: "0.9021 of 1" after an eps = 1 fit; a fit at the total delta reads
+    # as 1.00 of eps 1, one at a smaller delta as less (its delta is below the total)
+    explorer = Explorer(data, (1.0, 1e-5), tmp_path / f"c{BUDGET_SUFFIX}")
+    explorer.fit({"eps": 1.0, "delta": 1e-5, "random_state": 1})
+    assert explorer.meter()["text"].startswith("1.00 of eps 1 spent at delta 1e-5")
+    other = Explorer(data, (1.0, 1e-5), tmp_path / f"d{BUDGET_SUFFIX}")
+    other.fit({"eps": 1.0, "delta": 1e-6, "random_state": 1})
+    assert 0.5 < other.meter()["eps_spent"] < 1
+
+
+def test_a_fit_with_a_delta_above_the_total_is_explained(tmp_path, data):
+    explorer = Explorer(data, (2.0, 1e-5), tmp_path / f"c{BUDGET_SUFFIX}")
+    index = explorer.fit({"eps": 1.0, "delta": 1e-4, "random_state": 1})
+    (note,) = explorer.fits[index].notes
+    assert note.startswith("This fit asked for delta 1e-4, more than the total delta "
+                           "1e-5; it was accepted because")
+    assert explorer.fits[explorer.fit(FIT)].notes == []
 
 
 # -- drawing is free ---------------------------------------------------------------------
@@ -260,9 +288,11 @@ def test_csv_upload_round_trip(tmp_path):
                        group_column="grp", group_labels="x,y")
     assert list(data.X.columns) == ["c", "a"] and data.labels == ["x", "y"]
     assert data.source == "CSV file 'survey.csv'"
-    budget_file = budget_file_for("upload", str(tmp_path), "survey.csv")
-    assert budget_file == os.path.join(str(tmp_path), "survey.csv" + BUDGET_SUFFIX)
-    explorer = Explorer(data, BUDGET, budget_file)
+    key = data_key(data, tmp_path)
+    budget_file = budget_file_for(key, str(tmp_path))
+    assert budget_file == os.path.join(str(tmp_path), f"data-{key[:16]}{BUDGET_SUFFIX}")
+    explorer = Explorer(data, BUDGET, budget_file, key=key)
+    assert json.loads(open(budget_file).read())["key"] == key
     release = load_release(json.loads(explorer.release_json(explorer.fit(FIT))))
     assert list(release.feature_names_in_) == ["c", "a"]
     assert list(release.groups_) == ["x", "y"]
@@ -317,11 +347,45 @@ def test_example_columns_must_exist():
 
 
 def test_each_data_set_has_its_own_budget_file(tmp_path):
-    names = {budget_file_for(source, str(tmp_path), "mine.csv")
-             for source in ("builtin", "wine", "digits", "upload")}
-    assert {os.path.basename(name) for name in names} == {
-        "gau" + BUDGET_SUFFIX, "wine" + BUDGET_SUFFIX, "digits" + BUDGET_SUFFIX,
-        "mine.csv" + BUDGET_SUFFIX}
+    path = _clusters_csv(tmp_path / "upload.tmp")
+    sources = [load_source(source) for source in ("builtin", "wine", "digits")]
+    sources.append(load_source("upload", path=path, file_name="mine.csv", columns="a,b"))
+    keys = {data_key(data, tmp_path) for data in sources}
+    assert len(keys) == 4 and all(len(key) == 64 for key in keys)
+    # the same table with other variables picked: the same rows, the same budget
+    assert data_key(load_source("wine", columns="alcohol"), tmp_path) in keys
+
+
+def test_the_same_bytes_under_two_names_share_one_budget(tmp_path):
+    upload = _clusters_csv(tmp_path / "upload.tmp")
+    copy = tmp_path / "another.tmp"
+    copy.write_bytes(open(upload, "rb").read())
+    first = load_source("upload", path=upload, file_name="data.csv",
+                        group_column="grp", group_labels="x,y")
+    second = load_source("upload", path=str(copy), file_name="data (1).csv",
+                         columns="a,b")
+    assert data_key(first, tmp_path) == data_key(second, tmp_path)
+    explorer = open_explorer(first, (1.0, 1e-5), tmp_path)
+    explorer.fit(FIT)
+    again = open_explorer(second, (1.0, 1e-5), tmp_path)   # a restart, another name
+    assert again.budget_file == explorer.budget_file and again.meter()["charges"] == 1
+    with pytest.raises(BudgetExceededError):
+        again.fit(FIT)
+    # the key is keyed by the directory's secret: no plain hash of the data on disk
+    import hashlib
+    assert hashlib.sha256(open(upload, "rb").read()).hexdigest() not in \
+        open(explorer.budget_file).read()
+
+
+def test_a_built_in_set_and_its_csv_share_one_budget(tmp_path):
+    wine = load_source("wine")
+    table = wine.X.assign(**{wine.group_column: wine.y})
+    table.to_csv(tmp_path / "wine.tmp", index=False)
+    uploaded = load_source("upload", path=str(tmp_path / "wine.tmp"), file_name="w.csv",
+                           group_column=wine.group_column,
+                           group_labels=",".join(wine.labels))
+    assert data_key(uploaded, tmp_path) == data_key(wine, tmp_path)
+    assert data_key(uploaded, tmp_path) != data_key(load_source("diabetes"), tmp_path)
 
 
 # -- the package and the command line ------------------------------------------------------
@@ -399,3 +463,35 @@ def test_create_app_builds_a_shiny_app(tmp_path):
                    budget_file=str(budget_file))
     with pytest.raises(ValueError, match="y is needed"):
         create_app(X, groups=["G1"], budget_file=str(budget_file))
+
+
+# -- explorers in real processes -----------------------------------------------------------
+def _explorer_fits(data, path, barrier, results):
+    explorer = Explorer(data, (1.5, 1e-5), path)
+    barrier.wait()
+    try:
+        explorer.fit({"eps": 1.0, "delta": 1e-5, "random_state": 1})
+        results.put("released")
+    except BudgetExceededError:
+        results.put("refused")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="forked processes")
+def test_two_explorer_processes_racing_release_one_fit(tmp_path, data):
+    # the issue's reproduction: two explorers on one data set press Fit at once
+    # with a total of 1.5 and eps = 1 each; both were released before
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    path = str(tmp_path / f"c{BUDGET_SUFFIX}")
+    barrier, results = context.Barrier(2), context.Queue()
+    workers = [context.Process(target=_explorer_fits, args=(data, path, barrier, results))
+               for _ in range(2)]
+    for worker in workers:
+        worker.start()
+    outcomes = sorted(results.get(timeout=120) for _ in workers)
+    for worker in workers:
+        worker.join(timeout=60)
+    assert outcomes == ["refused", "released"]
+    assert len(json.loads(open(path).read())["charges"]) == 1
+    assert Explorer(data, (1.5, 1e-5), path).meter()["charges"] == 1

@@ -700,3 +700,92 @@ def test_bounds_skip_the_searches_they_make_unnecessary(small_csv, tmp_path):
                                                          "a": [-5.0, 5.0]}
     steps = [entry["step"] for entry in released["privacy_ledger"]]
     assert not any(step.startswith("score/frame") for step in steps)
+
+
+# ------------------------------------------------------------ --budget-file
+
+
+def test_without_a_budget_file_the_output_says_no_budget_is_kept(default_run):
+    lines = [line for line in default_run["out"].splitlines() if "budget is kept" in line]
+    assert lines == ["note: no budget is kept across runs: every run on the same data "
+                     "spends its eps again (--budget-file FILE --budget EPS,DELTA keeps "
+                     "one)."]
+
+
+def test_a_budget_file_is_kept_across_runs(small_csv, tmp_path):
+    # (80 rows: the plan buys the directions only, all Gaussian; two such fits of
+    # eps 1 compose exactly to less than 1.5, so the total is 1.2)
+    base = [small_csv, "--columns", "a,b,c", "--seed", "0", "--eps", "1"]
+    code, _, err = run_cli(base + ["--budget-file", "b.json"], tmp_path)
+    assert code == 2 and err.count("\n") == 1
+    assert "does not exist yet: give --budget EPS,DELTA" in err
+    assert not (tmp_path / "b.json").exists() and not (tmp_path / "report.png").exists()
+    code, out, err = run_cli(base + ["--budget-file", "b.json", "--budget", "1.2,1e-5"],
+                             tmp_path)
+    assert code == 0, err
+    assert "Budget of b.json: 1.00 of eps 1.2 spent at delta 1e-5 (1 fit charged" in out
+    assert "no budget is kept" not in out
+    (tmp_path / "report.png").unlink()
+    # a second run on the same file: refused before the fit, nothing spent or written
+    code, out, err = run_cli(base + ["--budget-file", "b.json"], tmp_path)
+    assert code == 2 and err.splitlines()[-1].startswith("error: --budget-file b.json")
+    assert "does not fit what is left (1.00 of eps 1.2 spent at delta 1e-5)" in err
+    assert "nothing was spent" in err and not (tmp_path / "report.png").exists()
+    assert len(read_json(tmp_path / "b.json")["charges"]) == 1
+    # another total is not a way to reset the budget
+    code, _, err = run_cli(base + ["--budget-file", "b.json", "--budget", "4,1e-5"],
+                           tmp_path)
+    assert code == 2 and "holds a total of eps=1.2" in err and "--budget" in err
+    # what is left may be spent
+    code, out, err = run_cli([small_csv, "--columns", "a,b,c", "--seed", "1", "--eps",
+                              "0.3", "--budget-file", "b.json"], tmp_path)
+    assert code == 0, err
+    assert "(2 fits charged" in out
+
+
+@pytest.mark.parametrize("args, match", [
+    (["--budget", "1,1e-5"], "--budget is the total of a --budget-file"),
+    (["--budget-file", "b.json", "--budget", "1"], "--budget must be EPS,DELTA"),
+    (["--budget-file", "b.json", "--budget", "0,1e-5"], "--budget 0,1e-5: eps"),
+    (["--budget-file", "b.json", "--budget", "1,2"], "--budget 1,2: delta"),
+])
+def test_budget_option_errors(tmp_path, args, match):
+    code, _, err = run_cli(args, tmp_path)
+    assert code == 2 and match in err and err.count("\n") == 1, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_budget_file_is_a_fit_option(default_run, tmp_path):
+    code, _, err = run_cli(["--from-json", default_run["cwd"] / "released.json",
+                            "--budget-file", "b.json"], tmp_path)
+    assert code == 2 and "--budget-file" in err and "cannot apply" in err, err
+
+
+def _cli_in_a_process(args, cwd, barrier, results):
+    barrier.wait()
+    results.put(run_cli(args, cwd)[0])
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="forked processes")
+def test_cli_runs_racing_on_one_budget_file(small_csv, tmp_path):
+    # the two explorers, as command lines: a total of 1.5 and eps = 1 each,
+    # started at once in real processes; one fit is released, the other refused
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    barrier, results = context.Barrier(2), context.Queue()
+    workers = []
+    for run in range(2):
+        cwd = tmp_path / f"run{run}"
+        cwd.mkdir()
+        args = [small_csv, "--columns", "a,b,c", "--eps", "1", "--quiet",
+                "--budget-file", tmp_path / "b.json", "--budget", "1.2,1e-5"]
+        workers.append(context.Process(target=_cli_in_a_process,
+                                       args=(args, cwd, barrier, results)))
+    for worker in workers:
+        worker.start()
+    codes = sorted(results.get(timeout=120) for _ in workers)
+    for worker in workers:
+        worker.join(timeout=60)
+    assert codes == [0, 2]
+    assert len(read_json(tmp_path / "b.json")["charges"]) == 1

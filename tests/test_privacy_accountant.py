@@ -293,16 +293,20 @@ def test_pickling_in_the_same_process_keeps_one_budget():
     assert accountant.spent() == pytest.approx((0.8, 0.0))
 
 
-def test_unpickling_after_the_original_is_gone_still_charges():
+def test_unpickling_after_the_original_is_gone_is_a_read_only_view():
+    # (a later process with the same pid, PID 1 in containers, sees the same)
     accountant = PrivacyAccountant(1.0, 1e-5)
     accountant.charge(Spend(eps=0.4), label="fit")
     data = pickle.dumps(accountant)
     del accountant
     gc.collect()
     again = pickle.loads(data)
+    assert again.read_only
     assert [c["label"] for c in again.charges] == ["fit"]
-    again.charge(Spend(eps=0.6), label="rest")
-    assert not again.can_afford(Spend(eps=1e-6))
+    assert again.spent() == pytest.approx((0.4, 0.0))
+    with pytest.raises(RuntimeError, match="unpickled copy.*never charges"):
+        again.charge(Spend(eps=0.1), label="rest")
+    assert len(again.charges) == 1
 
 
 def test_another_process_may_not_charge(monkeypatch):
@@ -346,3 +350,107 @@ def test_threads_cannot_overspend_together():
     for thread in threads:
         thread.join()
     assert len(accountant.charges) == 8
+
+
+# ------------------------------------------------------------ a budget file (open)
+
+
+def test_open_creates_then_reads_the_file(tmp_path):
+    path = tmp_path / "budget.json"
+    first = PrivacyAccountant.open(path, total=(1.0, 1e-5), key="abc")
+    assert first.path == str(path) and first.key == "abc"
+    record = json.loads(path.read_text())
+    assert record["format"] == _ACCOUNTANT_FORMAT and record["charges"] == []
+    first.charge(Spend(eps=0.25), label="fit")
+    # on disk before charge() returned, with its own id
+    (charge,) = json.loads(path.read_text())["charges"]
+    assert charge["label"] == "fit" and len(charge["id"]) == 32
+    second = PrivacyAccountant.open(path)             # total read from the file
+    assert second.charges == first.charges
+    second.charge(Spend(eps=0.5), label="other")
+    # the first handle reads the file again: it sees the other's charge
+    assert [c["label"] for c in first.charges] == ["fit", "other"]
+    with pytest.raises(BudgetExceededError):
+        first.charge(Spend(eps=0.5), label="too much")
+    assert len(json.loads(path.read_text())["charges"]) == 2
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({}, ValueError, r"needs its total \(eps, delta\) \(total\)"),
+    ({"total": 1.0}, TypeError, "total must be a pair"),
+    ({"total": (0.0, 1e-5)}, ValueError, "eps"),
+    ({"total": (1.0, 1e-5), "key": 3}, TypeError, "key"),
+])
+def test_open_bad_arguments(tmp_path, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        PrivacyAccountant.open(tmp_path / "new.json", **kwargs)
+    with pytest.raises(TypeError, match="path"):
+        PrivacyAccountant.open(3, total=(1.0, 1e-5))
+
+
+def test_open_refuses_another_total_or_key(tmp_path):
+    path = tmp_path / "budget.json"
+    PrivacyAccountant.open(path, total=(1.0, 1e-5), key="abc")
+    with pytest.raises(ValueError, match=r"holds a total of eps=1, delta=1e-05, not eps=2"):
+        PrivacyAccountant.open(path, total=(2.0, 1e-5))
+    with pytest.raises(ValueError, match="another data set"):
+        PrivacyAccountant.open(path, total=(1.0, 1e-5), key="xyz")
+
+
+def test_charges_merge_by_id_never_by_count(tmp_path):
+    # a file rolled back to an older copy holding ANOTHER charge (same count):
+    # counting would keep the file's; merging by id keeps both
+    path = tmp_path / "budget.json"
+    mine = PrivacyAccountant.open(path, total=(1.0, 1e-5))
+    mine.charge(Spend(eps=0.5), label="mine")
+    saved = json.loads(path.read_text())
+    saved["charges"] = [dict(saved["charges"][0], id="f" * 32, label="theirs")]
+    path.write_text(json.dumps(saved))
+    assert sorted(c["label"] for c in mine.charges) == ["mine", "theirs"]
+    assert not mine.can_afford(Spend(eps=0.1))
+    assert len(json.loads(path.read_text())["charges"]) == 2   # written back
+    path.unlink()                                              # deleted: written again
+    assert len(mine.charges) == 2 and path.exists()
+
+
+def test_version_1_files_are_still_read(tmp_path):
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps({
+        "format": "sklearn-dppca/accountant/1", "eps": 1.0, "delta": 1e-5,
+        "charges": [{"label": "fit", "eps": 0.5, "delta": 0.0, "mu": 0.0,
+                     "time": "2026-01-01T00:00:00+00:00"}]}))
+    assert PrivacyAccountant.load(path).spent() == (0.5, 0.0)
+    opened = PrivacyAccountant.open(path, total=(1.0, 1e-5))
+    opened.charge(Spend(eps=0.5), label="rest")
+    record = json.loads(path.read_text())
+    assert record["format"] == _ACCOUNTANT_FORMAT
+    assert [c["id"] for c in record["charges"]][0] == "v1-0"
+
+
+def test_a_pickled_opened_accountant_never_charges(tmp_path):
+    path = tmp_path / "budget.json"
+    accountant = PrivacyAccountant.open(path, total=(1.0, 1e-5))
+    accountant.charge(Spend(eps=0.25), label="fit")
+    data = pickle.dumps(accountant)
+    assert pickle.loads(data) is accountant          # the live one, in its process
+    del accountant
+    gc.collect()
+    copied = pickle.loads(data)
+    assert copied.read_only and copied.path is None
+    with pytest.raises(RuntimeError, match="unpickled copy"):
+        copied.charge(Spend(eps=0.25), label="again")
+    assert len(json.loads(path.read_text())["charges"]) == 1
+
+
+def test_a_write_failure_charges_nothing(tmp_path, monkeypatch):
+    path = tmp_path / "budget.json"
+    accountant = PrivacyAccountant.open(path, total=(1.0, 1e-5))
+
+    def full(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(json, "dump", full)
+    with pytest.raises(OSError, match="disk full"):
+        accountant.charge(Spend(eps=0.5), label="fit")
+    monkeypatch.undo()
+    assert accountant.charges == []

@@ -10,7 +10,7 @@ import webbrowser
 from .._data_sources import UserError, builtin_data, read_csv
 from .._data_sources import TabularData
 from .._validation import MAX_ABS_VALUE
-from ._session import BUDGET_SUFFIX, Explorer
+from ._session import BUDGET_SUFFIX, csv_fingerprint, open_explorer
 
 _INSTALL_HINT = 'the explorer app needs Shiny for Python: pip install "sklearn-dppca[app]"'
 _BUILTIN_BUDGET = "gau" + BUDGET_SUFFIX
@@ -32,7 +32,7 @@ def _start(X, groups, y, budget, budget_file):
             raise ValueError("groups and y describe X; without X the app starts on the "
                              "built-in data, which has its own groups.")
         data, source = builtin_data(), "builtin"
-        default_file = _BUILTIN_BUDGET
+        legacy = _BUILTIN_BUDGET
     else:
         if groups is not None and y is None:
             raise ValueError("groups is set, so y is needed: each row's group label.")
@@ -42,9 +42,9 @@ def _start(X, groups, y, budget, budget_file):
             X = np.asarray(X)
         data = TabularData(X, None if groups is None else y,
                            None if groups is None else list(groups), "the data given to the app")
-        source, default_file = "start", _GIVEN_BUDGET   # (_ui.START)
-    path = budget_file if budget_file is not None else default_file
-    return Explorer(data, budget, path), source
+        source, legacy = "start", _GIVEN_BUDGET   # (_ui.START)
+    # (a budget file named after the data, from before keys, is still used)
+    return open_explorer(data, budget, ".", budget_file, legacy), source
 
 
 def _build(X, groups, y, budget, budget_file):
@@ -60,9 +60,11 @@ def create_app(X=None, *, groups=None, y=None, budget=(1.0, 1e-5), budget_file=N
     """Build the explorer as a Shiny ``App``, without serving it.
 
     The app fits :class:`~sklearn_dppca.DPPCA` on the chosen data set and charges
-    every fit to the data set's :class:`~sklearn_dppca.PrivacyAccountant`, saved
-    in its budget file after each fit: a fit that does not fit what is left is
-    refused before any computation, and restarting the app keeps what was spent.
+    every fit to the data set's :class:`~sklearn_dppca.PrivacyAccountant`, kept
+    in its budget file (:meth:`~sklearn_dppca.PrivacyAccountant.open`: charged
+    under a lock, before the fit computes): a fit that does not fit what is left
+    is refused before any computation, several apps or processes on one file
+    share its budget, and restarting the app keeps what was spent.
     Redrawing an earlier fit is free. Serve the app with any ASGI server, or use
     :func:`run`.
 
@@ -79,11 +81,13 @@ def create_app(X=None, *, groups=None, y=None, budget=(1.0, 1e-5), budget_file=N
     budget : (float, float), default=(1.0, 1e-5)
         The total ``(eps, delta)`` of each data set, spent by all fits together.
     budget_file : str, default=None
-        The JSON file of the starting data's budget. An existing file is loaded
-        and must hold the same total; a missing one is created. Default
-        ``data.dppca-budget.json`` (``gau.dppca-budget.json`` without ``X``) in
-        the current directory; the other data sets' files go in the same
-        directory, named after the data set.
+        The JSON file of the starting data's budget. An existing file is opened
+        and must hold the same total; a missing one is created. Default: the file
+        of the data's key in the current directory, ``data-<key>.dppca-budget.json``
+        (the key is a keyed hash of the parsed table, so the same table finds the
+        same file under any name; a ``data.dppca-budget.json`` or, without ``X``,
+        ``gau.dppca-budget.json`` made by an earlier version is used if present).
+        The other data sets' files go in the same directory, by their keys.
 
     Returns
     -------
@@ -211,7 +215,8 @@ def _parser():
         description=(
             "A local web app to explore a data set with differentially private PCA. "
             "Every fit is charged to the data set's total budget (--budget), kept in "
-            "a JSON file beside the data (DATA.csv" + BUDGET_SUFFIX + "); a fit that "
+            "a JSON file beside the data (data-KEY" + BUDGET_SUFFIX + ", KEY a keyed "
+            "hash of the table: the same table under any name shares it); a fit that "
             "would exceed it is refused, redrawing is free, and a restart keeps "
             "what was spent."),
     )
@@ -220,8 +225,9 @@ def _parser():
     parser.add_argument("--budget", default="1,1e-5", metavar="EPS,DELTA",
                         help="total budget of each data set (default 1,1e-5)")
     parser.add_argument("--budget-file", default=None, metavar="FILE",
-                        help="the budget file of the starting data (default: beside "
-                             "the CSV, or gau" + BUDGET_SUFFIX + " here)")
+                        help="the budget file of the starting data (default: "
+                             "data-KEY" + BUDGET_SUFFIX + " beside the CSV, or here "
+                             "for the built-in data)")
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to listen on (default 127.0.0.1: this computer)")
     parser.add_argument("--port", default="8000", help="port (default 8000; 0: any)")
@@ -276,7 +282,9 @@ def _start_data(args):
     if (group is None) != (labels is None):
         raise UserError("--group COLUMN and --groups a,b,c come together: the column of "
                         "the labels and their public list.")
-    return read_csv(args.csv, columns, group, labels, max_abs=MAX_ABS_VALUE)
+    data = read_csv(args.csv, columns, group, labels, max_abs=MAX_ABS_VALUE)
+    data.fingerprint = csv_fingerprint(args.csv)     # the whole table: its budget's key
+    return data
 
 
 def _run(argv):
@@ -306,8 +314,9 @@ def _app_of(args, data, budget):
     if data is None:
         start, source = _start(None, None, None, budget, args.budget_file)
     else:
-        path = args.budget_file if args.budget_file is not None else args.csv + BUDGET_SUFFIX
-        start, source = Explorer(data, budget, path), _ui.START
+        start = open_explorer(data, budget, os.path.dirname(os.path.abspath(args.csv)),
+                              args.budget_file, legacy=args.csv + BUDGET_SUFFIX)
+        source = _ui.START
     return _ui.build_app(start, start.budget, os.path.dirname(start.budget_file),
                          start_source=source)
 

@@ -1,19 +1,31 @@
 """The explorer's logic, without any web framework: one :class:`Explorer` per data set.
 
 An explorer holds the data, the data set's :class:`~sklearn_dppca.PrivacyAccountant`
-(read from and written to its budget file around every fit) and the fits made so
-far. A fit charges the accountant before it reads the data (``DPPCA(accountant=)``),
-so a fit that does not fit what is left is refused and spends nothing. Everything
+(opened on its budget file with :meth:`~sklearn_dppca.PrivacyAccountant.open`, so
+that every explorer, process and command line on the file shares one budget under a
+lock) and the fits made so far. A fit charges the accountant before it reads the data
+(``DPPCA(accountant=)``), and the charge is on disk before the fit computes, so a fit
+that does not fit what is left is refused and spends nothing, and one that dies
+after its charge stays charged.
+
+A data set's budget is found by a key of its parsed table, not by a file name: the
+same table uploaded as ``data (1).csv``, or picked as one of the page's own data
+sets, finds the same budget file (:func:`data_key`, :func:`budget_file_for`). Everything
 else (figures, summaries, ledgers, downloads) is drawn from released values and is
 free. Nothing non-private is drawn or written unless the fit stored the reference
 and the caller asks for it: without the request, pictures are drawn from the
 release as exported (which holds no reference), not from the estimator.
 """
 
+import csv
+import hashlib
+import hmac
 import io
 import json
 import math
 import os
+import secrets
+import tempfile
 import threading
 import warnings
 
@@ -27,6 +39,7 @@ from .._data_sources import (
     read_csv,
 )
 from .._budget_split import BUDGET_PARTS, check_budget_split
+from .._budget_words import budget_words, delta_note
 from .._pca import DPPCA
 from .._release_write import export_release
 from .._released_pca import load_release
@@ -40,7 +53,7 @@ from ..display import (
     VariableDisplay,
     plot_overview,
 )
-from ..privacy import BudgetExceededError, PrivacyAccountant, Spend
+from ..privacy import BudgetExceededError, PrivacyAccountant
 
 #: The data sources of the page: value -> label (``upload``: a CSV file).
 SOURCES = {
@@ -56,15 +69,19 @@ SOURCES = {
 #: The pictures of a fit.
 DISPLAYS = ("overview", "scree", "loading", "variable", "score", "biplot")
 SCORE_KINDS = ("histogram", "points", "both")
-#: Suffix of a budget file: ``data.csv`` -> ``data.csv.dppca-budget.json``.
+#: Suffix of a budget file: ``data-<key>.dppca-budget.json`` (and, before keys,
+#: ``data.csv.dppca-budget.json``).
 BUDGET_SUFFIX = ".dppca-budget.json"
+#: The secret of a budget directory, beside its budget files: the key of a data set
+#: is a keyed hash, so that a budget file shown to others cannot test guesses about
+#: the data.
+_SECRET_NAME = ".dppca-data-secret"
 #: The declarations as the page names them in messages about a CSV file.
 _APP_SPELLING = {"columns": "'Variables'", "group": "'Group column'",
                 "groups": "'Group labels'"}
 FIGURE_FORMATS = ("png", "pdf", "svg")
 #: The mark the page and the figures carry when the reference is drawn.
 REFERENCE_MARK = "NON-PRIVATE reference shown: never publish this"
-_BUDGET_NAMES = {"builtin": "gau"}
 _SINGLE_FIGSIZE = (8.0, 6.0)
 _OVERVIEW_FIGSIZE = (17.0, 11.0)
 # One fit at a time in this process: the budget file is read, charged and
@@ -138,7 +155,11 @@ def load_source(source, *, path=None, file_name=None, columns="", group_column="
             data = builtin_data("gau" if source == "builtin" else source)
         else:
             data = _example_data(source)
-        return _select_columns(data, variables)
+        # the whole table, whichever variables are picked: one budget for its rows
+        fingerprint = _fingerprint_of(data)
+        data = _select_columns(data, variables)
+        data.fingerprint = fingerprint
+        return data
     if path is None:
         raise UserError("no file uploaded yet: choose a CSV file (with a header row) first.")
     group = str(group_column or "").strip() or None
@@ -152,20 +173,130 @@ def load_source(source, *, path=None, file_name=None, columns="", group_column="
     if variables is not None and group is not None and group in variables:
         raise UserError(f"'Variables' and 'Group column' both name {group!r}; the group "
                         "column cannot also be a variable.")
-    return read_csv(path, variables, group, labels, max_abs=MAX_ABS_VALUE,
+    data = read_csv(path, variables, group, labels, max_abs=MAX_ABS_VALUE,
                     shown_as=file_name or os.path.basename(path), spelling=_APP_SPELLING)
+    data.fingerprint = csv_fingerprint(path)
+    return data
 
 
-def budget_file_for(source, directory=".", file_name=None):
-    """The budget file of a source: ``<name>.dppca-budget.json`` in ``directory``.
+def csv_fingerprint(path):
+    """The fingerprint (:func:`_fingerprint_of`) of the whole table of a CSV file
+    that :func:`~sklearn_dppca._data_sources.read_csv` has read: every column,
+    whichever are declared the variables."""
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        rows = list(csv.reader(handle, strict=True))
+    while rows and not rows[0]:
+        rows.pop(0)
+    return _fingerprint(rows[0], rows[1:])
 
-    An uploaded file's budget is named after the file, so uploading the same file
-    again finds the budget it already spent (a changed file under the same name is
-    charged to the same budget: the safe side).
+
+# --------------------------------------------------------------------------------------
+# the key of a data set
+# --------------------------------------------------------------------------------------
+def _cell(value):
+    """A cell as the key reads it: a number by its value (``1``, ``1.0`` and ``1e0``
+    alike), anything else as its text."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value).strip()
+    return repr(number) if math.isfinite(number) else str(value).strip()
+
+
+def _fingerprint(header, rows):
+    """SHA-256 of a table in a canonical form: columns by name, rows sorted, cells
+    by :func:`_cell`. Kept in memory only (it is no secret from a guesser)."""
+    order = sorted(range(len(header)), key=lambda j: str(header[j]).strip())
+    digest = hashlib.sha256()
+    digest.update("\x1f".join(str(header[j]).strip() for j in order).encode())
+    canonical = sorted("\x1f".join(_cell(row[j]) if j < len(row) else "" for j in order)
+                       for row in rows)
+    for row in canonical:
+        digest.update(b"\x1e" + row.encode())
+    return digest.hexdigest()
+
+
+def _fingerprint_of(data):
+    """The fingerprint of a :class:`TabularData`: its variables and, under its group
+    column's name (``"group"`` if unnamed), its group labels; what
+    :func:`load_source` stored, if any (the whole table before a choice of
+    variables)."""
+    stored = getattr(data, "fingerprint", None)
+    if stored is not None:
+        return stored
+    X = data.X
+    if hasattr(X, "columns"):
+        header = [str(name) for name in X.columns]
+        columns = [X.iloc[:, j].tolist() for j in range(X.shape[1])]
+    else:                           # an array given to create_app
+        import numpy as np
+
+        values = np.asarray(X)
+        header = [f"x{j}" for j in range(values.shape[1])]
+        columns = values.T.tolist()
+    if data.y is not None:
+        header.append(str(data.group_column or "group"))
+        columns.append([str(label) for label in data.y])
+    return _fingerprint(header, list(zip(*columns)) if columns else [])
+
+
+def _directory_secret(directory):
+    """The secret of ``directory``'s budgets (made once, readable by its owner only)."""
+    path = os.path.join(directory, _SECRET_NAME)
+    try:
+        with open(path, encoding="ascii") as stream:
+            secret = stream.read().strip()
+        if secret:
+            return secret
+    except FileNotFoundError:
+        pass
+    except OSError as error:
+        raise UserError(f"cannot read {path!r}: {error.strerror or error}.") from None
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=".dppca-secret.", dir=directory)
+        with os.fdopen(handle, "w", encoding="ascii") as stream:
+            stream.write(secrets.token_hex(32) + "\n")
+        try:
+            os.link(temporary, path)          # fails if another process made it first
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(temporary)
+    except OSError as error:
+        raise UserError(f"cannot write {path!r}: {error.strerror or error}.") from None
+    return _directory_secret(directory)
+
+
+def data_key(data, directory="."):
+    """The key of a data set's budget in ``directory``: an HMAC-SHA256, under the
+    directory's secret, of the parsed table (:func:`_fingerprint_of`).
+
+    The same table (the same column names and cells, in any row or column order)
+    has the same key, whatever its file is called or wherever it was picked.
     """
-    name = os.path.basename(file_name) if source == "upload" else \
-        _BUDGET_NAMES.get(source, source)
-    return os.path.join(directory, f"{name}{BUDGET_SUFFIX}")
+    secret = _directory_secret(os.path.abspath(directory))
+    return hmac.new(secret.encode(), _fingerprint_of(data).encode(),
+                    hashlib.sha256).hexdigest()
+
+
+def budget_file_for(key, directory="."):
+    """The budget file of the data set whose :func:`data_key` is ``key``:
+    ``data-<key>.dppca-budget.json`` in ``directory`` (16 hex digits of the key
+    in the name; the whole key inside)."""
+    return os.path.join(directory, f"data-{key[:16]}{BUDGET_SUFFIX}")
+
+
+def open_explorer(data, budget, directory=".", budget_file=None, legacy=None):
+    """The :class:`Explorer` of ``data``: its budget file is ``budget_file`` if
+    given, else ``legacy`` (a file named after the data, from before keys) if it
+    exists, else the keyed file of ``directory`` (:func:`budget_file_for`)."""
+    directory = os.path.dirname(os.path.abspath(budget_file)) if budget_file is not None \
+        else directory
+    key = data_key(data, directory)
+    if budget_file is None:
+        budget_file = legacy if legacy is not None and os.path.exists(legacy) else \
+            budget_file_for(key, directory)
+    return Explorer(data, budget, budget_file, key=key)
 
 
 # --------------------------------------------------------------------------------------
@@ -181,61 +312,30 @@ def _check_budget(budget):
     return eps, delta
 
 
-def _open_budget(path, budget):
-    """The accountant of ``path``: loaded when the file exists, else created and saved.
+def _open_budget(path, budget, key=None):
+    """The accountant of the budget file ``path``, opened
+    (:meth:`~sklearn_dppca.PrivacyAccountant.open`): created with ``budget`` if
+    new, with the data set's ``key``.
 
     Raises :class:`UserError` when the file holds another total than ``budget``
     or is not a saved accountant: the budget of a data set is never reset or
     raised by restarting with other numbers.
     """
     eps, delta = _check_budget(budget)
-    if not os.path.exists(path):
-        accountant = PrivacyAccountant(eps, delta)
-        _save(accountant, path)
-        return accountant
     try:
-        accountant = PrivacyAccountant.load(path)
-    except (ValueError, TypeError, OSError) as error:
-        raise UserError(f"the budget file {path!r} cannot be used: {error}") from None
-    if not (math.isclose(accountant.eps, eps, rel_tol=1e-12)
-            and math.isclose(accountant.delta, delta, rel_tol=1e-12)):
-        raise UserError(
-            f"the budget file {path!r} holds a total budget of eps={accountant.eps:g}, "
-            f"delta={accountant.delta:g}, not eps={eps:g}, delta={delta:g}: pass the same "
-            "budget (--budget "
-            f"{accountant.eps:g},{accountant.delta:g}) or another budget file."
-        )
-    return accountant
-
-
-def _save(accountant, path):
-    try:
-        accountant.save(path)
+        return PrivacyAccountant.open(path, total=(eps, delta),
+                                      key=None if os.path.exists(path) else key)
     except OSError as error:
-        raise UserError(f"cannot write the budget file {path!r}: "
+        raise UserError(f"cannot use the budget file {path!r}: "
                         f"{error.strerror or error}.") from None
-
-
-def _composed(accountant):
-    return sum((Spend(c["eps"], c["delta"], c["mu"]) for c in accountant.charges), Spend())
-
-
-def _used_fraction(accountant):
-    """The least ``t`` in [0, 1] such that the fits so far are ``(t eps, t delta)``-DP.
-
-    The charges composed exactly, read along the total budget: ``t`` grows with
-    every fit and a fit is refused when it would pass 1.
-    """
-    total = _composed(accountant)
-    eps, delta = accountant.eps, accountant.delta
-    if total == Spend():
-        return 0.0
-    low, high = 0.0, 1.0
-    for _ in range(60):
-        middle = (low + high) / 2
-        low, high = (low, middle) if total.fits(middle * eps, middle * delta) else \
-            (middle, high)
-    return high
+    except (ValueError, TypeError) as error:
+        if "holds a total" not in str(error):
+            raise UserError(f"the budget file {path!r} cannot be used: {error}") from None
+    stored = PrivacyAccountant.load(path)
+    raise UserError(
+        f"the budget file {path!r} holds a total budget of eps={stored.eps:g}, "
+        f"delta={stored.delta:g}, not eps={eps:g}, delta={delta:g}: pass the same "
+        f"budget (--budget {stored.eps:g},{stored.delta:g}) or another budget file.")
 
 
 # --------------------------------------------------------------------------------------
@@ -377,6 +477,7 @@ class _Fit:
         # release as exported (no non-private value can be in it)
         self.release = load_release(export_release(estimator))
         self.warnings = []
+        self.notes = []     # why a fit was accepted, when that needs saying
 
     @property
     def has_reference(self):
@@ -402,50 +503,36 @@ class Explorer:
         every charge.
     """
 
-    def __init__(self, data, budget, budget_file):
+    def __init__(self, data, budget, budget_file, key=None):
         self.data = data
         self.budget_file = os.path.abspath(budget_file)
         self.budget = _check_budget(budget)
-        self.accountant = _open_budget(self.budget_file, self.budget)
+        self.key = key
+        self.accountant = _open_budget(self.budget_file, self.budget, key)
         self.fits = []
 
     # -- the budget ----------------------------------------------------------------
-    def _current_accountant(self):
-        """The accountant of the file, unless the file lost charges this explorer knows.
-
-        Another explorer (or app) on the same file may have charged it since; a file
-        with fewer charges than this one (replaced by an older copy, or deleted) is
-        written again from memory: a budget is never given back.
-        """
-        if os.path.exists(self.budget_file):
-            stored = _open_budget(self.budget_file, self.budget)
-            if len(stored.charges) >= len(self.accountant.charges):
-                self.accountant = stored
-                return stored
-        _save(self.accountant, self.budget_file)
-        return self.accountant
-
     def meter(self):
-        """The budget spent, as a dict and as the page's text.
+        """The budget spent, in words and numbers (the file as it is now).
 
         Returns
         -------
         dict
-            ``eps_spent``, ``eps_total``, ``delta_spent``, ``delta_total`` (the
-            fits composed exactly are ``(eps_spent, delta_spent)``-DP, read along
-            the total), ``fraction`` (their share of the total), ``charges`` (how
-            many fits were charged, in this session or before) and ``text``.
+            ``eps_spent`` (the least eps at which all the fits so far, composed
+            exactly, are private at the total delta), ``eps_total``,
+            ``delta_total``, ``fraction`` (``eps_spent / eps_total``), ``charges``
+            (how many fits were charged, by any session or process), ``text``
+            ("0.90 of eps 1 spent at delta 1e-5 ..."), ``sentence`` (the exact
+            composition in one sentence) and ``details`` (lines: each fit's eps at
+            the total delta, its pure eps, delta and Gaussian mu, and the mu of
+            all of them).
         """
-        fraction = _used_fraction(self.accountant)
-        eps, delta = self.accountant.eps, self.accountant.delta
-        charges = len(self.accountant.charges)
-        text = (f"spent eps = {fraction * eps:.4g} of {eps:g}, delta = "
-                f"{fraction * delta:.4g} of {delta:g} ({100 * fraction:.1f}% of the "
-                f"budget of this data set; {charges} fit{'s' * (charges != 1)} charged, "
-                f"budget file {os.path.basename(self.budget_file)})")
-        return {"eps_spent": fraction * eps, "eps_total": eps,
-                "delta_spent": fraction * delta, "delta_total": delta,
-                "fraction": fraction, "charges": charges, "text": text}
+        words = budget_words(self.accountant)
+        charges = words["charges"]
+        text = (f"{words['text']} ({100 * words['fraction']:.0f}% of the budget of this "
+                f"data set; {charges} fit{'s' * (charges != 1)} charged)")
+        return {**words, "text": text,
+                "budget_file": os.path.basename(self.budget_file)}
 
     # -- fitting (spends) ------------------------------------------------------------
     def fit(self, params):
@@ -472,19 +559,17 @@ class Explorer:
         """
         kwargs = _dppca_params(params, self.data.X.shape[0])
         with _FIT_LOCK:
-            accountant = self._current_accountant()
-            charges = len(accountant.charges)
-            estimator = DPPCA(groups=self.data.labels, accountant=accountant, **kwargs)
+            # (the accountant writes its charge to the budget file, under the file's
+            # lock, before the fit computes: kept even if the fit fails after it)
+            estimator = DPPCA(groups=self.data.labels, accountant=self.accountant,
+                              **kwargs)
             try:
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
                     estimator.fit(self.data.X, self.data.y)
             except BudgetExceededError as error:
                 raise BudgetExceededError(self._refusal(kwargs, error)) from error
-            finally:
-                if len(accountant.charges) != charges:
-                    # a charge is kept even if the fit failed after it
-                    _save(accountant, self.budget_file)
+            charge = self.accountant.last_charge
         number = len(self.fits) + 1
         label = (f"fit {number}: eps={kwargs['eps']:g} delta={kwargs['delta']:g} "
                  f"k={kwargs['n_components']} p={self.data.X.shape[1]}"
@@ -495,16 +580,17 @@ class Explorer:
         # messages quote no data value
         self.fits[-1].warnings = list(dict.fromkeys(
             " ".join(str(warning.message).split()) for warning in caught))
+        note = delta_note(kwargs["eps"], kwargs["delta"], charge, self.accountant.delta)
+        self.fits[-1].notes = [note] if note else []
         return len(self.fits) - 1
 
     def _refusal(self, kwargs, error):
         """The refusal in the page's words, then the accountant's exact account."""
-        meter = self.meter()
+        words = budget_words(self.accountant)
         return (f"This fit (eps={kwargs['eps']:g}, delta={kwargs['delta']:g}) needs more "
-                f"than is left of the budget of this data set (eps={meter['eps_total']:g}"
-                f", delta={meter['delta_total']:g}; {100 * meter['fraction']:.1f}% "
-                f"already spent). Nothing was spent. Try a smaller eps, or show an "
-                f"earlier fit again (free). Details: {error}")
+                f"than is left of the budget of this data set: {words['text']}. "
+                f"Nothing was spent. Try a smaller eps, or show an earlier fit again "
+                f"(free). Details: {error}")
 
     # -- drawing (free) ----------------------------------------------------------------
     def _fit(self, index):
@@ -624,9 +710,9 @@ class Explorer:
         lines = [f"Privacy ledger of {fit.label}:",
                  ledger_table(fit.release.privacy_ledger_, fit.release.privacy_spent_),
                  "", f"Charges to the budget of this data set ({self.data.source}):"]
-        for number, charge in enumerate(self.accountant.charges, start=1):
-            lines.append(f"  {number}. {charge['time']}  eps={charge['eps']:.4g}  "
-                         f"delta={charge['delta']:.3g}  Gaussian mu={charge['mu']:.4g}")
+        words = budget_words(self.accountant)
+        lines.append(f"  {words['text']}. {words['sentence']}")
+        lines.extend(f"  {line}" for line in words["details"])
         return "\n".join(lines)
 
     def labels(self):

@@ -21,6 +21,7 @@ from ._session import (
     SOURCES,
     Explorer,
     budget_file_for,
+    data_key,
     describe_error,
     fit_defaults,
     load_source,
@@ -39,7 +40,7 @@ _FIGURE_DPI = 80
 
 
 class _AppState:
-    """What every session of one app shares: the explorers by budget file.
+    """What every session of one app shares: the explorers by data key.
 
     ``start`` is the explorer of the data the app was started with, the choice
     ``start_source`` of ``data_source`` (``"builtin"`` when started without data).
@@ -48,16 +49,19 @@ class _AppState:
     def __init__(self, start, budget, budget_dir, start_source):
         self.budget = budget
         self.budget_dir = budget_dir
-        self.explorers = {start.budget_file: start}
+        self.explorers = {start.key: start}
         self.start = start
         self.start_source = start_source
 
-    def explorer_for(self, data, budget_file):
-        """The explorer of ``budget_file`` (one per file), now holding ``data``."""
-        key = os.path.abspath(budget_file)
+    def explorer_for(self, data):
+        """The explorer of ``data``'s key (one per data set), now holding ``data``:
+        the same table uploaded under another name, or picked as the page's own,
+        finds the same explorer and budget file."""
+        key = data_key(data, self.budget_dir)
         explorer = self.explorers.get(key)
         if explorer is None:
-            explorer = Explorer(data, self.budget, key)
+            explorer = Explorer(data, self.budget, budget_file_for(key, self.budget_dir),
+                                key=key)
             self.explorers[key] = explorer
         else:
             # the same data set declared again (other variables): same budget
@@ -143,8 +147,8 @@ def _page(start_label):
     return ui.page_sidebar(
         ui.sidebar(ui.accordion(_data_panel(start_label), _fit_panel(),
                                 open=True, multiple=True), width=360),
-        ui.card(ui.output_text("budget_meter"), ui.output_text("message"),
-                ui.output_ui("reference_mark")),
+        ui.card(ui.output_text("budget_meter"), ui.output_ui("budget_details"),
+                ui.output_text("message"), ui.output_ui("reference_mark")),
         ui.card(_view_panel(), ui.output_image("figure", height="auto"), downloads),
         ui.navset_tab(
             ui.nav_panel("Summary", ui.output_code("summary")),
@@ -191,11 +195,7 @@ def _server_for(state):
                         file_name=upload and upload["name"], columns=input.columns(),
                         group_column=input.group_column(),
                         group_labels=input.group_labels())
-                    budget_file = (
-                        state.start.budget_file if source == state.start_source
-                        else budget_file_for(source, state.budget_dir,
-                                             upload and upload["name"]))
-                    explorer = state.explorer_for(data, budget_file)
+                    explorer = state.explorer_for(data)
             except (UserError, ValueError, TypeError) as error:
                 note.set(f"Data not loaded: {describe_error(error)} (the data shown "
                             "before is kept.)")
@@ -235,7 +235,7 @@ def _server_for(state):
             fit = explorer.fits[index]
             show_fits(explorer, str(index))
             revision.set(revision() + 1)
-            notes = " ".join(f"Warning: {text}" for text in fit.warnings[:2])
+            notes = " ".join(fit.notes + [f"Warning: {text}" for text in fit.warnings[:2]])
             if len(fit.warnings) > 2:
                 notes += f" ({len(fit.warnings) - 2} more warnings of this kind.)"
             note.set(f"{fit.label} released in {time.perf_counter() - start:.2f} s."
@@ -270,6 +270,16 @@ def _server_for(state):
         def budget_meter():
             revision()
             return current().meter()["text"]
+
+        @render.ui
+        def budget_details():
+            revision()
+            meter = current().meter()
+            return ui.tags.details(
+                ui.tags.summary("How the budget is counted"),
+                ui.tags.p(meter["sentence"]),
+                ui.tags.pre("\n".join(meter["details"]) or "No fit charged yet."),
+                ui.tags.p(f"Budget file: {meter['budget_file']}"))
 
         @render.text
         def message():

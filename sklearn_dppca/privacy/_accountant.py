@@ -8,12 +8,25 @@ composes the fits in the same way: the ``eps``'s and the ``delta``'s add, the
 from earlier results, because composition in ``f``-DP is adaptive, commutative
 and associative (Dong, Roth & Su 2022, Thm 3.2 and Prop. 3.2): all Gaussian parts
 of all fits form one ``mu``-GDP block, and basic composition adds the rest.
+
+A budget shared by processes lives in a file (:meth:`PrivacyAccountant.open`):
+every charge is made under an exclusive OS lock on the file's lock file
+(``<file>.lock``, ``fcntl.flock`` on POSIX, ``msvcrt.locking`` on Windows), which
+is held while the file is read, the charge checked, and the file written again
+(atomically: a temporary file renamed over it). The charge is on disk before
+:meth:`~PrivacyAccountant.charge` returns, that is before the fit computes
+anything (write-ahead): a fit that dies after its charge leaves it spent. Each
+charge has its own random ``id``; the charges in memory and those in the file are
+merged by ``id`` (a union: a file rolled back or deleted gets them back), never by
+counting.
 """
 
 import contextlib
 import json
+import math
 import os
 import tempfile
+import time
 import threading
 import uuid
 import weakref
@@ -23,10 +36,16 @@ from .._validation import NON_NEGATIVE, Instance, Interval, check_field, check_p
 from ._accounting import Spend, gdp_mu
 from ._calibration import check_delta, check_eps
 
-#: The format tag of a saved accountant.
-_ACCOUNTANT_FORMAT = "sklearn-dppca/accountant/1"
-_KEYS = ("format", "eps", "delta", "charges")
-_CHARGE_KEYS = ("label", "eps", "delta", "mu", "time")
+#: The format tag of a saved accountant (version 1, without charge ids and key, is
+#: still read).
+_ACCOUNTANT_FORMAT = "sklearn-dppca/accountant/2"
+_FORMAT_V1 = "sklearn-dppca/accountant/1"
+_KEYS = ("format", "eps", "delta", "key", "charges")
+_KEYS_V1 = ("format", "eps", "delta", "charges")
+_CHARGE_KEYS = ("id", "label", "eps", "delta", "mu", "time")
+_CHARGE_KEYS_V1 = ("label", "eps", "delta", "mu", "time")
+#: The suffix of the lock file beside a budget file.
+_LOCK_SUFFIX = ".lock"
 # The accountants alive in this process, by token: unpickling one in the process
 # that owns it returns the same object instead of a copy that would split its budget.
 _LIVE = weakref.WeakValueDictionary()
@@ -65,14 +84,23 @@ class PrivacyAccountant:
     Gaussian parts (``mu``'s add in squares), so two fits cost less than the sum of
     their ``(eps, delta)`` pairs.
 
+    ``PrivacyAccountant(eps, delta)`` keeps its budget in memory, for one process.
+    A budget that several processes (or runs, or an explorer and a script) share
+    lives in a file: :meth:`open` it in each process. Each charge of an opened
+    accountant reads the file, checks and writes it under an exclusive OS lock,
+    before the fit computes, so no interleaving of processes overspends it and a
+    fit that dies after its charge stays charged.
+
     An accountant is a handle to one budget. Copying it (:func:`copy.copy`,
     :func:`copy.deepcopy`, :func:`sklearn.base.clone` of an estimator holding it)
     returns the same object, and so does unpickling it in the process that created
-    it. In any other process (``n_jobs > 1`` with a process-based backend,
-    :mod:`multiprocessing`) a copy would spend apart from the original, so
-    :meth:`charge` raises ``RuntimeError`` there: run searches with an accountant
-    with ``n_jobs=1`` (or a thread-based backend), or :meth:`save` it and
-    :meth:`load` it in the one process that charges it. Threads may share it.
+    it while it is alive. Anywhere else (another process, ``n_jobs > 1`` with a
+    process-based backend, :mod:`multiprocessing`, or this process once the
+    original is gone) unpickling returns a read-only view: its charges and totals
+    can be read, but :meth:`charge` raises ``RuntimeError``, and so does the
+    original object in a forked child. Run searches with an accountant with
+    ``n_jobs=1`` (or a thread-based backend), or :meth:`open` the budget file in
+    the process that fits. Threads may share it.
 
     Parameters
     ----------
@@ -117,6 +145,10 @@ class PrivacyAccountant:
         self._eps = check_eps(eps)
         self._delta = check_delta(delta)
         self._charges = []
+        self._path = None        # the budget file of an opened accountant
+        self._key = None         # what the budget protects, as the file names it
+        self._read_only = False  # an unpickled copy
+        self._last = None        # the last charge this object made
         self._take_ownership()
 
     def _take_ownership(self, pid=None, token=None):
@@ -127,6 +159,160 @@ class PrivacyAccountant:
         self._lock = threading.Lock()
         _LIVE[self._token] = self
 
+    # -- the budget file ------------------------------------------------------------
+    @classmethod
+    def open(cls, path, total=None, *, key=None):
+        """Open the budget kept in the file ``path``, shared with other processes.
+
+        A new file is created with the budget ``total``; an existing one is read
+        (and must hold the same total when ``total`` is given). Every
+        :meth:`charge` of the returned accountant then takes an exclusive OS lock
+        on the file (on its lock file ``<path>.lock``, left in place), reads the
+        charges on disk, merges them with its own by charge ``id``, checks the new
+        charge against the merged total and writes the file atomically before it
+        returns: two processes charging one file at once never overspend it, and
+        a charge is on disk before the fit that asked for it computes anything.
+        Reading the accountant (:attr:`charges`, :meth:`spent`,
+        :meth:`remaining`, :meth:`can_afford`) reads the file again first.
+
+        Only the object returned here (in this process) charges the file: a
+        pickled copy is a read-only view, and a forked child must open the file
+        itself.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The budget file (JSON, as written by :meth:`save`).
+        total : (float, float), default=None
+            The total ``(eps, delta)``: needed for a new file; for an existing
+            one, checked against what the file holds (None: the file's).
+        key : str, default=None
+            Names what the budget protects (for example a keyed hash of the data
+            set), stored in a new file; an existing file with another key is
+            refused. None: no check (a file without a key gets none).
+
+        Returns
+        -------
+        PrivacyAccountant
+            The accountant of the file.
+
+        Raises
+        ------
+        TypeError
+            If ``path``, ``total`` or ``key`` has a wrong type.
+        ValueError
+            If ``total`` is missing for a new file or differs from the file's, if
+            ``key`` differs from the file's, or if the file is not a saved
+            accountant (the message names the problem).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> from sklearn_dppca.privacy import PrivacyAccountant, Spend
+        >>> path = os.path.join(tempfile.mkdtemp(), "budget.json")
+        >>> accountant = PrivacyAccountant.open(path, total=(1.0, 1e-5))
+        >>> accountant.charge(Spend(eps=0.75), label="first fit")
+
+        Another process (here a second handle) sees the charge and cannot spend it
+        again:
+
+        >>> other = PrivacyAccountant.open(path)
+        >>> other.spent()
+        (0.75, 0.0)
+        >>> other.can_afford(Spend(eps=0.5))
+        False
+        """
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"path must be a str or path-like, got {type(path).__name__}.")
+        path = os.path.abspath(os.fspath(path))
+        if total is not None:
+            try:
+                eps, delta = total
+            except (TypeError, ValueError):
+                raise TypeError("total must be a pair (eps, delta) of numbers.") from None
+            total = (check_eps(eps), check_delta(delta))
+        if key is not None:
+            check_param(key, [str], "key")
+        with _file_lock(path):
+            if os.path.exists(path):
+                eps, delta, stored_key, charges = _read_file(path)
+                if total is not None and not (math.isclose(eps, total[0], rel_tol=1e-12)
+                                              and math.isclose(delta, total[1],
+                                                               rel_tol=1e-12)):
+                    raise ValueError(
+                        f"{path}: the budget file holds a total of eps={eps:g}, "
+                        f"delta={delta:g}, not eps={total[0]:g}, delta={total[1]:g} "
+                        "(total): a budget is never changed by opening it with other "
+                        "numbers.")
+                if key is not None and stored_key is not None and key != stored_key:
+                    raise ValueError(f"{path}: the budget file belongs to another data set "
+                                     "(key).")
+                accountant = cls(eps, delta)
+                accountant._charges = charges
+                accountant._key = stored_key if stored_key is not None else key
+                accountant._path = path
+                if stored_key is None and key is not None:
+                    accountant._write()
+            else:
+                if total is None:
+                    raise ValueError(f"{path} does not exist: a new budget file needs its "
+                                     "total (eps, delta) (total).")
+                accountant = cls(*total)
+                accountant._key = key
+                accountant._path = path
+                accountant._write()
+        return accountant
+
+    @property
+    def path(self):
+        """The budget file of an accountant from :meth:`open`, else None."""
+        return self._path
+
+    @property
+    def key(self):
+        """What the budget protects, as its file names it (None: not named)."""
+        return self._key
+
+    def _write(self):
+        """Write the record to ``self._path`` (the caller holds the file lock)."""
+        _write_json(self._record(), self._path)
+
+    def _record(self):
+        return {"format": _ACCOUNTANT_FORMAT, "eps": self._eps, "delta": self._delta,
+                "key": self._key, "charges": [dict(charge) for charge in self._charges]}
+
+    def _merge_file(self):
+        """Merge the file's charges with ours by id (the caller holds both locks).
+
+        The file's charges come first, in its order; ours that the file lacks (it
+        was rolled back or deleted) follow, and the file is written again: a
+        charge is never given back. Returns nothing.
+        """
+        if not os.path.exists(self._path):
+            self._write()
+            return
+        eps, delta, key, charges = _read_file(self._path)
+        if not (math.isclose(eps, self._eps, rel_tol=1e-12)
+                and math.isclose(delta, self._delta, rel_tol=1e-12)):
+            raise ValueError(f"{self._path}: the budget file now holds another total "
+                             f"(eps={eps:g}, delta={delta:g}); it was replaced.")
+        if key is not None and self._key is not None and key != self._key:
+            raise ValueError(f"{self._path}: the budget file now belongs to another "
+                             "data set (key); it was replaced.")
+        known = {charge["id"] for charge in charges}
+        lost = [charge for charge in self._charges if charge["id"] not in known]
+        self._charges = charges + lost
+        if lost or (key is None and self._key is not None):
+            self._write()
+
+    def _refresh(self):
+        """Read the file again (an opened accountant); nothing for the others."""
+        if self._path is None or self._read_only or os.getpid() != self._pid:
+            return
+        with self._lock, _file_lock(self._path):
+            self._merge_file()
+
+    # -- reading ---------------------------------------------------------------------
     @property
     def eps(self):
         """The total ``eps`` (read-only: a budget is never raised)."""
@@ -138,12 +324,27 @@ class PrivacyAccountant:
         return self._delta
 
     @property
+    def read_only(self):
+        """True for an unpickled copy, which never charges."""
+        return self._read_only
+
+    @property
+    def last_charge(self):
+        """The last charge this object accepted (a copy; None before any).
+
+        Other objects' and processes' charges to the same file are in
+        :attr:`charges` only.
+        """
+        return None if self._last is None else dict(self._last)
+
+    @property
     def charges(self):
         """The accepted charges, oldest first (a copy).
 
-        Each charge is a dict with ``label``, ``eps``, ``delta``, ``mu`` and
-        ``time`` (UTC, ISO 8601).
+        Each charge is a dict with ``id`` (its own, random), ``label``, ``eps``,
+        ``delta``, ``mu`` and ``time`` (UTC, ISO 8601).
         """
+        self._refresh()
         return [dict(charge) for charge in self._charges]
 
     def _total(self):
@@ -163,10 +364,15 @@ class PrivacyAccountant:
         bool
             True when :meth:`charge` would accept ``spend`` now.
         """
-        return (self._total() + _check_spend(spend)).fits(self._eps, self._delta)
+        spend = _check_spend(spend)
+        self._refresh()
+        return (self._total() + spend).fits(self._eps, self._delta)
 
     def charge(self, spend, label):
         """Charge ``spend`` under ``label``, or refuse it.
+
+        An accountant from :meth:`open` writes the charge to its file, under the
+        file's lock, before it returns.
 
         Parameters
         ----------
@@ -182,30 +388,51 @@ class PrivacyAccountant:
             If the charges so far composed with ``spend`` do not fit in ``(eps,
             delta)``; nothing is recorded.
         RuntimeError
-            In a process other than the accountant's (see the class docstring).
+            For an unpickled copy, or in a process other than the accountant's
+            (see the class docstring).
+        OSError
+            If the budget file cannot be written; nothing is charged.
         """
         spend = _check_spend(spend)
         check_param(label, [str], "label")
         self._check_owner()
-        with self._lock:
+        with self._lock, (_file_lock(self._path) if self._path is not None
+                          else contextlib.nullcontext()):
+            if self._path is not None:
+                self._merge_file()
             if not (self._total() + spend).fits(self._eps, self._delta):
                 raise BudgetExceededError(self._refusal(spend, label))
             self._charges.append({
-                "label": label, "eps": spend.eps, "delta": spend.delta, "mu": spend.mu,
+                "id": uuid.uuid4().hex, "label": label, "eps": spend.eps,
+                "delta": spend.delta, "mu": spend.mu,
                 "time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             })
+            if self._path is not None:
+                try:
+                    self._write()
+                except BaseException:
+                    self._charges.pop()
+                    raise
+            self._last = self._charges[-1]
 
     def _check_owner(self):
+        if self._read_only:
+            raise RuntimeError(
+                "This PrivacyAccountant is an unpickled copy, a read-only view of the "
+                "charges it was pickled with: a copy never charges (it would spend "
+                "apart from the original). Fit with n_jobs=1 (or a thread-based "
+                "backend), or save() the budget to a file and open() it in the process "
+                "that fits.")
         if os.getpid() != self._pid:
             raise RuntimeError(
                 f"This PrivacyAccountant belongs to process {self._pid}, not to this "
                 f"process ({os.getpid()}): a copy charged here would spend apart from "
                 "the original. Fit with n_jobs=1 (or a thread-based backend), or save() "
-                "the accountant and load() it in the process that fits."
+                "the budget to a file and open() it in the process that fits."
             )
 
     def _refusal(self, spend, label):
-        left = self.remaining()
+        left = self._room()
         return (
             f"{label!r} asks for {_describe(spend)}, more than is left of the budget "
             f"(eps={self._eps:g}, delta={self._delta:g}), which has room, each on its "
@@ -229,6 +456,7 @@ class PrivacyAccountant:
         delta : float
             The ``delta`` spent.
         """
+        self._refresh()
         return self._total().as_pair(self._eps)
 
     def remaining(self):
@@ -246,6 +474,10 @@ class PrivacyAccountant:
             leaves the block less ``eps`` and so more ``delta``. Ask
             :meth:`can_afford` about a mixed spend.
         """
+        self._refresh()
+        return self._room()
+
+    def _room(self):
         total = self._total()
 
         def room(make):
@@ -262,18 +494,19 @@ class PrivacyAccountant:
             "mu": _largest(room(lambda m: Spend(mu=m)), gdp_mu(self._eps, self._delta)),
         }
 
+    # -- saving ---------------------------------------------------------------------
     def to_dict(self):
         """Export the accountant as plain JSON-ready data.
 
         Returns
         -------
         dict
-            The format tag, the totals and the charges (read back by
+            The format tag, the totals, the key and the charges (read back by
             :meth:`from_dict`).
         """
+        self._refresh()
         with self._lock:
-            return {"format": _ACCOUNTANT_FORMAT, "eps": self._eps, "delta": self._delta,
-                    "charges": self.charges}
+            return self._record()
 
     @classmethod
     def from_dict(cls, data):
@@ -287,7 +520,7 @@ class PrivacyAccountant:
         Returns
         -------
         PrivacyAccountant
-            A new accountant with the same totals and charges.
+            A new accountant with the same totals and charges (in memory).
 
         Raises
         ------
@@ -304,36 +537,26 @@ class PrivacyAccountant:
 
         The file is written next to ``path`` under a temporary name and then
         renamed over it, so a crash leaves the previous file or the new one,
-        never a partial file.
+        never a partial file. An accountant from :meth:`open` saved to its own
+        file merges and writes it under the file's lock.
 
         Parameters
         ----------
         path : str or path-like
             The file to write (replaced if it exists).
         """
-        path = os.fspath(path)
-        data = self.to_dict()
-        directory = os.path.dirname(os.path.abspath(path))
-        handle, temporary = tempfile.mkstemp(
-            prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                json.dump(data, stream, indent=2, allow_nan=False)
-                stream.write("\n")
-                stream.flush()
-                os.fsync(stream.fileno())
-            os.replace(temporary, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
+        if self._path is not None and os.path.abspath(os.fspath(path)) == self._path:
+            self._refresh()
+            return
+        _write_json(self.to_dict(), os.fspath(path))
 
     @classmethod
     def load(cls, path):
-        """Read the accountant saved in ``path``, owned by this process.
+        """Read the accountant saved in ``path`` into memory, owned by this process.
 
         Load a budget once and charge that one object: two loads of the same file
-        are two budgets.
+        are two budgets. For a file that several processes charge, use
+        :meth:`open`.
 
         Parameters
         ----------
@@ -351,20 +574,16 @@ class PrivacyAccountant:
             If the file is not JSON, not a saved accountant, or has a bad field
             (the message names the problem).
         """
-        with open(path, encoding="utf-8") as stream:
-            try:
-                data = json.load(stream)
-            except ValueError:   # JSONDecodeError, UnicodeDecodeError
-                raise ValueError(f"{os.fspath(path)} is not a JSON file.") from None
-        return cls._from_record(data, os.fspath(path))
+        eps, delta, key, charges = _read_file(os.fspath(path))
+        accountant = cls(eps, delta)
+        accountant._charges, accountant._key = charges, key
+        return accountant
 
     @classmethod
     def _from_record(cls, data, where):
-        eps, delta, charges = _check_record(data, where)
+        eps, delta, key, charges = _check_record(data, where)
         accountant = cls(eps, delta)
-        accountant._charges = charges
-        if not accountant._total().fits(eps, delta):
-            raise ValueError(f"{where}: the charges recorded exceed the budget.")
+        accountant._charges, accountant._key = charges, key
         return accountant
 
     def __copy__(self):
@@ -374,7 +593,9 @@ class PrivacyAccountant:
         return self
 
     def __reduce__(self):
-        return _unpickle, (self._token, self._pid, self.to_dict())
+        with self._lock:
+            record = self._record()
+        return _unpickle, (self._token, self._pid, record)
 
     def __repr__(self):
         eps, delta = self.spent()
@@ -383,14 +604,86 @@ class PrivacyAccountant:
 
 
 def _unpickle(token, pid, data):
-    """The live accountant in its own process; elsewhere a copy that may not charge."""
+    """The live accountant in its own process; elsewhere a read-only copy."""
     live = _LIVE.get(token) if os.getpid() == pid else None
     if live is not None:
         return live
     accountant = PrivacyAccountant._from_record(data, "pickled accountant")
-    _LIVE.pop(accountant._token, None)
-    accountant._take_ownership(pid=pid, token=token)
+    accountant._read_only = True
     return accountant
+
+
+@contextlib.contextmanager
+def _file_lock(path):
+    """An exclusive OS lock on ``path``'s lock file, held inside the block.
+
+    The lock is taken on ``<path>.lock``, never replaced, rather than on the
+    budget file, which each write replaces (a lock on a replaced file would lock
+    nothing). The OS drops it when the process dies.
+    """
+    fd = os.open(path + _LOCK_SUFFIX, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        _lock_fd(fd)
+        try:
+            yield
+        finally:
+            _unlock_fd(fd)
+    finally:
+        os.close(fd)
+
+
+try:                                    # POSIX
+    import fcntl
+
+    def _lock_fd(fd):
+        fcntl.flock(fd, fcntl.LOCK_EX)
+
+    def _unlock_fd(fd):
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+except ImportError:                     # pragma: no cover (Windows)
+    import msvcrt
+
+    def _lock_fd(fd):
+        os.lseek(fd, 0, os.SEEK_SET)
+        while True:
+            try:
+                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+                return
+            except OSError:
+                time.sleep(0.01)
+
+    def _unlock_fd(fd):
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+
+
+def _write_json(data, path):
+    """Write ``data`` to ``path`` atomically (a temporary file renamed over it)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    handle, temporary = tempfile.mkstemp(
+        prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            json.dump(data, stream, indent=2, allow_nan=False)
+            stream.write("\n")
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _read_file(path):
+    """``(eps, delta, key, charges)`` of a budget file, each field checked."""
+    with open(path, encoding="utf-8") as stream:
+        try:
+            data = json.load(stream)
+        except ValueError:   # JSONDecodeError, UnicodeDecodeError
+            raise ValueError(f"{path} is not a JSON file.") from None
+    return _check_record(data, path)
 
 
 def _check_spend(spend):
@@ -424,30 +717,47 @@ def _largest(accepts, high):
 
 
 def _check_record(data, where):
-    """``(eps, delta, charges)`` of a saved accountant, each field checked."""
+    """``(eps, delta, key, charges)`` of a saved accountant, each field checked."""
     check_field(data, [Instance(dict, "a JSON object")], f"{where}: a saved accountant")
-    if data.get("format") != _ACCOUNTANT_FORMAT:
+    version = data.get("format")
+    if version not in (_ACCOUNTANT_FORMAT, _FORMAT_V1):
         raise ValueError(f"{where}: not a saved accountant (the 'format' field is not "
                          f"{_ACCOUNTANT_FORMAT!r}).")
-    _check_keys(data, _KEYS, where)
+    _check_keys(data, _KEYS if version == _ACCOUNTANT_FORMAT else _KEYS_V1, where)
     eps = _number(data, "eps", where, positive=True)
     delta = _number(data, "delta", where, positive=True, below_one=True)
+    key = data.get("key")
+    if key is not None:
+        check_field(key, [Instance(str, "a string or null")], f"{where}: 'key'")
     check_field(data["charges"], [Instance(list, "a list")], f"{where}: 'charges'")
-    charges = [_check_charge(charge, f"{where}: charge {i}")
+    charges = [_check_charge(charge, f"{where}: charge {i}", version == _FORMAT_V1, i)
                for i, charge in enumerate(data["charges"])]
-    return eps, delta, charges
+    ids = [charge["id"] for charge in charges]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"{where}: two charges have the same 'id'.")
+    if not sum((Spend(c["eps"], c["delta"], c["mu"]) for c in charges),
+               Spend()).fits(eps, delta):
+        raise ValueError(f"{where}: the charges recorded exceed the budget.")
+    return eps, delta, key, charges
 
 
-def _check_charge(charge, where):
+def _check_charge(charge, where, version_1=False, index=0):
     check_field(charge, [Instance(dict, "a JSON object")], where)
-    _check_keys(charge, _CHARGE_KEYS, where)
+    _check_keys(charge, _CHARGE_KEYS_V1 if version_1 else _CHARGE_KEYS, where)
+    if version_1:
+        # (a file of version 1 has no ids: its charges are named by position)
+        identifier = f"v1-{index}"
+    else:
+        identifier = check_field(charge["id"], [Instance(str, "a string")], f"{where}: 'id'")
+        if not identifier:
+            raise ValueError(f"{where}: 'id' must be a non-empty string.")
     check_field(charge["label"], [Instance(str, "a string")], f"{where}: 'label'")
     check_field(charge["time"], [Instance(str, "an ISO 8601 string")], f"{where}: 'time'")
     try:
         datetime.fromisoformat(charge["time"])
     except ValueError:
         raise ValueError(f"{where}: 'time' must be an ISO 8601 string.") from None
-    return {"label": charge["label"],
+    return {"id": identifier, "label": charge["label"],
             "eps": _number(charge, "eps", where),
             "delta": _number(charge, "delta", where, below_one=True),
             "mu": _number(charge, "mu", where),

@@ -228,6 +228,55 @@ class Spend:
             return math.inf, 1.0
         return grant_eps, self.delta + gdp_delta(self.mu, block_eps)
 
+    def eps_at(self, delta):
+        """Compute the least ``eps`` for which this spend is ``(eps, delta)``-DP.
+
+        The reading of a spend at a given ``delta`` (say a budget's total): the
+        pure and basic parts' ``eps`` plus the least ``eps_G`` with
+        ``self.delta + gdp_delta(mu, eps_G) <= delta``. A spend whose own
+        ``delta`` exceeds ``delta`` has no such ``eps`` (``inf``); a spend with
+        ``delta = 1e-4`` in its Gaussian block alone may read well at
+        ``delta = 1e-5``.
+
+        Parameters
+        ----------
+        delta : float
+            In (0, 1).
+
+        Returns
+        -------
+        eps : float
+            The ``eps`` at ``delta`` (``inf`` when none holds), found to about
+            ``1e-12``.
+
+        Examples
+        --------
+        >>> from sklearn_dppca.privacy import Spend, gdp_mu
+        >>> block = Spend(mu=gdp_mu(1.0, 1e-4))      # (1, 1e-4)-DP
+        >>> 1.0 < block.eps_at(1e-5) < 1.5           # also (1.x, 1e-5)-DP
+        True
+        >>> Spend(eps=0.5).eps_at(1e-5)
+        0.5
+        """
+        delta = check_delta(delta)
+        if self.delta > delta:
+            return math.inf
+        if self.mu == 0:
+            return self.eps
+        rest = delta - self.delta
+        if rest <= 0:
+            return math.inf
+        if gdp_delta(self.mu, 0.0) <= rest:
+            return self.eps
+        high = 1.0
+        while gdp_delta(self.mu, high) > rest:
+            high *= 2
+            if high > 1e12:      # (a block this large holds at no useful eps)
+                return math.inf
+        block = brentq(lambda e: gdp_delta(self.mu, e) - rest, 0.0, high, xtol=1e-13,
+                       rtol=1e-13)
+        return self.eps + block
+
     def fits(self, eps, delta):
         """Tell whether this spend stays within the grant ``(eps, delta)``.
 

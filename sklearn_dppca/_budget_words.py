@@ -1,0 +1,96 @@
+"""A data set's budget in the words of its user: the total ``eps`` at the total
+``delta`` the user asked for, shared by the explorer's meter and the command line.
+
+The accountant composes the fits exactly (their Gaussian parts as one ``mu``-GDP
+block, the rest added); a user asked for ``(eps, delta)``. So what is spent is read
+as the least ``eps`` at which all the fits together are ``(eps, delta)``-DP, at the
+total ``delta``: "0.90 of eps 1 spent at delta 1e-5". A fit is refused exactly when
+that ``eps`` would pass the total's.
+"""
+
+import math
+
+from .privacy import Spend
+
+#: One sentence on the composition, shown under the meter.
+_COMPOSITION = (
+    "The fits are composed exactly, not added: their Gaussian parts count as one "
+    "mu-GDP block and their other parts add up, and the whole is read as the least "
+    "eps at which all of them together are private at the total delta, so several "
+    "fits cost less than their own (eps, delta) added up.")
+
+
+def _number(value, digits=3):
+    """``value`` in ``digits`` significant digits, exponents without a leading zero
+    (``1e-5``, not ``1e-05``)."""
+    if value != 0 and math.isfinite(value) and abs(value) < 1e-3:
+        mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
+        return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
+    text = f"{value:.{digits}g}"
+    mantissa, sep, exponent = text.partition("e")
+    if not sep:
+        return text
+    sign = "-" if exponent.startswith("-") else ""
+    return f"{mantissa}e{sign}{exponent.lstrip('+-').lstrip('0') or '0'}"
+
+
+def _composed(charges):
+    """The charges (dicts with ``eps``, ``delta``, ``mu``) composed: a Spend."""
+    return sum((Spend(c["eps"], c["delta"], c["mu"]) for c in charges), Spend())
+
+
+def _eps_spent(charges, eps, delta):
+    """The ``eps`` the charges spend at the total ``delta`` (at most ``eps``: a
+    reading within round-off of the total is the total)."""
+    if not charges:
+        return 0.0
+    spent = _composed(charges).eps_at(delta)
+    return min(spent, eps) if spent <= eps * (1 + 1e-9) else spent
+
+
+def budget_words(accountant):
+    """The budget of ``accountant`` in words.
+
+    Returns a dict: ``eps_spent`` (at the total delta), ``eps_total``,
+    ``delta_total``, ``fraction`` (``eps_spent / eps_total``), ``charges`` (how
+    many), ``text`` ("0.9 of eps 1 spent at delta 1e-5"), ``sentence``
+    (:data:`_COMPOSITION`) and ``details`` (one line per charge: its own ``eps`` at
+    the total delta, its pure ``eps`` and ``delta`` and its Gaussian ``mu``, and
+    the ``mu`` of all the Gaussian blocks composed).
+    """
+    charges = accountant.charges
+    eps, delta = accountant.eps, accountant.delta
+    spent = _eps_spent(charges, eps, delta)
+    lines = []
+    for index, charge in enumerate(charges, start=1):
+        alone = _composed([charge]).eps_at(delta)
+        lines.append(
+            f"fit {index} ({charge['label']}, {charge['time']}): eps {_number(alone)} "
+            f"at delta {_number(delta)} on its own; charged as pure eps "
+            f"{_number(charge['eps'])}, delta {_number(charge['delta'])} and a Gaussian "
+            f"block of mu {_number(charge['mu'])}")
+    if charges:
+        total = _composed(charges)
+        lines.append(f"all fits: pure eps {_number(total.eps)}, delta "
+                     f"{_number(total.delta)}, Gaussian blocks composed to mu "
+                     f"{_number(total.mu)}: eps {_number(spent)} at delta {_number(delta)}")
+    return {
+        "eps_spent": spent, "eps_total": eps, "delta_total": delta,
+        "fraction": spent / eps, "charges": len(charges),
+        "text": f"{spent:.2f} of eps {_number(eps)} spent at delta {_number(delta)}",
+        "sentence": _COMPOSITION, "details": lines,
+    }
+
+
+def delta_note(eps, delta, charge, total_delta):
+    """Why a fit that asked for ``(eps, delta)`` with ``delta`` above the total's
+    was accepted (None when ``delta`` is within it); ``charge`` is its charge."""
+    if delta <= total_delta:
+        return None
+    alone = _composed([charge]).eps_at(total_delta)
+    if not math.isfinite(alone):
+        return None
+    return (f"This fit asked for delta {_number(delta)}, more than the total delta "
+            f"{_number(total_delta)}; it was accepted because, composed exactly, its "
+            f"parts are also private at eps {_number(alone)} and delta "
+            f"{_number(total_delta)}, and that fit in what was left.")
