@@ -559,7 +559,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         axes = (check_component_pair(params["axes"], n_components)
                 if n_components >= 2 else None)
         scree_params = resolve_clip(scree_params, n_samples, n_components,
-                                    params["eps"] * split["scree"] * (1 - TOTAL_SHARE))
+                                    params["eps"] * split["scree"] * (1 - TOTAL_SHARE),
+                                    bounded=params["bounds"] is not None)
         check_scree_before_charge(params["scree_method"], scree_params, n_samples,
                                   n_components, "scree_params",
                                   bounded=params["bounds"] is not None)

@@ -425,7 +425,8 @@ class DPScree(_VarianceMixin, _PrivateProjection):
                                                 names)
         bounded = params["bounds"] is not None
         method_params = resolve_clip(method_params, n_samples, n_components,
-                                     grant["eps"] * scree_share * (1 - TOTAL_SHARE))
+                                     grant["eps"] * scree_share * (1 - TOTAL_SHARE),
+                                     bounded=bounded)
         check_scree_before_charge(method, method_params, n_samples, n_components,
                                   bounded=bounded)
         scree = scree_parts(method, method_params, n_components, bounded)

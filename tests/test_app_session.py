@@ -495,3 +495,13 @@ def test_two_explorer_processes_racing_release_one_fit(tmp_path, data):
     assert outcomes == ["refused", "released"]
     assert len(json.loads(open(path).read())["charges"]) == 1
     assert Explorer(data, (1.5, 1e-5), path).meter()["charges"] == 1
+
+
+def test_the_plan_of_the_next_fit_spends_nothing(tmp_path, data):
+    explorer = Explorer(data, BUDGET, tmp_path / f"c{BUDGET_SUFFIX}")
+    text = explorer.plan({**FIT, "eps": 0.01})
+    assert text.splitlines()[0].startswith("step")
+    assert "Not estimable at eps = 0.01 with n = 5000: " in text
+    assert "score summary (needs eps about" in text
+    assert "Every part is estimable at eps = 1 with n = 5000." in explorer.plan(FIT)
+    assert explorer.accountant.spent() == (0.0, 0.0) and not explorer.fits

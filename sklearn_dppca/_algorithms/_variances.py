@@ -169,7 +169,7 @@ def _check_public_clip(C, n_components, name="method_params['C']"):
     return bounds
 
 
-def resolve_clip(params, n_samples, n_components, eps):
+def resolve_clip(params, n_samples, n_components, eps, bounded=False):
     """``params`` with ``clip="auto"`` resolved by :func:`_choose_clip` and
     ``bound="auto"`` by :func:`_choose_bound` (public: ``n``, ``k`` and the
     variances' ``eps``).
@@ -184,8 +184,23 @@ def resolve_clip(params, n_samples, n_components, eps):
     if params["C"] == "box":
         # the box gives the bounds; "auto" is left to the release (_box_clip)
         return dict(params, bound="own")
+    if bounded and params["C"] == "auto" and not _searches_reach(params, n_samples, eps):
+        # declared bounds replace the searches the budget cannot make
+        return dict(params, C="box", bound="own")
     params = dict(params, clip=_choose_clip(params, n_samples, n_components, eps))
     return dict(params, bound=_choose_bound(params, n_samples, eps))
+
+
+def _searches_reach(params, n_samples, eps):
+    """Whether the scree's searches would reach the data (public): its own norm
+    bound's, or else the total's with both searches' budget
+    (:func:`_choose_bound`). ``eps``: the variances' part."""
+    own = search_informative(n_samples // 2, params["quantile_level"],
+                             eps * params["quantile_share"], "scale-free")
+    shared_eps = eps * (params["quantile_share"] + TOTAL_SHARE / (1.0 - TOTAL_SHARE)
+                        * _TOTAL_PARAMS["quantile_share"])
+    return own or search_informative(n_samples // 2, params["quantile_level"],
+                                     shared_eps, "scale-free")
 
 
 def _choose_bound(params, n_samples, eps):

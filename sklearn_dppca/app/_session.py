@@ -43,7 +43,7 @@ from .._budget_words import budget_words, delta_note
 from .._pca import DPPCA
 from .._release_write import export_release
 from .._released_pca import load_release
-from .._summary import ledger_table
+from .._summary import ledger_table, plan_text
 from .._validation import MAX_ABS_VALUE
 from ..display import (
     BiplotDisplay,
@@ -535,6 +535,26 @@ class Explorer:
                 "budget_file": os.path.basename(self.budget_file)}
 
     # -- fitting (spends) ------------------------------------------------------------
+    def plan(self, params):
+        """The plan of the next fit: what it would buy, as text, before any data
+        are read and before anything is spent (:meth:`sklearn_dppca.DPPCA.plan`).
+
+        Parameters
+        ----------
+        params : dict
+            The fit inputs by id (see :func:`_dppca_params`).
+
+        Returns
+        -------
+        str
+            One line per mechanism step, then what is not estimable and the eps
+            each part would need.
+        """
+        n_samples, n_features = self.data.X.shape
+        kwargs = _dppca_params(params, n_samples)
+        estimator = DPPCA(groups=self.data.labels, **kwargs)
+        return plan_text(estimator.plan(n_samples, n_features), kwargs["eps"], n_samples)
+
     def fit(self, params):
         """Fit DPPCA with the page's fit inputs, charging the data set's budget.
 

@@ -119,6 +119,8 @@ def _fit_panel():
         ui.input_checkbox("nonprivate",
                           "store the NON-PRIVATE reference (never publish)",
                           default["nonprivate"]),
+        ui.tags.b("What this fit would buy (its plan: no data read, nothing spent)"),
+        ui.output_text_verbatim("plan"),
         ui.input_action_button("fit", "Fit (spends)", class_="btn-primary"),
     )
 
@@ -240,6 +242,13 @@ def _server_for(state):
                 notes += f" ({len(fit.warnings) - 2} more warnings of this kind.)"
             note.set(f"{fit.label} released in {time.perf_counter() - start:.2f} s."
                         + (f" {notes}" if notes else ""))
+
+        @render.text
+        def plan():
+            try:
+                return current().plan(_fit_inputs(input))
+            except (UserError, ValueError, TypeError) as error:
+                return f"No plan: {describe_error(error)}"
 
         @reactive.calc
         def chosen():
