@@ -180,14 +180,15 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     n_jobs : int, default=None
         Workers for the Kendall kernel when directions are released here.
     row_blocks : None, int or list of int, default=None
-        Fit in row blocks: every statistic is a sum over blocks of rows (pair
-        designs and random matchings drawn within each block), so the fit runs
-        block by block, on Dask workers for a Dask ``X``. None: a Dask ``X`` is
-        fitted in its row chunks, an in-memory ``X`` as a whole. An int: blocks
+        The public row blocks of the fit: every statistic is a sum over blocks
+        of rows (pair designs and random matchings drawn within each block), on
+        Dask workers for a Dask ``X``. None: blocks from ``n`` alone, one block
+        up to 1,000,000 rows, for an in-memory and a Dask ``X`` alike (a Dask
+        ``X`` is rechunked to them; its own chunks never decide). An int: blocks
         of that many rows (the last takes the rest); a list: the block sizes.
-        An in-memory fit with the blocks of a Dask fit releases the same values.
-        Needs an int ``pairs`` (every block at least ``pairs + 1`` rows); see
-        the user guide, "Scaling out".
+        An in-memory and a Dask fit with the same blocks release the same
+        values. More than one block needs an int ``pairs`` (every block at
+        least ``pairs + 1`` rows); see the user guide, "Scaling out".
     bounds : None, list of (float, float) or dict, default=None
         Public per-column ranges ``(low, high)``, known without the data (a
         codebook, a questionnaire's scale): a list of one pair per column, or a
