@@ -168,6 +168,10 @@ class DPKendallDirections(_PrivateProjection):
         Total privacy spent by the fit (at most ``(eps, delta)``).
     privacy_ledger_ : list of dict
         One entry per mechanism call (see the user guide, "Reading the ledger").
+    plan_ : pandas.DataFrame
+        The plan the fit followed, decided before any data were read: one row
+        per mechanism step with its budget, its predicted noise, whether it was
+        run (``released``) and the eps it would need (see :meth:`plan`).
     nonprivate_ : Bunch or None
         Ordinary PCA (``components``, ``explained_variance``,
         ``explained_variance_ratio``, ``scores``) when ``compute_nonprivate=True``.

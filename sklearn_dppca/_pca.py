@@ -312,6 +312,10 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         Total privacy spent by the fit (at most ``(eps, delta)``).
     privacy_ledger_ : list of dict
         One entry per mechanism call (see the user guide, "Reading the ledger").
+    plan_ : pandas.DataFrame
+        The plan the fit followed, decided before any data were read: one row
+        per mechanism step with its budget, its predicted noise, whether it was
+        run (``released``) and the eps it would need (see :meth:`plan`).
     nonprivate_ : Bunch or None
         The ordinary PCA of the data aligned to ``components_`` and the exact
         score histogram on the released grid, when ``compute_nonprivate=True``.
@@ -339,7 +343,9 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     >>> from sklearn_dppca.datasets import make_gaussian_clusters
     >>> X, y = make_gaussian_clusters(200, return_groups=True, random_state=0)
     >>> groups = ["G1", "G2", "G3", "G4", "G5"]   # declared, not read off y
-    >>> pca = DPPCA(eps=1.0, groups=groups, random_state=0).fit(X, y)
+    >>> pca = DPPCA(eps=5.0, groups=groups, random_state=0).fit(X, y)
+    >>> bool(pca.plan_.released.all())    # 1,000 rows: eps 5 buys every part
+    True
     >>> pca.score_histogram_.shape
     (5, 5)
     >>> sorted(pca.score_histograms_) == groups

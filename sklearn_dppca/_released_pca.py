@@ -49,7 +49,7 @@ def load_release(path_or_dict):
     --------
     >>> from sklearn_dppca import DPPCA, export_release, load_release
     >>> from sklearn_dppca.datasets import make_gaussian_clusters
-    >>> X = make_gaussian_clusters(100, random_state=0)
+    >>> X = make_gaussian_clusters(random_state=0)
     >>> pca = DPPCA(bins=(20, 20), random_state=0).fit(X)
     >>> released = load_release(export_release(pca))
     >>> released.score_histogram_.shape

@@ -268,6 +268,10 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         Total privacy spent by the fit, reused directions' ledger included.
     privacy_ledger_ : list of dict
         One entry per mechanism call (see the user guide, "Reading the ledger").
+    plan_ : pandas.DataFrame
+        The plan the fit followed, decided before any data were read: one row
+        per mechanism step with its budget, its predicted noise, whether it was
+        run (``released``) and the eps it would need (see :meth:`plan`).
     nonprivate_ : Bunch or None
         The ordinary PCA of the data, aligned to ``components_`` (``components``,
         ``explained_variance``, ``explained_variance_ratio``, ``total_variance``,

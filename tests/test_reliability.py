@@ -67,8 +67,11 @@ def _fitted_attributes(estimator):
 
 
 def assert_same(actual, expected, atol=0.0, path="estimator"):
-    """Recursive equality of fitted attributes (arrays to ``atol``)."""
-    if isinstance(expected, np.ndarray):
+    """Recursive equality of fitted attributes (arrays to ``atol``; NaN, a value
+    not estimable, equals NaN)."""
+    if hasattr(expected, "equals") and hasattr(expected, "columns"):   # the plan
+        assert expected.equals(actual), path
+    elif isinstance(expected, np.ndarray):
         assert isinstance(actual, np.ndarray), path
         assert actual.shape == expected.shape and actual.dtype == expected.dtype, path
         if expected.dtype.kind in "fc":
@@ -84,7 +87,10 @@ def assert_same(actual, expected, atol=0.0, path="estimator"):
         for index, (a, e) in enumerate(zip(actual, expected)):
             assert_same(a, e, atol, f"{path}[{index}]")
     elif isinstance(expected, (float, np.floating)) and not isinstance(expected, bool):
-        assert abs(float(actual) - float(expected)) <= atol, path
+        if np.isnan(expected):
+            assert np.isnan(actual), path
+        else:
+            assert abs(float(actual) - float(expected)) <= atol, path
     else:
         assert actual == expected, path
 
