@@ -25,7 +25,9 @@ import math
 
 import numpy as np
 
-from ..privacy._calibration import gaussian_noise_scale
+# (a prediction, never the noise of a release: the mechanisms calibrate that, and
+# the audits patch it there)
+from ..privacy import _calibration
 from ._directions import _RADIUS_SHARE, _auto_radius_level
 from ._spread import spread_level
 from ..privacy._quantiles import rank_slack, search_informative
@@ -48,7 +50,8 @@ def _unit_sd(leaf, noise):
     as much or more)."""
     if leaf.mu is not None:
         return 1.0 / leaf.mu
-    return gaussian_noise_scale(1.0, leaf.eps, leaf.delta, "analytic", warn=False)
+    return _calibration.gaussian_noise_scale(1.0, leaf.eps, leaf.delta, "analytic",
+                                             warn=False)
 
 
 def _relative_noise(kind, leaf, settings):

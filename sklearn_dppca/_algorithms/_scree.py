@@ -197,6 +197,7 @@ _SHARE_NOISE = 0.05
 def _share_noise(variances, noise_scale, total, total_noise):
     """The noise sd of each share ``lambda_l / total`` (first order, independent
     noises): ``share * sqrt((s_l / lambda_l)^2 + (s_T / total)^2)``."""
+    total, total_noise = np.float64(total), np.float64(total_noise)
     with np.errstate(divide="ignore", invalid="ignore"):
         share = variances / total
         relative = np.hypot(np.asarray(noise_scale) / variances, total_noise / total)
