@@ -214,10 +214,15 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         """The plan of the parts a fit can buy (the others' budget goes to them),
         and the plan's rows (:func:`~sklearn_dppca._algorithms._plan.plan_table`)."""
         accounting, delta = params["accounting"], params["delta"]
+        trees = {}      # each tree checked once, allocated at many grants
 
         def allocate(tree, eps=params["eps"]):
-            return (BudgetTree(tree).allocate(eps, delta, accounting) if tree
-                    else BudgetPlan({}, accounting, None))
+            if not tree:
+                return BudgetPlan({}, accounting, None)
+            key = repr(tree)
+            if key not in trees:
+                trees[key] = BudgetTree(tree)
+            return trees[key].allocate(eps, delta, accounting)
 
         _check_leaves(allocate(parts))     # before any calibration divides by them
         kept, _ = bought_parts(parts, allocate, settings)

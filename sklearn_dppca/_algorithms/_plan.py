@@ -21,6 +21,7 @@ to the parts that are (:func:`bought_parts`). For every step the plan also gives
 (bisection over the grant, the split kept).
 """
 
+import functools
 import math
 
 import numpy as np
@@ -211,10 +212,10 @@ def _eps_needed(path, allocate_at, settings, eps, most=1e6):
     if not ok(most):
         return math.inf
     low, high = eps, most
-    while high / low > 1.02:
+    while high / low > 1.05:       # "about": two significant figures
         middle = math.sqrt(low * high)
         low, high = (low, middle) if ok(middle) else (middle, high)
-    return float(np.round(high, 3 - int(math.floor(math.log10(high)))))
+    return float(np.round(high, 2 - int(math.floor(math.log10(high)))))
 
 
 _MECHANISMS = {"gaussian": "gaussian", "pure": "quantile search", "basic": "basic"}
@@ -254,6 +255,7 @@ def plan_table(full, kept, allocate_at, settings, eps):
     ``mu``, ``noise_sd`` (relative to the public scale, NaN where none),
     ``released`` and ``eps_needed``.
     """
+    allocate_at = functools.lru_cache(maxsize=None)(allocate_at)   # steps share grants
     rows = []
     for path, leaf in full.allocations.items():
         released = path in kept.allocations
