@@ -87,8 +87,13 @@ def not_estimable_note(estimator):
         where = f" at eps = {float(spent[0]):.3g} with n = {int(estimator.n_samples_)}"
     except (TypeError, ValueError, IndexError, AttributeError):
         pass
-    return (f"{SCORE_NOT_ESTIMABLE}{where}: the private frame of the scores was not "
-            "found, so nothing is drawn (increase eps, or use more rows).")
+    # a plan that did not buy the score part, or a released frame that cannot hold
+    # a histogram: either way, nothing of the scores is drawn
+    budget = (getattr(estimator, "budget_", None) or {}).get("score")
+    why = ("the plan could not buy it, and its budget went to the other parts"
+           if budget == (0.0, 0.0) else "the private frame of the scores was not found")
+    return (f"{SCORE_NOT_ESTIMABLE}{where}: {why}, so nothing is drawn (increase eps, "
+            "or use more rows).")
 
 
 def unsupported_reason(estimator, display_name):
