@@ -163,7 +163,7 @@ def _scaled_leaf(leaf, factor):
 
 def _growth_needed(leaf, settings, most=1e6):
     """The smallest factor (to 2%) by which the leaf's eps (or mu) must grow for
-    its step to be informative."""
+    its step to be informative (``most`` when even that is not enough)."""
     if not _informative(_scaled_leaf(leaf, most), settings)[0]:
         return most
     low, high = 1.0, most
@@ -203,19 +203,39 @@ def bought_parts(parts, allocate, settings):
 def _eps_needed(path, allocate_at, settings, eps, most=1e6):
     """The total eps at which the step ``path`` would become informative, the
     split kept (``allocate_at(eps)`` gives the BudgetPlan of the full tree at that
-    grant); NaN when it already is at ``eps``, inf when not even at ``most``."""
+    grant); NaN when it already is at ``eps``, inf when not even at ``most``.
+
+    A leaf's eps is its share of the grant, so a leaf with an eps (pure, basic,
+    Gaussian under basic accounting) needs the grant times its own growth
+    (:func:`_growth_needed`); a ``mu`` of the GDP block grows with the grant
+    through the composition, so its grant is found by bisection, from there.
+    """
+    leaf = allocate_at(eps).allocations[path]
+    if _informative(leaf, settings)[0]:
+        return math.nan
+    growth = _growth_needed(leaf, settings, most / eps)
+    if growth >= most / eps:
+        return math.inf
+    if leaf.mu is None:
+        return _about(eps * growth)
+
     def ok(total):
         return _informative(allocate_at(total).allocations[path], settings)[0]
 
-    if ok(eps):
-        return math.nan
-    if not ok(most):
-        return math.inf
-    low, high = eps, most
+    low, high = eps, eps * growth
+    while not ok(high):            # (mu grows about as fast as the grant)
+        low, high = high, min(high * 2.0, most)
+        if high >= most and not ok(high):
+            return math.inf
     while high / low > 1.05:       # "about": two significant figures
         middle = math.sqrt(low * high)
         low, high = (low, middle) if ok(middle) else (middle, high)
-    return float(np.round(high, 2 - int(math.floor(math.log10(high)))))
+    return _about(high)
+
+
+def _about(value):
+    """``value`` to two significant figures."""
+    return float(np.round(value, 1 - int(math.floor(math.log10(value)))))
 
 
 _MECHANISMS = {"gaussian": "gaussian", "pure": "quantile search", "basic": "basic"}
