@@ -93,14 +93,12 @@ def check_design(sizes, m):
 class _Passes:
     """What the rows of a fit and all their views share: the requests waiting for
     the next pass over the data, the statistics computed ahead of their release,
-    the finiteness check (made in the first pass), the plan of the fit and the
-    number of passes."""
+    the finiteness check (made in the first pass) and the plan of the fit."""
 
     def __init__(self, root):
         self.root = int(root)
         self.pending = []      # (key, view, function, block_args)
         self.ready = {}        # key -> per-block results
-        self.count = 0
         self.largest = None    # each column's largest absolute value, once checked
         self.max_abs_checks = []   # what: checks waiting for the first pass
         self.plan = None       # (plan, settings) from plan_passes
@@ -149,11 +147,6 @@ class Rows:
     @property
     def is_dask(self):
         return not isinstance(self.data, np.ndarray)
-
-    @property
-    def n_passes(self):
-        """Passes over the data so far (each reads every block once)."""
-        return self.passes.count
 
     def _view_key(self):
         return tuple(None if part is None else part.tobytes() for part in self.view)
@@ -317,7 +310,6 @@ class Rows:
         per_block = [[(view, function, args[index]) for _, view, function, args
                       in everything] for index in range(self.n_blocks)]
         results = self._run(per_block)
-        passes.count += 1
         columns = [[block[position] for block in results]
                    for position in range(len(everything))]
         if check:

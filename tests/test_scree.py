@@ -6,20 +6,19 @@ import pytest
 
 from sklearn_dppca import DPKendallDirections, DPScree
 from sklearn_dppca._kendall import random_pairs
-from sklearn_dppca._rows import Rows
+
+from ._kendall_support import one_block
 
 
 def _clipped_u_statistics(X, components, bounds):
     """The clipped U-statistics as every fit computes them: one block of all rows."""
-    rows = Rows(np.asarray(X, dtype=float), (len(X),), root=0)
-    sums, n_pairs = rows.projected(components).clipped_pair_sums(bounds)
+    sums, n_pairs = one_block(X).projected(components).clipped_pair_sums(bounds)
     return sums / n_pairs
 
 
 def _paired_values(X, components, root):
     """The matched values of the one-dimensional scree estimators."""
-    rows = Rows(np.asarray(X, dtype=float), (len(X),), root=root)
-    return rows.projected(components).matched_values("scree matched values")
+    return one_block(X, root).projected(components).matched_values("scree matched values")
 
 SPECTRUM = np.array([10.0, 5.0, 2.0] + [1.0] * 7)
 
