@@ -33,7 +33,13 @@ gets the floor in those units as a plain double; the caller keeps it at most ``4
 (above every squared distance of rows with ``max |x| < 1``), so a Gram weight is never
 0 (0 marks the pairs left to the exact path). Both kernels release the GIL for all their numerical work, allocate
 their buffers (as NumPy arrays, so that ``tracemalloc`` sees them) before releasing
-it, and never write to their inputs.
+it, and never write to their inputs. They check every index they are given
+(``order``, ``offsets``, ``start``, ``stop``, ``block_starts``, ``runs``) before the
+work, which runs without bounds checks: a bad argument is a ``ValueError``.
+
+The streaming loops of the design path run on one of several routes (AVX-512,
+AVX2, portable vectors, plain loops), picked at import or forced with the
+environment variable ``SKLEARN_DPPCA_KERNEL`` (see ``doc/install.rst``).
 
 Layout: BLAS is column-major and our arrays are row-major, so a C array of
 ``rows x cols`` reaches BLAS as its transpose. Accumulators are ``p x p`` column-major
