@@ -25,6 +25,7 @@ _HOMES = {
     "ReleasedPCA": "._released_pca",
     "export_release": "._release_write",
     "load_release": "._released_pca",
+    "show_versions": "._show_versions",
     "spherical_kendall": "._kendall",
 }
 

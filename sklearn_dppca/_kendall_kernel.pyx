@@ -33,13 +33,21 @@ gets the floor in those units as a plain double; the caller keeps it at most ``4
 (above every squared distance of rows with ``max |x| < 1``), so a Gram weight is never
 0 (0 marks the pairs left to the exact path). Both kernels release the GIL for all their numerical work, allocate
 their buffers (as NumPy arrays, so that ``tracemalloc`` sees them) before releasing
-it, and never write to their inputs.
+it, and never write to their inputs. They check every index they are given
+(``order``, ``offsets``, ``start``, ``stop``, ``block_starts``, ``runs``) before the
+work, which runs without bounds checks: a bad argument is a ``ValueError``.
+
+The streaming loops of the design path run on one of several routes (AVX-512,
+AVX2, portable vectors, plain loops), picked at import or forced with the
+environment variable ``SKLEARN_DPPCA_KERNEL`` (see ``doc/install.rst``).
 
 Layout: BLAS is column-major and our arrays are row-major, so a C array of
 ``rows x cols`` reaches BLAS as its transpose. Accumulators are ``p x p`` column-major
 arrays of which only the upper triangle (row ``k <=`` column ``l``, element
 ``k + l * p``) is kept until the final symmetrisation.
 """
+
+import os
 
 import numpy as np
 
@@ -49,676 +57,24 @@ from libc.stdint cimport uint64_t
 from libc.string cimport memcpy, memset
 from scipy.linalg.cython_blas cimport dgemm, dsyrk
 
-# The streaming loops of design_partial, in C: they walk band diagonals of the ring
-# (owner t, partner t + o) with the positions t in the vector lanes, so the
-# accumulators stay in registers while a coordinate's row streams past. GCC/Clang
-# vector extensions give the SIMD. The default build targets the baseline ISA only,
-# so on x86 the loops are also compiled for AVX2/FMA (4 lanes) and AVX-512 (8 lanes,
-# 16 offsets at a time) and the best one the CPU runs is picked once, at import
-# (dppca_select_kernels); other compilers get plain loops. ``n_lanes`` is a
-# multiple of DPPCA_LANES; every read stays within the first
-# ``n_lanes + max(offsets)`` columns of each row.
-cdef extern from *:
-    """
-    #include <Python.h>
-    #include <string.h>
-    #define DPPCA_LANES 8
-    #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-    #  define DPPCA_X86 1
-    #endif
-    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \
-        && defined(__linux__)
-    #  define DPPCA_CLONES __attribute__((target_clones( \
-           "arch=x86-64-v4", "arch=x86-64-v3", "default")))
-    #else
-    #  define DPPCA_CLONES
-    #endif
-    #define DPPCA_LOAD(v, x) memcpy(&(v), (x), sizeof(v))
-    #define DPPCA_STORE(x, v) memcpy((x), &(v), sizeof(v))
-
-    typedef void (*dppca_dots_fn)(const double*, const double*, Py_ssize_t,
-                                  Py_ssize_t, Py_ssize_t, const Py_ssize_t*,
-                                  Py_ssize_t, double*, Py_ssize_t);
-    typedef void (*dppca_gather_fn)(const double*, Py_ssize_t, Py_ssize_t, Py_ssize_t,
-                                    const Py_ssize_t*, Py_ssize_t, const double*,
-                                    Py_ssize_t, double*, Py_ssize_t);
-    typedef Py_ssize_t (*dppca_weights_fn)(
-        const double*, Py_ssize_t, Py_ssize_t, const Py_ssize_t*, Py_ssize_t,
-        const double*, const double*, double, double, double, double*, Py_ssize_t,
-        double*, double*);
-    typedef void (*dppca_scaled_fn)(const double*, Py_ssize_t, const double*,
-                                    const double*, Py_ssize_t, Py_ssize_t, Py_ssize_t,
-                                    double*, Py_ssize_t);
-
-    /* The band loops for one vector type VEC of L lanes, G offsets at a time.
-
-       NAME##_dots: dots[j dots_ld + i] = sum_k owners[k ld + i]
-                                                partners[k ld + i + offsets[j]]
-       NAME##_gather: sums[k sums_ld + i] += sum_j weights[j weights_ld + i]
-                                                   partners[k ld + i + offsets[j]]
-       NAME##_scaled: products[k ld + i] = sums[i] rows[k rows_ld + i]
-                                           (- 2 gathered[k ld + i]) */
-    #define DPPCA_BAND_LOOPS(NAME, ATTR, VEC, L, G) \
-    ATTR static inline __attribute__((always_inline)) void NAME##_dots_group( \
-            const double* owners, const double* partners, Py_ssize_t ld, \
-            Py_ssize_t p, const Py_ssize_t* offsets, Py_ssize_t group, \
-            double* dots, Py_ssize_t dots_ld) { \
-        Py_ssize_t k, g; \
-        VEC s[G], x, y; \
-        for (g = 0; g < group; g++) { \
-            VEC zero = {0}; \
-            s[g] = zero; \
-        } \
-        for (k = 0; k < p; k++) { \
-            const double* par = partners + k * ld; \
-            DPPCA_LOAD(x, owners + k * ld); \
-            for (g = 0; g < group; g++) { \
-                DPPCA_LOAD(y, par + offsets[g]); \
-                s[g] += x * y; \
-            } \
-        } \
-        for (g = 0; g < group; g++) DPPCA_STORE(dots + g * dots_ld, s[g]); \
-    } \
-    ATTR static void NAME##_dots( \
-            const double* owners, const double* partners, Py_ssize_t ld, \
-            Py_ssize_t p, Py_ssize_t n_lanes, const Py_ssize_t* offsets, \
-            Py_ssize_t n_offsets, double* dots, Py_ssize_t dots_ld) { \
-        Py_ssize_t i, j; \
-        for (i = 0; i < n_lanes; i += L) { \
-            for (j = 0; j + G <= n_offsets; j += G) \
-                NAME##_dots_group(owners + i, partners + i, ld, p, offsets + j, G, \
-                                  dots + j * dots_ld + i, dots_ld); \
-            for (; G > 4 && j + 4 <= n_offsets; j += 4) \
-                NAME##_dots_group(owners + i, partners + i, ld, p, offsets + j, 4, \
-                                  dots + j * dots_ld + i, dots_ld); \
-            for (; j < n_offsets; j++) \
-                NAME##_dots_group(owners + i, partners + i, ld, p, offsets + j, 1, \
-                                  dots + j * dots_ld + i, dots_ld); \
-        } \
-    } \
-    ATTR static inline __attribute__((always_inline)) void NAME##_gather_group( \
-            const double* partners, Py_ssize_t ld, Py_ssize_t p, \
-            const Py_ssize_t* offsets, Py_ssize_t group, const double* weights, \
-            Py_ssize_t weights_ld, double* sums, Py_ssize_t sums_ld) { \
-        Py_ssize_t k, g; \
-        VEC w[G], y, s, part[4]; \
-        for (g = 0; g < group; g++) DPPCA_LOAD(w[g], weights + g * weights_ld); \
-        for (k = 0; k < p; k++) { \
-            const double* par = partners + k * ld; \
-            double* out = sums + k * sums_ld; \
-            /* four short chains, not one long one */ \
-            for (g = 0; g < 4 && g < group; g++) { \
-                DPPCA_LOAD(y, par + offsets[g]); \
-                part[g] = w[g] * y; \
-            } \
-            for (g = 4; g < group; g++) { \
-                DPPCA_LOAD(y, par + offsets[g]); \
-                part[g % 4] += w[g] * y; \
-            } \
-            DPPCA_LOAD(s, out); \
-            for (g = 0; g < 4 && g < group; g++) s += part[g]; \
-            DPPCA_STORE(out, s); \
-        } \
-    } \
-    ATTR static void NAME##_gather( \
-            const double* partners, Py_ssize_t ld, Py_ssize_t p, Py_ssize_t n_lanes, \
-            const Py_ssize_t* offsets, Py_ssize_t n_offsets, const double* weights, \
-            Py_ssize_t weights_ld, double* sums, Py_ssize_t sums_ld) { \
-        Py_ssize_t i, j; \
-        for (i = 0; i < n_lanes; i += L) { \
-            for (j = 0; j + G <= n_offsets; j += G) \
-                NAME##_gather_group(partners + i, ld, p, offsets + j, G, \
-                                    weights + j * weights_ld + i, weights_ld, \
-                                    sums + i, sums_ld); \
-            for (; G > 4 && j + 4 <= n_offsets; j += 4) \
-                NAME##_gather_group(partners + i, ld, p, offsets + j, 4, \
-                                    weights + j * weights_ld + i, weights_ld, \
-                                    sums + i, sums_ld); \
-            for (; j < n_offsets; j++) \
-                NAME##_gather_group(partners + i, ld, p, offsets + j, 1, \
-                                    weights + j * weights_ld + i, weights_ld, \
-                                    sums + i, sums_ld); \
-        } \
-    } \
-    ATTR static void NAME##_scaled( \
-            const double* rows, Py_ssize_t rows_ld, const double* sums, \
-            const double* gathered, Py_ssize_t ld, Py_ssize_t p, \
-            Py_ssize_t n_lanes, double* products, Py_ssize_t products_ld) { \
-        Py_ssize_t i, k; \
-        for (k = 0; k < p; k++) \
-            for (i = 0; i < n_lanes; i += L) { \
-                VEC c, a, r; \
-                DPPCA_LOAD(c, sums + i); \
-                DPPCA_LOAD(a, rows + k * rows_ld + i); \
-                r = c * a; \
-                if (gathered != NULL) { \
-                    VEC h; \
-                    DPPCA_LOAD(h, gathered + k * ld + i); \
-                    r -= h + h; \
-                } \
-                DPPCA_STORE(products + k * products_ld + i, r); \
-            } \
-    }
-
-    /* Weights of the pairs (owner i, partner i + offsets[j]), i < count, from their
-       band dot products: w = 1 / max(D2, weight_floor) for
-       D2 = |a|^2 + |b|^2 - 2 a.b, or 0 when D2 < relative_floor S + absolute_floor
-       (S = |a|^2 + |b|^2: the pair goes to the exact path) and in the lanes past
-       count. Adds the weights to owner_sums[i] and partner_sums[i + offsets[j]];
-       returns the number of pairs left to the exact path. Written with masks, not
-       branches or selects, so that the loop vectorises. */
-    #define DPPCA_WEIGHT_LOOP(NAME, ATTR, VEC, MASK, L) \
-    ATTR static Py_ssize_t NAME##_weights( \
-            const double* dots, Py_ssize_t dots_ld, Py_ssize_t count, \
-            const Py_ssize_t* offsets, Py_ssize_t n_offsets, \
-            const double* owner_norms, const double* partner_norms, \
-            double relative_floor, double absolute_floor, double weight_floor, \
-            double* weights, Py_ssize_t weights_ld, double* owner_sums, \
-            double* partner_sums) { \
-        Py_ssize_t i, j, lane, n_exact = 0; \
-        VEC relative = relative_floor - (VEC){0}, absolute = absolute_floor - (VEC){0}; \
-        VEC floor = weight_floor - (VEC){0}, one = 1.0 - (VEC){0}; \
-        MASK index, counts = {0}; \
-        for (lane = 0; lane < L; lane++) index[lane] = lane; \
-        Py_ssize_t n_lanes = (count + DPPCA_LANES - 1) / DPPCA_LANES * DPPCA_LANES; \
-        for (i = 0; i < n_lanes; i += L) { \
-            MASK valid = (index + (long long)i) < (long long)count; \
-            VEC own, par, dot, both, squared, threshold, weight, sum; \
-            MASK keep, below; \
-            DPPCA_LOAD(own, owner_norms + i); \
-            DPPCA_LOAD(sum, owner_sums + i); \
-            for (j = 0; j < n_offsets; j++) { \
-                DPPCA_LOAD(par, partner_norms + i + offsets[j]); \
-                DPPCA_LOAD(dot, dots + j * dots_ld + i); \
-                both = own + par; \
-                squared = both - (dot + dot); \
-                threshold = relative * both + absolute; \
-                keep = (squared >= threshold) & valid; \
-                counts += valid & ~keep; \
-                below = squared < floor; \
-                squared = (VEC)(((MASK)squared & ~below) | ((MASK)floor & below)); \
-                weight = (VEC)((MASK)(one / squared) & keep); \
-                DPPCA_STORE(weights + j * weights_ld + i, weight); \
-                sum += weight; \
-            } \
-            DPPCA_STORE(owner_sums + i, sum); \
-        } \
-        for (lane = 0; lane < L; lane++) n_exact -= counts[lane]; \
-        for (j = 0; j < n_offsets; j++) { \
-            const double* weight_row = weights + j * weights_ld; \
-            double* partner_row = partner_sums + offsets[j]; \
-            for (i = 0; i < count; i++) partner_row[i] += weight_row[i]; \
-        } \
-        return n_exact; \
-    }
-
-    /* Plain loops (one lane) for compilers without vector extensions. */
-    DPPCA_BAND_LOOPS(dppca_plain, , double, 1, 1)
-    static Py_ssize_t dppca_plain_weights(
-            const double* dots, Py_ssize_t dots_ld, Py_ssize_t count,
-            const Py_ssize_t* offsets, Py_ssize_t n_offsets,
-            const double* owner_norms, const double* partner_norms,
-            double relative_floor, double absolute_floor, double weight_floor,
-            double* weights, Py_ssize_t weights_ld, double* owner_sums,
-            double* partner_sums) {
-        Py_ssize_t i, j, n_exact = 0;
-        for (j = 0; j < n_offsets; j++)
-            for (i = 0; i < count; i++) {
-                double both = owner_norms[i] + partner_norms[i + offsets[j]];
-                double squared = both - 2.0 * dots[j * dots_ld + i], weight = 0.0;
-                if (squared >= relative_floor * both + absolute_floor) {
-                    weight = 1.0 / (squared < weight_floor ? weight_floor : squared);
-                } else {
-                    n_exact++;
-                }
-                weights[j * weights_ld + i] = weight;
-                owner_sums[i] += weight;
-                partner_sums[i + offsets[j]] += weight;
-            }
-        return n_exact;
-    }
-
-    #if defined(__GNUC__)
-    typedef double dppca_v4 __attribute__((vector_size(32)));
-    typedef long long dppca_m4 __attribute__((vector_size(32)));
-    DPPCA_BAND_LOOPS(dppca_v4, , dppca_v4, 4, 4)
-    DPPCA_WEIGHT_LOOP(dppca_v4, , dppca_v4, dppca_m4, 4)
-    #endif
-    #if defined(DPPCA_X86)
-    #include <immintrin.h>
-    typedef double dppca_v8 __attribute__((vector_size(64)));
-    typedef long long dppca_m8 __attribute__((vector_size(64)));
-    #  define DPPCA_AVX2 __attribute__((target("avx2,fma")))
-    #  define DPPCA_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma")))
-    DPPCA_BAND_LOOPS(dppca_avx2, DPPCA_AVX2, dppca_v4, 4, 8)
-    DPPCA_WEIGHT_LOOP(dppca_avx2, DPPCA_AVX2, dppca_v4, dppca_m4, 4)
-    DPPCA_BAND_LOOPS(dppca_avx512, DPPCA_AVX512, dppca_v8, 8, 16)
-    DPPCA_WEIGHT_LOOP(dppca_avx512, DPPCA_AVX512, dppca_v8, dppca_m8, 8)
-    /* The pairs (t, t + o), o = 1 ... h (h <= 32), of the owners t < count in one
-       pass, for AVX-512: eight owners at a time in the lanes, against the partner
-       columns s = t0 + 1 ... t0 + 7 + h broadcast from memory (owner lane l meets
-       column s at offset s - t0 - l; the few (lane, column) cells outside the band
-       are masked). Dot products, weights (as in NAME##_weights) and the gather
-       g[k, t] = sum_o w a_(t + o) all stream without unaligned loads or shuffles.
-       Adds the weights to weight_sums (index t, and index s for the partners), and
-       lists the exact pairs as (t, o) in exact_pairs; returns their number. The
-       gather goes to sums[k, t] (overwritten), or, when products is not NULL (no
-       other pairs touch these owners, so their weight sums c_t are complete once
-       the group's weights are in), the scaled rows c_t a_t[k] - 2 g[k, t] go to
-       products[k, t] instead. Reads columns up to n_lanes + 8 * DPPCA_WINDOW_PASS. */
-    #define DPPCA_WINDOW_PASS 20
-    #if defined(__clang__)
-    #  define DPPCA_UNROLL _Pragma("unroll")
-    #else
-    #  define DPPCA_UNROLL _Pragma("GCC unroll 20")
-    #endif
-    #define DPPCA_SPLAT8(v) ((dppca_v8){(v), (v), (v), (v), (v), (v), (v), (v)})
-    /* The sums of the eight lanes of each of the eight vectors at x (x[8 j + l]):
-       {sum_l x[l], sum_l x[8 + l], ...}, added pairwise. */
-    DPPCA_AVX512 static inline __attribute__((always_inline)) dppca_v8
-    dppca_avx512_lane_sums(const double* x) {
-        __m512d v[8], a[4], b[2];
-        int j;
-        for (j = 0; j < 8; j++) v[j] = _mm512_loadu_pd(x + 8 * j);
-        for (j = 0; j < 4; j++)
-            a[j] = _mm512_add_pd(_mm512_unpacklo_pd(v[2 * j], v[2 * j + 1]),
-                                 _mm512_unpackhi_pd(v[2 * j], v[2 * j + 1]));
-        for (j = 0; j < 2; j++)
-            b[j] = _mm512_add_pd(_mm512_shuffle_f64x2(a[2 * j], a[2 * j + 1], 0x88),
-                                 _mm512_shuffle_f64x2(a[2 * j], a[2 * j + 1], 0xDD));
-        return (dppca_v8)_mm512_add_pd(_mm512_shuffle_f64x2(b[0], b[1], 0x88),
-                                       _mm512_shuffle_f64x2(b[0], b[1], 0xDD));
-    }
-    DPPCA_AVX512 static Py_ssize_t dppca_avx512_window(
-            const double* rows, Py_ssize_t ld, Py_ssize_t p, Py_ssize_t count,
-            Py_ssize_t h, const double* norms, double relative_floor,
-            double absolute_floor, double weight_floor, double* weight_sums,
-            double* sums, Py_ssize_t sums_ld, double* products, Py_ssize_t products_ld,
-            double* partner_lanes, double* cells, Py_ssize_t* exact_pairs) {
-        Py_ssize_t i, k, u, pass, lane, n_exact = 0;
-        Py_ssize_t n_passes = (h + 7 + DPPCA_WINDOW_PASS - 1) / DPPCA_WINDOW_PASS;
-        dppca_v8 relative = relative_floor - (dppca_v8){0};
-        dppca_v8 absolute = absolute_floor - (dppca_v8){0};
-        dppca_v8 floor = weight_floor - (dppca_v8){0}, one = 1.0 - (dppca_v8){0};
-        dppca_m8 index = {0, 1, 2, 3, 4, 5, 6, 7};
-        for (i = 0; i < count; i += 8) {
-            dppca_v8 own, owned = {0}, complete;
-            dppca_m8 live = (index + (long long)i) < (long long)count;
-            DPPCA_LOAD(own, norms + i);
-            for (pass = 0; pass < n_passes; pass++) {
-                Py_ssize_t first = 1 + i + pass * DPPCA_WINDOW_PASS;
-                dppca_v8 acc[DPPCA_WINDOW_PASS], x;
-                dppca_m8 lost_cells[DPPCA_WINDOW_PASS], any_lost = {0};
-                long long flag = 0;
-                DPPCA_UNROLL
-                for (u = 0; u < DPPCA_WINDOW_PASS; u++) acc[u] = (dppca_v8){0};
-                for (k = 0; k < p; k++) {
-                    const double* column = rows + k * ld + first;
-                    DPPCA_LOAD(x, rows + k * ld + i);
-                    DPPCA_UNROLL
-                    for (u = 0; u < DPPCA_WINDOW_PASS; u++)
-                        acc[u] += x * DPPCA_SPLAT8(column[u]);
-                }
-                DPPCA_UNROLL
-                for (u = 0; u < DPPCA_WINDOW_PASS; u++) {
-                    long long offset = pass * DPPCA_WINDOW_PASS + u + 1;
-                    dppca_m8 band = live & (index < offset) & (index >= offset - h);
-                    dppca_v8 both = own + DPPCA_SPLAT8(norms[first + u]);
-                    dppca_v8 squared = both - (acc[u] + acc[u]);
-                    dppca_v8 threshold = relative * both + absolute, weight;
-                    dppca_m8 keep = (squared >= threshold) & band;
-                    dppca_m8 below = squared < floor, lost = band & ~keep;
-                    squared = (dppca_v8)(((dppca_m8)squared & ~below)
-                                         | ((dppca_m8)floor & below));
-                    weight = (dppca_v8)((dppca_m8)(one / squared) & keep);
-                    DPPCA_STORE(cells + (pass * DPPCA_WINDOW_PASS + u) * 8, weight);
-                    owned += weight;
-                    {
-                        /* the partner's lanes; added up once it is final */
-                        dppca_v8 lanes;
-                        DPPCA_LOAD(lanes, partner_lanes + (first + u) * 8);
-                        lanes += weight;
-                        DPPCA_STORE(partner_lanes + (first + u) * 8, lanes);
-                    }
-                    lost_cells[u] = lost;
-                    any_lost |= lost;
-                }
-                /* the exact pairs, listed only when there are some: testing every
-                   lane of every cell would cost as much as the weights */
-                for (lane = 0; lane < 8; lane++) flag |= any_lost[lane];
-                if (flag)
-                    for (u = 0; u < DPPCA_WINDOW_PASS; u++)
-                        for (lane = 0; lane < 8; lane++)
-                            if (lost_cells[u][lane]) {
-                                exact_pairs[2 * n_exact] = i + lane;
-                                exact_pairs[2 * n_exact + 1] =
-                                    pass * DPPCA_WINDOW_PASS + u + 1 - lane;
-                                n_exact++;
-                            }
-            }
-            {
-                /* positions i ... i + 7 are partners of no later group: their
-                   lanes are final */
-                dppca_v8 previous, zero = {0};
-                DPPCA_LOAD(previous, weight_sums + i);
-                previous += owned;
-                previous += dppca_avx512_lane_sums(partner_lanes + i * 8);
-                DPPCA_STORE(weight_sums + i, previous);
-                for (u = 0; u < 8; u++) DPPCA_STORE(partner_lanes + (i + u) * 8, zero);
-            }
-            DPPCA_LOAD(complete, weight_sums + i);
-            for (pass = 0; pass < n_passes; pass++) {
-                Py_ssize_t first = 1 + i + pass * DPPCA_WINDOW_PASS;
-                dppca_v8 w[DPPCA_WINDOW_PASS], out, part[4];
-                DPPCA_UNROLL
-                for (u = 0; u < DPPCA_WINDOW_PASS; u++)
-                    DPPCA_LOAD(w[u], cells + (pass * DPPCA_WINDOW_PASS + u) * 8);
-                for (k = 0; k < p; k++) {
-                    const double* column = rows + k * ld + first;
-                    for (u = 0; u < 4; u++)
-                        part[u] = w[u] * DPPCA_SPLAT8(column[u]);
-                    DPPCA_UNROLL
-                    for (u = 4; u < DPPCA_WINDOW_PASS; u++)
-                        part[u % 4] += w[u] * DPPCA_SPLAT8(column[u]);
-                    out = (part[0] + part[1]) + (part[2] + part[3]);
-                    if (pass > 0) {
-                        dppca_v8 earlier;
-                        DPPCA_LOAD(earlier, sums + k * sums_ld + i);
-                        out += earlier;
-                    }
-                    if (products != NULL && pass == n_passes - 1) {
-                        dppca_v8 own_row;
-                        DPPCA_LOAD(own_row, rows + k * ld + i);
-                        out = complete * own_row - (out + out);
-                        DPPCA_STORE(products + k * products_ld + i, out);
-                    } else {
-                        DPPCA_STORE(sums + k * sums_ld + i, out);
-                    }
-                }
-            }
-        }
-        return n_exact;
-    }
-    #endif
-
-    /* The p x p accumulation of the design path, for AVX-512, in place of a DGEMM:
-       cells += A^T R over count columns, for A (p rows, stride lda) and R (p rows,
-       stride ldr), both laid out coordinate by coordinate as the band loops leave
-       them. Tiles of 5 rows of A by 5 rows of R keep 25 eight-lane partial sums in
-       registers while the columns stream past (the rows of A from L1, R from L2;
-       5 divides the usual p = 10, 50, 100); the partial sums stay eight lanes
-       wide in ``cells`` (dppca_cells_to_acc adds the lanes once, at the end), so
-       nothing is packed or reduced per call. Tiles past p repeat row p - 1, and
-       their cells are ignored. Reads columns up to count rounded up to 8; the
-       lanes past count are masked off in R. */
-    #define DPPCA_TILE_A 5
-    #define DPPCA_TILE_R 5
-    #if defined(DPPCA_X86)
-    DPPCA_AVX512 static void dppca_avx512_products(
-            const double* A, Py_ssize_t lda, const double* R, Py_ssize_t ldr,
-            Py_ssize_t p, Py_ssize_t count, double* cells, int fresh) {
-        Py_ssize_t ti, tj, i, j, l, k;
-        Py_ssize_t n_ti = (p + DPPCA_TILE_A - 1) / DPPCA_TILE_A;
-        Py_ssize_t n_tj = (p + DPPCA_TILE_R - 1) / DPPCA_TILE_R;
-        Py_ssize_t full = count / 8 * 8;
-        dppca_m8 index = {0, 1, 2, 3, 4, 5, 6, 7};
-        dppca_m8 tail = index < (long long)(count - full);
-        for (ti = 0; ti < n_ti; ti++) {
-            const double* a[DPPCA_TILE_A];
-            for (i = 0; i < DPPCA_TILE_A; i++) {
-                k = ti * DPPCA_TILE_A + i;
-                a[i] = A + (k < p ? k : p - 1) * lda;
-            }
-            for (tj = 0; tj < n_tj; tj++) {
-                const double* r[DPPCA_TILE_R];
-                dppca_v8 s[DPPCA_TILE_A][DPPCA_TILE_R], x[DPPCA_TILE_A], y;
-                double* cell = cells
-                               + (ti * n_tj + tj) * (DPPCA_TILE_A * DPPCA_TILE_R * 8);
-                for (j = 0; j < DPPCA_TILE_R; j++) {
-                    k = tj * DPPCA_TILE_R + j;
-                    r[j] = R + (k < p ? k : p - 1) * ldr;
-                }
-                DPPCA_UNROLL
-                for (i = 0; i < DPPCA_TILE_A; i++)
-                    DPPCA_UNROLL
-                    for (j = 0; j < DPPCA_TILE_R; j++) {
-                        if (fresh) s[i][j] = (dppca_v8){0};
-                        else DPPCA_LOAD(s[i][j], cell + (i * DPPCA_TILE_R + j) * 8);
-                    }
-                for (l = 0; l < full; l += 8) {
-                    DPPCA_UNROLL
-                    for (i = 0; i < DPPCA_TILE_A; i++) DPPCA_LOAD(x[i], a[i] + l);
-                    DPPCA_UNROLL
-                    for (j = 0; j < DPPCA_TILE_R; j++) {
-                        DPPCA_LOAD(y, r[j] + l);
-                        DPPCA_UNROLL
-                        for (i = 0; i < DPPCA_TILE_A; i++) s[i][j] += x[i] * y;
-                    }
-                }
-                if (full < count) {
-                    DPPCA_UNROLL
-                    for (i = 0; i < DPPCA_TILE_A; i++) DPPCA_LOAD(x[i], a[i] + full);
-                    DPPCA_UNROLL
-                    for (j = 0; j < DPPCA_TILE_R; j++) {
-                        DPPCA_LOAD(y, r[j] + full);
-                        y = (dppca_v8)((dppca_m8)y & tail);
-                        DPPCA_UNROLL
-                        for (i = 0; i < DPPCA_TILE_A; i++) s[i][j] += x[i] * y;
-                    }
-                }
-                DPPCA_UNROLL
-                for (i = 0; i < DPPCA_TILE_A; i++)
-                    DPPCA_UNROLL
-                    for (j = 0; j < DPPCA_TILE_R; j++)
-                        DPPCA_STORE(cell + (i * DPPCA_TILE_R + j) * 8, s[i][j]);
-            }
-        }
-    }
-    #endif
-
-    /* Size of the cells of dppca_products for p, in doubles. */
-    static Py_ssize_t dppca_cells_size(Py_ssize_t p) {
-        return ((p + DPPCA_TILE_A - 1) / DPPCA_TILE_A)
-               * ((p + DPPCA_TILE_R - 1) / DPPCA_TILE_R)
-               * DPPCA_TILE_A * DPPCA_TILE_R * 8;
-    }
-
-    /* cells += A^T R (cells = A^T R when fresh; see dppca_avx512_products) when
-       this CPU runs AVX-512;
-       returns 0 (and does nothing) otherwise: the caller then uses DGEMM. */
-    static int dppca_products(const double* A, Py_ssize_t lda, const double* R,
-                              Py_ssize_t ldr, Py_ssize_t p, Py_ssize_t count,
-                              double* cells, int fresh) {
-    #if defined(DPPCA_X86)
-        dppca_avx512_products(A, lda, R, ldr, p, count, cells, fresh);
-        return 1;
-    #else
-        return 0;
-    #endif
-    }
-
-    /* acc[k1 + k2 p] += the eight lanes of the cell (k1, k2), added pairwise
-       (cells in the order dppca_avx512_products keeps them). */
-    static void dppca_cells_to_acc(const double* cells, Py_ssize_t p, double* acc) {
-        Py_ssize_t ti, tj, i, j, k1, k2;
-        Py_ssize_t n_ti = (p + DPPCA_TILE_A - 1) / DPPCA_TILE_A;
-        Py_ssize_t n_tj = (p + DPPCA_TILE_R - 1) / DPPCA_TILE_R;
-        const double* c = cells;
-        for (ti = 0; ti < n_ti; ti++)
-            for (tj = 0; tj < n_tj; tj++)
-                for (i = 0; i < DPPCA_TILE_A; i++)
-                    for (j = 0; j < DPPCA_TILE_R; j++, c += 8) {
-                        k1 = ti * DPPCA_TILE_A + i;
-                        k2 = tj * DPPCA_TILE_R + j;
-                        if (k1 < p && k2 < p)
-                            acc[k1 + k2 * p] += ((c[0] + c[1]) + (c[2] + c[3]))
-                                                + ((c[4] + c[5]) + (c[6] + c[7]));
-                    }
-    }
-
-    /* The AVX-512 window loop when this CPU runs it (dppca_select_kernels said 8
-       lanes), else nothing: the caller then uses the band loops. */
-    static Py_ssize_t dppca_window(
-            const double* rows, Py_ssize_t ld, Py_ssize_t p, Py_ssize_t count,
-            Py_ssize_t h, const double* norms, double relative_floor,
-            double absolute_floor, double weight_floor, double* weight_sums,
-            double* sums, Py_ssize_t sums_ld, double* products, Py_ssize_t products_ld,
-            double* partner_lanes, double* cells, Py_ssize_t* exact_pairs) {
-    #if defined(DPPCA_X86)
-        return dppca_avx512_window(rows, ld, p, count, h, norms, relative_floor,
-                                   absolute_floor, weight_floor, weight_sums, sums,
-                                   sums_ld, products, products_ld, partner_lanes, cells,
-                                   exact_pairs);
-    #else
-        return 0;
-    #endif
-    }
-
-    #if defined(__GNUC__)
-    static dppca_dots_fn dppca_band_dots = dppca_v4_dots;
-    static dppca_gather_fn dppca_band_gather = dppca_v4_gather;
-    static dppca_weights_fn dppca_band_weights = dppca_v4_weights;
-    static dppca_scaled_fn dppca_scaled_rows = dppca_v4_scaled;
-    #else
-    static dppca_dots_fn dppca_band_dots = dppca_plain_dots;
-    static dppca_gather_fn dppca_band_gather = dppca_plain_gather;
-    static dppca_weights_fn dppca_band_weights = dppca_plain_weights;
-    static dppca_scaled_fn dppca_scaled_rows = dppca_plain_scaled;
-    #endif
-
-    /* Picks the widest loops this CPU (and OS) runs; returns their lane count. */
-    static int dppca_select_kernels(void) {
-    #if defined(DPPCA_X86)
-        __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")
-                && __builtin_cpu_supports("avx512vl")) {
-            dppca_band_dots = dppca_avx512_dots;
-            dppca_band_gather = dppca_avx512_gather;
-            dppca_band_weights = dppca_avx512_weights;
-            dppca_scaled_rows = dppca_avx512_scaled;
-            return 8;
-        }
-        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-            dppca_band_dots = dppca_avx2_dots;
-            dppca_band_gather = dppca_avx2_gather;
-            dppca_band_weights = dppca_avx2_weights;
-            dppca_scaled_rows = dppca_avx2_scaled;
-            return 4;
-        }
-    #endif
-    #if defined(__GNUC__)
-        return 4;
-    #else
-        return 1;
-    #endif
-    }
-
-    /* max |x| over size doubles (0 for none), one pass, without branches. */
-    DPPCA_CLONES static double dppca_max_abs(const double* x, Py_ssize_t size) {
-        Py_ssize_t i;
-        double largest = 0.0;
-    #if defined(__GNUC__)
-        dppca_m4 magnitude = {0x7fffffffffffffffLL, 0x7fffffffffffffffLL,
-                              0x7fffffffffffffffLL, 0x7fffffffffffffffLL};
-        dppca_v4 best[4] = {{0}, {0}, {0}, {0}};
-        for (i = 0; i + 16 <= size; i += 16) {
-            int part;
-            for (part = 0; part < 4; part++) {
-                dppca_v4 value;
-                dppca_m4 above;
-                DPPCA_LOAD(value, x + i + 4 * part);
-                value = (dppca_v4)((dppca_m4)value & magnitude);
-                above = value > best[part];
-                best[part] = (dppca_v4)(((dppca_m4)value & above)
-                                        | ((dppca_m4)best[part] & ~above));
-            }
-        }
-        for (int part = 0; part < 4; part++)
-            for (int lane = 0; lane < 4; lane++)
-                if (best[part][lane] > largest) largest = best[part][lane];
-    #else
-        i = 0;
-    #endif
-        for (; i < size; i++) {
-            double value = x[i] < 0 ? -x[i] : x[i];
-            if (value > largest) largest = value;
-        }
-        return largest;
-    }
-
-    /* rows[k width + l] = X[order[(first + l) mod n], k], l < count: the rows,
-       transposed, as they are (dppca_finish_rows scales and centres them once the
-       task's scale is known); returns the largest |x| among them. The rows are
-       read in a random order, eight at a time (one cache line of each output row);
-       the rows DPPCA_AHEAD tiles ahead are prefetched, every cache line of each. */
-    #define DPPCA_AHEAD 3
-    DPPCA_CLONES static double dppca_local_rows(
-            const double* X, const Py_ssize_t* order, Py_ssize_t n, Py_ssize_t p,
-            Py_ssize_t first, Py_ssize_t count, Py_ssize_t width, double* rows) {
-        Py_ssize_t l, k, q, tile, position = first % n, ahead, line;
-        const double* source[8];
-        double largest[8] = {0, 0, 0, 0, 0, 0, 0, 0}, result = 0.0;
-        for (l = 0; l < count; l += 8) {
-            tile = count - l < 8 ? count - l : 8;
-            for (q = 0; q < tile; q++) {
-                source[q] = X + order[position] * p;
-                position = (position + 1 == n) ? 0 : position + 1;
-            }
-    #if defined(__GNUC__)
-            ahead = (position + 8 * (DPPCA_AHEAD - 1)) % n;
-            for (q = 0; q < 8; q++) {
-                const double* row = X + order[ahead] * p;
-                for (line = 0; line < p; line += 8) __builtin_prefetch(row + line, 0, 1);
-                __builtin_prefetch(row + p - 1, 0, 1);
-                ahead = (ahead + 1 == n) ? 0 : ahead + 1;
-            }
-    #endif
-            if (tile == 8) {
-                for (k = 0; k < p; k++) {
-                    double* out = rows + k * width + l;
-                    for (q = 0; q < 8; q++) {
-                        double value = source[q][k];
-                        double magnitude = value < 0 ? -value : value;
-                        out[q] = value;
-                        largest[q] = magnitude > largest[q] ? magnitude : largest[q];
-                    }
-                }
-            } else {
-                for (k = 0; k < p; k++)
-                    for (q = 0; q < tile; q++) {
-                        double value = source[q][k];
-                        double magnitude = value < 0 ? -value : value;
-                        rows[k * width + l + q] = value;
-                        largest[q] = magnitude > largest[q] ? magnitude : largest[q];
-                    }
-            }
-        }
-        for (q = 0; q < 8; q++) result = largest[q] > result ? largest[q] : result;
-        return result;
-    }
-
-    /* rows[k width + l] = rows[k width + l] high low - centre[k] (centre already
-       scaled) and norms[l] = sum_k rows[k width + l]^2, l < count. */
-    DPPCA_CLONES static void dppca_finish_rows(
-            double* rows, Py_ssize_t width, Py_ssize_t count, Py_ssize_t p,
-            double high, double low, const double* centre, double* norms) {
-        Py_ssize_t l, k;
-        for (l = 0; l < count; l++) norms[l] = 0.0;
-        for (k = 0; k < p; k++) {
-            double* row = rows + k * width;
-            double shift = centre[k];
-            for (l = 0; l < count; l++) {
-                double value = row[l] * high * low - shift;
-                row[l] = value;
-                norms[l] += value * value;
-            }
-        }
-    }
-    """
+# The streaming loops of design_partial and the row helpers, in C
+# (sklearn_dppca/_kernel/: dppca_kernel.h says what each computes and which routes
+# exist). They trust their arguments: every wrapper below checks the indices it
+# passes (order, offsets, start, stop) before the first call.
+cdef extern from "dppca_kernel.h":
+    ctypedef Py_ssize_t dppca_index
     int DPPCA_LANES
-    double dppca_max_abs(const double* x, Py_ssize_t size) noexcept nogil
-    int dppca_select_kernels() noexcept nogil
     int DPPCA_WINDOW_PASS
+    int DPPCA_ROUTE_AUTO
+    int DPPCA_ROUTE_AVX512
+    int DPPCA_ROUTE_AVX2
+    int DPPCA_ROUTE_PORTABLE
+    int DPPCA_ROUTE_PLAIN
+    int dppca_route_supported(int route) noexcept nogil
+    int dppca_set_route(int route) noexcept nogil
+    int dppca_current_route() noexcept nogil
+    int dppca_current_lanes() noexcept nogil
+    double dppca_max_abs(const double* x, Py_ssize_t size) noexcept nogil
     Py_ssize_t dppca_cells_size(Py_ssize_t p) noexcept nogil
     int dppca_products(const double* A, Py_ssize_t lda, const double* R,
                        Py_ssize_t ldr, Py_ssize_t p, Py_ssize_t count,
@@ -760,8 +116,61 @@ cdef extern from *:
                            Py_ssize_t p, double high, double low,
                            const double* centre, double* norms) noexcept nogil
 
-# The widest band loops this CPU runs (8 lanes: AVX-512, 4: AVX2 or baseline).
-KERNEL_LANES = dppca_select_kernels()
+# The C side takes ptrdiff_t for Py_ssize_t (so that it needs no Python header): a
+# build where they differ in size fails here, at compile time.
+cdef extern from *:
+    """
+    typedef char dppca_index_is_py_ssize_t[
+        sizeof(dppca_index) == sizeof(Py_ssize_t) ? 1 : -1];
+    """
+
+# ------------------------------------------------------------------------ routes
+# The loops the design path runs (see dppca_kernel.h): the environment variable
+# SKLEARN_DPPCA_KERNEL, read once at import, forces one; "auto" (or unset) takes
+# the widest this CPU runs. A forced route the CPU cannot run is an error at
+# import, not a silent fallback: the variable exists to test a route, and a test
+# that ran another one would pass for nothing.
+ROUTES = {"auto": DPPCA_ROUTE_AUTO, "avx512": DPPCA_ROUTE_AVX512,
+          "avx2": DPPCA_ROUTE_AVX2, "portable": DPPCA_ROUTE_PORTABLE,
+          "plain": DPPCA_ROUTE_PLAIN}
+_ROUTE_NAMES = {code: name for name, code in ROUTES.items()}
+ROUTE_VARIABLE = "SKLEARN_DPPCA_KERNEL"
+
+
+def available_routes():
+    """The routes this build and this CPU run, widest first (``"auto"`` left out)."""
+    return [name for name in ("avx512", "avx2", "portable", "plain")
+            if dppca_route_supported(ROUTES[name])]
+
+
+def current_route():
+    """Name of the route in use (never ``"auto"``)."""
+    return _ROUTE_NAMES[dppca_current_route()]
+
+
+def _set_route(name):
+    """Switch the route (``"auto"`` or a name of :func:`available_routes`); returns
+    the route in use before. Not thread safe: for tests and the import only, while
+    no kernel runs."""
+    global KERNEL_LANES
+    previous = current_route()
+    if name not in ROUTES:
+        raise ValueError(f"{ROUTE_VARIABLE} must be one of {', '.join(ROUTES)}; got "
+                         f"{name!r}.")
+    lanes = dppca_set_route(ROUTES[name])
+    if lanes < 0:
+        raise RuntimeError(
+            f"{ROUTE_VARIABLE}={name}: this CPU (or this build) cannot run the "
+            f"{name} kernel; it runs {', '.join(available_routes())}. Unset the "
+            f"variable, or set it to auto, to take the widest of those.")
+    KERNEL_LANES = lanes
+    return previous
+
+
+# The lane count of the route in use (8: AVX-512, 4: AVX2 or portable vectors, 1:
+# plain loops); informative, the kernels ask the C side.
+KERNEL_LANES = 0
+_set_route(os.environ.get(ROUTE_VARIABLE, "auto").strip().lower() or "auto")
 
 # A pair leaves the Gram sum when its Gram squared distance D2 = |a|^2 + |b|^2 - 2 a.b
 # falls below GRAM_RELATIVE_FLOOR * S + GRAM_ABSOLUTE_FLOOR, S = |a|^2 + |b|^2 (rows
@@ -1126,6 +535,78 @@ cdef void _block_run(Workspace* work, ExactPairs* exact, const double* X,
     _subtract_cross_terms(work.A, work.weighted, size_i, p, work.cross, work.acc)
 
 
+
+# ------------------------------------------------------------ argument checks
+# The kernels run without bounds checks (and the C side has none): every index
+# they will follow is checked here, once per call, so that a wrong argument is a
+# ValueError rather than a read or write out of bounds. O(n) per call (order is
+# scanned), small beside the pairs' work.
+cdef int _check_order(const Py_ssize_t[::1] order, Py_ssize_t n) except -1:
+    cdef Py_ssize_t t, bad = -1
+    if order.shape[0] != n:
+        raise ValueError(f"order must have one entry per row ({n}), got "
+                         f"{order.shape[0]}.")
+    with nogil:
+        for t in range(n):
+            if order[t] < 0 or order[t] >= n:
+                bad = t
+                break
+    if bad >= 0:
+        raise ValueError(f"order[{bad}] = {order[bad]} is not a row number in "
+                         f"[0, {n}).")
+    return 0
+
+
+cdef int _check_design(Py_ssize_t n, const Py_ssize_t[::1] order,
+                       const Py_ssize_t[::1] offsets, Py_ssize_t half_offset,
+                       Py_ssize_t start, Py_ssize_t stop) except -1:
+    """The ring arguments of design_partial and _design_partial_direct."""
+    cdef Py_ssize_t j
+    if not 0 <= start <= stop <= n:
+        raise ValueError(f"start and stop must satisfy 0 <= start <= stop <= n = {n}, "
+                         f"got start={start}, stop={stop}.")
+    if not 0 <= half_offset <= n // 2:
+        raise ValueError(f"half_offset must lie in [0, n // 2] = [0, {n // 2}], got "
+                         f"{half_offset}.")
+    for j in range(offsets.shape[0]):
+        if not 0 < offsets[j] < n:
+            raise ValueError(f"offsets[{j}] = {offsets[j]} is not in [1, n) = "
+                             f"[1, {n}).")
+    _check_order(order, n)
+    return 0
+
+
+cdef int _check_blocks(Py_ssize_t n, Py_ssize_t p, Py_ssize_t n_scaled,
+                       Py_ssize_t p_scaled, Py_ssize_t n_centres, Py_ssize_t p_centres,
+                       const Py_ssize_t[::1] block_starts,
+                       const Py_ssize_t[:, ::1] runs,
+                       const Py_ssize_t[::1] order) except -1:
+    """The block arguments of all_pairs_partial."""
+    cdef Py_ssize_t q, b, n_blocks = block_starts.shape[0] - 1
+    if (n_scaled, p_scaled) != (n, p):
+        raise ValueError(f"X_scaled must have the shape of X ({n}, {p}), got "
+                         f"({n_scaled}, {p_scaled}).")
+    if p_centres != p:
+        raise ValueError(f"centres must have {p} columns, got {p_centres}.")
+    if n_blocks < 0:
+        raise ValueError("block_starts must have at least one entry.")
+    for b in range(n_blocks + 1):
+        if not 0 <= block_starts[b] <= n or (
+                b > 0 and block_starts[b] < block_starts[b - 1]):
+            raise ValueError(f"block_starts must be non-decreasing row numbers in "
+                             f"[0, {n}]; block_starts[{b}] = {block_starts[b]}.")
+    if runs.shape[0] and runs.shape[1] != 3:
+        raise ValueError(f"runs must have 3 columns, got {runs.shape[1]}.")
+    for q in range(runs.shape[0]):
+        if not (0 <= runs[q, 0] <= runs[q, 1] <= runs[q, 2] <= n_blocks
+                and runs[q, 0] < min(n_blocks, n_centres)):
+            raise ValueError(f"runs[{q}] = ({runs[q, 0]}, {runs[q, 1]}, "
+                             f"{runs[q, 2]}) is not (I, J0, J1) with 0 <= I <= J0 "
+                             f"<= J1 <= {n_blocks} and a centre for I.")
+    _check_order(order, n)
+    return 0
+
+
 # ------------------------------------------------------------------ entry points
 cdef ExactPairs _exact_pairs(double[::1] units, double[::1] acc, double[::1] diff,
                              Py_ssize_t p, double floor_mantissa, int floor_exponent):
@@ -1155,6 +636,7 @@ def max_abs(const double[:, ::1] X):
 
 
 def _unit_buffer(p):
+    p = max(p, 1)
     return np.empty(max(16, UNIT_BUFFER_BYTES // (8 * p)) * p)
 
 
@@ -1205,13 +687,16 @@ def all_pairs_partial(const double[:, ::1] X, const double[:, ::1] X_scaled,
         ``(-1, -1)``.
     """
     cdef Py_ssize_t p = X.shape[1], q
-    cdef Py_ssize_t b = int(np.max(np.diff(block_starts))) if runs.shape[0] else 0
+    cdef Py_ssize_t b = 0
     cdef double relative_floor = GRAM_RELATIVE_FLOOR
     cdef double absolute_floor = GRAM_ABSOLUTE_FLOOR
     if not 0.0 <= scaled_floor <= 4.0 * p:
         raise ValueError(f"scaled_floor must lie in [0, 4 p], got {scaled_floor!r}.")
+    _check_blocks(X.shape[0], p, X_scaled.shape[0], X_scaled.shape[1],
+                  centres.shape[0], centres.shape[1], block_starts, runs, order)
     if runs.shape[0] == 0:
         return np.zeros((p, p)), 0, (-1, -1)
+    b = int(np.max(np.diff(block_starts)))
 
     # Buffers, allocated here with the GIL held and kept alive by these names.
     cdef double[::1] A = np.empty(b * (p + 1))
@@ -1576,7 +1061,10 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
     if not (floor_mantissa == 0.0 or 0.5 <= floor_mantissa < 1.0):
         raise ValueError(f"floor_mantissa must be 0 or lie in [0.5, 1), got "
                          f"{floor_mantissa!r}.")
-    if stop <= start:
+    if centre.shape[0] != p:
+        raise ValueError(f"centre must have {p} entries, got {centre.shape[0]}.")
+    _check_design(n, order, offsets, half_offset, start, stop)
+    if stop == start or p == 0:
         return np.zeros((p, p)), 0, (-1, -1)
     for j in range(n_offsets):
         reach = max(reach, offsets[j])
@@ -1603,9 +1091,10 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
     cdef Py_ssize_t[::1] exact_pairs = np.empty(2 * DESIGN_BLOCK * DESIGN_OFFSET_CHUNK,
                                                 dtype=np.intp)
     cdef DesignBlock block
-    block.window = (KERNEL_LANES == 8 and 0 < n_offsets <= DESIGN_OFFSET_CHUNK
+    # the window loop and the hand-written accumulation: the AVX-512 route only
+    block.window = (dppca_current_lanes() == 8 and 0 < n_offsets <= DESIGN_OFFSET_CHUNK
                     and _consecutive_from_one(offsets))
-    block.hand = KERNEL_LANES == 8
+    block.hand = dppca_current_lanes() == 8
     cdef double[::1] cells_acc = np.empty(dppca_cells_size(p) if block.hand else 1)
     block.cells_acc = &cells_acc[0]
     block.cells_fresh = True
@@ -1718,8 +1207,11 @@ def _design_partial_direct(const double[:, ::1] X_ring, const Py_ssize_t[::1] or
     cdef double[::1] acc = np.zeros(p * p)
     cdef double[::1] diff = np.empty(p)
     cdef double[::1] units = _unit_buffer(p)
-    cdef ExactPairs exact = _exact_pairs(units, acc, diff, p, floor_mantissa,
-                                         floor_exponent)
+    cdef ExactPairs exact
+    _check_design(n, order, offsets, half_offset, start, stop)
+    if p == 0:
+        return np.zeros((0, 0)), 0, (-1, -1)
+    exact = _exact_pairs(units, acc, diff, p, floor_mantissa, floor_exponent)
 
     with nogil:
         for t in range(start, stop):

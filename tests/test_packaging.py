@@ -143,3 +143,21 @@ def test_install_page_documents_the_test_profiles():
     conftest = _text("tests", "conftest.py")
     for name in ('"SKLEARN_DPPCA_RUN_SLOW"', '"--run-slow"', '"--audit-full"'):
         assert name in conftest, name
+
+
+def test_show_versions_names_every_dependency_and_the_kernel_route(capsys):
+    # scikit-learn's show_versions, for bug reports: Python, each run-time
+    # dependency of pyproject.toml (by import name) and the kernel route in use.
+    import platform
+
+    import sklearn_dppca
+    from sklearn_dppca import _kendall_kernel
+
+    sklearn_dppca.show_versions()
+    out = capsys.readouterr().out
+    assert platform.python_version() in out and f"sklearn-dppca: {sklearn_dppca.__version__}" in out
+    for name in ("numpy", "scipy", "sklearn", "matplotlib", "joblib", "pandas",
+                 "threadpoolctl"):
+        assert re.search(rf"^\s+{name}: \d", out, re.M), name
+    assert re.search(rf"^\s+route: {_kendall_kernel.current_route()}$", out, re.M)
+    assert "SKLEARN_DPPCA_KERNEL" in out

@@ -8,6 +8,10 @@ claims of the estimators built on them against adversarial neighbouring data set
 """
 
 import math
+import os
+import platform
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -581,11 +585,47 @@ def test_max_abs_is_the_largest_magnitude():
         assert _kendall_kernel.max_abs(X) == expected
 
 
+ROUTES = ["avx512", "avx2", "portable", "plain"]
+
+
+def _cpu_flags():
+    """The CPU's flags from /proc/cpuinfo (Linux), or None elsewhere."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return None
+
+
+@pytest.fixture
+def kernel_route():
+    """Switch the design kernel to a route for one test; skip when this CPU (or
+    build) cannot run it; put back the route in use before."""
+    switched = []
+
+    def use(route):
+        if route not in _kendall_kernel.available_routes():
+            pytest.skip(f"this CPU or build cannot run the {route} kernel "
+                        f"(it runs {_kendall_kernel.available_routes()})")
+        switched.append(_kendall_kernel._set_route(route))
+        assert _kendall_kernel.current_route() == route
+
+    yield use
+    for previous in switched[:1]:
+        _kendall_kernel._set_route(previous)
+
+
+@pytest.mark.parametrize("route", ROUTES)
 @pytest.mark.parametrize("m", [64, 65])
-def test_pairs_m_portable_route_agrees_with_the_direct_loop(m, monkeypatch):
-    # With fewer than eight lanes the kernel takes the band loops and DGEMM instead
-    # of the AVX-512 window loop and hand-written accumulation: the route of CPUs
-    # without AVX-512, which this one would otherwise never run. Hard rows as above.
+def test_pairs_m_each_route_agrees_with_the_direct_loop(route, m, kernel_route):
+    # Each route of the design kernel (AVX-512 window loop and hand-written
+    # accumulation; AVX2 band loops; the baseline vectors of builds without x86
+    # dispatch; the plain loops of compilers without vector extensions) against the
+    # direct per-pair loop, on the hard rows of the test above: a CPU runs one route
+    # by default, the others only when forced, so each is forced here in turn.
     from sklearn_dppca._kendall_kernel import _design_partial_direct
 
     n, p = 2000, 11
@@ -595,13 +635,120 @@ def test_pairs_m_portable_route_agrees_with_the_direct_loop(m, monkeypatch):
     ring = design.order
     X[ring[10:60]] = X[ring[13:63]] + 1e-7
     X[ring[1995:2000]] = X[ring[2:7]]
-    direct, n_direct, _ = _design_partial_direct(
-        np.ascontiguousarray(X[ring]), ring, design.offsets, design.half_offset, 0, n)
-    fast, _, (n_fast, _) = _kendall._design_sum(X, design, 0.0, 1, None)
-    monkeypatch.setattr(_kendall_kernel, "KERNEL_LANES", 4)
-    portable, _, (n_portable, _) = _kendall._design_sum(X, design, 0.0, 1, None)
-    assert_relative(portable, direct, tol=1e-14)
-    assert_relative(fast, direct, tol=1e-14)
-    assert n_portable == n_fast == n_direct > 0
-    # the two routes add in different orders: equal only to rounding
-    assert not np.array_equal(portable, fast)
+    kernel_route(route)
+    for floor in (0.0, 1.0):
+        direct, n_direct, first_direct = _design_partial_direct(
+            np.ascontiguousarray(X[ring]), ring, design.offsets, design.half_offset,
+            0, n, *math.frexp(floor))
+        total, _, (n_coincident, first) = _kendall._design_sum(X, design, floor, 1,
+                                                               None)
+        assert_relative(total, direct, tol=1e-14)
+        assert n_coincident == n_direct > 0
+        assert first == tuple(first_direct)
+    assert _kendall_kernel.current_route() == route
+
+
+def test_kernel_routes_follow_the_cpu():
+    # The kernel's own detection against /proc/cpuinfo: a route is offered exactly
+    # when the CPU has its instructions (x86 Linux; elsewhere only what is always
+    # there is checked).
+    available = _kendall_kernel.available_routes()
+    assert {"portable", "plain"} <= set(available)
+    assert _kendall_kernel.current_route() in available
+    flags = _cpu_flags()
+    if flags is None or platform.machine().lower() not in ("x86_64", "amd64"):
+        pytest.skip("no /proc/cpuinfo x86 flags to compare with")
+    assert ("avx512" in available) == ({"avx512f", "avx512dq", "avx512vl"} <= flags)
+    assert ("avx2" in available) == ({"avx2", "fma"} <= flags)
+
+
+def _import_kernel_with(value):
+    env = dict(os.environ, SKLEARN_DPPCA_KERNEL=value)
+    return subprocess.run(
+        [sys.executable, "-c", "from sklearn_dppca import _kendall_kernel as k; "
+         "print(k.current_route(), k.KERNEL_LANES, ' '.join(k.available_routes()))"],
+        env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_kernel_route_is_forced_by_the_environment():
+    # SKLEARN_DPPCA_KERNEL, read at import: a route this CPU runs is taken; "auto"
+    # takes the widest; a misspelt or unavailable route is an error naming the
+    # choices, never a silent fallback.
+    done = _import_kernel_with("portable")
+    assert done.returncode == 0, done.stderr[-2000:]
+    route, lanes, available = done.stdout.split(maxsplit=2)
+    assert (route, available.split()) == ("portable",
+                                          _kendall_kernel.available_routes())
+    assert int(lanes) in (1, 4)
+    done = _import_kernel_with(" AUTO ")
+    assert done.stdout.split()[0] == _kendall_kernel.available_routes()[0]
+    done = _import_kernel_with("avx1024")
+    assert done.returncode != 0
+    assert "SKLEARN_DPPCA_KERNEL must be one of auto, avx512, avx2" in done.stderr
+    missing = [r for r in ROUTES if r not in _kendall_kernel.available_routes()]
+    if missing:
+        done = _import_kernel_with(missing[0])
+        assert done.returncode != 0 and "cannot run" in done.stderr
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"order": lambda o: np.where(o == 5, 50, o)}, "order\\[.*\\] = 50"),
+    ({"order": lambda o: np.where(o == 5, -1, o)}, "order\\[.*\\] = -1"),
+    ({"order": lambda o: o[:-1]}, "one entry per row"),
+    ({"offsets": lambda o: np.append(o, 40)}, "offsets\\[3\\] = 40"),
+    ({"offsets": lambda o: np.append(o, 0)}, "offsets\\[3\\] = 0"),
+    ({"offsets": lambda o: -o}, "offsets\\[0\\] = -1"),
+    ({"start": -1}, "0 <= start <= stop"),
+    ({"stop": 41}, "0 <= start <= stop"),
+    ({"start": 30, "stop": 20}, "0 <= start <= stop"),
+    ({"half_offset": 21}, "half_offset"),
+    ({"centre": np.zeros(2)}, "centre must have 3"),
+])
+def test_design_kernels_refuse_out_of_range_indices(change, message):
+    # The C loops trust their indices: the wrappers check them (a ValueError, not a
+    # read out of bounds), for the kernel and for its direct reference alike.
+    from sklearn_dppca._kendall_kernel import _design_partial_direct, design_partial
+
+    n = 40
+    X = np.random.default_rng(0).standard_normal((n, 3))
+    args = {"order": np.arange(n, dtype=np.intp),
+            "offsets": np.arange(1, 4, dtype=np.intp), "half_offset": 0,
+            "start": 0, "stop": n, "centre": np.zeros(3)}
+    for key, value in change.items():
+        args[key] = value(args[key]) if callable(value) else value
+    for key in ("order", "offsets"):
+        args[key] = np.ascontiguousarray(args[key], dtype=np.intp)
+    with pytest.raises(ValueError, match=message):
+        design_partial(X, args["order"], args["offsets"], args["half_offset"],
+                       args["start"], args["stop"], args["centre"])
+    if "centre" not in change:
+        with pytest.raises(ValueError, match=message):
+            _design_partial_direct(X, args["order"], args["offsets"],
+                                   args["half_offset"], args["start"], args["stop"])
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"runs": [[0, 0, 3]]}, "runs\\[0\\]"),
+    ({"runs": [[1, 0, 2]]}, "runs\\[0\\]"),
+    ({"runs": [[-1, 0, 1]]}, "runs\\[0\\]"),
+    ({"runs": [[0, 0]]}, "3 columns"),
+    ({"block_starts": [0, 30, 20]}, "non-decreasing"),
+    ({"block_starts": [0, 10, 41]}, "non-decreasing"),
+    ({"order": list(range(39))}, "one entry per row"),
+    ({"centres": np.zeros((1, 3))}, "runs\\[0\\]"),
+    ({"X_scaled": np.zeros((40, 2))}, "X_scaled"),
+])
+def test_all_pairs_kernel_refuses_out_of_range_indices(change, message):
+    from sklearn_dppca._kendall_kernel import all_pairs_partial
+
+    X = np.random.default_rng(0).standard_normal((40, 3))
+    args = {"X_scaled": X / 4, "centres": np.zeros((2, 3)),
+            "block_starts": [0, 20, 40], "runs": [[1, 1, 2]], "order": list(range(40))}
+    args.update(change)
+    call = (X, np.ascontiguousarray(args["X_scaled"]),
+            np.ascontiguousarray(args["centres"]),
+            np.asarray(args["block_starts"], dtype=np.intp),
+            np.asarray(args["runs"], dtype=np.intp).reshape(len(args["runs"]), -1),
+            np.asarray(args["order"], dtype=np.intp))
+    with pytest.raises(ValueError, match=message):
+        all_pairs_partial(*call)
