@@ -267,3 +267,37 @@ def test_the_variable_plot_greys_a_loading_lost_in_its_noise(make_fake):
     disp = VariableDisplay.from_estimator(est)
     assert disp.uncertain_[disp.variables_.index("x1")]
     assert disp.uncertain_.sum() == 1
+
+
+def test_a_release_within_two_noise_sds_of_zero_is_not_estimable():
+    # scree_values keeps a variance (and the total) only two noise sds above 0
+    from sklearn_dppca._algorithms._scree import scree_values
+    from sklearn_dppca._bunch import Bunch
+
+    released = Bunch(raw=np.array([10.0, 1.9, 2.1]), noise_scale=np.array([1.0, 1.0, 1.0]),
+                     bounds=None, total=30.0, total_noise=1.0)
+    values = scree_values(released, monotone=False)
+    assert np.isfinite(values.explained_variance[[0, 2]]).all()
+    assert np.isnan(values.explained_variance[1])
+    noisy_total = Bunch(released, total=1.9 * 16, total_noise=16.0)
+    assert np.isnan(scree_values(noisy_total, monotone=False).total_variance)
+
+
+def test_pure_noise_passes_as_an_estimate_rarely():
+    # a true value of 0 released with Gaussian noise: about 2.3% pass (one sd: 16%)
+    from sklearn_dppca._algorithms._variances import above_noise
+
+    noise = np.random.default_rng(0).normal(size=200_000)
+    passed = above_noise(noise, np.ones_like(noise)).mean()
+    assert 0.020 < passed < 0.026
+
+
+def test_a_spread_within_two_noise_sds_of_zero_is_not_estimable():
+    from sklearn_dppca._algorithms._spread import _spreads_from_variances
+    from sklearn_dppca._bunch import Bunch
+
+    released = Bunch(raw=np.array([4.0, 1.9]), noise_scale=np.array([1.0, 1.0]),
+                     clip_bounds=np.array([100.0, 100.0]))
+    with pytest.warns(Warning, match="not estimable"):
+        spreads = _spreads_from_variances(released, ["a", "b"])
+    assert spreads[0] == 2.0 and np.isnan(spreads[1])

@@ -17,6 +17,7 @@ from ._directions import squared_radius
 from ._kendall_spectrum import elliptical_variances
 from ._spread import spread_level
 from ._variances import (
+    above_noise,
     clipped_to_the_bound,
     explained_variance_ratio,
     implied_feature_variances,
@@ -164,9 +165,10 @@ def scree_values(released, monotone):
     Warns when a variance or the total is noise-dominated. Returns a Bunch with
     ``explained_variance`` (ordered and non-negative with ``monotone``),
     ``explained_variance_ratio`` and ``total_variance`` (raised to at least the
-    variances' sum). A quantity whose noise sd is at least its release (the
-    clipped ones' sd is raised to the release when they sit at their bound) is
-    noise alone: NaN, not estimable; so is a share whose variance or total is.
+    variances' sum). A quantity whose release is not two noise sds above zero
+    (:func:`~._variances.above_noise`; the clipped ones' sd is raised to the
+    release when they sit at their bound) is noise alone: NaN, not estimable; so
+    is a share whose variance or total is.
     Every value is NaN for a scree the plan did not buy.
     """
     if not np.all(np.isfinite(released.raw)):
@@ -179,8 +181,8 @@ def scree_values(released, monotone):
                          [released.total_noise], stacklevel=4)
     variances = post_process_variances(released.raw, monotone)
     ratio, total = explained_variance_ratio(variances, released.total)
-    estimable = np.asarray(released.raw) > np.asarray(released.noise_scale)
-    total_estimable = bool(released.total > released.total_noise) and total > 0
+    estimable = above_noise(released.raw, released.noise_scale)
+    total_estimable = bool(above_noise(released.total, released.total_noise)) and total > 0
     shares = estimable & total_estimable & (
         _share_noise(variances, released.noise_scale, total, released.total_noise)
         <= _SHARE_NOISE)

@@ -21,7 +21,7 @@ from .._statistics import SPREAD_BOUNDS
 from ..privacy import PrivacyUtilityWarning, gaussian_mechanism
 from ..privacy._quantiles import _positive_from_counts, warn_if_far
 from ._projection import column_divisors
-from ._variances import clipped_to_the_bound, component_clip_parts
+from ._variances import above_noise, clipped_to_the_bound, component_clip_parts
 
 #: Clipping of the spreads: one private quantile per column, so a larger quantile
 #: share than the scree's (the Gaussian part is cheap: its noise is relative to each
@@ -122,7 +122,8 @@ _UNRELIABLE_BOUND = 1e-200
 def _spreads_from_variances(released, feature_names):
     """Positive, finite spreads ``scale_`` from released variances (post-processing).
 
-    A spread is unreliable when the noise sd exceeds its variance, when almost
+    A spread is unreliable when its variance is not two noise sds above zero
+    (:func:`~._variances.above_noise`), when almost
     every pair was clipped (:func:`clipped_to_the_bound`) or when its clip
     bound search stopped at the bottom of the range (:data:`_UNRELIABLE_BOUND`,
     zero-inflated columns at small budgets); such a column's spread is NaN (not
@@ -130,7 +131,7 @@ def _spreads_from_variances(released, feature_names):
     it: dividing by a noisy or collapsed spread would blow the column up. Returns
     the spreads.
     """
-    unreliable = ((released.noise_scale >= released.raw)
+    unreliable = (~above_noise(released.raw, released.noise_scale)
                   # at the bound within two noise sds: "all pairs clipped" fits
                   | clipped_to_the_bound(released.raw + 2 * released.noise_scale,
                                          released.clip_bounds)
