@@ -56,7 +56,7 @@ class Entry:
         str, int, float or bool), ``"point_labels"`` (one label per synthetic
         point, each one of ``groups``), or the name of a structured entry
         (``"format"``, ``"software"``, ``"estimator"``, ``"spent"``,
-        ``"ledger"``, ``"budget"``, ``"axes"``, ``"frame"``, ``"edges"``,
+        ``"ledger"``, ``"plan"``, ``"budget"``, ``"axes"``, ``"frame"``, ``"edges"``,
         ``"histograms"``, ``"nonprivate"``).
     written_by : tuple of str
         The estimators whose release holds it (null in the others').
@@ -127,6 +127,9 @@ LAYOUT = (
           equals="k"),
     Entry("privacy_spent", "privacy_spent_", "spent", optional=False),
     Entry("privacy_ledger", "privacy_ledger_", "ledger", optional=False),
+    # the fit's budget plan (plan_): what it bought, and the eps each part it could
+    # not buy needs (public: made from n, p and the settings before any data row)
+    Entry("plan", "plan_", "plan", omit_null=True),
     Entry("budget", "budget_", "budget", (_PCA,), omit_null=True),
     _array("components", (("k", "p"),), optional=False),
     # (NaN, "not estimable", where the fit could not buy a value)

@@ -168,6 +168,27 @@ def _read_ledger(value, entry, name, dims):
     return ledger
 
 
+#: What the summary and the displays read of a plan's rows.
+_PLAN_KEYS = ("step", "released", "eps_needed")
+
+
+def _read_plan(value, entry, name, dims):
+    """The plan's rows (kept as dicts: ``ReleasedPCA.plan_`` makes its DataFrame
+    when asked, so that a redraw does not import pandas), each with the same keys,
+    among them those the summary reads, typed."""
+    rows = read_json_metadata(_typed(value, list, name))
+    if not rows or not all(isinstance(row, dict) and list(row) == list(rows[0])
+                           and all(key in row for key in _PLAN_KEYS) for row in rows):
+        raise ValueError(f"{name} must be a list of objects, one per step of the plan, "
+                         f"each with the same keys, among them {', '.join(_PLAN_KEYS)}.")
+    for row in rows:
+        if not isinstance(row["step"], str) or not isinstance(row["released"], bool) \
+                or not isinstance(row["eps_needed"], (int, float)):
+            raise ValueError(f"{name}: each step's 'step' must be a string, its "
+                             "'released' a boolean and its 'eps_needed' a number.")
+    return tuple(row for row in rows)
+
+
 def _read_estimator(value, entry, name, dims):
     estimator = _typed(value, dict, name) or {}
     params = read_json_metadata(_typed(estimator.get("params"), dict, f"{name}.params")
@@ -191,6 +212,7 @@ _READERS = {
     "axes": _read_axes,
     "spent": _read_spent,
     "ledger": _read_ledger,
+    "plan": _read_plan,
     "budget": _read_budget,
     "frame": _read_frame,
     "edges": _read_edges,

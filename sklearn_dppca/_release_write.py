@@ -120,6 +120,7 @@ _WRITERS = {
     "axes": lambda axes, entry: [int(a) for a in axes],
     "spent": _write_spent,
     "ledger": lambda ledger, entry: json_metadata(list(ledger)),
+    "plan": lambda plan, entry: json_metadata(plan.to_dict("records")),   # (a DataFrame)
     "budget": _write_budget,
     "frame": _write_frame,
     "edges": _write_edges,

@@ -170,6 +170,9 @@ class ReleasedPCA:
         Total privacy spent by the fit.
     privacy_ledger_ : list of dict
         One entry per mechanism call of the fit.
+    plan_ : pandas.DataFrame or None
+        The fit's budget plan (what it bought, and the eps each part it could not
+        buy needs); None in a file written before plans were released.
     nonprivate_ : Bunch or None
         Only when the file holds the ``"nonprivate_reference_NOT_PRIVATE"`` key.
         NOT private.
@@ -229,6 +232,7 @@ class ReleasedPCA:
     @staticmethod
     def _read(release, values):
         values.update(read_attributes(release))
+        values["_plan_rows"] = values.pop("plan_", None)   # (plan_ makes the DataFrame)
         scree = values["explained_variance_"] is not None
         params = values["estimator_params_"]
         values["method_label_"] = (params.get("scree_method", params.get("method"))
@@ -242,6 +246,16 @@ class ReleasedPCA:
         values["components_noise_scale_"] = noise
         values["release_"] = {key: value for key, value in release.items()
                               if key not in RESERVED}
+
+    @property
+    def plan_(self):
+        """The fit's budget plan (a pandas DataFrame, as the estimator's ``plan_``),
+        or None for a release written before plans were released."""
+        if self._plan_rows is None:
+            return None
+        from ._algorithms._plan import plan_frame
+
+        return plan_frame(list(self._plan_rows))
 
     def __setattr__(self, name, value):
         raise AttributeError(f"ReleasedPCA is read-only: cannot set {name!r}.")

@@ -217,7 +217,7 @@ def test_the_summary_says_what_was_not_estimable(make_fake):
     assert not re.search(r"\bnan\b", text)
     assert "PVE not estimable" in text and "Total variance not estimable" in text
     loaded = load_release(json.loads(json.dumps(export_release(est), allow_nan=False)))
-    assert str(loaded.summary()).splitlines()[0] == re.sub(r" \(needs eps about [^)]*\)", "", first)
+    assert str(loaded.summary()).splitlines()[0] == first     # (the plan is released)
 
 
 def test_the_summary_reads_the_plan(make_fake):
@@ -301,3 +301,16 @@ def test_a_spread_within_two_noise_sds_of_zero_is_not_estimable():
     with pytest.warns(Warning, match="not estimable"):
         spreads = _spreads_from_variances(released, ["a", "b"])
     assert spreads[0] == 2.0 and np.isnan(spreads[1])
+
+
+def test_a_component_not_estimable_joins_the_rest_in_the_column_variances():
+    # PC2's variance is NaN: the column variances still sum to the total, PC2's
+    # direction sharing the rest evenly with the directions not kept
+    from sklearn_dppca._algorithms._scree import feature_variances
+
+    components = np.eye(4)[:2]
+    values, noise = feature_variances(components, np.array([6.0, np.nan]),
+                                      np.array([0.5, 0.5]), 10.0, 1.0, list("abcd"))
+    assert np.all(np.isfinite(values)) and np.all(np.isfinite(noise))
+    np.testing.assert_allclose(values, [6.0, 4 / 3, 4 / 3, 4 / 3])
+    assert math.isclose(values.sum(), 10.0)

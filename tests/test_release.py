@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.exceptions import NotFittedError
+from sklearn.datasets import load_iris
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_dppca import (
@@ -48,7 +49,7 @@ RELEASE_KEYS = {
     "score_histograms", "synthetic_scores", "synthetic_groups", "budget",
     "privacy_spent", "privacy_ledger", "scale", "feature_variance",
     "feature_variance_noise_scale", "total_variance", "total_variance_noise_scale",
-    "histogram_threshold", "expected_noise_cells", "radius",
+    "histogram_threshold", "expected_noise_cells", "radius", "plan",
 }
 #: keys left out of a file when null (a radius only with radial="clipped")
 OMITTED_WHEN_NULL = {"radius"}
@@ -534,8 +535,10 @@ def test_a_format_1_file_loads_as_it_always_did(name):
     snapshot = json.loads(json.dumps(_snapshot(loaded)))
     # computed from the file's own values since (post-processing, not stored)
     derived = {"kendall_noise_scale_", "components_noise_scale_"}
+    # entries added to the format since: absent from these files
+    assert loaded.plan_ is None
     assert {key: value for key, value in snapshot.items()
-            if key not in derived} == expected
+            if key not in derived | {"_plan_rows"}} == expected
     if loaded.kendall_matrix_ is not None and loaded.kendall_noise_scale_ is not None:
         assert loaded.components_noise_scale_.shape == loaded.components_.shape
     again = export_release(loaded, include_nonprivate=loaded.nonprivate_ is not None)
@@ -601,6 +604,8 @@ def _same(mine, theirs):
     if isinstance(theirs, dict):
         return list(mine) == list(theirs) and all(
             _same(mine[key], theirs[key]) for key in theirs)
+    if isinstance(theirs, pd.DataFrame):    # the plan
+        return mine.equals(theirs)
     if hasattr(theirs, "center"):           # the score frame
         return all(np.array_equal(mine[key], theirs[key])
                    for key in ("center", "radius", "half_width", "extent"))
@@ -740,3 +745,31 @@ def test_inverse_transform_adds_no_mean_and_keeps_float32():
         estimator.inverse_transform(np.ones((3, 3)))
     with pytest.raises(ValueError, match="X must have 2 columns"):
         load_release(export_release(estimator)).inverse_transform(np.ones((3, 3)))
+
+
+def test_the_plan_round_trips_and_the_loaded_release_says_what_it_could_not_buy(tmp_path):
+    # iris at eps = 1: the plan buys the directions only; a loaded release keeps
+    # the plan, so its summary names the eps each missing part needs
+    X = load_iris().data
+    fitted = DPPCA(random_state=0).fit(X)
+    path = tmp_path / "iris.json"
+    export_release(fitted, path)
+    loaded = load_release(path)
+    pd.testing.assert_frame_equal(loaded.plan_, fitted.plan_)
+    first = str(loaded.summary()).splitlines()[0]
+    assert first == str(fitted.summary()).splitlines()[0]
+    assert "needs eps about" in first
+
+
+@pytest.mark.parametrize("broken", [
+    lambda rows: rows + ["a step"],
+    lambda rows: [dict(rows[0], extra=1)] + rows[1:],
+    lambda rows: [dict(rows[0], released="yes")] + rows[1:],
+    lambda rows: [{k: v for k, v in rows[0].items() if k != "eps_needed"}] + rows[1:],
+])
+def test_a_malformed_plan_is_refused_by_name(broken):
+    X = load_iris().data
+    release = export_release(DPPCA(random_state=0).fit(X))
+    release["plan"] = broken(release["plan"])
+    with pytest.raises(ValueError, match="plan"):
+        load_release(release)

@@ -222,9 +222,14 @@ def feature_variances(components, explained_variance, noise_scale, total, total_
     moment as both, so ``sum_l r_jl^2 <= 1`` in the variable circle (a column's
     own spread, a different clipping, could put an arrow past it). The noise sd
     propagates the retained variances' noise through ``v_jl^2`` and the rest's
-    (total minus retained) through its even split (independent parts). Warns
-    for noise-dominated columns (column names are public).
+    (total minus retained) through its even split (independent parts). A
+    component whose variance is not estimable (NaN) counts with the rest: its
+    direction shares the rest evenly. Warns for noise-dominated columns (column
+    names are public).
     """
+    known = np.isfinite(explained_variance)
+    components, explained_variance = components[known], explained_variance[known]
+    noise_scale = np.asarray(noise_scale)[known]
     values = implied_feature_variances(components, explained_variance, total)
     loadings = components**2
     n_components, n_features = components.shape
