@@ -32,6 +32,7 @@ from ._validation import (
     UNIT_OPEN,
     Boolean,
     Interval,
+    InvalidParameterError,
     Options,
     check_generator,
     check_n_components,
@@ -631,7 +632,7 @@ def _public_directions(directions, n_features):
     try:
         directions = np.asarray(directions, dtype=np.float64)
     except (TypeError, ValueError) as error:
-        raise TypeError(
+        raise InvalidParameterError(
             "directions must be None, a fitted DPKendallDirections/DPPCA or an array "
             f"of shape (k, {n_features})."
         ) from error
