@@ -11,7 +11,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import clone
+from sklearn.datasets import load_wine
 from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import cross_validate
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_dppca import (
@@ -175,7 +181,7 @@ def test_file_round_trip_restores_every_attribute(fitted, tmp_path):
     assert loaded.estimator_params_["groups"] == GROUPS
 
 
-def test_released_pca_is_read_only_and_cannot_be_refitted(fitted, data):
+def test_released_pca_is_read_only_and_its_fit_a_no_op(fitted, data):
     loaded = load_release(export_release(fitted))
     with pytest.raises(AttributeError, match="read-only"):
         loaded.components_ = np.zeros((3, 20))
@@ -183,9 +189,54 @@ def test_released_pca_is_read_only_and_cannot_be_refitted(fitted, data):
         del loaded.frame_
     with pytest.raises(ValueError):
         loaded.components_[0, 0] = 1.0
-    with pytest.raises(TypeError, match="holds no data"):
-        loaded.fit(data[0])
     assert "DPPCA" in repr(loaded)
+    # frozen: fit reads nothing, changes nothing and spends nothing
+    before = {name: copy.deepcopy(value) for name, value in vars(loaded).items()}
+    X, y = data
+    assert loaded.fit(X, y) is loaded
+    assert loaded.fit(X[:5] * 1e6) is loaded
+    assert loaded.fit() is loaded
+    assert vars(loaded).keys() == before.keys()
+    for name, value in before.items():
+        assert _equal(getattr(loaded, name), value), name
+    assert clone(loaded) is loaded
+    # (private names are a meta-estimator's bookkeeping, not released values)
+    loaded._parent_context = "set by a Pipeline"
+    del loaded._parent_context
+
+
+def _equal(a, b):
+    """Equal values, arrays and nested containers included (NaN equals NaN)."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        return a.dtype == b.dtype and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_equal(a[key], b[key]) for key in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_equal(x, z) for x, z in zip(a, b))
+    if isinstance(a, float) and math.isnan(a):
+        return isinstance(b, float) and math.isnan(b)
+    return a == b
+
+
+def test_a_release_is_a_pipeline_step():
+    # a release of the wine data's directions feeds a classifier: fitting the
+    # pipeline fits the classifier alone, on the release's projections
+    X, y = load_wine(return_X_y=True)
+    release = load_release(export_release(
+        DPKendallDirections(n_components=2, scale=True, random_state=0).fit(X)))
+    components = release.components_.copy()
+    pipe = make_pipeline(release, StandardScaler(), LogisticRegression()).fit(X, y)
+    assert pipe[0] is release
+    reference = make_pipeline(StandardScaler(), LogisticRegression()).fit(
+        release.transform(X), y)
+    assert np.array_equal(pipe.predict(X), reference.predict(release.transform(X)))
+    assert np.array_equal(pipe.predict_proba(X), reference.predict_proba(release.transform(X)))
+    check_is_fitted(pipe)
+    # cross-validation clones the pipeline: every fold reuses the one release
+    folds = cross_validate(pipe, X, y, cv=3, return_estimator=True)
+    assert all(fold[0] is release for fold in folds["estimator"])
+    assert np.array_equal(release.components_, components)
 
 
 def test_released_transform_matches_the_estimator(fitted, data):
