@@ -14,6 +14,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.datasets import load_wine
 from sklearn.exceptions import NotFittedError
+from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import cross_validate
 from sklearn.pipeline import make_pipeline
@@ -623,7 +624,7 @@ def _configs(data):
             "scree, scaled and whitened": (DPScree(2, eps=4.0, scale=True, whiten=True,
                                                    random_state=3).fit(X), X),
             "scree on reused directions": (DPScree(eps=4.0, delta=1e-4,
-                                                   directions=directions,
+                                                   directions=FrozenEstimator(directions),
                                                    random_state=4).fit(frame), frame),
             "pca": (DPPCA(3, eps=8.0, random_state=5).fit(frame), frame),
             "pca with groups": (DPPCA(3, eps=8.0, groups=groups, compute_nonprivate=True,
@@ -717,6 +718,14 @@ def test_a_release_of_a_frame_fit_projects_a_frame_by_column_name(configs):
     assert np.allclose(loaded.transform(shuffled), estimator.transform(frame))
     with pytest.raises(ValueError, match="lacks the released columns"):
         loaded.transform(frame.drop(columns=["v0"]))
+
+
+def test_a_release_names_the_directions_it_reused(configs):
+    # frozen directions are written as the class they freeze, marked frozen
+    release = export_release(configs["scree on reused directions"][0])
+    assert release["estimator"]["params"]["directions"] == {
+        "estimator": "DPKendallDirections", "frozen": True}
+    assert load_release(release).estimator_params_["directions"]["frozen"] is True
 
 
 def test_a_whitened_release_without_variances_is_refused(configs):
