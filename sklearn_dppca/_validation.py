@@ -82,8 +82,8 @@ def warn_user(message, category=UserWarning):
     ``plot``, ``clone``, a Pipeline's or a search's ``fit``) line, so the printed
     location and ``warnings.filterwarnings(module=...)`` name the user's code.
     User code that scikit-learn calls back (a scorer, a FunctionTransformer's
-    function) is such a frame: the walk stops at it. When no frame is outside
-    (the command line) the outermost frame is named.
+    function) is such a frame: the walk stops at it. When every frame is the
+    package's or scikit-learn's, the outermost is named.
     """
     warnings.warn(message, category, stacklevel=_user_stacklevel())
 
