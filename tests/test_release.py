@@ -25,6 +25,7 @@ from sklearn_dppca import (
     DPPCA,
     DPKendallDirections,
     DPScree,
+    InvalidParameterError,
     ReleasedPCA,
     export_release,
     load_release,
@@ -464,8 +465,10 @@ def test_load_rejects_a_tampered_entry_naming_it(fitted, case):
     load_release(copy.deepcopy(release))            # the untouched release loads
     damage, entry = TAMPERED[case]
     damage(release)
-    with pytest.raises(ValueError, match=re.escape(entry)):
+    with pytest.raises(ValueError, match=re.escape(entry)) as caught:
         load_release(json.loads(json.dumps(release)))
+    # a bad file is bad data, not a bad argument: a plain ValueError
+    assert caught.type is not InvalidParameterError
 
 
 def test_new_entries_round_trip(fitted, tmp_path):
