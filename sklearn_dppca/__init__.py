@@ -19,6 +19,7 @@ _HOMES = {
     "DPPCA": "._pca",
     "DPScree": "._scree",
     "FitSummary": "._summary",
+    "InvalidParameterError": "._validation",
     "PrivacyAccountant": ".privacy",
     "PrivacyRiskWarning": ".privacy",
     "PrivacyUtilityWarning": ".privacy",

@@ -1,8 +1,6 @@
 """What the three private estimators share: projection, tags, ledger bookkeeping,
 the releases of the spreads and the directions, the summary."""
 
-import warnings
-
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
@@ -32,9 +30,10 @@ from ._validation import (
     Instance,
     Interval,
     Options,
+    check_bounds,
     check_param,
     validate_params,
-    check_bounds,
+    warn_user,
 )
 from ._version import DOCS_URL
 from .privacy._accountant import PrivacyAccountant
@@ -146,12 +145,11 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         # GridSearchCV, cross_val_score and friends fit clones of an estimator on
         # the same rows: each clone spends (eps, delta) again.
         if getattr(self, "accountant", None) is None:
-            warnings.warn(
+            warn_user(
                 f"Cloning {type(self).__name__} (cross-validation, grid search): every "
                 "clone fitted on the same data spends its (eps, delta) again. Pass "
                 "accountant=PrivacyAccountant(eps, delta) to cap the total.",
                 PrivacyRiskWarning,
-                stacklevel=2,
             )
         return super().__sklearn_clone__()
 
@@ -286,16 +284,15 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         if check is not None:
             check(plan)
         rows.plan_passes(plan, pairs=pairs, radial=params["radial"], progress=progress)
-        warn_risky_delta(delta, rows.shape[0], stacklevel=3)
+        warn_risky_delta(delta, rows.shape[0])
         if params["accountant"] is not None:
             params["accountant"].charge(plan.planned_spend(), label=type(self).__name__)
         elif hasattr(self, "privacy_spent_"):
-            warnings.warn(
+            warn_user(
                 f"{type(self).__name__} is fitted again: if it is the same data, the "
                 "budget is spent twice. Pass accountant=PrivacyAccountant(eps, delta) "
                 "to keep count.",
                 PrivacyRiskWarning,
-                stacklevel=3,
             )
         return plan
 

@@ -56,8 +56,7 @@ def _dask_array(estimator, X):
     no row is read, beyond the partition lengths of a DataFrame)."""
     names = None
     if hasattr(X, "columns"):
-        # drop_non_numeric <- here <- fit_input <- _read_rows <- fit <- the user
-        X = drop_non_numeric(estimator, X, reset=True, stacklevel=6)
+        X = drop_non_numeric(estimator, X, reset=True)
         names = list(X.columns)
         X = X.to_dask_array(lengths=True)
     if X.ndim != 2:
@@ -89,7 +88,7 @@ def transformed(estimator, X, function, components, *scales):
         return function(validate_features(estimator, X, reset=False), components,
                         *scales)
     if hasattr(X, "columns"):
-        X = drop_non_numeric(estimator, X, reset=False, stacklevel=1)
+        X = drop_non_numeric(estimator, X, reset=False)
         fitted = getattr(estimator, "feature_names_in_", None)
         if fitted is not None and list(X.columns) != list(fitted):
             raise ValueError("The feature names of X should match those that were "

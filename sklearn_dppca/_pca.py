@@ -1,7 +1,6 @@
 """The integrated private PCA: directions, scree and score summary on one budget."""
 
 import time
-import warnings
 
 import numpy as np
 from ._bunch import Bunch
@@ -53,6 +52,7 @@ from ._validation import (
     check_labels,
     check_n_components,
     validate_params,
+    warn_user,
 )
 from .privacy import PrivacyBudget, PrivacyLedger, PrivacyUtilityWarning
 
@@ -526,18 +526,16 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
             self._fit_scores(scores, params, plan, labels, codes, rng, ledger)
             self._progress("score summary released", start)
         elif fit.with_scores:
-            warnings.warn(
+            warn_user(
                 "The score summary is not estimable with this budget and these rows "
                 "(see plan_): it is not run, and its budget went to the other parts.",
                 PrivacyUtilityWarning,
-                stacklevel=2,
             )
         elif n_components < 2:
-            warnings.warn(
+            warn_user(
                 "n_components < 2: the score summary needs two components and is skipped; "
                 "its budget is not spent.",
                 UserWarning,
-                stacklevel=2,
             )
         self.nonprivate_ = self._nonprivate(X) if params["compute_nonprivate"] else None
         self._set_privacy(ledger, params, plan)

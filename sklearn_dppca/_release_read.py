@@ -26,6 +26,7 @@ from ._validation import (
     Boolean,
     Instance,
     Interval,
+    InvalidParameterError,
     Pair,
     check_component_pair,
     check_field,
@@ -97,7 +98,7 @@ def _read_axes(value, entry, name, dims):
     axes = _typed(value, list, name)
     try:
         return check_component_pair(axes, dims["k"], name)
-    except TypeError as error:     # a file holds no argument types: a bad file
+    except InvalidParameterError as error:     # a file holds no arguments: a bad file
         raise ValueError(str(error)) from None
 
 

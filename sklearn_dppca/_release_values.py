@@ -96,7 +96,8 @@ def json_metadata(value):
 
     Non-finite floats become the strings ``"inf"``, ``"-inf"`` or ``"nan"`` (JSON
     has no such numbers); arrays become lists; a fitted estimator passed as a
-    parameter becomes its class name.
+    parameter becomes its class name (a frozen one, that of the estimator it
+    freezes, marked ``"frozen": true``).
     """
     if isinstance(value, np.generic):
         value = value.item()
@@ -116,6 +117,10 @@ def json_metadata(value):
     if isinstance(value, (list, tuple)):
         return [json_metadata(item) for item in value]
     if hasattr(value, "get_params") and hasattr(value, "fit"):
+        from sklearn.frozen import FrozenEstimator   # (an estimator: sklearn is loaded)
+
+        if isinstance(value, FrozenEstimator):
+            return {"estimator": type(value.estimator).__name__, "frozen": True}
         return {"estimator": type(value).__name__}
     if isinstance(value, np.random.Generator):
         return "numpy.random.Generator"

@@ -81,8 +81,13 @@ class ReleasedPCA:
     ``bin_edges_``, ``score_histogram_``, ``score_histograms_``,
     ``synthetic_scores_``, ``synthetic_groups_``, ``groups_``, ``axes_``,
     ``privacy_spent_``, ``privacy_ledger_``, ...), counts as fitted for
-    scikit-learn, and cannot be refitted: it holds no data. An attribute the
-    release does not contain (for example the score summary of a
+    scikit-learn, and is frozen: it holds no data, ``fit`` is a no-op (it reads
+    nothing and spends nothing) and a clone is the release itself, as with
+    scikit-learn's :class:`~sklearn.frozen.FrozenEstimator`. So a release can be
+    the first step of a :class:`~sklearn.pipeline.Pipeline` whose later steps
+    learn from its projections (``make_pipeline(release, LogisticRegression())``),
+    also under cross-validation or a grid search. An attribute the release does
+    not contain (for example the score summary of a
     :class:`~sklearn_dppca.DPScree`) is None.
 
     Parameters
@@ -204,6 +209,15 @@ class ReleasedPCA:
     ('DPKendallDirections', (250, 2))
     >>> released.score_histogram_ is None
     True
+
+    A release as a pipeline step: fitting the pipeline fits only the classifier.
+
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.pipeline import make_pipeline
+    >>> X, y = make_gaussian_clusters(50, return_groups=True, random_state=0)
+    >>> pipe = make_pipeline(released, LogisticRegression()).fit(X, y)
+    >>> pipe.predict(X).shape
+    (250,)
     """
 
     def __init__(self, release):
@@ -257,11 +271,19 @@ class ReleasedPCA:
 
         return plan_frame(list(self._plan_rows))
 
+    # The released values (public names) are read-only. A private name is
+    # bookkeeping a meta-estimator attaches to its steps while it fits them
+    # (scikit-learn's Pipeline links its callback context so), never a value of
+    # the release: it may be set and deleted.
     def __setattr__(self, name, value):
-        raise AttributeError(f"ReleasedPCA is read-only: cannot set {name!r}.")
+        if not name.startswith("_"):
+            raise AttributeError(f"ReleasedPCA is read-only: cannot set {name!r}.")
+        object.__setattr__(self, name, value)
 
     def __delattr__(self, name):
-        raise AttributeError(f"ReleasedPCA is read-only: cannot delete {name!r}.")
+        if not name.startswith("_"):
+            raise AttributeError(f"ReleasedPCA is read-only: cannot delete {name!r}.")
+        object.__delattr__(self, name)
 
     def __sklearn_is_fitted__(self):
         return True
@@ -280,24 +302,35 @@ class ReleasedPCA:
             f"eps={eps:g}, delta={delta:g})"
         )
 
-    def fit(self, X=None, y=None):
-        """Not available: a release holds no data to fit on.
+    def __sklearn_clone__(self):
+        # frozen: scikit-learn's clone (cross-validation, grid search, a cloned
+        # Pipeline) reuses the release, as it does a FrozenEstimator
+        return self
+
+    def fit(self, X=None, y=None, **fit_params):
+        """No-op: a release is frozen.
+
+        Nothing is read from ``X`` or ``y`` and nothing is spent; the release is
+        returned unchanged. This lets a release be a step of a
+        :class:`~sklearn.pipeline.Pipeline` (whose ``fit`` fits every step), as
+        scikit-learn's :class:`~sklearn.frozen.FrozenEstimator` does for a
+        fitted estimator. To fit on new data, fit a :class:`~sklearn_dppca.DPPCA`.
 
         Parameters
         ----------
-        X : None
+        X : object, default=None
             Ignored.
-        y : None
+        y : object, default=None
+            Ignored.
+        **fit_params : dict
             Ignored.
 
-        Raises
-        ------
-        TypeError
-            Always.
+        Returns
+        -------
+        self : ReleasedPCA
+            The release itself.
         """
-        raise TypeError(
-            "A ReleasedPCA is a loaded release and holds no data; fit a DPPCA instead."
-        )
+        return self
 
     def transform(self, X):
         """Project ``X`` on the released directions, as the estimator's ``transform``.

@@ -1,7 +1,7 @@
 """Private variances along given or private directions (the DP scree)."""
 
 import numpy as np
-from sklearn.base import clone
+from sklearn.frozen import FrozenEstimator
 from ._bunch import Bunch
 from sklearn.utils.validation import check_is_fitted
 
@@ -32,6 +32,7 @@ from ._validation import (
     UNIT_OPEN,
     Boolean,
     Interval,
+    InvalidParameterError,
     Options,
     check_generator,
     check_n_components,
@@ -129,12 +130,16 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         ``block_size`` (16);
         ``pmwm``: ``beta`` (1.01), ``trim_const`` (10), ``eta`` (0.01), ``a`` (0),
         ``b`` (inf), ``split`` (True).
-    directions : None, fitted DPKendallDirections or DPPCA, or array, default=None
+    directions : None, FrozenEstimator or array, default=None
         None: private directions are released first with ``directions_share`` of
-        the budget. A fitted estimator: its ``components_`` are reused and its whole
-        ledger is carried into this one (its spend counts against ``eps, delta``).
-        An array of shape (k, n_features) with orthonormal rows: public directions,
-        no spend.
+        the budget. A fitted :class:`DPKendallDirections` or :class:`DPPCA` frozen
+        by scikit-learn's :class:`~sklearn.frozen.FrozenEstimator`: its
+        ``components_`` are reused and its whole ledger is carried into this one
+        (its spend counts against ``eps, delta``); clones (cross-validation, grid
+        search) share it, and its parameters are not this estimator's (as
+        with any frozen estimator). A fitted estimator given bare is refused, since
+        a clone would have to fit it, and pay, again. An array of shape (k,
+        n_features) with orthonormal rows: public directions, no spend.
     directions_share : float, default=0.4
         Share of ``eps`` and ``delta`` spent on directions when ``directions=None``
         (of what the spreads leave, with ``scale=True``).
@@ -302,6 +307,19 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     ...                   random_state=0).fit(X)
     >>> [entry["step"] for entry in bounded.privacy_ledger_]
     ['directions', 'scree/variances/statistic', 'scree/total variance/statistic', 'gaussian block']
+
+    Directions fitted before are reused frozen (scikit-learn's
+    ``FrozenEstimator``); their ledger comes with them, within ``eps, delta``:
+
+    >>> from sklearn.frozen import FrozenEstimator
+    >>> from sklearn_dppca import DPKendallDirections
+    >>> kendall = DPKendallDirections(eps=0.5, delta=5e-6, random_state=0).fit(X)
+    >>> reused = DPScree(eps=1.0, directions=FrozenEstimator(kendall),
+    ...                  random_state=0).fit(X)
+    >>> bool(np.array_equal(reused.components_, kendall.components_))
+    True
+    >>> reused.privacy_spent_
+    (1.0, 1e-05)
     """
 
     _parameter_constraints = {
@@ -412,12 +430,11 @@ class DPScree(_VarianceMixin, _PrivateProjection):
             scree_params=method_params)
         reused = self._reused_scale(params["scale"])
         check_matrix_scree(method, self._directions_radial(params))
-        if method == "kendall" and self.directions is not None \
-                and not _is_estimator(self.directions):
+        if method == "kendall" and self.directions is not None and self._reused() is None:
             # public (the arguments alone): refused before any charge
             raise ValueError("method='kendall' reads the variances off the released "
-                             "Kendall matrix: directions must be None or a fitted "
-                             "DPKendallDirections/DPPCA, not an array.")
+                             "Kendall matrix: directions must be None or a frozen "
+                             "fitted DPKendallDirections/DPPCA, not an array.")
         given, grant = self._given_directions(n_features, params, ledger,
                                               spends_more=method != "matrix")
         n_available = n_features if given is None else given.shape[0]
@@ -469,13 +486,44 @@ class DPScree(_VarianceMixin, _PrivateProjection):
             rest *= 1.0 - share
         return parts, rest
 
+    def _reused(self):
+        """The fitted estimator whose directions are reused (``directions`` is a
+        :class:`~sklearn.frozen.FrozenEstimator` of it), or None: directions
+        released here (None) or public (an array).
+
+        A fitted estimator given bare is refused: scikit-learn's ``clone`` (a
+        grid search, cross-validation) would hand the clone an unfitted copy,
+        whose directions would have to be fitted, and paid for, again. Frozen,
+        every clone shares the one release (scikit-learn's own convention for a
+        fitted estimator as a parameter).
+        """
+        directions = self.directions
+        if isinstance(directions, FrozenEstimator):
+            reused = directions.estimator
+            check_is_fitted(reused, "components_")
+            if not hasattr(reused, "privacy_ledger_"):
+                # (a non-private PCA's directions are not a release to build on)
+                raise InvalidParameterError(
+                    "directions must freeze a fitted DPKendallDirections or DPPCA, "
+                    "whose ledger the scree carries; got a FrozenEstimator of "
+                    f"{type(reused).__name__}.")
+            return reused
+        if _is_estimator(directions):
+            raise InvalidParameterError(
+                f"directions is a {type(directions).__name__} given bare: pass the "
+                "fitted estimator frozen, directions=FrozenEstimator(fitted) (from "
+                "sklearn.frozen), so that clones share its release instead of "
+                "fitting it again.")
+        return None
+
     def _directions_radial(self, params):
         """How the directions' matrix was formed: this fit's ``radial``, a reused
         estimator's, or None for public directions."""
+        reused = self._reused()
         if self.directions is None:
             return params["radial"]
-        if _is_estimator(self.directions):
-            return "clipped" if getattr(self.directions, "radius_", None) else "spherical"
+        if reused is not None:
+            return "clipped" if getattr(reused, "radius_", None) else "spherical"
         return None
 
     def _reused_scale(self, scale):
@@ -483,9 +531,10 @@ class DPScree(_VarianceMixin, _PrivateProjection):
 
         ``scale`` must agree with how the reused directions were fitted.
         """
-        if not _is_estimator(self.directions) or not hasattr(self.directions, "scale_"):
+        estimator = self._reused()
+        if estimator is None or not hasattr(estimator, "scale_"):
             return None
-        reused = self.directions.scale_
+        reused = estimator.scale_
         if (reused is not None) != scale:
             raise ValueError(f"scale={scale} but directions was fitted with "
                              f"scale={reused is not None}; they must agree.")
@@ -510,17 +559,17 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         Sets ``kendall_matrix_`` and ``kendall_noise_scale_``. Returns a Bunch with
         ``matrix``, ``noise_scale`` and ``eigenvectors`` (rows), or None.
         """
+        reused = self._reused()
         if "directions" in plan:
             released = self._release_directions(X, plan.node("directions"), params, rng,
                                                 ledger, pairs=pairs)
             kendall = Bunch(matrix=released.kendall_matrix,
                             noise_scale=released.noise_scale,
                             eigenvectors=released.eigenvectors.T, radius=released.radius)
-        elif _is_estimator(self.directions):
-            kendall = Bunch(matrix=self.directions.kendall_matrix_,
-                            noise_scale=self.directions.kendall_noise_scale_,
-                            eigenvectors=None,
-                            radius=getattr(self.directions, "radius_", None))
+        elif reused is not None:
+            kendall = Bunch(matrix=reused.kendall_matrix_,
+                            noise_scale=reused.kendall_noise_scale_,
+                            eigenvectors=None, radius=getattr(reused, "radius_", None))
         else:
             kendall = None
         self.radius_ = None if kendall is None else kendall.radius
@@ -535,17 +584,15 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         Reused directions bring their ledger, whose spend counts against
         ``(eps, delta)``; public ones cost nothing.
         """
-        directions = self.directions
-        if directions is None:
+        if self.directions is None:
             return None, params
-        if _is_estimator(directions):
-            return self._reused_directions(directions, n_features, params, ledger,
-                                           spends_more)
-        return _public_directions(directions, n_features), params
+        reused = self._reused()
+        if reused is not None:
+            return self._reused_directions(reused, n_features, params, ledger, spends_more)
+        return _public_directions(self.directions, n_features), params
 
     def _reused_directions(self, estimator, n_features, params, ledger,
                            spends_more=True):
-        check_is_fitted(estimator, "components_")
         if estimator.n_features_in_ != n_features:
             raise ValueError(
                 f"directions was fitted on {estimator.n_features_in_} features, "
@@ -566,61 +613,6 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         return estimator.components_, {**params, "eps": max(eps - spent_eps, 0.0),
                                        "delta": max(delta - spent_delta, 0.0)}
 
-    def __sklearn_clone__(self):
-        # Fitted directions are a release whose ledger this fit carries into its
-        # own: a clone (grid search, cross-validation) reuses the SAME fitted
-        # object rather than an unfitted copy that would have to be fitted, and
-        # pay, again. Every other parameter is cloned as usual (with the privacy
-        # warning of every clone).
-        if not _is_estimator(self.directions):
-            return super().__sklearn_clone__()
-        params = self.get_params(deep=False)
-        twin = clone(type(self)(**{**params, "directions": None}))
-        return twin.set_params(directions=self.directions)
-
-    def get_params(self, deep=True):
-        """Get the parameters of this estimator.
-
-        Fitted ``directions`` are a released artifact, not a sub-estimator: their
-        own parameters are not parameters of this estimator (``deep`` changes
-        nothing).
-
-        Parameters
-        ----------
-        deep : bool, default=True
-            Ignored: no parameter is an estimator fitted by this one.
-
-        Returns
-        -------
-        params : dict
-            Parameter names mapped to their values.
-        """
-        return super().get_params(deep=False)
-
-    def set_params(self, **params):
-        """Set the parameters of this estimator.
-
-        Parameters
-        ----------
-        **params : dict
-            Estimator parameters. ``directions__<name>`` is refused: fitted
-            directions are reused as released, and changing a parameter of theirs
-            would change neither them nor their ledger.
-
-        Returns
-        -------
-        self : DPScree
-            This estimator.
-        """
-        nested = sorted(key for key in params if key.startswith("directions__"))
-        if nested:
-            raise ValueError(
-                f"Invalid parameters {nested} for DPScree: the directions are reused "
-                "as fitted; set the parameters of a new directions estimator, fit "
-                "it, and pass it as directions."
-            )
-        return super().set_params(**params)
-
 
 def _is_estimator(value):
     return hasattr(value, "fit") and hasattr(value, "get_params")
@@ -631,8 +623,9 @@ def _public_directions(directions, n_features):
     try:
         directions = np.asarray(directions, dtype=np.float64)
     except (TypeError, ValueError) as error:
-        raise TypeError(
-            "directions must be None, a fitted DPKendallDirections/DPPCA or an array "
+        raise InvalidParameterError(
+            "directions must be None, a FrozenEstimator of a fitted "
+            "DPKendallDirections/DPPCA, or an array "
             f"of shape (k, {n_features})."
         ) from error
     if directions.ndim != 2 or directions.shape[1] != n_features or directions.shape[0] < 1:

@@ -7,11 +7,17 @@ release reader, the displays and the command line all check their inputs here.
 
 Error policy (the same everywhere):
 
-* a value of the wrong type (a string for a number, a float for a count, a bool
-  for a number, a number for a choice) raises :class:`TypeError`;
-* a value of the right type outside its range or set raises :class:`ValueError`.
+* an argument that breaks its declared constraint, whether of the wrong type (a
+  string for a number, a float for a count, a bool for a number, a number for a
+  choice) or of the right type outside its range or set, raises
+  :class:`InvalidParameterError`, which is both a :class:`ValueError` and a
+  :class:`TypeError` (as scikit-learn's own parameter errors are), so either
+  ``except`` clause catches it;
+* an argument that meets its constraint but does not fit the data (more
+  components than columns, bounds for another number of columns) raises
+  :class:`ValueError`, and so does bad data.
 
-Both name the argument. Messages show the argument as given, which is a public
+All name the argument. Messages show the argument as given, which is a public
 setting, never data: data arrays are checked by :func:`as_real_numbers` (which
 every conversion of data goes through, since NumPy's and scikit-learn's own
 messages quote cells or print the array), :func:`validate_features`,
@@ -24,6 +30,7 @@ start of ``fit``; functions call :func:`check_param` for each argument.
 
 import math
 import numbers
+import sys
 import warnings
 
 import numpy as np
@@ -37,6 +44,66 @@ _FLOAT_DTYPES = (np.float64, np.float32)
 # overflows; beyond it the variances themselves may not be representable. The
 # directions (DPKendallDirections) are scale invariant and have no such limit.
 MAX_ABS_VALUE = 2.0 ** 500
+
+
+class InvalidParameterError(ValueError, TypeError):
+    """A hyperparameter or argument that breaks its constraint.
+
+    Raised by every estimator's ``fit`` (and every public function) for an
+    argument of the wrong type or outside its range or set. It is both a
+    :class:`ValueError` and a :class:`TypeError`, as scikit-learn's parameter
+    errors are, so code written for scikit-learn (``except ValueError``) and
+    code that tells types apart (``except TypeError``) both catch it. The
+    message names the argument and the values it may take; it never shows data.
+    Bad data (``X``, ``y``) raises a plain :class:`ValueError` or
+    :class:`TypeError` instead.
+
+    See Also
+    --------
+    BudgetExceededError : The error of a fit its accountant cannot pay for.
+
+    Examples
+    --------
+    >>> from sklearn_dppca import DPPCA, InvalidParameterError
+    >>> try:
+    ...     DPPCA(eps="1").fit([[0.0, 1.0], [1.0, 0.0]])
+    ... except ValueError as error:
+    ...     print(type(error).__name__, isinstance(error, TypeError))
+    InvalidParameterError True
+    """
+
+
+def warn_user(message, category=UserWarning):
+    """:func:`warnings.warn`, attributed to the user's call.
+
+    The warning's file and line are those of the innermost frame outside this
+    package and scikit-learn, wherever in the package it is raised: a warning
+    from deep inside a fit points at the user's ``fit`` (or ``transform``,
+    ``plot``, ``clone``, a Pipeline's or a search's ``fit``) line, so the printed
+    location and ``warnings.filterwarnings(module=...)`` name the user's code.
+    User code that scikit-learn calls back (a scorer, a FunctionTransformer's
+    function) is such a frame: the walk stops at it. When every frame is the
+    package's or scikit-learn's, the outermost is named.
+    """
+    warnings.warn(message, category, stacklevel=_user_stacklevel())
+
+
+def _user_stacklevel():
+    """The ``stacklevel`` for :func:`warn_user`'s call of :func:`warnings.warn`
+    (1 names warn_user itself, 2 its caller, ...)."""
+    frame, level = sys._getframe(2), 2
+    while frame.f_back is not None and _is_library_frame(frame):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+# the packages whose frames stand between a warning and the user's call
+_LIBRARIES = (__name__.split(".", 1)[0], "sklearn")
+
+
+def _is_library_frame(frame):
+    module = frame.f_globals.get("__name__", "")
+    return module.split(".", 1)[0] in _LIBRARIES
 
 
 # --------------------------------------------------------------------------------
@@ -258,19 +325,17 @@ def check_param(value, constraints, name):
 
     Raises
     ------
-    TypeError
+    InvalidParameterError
         If no constraint takes the value's type (a string for a number, a float
-        for a count, a bool for a number).
-    ValueError
-        If one does but the value is outside its range or set.
+        for a count, a bool for a number), or one does but the value is outside
+        its range or set. It is both a ValueError and a TypeError.
     """
     rules = [_as_constraint(rule) for rule in constraints]
-    typed = [rule for rule in rules if rule.has_type(value)]
-    for rule in typed:
-        if rule.has_value(value):
+    for rule in rules:
+        if rule.has_type(value) and rule.has_value(value):
             return rule.convert(value)
-    error = ValueError if typed else TypeError
-    raise error(f"{name} must be {_describe(constraints)}, got {_shown(value)}.")
+    raise InvalidParameterError(f"{name} must be {_describe(constraints)}, "
+                                f"got {_shown(value)}.")
 
 
 def check_field(value, constraints, name):
@@ -280,7 +345,7 @@ def check_field(value, constraints, name):
     """
     try:
         return check_param(value, constraints, name)
-    except TypeError as error:
+    except InvalidParameterError as error:
         raise ValueError(str(error)) from None
 
 
@@ -331,11 +396,11 @@ def check_bounds(bounds, n_features, feature_names=None, name="bounds"):
 
     Raises
     ------
-    TypeError
-        If ``bounds`` is not a list, tuple, array or dict, or a pair holds
-        something that is not a real number.
+    InvalidParameterError
+        If ``bounds`` is not a list, tuple, array or dict, or a pair breaks a
+        rule above (it is both a ValueError and a TypeError).
     ValueError
-        If the pairs do not match the columns, or a pair breaks a rule above.
+        If the pairs do not match the columns.
     """
     bounds = check_param(bounds, BOUNDS, name)
     if bounds is None:
@@ -365,20 +430,22 @@ def check_bounds(bounds, n_features, feature_names=None, name="bounds"):
     for position, (pair, label) in enumerate(zip(pairs, labels)):
         if (isinstance(pair, (str, bytes, dict)) or not hasattr(pair, "__len__")
                 or np.ndim(pair) != 1 or not all(_is_real(value) for value in pair)):
-            raise TypeError(f"{name}: the range of {label} must be two real numbers "
-                            "(low, high).")
+            raise InvalidParameterError(f"{name}: the range of {label} must be two "
+                                        "real numbers (low, high).")
         if len(pair) != 2:
-            raise ValueError(f"{name}: the range of {label} must be two numbers (low, "
-                             f"high), got {len(pair)}.")
+            raise InvalidParameterError(f"{name}: the range of {label} must be two "
+                                        f"numbers (low, high), got {len(pair)}.")
         low[position], high[position] = float(pair[0]), float(pair[1])
     finite = np.isfinite(low) & np.isfinite(high)
     inside = finite & (np.abs(low) <= MAX_ABS_VALUE) & (np.abs(high) <= MAX_ABS_VALUE)
     for position, label in enumerate(labels):
         if not inside[position]:
-            raise ValueError(f"{name}: the range of {label} must be finite, within "
-                             "2**500 in absolute value (the data domain).")
+            raise InvalidParameterError(f"{name}: the range of {label} must be finite, "
+                                        "within 2**500 in absolute value (the data "
+                                        "domain).")
         if not low[position] < high[position]:
-            raise ValueError(f"{name}: the range of {label} must have low < high.")
+            raise InvalidParameterError(f"{name}: the range of {label} must have "
+                                        "low < high.")
     return low, high
 
 
@@ -423,17 +490,20 @@ def check_component_pair(axes, n_components, name="axes"):
     """Two distinct 0-based component indices below ``n_components``."""
     pair = check_param(axes, [Pair(Interval("int", 0, n_components - 1))], name)
     if pair[0] == pair[1]:
-        raise ValueError(f"{name} must name two different components, got {axes!r}.")
+        raise InvalidParameterError(f"{name} must name two different components, "
+                                    f"got {axes!r}.")
     return pair
 
 
 def check_labels(labels, name):
     """A public list of distinct labels (any sequence but a string); returns a list."""
     if isinstance(labels, (str, bytes)) or not hasattr(labels, "__iter__"):
-        raise TypeError(f"{name} must be a list of labels, got {_shown(labels)}.")
+        raise InvalidParameterError(f"{name} must be a list of labels, got "
+                                    f"{_shown(labels)}.")
     labels = list(labels)
     if not labels or len(set(labels)) != len(labels):
-        raise ValueError(f"{name} must be a non-empty list of distinct labels.")
+        raise InvalidParameterError(f"{name} must be a non-empty list of distinct "
+                                    "labels.")
     return labels
 
 
@@ -549,11 +619,11 @@ def as_real_numbers(X, name="X"):
                         "shown: they are data).") from None
 
 
-def drop_non_numeric(estimator, X, *, reset, stacklevel):
+def drop_non_numeric(estimator, X, *, reset):
     """The DataFrame ``X`` (pandas or Dask) without its non-numeric columns.
 
     At ``fit`` (``reset=True``) they are found, named in a ``UserWarning``
-    (column names are public; ``stacklevel`` points it at the user's call) and
+    (column names are public; the warning points at the user's call) and
     remembered in ``_dropped_columns_``; at ``transform`` the same columns are
     dropped again.
     """
@@ -563,8 +633,8 @@ def drop_non_numeric(estimator, X, *, reset, stacklevel):
             raise ValueError("X has no numeric columns; non-numeric columns: "
                              f"{[str(c) for c in dropped]}.")
         if dropped:
-            warnings.warn(f"Dropping non-numeric columns of X: {[str(c) for c in dropped]}.",
-                          UserWarning, stacklevel=stacklevel)
+            warn_user(f"Dropping non-numeric columns of X: {[str(c) for c in dropped]}.",
+                      UserWarning)
         estimator._dropped_columns_ = dropped
     dropped = [c for c in getattr(estimator, "_dropped_columns_", []) if c in X.columns]
     return X.drop(columns=dropped) if dropped else X
@@ -581,9 +651,7 @@ def validate_features(estimator, X, *, reset):
     scikit-learn's ``validate_data``.
     """
     if _is_dataframe(X):
-        # the warning points at the user's call: drop_non_numeric <- here <-
-        # fit_input <- _read_rows <- fit <- the user, or here <- transform <- the user
-        X = drop_non_numeric(estimator, X, reset=reset, stacklevel=6 if reset else 3)
+        X = drop_non_numeric(estimator, X, reset=reset)
     elif reset:
         estimator._dropped_columns_ = []
     X = as_real_numbers(X)
@@ -660,8 +728,8 @@ def by_group(values, labels, name, item, *, exact):
             raise ValueError(f"{name} has {len(values)} {item}s for "
                              f"{len(labels)} groups.")
         return dict(zip(labels, values))
-    raise TypeError(f"{name} must be None, a list of {item}s or a dict label -> "
-                    f"{item}, got {_shown(values)}.")
+    raise InvalidParameterError(f"{name} must be None, a list of {item}s or a dict "
+                                f"label -> {item}, got {_shown(values)}.")
 
 
 def check_colors(colors, labels, is_color, name="colors"):
@@ -676,8 +744,8 @@ def check_colors(colors, labels, is_color, name="colors"):
     chosen = by_group(colors, labels, name, "colour", exact=False)
     bad = [i for i, color in enumerate(chosen.values()) if not is_color(color)]
     if bad:
-        raise ValueError(f"{name}: the colour of group {bad[0] + 1} (in the groups' "
-                         "order) is not a matplotlib colour.")
+        raise InvalidParameterError(f"{name}: the colour of group {bad[0] + 1} (in "
+                                    "the groups' order) is not a matplotlib colour.")
     return chosen
 
 
@@ -687,10 +755,11 @@ def check_cmap(cmap, registry, colormap_class, name="cmap"):
     if cmap is None or isinstance(cmap, colormap_class):
         return cmap
     if not isinstance(cmap, str):
-        raise TypeError(f"{name} must be None, a colormap name or a Colormap, "
-                        f"got {_shown(cmap)}.")
+        raise InvalidParameterError(f"{name} must be None, a colormap name or a "
+                                    f"Colormap, got {_shown(cmap)}.")
     if cmap not in registry:
-        raise ValueError(f"{name}={cmap!r} is not a registered matplotlib colormap.")
+        raise InvalidParameterError(f"{name}={cmap!r} is not a registered matplotlib "
+                                    "colormap.")
     return cmap
 
 

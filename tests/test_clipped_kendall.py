@@ -16,6 +16,7 @@ import math
 import numpy as np
 import pytest
 from scipy.stats import chi2
+from sklearn.frozen import FrozenEstimator
 from ._kendall_support import adversarial_neighbours
 
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree
@@ -306,7 +307,7 @@ def test_matrix_scree_needs_clipped_directions():
     spherical = DPKendallDirections(random_state=0).fit(X)
     for make in (lambda a: DPScree(method="matrix", accountant=a),
                  lambda a: DPScree(method="matrix", directions=np.eye(3), accountant=a),
-                 lambda a: DPScree(method="matrix", directions=spherical, eps=2.0,
+                 lambda a: DPScree(method="matrix", directions=FrozenEstimator(spherical), eps=2.0,
                                    delta=2e-5, accountant=a),
                  lambda a: DPPCA(scree_method="matrix", accountant=a)):
         accountant = PrivacyAccountant(10.0, 1e-3)
@@ -342,7 +343,8 @@ def test_matrix_scree_spends_nothing_beyond_the_directions(monkeypatch):
 
     # reused clipped directions: nothing spent beyond their ledger
     trees.clear()
-    reused = DPScree(method="matrix", directions=directions, eps=2.0, delta=2e-5,
+    reused = DPScree(method="matrix", directions=FrozenEstimator(directions),
+                     eps=2.0, delta=2e-5,
                      n_components=2, random_state=1).fit(X)
     assert trees == [{}]
     assert steps(reused) == ["directions/" + s for s in steps(directions)]

@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pytest
 from scipy.integrate import quad_vec
+from sklearn.frozen import FrozenEstimator
 
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, spherical_kendall
 from sklearn_dppca._algorithms._kendall_spectrum import _eigenvalue_ratios, _kendall_eigenvalues
@@ -88,7 +89,8 @@ def test_kendall_scree_spends_the_scree_on_the_total_only():
 def test_kendall_scree_reuses_a_fitted_kendall_matrix_and_refuses_arrays():
     X = _gaussian(800, 3)
     directions = DPKendallDirections(eps=0.5, random_state=0).fit(X)
-    scree = DPScree(eps=1.0, delta=2e-5, method="kendall", directions=directions,
+    scree = DPScree(eps=1.0, delta=2e-5, method="kendall",
+                    directions=FrozenEstimator(directions),
                     random_state=1).fit(X)
     np.testing.assert_array_equal(scree.kendall_matrix_, directions.kendall_matrix_)
     assert scree.kendall_noise_scale_ == directions.noise_scale_

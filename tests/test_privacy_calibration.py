@@ -161,15 +161,11 @@ def test_classical_still_warns_where_it_holds():
         gaussian_noise_scale(1.0, 5.0, 1e-5, method="classical")
 
 
-def fit_like(delta, n_samples):
-    """Stands for an estimator's fit calling the check for its user."""
-    warn_risky_delta(delta, n_samples, stacklevel=2)
-
-
 @pytest.mark.parametrize("delta, n_samples", [(1e-2, 100), (0.5, 3), (1e-3, 5000)])
 def test_risky_delta_warns_at_the_callers_line(delta, n_samples):
+    # (the first line outside the package: here, this test's own call)
     with pytest.warns(PrivacyRiskWarning, match="1/n_samples") as record:
-        fit_like(delta, n_samples)
+        warn_risky_delta(delta, n_samples)
         call_line = inspect.currentframe().f_lineno - 1
     assert (record[0].filename, record[0].lineno) == (__file__, call_line)
     assert "much smaller" in str(record[0].message)
@@ -179,7 +175,7 @@ def test_risky_delta_warns_at_the_callers_line(delta, n_samples):
 def test_small_delta_does_not_warn(delta, n_samples):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        fit_like(delta, n_samples)
+        warn_risky_delta(delta, n_samples)
 
 
 def test_risk_warning_category():

@@ -11,14 +11,21 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import clone
+from sklearn.datasets import load_iris, load_wine
 from sklearn.exceptions import NotFittedError
-from sklearn.datasets import load_iris
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import cross_validate
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_dppca import (
     DPPCA,
     DPKendallDirections,
     DPScree,
+    InvalidParameterError,
     ReleasedPCA,
     export_release,
     load_release,
@@ -176,7 +183,7 @@ def test_file_round_trip_restores_every_attribute(fitted, tmp_path):
     assert loaded.estimator_params_["groups"] == GROUPS
 
 
-def test_released_pca_is_read_only_and_cannot_be_refitted(fitted, data):
+def test_released_pca_is_read_only_and_its_fit_a_no_op(fitted, data):
     loaded = load_release(export_release(fitted))
     with pytest.raises(AttributeError, match="read-only"):
         loaded.components_ = np.zeros((3, 20))
@@ -184,9 +191,54 @@ def test_released_pca_is_read_only_and_cannot_be_refitted(fitted, data):
         del loaded.frame_
     with pytest.raises(ValueError):
         loaded.components_[0, 0] = 1.0
-    with pytest.raises(TypeError, match="holds no data"):
-        loaded.fit(data[0])
     assert "DPPCA" in repr(loaded)
+    # frozen: fit reads nothing, changes nothing and spends nothing
+    before = {name: copy.deepcopy(value) for name, value in vars(loaded).items()}
+    X, y = data
+    assert loaded.fit(X, y) is loaded
+    assert loaded.fit(X[:5] * 1e6) is loaded
+    assert loaded.fit() is loaded
+    assert vars(loaded).keys() == before.keys()
+    for name, value in before.items():
+        assert _equal(getattr(loaded, name), value), name
+    assert clone(loaded) is loaded
+    # (private names are a meta-estimator's bookkeeping, not released values)
+    loaded._parent_context = "set by a Pipeline"
+    del loaded._parent_context
+
+
+def _equal(a, b):
+    """Equal values, arrays and nested containers included (NaN equals NaN)."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        return a.dtype == b.dtype and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_equal(a[key], b[key]) for key in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_equal(x, z) for x, z in zip(a, b))
+    if isinstance(a, float) and math.isnan(a):
+        return isinstance(b, float) and math.isnan(b)
+    return a == b
+
+
+def test_a_release_is_a_pipeline_step():
+    # a release of the wine data's directions feeds a classifier: fitting the
+    # pipeline fits the classifier alone, on the release's projections
+    X, y = load_wine(return_X_y=True)
+    release = load_release(export_release(
+        DPKendallDirections(n_components=2, scale=True, random_state=0).fit(X)))
+    components = release.components_.copy()
+    pipe = make_pipeline(release, StandardScaler(), LogisticRegression()).fit(X, y)
+    assert pipe[0] is release
+    reference = make_pipeline(StandardScaler(), LogisticRegression()).fit(
+        release.transform(X), y)
+    assert np.array_equal(pipe.predict(X), reference.predict(release.transform(X)))
+    assert np.array_equal(pipe.predict_proba(X), reference.predict_proba(release.transform(X)))
+    check_is_fitted(pipe)
+    # cross-validation clones the pipeline: every fold reuses the one release
+    folds = cross_validate(pipe, X, y, cv=3, return_estimator=True)
+    assert all(fold[0] is release for fold in folds["estimator"])
+    assert np.array_equal(release.components_, components)
 
 
 def test_released_transform_matches_the_estimator(fitted, data):
@@ -413,8 +465,10 @@ def test_load_rejects_a_tampered_entry_naming_it(fitted, case):
     load_release(copy.deepcopy(release))            # the untouched release loads
     damage, entry = TAMPERED[case]
     damage(release)
-    with pytest.raises(ValueError, match=re.escape(entry)):
+    with pytest.raises(ValueError, match=re.escape(entry)) as caught:
         load_release(json.loads(json.dumps(release)))
+    # a bad file is bad data, not a bad argument: a plain ValueError
+    assert caught.type is not InvalidParameterError
 
 
 def test_new_entries_round_trip(fitted, tmp_path):
@@ -575,7 +629,7 @@ def _configs(data):
             "scree, scaled and whitened": (DPScree(2, eps=4.0, scale=True, whiten=True,
                                                    random_state=3).fit(X), X),
             "scree on reused directions": (DPScree(eps=4.0, delta=1e-4,
-                                                   directions=directions,
+                                                   directions=FrozenEstimator(directions),
                                                    random_state=4).fit(frame), frame),
             "pca": (DPPCA(3, eps=8.0, random_state=5).fit(frame), frame),
             "pca with groups": (DPPCA(3, eps=8.0, groups=groups, compute_nonprivate=True,
@@ -671,6 +725,14 @@ def test_a_release_of_a_frame_fit_projects_a_frame_by_column_name(configs):
     assert np.allclose(loaded.transform(shuffled), estimator.transform(frame))
     with pytest.raises(ValueError, match="lacks the released columns"):
         loaded.transform(frame.drop(columns=["v0"]))
+
+
+def test_a_release_names_the_directions_it_reused(configs):
+    # frozen directions are written as the class they freeze, marked frozen
+    release = export_release(configs["scree on reused directions"][0])
+    assert release["estimator"]["params"]["directions"] == {
+        "estimator": "DPKendallDirections", "frozen": True}
+    assert load_release(release).estimator_params_["directions"]["frozen"] is True
 
 
 def test_a_whitened_release_without_variances_is_refused(configs):

@@ -3,6 +3,7 @@ import math
 
 import numpy as np
 import pytest
+from sklearn.frozen import FrozenEstimator
 
 from sklearn_dppca import DPKendallDirections, DPScree
 from sklearn_dppca._kendall import random_pairs
@@ -166,14 +167,15 @@ def test_default_accuracy_at_n_20000():
 def test_reused_directions_carry_their_spend():
     X = spectrum_data(3000, 7)
     directions = DPKendallDirections(eps=0.4, delta=4e-6, random_state=0).fit(X)
-    scree = DPScree(n_components=3, eps=1.0, delta=1e-5, directions=directions,
+    scree = DPScree(n_components=3, eps=1.0, delta=1e-5,
+                    directions=FrozenEstimator(directions),
                     random_state=1).fit(X)
     np.testing.assert_array_equal(scree.components_, directions.components_[:3])
     assert scree.privacy_ledger_[0]["step"].startswith("directions/")
     assert scree.privacy_spent_[0] == pytest.approx(1.0)
     assert scree.privacy_spent_[1] == pytest.approx(1e-5)
     with pytest.raises(ValueError, match="already spent"):
-        DPScree(eps=0.4, directions=directions).fit(X)
+        DPScree(eps=0.4, directions=FrozenEstimator(directions)).fit(X)
 
 
 def test_public_directions_spend_nothing_on_directions():

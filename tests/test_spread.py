@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sklearn.frozen import FrozenEstimator
 
 from ._kendall_support import one_block
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, PrivacyUtilityWarning
@@ -172,10 +173,10 @@ def test_scree_reusing_scaled_directions_must_agree():
     X, _ = mixed_units(3000)
     directions = quiet(DPKendallDirections(n_components=2, eps=0.5, scale=True,
                                            random_state=0), X)
-    scree = quiet(DPScree(directions=directions, scale=True, delta=2e-5, random_state=0), X)
+    scree = quiet(DPScree(directions=FrozenEstimator(directions), scale=True, delta=2e-5, random_state=0), X)
     np.testing.assert_array_equal(scree.scale_, directions.scale_)
     with pytest.raises(ValueError, match="must agree"):
-        DPScree(directions=directions, scale=False).fit(X)
+        DPScree(directions=FrozenEstimator(directions), scale=False).fit(X)
 
 
 def test_frame_keeps_its_width_far_from_the_origin():

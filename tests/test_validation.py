@@ -1,20 +1,25 @@
 """The one validation system: constraints, the error policy, the estimators' tables.
 
-Policy: a value no constraint takes the type of raises TypeError; a value of the
-right type outside its range or set raises ValueError; both name the argument.
-Estimators check their hyperparameters in ``fit`` (scikit-learn's convention).
+Policy: a value no constraint takes the type of, or one of the right type outside
+its range or set, raises InvalidParameterError (both a ValueError and a TypeError,
+as scikit-learn's parameter errors are); a setting that does not fit the data, and
+bad data, raise a plain ValueError; all name the argument. Estimators check their
+hyperparameters in ``fit`` (scikit-learn's convention). Warnings point at the
+user's call.
 """
 
 import ast
 import inspect
 import math
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from sklearn_dppca import DPKendallDirections, DPPCA, DPScree
+import sklearn_dppca
+from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, InvalidParameterError
 from sklearn_dppca._validation import (
     EXTENDED_REAL,
     N_JOBS,
@@ -35,6 +40,7 @@ from sklearn_dppca._validation import (
     check_values,
     _describe,
     label_codes,
+    warn_user,
 )
 
 ESTIMATORS = [DPKendallDirections, DPScree, DPPCA]
@@ -288,9 +294,9 @@ def test_the_tables_cover_every_parameter():
 
 @pytest.mark.parametrize("estimator, name", _cases(WRONG_TYPE),
                          ids=lambda value: getattr(value, "__name__", value))
-def test_a_wrong_type_raises_type_error_at_fit(estimator, name):
+def test_a_wrong_type_raises_invalid_parameter_error_at_fit(estimator, name):
     model = estimator(**{name: WRONG_TYPE[name]})     # __init__ only stores it
-    with pytest.raises(TypeError, match=rf"(^|\W){re.escape(name)}\W"):
+    with pytest.raises(InvalidParameterError, match=rf"(^|\W){re.escape(name)}\W"):
         model.fit(_fit_data())
 
 
@@ -305,12 +311,49 @@ def test_a_float_n_components_is_a_pve_in_the_open_unit_interval(estimator, erro
         assert estimator(n_components=0.5).fit(_fit_data()).n_components_ >= 1
 
 
+# (values that meet their constraint but not the data: 3 ranges for 4 columns,
+# directions of the right shape that are not orthonormal)
+FITS_NOT_THE_DATA = {"bounds", "directions"}
+
+
 @pytest.mark.parametrize("estimator, name", _cases(OUT_OF_RANGE),
                          ids=lambda value: getattr(value, "__name__", value))
-def test_an_out_of_range_value_raises_value_error_at_fit(estimator, name):
+def test_an_out_of_range_value_raises_invalid_parameter_error_at_fit(estimator, name):
     model = estimator(**{name: OUT_OF_RANGE[name]})
-    with pytest.raises(ValueError, match=rf"(^|\W){re.escape(name)}\W"):
+    with pytest.raises(ValueError, match=rf"(^|\W){re.escape(name)}\W") as caught:
         model.fit(_fit_data())
+    assert (caught.type is InvalidParameterError) == (name not in FITS_NOT_THE_DATA)
+
+
+def test_code_written_for_scikit_learn_catches_a_parameter_error():
+    # the issue's case: `except ValueError` (scikit-learn's own parameter errors
+    # are ValueErrors) must catch a string for a number, which is a type error too
+    assert issubclass(InvalidParameterError, ValueError)
+    assert issubclass(InvalidParameterError, TypeError)
+    assert sklearn_dppca.InvalidParameterError is InvalidParameterError
+    for handled in (ValueError, TypeError):
+        try:
+            DPPCA(eps="1").fit(_fit_data())
+        except handled as error:
+            assert "eps must be a finite number > 0, got '1'." in str(error)
+        else:
+            raise AssertionError("no error")
+
+
+def test_bad_data_is_not_a_parameter_error():
+    # scikit-learn's convention: a data problem is a plain ValueError
+    X = _fit_data()
+    X[3, 1] = np.nan
+    for estimator in ESTIMATORS:
+        with pytest.raises(ValueError) as caught:
+            estimator().fit(X)
+        assert caught.type is not InvalidParameterError
+
+
+def test_check_param_raises_one_class_for_type_and_value():
+    for value in ("1", -1.0, True, math.nan):
+        with pytest.raises(InvalidParameterError, match="^eps must be a finite number > 0"):
+            check_param(value, [POSITIVE], "eps")
 
 
 # --------------------------------------------------------------------------------
@@ -332,7 +375,147 @@ def test_validation_imports_nothing_of_the_package():
     assert imported, "no import found: the parse is wrong"
     for name in imported:
         assert not name.startswith("sklearn_dppca"), name
-        assert name.split(".")[0] in {"math", "numbers", "warnings", "numpy", "sklearn",
-                                      "pandas"}, name
+        assert name.split(".")[0] in {"math", "numbers", "sys", "warnings", "numpy",
+                                      "sklearn", "pandas"}, name
         # scikit-learn's public API only
         assert not any(part.startswith("_") for part in name.split(".")), name
+
+
+# --------------------------------------------------------------------------------
+# warnings point at the user's call
+# --------------------------------------------------------------------------------
+
+
+def _warnings_of(call):
+    """The warnings ``call()`` raises, every one recorded."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    return caught
+
+
+def _kendall_with_large_delta():
+    # delta >= 1/n: a PrivacyRiskWarning raised below fit, in the budget plan
+    DPKendallDirections(delta=0.1, random_state=0).fit(_fit_data())
+
+
+def _kendall_fitted_twice():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")      # (only the second fit's warning counts)
+        estimator = DPKendallDirections(random_state=0).fit(_fit_data())
+    estimator.fit(_fit_data())
+
+
+def _scree_of_noise():
+    # two columns of tiny spread on a small budget: their variances are noise
+    # (a PrivacyUtilityWarning from the algorithms, four calls below fit)
+    X = np.random.default_rng(0).normal(size=(3000, 3)) * [5.0, 0.1, 0.1]
+    DPScree(eps=1.0, random_state=0).fit(X)
+
+
+def _frame_with_text():
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame(_fit_data(), columns=list("abcd")).assign(city="x")
+    DPKendallDirections(random_state=0).fit(X)
+
+
+def _pca_of_one_component():
+    DPPCA(n_components=1, random_state=0).fit(_fit_data())
+
+
+def _pipeline_of_kendall():
+    from sklearn.pipeline import make_pipeline
+
+    make_pipeline(DPKendallDirections(delta=0.1, random_state=0)).fit(_fit_data())
+
+
+def _clone_of_pca():
+    from sklearn.base import clone
+
+    clone(DPPCA())
+
+
+def _classical_noise_scale():
+    from sklearn_dppca.privacy import gaussian_noise_scale
+
+    gaussian_noise_scale(1.0, 2.0, 1e-6, method="classical")
+
+
+@pytest.mark.parametrize("call", [
+    _kendall_with_large_delta, _kendall_fitted_twice, _scree_of_noise,
+    _frame_with_text, _pca_of_one_component, _pipeline_of_kendall, _clone_of_pca,
+    _classical_noise_scale,
+], ids=lambda call: call.__name__.strip("_"))
+def test_a_warning_points_at_the_users_call(call):
+    caught = _warnings_of(call)
+    assert caught, "the case raises no warning: it tests nothing"
+    source, first = inspect.getsourcelines(call)
+    for warning in caught:
+        # this file, inside the case's own lines: the user's call
+        assert warning.filename == __file__, (warning.filename, str(warning.message))
+        assert first < warning.lineno < first + len(source)
+
+
+# a stand-in for a module of the package: its functions run with the package's
+# module name, as the estimators' code does
+_PACKAGE_CODE = '''
+def inner(message):
+    warn_user(message)
+
+def outer(message):
+    inner(message)
+
+def calls_back(user_function):
+    user_function()
+'''
+
+
+def _package_module():
+    namespace = {"__name__": "sklearn_dppca._stand_in", "warn_user": warn_user}
+    exec(compile(_PACKAGE_CODE, "<package>", "exec"), namespace)
+    return namespace
+
+
+def test_the_walk_stops_at_the_innermost_frame_outside_the_package():
+    package = _package_module()
+    caught = _warnings_of(lambda: package["outer"]("two calls deep"))
+    assert [(w.filename, w.lineno) for w in caught] == [(__file__, _line_of("two calls deep"))]
+
+    def user_callback():
+        package["outer"]("from a callback")      # user code the package calls
+
+    caught = _warnings_of(lambda: package["calls_back"](user_callback))
+    assert [(w.filename, w.lineno) for w in caught] == [(__file__, _line_of("from a callback"))]
+
+
+def test_a_frame_outside_is_not_skipped():
+    # the broken variant: a stand-in named outside the package is where the
+    # warning points, so the test above would fail if the walk ignored names
+    namespace = {"__name__": "somebody_else", "warn_user": warn_user}
+    exec(compile(_PACKAGE_CODE, "<elsewhere>", "exec"), namespace)
+    caught = _warnings_of(lambda: namespace["outer"]("here"))
+    assert [w.filename for w in caught] == ["<elsewhere>"]
+
+
+def _line_of(text):
+    """The line of this file that calls the stand-in with ``text``."""
+    source = Path(__file__).read_text(encoding="utf-8").splitlines()
+    return next(number for number, line in enumerate(source, 1)
+                if f'("{text}")' in line and "package[" in line)
+
+
+def test_every_warning_of_the_package_goes_through_warn_user():
+    # one piece of code attributes warnings: no other warnings.warn, no stacklevel
+    package = Path(sklearn_dppca.__file__).parent
+    offenders = []
+    for path in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                called = ast.unparse(node.func)
+                keywords = {keyword.arg for keyword in node.keywords}
+                if (called.endswith("warn") and called != "warn_user") \
+                        or "stacklevel" in keywords and called != "warnings.warn":
+                    offenders.append(f"{path.relative_to(package)}:{node.lineno}")
+    validation = f"_validation.py:{inspect.getsourcelines(warn_user)[1]}"
+    assert [o for o in offenders if not o.startswith("_validation.py:")] == []
+    assert len([o for o in offenders if o.startswith("_validation.py:")]) == 1, validation

@@ -3,12 +3,12 @@ eigenvectors (g-DPPCA, Kim & Jung 2025; the clipped radial of Raymaekers &
 Rousseeuw 2019)."""
 
 import math
-import warnings
 
 import numpy as np
 from .._bunch import Bunch
 
 from .._statistics import KENDALL_MATRIX, RADIUS
+from .._validation import warn_user
 from ..privacy import PrivacyUtilityWarning, symmetric_matrix_gaussian
 
 #: Share of the loading part spent on the private radius (``radial="clipped"``).
@@ -128,13 +128,12 @@ def _warn_if_radius_collapsed(released):
     p = released.kendall_matrix.shape[0]
     trace = float(np.trace(released.kendall_matrix))
     if trace - released.noise_scale * math.sqrt(p) >= _COLLAPSED_TRACE:
-        warnings.warn(
+        warn_user(
             "The private clip radius sits below nearly every pair distance (its "
             "search stopped far too early): the clipped matrix is the spherical "
             "Kendall matrix, and variances read off it (the 'matrix' scree) are "
             "about 0. Give the directions more eps, or use more rows.",
             PrivacyUtilityWarning,
-            stacklevel=4,
         )
 
 

@@ -7,6 +7,7 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 from .._bunch import Bunch
 
+from .._validation import warn_user
 from ..privacy import PrivacyUtilityWarning
 from ..privacy._histograms import (
     _sparse_threshold,
@@ -364,12 +365,11 @@ def _normalised(counts, what="score histogram"):
     """Counts divided by their sum; all-zero stays zero with a warning."""
     total = float(np.sum(counts))
     if total <= 0:
-        warnings.warn(
+        warn_user(
             f"Every noisy cell of the {what} is 0 after clamping and thresholding; "
             "increase eps, reduce bins, lower histogram_threshold (additive) or use "
             "histogram='additive' (sparse). No synthetic points are drawn from it.",
             PrivacyUtilityWarning,
-            stacklevel=3,
         )
         return np.zeros_like(counts, dtype=float)
     return counts / total
@@ -480,12 +480,11 @@ def release_score_summary(scores, budget, *, bins, method, threshold, unit,
         # Post-processing of released values only (the frame and the variances):
         # a histogram on such a frame would draw noise cells, or the whole cloud in
         # one cell, as the data.
-        warnings.warn(
+        warn_user(
             f"The private score frame {failure}; the score histogram is skipped and "
             "its budget is not spent. Increase eps or the score part of "
             "budget_split.",
             PrivacyUtilityWarning,
-            stacklevel=4,
         )
         return None
     edges = _frame_edges(frame, bins)

@@ -6,12 +6,12 @@ scree method; :func:`feature_variances` derives each column's variance from them
 """
 
 import math
-import warnings
 
 import numpy as np
 from .._bunch import Bunch
 
 from ..privacy import PrivacyUtilityWarning
+from .._validation import warn_user
 from ..privacy._warnings import warn_noise_dominated
 from ._directions import squared_radius
 from ._kendall_spectrum import elliptical_variances
@@ -176,9 +176,9 @@ def scree_values(released, monotone):
         return Bunch(explained_variance=missing, explained_variance_ratio=missing.copy(),
                      total_variance=np.nan)
     warn_noise_dominated("variance", _component_names(len(released.raw)), released.raw,
-                         released.noise_scale, stacklevel=4)
+                         released.noise_scale)
     warn_noise_dominated("total variance", ["the data"], [released.total],
-                         [released.total_noise], stacklevel=4)
+                         [released.total_noise])
     variances = post_process_variances(released.raw, monotone)
     ratio, total = explained_variance_ratio(variances, released.total)
     estimable = above_noise(released.raw, released.noise_scale)
@@ -238,7 +238,7 @@ def feature_variances(components, explained_variance, noise_scale, total, total_
     rest_noise = math.hypot(total_noise, *noise_scale)
     noise = _column_norms(np.vstack([noise_scale[:, None] * loadings,
                                      rest_noise * rest_share]))
-    warn_noise_dominated("implied variance", feature_names, values, noise, stacklevel=4)
+    warn_noise_dominated("implied variance", feature_names, values, noise)
     return values, noise
 
 
@@ -274,12 +274,11 @@ def _widen_if_clipped(what, names, raw, noise_scale, share_inputs):
     if clipped.size == 1 and raw.size > 1:
         clipped = np.repeat(clipped, raw.size)
     listed = ", ".join(str(name) for name, flag in zip(names, clipped) if flag)
-    warnings.warn(
+    warn_user(
         f"The private {what} of {listed} sits at its clip bound: its bound's search "
         "stopped below nearly all the data, so the release only says the value is "
         "at least about the bound. Its noise sd is reported as at least the value. "
         "Increase eps, or use more rows.",
         PrivacyUtilityWarning,
-        stacklevel=5,
     )
     return np.where(clipped, np.maximum(noise_scale, np.abs(raw)), noise_scale)

@@ -11,13 +11,12 @@ the standard deviation times one factor common to every column, so dividing by i
 gives the eigenvectors and PVE of the correlation matrix.
 """
 
-import warnings
-
 import numpy as np
 from .._bunch import Bunch
 
 from .._names import default_feature_names
 from .._statistics import SPREAD_BOUNDS
+from .._validation import warn_user
 from ..privacy import PrivacyUtilityWarning, gaussian_mechanism
 from ..privacy._quantiles import _positive_from_counts, warn_if_far
 from ._projection import column_divisors
@@ -109,7 +108,7 @@ def _searched_bounds(X, budget, rng, ledger, feature_names):
                               leaf.path, False)
         for column_counts, leaf in zip(counts, leaves)])
     warn_if_far(n_values, level, leaves[0].eps,
-                f"{budget.prefix}/clip bounds (each of {len(labels)})", stacklevel=5)
+                f"{budget.prefix}/clip bounds (each of {len(labels)})")
     return bounds
 
 
@@ -138,13 +137,12 @@ def _spreads_from_variances(released, feature_names):
                   | (released.clip_bounds < _UNRELIABLE_BOUND))
     if np.any(unreliable):
         listed = ", ".join(str(n) for n, bad in zip(feature_names, unreliable) if bad)
-        warnings.warn(
+        warn_user(
             f"The private spreads of {listed} are dominated by noise (or their clip "
             "bound search stopped far too early): not estimable (NaN in scale_); "
             "these columns are left in their own units. Give budget_split['scale'] "
             "more, or use more rows.",
             PrivacyUtilityWarning,
-            stacklevel=4,
         )
     return np.where(unreliable, np.nan, np.sqrt(np.where(unreliable, 1.0, released.raw)))
 

@@ -5,7 +5,6 @@ Data in, released values and ledger entries out; the estimators
 """
 
 import math
-import warnings
 
 import numpy as np
 
@@ -25,8 +24,10 @@ from .._validation import (
     Boolean,
     Instance,
     Interval,
+    InvalidParameterError,
     Options,
     check_param,
+    warn_user,
 )
 from ..privacy import PrivacyUtilityWarning, gaussian_mechanism
 from ..privacy._means import huber_mean, monotone_scree, pmwm_mean
@@ -97,7 +98,7 @@ def check_method_params(method, method_params, name="method_params"):
         return params
     unknown = sorted(map(str, set(method_params) - set(params)))
     if unknown:
-        raise ValueError(
+        raise InvalidParameterError(
             f"{name} has unknown names {unknown} for method={method!r}; "
             f"valid names: {sorted(params)}."
         )
@@ -470,7 +471,7 @@ def _component_clipped_variances(X, components, params, budget, noise, rng, ledg
                                   leaf.eps, rng, ledger, leaf.path, False)
             for column_counts, leaf in zip(counts, leaves)])
         warn_if_far(n_values, params["quantile_level"], leaves[0].eps,
-                    f"{budget.prefix}/clip bounds (each of {n_components})", stacklevel=3)
+                    f"{budget.prefix}/clip bounds (each of {n_components})")
         if widths is not None:
             bounds = np.minimum(bounds, _box_component_bounds(widths, components))
     else:
@@ -576,8 +577,8 @@ def explained_variance_ratio(variances, total_variance):
     """
     total = max(float(total_variance), float(np.sum(variances)))
     if total <= 0:
-        warnings.warn("All private variances are 0; the PVE is set to 0.",
-                      PrivacyUtilityWarning, stacklevel=3)
+        warn_user("All private variances are 0; the PVE is set to 0.",
+                  PrivacyUtilityWarning)
         return np.zeros_like(variances), 0.0
     return variances / total, total
 

@@ -5,7 +5,13 @@ TypeError, a wrong value a ValueError, both naming the argument)."""
 import numpy as np
 
 from .._names import default_feature_names
-from .._validation import Instance, Interval, check_component_pair, check_param
+from .._validation import (
+    Instance,
+    Interval,
+    InvalidParameterError,
+    check_component_pair,
+    check_param,
+)
 
 #: The heatmap shows at most this many components unless asked for more.
 _MAX_DEFAULT_COMPONENTS = 10
@@ -37,7 +43,8 @@ def check_component_indices(components, n_components, name="components"):
     if index.has_type(components):
         components = [components]
     if isinstance(components, str) or not np.iterable(components):
-        raise TypeError(f"{name} must be an int or a list of ints, got {components!r}.")
+        raise InvalidParameterError(f"{name} must be an int or a list of ints, got "
+                                    f"{components!r}.")
     indices = [check_param(c, [index], name) for c in components]
     if not indices:
         raise ValueError(f"{name} must not be empty.")
@@ -142,7 +149,7 @@ def select_variables(variables, feature_names, weights, max_default=30):
             return np.arange(n_features)
         variables = [variables]
     if not np.iterable(variables):
-        raise TypeError(
+        raise InvalidParameterError(
             "variables must be None, 'all', or a list of feature names or 0-based "
             f"indices, got {variables!r}."
         )

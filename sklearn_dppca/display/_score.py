@@ -5,6 +5,7 @@ from .._bunch import Bunch
 
 from .._validation import (
     Interval,
+    InvalidParameterError,
     Options,
     Pair,
     by_group,
@@ -585,7 +586,7 @@ def _facet_titles(titles, labels, mode):
         raise ValueError("titles names the facets; it needs groups='facets'.")
     chosen = by_group(titles, labels, "titles", "title", exact=True)
     if not all(isinstance(text, str) for text in chosen.values()):
-        raise TypeError("titles must hold strings.")
+        raise InvalidParameterError("titles must hold strings.")
     return chosen
 
 

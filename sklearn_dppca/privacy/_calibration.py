@@ -16,13 +16,12 @@ makes the Gaussian mechanism ``(eps, delta)``-DP for a query of L2 sensitivity
 """
 
 import math
-import warnings
 
 import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
-from .._validation import POSITIVE, Interval, Options, check_param
+from .._validation import POSITIVE, Interval, Options, check_param, warn_user
 
 NOISE_METHODS = ("analytic", "classical")
 
@@ -54,10 +53,11 @@ def check_eps(eps, name="eps"):
     >>> from sklearn_dppca.privacy import check_eps
     >>> check_eps(1)
     1.0
-    >>> check_eps(0.0)
-    Traceback (most recent call last):
-    ...
-    ValueError: eps must be a finite number > 0, got 0.0.
+    >>> try:
+    ...     check_eps(0.0)
+    ... except ValueError as error:      # an InvalidParameterError
+    ...     print(error)
+    eps must be a finite number > 0, got 0.0.
     """
     return check_param(eps, [POSITIVE], name)
 
@@ -226,11 +226,10 @@ def gaussian_noise_scale(sensitivity, eps, delta, method="analytic", warn=True):
     if method == "classical":
         scale = _classical_noise_scale(sensitivity, eps, delta)
         if eps >= 1 and warn:
-            warnings.warn(
+            warn_user(
                 f"noise='classical' is only proven for eps < 1 (got eps={eps:g}); "
                 "use noise='analytic' for a calibration valid at every eps.",
                 UserWarning,
-                stacklevel=3,
             )
         return scale
     return _analytic_noise_scale(sensitivity, eps, delta)

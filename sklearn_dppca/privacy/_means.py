@@ -7,7 +7,6 @@ adjacency on those values.
 """
 
 import math
-import warnings
 
 import numpy as np
 
@@ -19,6 +18,7 @@ from .._validation import (
     Interval,
     check_param,
     check_values,
+    warn_user,
 )
 from ._budget import PrivacyLedger
 from ._calibration import check_delta, check_eps
@@ -223,13 +223,12 @@ def _warn_if_scale_is_noise(n_medians, scale_eps, n_bins):
     """
     noise_peak = 2.0 / scale_eps * math.log(n_bins)
     if n_medians < noise_peak:
-        warnings.warn(
+        warn_user(
             f"huber_mean: {n_medians} block medians against a noise peak of about "
             f"{noise_peak:.0f} counts in the private scale step; the scale (and the "
             "estimate) is unreliable at this budget. Give it more eps or values, or "
             "use the clipped scree.",
             UserWarning,
-            stacklevel=3,
         )
 
 

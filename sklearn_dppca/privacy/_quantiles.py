@@ -21,11 +21,10 @@ point-by-point search.
 """
 
 import math
-import warnings
 
 import numpy as np
 
-from .._validation import UNIT_OPEN, Interval, check_param, check_values
+from .._validation import UNIT_OPEN, Interval, check_param, check_values, warn_user
 from ._calibration import check_eps
 from ._warnings import PrivacyUtilityWarning
 
@@ -134,14 +133,13 @@ def _leading_uniforms(rng, n_draws, n_kept):
     return kept
 
 
-def _warn_cap(max_steps, beta, where, stacklevel=3):
-    warnings.warn(
+def _warn_cap(max_steps, beta, where):
+    warn_user(
         f"The private quantile search{where} reached max_steps={max_steps} without "
         f"stopping (grid end beta**max_steps = {beta:g}**{max_steps}); the result "
         "is the end of the grid. Increase max_steps or beta if the data can be that "
         "large.",
         PrivacyUtilityWarning,
-        stacklevel=stacklevel,
     )
 
 
@@ -232,9 +230,9 @@ def _upper_from_counts(counts, n, q, eps, rng, grid, beta, ledger, step):
     (of ratio ``beta``)."""
     stop = _count_search(counts, n, q, eps, rng)
     _record(ledger, step, eps, 2.0 / eps, q, "one-sided")
-    warn_if_far(n, q, eps, step, stacklevel=3)
+    warn_if_far(n, q, eps, step)
     if stop is None:
-        _warn_cap(grid.size, beta, "", stacklevel=4)
+        _warn_cap(grid.size, beta, "")
         return float(grid[-1])
     return float(grid[stop])
 
@@ -322,9 +320,9 @@ def _two_sided_release(positive_counts, negative_counts, n, q, eps, rng, grid, b
                                            rng, grid)
     _record(ledger, step, eps, 4.0 / eps, q, "two-sided")
     if capped:
-        _warn_cap(grid.size, beta, " (one side of the two-sided search)", stacklevel=4)
+        _warn_cap(grid.size, beta, " (one side of the two-sided search)")
     if warn:
-        warn_if_far(n, q, eps / 2, step, stacklevel=3)
+        warn_if_far(n, q, eps / 2, step)
     return value
 
 
@@ -369,7 +367,7 @@ def rank_slack(eps):
     return _SLACK_FACTOR * 2.0 / eps
 
 
-def warn_if_far(n, q, eps, step, stacklevel=2):
+def warn_if_far(n, q, eps, step):
     """PrivacyUtilityWarning when a search with ``eps`` probably stops far from ``q``.
 
     Public rule (``n`` and ``eps`` only; nothing about the data decides it): the
@@ -378,12 +376,11 @@ def warn_if_far(n, q, eps, step, stacklevel=2):
     one-sided search.
     """
     if rank_slack(eps) > _FAR_LEVEL * n:
-        warnings.warn(
+        warn_user(
             f"The private quantile search {step!r} (level {q:g}) has a budget too "
             f"small for its {n} values: it probably stopped far from its level. "
             "Give this step more eps, or use more rows.",
             PrivacyUtilityWarning,
-            stacklevel=stacklevel + 1,
         )
 
 
@@ -506,7 +503,7 @@ def _positive_from_counts(counts, n, q, eps, rng, ledger, step, warn):
     stop = _count_search(counts, n, q, eps, rng)
     _record(ledger, step, eps, 2.0 / eps, q, "scale-free")
     if warn:
-        warn_if_far(n, q, eps, step, stacklevel=3)
+        warn_if_far(n, q, eps, step)
     return float(_SCALE_FREE_GRID[-1 if stop is None else stop])
 
 
@@ -577,5 +574,5 @@ def _interval_from_counts(counts, n, q, eps, rng, grid, ledger, step):
     """:func:`interval_quantile` from the counts below the points of its ``grid``."""
     stop = _count_search(counts, n, q, eps, rng)
     _record(ledger, step, eps, 2.0 / eps, q, "interval")
-    warn_if_far(n, q, eps, step, stacklevel=3)
+    warn_if_far(n, q, eps, step)
     return float(grid[-1 if stop is None else stop])

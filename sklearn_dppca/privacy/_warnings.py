@@ -4,9 +4,9 @@
 :class:`PrivacyRiskWarning`: a setting that weakens the privacy guarantee.
 """
 
-import warnings
-
 import numpy as np
+
+from .._validation import warn_user
 
 
 class PrivacyUtilityWarning(UserWarning):
@@ -37,7 +37,7 @@ class PrivacyUtilityWarning(UserWarning):
     """
 
 
-def warn_noise_dominated(what, names, estimates, noise_scales, stacklevel=3):
+def warn_noise_dominated(what, names, estimates, noise_scales):
     """One PrivacyUtilityWarning naming the items whose noise sd exceeds them.
 
     Post-processing only: ``estimates`` are released values and ``names`` are
@@ -46,11 +46,10 @@ def warn_noise_dominated(what, names, estimates, noise_scales, stacklevel=3):
     flagged = np.asarray(noise_scales, dtype=float) > np.asarray(estimates, dtype=float)
     if np.any(flagged):
         listed = ", ".join(str(name) for name, flag in zip(names, flagged) if flag)
-        warnings.warn(
+        warn_user(
             f"The noise sd exceeds the private {what} of {listed}: read these as "
             "noise. Increase eps (or this part of the budget), or use more rows.",
             PrivacyUtilityWarning,
-            stacklevel=stacklevel + 1,
         )
 
 
@@ -83,15 +82,15 @@ class PrivacyRiskWarning(UserWarning):
     """
 
 
-def warn_risky_delta(delta, n_samples, stacklevel=3):
+def warn_risky_delta(delta, n_samples):
     """One PrivacyRiskWarning when ``delta >= 1 / n_samples``.
 
     With ``delta`` that large, a mechanism that publishes one of the ``n_samples``
     rows verbatim, picked at random, is ``(0, delta)``-DP: the guarantee no longer
     protects anyone in particular. ``delta`` and ``n_samples`` are public (under
     the fixed-size adjacency of these mechanisms the number of rows is), so the
-    warning reveals nothing. ``stacklevel`` counts from the caller of this
-    function, as in :func:`warnings.warn`.
+    warning reveals nothing. Like every warning of the package, it points at
+    the user's call (:func:`~sklearn_dppca._validation.warn_user`).
 
     Examples
     --------
@@ -105,10 +104,9 @@ def warn_risky_delta(delta, n_samples, stacklevel=3):
     True
     """
     if delta >= 1 / n_samples:
-        warnings.warn(
+        warn_user(
             f"delta={delta:g} is at least 1/n_samples = 1/{n_samples}: with delta this "
             "large, publishing one row picked at random would meet the guarantee. "
             "Choose delta much smaller than 1/n_samples.",
             PrivacyRiskWarning,
-            stacklevel=stacklevel + 1,
         )
