@@ -256,7 +256,7 @@ def plan_settings(params, n, p, k, *, scree_params=None, scree_method=None,
             "histogram": params.get("histogram", "additive"), "n_groups": int(n_groups)}
 
 
-PLAN_COLUMNS = ["step", "mechanism", "eps", "delta", "mu", "noise_sd", "released",
+_COLUMNS = ["step", "mechanism", "eps", "delta", "mu", "noise_sd", "released",
             "eps_needed"]
 
 
@@ -264,7 +264,7 @@ def plan_frame(rows):
     """The plan's rows (:func:`plan_table`) as a pandas DataFrame."""
     import pandas as pd    # a dependency, imported when a plan is shown
 
-    return pd.DataFrame(rows, columns=PLAN_COLUMNS)
+    return pd.DataFrame(rows, columns=_COLUMNS)
 
 
 def plan_table(full, kept, allocate_at, settings, eps):
