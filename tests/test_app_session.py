@@ -91,7 +91,42 @@ def test_the_budget_is_kept_across_a_new_explorer(tmp_path, data):
 
     again = Explorer(data, BUDGET, path)              # a restart: a new explorer
     assert again.meter() == spent
-    assert again.fits == []                           # the pictures are not kept, the spend is
+    # the release is kept too (test_releases_are_kept_beside_the_budget_file)
+    assert len(again.fits) == 1 and again.fits[0].estimator is None
+
+
+def test_releases_are_kept_beside_the_budget_file(tmp_path, data):
+    path = tmp_path / f"c{BUDGET_SUFFIX}"
+    first = Explorer(data, BUDGET, path)
+    index = first.fit({**FIT, "n_components": 3, "nonprivate": True})
+    fitted = first.fits[index].estimator
+    (kept,) = (tmp_path / "c.dppca-releases").glob("*.json")
+    # the kept file is the release as published: never the reference
+    assert "NOT_PRIVATE" not in kept.read_text()
+    assert kept.name.startswith("fit-") and first.fits[index].path == str(kept)
+    # a refused fit keeps nothing
+    with pytest.raises(BudgetExceededError):
+        first.fit({**FIT, "eps": BUDGET[0]})
+    (tmp_path / "c.dppca-releases" / "notes.json").write_text("{}", encoding="utf-8")
+    # a restart lists it, drawn from the file alone, and charges nothing
+    again = Explorer(data, BUDGET, path)
+    charges = again.accountant.charges
+    assert again.labels() == [f"fit 1: eps={FIT['eps']:g} delta={FIT['delta']:g} k=3 "
+                              f"p={data.X.shape[1]} (kept)"]
+    assert again.unreadable == {"notes.json"}
+    released = again.fits[0].release
+    np.testing.assert_array_equal(released.components_, fitted.components_)
+    np.testing.assert_array_equal(released.explained_variance_, fitted.explained_variance_)
+    assert released.nonprivate_ is None and not again.fits[0].has_reference
+    assert REFERENCE_MARK not in _texts(again.figure(0, "scree", show_reference=True))
+    assert json.loads(again.release_json(0))["data_source"] == "test clusters"
+    again.figure(0, "overview"), again.summary(0), again.ledger(0)
+    assert again.accountant.charges == charges
+    # a second fit is listed after the kept one; a third explorer sees both
+    again.fit(FIT)
+    assert len(Explorer(data, BUDGET, path).fits) == 2
+    # another process's release appears on the next look at the folder
+    assert first.refresh_releases() == 1 and len(first.fits) == 2
 
 
 def test_a_fit_beyond_what_is_left_is_refused_before_any_computation(tmp_path, data,
@@ -226,8 +261,20 @@ def test_the_score_picture_uses_the_fits_own_axes(tmp_path, data):
     explorer = Explorer(data, BUDGET, tmp_path / f"c{BUDGET_SUFFIX}")
     index = explorer.fit({**FIT, "n_components": 3, "score_axes": "1,3"})
     assert tuple(explorer.fits[index].release.axes_) == (0, 2)
-    figure = explorer.figure(index, "score", axes=(0, 1))   # the view axes do not apply
-    assert "PC3" in figure.axes[0].get_ylabel()
+    for display in ("score", "biplot"):
+        for axes in (None, (0, 2)):          # the fit's own axes
+            figure = explorer.figure(index, display, axes=axes)
+            assert "PC1" in figure.axes[0].get_xlabel(), display
+            assert "PC3" in figure.axes[0].get_ylabel(), display
+        # any other pair, the same two swapped too, says what was released: never
+        # a picture of other axes than the view asks for
+        for axes in ((0, 1), (2, 0), (1, 2)):
+            with pytest.raises(ValueError, match=r"exists for PC1 x PC3 only .* not for "
+                                                 rf"PC{axes[0] + 1} x PC{axes[1] + 1}"):
+                explorer.figure(index, display, axes=axes)
+    # the loadings and the variables follow the view's axes
+    figure = explorer.figure(index, "variable", axes=(1, 0))
+    assert "PC2" in figure.axes[0].get_xlabel() and "PC1" in figure.axes[0].get_ylabel()
 
 
 def test_nothing_non_private_is_shown_unless_asked(tmp_path, data):
