@@ -56,7 +56,7 @@ OPENED = "opened-"
 WATCH_SECONDS = 1.0
 #: A picture's height on the page: the window's less the room of what is above
 #: it, at least 360 CSS pixels; at 1366 x 768 the whole picture is in the window.
-_PICTURE_HEIGHT = "max(360px, calc(100vh - 290px))"
+_PICTURE_HEIGHT = "max(360px, calc(100vh - 320px))"
 #: The overview's least width in CSS pixels: its six panels are readable from
 #: there (a narrower page scrolls it sideways), and its height per width.
 _OVERVIEW_WIDTH, _OVERVIEW_ASPECT = 1280, 0.66
@@ -69,10 +69,13 @@ _STYLE = """
 .dppca-meter-fill { height: 100%; }
 .dppca-meter-label { font-size: 0.85rem; line-height: 1.25; margin-top: 0.2rem; }
 .dppca-verdict { font-size: 0.8rem; line-height: 1.25; margin: 0.35rem 0; }
-.dppca-hover { min-height: 1.4em; font-size: 0.9rem; color: #333; }
+/* never hidden when empty: a hidden output is not updated, and a line that
+   comes and goes would move the picture under the pointer */
+.dppca-hover { height: 1.4em; overflow: hidden; white-space: nowrap;
+  text-overflow: ellipsis; font-size: 0.9rem; color: #333; }
 .dppca-note { color: #8a3a00; font-weight: 600; }
-.dppca-note:empty, .dppca-hover:empty { display: none; }
-#message { font-size: 0.85rem; max-height: 2.6em; overflow-y: auto; }
+/* two lines, always: the picture under it does not move when a message comes */
+#message { font-size: 0.85rem; height: 2.6em; overflow-y: auto; }
 .dppca-view .form-group { margin-bottom: 0.3rem; }
 .dppca-overview { overflow-x: auto; }
 """
@@ -188,7 +191,7 @@ def _view_row():
         ui.input_select("score_kind", "Scores as", list(SCORE_KINDS)),
         ui.input_numeric("biplot_alpha", "Biplot alpha", 1.0, min=0, max=1, step=0.25),
         ui.input_checkbox("show_reference", "show NON-PRIVATE reference", False),
-        col_widths=(4, 1, 1, 2, 1, 3),
+        col_widths=(4, 1, 1, 2, 2, 2),
         class_="dppca-view mb-0",
     )
 
@@ -288,7 +291,7 @@ def _server_for(state):
             choices.update({f"{OPENED}{i}": fit.label for i, fit in enumerate(opened())})
             if selected is None:
                 with reactive.isolate():
-                    shown = input.fit_choice()
+                    shown = input.fit_choice() if "fit_choice" in input else None
                 selected = shown if shown in choices else \
                     (str(len(labels) - 1) if labels else None)
             ui.update_select("fit_choice", choices=choices, selected=selected)
@@ -306,8 +309,8 @@ def _server_for(state):
                 changed = seen != stamp()
             if changed:
                 stamp.set(seen)
-                if explorer.refresh_releases():
-                    show_fits(explorer)
+                explorer.refresh_releases()
+                show_fits(explorer)      # (another session's fits too; keeps the choice)
                 with reactive.isolate():
                     revision.set(revision() + 1)
 
