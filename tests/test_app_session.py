@@ -7,6 +7,7 @@ Shiny app skip when the ``app`` extra is not installed.
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -552,3 +553,29 @@ def test_the_plan_of_the_next_fit_spends_nothing(tmp_path, data):
     assert "score summary (needs eps about" in text
     assert "Every part is estimable at eps = 1 with n = 5000." in explorer.plan(FIT)
     assert explorer.accountant.spent() == (0.0, 0.0) and not explorer.fits
+
+
+def test_the_plan_says_what_the_meter_will_read_or_that_fit_is_refused(tmp_path, data):
+    explorer = Explorer(data, BUDGET, tmp_path / f"c{BUDGET_SUFFIX}")
+    for _ in range(8):
+        said = explorer.plan(FIT).splitlines()[-1]
+        if said.startswith("Over the budget"):
+            break
+        found = re.fullmatch(r"Within the budget: ([0-9.]+) of eps 2 spent at delta "
+                             r"1e-5 now, ([0-9.]+) after this fit \(([0-9]+)% of the "
+                             r"budget\)\.", said)
+        assert found, said
+        assert float(found.group(1)) == pytest.approx(
+            explorer.meter()["eps_spent"], abs=0.005)
+        explorer.fit(FIT)
+        # the prediction is the charge: the meter reads it after the fit
+        assert explorer.meter()["eps_spent"] == pytest.approx(float(found.group(2)),
+                                                              abs=0.005)
+    assert len(explorer.fits) >= 2          # (a few fits compose under the total)
+    assert said == (f"Over the budget: {explorer.meter()['text'].split(' (')[0]}, and "
+                    "this fit needs more than is left. Fit would be refused (nothing "
+                    "spent).")
+    charges = explorer.accountant.charges
+    with pytest.raises(BudgetExceededError):
+        explorer.fit(FIT)
+    assert explorer.accountant.charges == charges

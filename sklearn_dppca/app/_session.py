@@ -38,8 +38,9 @@ from .._data_sources import (
     parse_names,
     read_csv,
 )
+from .._algorithms._plan import plan_frame
 from .._budget_split import BUDGET_PARTS, check_budget_split
-from .._budget_words import budget_words, delta_note
+from .._budget_words import budget_words, delta_note, spent_after
 from .._pca import DPPCA
 from .._release_write import export_release
 from .._released_pca import load_release
@@ -666,12 +667,26 @@ class Explorer:
         -------
         str
             One line per mechanism step, then what is not estimable and the eps
-            each part would need.
+            each part would need, then whether the fit fits what is left of the
+            budget and what the meter would read after it.
         """
         n_samples, n_features = self.data.X.shape
         kwargs = _dppca_params(params, n_samples)
         estimator = DPPCA(groups=self.data.labels, **kwargs)
-        return plan_text(estimator.plan(n_samples, n_features), kwargs["eps"], n_samples)
+        plan, rows = estimator._planned(n_samples, n_features)
+        return "\n".join([plan_text(plan_frame(rows), kwargs["eps"], n_samples),
+                          self._afford_text(plan.planned_spend())])
+
+    def _afford_text(self, spend):
+        """Whether a fit charging ``spend`` fits what is left, and the meter after
+        it (public numbers only: the plan and the charges)."""
+        words = budget_words(self.accountant)
+        if not self.accountant.can_afford(spend):
+            return (f"Over the budget: {words['text']}, and this fit needs more than "
+                    "is left. Fit would be refused (nothing spent).")
+        after = spent_after(self.accountant, spend)
+        return (f"Within the budget: {words['text']} now, {after:.2f} after this fit "
+                f"({100 * after / words['eps_total']:.0f}% of the budget).")
 
     def fit(self, params):
         """Fit DPPCA with the page's fit inputs, charging the data set's budget.

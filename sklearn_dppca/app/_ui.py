@@ -74,6 +74,7 @@ _STYLE = """
 .dppca-hover { height: 1.4em; overflow: hidden; white-space: nowrap;
   text-overflow: ellipsis; font-size: 0.9rem; color: #333; }
 .dppca-note { color: #8a3a00; font-weight: 600; }
+.dppca-refusal { color: #b00020; font-weight: 600; font-size: 0.85rem; }
 /* two lines, always: the picture under it does not move when a message comes */
 #message { font-size: 0.85rem; height: 2.6em; overflow-y: auto; }
 .dppca-view .form-group { margin-bottom: 0.3rem; }
@@ -179,6 +180,7 @@ def _fit_bar():
         ui.output_ui("budget_meter"),
         ui.div(ui.output_text("plan_verdict"), class_="dppca-verdict"),
         ui.input_action_button("fit", "Fit (spends)", class_="btn-primary w-100"),
+        ui.div(ui.output_text("refusal"), class_="dppca-refusal"),
         class_="dppca-fitbar",
     )
 
@@ -284,6 +286,7 @@ def _server_for(state):
         note = reactive.value("")
         opened = reactive.value(())      # releases opened from files (this session)
         stamp = reactive.value(None)     # the budget file and releases folder as seen
+        refused = reactive.value("")     # the last Fit's refusal, in short
 
         def show_fits(explorer, selected=None):
             labels = explorer.labels()
@@ -379,12 +382,15 @@ def _server_for(state):
                 index = explorer.fit(_fit_inputs(input))
             except BudgetExceededError as error:
                 note.set(describe_error(error))
+                refused.set("Fit refused: it needs more than is left of the budget. "
+                            "Nothing was spent.")
                 revision.set(revision() + 1)
                 return
             except (UserError, ValueError, TypeError) as error:
                 note.set(f"Fit not made: {describe_error(error)}")
                 revision.set(revision() + 1)
                 return
+            refused.set("")
             fit = explorer.fits[index]
             show_fits(explorer, str(index))
             revision.set(revision() + 1)
@@ -397,6 +403,7 @@ def _server_for(state):
 
         @reactive.calc
         def planned():
+            revision()          # what is left changes with every charge, anywhere
             try:
                 return current().plan(_fit_inputs(input))
             except (UserError, ValueError, TypeError) as error:
@@ -408,9 +415,10 @@ def _server_for(state):
 
         @render.text
         def plan_verdict():
-            # the plan's last line: what the next fit buys, and what it cannot
-            return (planned().splitlines() or [""])[-1] + \
-                " (Plan in full: the tab 'Next fit's plan'.)"
+            # the plan's last lines: what the next fit buys and what it cannot, and
+            # whether the budget has room for it
+            return " ".join(planned().splitlines()[-2:]) + \
+                " (In full: the tab 'Next fit's plan'.)"
 
         @reactive.calc
         def chosen():
@@ -463,6 +471,10 @@ def _server_for(state):
         @render.text
         def message():
             return note()
+
+        @render.text
+        def refusal():
+            return refused()
 
         @render.ui
         def reference_mark():
