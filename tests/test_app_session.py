@@ -8,6 +8,7 @@ Shiny app skip when the ``app`` extra is not installed.
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -30,8 +31,10 @@ from sklearn_dppca.app._session import (  # noqa: E402
     budget_file_for,
     data_key,
     describe_error,
+    draw_figure,
     load_source,
     open_explorer,
+    open_release,
 )
 from sklearn_dppca.datasets import make_gaussian_clusters  # noqa: E402
 
@@ -128,6 +131,30 @@ def test_releases_are_kept_beside_the_budget_file(tmp_path, data):
     assert len(Explorer(data, BUDGET, path).fits) == 2
     # another process's release appears on the next look at the folder
     assert first.refresh_releases() == 1 and len(first.fits) == 2
+
+
+def test_a_release_file_opens_without_its_reference(tmp_path, data):
+    explorer = Explorer(data, BUDGET, tmp_path / f"c{BUDGET_SUFFIX}")
+    index = explorer.fit({**FIT, "nonprivate": True})
+    path = tmp_path / "with-reference.json"
+    path.write_text(explorer.release_json(index, include_nonprivate=True), encoding="utf-8")
+    assert load_release(path).nonprivate_ is not None
+    opened = open_release(path, "with-reference.json")
+    assert opened.label.startswith("opened with-reference.json: eps=1 ")
+    assert opened.release.nonprivate_ is None and not opened.has_reference
+    np.testing.assert_array_equal(opened.release.components_,
+                                  explorer.fits[index].release.components_)
+    figure, _ = draw_figure(opened, "scree", show_reference=True)
+    assert REFERENCE_MARK not in _texts(figure)
+    assert "NOT_PRIVATE" not in opened.release_json(include_nonprivate=True)
+    # dropped into the kept folder, it is listed without it too
+    shutil.copy(path, tmp_path / "c.dppca-releases" / "fit-zz-dropped.json")
+    assert explorer.refresh_releases() == 1
+    assert explorer.fits[-1].release.nonprivate_ is None
+    # a file that is no release: one message naming it, no data
+    (tmp_path / "notes.json").write_text('{"format": "other"}', encoding="utf-8")
+    with pytest.raises(UserError, match="'notes.json' is not a sklearn-dppca release"):
+        open_release(tmp_path / "notes.json")
 
 
 def test_a_fit_beyond_what_is_left_is_refused_before_any_computation(tmp_path, data,

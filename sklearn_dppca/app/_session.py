@@ -525,12 +525,23 @@ def _release_label(release, number=None):
             f"p={int(release.n_features_in_)}")
 
 
+def _read_release(path):
+    """The release in the file ``path``, without any non-private reference it may
+    hold (a file exported with ``include_nonprivate=True``): the explorer draws
+    a file's reference never, since no fit of this page stored it."""
+    release = load_release(path)
+    if release.nonprivate_ is not None:
+        release = load_release(export_release(release))
+    return release
+
+
 def open_release(path, name=None):
     """A release JSON file read to look at (free): a :class:`_Fit` without an
-    estimator. Raises :class:`UserError` naming the file when it is no release."""
+    estimator, and without the file's non-private reference if it holds one.
+    Raises :class:`UserError` naming the file when it is no release."""
     shown = name or os.path.basename(str(path))
     try:
-        release = load_release(path)
+        release = _read_release(path)
     except (OSError, ValueError, TypeError) as error:
         reason = getattr(error, "strerror", None) or error
         raise UserError(f"{shown!r} is not a sklearn-dppca release: {reason}") from None
@@ -610,7 +621,7 @@ class Explorer:
                 continue
             path = os.path.join(self.releases_dir, name)
             try:
-                release = load_release(path)
+                release = _read_release(path)
             except (OSError, ValueError, TypeError):
                 self.unreadable.add(name)
                 continue
