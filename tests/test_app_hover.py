@@ -13,7 +13,7 @@ matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 
 from sklearn_dppca._data_sources import TabularData  # noqa: E402
-from sklearn_dppca.app._hover import NEAR_PIXELS, hover_targets, hover_text  # noqa: E402
+from sklearn_dppca.app._hover import _NEAR_PIXELS, hover_targets, hover_text  # noqa: E402
 from sklearn_dppca.app._session import BUDGET_SUFFIX, Explorer, draw_figure  # noqa: E402
 from sklearn_dppca.datasets import make_gaussian_clusters  # noqa: E402
 
@@ -86,7 +86,7 @@ def test_pointing_at_an_arrow_names_its_variable_and_released_loadings(fit, disp
         if k != j:
             other = _arrow_tips(figure, shown, [shown.arrows_[shown.variables_.index(
                 said_name)]])[0]
-            assert np.hypot(other[0] - tip[0], other[1] - tip[1]) < 2 * NEAR_PIXELS
+            assert np.hypot(other[0] - tip[0], other[1] - tip[1]) < 2 * _NEAR_PIXELS
 
 
 def test_the_values_said_are_the_release_s_even_with_the_reference_drawn(fit):

@@ -11,7 +11,7 @@ non-private reference) and so is free to show.
 import numpy as np
 
 #: How far (CSS pixels) the pointer may be from a point and still be on it.
-NEAR_PIXELS = 24
+_NEAR_PIXELS = 24
 
 
 def _pixels(ax, points, height):
@@ -174,7 +174,7 @@ def hover_text(targets, hover):
     x = np.asarray(targets["x"], dtype=float)
     if not len(x):
         return ""
-    near = NEAR_PIXELS
+    near = _NEAR_PIXELS
     if targets["kind"] == "columns":
         distance = np.abs(x - px)
         if len(x) > 1:       # anywhere over its column: half the way to the next

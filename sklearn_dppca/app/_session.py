@@ -68,10 +68,10 @@ SOURCES = {
     "upload": "upload a CSV file",
 }
 #: The pictures of a fit.
-DISPLAYS = ("overview", "scree", "loading", "variable", "score", "biplot")
+DISPLAYS = ("scree", "loading", "variable", "score", "biplot", "overview")
 SCORE_KINDS = ("histogram", "points", "both")
 #: Suffix of the folder of a data set's releases, beside its budget file.
-RELEASES_SUFFIX = ".dppca-releases"
+_RELEASES_SUFFIX = ".dppca-releases"
 #: Suffix of a budget file: ``data-<key>.dppca-budget.json`` (and, before keys,
 #: ``data.csv.dppca-budget.json``).
 BUDGET_SUFFIX = ".dppca-budget.json"
@@ -549,13 +549,13 @@ def open_release(path, name=None):
                 path=str(path))
 
 
-def releases_dir_for(budget_file):
+def _releases_dir_for(budget_file):
     """The folder of the releases kept beside ``budget_file``:
     ``data-<key>.dppca-releases`` for ``data-<key>.dppca-budget.json``."""
     budget_file = os.fspath(budget_file)
     stem = budget_file[:-len(BUDGET_SUFFIX)] if budget_file.endswith(BUDGET_SUFFIX) \
         else budget_file
-    return stem + RELEASES_SUFFIX
+    return stem + _RELEASES_SUFFIX
 
 
 def _write_atomically(text, path):
@@ -589,7 +589,8 @@ class Explorer:
     budget_file : str
         The JSON file of the accountant; read now (or created) and written after
         every charge. The releases of the fits are kept beside it, one JSON file
-        each in :func:`releases_dir_for` (without any non-private reference), and
+        each (without any non-private reference) in the folder
+        ``data-<key>.dppca-releases`` of ``data-<key>.dppca-budget.json``, and
         read back by the next explorer on the file.
     """
 
@@ -599,7 +600,7 @@ class Explorer:
         self.budget = _check_budget(budget)
         self.key = key
         self.accountant = _open_budget(self.budget_file, self.budget, key)
-        self.releases_dir = releases_dir_for(self.budget_file)
+        self.releases_dir = _releases_dir_for(self.budget_file)
         self.fits = []
         self.unreadable = set()     # files in the releases folder that are no release
         self.refresh_releases()

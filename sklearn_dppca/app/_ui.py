@@ -20,6 +20,7 @@ from .._data_sources import UserError
 from ..privacy import BudgetExceededError
 from ._hover import hover_text, hover_targets
 from ._session import (
+    DISPLAYS,
     FIGURE_FORMATS,
     REFERENCE_MARK,
     SCORE_KINDS,
@@ -47,13 +48,13 @@ except ImportError:    # the optional extra; create_app says how to install it
 START = "start"
 #: Pixels per inch of the pictures on the page: one figure pixel per CSS pixel.
 _FIGURE_DPI = 100
-#: The tabs of the pictures: display -> tab title.
-PICTURE_TABS = {"scree": "Scree", "loading": "Loadings", "variable": "Variables",
-                "score": "Scores", "biplot": "Biplot", "overview": "Overview"}
+#: The titles of the pictures' tabs, one per display (in the order of DISPLAYS).
+_TAB_TITLES = {"scree": "Scree", "loading": "Loadings", "variable": "Variables",
+               "score": "Scores", "biplot": "Biplot", "overview": "Overview"}
 #: The prefix of the ``fit_choice`` values of releases opened from a file.
-OPENED = "opened-"
+_OPENED = "opened-"
 #: Seconds between two looks at the budget file (its meter and releases).
-WATCH_SECONDS = 1.0
+_WATCH_SECONDS = 1.0
 #: A picture's height on the page: the window's less the room of what is above
 #: it, at least 360 CSS pixels; at 1366 x 768 the whole picture is in the window.
 _PICTURE_HEIGHT = "max(360px, calc(100vh - 320px))"
@@ -220,7 +221,7 @@ def _page(start_label):
         ui.download_button("download_svg", "Picture (SVG)", class_="btn-sm"),
         class_="d-flex gap-2 mt-2",
     )
-    tabs = [_picture_tab(display, title) for display, title in PICTURE_TABS.items()]
+    tabs = [_picture_tab(display, _TAB_TITLES[display]) for display in DISPLAYS]
     tabs += [ui.nav_panel("Ledger", ui.output_code("ledger"), value="ledger"),
              ui.nav_panel("Summary", ui.output_code("summary"), value="summary"),
              ui.nav_panel("Next fit's plan", ui.output_code("plan"), value="plan")]
@@ -291,7 +292,7 @@ def _server_for(state):
         def show_fits(explorer, selected=None):
             labels = explorer.labels()
             choices = {str(i): label for i, label in enumerate(labels)}
-            choices.update({f"{OPENED}{i}": fit.label for i, fit in enumerate(opened())})
+            choices.update({f"{_OPENED}{i}": fit.label for i, fit in enumerate(opened())})
             if selected is None:
                 with reactive.isolate():
                     shown = input.fit_choice() if "fit_choice" in input else None
@@ -304,7 +305,7 @@ def _server_for(state):
             # every session looks at the budget file and the releases folder: a
             # fit by another session or process moves this meter and lists its
             # release within a second
-            reactive.invalidate_later(WATCH_SECONDS)
+            reactive.invalidate_later(_WATCH_SECONDS)
             explorer = current()
             seen = (explorer.budget_file, _file_stamp(explorer.budget_file),
                     _file_stamp(explorer.releases_dir))
@@ -360,7 +361,7 @@ def _server_for(state):
                 note.set(f"Release not opened: {describe_error(error)}")
                 return
             opened.set(opened() + (fit,))
-            show_fits(current(), f"{OPENED}{len(opened()) - 1}")
+            show_fits(current(), f"{_OPENED}{len(opened()) - 1}")
             note.set(f"Opened {upload['name']} to look at it: drawn from the file, "
                      "nothing spent.")
 
@@ -428,9 +429,9 @@ def _server_for(state):
             revision()
             explorer = current()
             choice = input.fit_choice()
-            if choice and choice.startswith(OPENED):
+            if choice and choice.startswith(_OPENED):
                 files = opened()
-                number = int(choice[len(OPENED):])
+                number = int(choice[len(_OPENED):])
                 return (files[number], None) if number < len(files) else (None, None)
             if not explorer.fits or choice in (None, ""):
                 return None, None
@@ -482,7 +483,7 @@ def _server_for(state):
                 return None
             return ui.tags.p(REFERENCE_MARK, style="color: #b00; font-weight: bold;")
 
-        for display in PICTURE_TABS:
+        for display in DISPLAYS:
             _picture_outputs(display, session, input, chosen, drawing)
 
         @render.code
@@ -512,7 +513,7 @@ def _server_for(state):
 
         def shown_display():
             tab = input.tab()
-            return tab if tab in PICTURE_TABS else "overview"
+            return tab if tab in DISPLAYS else "overview"
 
         @render.download_button(filename=lambda: f"dppca-release-{file_stem()}"
                                                  f"{suffix()}.json",
