@@ -578,6 +578,11 @@ def test_two_sessions_meters_agree(explorer, browser, csv):
         _until(browser, lambda d: _meter(d) != spent, "the second tab's fit to spend")
         second = _meter(browser)
         explorer["charges"] += 1
+        # the new fit is shown, and stays shown once the page has looked at the
+        # budget file again
+        _until(browser, lambda d: _sent(d, "fit_choice") == "1", "the new fit shown")
+        time.sleep(1.5)
+        assert _sent(browser, "fit_choice") == "1"
         _screenshot(browser, "two-sessions-second")
     finally:
         browser.close()

@@ -300,6 +300,10 @@ def _server_for(state):
                     (str(len(labels) - 1) if labels else None)
             ui.update_select("fit_choice", choices=choices, selected=selected)
 
+        def files_now(explorer):
+            return (explorer.budget_file, _file_stamp(explorer.budget_file),
+                    _file_stamp(explorer.releases_dir))
+
         @reactive.effect
         def _watch():
             # every session looks at the budget file and the releases folder: a
@@ -307,8 +311,7 @@ def _server_for(state):
             # release within a second
             reactive.invalidate_later(_WATCH_SECONDS)
             explorer = current()
-            seen = (explorer.budget_file, _file_stamp(explorer.budget_file),
-                    _file_stamp(explorer.releases_dir))
+            seen = files_now(explorer)
             with reactive.isolate():
                 changed = seen != stamp()
             if changed:
@@ -340,6 +343,8 @@ def _server_for(state):
             current.set(explorer)
             explorer.refresh_releases()
             show_fits(explorer, str(len(explorer.fits) - 1) if explorer.fits else None)
+            stamp.set(files_now(explorer))     # listed: nothing for the watch to do
+            refused.set("")
             revision.set(revision() + 1)
             n, p = explorer.data.X.shape
             kept = len(explorer.fits)
@@ -389,11 +394,15 @@ def _server_for(state):
                 return
             except (UserError, ValueError, TypeError) as error:
                 note.set(f"Fit not made: {describe_error(error)}")
+                refused.set("")
                 revision.set(revision() + 1)
                 return
             refused.set("")
             fit = explorer.fits[index]
             show_fits(explorer, str(index))
+            # the new fit is shown: the watch must not list the fits again before
+            # the page has sent that choice back (it would show the one before)
+            stamp.set(files_now(explorer))
             revision.set(revision() + 1)
             notes = " ".join(fit.notes + [f"Warning: {text}" for text in fit.warnings[:2]])
             if len(fit.warnings) > 2:
