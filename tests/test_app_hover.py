@@ -105,6 +105,23 @@ def test_the_values_said_are_the_release_s_even_with_the_reference_drawn(fit):
     assert differ      # (the test can tell them apart: the noise moved some)
 
 
+def test_pointing_at_a_variable_of_the_circle_says_its_correlations(fit):
+    figure, shown, targets = _drawn(fit, "variable", (1, 2))
+    height = figure.bbox.height
+    assert len(shown.variables_) == len(targets["texts"]) > 0
+    for i, name in enumerate(shown.variables_):
+        x, y = shown.ax_.transData.transform(shown.coordinates_[i])
+        said = hover_text(targets, _at(x, height - y))
+        r = shown.correlations_[i]
+        if said.startswith(f"{name}: "):
+            assert said.startswith(f"{name}: correlation with PC2 {r[0]:+.2f}, with PC3 "
+                                   f"{r[1]:+.2f} (private)"), said
+        else:       # another variable drawn at the same place: its own words
+            other = said.split(": ")[0]
+            j = shown.variables_.index(other)
+            assert np.allclose(shown.coordinates_[j], shown.coordinates_[i], atol=0.1)
+
+
 def test_pointing_far_from_everything_says_nothing(fit):
     figure, shown, targets = _drawn(fit, "loading")
     corner = hover_text(targets, _at(1, 1))
