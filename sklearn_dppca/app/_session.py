@@ -765,11 +765,6 @@ class Explorer:
         except (IndexError, TypeError, ValueError):
             raise ValueError(f"there is no fit {index!r}; fit first.") from None
 
-    def view_axes(self, index, axes):
-        """The 0-based pair ``axes`` checked against the fit's components (None: the
-        fit's score axes)."""
-        return view_axes(self._fit(index), axes)
-
     def figure(self, index, display="overview", **drawing):
         """Draw one picture of fit ``index`` from released values (free; see
         :func:`draw_figure`); returns the Figure."""
