@@ -198,12 +198,19 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         >>> bool(plan.loc[plan.step.str.startswith("scree"), "released"].any())
         False
         """
+        return plan_frame(self._planned(n_samples, n_features)[1])
+
+    def _planned(self, n_samples, n_features):
+        """The budget plan of a fit on ``n_samples`` x ``n_features`` (public inputs
+        only) and its rows: what :meth:`plan` shows, and what the fit would charge
+        an accountant (``plan.planned_spend()``)."""
         params = self._validated_params()
         n_samples = check_param(n_samples, [Interval("int", 2, None)], "n_samples")
         n_features = check_param(n_features, [Interval("int", 1, None)], "n_features")
         parts, settings, grant = self._plan_inputs(params, n_samples, n_features,
                                                    default_feature_names(n_features))
-        return plan_frame(self._bought(parts, grant, settings)[1])
+        plan, rows, _ = self._bought(parts, grant, settings)
+        return plan, rows
 
     def _validated_params(self):
         return validate_params(self)

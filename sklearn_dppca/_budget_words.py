@@ -82,6 +82,14 @@ def budget_words(accountant):
     }
 
 
+def spent_after(accountant, spend):
+    """The ``eps`` at the total delta that the charges of ``accountant`` and
+    ``spend`` (a :class:`~sklearn_dppca.privacy.Spend`) would spend together."""
+    charges = accountant.charges + [{"eps": spend.eps, "delta": spend.delta,
+                                     "mu": spend.mu}]
+    return _eps_spent(charges, accountant.eps, accountant.delta)
+
+
 def delta_note(eps, delta, charge, total_delta):
     """Why a fit that asked for ``(eps, delta)`` with ``delta`` above the total's
     was accepted (None when ``delta`` is within it); ``charge`` is its charge."""

@@ -2,18 +2,21 @@
 
 One app process for the module (and one more after the restart), started as a
 user starts it (``python -m sklearn_dppca app data.csv --budget EPS,DELTA --port
-P``) on a free local port, and one browser session shared by the module. The scenarios follow
-a data custodian: upload a CSV and fit (the meter moves), redraw without
-spending, download the release and read it back, ask for more than is left and
-be refused, then kill the app, start it again and find the budget still spent.
+P``) on a free local port, and one browser shared by the module, its page 1366 x
+768 CSS pixels. The scenarios follow a data custodian: upload a CSV and fit (the
+meter moves), go through every picture's tab and the axes without spending, read a
+value by pointing at it, download the release, open it again (free), ask for more
+than is left and be refused, fit from a second browser tab and see both meters
+agree, then kill the app, start it again and find the budget still spent and the
+releases still listed.
 
 The whole module is skipped, with the reason, on a machine without Shiny,
 Selenium, Chromium or its driver (``pip install ".[test]"`` installs the Python
 side; ``.ci/run`` installs Debian's ``chromium`` and ``chromium-driver``).
 
-Set ``SKLEARN_DPPCA_APP_SCREENSHOTS`` to a directory to keep a 1400x1000
-screenshot of each display and state (the one in ``doc/_static/app.png`` comes
-from there).
+Set ``SKLEARN_DPPCA_APP_SCREENSHOTS`` to a directory to keep a 1366 x 768
+screenshot of each tab and state (the one in ``doc/_static/app.png`` comes from
+there).
 """
 
 import os
@@ -44,6 +47,7 @@ if CHROMIUM is None or CHROMEDRIVER is None:
 from selenium import webdriver  # noqa: E402
 from selenium.common.exceptions import (  # noqa: E402
     JavascriptException, StaleElementReferenceException, WebDriverException)
+from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
@@ -63,8 +67,15 @@ START_TIMEOUT, ACTION_TIMEOUT = 30, 20
 #: The meter: the total eps at the total delta ("0.90 of eps 3 spent at delta 1e-5").
 METER = re.compile(r"([0-9.]+) of eps ([0-9.eE+-]+) spent at delta ([0-9.eE+-]+)")
 SCREENSHOTS = os.environ.get("SKLEARN_DPPCA_APP_SCREENSHOTS")
-#: The page's size in the browser, in CSS pixels (the screenshots' size).
-VIEWPORT = (1400, 1000)
+#: The page's size in the browser, in CSS pixels (the screenshots' size): a
+#: common laptop screen, where every picture must be readable.
+VIEWPORT = (1366, 768)
+#: A second fit, from a second browser tab: small enough to fit what is left.
+SECOND_FIT = {"eps": 0.3, "delta": 1e-6, "n_components": 3}
+#: The pictures' tabs (their values), in the page's order.
+PICTURES = ("scree", "loading", "variable", "score", "biplot", "overview")
+#: How narrow the overview may be and stay readable (the page's own rule).
+OVERVIEW_WIDTH = 1280
 
 
 # --- the app process ---
@@ -145,7 +156,7 @@ def _chromium(downloads):
     })
     driver = webdriver.Chrome(service=webdriver.ChromeService(CHROMEDRIVER),
                               options=options)
-    # a 1400x1000 page: the window is that much larger than its page
+    # a 1366x768 page: the window is that much larger than its page
     width, height = driver.execute_script(
         "return [window.innerWidth, window.innerHeight];")
     driver.set_window_size(2 * VIEWPORT[0] - width, 2 * VIEWPORT[1] - height)
@@ -245,16 +256,49 @@ def _options(driver, element_id):
         "return Array.from(el.options).map(o => o.value);", element_id)
 
 
-def _figure_source(driver):
-    """The ``src`` of the figure's <img> (a data URL), or None while there is none."""
-    images = driver.find_elements(By.CSS_SELECTOR, "#figure img")
-    source = images[0].get_attribute("src") if images else None
+def _picture_source(driver, display):
+    """The ``src`` of a picture's <img> (a data URL), or None while there is none."""
+    images = driver.find_elements(By.CSS_SELECTOR, f"#{display}_picture img")
+    try:
+        source = images[0].get_attribute("src") if images else None
+    except StaleElementReferenceException:
+        return None
     return source if source and source.startswith("data:image") else None
 
 
-def _new_figure(driver, previous, what):
-    return _until(driver, lambda d: (_figure_source(d) or previous) != previous
-                  and _figure_source(d), what)
+def _new_picture(driver, display, previous, what):
+    return _until(driver, lambda d: (_picture_source(d, display) or previous) != previous
+                  and _picture_source(d, display), what)
+
+
+def _show_tab(driver, tab):
+    """Open a tab of the main area (a picture, the ledger, ...)."""
+    driver.find_element(By.CSS_SELECTOR, f"a[data-value='{tab}']").click()
+    _until(driver, lambda d: _sent(d, "tab") == tab, f"the {tab} tab")
+
+
+def _picture_box(driver, display):
+    """The picture's image: its size as drawn and as shown, and where it is."""
+    return driver.execute_script(
+        "const img = document.querySelector(`#${arguments[0]}_picture img`);"
+        "const box = img.getBoundingClientRect();"
+        "const place = img.closest('.tab-pane').getBoundingClientRect();"
+        "return {natural: img.naturalWidth, shown: box.width, top: box.top,"
+        "        bottom: box.bottom, place: place.width,"
+        "        window: window.innerHeight};", display)
+
+
+def _in_sight(driver, selector):
+    """Whether the whole of the element ``selector`` picks is inside the window."""
+    return driver.execute_script(
+        "const box = document.querySelector(arguments[0]).getBoundingClientRect();"
+        "return box.top >= 0 && box.left >= 0 && box.bottom <= window.innerHeight"
+        "       && box.right <= window.innerWidth && box.height > 0;", selector)
+
+
+def _fit_values(driver):
+    """The values of the releases listed under 'Release shown' (opened files apart)."""
+    return [v for v in _options(driver, "fit_choice") if not v.startswith("opened-")]
 
 
 def _meter(driver):
@@ -270,6 +314,11 @@ def _saved(csv):
     (read-only: a copy in memory)."""
     (path,) = csv.parent.glob("data-*.dppca-budget.json")
     return PrivacyAccountant.load(path)
+
+
+def _kept(csv):
+    """The release files kept beside the data set's budget file, oldest first."""
+    return sorted(csv.parent.glob("data-*.dppca-releases/*.json"))
 
 
 def _screenshot(driver, name):
@@ -341,19 +390,20 @@ def explorer(csv, browser):
         fits_before = _options(browser, "fit_choice")
         for name, value in FIRST_FIT.items():
             _type(browser, name, value)
+        assert _in_sight(browser, "#fit")
         browser.find_element(By.ID, "fit").click()
         _until(browser, lambda d: _meter(d) != before, "the fit to spend")
-        _until(browser, _figure_source, "the fit's figure")
-        _screenshot(browser, "fit-overview")
+        _until(browser, lambda d: _picture_source(d, "scree"), "the fit's scree picture")
+        _screenshot(browser, "fit-scree")
         yield {"app": app, "before": before, "after": _meter(browser),
-               "fits_before": fits_before}
+               "fits_before": fits_before, "charges": 1}
     finally:
         app.kill()
 
 
 # --- the scenarios ---
 
-def test_a_fit_spends_and_shows_its_figure(explorer, browser):
+def test_a_fit_spends_and_shows_its_figure(explorer, browser, csv):
     before, after = explorer["before"], explorer["after"]
     # the totals are the budget the app was started with
     assert (before[1], before[2]) == pytest.approx(BUDGET)
@@ -364,28 +414,105 @@ def test_a_fit_spends_and_shows_its_figure(explorer, browser):
     assert after[0] <= after[1]
     assert len(_options(browser, "fit_choice")) == len(explorer["fits_before"]) + 1
     assert "refused" not in _text(browser, "message").lower()
+    # the meter's bar is as long as its words say
+    drawn = float(browser.find_element(
+        By.CSS_SELECTOR, "#budget_meter [role=progressbar]").get_attribute("aria-valuenow"))
+    assert drawn == pytest.approx(after[0] / after[1], abs=0.01 / after[1])
+    # the release is kept beside the budget file, as published: no reference
+    (kept,) = _kept(csv)
+    assert "NOT_PRIVATE" not in kept.read_text(encoding="utf-8")
 
 
-def test_redrawing_is_free(explorer, browser, csv):
-    """Other display kinds and other axes among the released components: new
-    pictures, the same meter, no new fit, nothing charged."""
+def test_fit_stays_in_sight(explorer, browser):
+    """The sidebar and the page scrolled to their ends: Fit is still in the window."""
+    browser.execute_script(
+        "document.querySelectorAll('.sidebar-content, .sidebar')"
+        "  .forEach(el => { el.scrollTop = el.scrollHeight; });"
+        "window.scrollTo(0, document.body.scrollHeight);")
+    _screenshot(browser, "scrolled-to-the-ends")
+    assert _in_sight(browser, "#fit")
+    assert _in_sight(browser, "#budget_meter [role=progressbar]")
+    browser.execute_script(
+        "document.querySelectorAll('.sidebar-content, .sidebar')"
+        "  .forEach(el => { el.scrollTop = 0; }); window.scrollTo(0, 0);")
+
+
+def test_every_tab_is_drawn_at_full_width_for_free(explorer, browser, csv):
+    """Each picture in its tab, drawn at the size it is shown (not shrunk), as wide
+    as its tab and, but for the overview, whole in the window; the ledger; the
+    same meter, nothing charged."""
     meter, fits = _text(browser, "budget_meter"), _options(browser, "fit_choice")
     charges = _saved(csv).charges
-    figure = _figure_source(browser)
-    for display in ("scree", "loading", "score", "biplot", "variable"):
-        _choose(browser, "display", display)
-        figure = _new_figure(browser, figure, f"the {display} display")
-        _screenshot(browser, f"display-{display}")
-        assert _text(browser, "budget_meter") == meter, display
-    # the third released direction against the first: drawn from the release
-    _type(browser, "axis_y", 3)
-    figure = _new_figure(browser, figure, "the variable display on axes 1 and 3")
-    _screenshot(browser, "display-variable-axes-1-3")
+    for display in PICTURES:
+        _show_tab(browser, display)
+        _until(browser, lambda d: _picture_source(d, display), f"the {display} picture")
+        box = _picture_box(browser, display)
+        _screenshot(browser, f"tab-{display}")
+        assert box["natural"] == pytest.approx(box["shown"], abs=1), display
+        if display == "overview":
+            # readable: never narrower than that, scrolled sideways if need be
+            assert box["natural"] >= OVERVIEW_WIDTH
+        else:
+            assert box["shown"] >= 0.95 * box["place"], display
+            assert box["bottom"] <= box["window"], display
+        assert _text(browser, f"{display}_note") == ""
+    _show_tab(browser, "ledger")
+    _until(browser, lambda d: "Privacy ledger of fit 1" in _text(d, "ledger"), "the ledger")
+    assert "Charges to the budget of this data set" in _text(browser, "ledger")
+    _screenshot(browser, "tab-ledger")
     assert _text(browser, "budget_meter") == meter
     assert _options(browser, "fit_choice") == fits
-    _choose(browser, "display", "overview")
-    _new_figure(browser, figure, "the overview again")
     assert _saved(csv).charges == charges
+
+
+def test_the_axes_are_honoured_and_stale_notes_cleared(explorer, browser, csv):
+    charges = _saved(csv).charges
+    _show_tab(browser, "variable")
+    picture = _until(browser, lambda d: _picture_source(d, "variable"), "the variables")
+    _type(browser, "axis_y", 3)
+    _new_picture(browser, "variable", picture, "the variables on axes 1 and 3")
+    _screenshot(browser, "variable-axes-1-3")
+    # the score summary was released for PC1 x PC2: other axes, the same two swapped
+    # too, say so instead of showing PC1 x PC2
+    _show_tab(browser, "score")
+    _until(browser, lambda d: "exists for PC1 x PC2 only" in _text(d, "score_note"),
+           "the score picture's note on axes 1, 3")
+    assert _picture_source(browser, "score") is None
+    _type(browser, "axis_x", 2)
+    _type(browser, "axis_y", 1)
+    _until(browser, lambda d: "not for PC2 x PC1" in _text(d, "score_note"),
+           "the score picture's note on axes 2, 1")
+    _screenshot(browser, "score-axes-2-1")
+    _type(browser, "axis_x", 1)
+    _type(browser, "axis_y", 2)
+    _until(browser, lambda d: _picture_source(d, "score"), "the score picture again")
+    assert _text(browser, "score_note") == ""
+    assert _saved(csv).charges == charges
+
+
+def test_pointing_at_a_component_reads_its_released_values(explorer, browser, csv):
+    """The scree's middle column is PC2: the words under the pointer are its
+    released PVE and noise sd, read back from the kept release."""
+    _show_tab(browser, "scree")
+    image = _until(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#scree_picture img"),
+                   "the scree picture")
+    # (from a corner first: a pointer already there would send no move)
+    ActionChains(browser).move_to_element_with_offset(image, 5 - image.size["width"] // 2,
+                                                      5 - image.size["height"] // 2) \
+        .pause(0.3).move_to_element(image).perform()
+    said = _until(browser, lambda d: _text(d, "scree_hover"), "the hover words")
+    _screenshot(browser, "scree-hover")
+    released = load_release(_kept(csv)[0])
+    ratio = released.explained_variance_ratio_[1]
+    if np.isfinite(ratio):
+        found = re.match(r"PC2: PVE ([0-9.]+)% \(noise sd ([0-9.e+-]+) points\)", said)
+        assert found, said
+        assert float(found.group(1)) == pytest.approx(100 * ratio, abs=0.05)
+        sd = 100 * np.broadcast_to(released.noise_scale_, (3,))[1] \
+            / released.total_variance_
+        assert float(found.group(2)) == pytest.approx(sd, rel=0.05)   # (2 digits)
+    else:
+        assert said.startswith("PC2: PVE not estimable"), said
 
 
 def test_the_downloaded_release_loads(explorer, browser, downloads):
@@ -404,10 +531,23 @@ def test_the_downloaded_release_loads(explorer, browser, downloads):
     assert released.nonprivate_ is None   # the reference was never asked for
 
 
+def test_a_release_file_opens_for_free(explorer, browser, csv, downloads):
+    meter, charges = _text(browser, "budget_meter"), _saved(csv).charges
+    (path,) = downloads.glob("*.json")
+    browser.find_element(By.ID, "open_release").send_keys(str(path))
+    _until(browser, lambda d: _sent(d, "fit_choice") == "opened-0", "the opened release")
+    _show_tab(browser, "loading")
+    _until(browser, lambda d: _picture_source(d, "loading"), "the opened release's picture")
+    assert "nothing spent" in _text(browser, "message")
+    assert _text(browser, "budget_meter") == meter and _saved(csv).charges == charges
+    _choose(browser, "fit_choice", "0")
+
+
 def test_a_fit_beyond_what_is_left_is_refused(explorer, browser, csv):
     meter, fits = _text(browser, "budget_meter"), _options(browser, "fit_choice")
-    charges = _saved(csv).charges
-    figure = _figure_source(browser)
+    charges, kept = _saved(csv).charges, _kept(csv)
+    _show_tab(browser, "scree")
+    figure = _until(browser, lambda d: _picture_source(d, "scree"), "the scree")
     # the whole budget again: more than is left however the fits compose
     _type(browser, "eps", BUDGET[0])
     _type(browser, "delta", BUDGET[1])
@@ -417,22 +557,68 @@ def test_a_fit_beyond_what_is_left_is_refused(explorer, browser, csv):
     _screenshot(browser, "refused")
     assert _text(browser, "budget_meter") == meter
     assert _options(browser, "fit_choice") == fits
-    assert _figure_source(browser) == figure      # nothing released is lost
-    assert _saved(csv).charges == charges
+    assert _picture_source(browser, "scree") == figure      # nothing released is lost
+    assert _saved(csv).charges == charges and _kept(csv) == kept
+    assert _in_sight(browser, "#fit") and _in_sight(browser, "#message")
 
 
-def test_a_restart_keeps_the_spent_budget(explorer, browser, csv):
+def test_two_sessions_meters_agree(explorer, browser, csv):
+    """A fit from a second browser tab: the first tab's meter follows it (it
+    watches the budget file) and lists the new release."""
+    first = browser.current_window_handle
+    spent = _meter(browser)
+    browser.switch_to.new_window("tab")
+    try:
+        _open(browser, explorer["app"].url)
+        # the same table as started: the same budget
+        assert _meter(browser) == spent
+        for name, value in SECOND_FIT.items():
+            _type(browser, name, value)
+        browser.find_element(By.ID, "fit").click()
+        _until(browser, lambda d: _meter(d) != spent, "the second tab's fit to spend")
+        second = _meter(browser)
+        explorer["charges"] += 1
+        # the new fit is shown, and stays shown once the page has looked at the
+        # budget file again
+        _until(browser, lambda d: _sent(d, "fit_choice") == "1", "the new fit shown")
+        time.sleep(1.5)
+        assert _sent(browser, "fit_choice") == "1"
+        _screenshot(browser, "two-sessions-second")
+    finally:
+        browser.close()
+        browser.switch_to.window(first)
+    _until(browser, lambda d: _meter(d) == second, "the first tab's meter to follow")
+    _until(browser, lambda d: len(_fit_values(d)) == 2, "the first tab to list the fit")
+    _screenshot(browser, "two-sessions-first")
+    assert len(_saved(csv).charges) == explorer["charges"]
+
+
+def test_a_restart_keeps_the_spent_budget_and_the_releases(explorer, browser, csv):
     spent = _meter(browser)
     explorer["app"].kill()
-    # the ledger beside the data: the one fit charged, the refused one not
+    # the ledger beside the data: the fits charged, the refused one not
     saved = _saved(csv)
     assert (saved.eps, saved.delta) == pytest.approx(BUDGET)
-    assert len(saved.charges) == 1
+    assert len(saved.charges) == explorer["charges"]
+    assert len(_kept(csv)) == explorer["charges"]
     again = _App(csv, BUDGET)
     try:
         _open(browser, again.url)
         _until(browser, lambda d: _meter(d) == pytest.approx(spent, rel=1e-3),
                "the meter to show the budget spent before the restart")
+        # the releases made before, listed again and drawn from their files
+        _until(browser, lambda d: len(_fit_values(d)) == explorer["charges"],
+               "the kept releases to be listed")
+        labels = browser.execute_script(
+            "const el = document.getElementById('fit_choice');"
+            "return el.selectize ? Object.values(el.selectize.options).map(o => o.label)"
+            "  : Array.from(el.options).map(o => o.text);")
+        assert all(label.endswith("(kept)") for label in labels), labels
+        assert any(f"eps={FIRST_FIT['eps']:g}" in label for label in labels)
+        _choose(browser, "fit_choice", "0")        # the first fit, with its scores
+        _show_tab(browser, "biplot")
+        _until(browser, lambda d: _picture_source(d, "biplot"), "a kept release's picture")
         _screenshot(browser, "restarted")
+        assert _meter(browser) == pytest.approx(spent, rel=1e-3)
     finally:
         again.kill()

@@ -7,6 +7,8 @@ Shiny app skip when the ``app`` extra is not installed.
 
 import json
 import os
+import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -29,8 +31,10 @@ from sklearn_dppca.app._session import (  # noqa: E402
     budget_file_for,
     data_key,
     describe_error,
+    draw_figure,
     load_source,
     open_explorer,
+    open_release,
 )
 from sklearn_dppca.datasets import make_gaussian_clusters  # noqa: E402
 
@@ -91,7 +95,66 @@ def test_the_budget_is_kept_across_a_new_explorer(tmp_path, data):
 
     again = Explorer(data, BUDGET, path)              # a restart: a new explorer
     assert again.meter() == spent
-    assert again.fits == []                           # the pictures are not kept, the spend is
+    # the release is kept too (test_releases_are_kept_beside_the_budget_file)
+    assert len(again.fits) == 1 and again.fits[0].estimator is None
+
+
+def test_releases_are_kept_beside_the_budget_file(tmp_path, data):
+    path = tmp_path / f"c{BUDGET_SUFFIX}"
+    first = Explorer(data, BUDGET, path)
+    index = first.fit({**FIT, "n_components": 3, "nonprivate": True})
+    fitted = first.fits[index].estimator
+    (kept,) = (tmp_path / "c.dppca-releases").glob("*.json")
+    # the kept file is the release as published: never the reference
+    assert "NOT_PRIVATE" not in kept.read_text()
+    assert kept.name.startswith("fit-") and first.fits[index].path == str(kept)
+    # a refused fit keeps nothing
+    with pytest.raises(BudgetExceededError):
+        first.fit({**FIT, "eps": BUDGET[0]})
+    (tmp_path / "c.dppca-releases" / "notes.json").write_text("{}", encoding="utf-8")
+    # a restart lists it, drawn from the file alone, and charges nothing
+    again = Explorer(data, BUDGET, path)
+    charges = again.accountant.charges
+    assert again.labels() == [f"fit 1: eps={FIT['eps']:g} delta={FIT['delta']:g} k=3 "
+                              f"p={data.X.shape[1]} (kept)"]
+    assert again.unreadable == {"notes.json"}
+    released = again.fits[0].release
+    np.testing.assert_array_equal(released.components_, fitted.components_)
+    np.testing.assert_array_equal(released.explained_variance_, fitted.explained_variance_)
+    assert released.nonprivate_ is None and not again.fits[0].has_reference
+    assert REFERENCE_MARK not in _texts(again.figure(0, "scree", show_reference=True))
+    assert json.loads(again.release_json(0))["data_source"] == "test clusters"
+    again.figure(0, "overview"), again.summary(0), again.ledger(0)
+    assert again.accountant.charges == charges
+    # a second fit is listed after the kept one; a third explorer sees both
+    again.fit(FIT)
+    assert len(Explorer(data, BUDGET, path).fits) == 2
+    # another process's release appears on the next look at the folder
+    assert first.refresh_releases() == 1 and len(first.fits) == 2
+
+
+def test_a_release_file_opens_without_its_reference(tmp_path, data):
+    explorer = Explorer(data, BUDGET, tmp_path / f"c{BUDGET_SUFFIX}")
+    index = explorer.fit({**FIT, "nonprivate": True})
+    path = tmp_path / "with-reference.json"
+    path.write_text(explorer.release_json(index, include_nonprivate=True), encoding="utf-8")
+    assert load_release(path).nonprivate_ is not None
+    opened = open_release(path, "with-reference.json")
+    assert opened.label.startswith("opened with-reference.json: eps=1 ")
+    assert opened.release.nonprivate_ is None and not opened.has_reference
+    np.testing.assert_array_equal(opened.release.components_,
+                                  explorer.fits[index].release.components_)
+    figure, _ = draw_figure(opened, "scree", show_reference=True)
+    assert REFERENCE_MARK not in _texts(figure)
+    assert "NOT_PRIVATE" not in opened.release_json(include_nonprivate=True)
+    # dropped into the kept folder, it is listed without it too
+    shutil.copy(path, tmp_path / "c.dppca-releases" / "fit-zz-dropped.json")
+    assert explorer.refresh_releases() == 1
+    assert explorer.fits[-1].release.nonprivate_ is None
+    # a file that is no release: one message naming it, no data
+    (tmp_path / "notes.json").write_text('{"format": "other"}', encoding="utf-8")
+    with pytest.raises(UserError, match="'notes.json' is not a sklearn-dppca release"):
+        open_release(tmp_path / "notes.json")
 
 
 def test_a_fit_beyond_what_is_left_is_refused_before_any_computation(tmp_path, data,
@@ -226,8 +289,20 @@ def test_the_score_picture_uses_the_fits_own_axes(tmp_path, data):
     explorer = Explorer(data, BUDGET, tmp_path / f"c{BUDGET_SUFFIX}")
     index = explorer.fit({**FIT, "n_components": 3, "score_axes": "1,3"})
     assert tuple(explorer.fits[index].release.axes_) == (0, 2)
-    figure = explorer.figure(index, "score", axes=(0, 1))   # the view axes do not apply
-    assert "PC3" in figure.axes[0].get_ylabel()
+    for display in ("score", "biplot"):
+        for axes in (None, (0, 2)):          # the fit's own axes
+            figure = explorer.figure(index, display, axes=axes)
+            assert "PC1" in figure.axes[0].get_xlabel(), display
+            assert "PC3" in figure.axes[0].get_ylabel(), display
+        # any other pair, the same two swapped too, says what was released: never
+        # a picture of other axes than the view asks for
+        for axes in ((0, 1), (2, 0), (1, 2)):
+            with pytest.raises(ValueError, match=r"exists for PC1 x PC3 only .* not for "
+                                                 rf"PC{axes[0] + 1} x PC{axes[1] + 1}"):
+                explorer.figure(index, display, axes=axes)
+    # the loadings and the variables follow the view's axes
+    figure = explorer.figure(index, "variable", axes=(1, 0))
+    assert "PC2" in figure.axes[0].get_xlabel() and "PC1" in figure.axes[0].get_ylabel()
 
 
 def test_nothing_non_private_is_shown_unless_asked(tmp_path, data):
@@ -505,3 +580,29 @@ def test_the_plan_of_the_next_fit_spends_nothing(tmp_path, data):
     assert "score summary (needs eps about" in text
     assert "Every part is estimable at eps = 1 with n = 5000." in explorer.plan(FIT)
     assert explorer.accountant.spent() == (0.0, 0.0) and not explorer.fits
+
+
+def test_the_plan_says_what_the_meter_will_read_or_that_fit_is_refused(tmp_path, data):
+    explorer = Explorer(data, BUDGET, tmp_path / f"c{BUDGET_SUFFIX}")
+    for _ in range(8):
+        said = explorer.plan(FIT).splitlines()[-1]
+        if said.startswith("Over the budget"):
+            break
+        found = re.fullmatch(r"Within the budget: ([0-9.]+) of eps 2 spent at delta "
+                             r"1e-5 now, ([0-9.]+) after this fit \(([0-9]+)% of the "
+                             r"budget\)\.", said)
+        assert found, said
+        assert float(found.group(1)) == pytest.approx(
+            explorer.meter()["eps_spent"], abs=0.005)
+        explorer.fit(FIT)
+        # the prediction is the charge: the meter reads it after the fit
+        assert explorer.meter()["eps_spent"] == pytest.approx(float(found.group(2)),
+                                                              abs=0.005)
+    assert len(explorer.fits) >= 2          # (a few fits compose under the total)
+    assert said == (f"Over the budget: {explorer.meter()['text'].split(' (')[0]}, and "
+                    "this fit needs more than is left. Fit would be refused (nothing "
+                    "spent).")
+    charges = explorer.accountant.charges
+    with pytest.raises(BudgetExceededError):
+        explorer.fit(FIT)
+    assert explorer.accountant.charges == charges

@@ -64,8 +64,10 @@ def create_app(X=None, *, groups=None, y=None, budget=(1.0, 1e-5), budget_file=N
     in its budget file (:meth:`~sklearn_dppca.PrivacyAccountant.open`: charged
     under a lock, before the fit computes): a fit that does not fit what is left
     is refused before any computation, several apps or processes on one file
-    share its budget, and restarting the app keeps what was spent.
-    Redrawing an earlier fit is free. Serve the app with any ASGI server, or use
+    share its budget, and restarting the app keeps what was spent. Each fit's
+    release is kept beside the budget file (``data-<key>.dppca-releases``,
+    without the non-private reference) and listed again after a restart.
+    Redrawing an earlier fit, or opening a release file, is free. Serve the app with any ASGI server, or use
     :func:`run`.
 
     Parameters
@@ -216,9 +218,9 @@ def _parser():
             "A local web app to explore a data set with differentially private PCA. "
             "Every fit is charged to the data set's total budget (--budget), kept in "
             "a JSON file beside the data (data-KEY" + BUDGET_SUFFIX + ", KEY a keyed "
-            "hash of the table: the same table under any name shares it); a fit that "
-            "would exceed it is refused, redrawing is free, and a restart keeps "
-            "what was spent."),
+            "hash of the table: the same table under any name shares it) with the "
+            "fits' releases; a fit that would exceed it is refused, redrawing is "
+            "free, and a restart keeps what was spent and what was released."),
     )
     parser.add_argument("csv", nargs="?", default=None, metavar="CSV",
                         help="data file with a header row (default: built-in 'gau' data)")

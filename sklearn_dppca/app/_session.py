@@ -38,8 +38,9 @@ from .._data_sources import (
     parse_names,
     read_csv,
 )
+from .._algorithms._plan import plan_frame
 from .._budget_split import BUDGET_PARTS, check_budget_split
-from .._budget_words import budget_words, delta_note
+from .._budget_words import budget_words, delta_note, spent_after
 from .._pca import DPPCA
 from .._release_write import export_release
 from .._released_pca import load_release
@@ -67,8 +68,10 @@ SOURCES = {
     "upload": "upload a CSV file",
 }
 #: The pictures of a fit.
-DISPLAYS = ("overview", "scree", "loading", "variable", "score", "biplot")
+DISPLAYS = ("scree", "loading", "variable", "score", "biplot", "overview")
 SCORE_KINDS = ("histogram", "points", "both")
+#: Suffix of the folder of a data set's releases, beside its budget file.
+_RELEASES_SUFFIX = ".dppca-releases"
 #: Suffix of a budget file: ``data-<key>.dppca-budget.json`` (and, before keys,
 #: ``data.csv.dppca-budget.json``).
 BUDGET_SUFFIX = ".dppca-budget.json"
@@ -467,21 +470,106 @@ def _dppca_params(params, n_samples):
 
 
 class _Fit:
-    """One fit: the fitted DPPCA, its label and its release without the reference."""
+    """One release shown by the explorer: its label, the release as exported (no
+    reference) and, for a fit made by this process, the fitted DPPCA.
 
-    def __init__(self, estimator, label, extra):
-        self.estimator = estimator
+    ``estimator`` is None for a release read back from a file (an earlier run's
+    fit, or a release JSON opened to look at): everything is drawn from
+    ``release`` then, and there is no non-private reference to show.
+    """
+
+    def __init__(self, release, label, estimator=None, extra=None, path=None):
+        self.release = release
         self.label = label
-        self.extra = extra
-        # what every picture is drawn from unless the reference is asked for: the
-        # release as exported (no non-private value can be in it)
-        self.release = load_release(export_release(estimator))
+        self.estimator = estimator
+        self.extra = dict(extra or {})
+        self.path = path          # the file it is kept in (None: not kept)
         self.warnings = []
         self.notes = []     # why a fit was accepted, when that needs saying
+
+    @classmethod
+    def of_estimator(cls, estimator, label, extra):
+        # what every picture is drawn from unless the reference is asked for: the
+        # release as exported (no non-private value can be in it)
+        return cls(load_release(export_release(estimator)), label, estimator, extra)
 
     @property
     def has_reference(self):
         return getattr(self.estimator, "nonprivate_", None) is not None
+
+    def drawn(self, show_reference):
+        """The object pictures are drawn from, and whether it holds the reference."""
+        if show_reference and self.has_reference:
+            return self.estimator, True
+        return self.release, False
+
+    def release_json(self, include_nonprivate=False):
+        """The JSON release (with the reference only when asked and stored)."""
+        with_reference = bool(include_nonprivate) and self.has_reference
+        source = self.estimator if self.estimator is not None else self.release
+        release = export_release(source, include_nonprivate=with_reference,
+                                 extra=self.extra or None)
+        return json.dumps(release, indent=2, allow_nan=False)
+
+    def ledger_lines(self):
+        """The release's own privacy ledger, as lines of text."""
+        return [f"Privacy ledger of {self.label}:",
+                ledger_table(self.release.privacy_ledger_, self.release.privacy_spent_)]
+
+
+def _release_label(release, number=None):
+    """The label of a release read back from a file: what it spent, k and p."""
+    eps, delta = release.privacy_spent_
+    head = f"fit {number}" if number is not None else "release"
+    return (f"{head}: eps={eps:g} delta={delta:g} k={int(release.n_components_)} "
+            f"p={int(release.n_features_in_)}")
+
+
+def _read_release(path):
+    """The release in the file ``path``, without any non-private reference it may
+    hold (a file exported with ``include_nonprivate=True``): the explorer draws
+    a file's reference never, since no fit of this page stored it."""
+    release = load_release(path)
+    if release.nonprivate_ is not None:
+        release = load_release(export_release(release))
+    return release
+
+
+def open_release(path, name=None):
+    """A release JSON file read to look at (free): a :class:`_Fit` without an
+    estimator, and without the file's non-private reference if it holds one.
+    Raises :class:`UserError` naming the file when it is no release."""
+    shown = name or os.path.basename(str(path))
+    try:
+        release = _read_release(path)
+    except (OSError, ValueError, TypeError) as error:
+        reason = getattr(error, "strerror", None) or error
+        raise UserError(f"{shown!r} is not a sklearn-dppca release: {reason}") from None
+    return _Fit(release, f"opened {shown}: " + _release_label(release).split(": ", 1)[1],
+                path=str(path))
+
+
+def _releases_dir_for(budget_file):
+    """The folder of the releases kept beside ``budget_file``:
+    ``data-<key>.dppca-releases`` for ``data-<key>.dppca-budget.json``."""
+    budget_file = os.fspath(budget_file)
+    stem = budget_file[:-len(BUDGET_SUFFIX)] if budget_file.endswith(BUDGET_SUFFIX) \
+        else budget_file
+    return stem + _RELEASES_SUFFIX
+
+
+def _write_atomically(text, path):
+    """Write ``text`` to ``path`` whole or not at all (a temporary file renamed)."""
+    folder = os.path.dirname(path)
+    handle, temporary = tempfile.mkstemp(prefix=".release.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text + "\n")
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
 
 
 # --------------------------------------------------------------------------------------
@@ -500,7 +588,10 @@ class Explorer:
         must hold the same total.
     budget_file : str
         The JSON file of the accountant; read now (or created) and written after
-        every charge.
+        every charge. The releases of the fits are kept beside it, one JSON file
+        each (without any non-private reference) in the folder
+        ``data-<key>.dppca-releases`` of ``data-<key>.dppca-budget.json``, and
+        read back by the next explorer on the file.
     """
 
     def __init__(self, data, budget, budget_file, key=None):
@@ -509,7 +600,47 @@ class Explorer:
         self.budget = _check_budget(budget)
         self.key = key
         self.accountant = _open_budget(self.budget_file, self.budget, key)
+        self.releases_dir = _releases_dir_for(self.budget_file)
         self.fits = []
+        self.unreadable = set()     # files in the releases folder that are no release
+        self.refresh_releases()
+
+    # -- the kept releases -------------------------------------------------------------
+    def refresh_releases(self):
+        """List the releases kept beside the budget file that are not listed yet
+        (an earlier run's, or another process's), oldest first; returns how many
+        were added. A file that is not a release is skipped: the page names it."""
+        try:
+            names = sorted(name for name in os.listdir(self.releases_dir)
+                           if name.endswith(".json"))
+        except FileNotFoundError:
+            return 0
+        known = {os.path.basename(fit.path) for fit in self.fits if fit.path}
+        added = 0
+        for name in names:
+            if name in known:
+                continue
+            path = os.path.join(self.releases_dir, name)
+            try:
+                release = _read_release(path)
+            except (OSError, ValueError, TypeError):
+                self.unreadable.add(name)
+                continue
+            number = len(self.fits) + 1
+            self.fits.append(_Fit(release, _release_label(release, number) + " (kept)",
+                                  extra=release.release_, path=path))
+            added += 1
+        return added
+
+    def _keep(self, fit, charge):
+        """Write ``fit``'s release (never the reference) beside the budget file,
+        named by the time and id of its charge, so that the next run lists it."""
+        os.makedirs(self.releases_dir, exist_ok=True)
+        stamp = "".join(ch for ch in str(charge.get("time", "")) if ch.isalnum())
+        name = f"fit-{stamp}-{str(charge.get('id', secrets.token_hex(4)))[:8]}.json"
+        path = os.path.join(self.releases_dir, name)
+        _write_atomically(fit.release_json(include_nonprivate=False), path)
+        fit.path = path
 
     # -- the budget ----------------------------------------------------------------
     def meter(self):
@@ -548,12 +679,26 @@ class Explorer:
         -------
         str
             One line per mechanism step, then what is not estimable and the eps
-            each part would need.
+            each part would need, then whether the fit fits what is left of the
+            budget and what the meter would read after it.
         """
         n_samples, n_features = self.data.X.shape
         kwargs = _dppca_params(params, n_samples)
         estimator = DPPCA(groups=self.data.labels, **kwargs)
-        return plan_text(estimator.plan(n_samples, n_features), kwargs["eps"], n_samples)
+        plan, rows = estimator._planned(n_samples, n_features)
+        return "\n".join([plan_text(plan_frame(rows), kwargs["eps"], n_samples),
+                          self._afford_text(plan.planned_spend())])
+
+    def _afford_text(self, spend):
+        """Whether a fit charging ``spend`` fits what is left, and the meter after
+        it (public numbers only: the plan and the charges)."""
+        words = budget_words(self.accountant)
+        if not self.accountant.can_afford(spend):
+            return (f"Over the budget: {words['text']}, and this fit needs more than "
+                    "is left. Fit would be refused (nothing spent).")
+        after = spent_after(self.accountant, spend)
+        return (f"Within the budget: {words['text']} now, {after:.2f} after this fit "
+                f"({100 * after / words['eps_total']:.0f}% of the budget).")
 
     def fit(self, params):
         """Fit DPPCA with the page's fit inputs, charging the data set's budget.
@@ -595,7 +740,8 @@ class Explorer:
                  f"k={kwargs['n_components']} p={self.data.X.shape[1]}"
                  + (" (+ NON-PRIVATE reference)" if kwargs["compute_nonprivate"] else ""))
         extra = {"data_source": self.data.source, "group_column": self.data.group_column}
-        self.fits.append(_Fit(estimator, label, extra))
+        self.fits.append(_Fit.of_estimator(estimator, label, extra))
+        self._keep(self.fits[-1], charge)
         # the library's warnings (a risky delta, a noisy release) for the page; their
         # messages quote no data value
         self.fits[-1].warnings = list(dict.fromkeys(
@@ -619,117 +765,29 @@ class Explorer:
         except (IndexError, TypeError, ValueError):
             raise ValueError(f"there is no fit {index!r}; fit first.") from None
 
-    def _drawn(self, index, show_reference):
-        """The object pictures are drawn from, and whether it holds the reference."""
-        fit = self._fit(index)
-        if show_reference and fit.has_reference:
-            return fit.estimator, True
-        return fit.release, False
-
-    def view_axes(self, index, axes):
-        """The 0-based pair ``axes`` checked against the fit's components (None: the
-        fit's score axes)."""
-        fit = self._fit(index)
-        k = int(fit.release.n_components_)
-        if axes is None or k < 2:
-            return tuple(int(a) for a in fit.release.axes_) if k >= 2 else None
-        a, b = (int(axis) for axis in axes)
-        if a == b or min(a, b) < 0 or max(a, b) >= k:
-            raise ValueError(f"the axes must be two different components in 1..{k} "
-                             f"(the fit released {k}), got {a + 1} and {b + 1}.")
-        return a, b
-
-    def figure(self, index, display="overview", *, axes=None, score_kind="histogram",
-               biplot_alpha=1.0, show_reference=False):
-        """Draw one picture of fit ``index`` from released values (free).
-
-        ``axes`` (0-based) applies to the overview, the loadings and the variable
-        circle; the score picture and the biplot exist only for the fit's own score
-        axes. The non-private reference is drawn only with ``show_reference`` and
-        when the fit stored it; the figure then carries :data:`REFERENCE_MARK`.
-        Returns a matplotlib Figure (not registered with pyplot).
-        """
-        if display not in DISPLAYS:
-            raise ValueError(f"display must be one of {', '.join(DISPLAYS)}, got {display!r}.")
-        if score_kind not in SCORE_KINDS:
-            raise ValueError(f"score_kind must be one of {', '.join(SCORE_KINDS)}, got "
-                             f"{score_kind!r}.")
-        alpha = float(biplot_alpha)
-        if not 0 <= alpha <= 1:
-            raise ValueError(f"biplot_alpha must be in [0, 1], got {biplot_alpha!r}.")
-        source, with_reference = self._drawn(index, show_reference)
-        pair = self.view_axes(index, axes)
-        _use_agg()
-        if display == "overview":
-            import matplotlib.pyplot as plt
-
-            figure = plot_overview(source, axes=pair, figsize=_OVERVIEW_FIGSIZE,
-                                   score_kw={"kind": score_kind},
-                                   biplot_kw={"alpha": alpha})
-            plt.close(figure)     # served as an image: pyplot must not keep it
-        else:
-            figure = self._single(source, display, pair, score_kind, alpha)
-        if with_reference:
-            figure.text(0.5, 0.002, REFERENCE_MARK, ha="center", va="bottom",
-                        color="red", fontsize=11, fontweight="bold")
-        return figure
-
-    @staticmethod
-    def _single(source, display, pair, score_kind, alpha):
-        from matplotlib.figure import Figure
-
-        figure = Figure(figsize=_SINGLE_FIGSIZE, layout="constrained")
-        ax = figure.add_subplot()
-        if display == "scree":
-            ScreeDisplay.from_estimator(source, ax=ax, cumulative=True)
-        elif display == "loading":
-            if pair is None:
-                LoadingDisplay.from_estimator(source, ax=ax, kind="heatmap")
-            else:
-                LoadingDisplay.from_estimator(source, ax=ax, axes=pair)
-        elif pair is None:
-            raise ValueError(f"the {display} picture needs at least 2 components.")
-        elif display == "variable":
-            VariableDisplay.from_estimator(source, ax=ax, axes=pair)
-        elif getattr(source, "frame_", None) is None:
-            raise ValueError(f"the {display} picture needs the score summary, which this "
-                             "fit did not release (a score share of 0, or too little "
-                             "budget for these rows: see the fit's warnings).")
-        elif display == "score":
-            ScoreDisplay.from_estimator(source, ax=ax, kind=score_kind)
-        else:
-            BiplotDisplay.from_estimator(source, ax=ax, alpha=alpha)
-        return figure
+    def figure(self, index, display="overview", **drawing):
+        """Draw one picture of fit ``index`` from released values (free; see
+        :func:`draw_figure`); returns the Figure."""
+        return draw_figure(self._fit(index), display, **drawing)[0]
 
     def figure_bytes(self, index, display="overview", fmt="png", dpi=100, **drawing):
-        """The picture as a PNG, PDF or SVG file's bytes (see :meth:`figure`)."""
-        if fmt not in FIGURE_FORMATS:
-            raise ValueError(f"fmt must be one of {', '.join(FIGURE_FORMATS)}, got {fmt!r}.")
-        figure = self.figure(index, display, **drawing)
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format=fmt, dpi=dpi)
-        return buffer.getvalue()
+        """The picture as a PNG, PDF or SVG file's bytes (see :func:`draw_figure`)."""
+        return figure_bytes(self._fit(index), display, fmt, dpi, **drawing)
 
     def release_json(self, index, include_nonprivate=False):
         """The JSON release of fit ``index`` (with the reference only when asked and
         stored), as text that :func:`~sklearn_dppca.load_release` reads."""
-        fit = self._fit(index)
-        with_reference = bool(include_nonprivate) and fit.has_reference
-        release = export_release(fit.estimator, include_nonprivate=with_reference,
-                                 extra=fit.extra)
-        return json.dumps(release, indent=2, allow_nan=False)
+        return self._fit(index).release_json(include_nonprivate)
 
     def summary(self, index, show_reference=False):
         """The fit's summary, from the release unless the reference is shown."""
-        source, _ = self._drawn(index, show_reference)
+        source, _ = self._fit(index).drawn(show_reference)
         return str(source.summary())
 
     def ledger(self, index):
         """The fit's privacy ledger and the data set's charges, as text."""
-        fit = self._fit(index)
-        lines = [f"Privacy ledger of {fit.label}:",
-                 ledger_table(fit.release.privacy_ledger_, fit.release.privacy_spent_),
-                 "", f"Charges to the budget of this data set ({self.data.source}):"]
+        lines = self._fit(index).ledger_lines()
+        lines += ["", f"Charges to the budget of this data set ({self.data.source}):"]
         words = budget_words(self.accountant)
         lines.append(f"  {words['text']}. {words['sentence']}")
         lines.extend(f"  {line}" for line in words["details"])
@@ -738,6 +796,124 @@ class Explorer:
     def labels(self):
         """The labels of the fits, oldest first."""
         return [fit.label for fit in self.fits]
+
+
+# --------------------------------------------------------------------------------------
+# drawing a release (free)
+# --------------------------------------------------------------------------------------
+def _pc_pair(pair):
+    return f"PC{pair[0] + 1} x PC{pair[1] + 1}"
+
+
+def view_axes(fit, axes):
+    """The 0-based pair ``axes`` checked against ``fit``'s components (None: the
+    fit's score axes; None too when it released fewer than 2)."""
+    k = int(fit.release.n_components_)
+    if axes is None or k < 2:
+        own = fit.release.axes_ if fit.release.axes_ is not None else (0, 1)
+        return tuple(int(a) for a in own) if k >= 2 else None
+    a, b = (int(axis) for axis in axes)
+    if a == b or min(a, b) < 0 or max(a, b) >= k:
+        raise ValueError(f"the axes must be two different components in 1..{k} "
+                         f"(the fit released {k}), got {a + 1} and {b + 1}.")
+    return a, b
+
+
+def _score_pair(fit, display, pair):
+    """The score summary's own axes, when ``pair`` (the view's) is them; else a
+    ValueError saying which pair was released: the score picture and the biplot
+    are never drawn on other axes than the view asks for."""
+    if fit.release.axes_ is None:
+        return pair
+    released = tuple(int(a) for a in fit.release.axes_)
+    if pair is not None and tuple(pair) != released:
+        raise ValueError(
+            f"the {display} picture of this fit exists for {_pc_pair(released)} only "
+            f"(its score summary was released for those axes), not for "
+            f"{_pc_pair(pair)}: set the axes to {released[0] + 1}, {released[1] + 1}, "
+            f"or fit again with score axes {pair[0] + 1},{pair[1] + 1} (spends).")
+    return released
+
+
+def draw_figure(fit, display="overview", *, axes=None, score_kind="histogram",
+                biplot_alpha=1.0, show_reference=False, figsize=None):
+    """Draw one picture of ``fit`` (a :class:`_Fit`) from released values (free).
+
+    ``axes`` (0-based) applies to every two-axis picture; the score picture and
+    the biplot exist only for the fit's own score axes, so other ``axes`` are a
+    ValueError saying which were released (the overview draws its score and
+    biplot panels on the fit's axes, labelled). The non-private reference is
+    drawn only with ``show_reference`` and when the fit stored it; the figure then
+    carries :data:`REFERENCE_MARK`. ``figsize`` (inches) sizes the figure to the
+    page. Returns ``(figure, display_object)``: a matplotlib Figure (not
+    registered with pyplot) and the display drawn (None for the overview).
+    """
+    if display not in DISPLAYS:
+        raise ValueError(f"display must be one of {', '.join(DISPLAYS)}, got {display!r}.")
+    if score_kind not in SCORE_KINDS:
+        raise ValueError(f"score_kind must be one of {', '.join(SCORE_KINDS)}, got "
+                         f"{score_kind!r}.")
+    alpha = float(biplot_alpha)
+    if not 0 <= alpha <= 1:
+        raise ValueError(f"biplot_alpha must be in [0, 1], got {biplot_alpha!r}.")
+    source, with_reference = fit.drawn(show_reference)
+    pair = view_axes(fit, axes)
+    _use_agg()
+    shown = None
+    if display == "overview":
+        import matplotlib.pyplot as plt
+
+        figure = plot_overview(source, axes=pair, figsize=figsize or _OVERVIEW_FIGSIZE,
+                               score_kw={"kind": score_kind},
+                               biplot_kw={"alpha": alpha})
+        plt.close(figure)     # served as an image: pyplot must not keep it
+    else:
+        if display in ("score", "biplot") and pair is not None:
+            pair = _score_pair(fit, display, None if axes is None else pair)
+        figure, shown = _single(source, display, pair, score_kind, alpha,
+                                figsize or _SINGLE_FIGSIZE)
+    if with_reference:
+        figure.text(0.5, 0.002, REFERENCE_MARK, ha="center", va="bottom",
+                    color="red", fontsize=11, fontweight="bold")
+    return figure, shown
+
+
+def _single(source, display, pair, score_kind, alpha, figsize):
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=figsize, layout="constrained")
+    ax = figure.add_subplot()
+    if display == "scree":
+        shown = ScreeDisplay.from_estimator(source, ax=ax, cumulative=True)
+    elif display == "loading":
+        if pair is None:
+            shown = LoadingDisplay.from_estimator(source, ax=ax, kind="heatmap")
+        else:
+            shown = LoadingDisplay.from_estimator(source, ax=ax, axes=pair)
+    elif pair is None:
+        raise ValueError(f"the {display} picture needs at least 2 components.")
+    elif display == "variable":
+        shown = VariableDisplay.from_estimator(source, ax=ax, axes=pair)
+    elif getattr(source, "frame_", None) is None:
+        raise ValueError(f"the {display} picture needs the score summary, which this "
+                         "fit did not release (a score share of 0, or too little "
+                         "budget for these rows: see the fit's warnings).")
+    elif display == "score":
+        shown = ScoreDisplay.from_estimator(source, ax=ax, kind=score_kind)
+    else:
+        shown = BiplotDisplay.from_estimator(source, ax=ax, alpha=alpha)
+    return figure, shown
+
+
+def figure_bytes(fit, display="overview", fmt="png", dpi=100, **drawing):
+    """The picture of ``fit`` as a PNG, PDF or SVG file's bytes (see
+    :func:`draw_figure`)."""
+    if fmt not in FIGURE_FORMATS:
+        raise ValueError(f"fmt must be one of {', '.join(FIGURE_FORMATS)}, got {fmt!r}.")
+    figure, _ = draw_figure(fit, display, **drawing)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format=fmt, dpi=dpi)
+    return buffer.getvalue()
 
 
 def describe_error(error):

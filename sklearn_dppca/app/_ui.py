@@ -1,18 +1,24 @@
 """The explorer's page and server on Shiny for Python.
 
-The page has three panels: the data (a source, an uploaded CSV with its declared
-variables, group column and labels), the next fit (what it spends and how), and
-the view of an earlier fit (free: only how released values are drawn). The
-explorers, one per budget file, are shared by every browser session of the
-process, so two tabs on one data set charge one budget.
+The sidebar holds what spends: on top, always in sight, the budget meter, what the
+next fit would buy and the Fit button; under them the data (a source, an uploaded
+CSV with its declared variables, group column and labels), the next fit's
+settings, and the releases (kept ones, and a release JSON opened to look at). The
+main area is free: the view settings (which release, which axes) and one tab per
+picture, each drawn at the size of the page, then the ledger, the summary and the
+plan. The explorers, one per budget file, are shared by every browser session of
+the process, so two tabs on one data set charge one budget; every session watches
+the budget file, so its meter and list of releases follow fits made elsewhere.
 """
 
+import io
 import os
 import tempfile
 import time
 
 from .._data_sources import UserError
 from ..privacy import BudgetExceededError
+from ._hover import hover_text, hover_targets
 from ._session import (
     DISPLAYS,
     FIGURE_FORMATS,
@@ -23,9 +29,13 @@ from ._session import (
     budget_file_for,
     data_key,
     describe_error,
+    draw_figure,
+    figure_bytes,
     fit_defaults,
     load_source,
+    open_release,
     split_defaults,
+    view_axes,
     warm_up,
 )
 
@@ -36,7 +46,41 @@ except ImportError:    # the optional extra; create_app says how to install it
 
 #: The value of ``data_source`` for the data the app was started with.
 START = "start"
-_FIGURE_DPI = 80
+#: Pixels per inch of the pictures on the page: one figure pixel per CSS pixel.
+_FIGURE_DPI = 100
+#: The titles of the pictures' tabs, one per display (in the order of DISPLAYS).
+_TAB_TITLES = {"scree": "Scree", "loading": "Loadings", "variable": "Variables",
+               "score": "Scores", "biplot": "Biplot", "overview": "Overview"}
+#: The prefix of the ``fit_choice`` values of releases opened from a file.
+_OPENED = "opened-"
+#: Seconds between two looks at the budget file (its meter and releases).
+_WATCH_SECONDS = 1.0
+#: A picture's height on the page: the window's less the room of what is above
+#: it, at least 360 CSS pixels; at 1366 x 768 the whole picture is in the window.
+_PICTURE_HEIGHT = "max(360px, calc(100vh - 320px))"
+#: The overview's least width in CSS pixels: its six panels are readable from
+#: there (a narrower page scrolls it sideways), and its height per width.
+_OVERVIEW_WIDTH, _OVERVIEW_ASPECT = 1280, 0.66
+_STYLE = """
+.dppca-fitbar { position: sticky; top: 0; z-index: 10; padding: 0.25rem 0 0.6rem;
+  background: #fff; box-shadow: -1.5rem 0 0 #fff, 1.5rem 0 0 #fff;
+  border-bottom: 1px solid #d0d4d9; margin-bottom: 0.5rem; }
+.dppca-meter { position: relative; height: 22px; border-radius: 4px;
+  background: #e9ecef; overflow: hidden; border: 1px solid #b8bfc6; }
+.dppca-meter-fill { height: 100%; }
+.dppca-meter-label { font-size: 0.85rem; line-height: 1.25; margin-top: 0.2rem; }
+.dppca-verdict { font-size: 0.8rem; line-height: 1.25; margin: 0.35rem 0; }
+/* never hidden when empty: a hidden output is not updated, and a line that
+   comes and goes would move the picture under the pointer */
+.dppca-hover { height: 1.4em; overflow: hidden; white-space: nowrap;
+  text-overflow: ellipsis; font-size: 0.9rem; color: #333; }
+.dppca-note { color: #8a3a00; font-weight: 600; }
+.dppca-refusal { color: #b00020; font-weight: 600; font-size: 0.85rem; }
+/* two lines, always: the picture under it does not move when a message comes */
+#message { font-size: 0.85rem; height: 2.6em; overflow-y: auto; }
+.dppca-view .form-group { margin-bottom: 0.3rem; }
+.dppca-overview { overflow-x: auto; }
+"""
 
 
 class _AppState:
@@ -92,7 +136,7 @@ def _fit_panel():
     # every input starts at DPPCA's default (read off the estimator)
     default = fit_defaults()
     return ui.accordion_panel(
-        "Next fit (spends budget)",
+        "Next fit settings (spends budget)",
         ui.input_numeric("n_components", "Components k", default["n_components"],
                          min=1, step=1),
         ui.input_text("score_axes", "Score summary axes (released for these only)",
@@ -119,45 +163,111 @@ def _fit_panel():
         ui.input_checkbox("nonprivate",
                           "store the NON-PRIVATE reference (never publish)",
                           default["nonprivate"]),
-        ui.tags.b("What this fit would buy (its plan: no data read, nothing spent)"),
-        ui.output_text_verbatim("plan"),
-        ui.input_action_button("fit", "Fit (spends)", class_="btn-primary"),
     )
 
 
-def _view_panel():
+def _releases_panel():
+    return ui.accordion_panel(
+        "Releases (free)",
+        ui.output_text("kept_releases"),
+        ui.input_file("open_release", "Open a release JSON to look at it (free)",
+                      accept=[".json", "application/json"]),
+    )
+
+
+def _fit_bar():
+    """What spends, always in sight at the top of the sidebar."""
+    return ui.div(
+        ui.output_ui("budget_meter"),
+        ui.div(ui.output_text("plan_verdict"), class_="dppca-verdict"),
+        ui.input_action_button("fit", "Fit (spends)", class_="btn-primary w-100"),
+        ui.div(ui.output_text("refusal"), class_="dppca-refusal"),
+        class_="dppca-fitbar",
+    )
+
+
+def _view_row():
     return ui.layout_columns(
-        ui.input_select("fit_choice", "Fit", {}),
-        ui.input_select("display", "Picture", list(DISPLAYS)),
+        ui.input_select("fit_choice", "Release shown", {}),
         ui.input_numeric("axis_x", "x axis", 1, min=1, step=1),
         ui.input_numeric("axis_y", "y axis", 2, min=1, step=1),
         ui.input_select("score_kind", "Scores as", list(SCORE_KINDS)),
         ui.input_numeric("biplot_alpha", "Biplot alpha", 1.0, min=0, max=1, step=0.25),
-        ui.input_checkbox("show_reference", "show the NON-PRIVATE reference", False),
-        # the reference switch on its own row: the numbers keep room for their values
-        col_widths=(3, 2, 1, 1, 2, 2, 12),
+        ui.input_checkbox("show_reference", "show NON-PRIVATE reference", False),
+        col_widths=(4, 1, 1, 2, 2, 2),
+        class_="dppca-view mb-0",
+    )
+
+
+def _picture_tab(display, title):
+    overview = display == "overview"
+    image = ui.output_image(f"{display}_picture", width="100%",
+                            height="auto" if overview else _PICTURE_HEIGHT,
+                            hover=ui.hover_opts(delay=120, delay_type="throttle"))
+    return ui.nav_panel(
+        title,
+        ui.div(ui.output_text(f"{display}_note"), class_="dppca-note"),
+        ui.div(ui.output_text(f"{display}_hover"), class_="dppca-hover"),
+        ui.div(image, class_="dppca-overview") if overview else image,
+        value=display,
     )
 
 
 def _page(start_label):
-    downloads = ui.layout_columns(
-        ui.download_button("download_release", "Release (JSON)"),
-        ui.download_button("download_png", "Figure (PNG)"),
-        ui.download_button("download_pdf", "Figure (PDF)"),
-        ui.download_button("download_svg", "Figure (SVG)"),
+    downloads = ui.div(
+        ui.download_button("download_release", "Release (JSON)", class_="btn-sm"),
+        ui.download_button("download_png", "Picture (PNG)", class_="btn-sm"),
+        ui.download_button("download_pdf", "Picture (PDF)", class_="btn-sm"),
+        ui.download_button("download_svg", "Picture (SVG)", class_="btn-sm"),
+        class_="d-flex gap-2 mt-2",
     )
+    tabs = [_picture_tab(display, _TAB_TITLES[display]) for display in DISPLAYS]
+    tabs += [ui.nav_panel("Ledger", ui.output_code("ledger"), value="ledger"),
+             ui.nav_panel("Summary", ui.output_code("summary"), value="summary"),
+             ui.nav_panel("Next fit's plan", ui.output_code("plan"), value="plan")]
     return ui.page_sidebar(
-        ui.sidebar(ui.accordion(_data_panel(start_label), _fit_panel(),
-                                open=True, multiple=True), width=360),
-        ui.card(ui.output_text("budget_meter"), ui.output_ui("budget_details"),
-                ui.output_text("message"), ui.output_ui("reference_mark")),
-        ui.card(_view_panel(), ui.output_image("figure", height="auto"), downloads),
-        ui.navset_tab(
-            ui.nav_panel("Summary", ui.output_code("summary")),
-            ui.nav_panel("Ledger", ui.output_code("ledger")),
-        ),
+        ui.sidebar(_fit_bar(),
+                   ui.accordion(_data_panel(start_label), _fit_panel(), _releases_panel(),
+                                open=["Data", "Next fit settings (spends budget)"],
+                                multiple=True),
+                   width=380, open="always"),
+        ui.tags.style(_STYLE),
+        ui.div(ui.output_text("message"), ui.output_ui("reference_mark")),
+        _view_row(),
+        ui.navset_tab(*tabs, id="tab", selected="scree"),
+        downloads,
         title="sklearn-dppca explorer: differentially private PCA on a kept budget",
+        fillable=False,
     )
+
+
+def _meter_bar(meter):
+    """The meter as a bar: the share of the budget spent, its words under it."""
+    fraction = min(max(float(meter["fraction"]), 0.0), 1.0)
+    colour = "#2e7d32" if fraction < 0.5 else "#e0a100" if fraction < 0.85 else "#c62828"
+    return ui.div(
+        ui.div(ui.div(class_="dppca-meter-fill",
+                      style=f"width: {100 * fraction:.1f}%; background: {colour};"),
+               class_="dppca-meter", role="progressbar",
+               aria_valuemin="0", aria_valuemax="1", aria_valuenow=f"{fraction:.4f}",
+               aria_label="share of the data set's budget spent"),
+        ui.div(meter["text"], class_="dppca-meter-label"),
+        ui.tags.details(
+            ui.tags.summary("How the budget is counted", style="font-size: 0.8rem;"),
+            ui.tags.p(meter["sentence"], style="font-size: 0.8rem;"),
+            ui.tags.pre("\n".join(meter["details"]) or "No fit charged yet.",
+                        style="font-size: 0.7rem; white-space: pre-wrap;"),
+            ui.tags.p(f"Budget file: {meter['budget_file']}", style="font-size: 0.8rem;")),
+    )
+
+
+def _file_stamp(path):
+    """What changes when a file or folder is written: its mtime and size."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return status.st_mtime_ns, status.st_size
 
 
 # --------------------------------------------------------------------------------------
@@ -175,13 +285,41 @@ def _server_for(state):
         current = reactive.value(state.start)
         revision = reactive.value(0)     # bumped when fits or the budget change
         note = reactive.value("")
+        opened = reactive.value(())      # releases opened from files (this session)
+        stamp = reactive.value(None)     # the budget file and releases folder as seen
+        refused = reactive.value("")     # the last Fit's refusal, in short
 
         def show_fits(explorer, selected=None):
             labels = explorer.labels()
             choices = {str(i): label for i, label in enumerate(labels)}
-            if selected is None and labels:
-                selected = str(len(labels) - 1)
+            choices.update({f"{_OPENED}{i}": fit.label for i, fit in enumerate(opened())})
+            if selected is None:
+                with reactive.isolate():
+                    shown = input.fit_choice() if "fit_choice" in input else None
+                selected = shown if shown in choices else \
+                    (str(len(labels) - 1) if labels else None)
             ui.update_select("fit_choice", choices=choices, selected=selected)
+
+        def files_now(explorer):
+            return (explorer.budget_file, _file_stamp(explorer.budget_file),
+                    _file_stamp(explorer.releases_dir))
+
+        @reactive.effect
+        def _watch():
+            # every session looks at the budget file and the releases folder: a
+            # fit by another session or process moves this meter and lists its
+            # release within a second
+            reactive.invalidate_later(_WATCH_SECONDS)
+            explorer = current()
+            seen = files_now(explorer)
+            with reactive.isolate():
+                changed = seen != stamp()
+            if changed:
+                stamp.set(seen)
+                explorer.refresh_releases()
+                show_fits(explorer)      # (another session's fits too; keeps the choice)
+                with reactive.isolate():
+                    revision.set(revision() + 1)
 
         @reactive.effect
         @reactive.event(input.load_data)
@@ -200,15 +338,37 @@ def _server_for(state):
                     explorer = state.explorer_for(data)
             except (UserError, ValueError, TypeError) as error:
                 note.set(f"Data not loaded: {describe_error(error)} (the data shown "
-                            "before is kept.)")
+                         "before is kept.)")
                 return
             current.set(explorer)
-            show_fits(explorer)
+            explorer.refresh_releases()
+            show_fits(explorer, str(len(explorer.fits) - 1) if explorer.fits else None)
+            stamp.set(files_now(explorer))     # listed: nothing for the watch to do
+            refused.set("")
             revision.set(revision() + 1)
             n, p = explorer.data.X.shape
+            kept = len(explorer.fits)
             note.set(f"Loaded {explorer.data.source}: n = {n}, p = {p}"
-                        + (f", groups {', '.join(explorer.data.labels)}"
-                           if explorer.data.labels else "") + ".")
+                     + (f", groups {', '.join(explorer.data.labels)}"
+                        if explorer.data.labels else "") + "."
+                     + (f" {kept} release{'s' * (kept != 1)} of this data set listed."
+                        if kept else ""))
+
+        @reactive.effect
+        @reactive.event(input.open_release)
+        def _open_release():
+            upload = (input.open_release() or [None])[0]
+            if upload is None:
+                return
+            try:
+                fit = open_release(upload["datapath"], upload["name"])
+            except UserError as error:
+                note.set(f"Release not opened: {describe_error(error)}")
+                return
+            opened.set(opened() + (fit,))
+            show_fits(current(), f"{_OPENED}{len(opened()) - 1}")
+            note.set(f"Opened {upload['name']} to look at it: drawn from the file, "
+                     "nothing spent.")
 
         @reactive.effect
         @reactive.event(input.scale, ignore_init=True)
@@ -228,41 +388,67 @@ def _server_for(state):
                 index = explorer.fit(_fit_inputs(input))
             except BudgetExceededError as error:
                 note.set(describe_error(error))
+                refused.set("Fit refused: it needs more than is left of the budget. "
+                            "Nothing was spent.")
                 revision.set(revision() + 1)
                 return
             except (UserError, ValueError, TypeError) as error:
                 note.set(f"Fit not made: {describe_error(error)}")
+                refused.set("")
                 revision.set(revision() + 1)
                 return
+            refused.set("")
             fit = explorer.fits[index]
             show_fits(explorer, str(index))
+            # the new fit is shown: the watch must not list the fits again before
+            # the page has sent that choice back (it would show the one before)
+            stamp.set(files_now(explorer))
             revision.set(revision() + 1)
             notes = " ".join(fit.notes + [f"Warning: {text}" for text in fit.warnings[:2]])
             if len(fit.warnings) > 2:
                 notes += f" ({len(fit.warnings) - 2} more warnings of this kind.)"
-            note.set(f"{fit.label} released in {time.perf_counter() - start:.2f} s."
-                        + (f" {notes}" if notes else ""))
+            note.set(f"{fit.label} released in {time.perf_counter() - start:.2f} s "
+                     f"and kept beside the budget file."
+                     + (f" {notes}" if notes else ""))
 
-        @render.text
-        def plan():
+        @reactive.calc
+        def planned():
+            revision()          # what is left changes with every charge, anywhere
             try:
                 return current().plan(_fit_inputs(input))
             except (UserError, ValueError, TypeError) as error:
                 return f"No plan: {describe_error(error)}"
 
+        @render.code
+        def plan():
+            return planned()
+
+        @render.text
+        def plan_verdict():
+            # the plan's last lines: what the next fit buys and what it cannot, and
+            # whether the budget has room for it
+            return " ".join(planned().splitlines()[-2:]) + \
+                " (In full: the tab 'Next fit's plan'.)"
+
         @reactive.calc
         def chosen():
-            """(explorer, fit index) of the view, or (explorer, None) before a fit."""
+            """The release shown (a fit of the data set, or an opened file), its
+            index among the data set's fits (None for an opened file), or
+            (None, None) before any."""
             revision()
             explorer = current()
             choice = input.fit_choice()
+            if choice and choice.startswith(_OPENED):
+                files = opened()
+                number = int(choice[len(_OPENED):])
+                return (files[number], None) if number < len(files) else (None, None)
             if not explorer.fits or choice in (None, ""):
-                return explorer, None
+                return None, None
             index = int(choice)
-            return explorer, index if index < len(explorer.fits) else None
+            return (explorer.fits[index], index) if index < len(explorer.fits) \
+                else (None, None)
 
         def drawing():
-            explorer, index = chosen()
             x, y = input.axis_x(), input.axis_y()
             axes = None if x is None or y is None else (int(x) - 1, int(y) - 1)
             alpha = input.biplot_alpha()
@@ -271,28 +457,34 @@ def _server_for(state):
                         show_reference=bool(input.show_reference()))
 
         def reference_shown():
-            explorer, index = chosen()
-            return (index is not None and input.show_reference()
-                    and explorer.fits[index].has_reference)
-
-        @render.text
-        def budget_meter():
-            revision()
-            return current().meter()["text"]
+            fit, _ = chosen()
+            return fit is not None and input.show_reference() and fit.has_reference
 
         @render.ui
-        def budget_details():
+        def budget_meter():
             revision()
-            meter = current().meter()
-            return ui.tags.details(
-                ui.tags.summary("How the budget is counted"),
-                ui.tags.p(meter["sentence"]),
-                ui.tags.pre("\n".join(meter["details"]) or "No fit charged yet."),
-                ui.tags.p(f"Budget file: {meter['budget_file']}"))
+            return _meter_bar(current().meter())
+
+        @render.text
+        def kept_releases():
+            revision()
+            explorer = current()
+            kept = sum(1 for fit in explorer.fits if fit.path)
+            text = (f"{kept} release{'s' * (kept != 1)} of this data set kept in "
+                    f"{os.path.basename(explorer.releases_dir)} (beside its budget "
+                    "file; listed under 'Release shown').")
+            if explorer.unreadable:
+                text += (f" Not releases, skipped: "
+                         f"{', '.join(sorted(explorer.unreadable)[:5])}.")
+            return text
 
         @render.text
         def message():
             return note()
+
+        @render.text
+        def refusal():
+            return refused()
 
         @render.ui
         def reference_mark():
@@ -300,67 +492,119 @@ def _server_for(state):
                 return None
             return ui.tags.p(REFERENCE_MARK, style="color: #b00; font-weight: bold;")
 
-        @render.image(delete_file=True)
-        def figure():
-            explorer, index = chosen()
-            if index is None:
-                return None
-            try:
-                data = explorer.figure_bytes(index, input.display(), "png",
-                                             dpi=_FIGURE_DPI, **drawing())
-            except (ValueError, TypeError) as error:
-                note.set(f"Cannot draw this: {describe_error(error)}")
-                return None
-            handle, path = tempfile.mkstemp(suffix=".png")
-            with os.fdopen(handle, "wb") as stream:
-                stream.write(data)
-            # one picture at most 760 px wide: the whole of it fits the window
-            return {"src": path, "width": "100%", "alt": f"{input.display()} picture",
-                    "style": ("" if input.display() == "overview"
-                              else "max-width: 760px; display: block; margin: auto;")}
+        for display in DISPLAYS:
+            _picture_outputs(display, session, input, chosen, drawing)
 
         @render.code
         def summary():
-            explorer, index = chosen()
-            if index is None:
-                return "No fit yet: set the next fit and press Fit."
-            return explorer.summary(index, show_reference=bool(input.show_reference()))
+            fit, _ = chosen()
+            if fit is None:
+                return "No release yet: set the next fit and press Fit."
+            source, _ = fit.drawn(bool(input.show_reference()))
+            return str(source.summary())
 
         @render.code
         def ledger():
-            explorer, index = chosen()
+            fit, index = chosen()
+            if fit is None:
+                return "No release yet."
             if index is None:
-                return "No fit yet."
-            return explorer.ledger(index)
+                return "\n".join(fit.ledger_lines() + [
+                    "", "An opened file: looked at, never charged to this data set."])
+            return current().ledger(index)
 
         def suffix():
             return "-NONPRIVATE" if reference_shown() else ""
 
-        @render.download_button(filename=lambda: f"dppca-release-fit{chosen()[1] + 1}"
-                                          f"{suffix()}.json",
-                         media_type="application/json")
+        def file_stem():
+            fit, index = chosen()
+            return f"fit{index + 1}" if index is not None else "opened"
+
+        def shown_display():
+            tab = input.tab()
+            return tab if tab in DISPLAYS else "overview"
+
+        @render.download_button(filename=lambda: f"dppca-release-{file_stem()}"
+                                                 f"{suffix()}.json",
+                                media_type="application/json")
         def download_release():
-            explorer, index = chosen()
-            yield explorer.release_json(index, include_nonprivate=reference_shown())
+            fit, _ = chosen()
+            yield fit.release_json(include_nonprivate=reference_shown())
 
         def figure_download(fmt):
             def content():
-                explorer, index = chosen()
-                yield explorer.figure_bytes(index, input.display(), fmt, **drawing())
+                fit, _ = chosen()
+                yield figure_bytes(fit, shown_display(), fmt, **drawing())
             content.__name__ = f"download_{fmt}"
-            name = (lambda: f"dppca-{input.display()}-fit{chosen()[1] + 1}{suffix()}"
-                            f".{fmt}")
+            name = (lambda: f"dppca-{shown_display()}-{file_stem()}{suffix()}.{fmt}")
             return render.download_button(content, filename=name)
 
         for fmt in FIGURE_FORMATS:
             figure_download(fmt)      # registered under its function's name
 
-        @reactive.effect
-        def _first_view():
-            # fits made by other sessions on the start data are listed at once
-            show_fits(state.start)
-
     return server
+
+
+def _picture_outputs(display, session, input, chosen, drawing):
+    """The outputs of one picture's tab: the picture drawn at the size of its
+    place on the page, why it cannot be drawn (empty when it can), and what the
+    pointer is on."""
+    image_id = f"{display}_picture"
+
+    @reactive.calc
+    def drawn():
+        """``(PNG bytes or None, hover targets, note)`` for the page as it is."""
+        fit, _ = chosen()
+        if fit is None:
+            return None, None, "No release yet: set the next fit and press Fit (spends)."
+        width = session.clientdata.output_width(image_id)
+        height = session.clientdata.output_height(image_id)
+        if display == "overview" and width:
+            # as wide as its place, and never narrower than where it is readable
+            width = max(width, _OVERVIEW_WIDTH)
+            height = round(_OVERVIEW_ASPECT * width)
+        if not width or not height:
+            return None, None, ""
+        try:
+            figure, shown = draw_figure(fit, display, figsize=(
+                width / _FIGURE_DPI, height / _FIGURE_DPI), **drawing())
+        except (ValueError, TypeError) as error:
+            return None, None, f"Cannot draw this: {describe_error(error)}"
+        figure.set_dpi(_FIGURE_DPI)
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png", dpi=_FIGURE_DPI)
+        pair = view_axes(fit, drawing()["axes"]) if display in ("loading", "variable") \
+            else fit.release.axes_
+        return buffer.getvalue(), hover_targets(figure, display, shown, fit.release,
+                                                pair), ""
+
+    def picture():
+        data, _, _ = drawn()
+        if data is None:
+            return None
+        handle, path = tempfile.mkstemp(suffix=".png")
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        # drawn at the size of its place: one figure pixel per CSS pixel
+        return {"src": path, "alt": f"{display} picture", "style": "display: block;",
+                **({} if display == "overview" else {"width": "100%"})}
+
+    picture.__name__ = image_id
+    render.image(delete_file=True)(picture)
+
+    def picture_note():
+        return drawn()[2]
+
+    picture_note.__name__ = f"{display}_note"
+    render.text(picture_note)
+
+    def pointed():
+        hover = input[f"{image_id}_hover"]()
+        _, targets, _ = drawn()
+        return hover_text(targets, hover)
+
+    pointed.__name__ = f"{display}_hover"
+    render.text(pointed)
 
 
 def build_app(start, budget, budget_dir, start_source=START):
