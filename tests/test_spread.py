@@ -250,3 +250,20 @@ def test_clipped_to_the_bound_compares_each_estimate_with_its_bound():
 
     np.testing.assert_array_equal(
         clipped_to_the_bound([0.2, 0.95, 1.0], [1.0, 1.0, 1.2]), [False, True, False])
+
+
+def test_a_column_name_with_a_slash_does_not_nest_a_budget_step():
+    # wine's "od280/od315_of_diluted_wines": a "/" separates budget parts, so the
+    # column's clip bound step is written with "_" (the fit used to fail in its plan)
+    import pandas as pd
+
+    X = pd.DataFrame(np.random.default_rng(0).normal(size=(3000, 3)),
+                     columns=["a/b", "c", "d"])
+    est = DPPCA(scale=True, eps=4.0, random_state=0).fit(X)
+    steps = list(est.plan_["step"])
+    assert "scale/clip bound a_b" in steps
+    assert not any(step.startswith("scale/clip bound a/") for step in steps)
+    ledger = [entry["step"] for entry in est.privacy_ledger_
+              if entry["step"].startswith("scale/")]
+    assert ledger == [step for step, bought in zip(steps, est.plan_["released"])
+                      if bought and step.startswith("scale/")]

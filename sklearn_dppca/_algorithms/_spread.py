@@ -48,8 +48,11 @@ def spread_level(n_pairs, eps):
 
 
 def _spread_labels(feature_names):
-    """The columns' names in the ledger: their own, or ``x0, x1, ...`` if repeated."""
-    names = [str(name) for name in feature_names]
+    """The columns' names in the ledger: their own with any ``/`` written ``_``
+    (a ``/`` separates the parts of a budget path: wine's
+    ``od280/od315_of_diluted_wines`` would nest a step), or ``x0, x1, ...`` if
+    that repeats a name."""
+    names = [str(name).replace("/", "_") for name in feature_names]
     return names if len(set(names)) == len(names) else default_feature_names(len(names))
 
 
