@@ -263,8 +263,10 @@ class ReleasedPCA:
 
     @property
     def plan_(self):
-        """The fit's budget plan (a pandas DataFrame, as the estimator's ``plan_``),
-        or None for a release written before plans were released."""
+        """The fit's budget plan, as the estimator's ``plan_`` (a DataFrame).
+
+        None for a release written before plans were released.
+        """
         if self._plan_rows is None:
             return None
         from ._algorithms._plan import plan_frame

@@ -159,8 +159,12 @@ def _documented_attributes(cls):
 
 
 def _set_attributes(obj):
-    """Public fitted attributes an object holds: trailing ``_``, no leading ``_``."""
-    return {name for name in vars(obj) if name.endswith("_") and not name.startswith("_")}
+    """Public fitted attributes an object holds: trailing ``_``, no leading ``_``
+    (set on it, or a property of its class made from what it holds)."""
+    properties = {name for name, value in vars(type(obj)).items()
+                  if isinstance(value, property)}
+    return {name for name in set(vars(obj)) | properties
+            if name.endswith("_") and not name.startswith("_")}
 
 
 def _fitted(estimator_class, as_frame=False, with_groups=False, **params):
