@@ -726,6 +726,9 @@ def _composed_audit(n_pairs, monkeypatch, half):
     return result, mu, stats
 
 
+# (20 s: the slow profile's, with its halved-noise twin; the per-part audits above
+# stay in CI)
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::UserWarning")
 def test_dppca_composed_audit_stays_below_claim(runs, monkeypatch):
     _skip_score_summary(monkeypatch)
@@ -733,8 +736,7 @@ def test_dppca_composed_audit_stays_below_claim(runs, monkeypatch):
     assert not result["rejected"]
 
 
-# (20 s in CI: the composed audit's own claim stays in CI; that it catches halved
-# noise is the slow profile's, as the one-under-noised-part audit is)
+# (the slow profile's too, as the one-under-noised-part audit is)
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::UserWarning")
 def test_dppca_composed_audit_detects_halved_noise(runs, monkeypatch):

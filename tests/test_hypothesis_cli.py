@@ -68,7 +68,7 @@ from ._hypothesis_support import (
 )
 
 
-CLI_EXAMPLES = 2000
+CLI_EXAMPLES = 1000
 HAS_SCALE = "scale" in DPPCA().get_params()
 
 # --------------------------------------------------------------------- CSV files
