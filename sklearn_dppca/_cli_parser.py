@@ -108,7 +108,10 @@ def build_parser():
         epilog=(
             "Public by declaration: the number of rows, the column names, the "
             "variables (--columns) and the group labels (--groups). Publish only "
-            "reports made without --seed and without --nonprivate-reference."
+            "reports made without --seed and without --nonprivate-reference.\n\n"
+            "Subcommand: 'app' (%(prog)s app [CSV]) starts the explorer, a local "
+            "web app that fits and redraws interactively against a budget kept "
+            "beside the data; its options: %(prog)s app --help."
         ),
     )
     parser.add_argument("csv", nargs="?", default=None, metavar="CSV",
@@ -219,4 +222,9 @@ def build_parser():
     from ._version import __version__
 
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    # the subcommand is dispatched before parsing (sklearn_dppca._cli.main): the
+    # usage names it on a line of its own, after the report's generated one
+    report_usage = parser.format_usage().removeprefix("usage: ").rstrip()
+    parser.usage = (report_usage.replace("%", "%%")
+                    + "\n       %(prog)s app [--help] [options] [CSV]")
     return parser

@@ -583,6 +583,13 @@ def test_usage_errors_and_help(tmp_path):
     assert "--columns" in out and "--scale" in out
 
 
+def test_help_names_the_app_subcommand(tmp_path):
+    code, out, _ = run_cli(["--help"], tmp_path)
+    usage = out[:out.index("\n\n")]
+    assert code == 0 and "python -m sklearn_dppca app" in usage
+    assert "app --help" in " ".join(out.split())
+
+
 def _adult_like(path, n=32561, seed=0):
     """Five integer columns shaped like the UCI Adult extract (age, years of
     education, capital gain and loss, weekly hours): different units, heavy
