@@ -28,7 +28,7 @@ _SCREE_METHODS = ("clipped", "huber", "pmwm", "kendall", "matrix")
 #: ``--scree-kind`` (what the scree panel shows) -> plot_overview's ``scree_kw``
 #: (its cumulative PVE line needs the PVE axis, so it is dropped with the variances
 #: alone).
-SCREE_PANELS = {"both": {}, "pve": {"kind": "pve"},
+SCREE_PANELS = {"pve": {"kind": "pve"}, "both": {"kind": "both"},
                 "variance": {"kind": "variance", "cumulative": False}}
 
 
@@ -200,8 +200,8 @@ def build_parser():
     output.add_argument("--out", default=None, metavar="FILE",
                         help="overview figure, .png, .pdf or .svg (default report.png)")
     output.add_argument("--scree-kind", choices=tuple(SCREE_PANELS), default=None,
-                        help="the scree panel: PVE bars and variances (both, the "
-                             "default), the PVE only or the variances only")
+                        help="the scree panel: PVE bars on one axis (pve, the "
+                             "default), the variances only, or both on two axes")
     output.add_argument("--dpi", default=None, metavar="DPI",
                         help="resolution of a PNG figure (default 100)")
     output.add_argument("--json", default=None, metavar="FILE",
