@@ -22,7 +22,7 @@ from ._estimator_access import (
     estimator_name,
     unsupported_reason,
 )
-from ._labels import plain_text
+from ._labels import plain_text, text_width
 from ._loading import LoadingDisplay
 from ._score import ScoreDisplay
 from ._scree import ScreeDisplay
@@ -94,16 +94,6 @@ def _ledger_rows(ledger):
     return rows, True
 
 
-def _text_width(text, fontsize, weight="normal"):
-    """Width of ``text`` in points (backend independent)."""
-    from matplotlib.font_manager import FontProperties
-    from matplotlib.textpath import TextToPath
-
-    width, _, _ = TextToPath().get_text_width_height_descent(
-        text, FontProperties(size=fontsize, weight=weight), ismath=False)
-    return width
-
-
 def _ledger_table(ax, estimator):
     ax.set_axis_off()
     ledger = list(getattr(estimator, "privacy_ledger_", None) or [])
@@ -129,8 +119,8 @@ def _ledger_table(ax, estimator):
     bold = [header] + (rows[-1:] if spent is not None else [])   # drawn in bold
     plain = rows[:-1] if spent is not None else rows
     needed = np.array([
-        max([_text_width(r[i], fontsize, "bold") for r in bold]
-            + [_text_width(r[i], fontsize) for r in plain]) / 0.85 + 2.0
+        max([text_width(r[i], fontsize, "bold") for r in bold]
+            + [text_width(r[i], fontsize) for r in plain]) / 0.85 + 2.0
         for i in range(5)
     ])
     bbox = ax.get_position()
@@ -303,6 +293,8 @@ def plot_overview(
         fontsize=13,
     )
     if engine is not None and not layout_chosen:
+        # (the legends and titles drawn since the first layout change the panels'
+        # sizes: the variable labels are placed again when drawn, _PlacedLabels)
         _lay_out_for_good(fig, engine)
     fig.displays_ = displays
     return fig
