@@ -59,7 +59,9 @@ def _cells_hold_their_text(fig):
         text = cell.get_text().get_window_extent(renderer)
         assert text.x0 >= box.x0 - 0.5 and text.x1 <= box.x1 + 0.5, \
             cell.get_text().get_text()
-        assert box.x1 <= figure_box.x1 + 0.5
+        assert text.y0 >= box.y0 - 0.5 and text.y1 <= box.y1 + 0.5, \
+            cell.get_text().get_text()
+        assert box.x1 <= figure_box.x1 + 0.5 and box.y0 >= figure_box.y0 - 0.5
     return table
 
 
@@ -354,3 +356,6 @@ def test_labels_neither_collide_nor_leave_the_figure(name, seed):
         fig = plot_overview(pca)
     assert set(fig.displays_) == {"scree", "loading", "score", "variable", "biplot"}
     assert _layout_problems(fig) == []
+    # the ledger is readable at 100 dpi: at least 7 points, no cell cut
+    table = _cells_hold_their_text(fig)
+    assert min(cell.get_fontsize() for cell in table.get_celld().values()) >= 7

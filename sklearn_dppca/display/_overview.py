@@ -2,6 +2,7 @@
 
 import contextlib
 import math
+import re
 import textwrap
 
 import numpy as np
@@ -31,7 +32,7 @@ from ._variable import VariableDisplay
 _MAX_LEDGER_ROWS = 14
 _LEDGER_COLUMNS = ("step", "mechanism", "eps", "delta", "noise scale")
 _LEDGER_FONTSIZE = 7.5
-_LEDGER_MIN_FONTSIZE = 5.0
+_LEDGER_MIN_FONTSIZE = 7.0
 _SUMMARY_FONTSIZE = 9.0
 _SUMMARY_MIN_FONTSIZE = 6.0
 
@@ -94,6 +95,70 @@ def _ledger_rows(ledger):
     return rows, True
 
 
+#: Points between a ledger row's text and its cell's edges (in font sizes), and
+#: the share of a cell's width left blank on each side of its text (matplotlib's
+#: default, 0.1, would take a fifth of the narrow panel).
+_ROW_PAD = 0.6
+_CELL_PAD = 0.04
+
+
+def _line_height(fontsize):
+    return 1.2 * fontsize
+
+
+def _wrapped(text, width, fontsize, weight):
+    """``text`` broken into lines no wider than ``width`` points, after a space
+    or a ``/`` (a step's path), never inside a word."""
+    lines = [""]
+    for token in re.findall(r"[^ /]*/|[^ /]+| +", text):
+        candidate = lines[-1] + token
+        if lines[-1].strip() and text_width(candidate.rstrip(), fontsize,
+                                            weight) > width:
+            lines.append(token.lstrip())
+        else:
+            lines[-1] = candidate
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _fit_ledger(ax, rows, bold, fontsize):
+    """Cells, column widths (shares of the panel), lines per row and font size of
+    the ledger table: the numbers keep their width, and the step and mechanism
+    columns share the rest, their text wrapped to it, so that the font stays
+    readable (the table used to shrink its font to fit one line per row)."""
+    weights = ["bold" if b else "normal" for b in bold]
+    available = ax.get_position().width * ax.figure.get_figwidth() * 72.0
+    def need(text, weight, size):
+        return text_width(text, size, weight) / (1 - 2 * _CELL_PAD) + 1.0
+
+    def longest(column, size, words=False):
+        return max(need(part, weight, size) for row, weight in zip(rows, weights)
+                   for part in (re.findall(r"[^ /]*/|[^ /]+", row[column]) or [""]
+                                if words else [row[column]]))
+
+    numbers = np.array([longest(i, fontsize) for i in (2, 3, 4)])
+    text = np.array([longest(i, fontsize) for i in (0, 1)])
+    room = available - numbers.sum()
+    # the longest word of each text column must fit: else a smaller font
+    smallest = np.array([longest(i, fontsize, words=True) for i in (0, 1)])
+    if smallest.sum() > room:
+        shrink = max(room / smallest.sum(), _LEDGER_MIN_FONTSIZE / fontsize)
+        fontsize *= shrink
+        numbers, text, smallest = numbers * shrink, text * shrink, smallest * shrink
+        room = available - numbers.sum()
+    if text.sum() <= room:
+        text_widths = text + (room - text.sum()) * text / text.sum()
+    else:
+        text_widths = np.maximum(room * text / text.sum(),
+                                 np.minimum(text, room - smallest[::-1]))
+        text_widths *= room / text_widths.sum()
+    widths = np.r_[text_widths, numbers]
+    cells = [[_wrapped(row[i], (1 - 2 * _CELL_PAD) * widths[i] - 1.0, fontsize, weight)
+              if i < 2
+              else row[i] for i in range(5)] for row, weight in zip(rows, weights)]
+    lines = [max(cell.count("\n") + 1 for cell in row) for row in cells]
+    return cells, widths / widths.sum(), lines, fontsize
+
+
 def _ledger_table(ax, estimator):
     ax.set_axis_off()
     ledger = list(getattr(estimator, "privacy_ledger_", None) or [])
@@ -112,29 +177,26 @@ def _ledger_table(ax, estimator):
                 transform=ax.transAxes)
         return None
     header = list(_LEDGER_COLUMNS)
-    # column widths from the measured text: each column holds its longest entry
-    # (a cell writes its text after a left pad of 10% of its width); a ledger too
-    # wide for the panel gets a smaller font
+    bold = [True] + [False] * len(rows)
+    if spent is not None:
+        bold[-1] = True
+    # rows keep a readable height (as many text lines as their tallest cell); a
+    # short ledger sits at the top, a long one gets a smaller font (down to
+    # _LEDGER_MIN_FONTSIZE)
+    height_pt = ax.get_position().height * ax.figure.get_figheight() * 72.0
     fontsize = _LEDGER_FONTSIZE
-    bold = [header] + (rows[-1:] if spent is not None else [])   # drawn in bold
-    plain = rows[:-1] if spent is not None else rows
-    needed = np.array([
-        max([text_width(r[i], fontsize, "bold") for r in bold]
-            + [text_width(r[i], fontsize) for r in plain]) / 0.85 + 2.0
-        for i in range(5)
-    ])
-    bbox = ax.get_position()
-    available = bbox.width * ax.figure.get_figwidth() * 72.0
-    if needed.sum() > available:
-        shrink = max(available / needed.sum(), _LEDGER_MIN_FONTSIZE / fontsize)
-        fontsize *= shrink
-        needed *= shrink
-    widths = needed / needed.sum()
-    # rows keep a readable height; a short ledger sits at the top
-    height = min(1.0, 0.085 * (len(rows) + 1))
+    while True:
+        cells, widths, lines, fontsize = _fit_ledger(ax, [header] + rows, bold,
+                                                     fontsize)
+        unit = _line_height(fontsize)
+        needed = sum(lines) * unit + len(lines) * _ROW_PAD * fontsize
+        if needed <= height_pt or fontsize <= _LEDGER_MIN_FONTSIZE:
+            break
+        fontsize = max(_LEDGER_MIN_FONTSIZE, fontsize - 0.25)
+    height = min(1.0, needed / height_pt)
     table = ax.table(
-        cellText=rows,
-        colLabels=header,
+        cellText=cells[1:],
+        colLabels=cells[0],
         colWidths=list(widths),
         bbox=[0.0, 1.0 - height, 1.0, height],
         cellLoc="left",
@@ -142,6 +204,9 @@ def _ledger_table(ax, estimator):
     )
     table.auto_set_font_size(False)
     table.set_fontsize(fontsize)
+    for (row, _), cell in table.get_celld().items():
+        cell.set_height(lines[row] * unit + _ROW_PAD * fontsize)
+        cell.PAD = _CELL_PAD
     # the table lies inside its panel (bbox in axes coordinates): measuring its
     # hundred cells on every layout pass would cost time and change nothing
     table.set_in_layout(False)
@@ -259,7 +324,7 @@ def plot_overview(
     ax_variable = fig.add_subplot(grid[0, 2])
     ax_score = fig.add_subplot(grid[1, 0])
     ax_biplot = fig.add_subplot(grid[1, 1])
-    corner = grid[1, 2].subgridspec(2, 1, height_ratios=[0.8, 1.2])
+    corner = grid[1, 2].subgridspec(2, 1, height_ratios=[0.65, 1.35])
     ax_extra = fig.add_subplot(corner[0])
     ax_ledger = fig.add_subplot(corner[1])
     for ax, title in ((ax_scree, "DP scree"), (ax_loading, "DP loadings"),
