@@ -41,8 +41,10 @@ def label_fontsize(n_labels, base=9.0, smallest=5.5):
     return max(smallest, base - 0.15 * (n_labels - 10))
 
 
+@functools.lru_cache(maxsize=4096)
 def text_width(text, fontsize, weight="normal"):
-    """Width of ``text`` in points, measured on its glyphs (backend independent)."""
+    """Width of ``text`` in points, measured on its glyphs (backend independent;
+    remembered: labels and ledger cells are measured again and again)."""
     from matplotlib.font_manager import FontProperties
     from matplotlib.textpath import TextToPath
 
@@ -191,9 +193,32 @@ class _PlacedLabels(list):
             text.set_position((x, y))
 
     def refit_if_resized(self):
-        ax = self._placement[0]
-        if _axes_size(ax) != self._size:
+        ax, _, labels, _, fontsize, _ = self._placement
+        if _axes_size(ax) == self._size:
+            return
+        positions = np.array([text.get_position() for text in self], dtype=float)
+        if _still_fit(ax, positions, labels, fontsize):
+            self._size = _axes_size(ax)      # (placing them again would cost a draw's
+        else:                                # worth of time for the same picture)
             self.refit()
+
+
+def _still_fit(ax, positions, labels, fontsize):
+    """Whether labels centred at ``positions`` lie inside the limits of ``ax`` and
+    clear of each other at its current size."""
+    x0, x1, y0, y1 = _label_extent(ax, positions, labels, fontsize)
+    (left, right), (bottom, top) = sorted(ax.get_xlim()), sorted(ax.get_ylim())
+    if x0 < left or x1 > right or y0 < bottom or y1 > top:
+        return False
+    dx_pt, dy_pt = data_per_point(ax)
+    widths = _label_widths(labels, fontsize) * dx_pt
+    heights = np.full(len(widths), _label_height(fontsize)) * dy_pt
+    apart_x = np.abs(np.subtract.outer(positions[:, 0], positions[:, 0]))
+    apart_y = np.abs(np.subtract.outer(positions[:, 1], positions[:, 1]))
+    clash = ((apart_x < (widths[:, None] + widths[None, :]) / 2)
+             & (apart_y < (heights[:, None] + heights[None, :]) / 2))
+    np.fill_diagonal(clash, False)
+    return not clash.any()
 
 
 def _axes_size(ax):
