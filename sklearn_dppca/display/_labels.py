@@ -41,15 +41,45 @@ def label_fontsize(n_labels, base=9.0, smallest=5.5):
     return max(smallest, base - 0.15 * (n_labels - 10))
 
 
-@functools.lru_cache(maxsize=4096)
+#: Size (points) at which the advance widths of the printable ASCII characters
+#: are read once; a width at another size is proportional.
+_REFERENCE_SIZE = 100.0
+
+
+@functools.lru_cache(maxsize=None)
+def _advances(weight):
+    """Advance width (points at ``_REFERENCE_SIZE``) of each printable ASCII
+    character in matplotlib's default font of this weight."""
+    from matplotlib import ft2font
+    from matplotlib.font_manager import FontProperties, findfont, get_font
+
+    # (LoadFlags is matplotlib 3.10's; the older releases have the constant)
+    flags = getattr(getattr(ft2font, "LoadFlags", None), "NO_HINTING", None)
+    flags = ft2font.LOAD_NO_HINTING if flags is None else flags
+    font = get_font(findfont(FontProperties(weight=weight)))
+    font.set_size(_REFERENCE_SIZE, 72)
+    return {chr(code): font.load_char(code, flags=flags).linearHoriAdvance / 65536.0
+            for code in range(32, 127)}
+
+
 def text_width(text, fontsize, weight="normal"):
-    """Width of ``text`` in points, measured on its glyphs (backend independent;
-    remembered: labels and ledger cells are measured again and again)."""
+    """Width of ``text`` in points in matplotlib's default font: the sum of its
+    characters' advances (kerning left out: a point or so on a label), measured
+    on the glyphs only for text beyond printable ASCII."""
+    text = str(text)
+    advances = _advances(weight)
+    if all(character in advances for character in text):
+        return sum(advances[character] for character in text) * fontsize / _REFERENCE_SIZE
+    return _glyph_width(text, fontsize, weight)
+
+
+@functools.lru_cache(maxsize=1024)
+def _glyph_width(text, fontsize, weight):
     from matplotlib.font_manager import FontProperties
     from matplotlib.textpath import TextToPath
 
     width, _, _ = TextToPath().get_text_width_height_descent(
-        str(text), FontProperties(size=fontsize, weight=weight), ismath=False)
+        text, FontProperties(size=fontsize, weight=weight), ismath=False)
     return width
 
 
