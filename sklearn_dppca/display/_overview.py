@@ -110,7 +110,7 @@ def _wrapped(text, width, fontsize, weight):
     """``text`` broken into lines no wider than ``width`` points, after a space
     or a ``/`` (a step's path), never inside a word."""
     lines = [""]
-    for token in re.findall(r"[^ /]*/|[^ /]+| +", text):
+    for token in re.findall(r"[^ /]*/|[^ /]+| +", text):    # words, and spaces
         candidate = lines[-1] + token
         if lines[-1].strip() and text_width(candidate.rstrip(), fontsize,
                                             weight) > width:
@@ -120,6 +120,32 @@ def _wrapped(text, width, fontsize, weight):
     return "\n".join(line.rstrip() for line in lines)
 
 
+_WORD = re.compile(r"[^ /]*/|[^ /]+")
+
+
+def _column_needs(rows, weights, fontsize, words=False):
+    """Width (points) each ledger column needs for its longest cell, or with
+    ``words`` for its longest word, a cell's side pads included."""
+    def need(text, weight):
+        return text_width(text, fontsize, weight) / (1 - 2 * _CELL_PAD) + 1.0
+
+    return np.array([
+        max(need(part, weight) for row, weight in zip(rows, weights)
+            for part in ((_WORD.findall(row[column]) or [""]) if words
+                         else [row[column]]))
+        for column in range(len(rows[0]))])
+
+
+def _text_widths(text, smallest, room):
+    """Widths of the step and mechanism columns in ``room`` points: what they
+    need when it fits (the rest shared out), else shares of it, each at least
+    its longest word."""
+    if text.sum() <= room:
+        return text + (room - text.sum()) * text / text.sum()
+    widths = np.maximum(room * text / text.sum(), np.minimum(text, room - smallest[::-1]))
+    return widths * room / widths.sum()
+
+
 def _fit_ledger(ax, rows, bold, fontsize):
     """Cells, column widths (shares of the panel), lines per row and font size of
     the ledger table: the numbers keep their width, and the step and mechanism
@@ -127,34 +153,18 @@ def _fit_ledger(ax, rows, bold, fontsize):
     readable (the table used to shrink its font to fit one line per row)."""
     weights = ["bold" if b else "normal" for b in bold]
     available = ax.get_position().width * ax.figure.get_figwidth() * 72.0
-    def need(text, weight, size):
-        return text_width(text, size, weight) / (1 - 2 * _CELL_PAD) + 1.0
-
-    def longest(column, size, words=False):
-        return max(need(part, weight, size) for row, weight in zip(rows, weights)
-                   for part in (re.findall(r"[^ /]*/|[^ /]+", row[column]) or [""]
-                                if words else [row[column]]))
-
-    numbers = np.array([longest(i, fontsize) for i in (2, 3, 4)])
-    text = np.array([longest(i, fontsize) for i in (0, 1)])
-    room = available - numbers.sum()
-    # the longest word of each text column must fit: else a smaller font
-    smallest = np.array([longest(i, fontsize, words=True) for i in (0, 1)])
-    if smallest.sum() > room:
-        shrink = max(room / smallest.sum(), _LEDGER_MIN_FONTSIZE / fontsize)
-        fontsize *= shrink
-        numbers, text, smallest = numbers * shrink, text * shrink, smallest * shrink
-        room = available - numbers.sum()
-    if text.sum() <= room:
-        text_widths = text + (room - text.sum()) * text / text.sum()
-    else:
-        text_widths = np.maximum(room * text / text.sum(),
-                                 np.minimum(text, room - smallest[::-1]))
-        text_widths *= room / text_widths.sum()
-    widths = np.r_[text_widths, numbers]
-    cells = [[_wrapped(row[i], (1 - 2 * _CELL_PAD) * widths[i] - 1.0, fontsize, weight)
-              if i < 2
-              else row[i] for i in range(5)] for row, weight in zip(rows, weights)]
+    needs = _column_needs(rows, weights, fontsize)
+    smallest = _column_needs(rows, weights, fontsize, words=True)[:2]
+    if smallest.sum() > available - needs[2:].sum():
+        # the longest words do not fit: a smaller font (not below the minimum)
+        shrink = max((available - needs[2:].sum()) / smallest.sum(),
+                     _LEDGER_MIN_FONTSIZE / fontsize)
+        fontsize, needs, smallest = fontsize * shrink, needs * shrink, smallest * shrink
+    widths = np.r_[_text_widths(needs[:2], smallest, available - needs[2:].sum()),
+                   needs[2:]]
+    cells = [[_wrapped(cell, (1 - 2 * _CELL_PAD) * widths[i] - 1.0, fontsize, weight)
+              if i < 2 else cell for i, cell in enumerate(row)]
+             for row, weight in zip(rows, weights)]
     lines = [max(cell.count("\n") + 1 for cell in row) for row in cells]
     return cells, widths / widths.sum(), lines, fontsize
 
