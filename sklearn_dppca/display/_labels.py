@@ -278,7 +278,17 @@ def _refit_artist_class():
         def draw(self, renderer):
             self._labels.refit_if_resized()
 
+        def __reduce__(self):
+            # a figure pickles with its artists: this class, made in a function,
+            # is rebuilt by one that pickle can name
+            return _empty_refit_artist, (), self.__getstate__()
+
     return RefitOnDraw
+
+
+def _empty_refit_artist():
+    cls = _refit_artist_class()
+    return cls.__new__(cls)
 
 
 def draw_labels(ax, ends, labels, *, origin=(0.0, 0.0), fontsize=9.0, text_kw=None,
