@@ -172,6 +172,7 @@ def test_zero_variances_are_drawn():
         ({"show_nonprivate": 1}, TypeError, "^show_nonprivate"),
         ({"bar_kw": "red"}, TypeError, "^bar_kw"),
         ({"line_kw": ["red"]}, TypeError, "^line_kw"),
+        ({"line_kw": {"lw": 2}}, ValueError, "^line_kw styles the variance line"),
     ],
 )
 def test_bad_plot_arguments(kwargs, error, match):

@@ -207,7 +207,8 @@ class ScreeDisplay:
         bar_kw : dict, default=None
             Passed to :meth:`matplotlib.axes.Axes.bar`.
         line_kw : dict, default=None
-            Passed to :meth:`matplotlib.axes.Axes.plot` for the variance line.
+            Passed to :meth:`matplotlib.axes.Axes.plot` for the variance line
+            (``kind`` "both" or "variance"; an error with ``kind="pve"``).
         **kwargs : dict
             Added to ``bar_kw`` (``kind`` "both" or "pve") or to ``line_kw``
             (``kind="variance"``).
@@ -230,6 +231,12 @@ class ScreeDisplay:
             )
         bar_kw = check_style(bar_kw, "bar_kw")
         line_kw = check_style(line_kw, "line_kw")
+        if line_kw and kind == "pve":
+            # (the default kind draws no line: the style would be lost silently)
+            raise ValueError(
+                "line_kw styles the variance line; it needs kind='both' or "
+                "kind='variance', got kind='pve'."
+            )
         # the keywords style the main artist of the kind
         if kind == "variance":
             line_kw = merge_style(line_kw, kwargs, Line2D)
@@ -470,7 +477,8 @@ class ScreeDisplay:
         bar_kw : dict, default=None
             Passed to :meth:`matplotlib.axes.Axes.bar`.
         line_kw : dict, default=None
-            Passed to :meth:`matplotlib.axes.Axes.plot` for the variance line.
+            Passed to :meth:`matplotlib.axes.Axes.plot` for the variance line (``kind`` "both" or
+            "variance"; an error with ``kind="pve"``).
         **kwargs : dict
             Added to ``bar_kw`` or ``line_kw`` (see :meth:`plot`).
 
