@@ -477,8 +477,8 @@ class ScreeDisplay:
         bar_kw : dict, default=None
             Passed to :meth:`matplotlib.axes.Axes.bar`.
         line_kw : dict, default=None
-            Passed to :meth:`matplotlib.axes.Axes.plot` for the variance line (``kind`` "both" or
-            "variance"; an error with ``kind="pve"``).
+            Passed to :meth:`matplotlib.axes.Axes.plot` for the variance line
+            (``kind`` "both" or "variance"; an error with ``kind="pve"``).
         **kwargs : dict
             Added to ``bar_kw`` or ``line_kw`` (see :meth:`plot`).
 
