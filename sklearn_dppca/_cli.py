@@ -21,9 +21,9 @@ needs the list of labels ``--groups``; a row with another label is an error. Err
 messages name files, options and columns (public), never a cell's value, its row
 number or a label found in the data.
 
-The CSV file is read with the standard library's ``csv`` module (so the reading
-rules above are ours, not a parser's guesses); pandas, a dependency of the
-package, only carries the column names into the estimator.
+What makes a cell a number is our rule, not a parser's guess, whichever reader
+reads the file (pandas' C parser for a plain file, the standard library's ``csv``
+module for any other: :func:`~sklearn_dppca._data_sources.read_csv`).
 """
 
 import os

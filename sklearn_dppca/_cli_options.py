@@ -250,7 +250,7 @@ class Options:
         self.from_json = args.from_json
         self.quiet = args.quiet
         self.plan = args.plan
-        self.scree_kind = args.scree_kind or "both"
+        self.scree_kind = args.scree_kind or "pve"
         # DPPCA's settings the user gave, by DPPCA's names, parsed in the order of
         # the options; an option not given is left out, so that DPPCA's own
         # default holds (one place for the defaults: the estimator's signature)

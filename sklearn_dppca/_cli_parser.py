@@ -28,7 +28,7 @@ _SCREE_METHODS = ("clipped", "huber", "pmwm", "kendall", "matrix")
 #: ``--scree-kind`` (what the scree panel shows) -> plot_overview's ``scree_kw``
 #: (its cumulative PVE line needs the PVE axis, so it is dropped with the variances
 #: alone).
-SCREE_PANELS = {"both": {}, "pve": {"kind": "pve"},
+SCREE_PANELS = {"pve": {"kind": "pve"}, "both": {"kind": "both"},
                 "variance": {"kind": "variance", "cumulative": False}}
 
 
@@ -108,7 +108,10 @@ def build_parser():
         epilog=(
             "Public by declaration: the number of rows, the column names, the "
             "variables (--columns) and the group labels (--groups). Publish only "
-            "reports made without --seed and without --nonprivate-reference."
+            "reports made without --seed and without --nonprivate-reference.\n\n"
+            "Subcommand: 'app' (%(prog)s app [CSV]) starts the explorer, a local "
+            "web app that fits and redraws interactively against a budget kept "
+            "beside the data; its options: %(prog)s app --help."
         ),
     )
     parser.add_argument("csv", nargs="?", default=None, metavar="CSV",
@@ -197,8 +200,8 @@ def build_parser():
     output.add_argument("--out", default=None, metavar="FILE",
                         help="overview figure, .png, .pdf or .svg (default report.png)")
     output.add_argument("--scree-kind", choices=tuple(SCREE_PANELS), default=None,
-                        help="the scree panel: PVE bars and variances (both, the "
-                             "default), the PVE only or the variances only")
+                        help="the scree panel: PVE bars on one axis (pve, the "
+                             "default), the variances only, or both on two axes")
     output.add_argument("--dpi", default=None, metavar="DPI",
                         help="resolution of a PNG figure (default 100)")
     output.add_argument("--json", default=None, metavar="FILE",
@@ -219,4 +222,9 @@ def build_parser():
     from ._version import __version__
 
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    # the subcommand is dispatched before parsing (sklearn_dppca._cli.main): the
+    # usage names it on a line of its own, after the report's generated one
+    report_usage = parser.format_usage().removeprefix("usage: ").rstrip()
+    parser.usage = (report_usage.replace("%", "%%")
+                    + "\n       %(prog)s app [--help] [options] [CSV]")
     return parser

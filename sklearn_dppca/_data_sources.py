@@ -9,9 +9,11 @@ the list of labels; a row with another label is an error. Messages name files,
 options and columns (public), never a cell's value, its row number or a label
 found in the data.
 
-The file is read with the standard library's ``csv`` module (so the reading rules
-are ours, not a parser's guesses); pandas only carries the column names into the
-estimator. Each front end names its own options in the messages (``spelling``).
+What makes a cell a number is our rule (:func:`_cell_values`), not a parser's
+guess. A plain file (no quotes, no stray carriage returns) is read by pandas' C
+parser, whose float64 cells that are finite are exactly the numbers of that rule;
+any other file, and any file with an error, is read cell by cell with the standard
+library's ``csv`` module, which names the problem. Both give the same table. Each front end names its own options in the messages (``spelling``).
 """
 
 import csv
@@ -134,6 +136,84 @@ def _read_rows(path, shown):
     return header, rows
 
 
+def _plain_parts(data):
+    """The header line and the body of a plain file; None for any other.
+
+    Plain: no double quote, no NUL byte and no carriage return but before a line
+    feed, so that csv's reading is a split at commas and line ends. Anything else
+    is left to the exact reader (which reports what is wrong).
+    """
+    if b'"' in data or b"\0" in data or (
+            b"\r" in data and data.count(b"\r") != data.count(b"\r\n")):
+        return None
+    data = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+    data = data.lstrip(b"\r\n")                  # empty lines before the header
+    end = data.find(b"\n")
+    if end < 0 or end + 1 == len(data):
+        return None
+    return data[:end].removesuffix(b"\r").decode("utf-8"), data[end + 1:]
+
+
+def _read_plain(path, columns, group, declared, max_abs):
+    """:func:`read_csv`'s table read by pandas' C parser, or None when the file is
+    not plain (:func:`_plain_parts`) or anything in it is an error: then the exact
+    reader reads it, and reports what is wrong. The two agree on every table the
+    fast one returns (a cell pandas reads as a finite float64 is the same number
+    by the cell rule of :func:`_cell_values`; tests/test_data_sources.py
+    compares them)."""
+    import io
+
+    import numpy as np
+    import pandas as pd
+
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+        data.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    plain = _plain_parts(data)
+    if plain is None:
+        return None
+    header, body = plain
+    names = [name.strip() for name in header.split(",")]
+    variables = ([name for name in names if name != group] if columns is None
+                 else list(columns))
+    if not all(names) or len(set(names)) != len(names) or not variables \
+            or not set(variables) <= set(names) or (group is not None and (
+                group not in names or group in variables or declared is None)):
+        return None
+    position = {name: j for j, name in enumerate(names)}
+    dtypes = {j: "object" for j in range(len(names))}
+    dtypes.update({position[name]: "float64" for name in variables})
+    try:
+        table = pd.read_csv(io.BytesIO(body), header=None, names=list(range(len(names))),
+                            dtype=dtypes, engine="c", na_filter=False,
+                            skip_blank_lines=False, quoting=3, encoding="utf-8")
+    except (ValueError, pd.errors.ParserError):
+        return None
+    # A row with more fields than the header is pandas' error, and one with fewer
+    # leaves a variable's cell empty (not a float) or the group's (not a label):
+    # only a row short of a column that is neither needs the commas counted.
+    if len(table) < 2 or (len(variables) + (group is not None) < len(names) and (
+            np.count_nonzero(np.frombuffer(body, dtype=np.uint8) == ord(","))
+            != (len(names) - 1) * len(table))):
+        return None
+    values = table[[position[name] for name in variables]].to_numpy(dtype="float64")
+    if not np.isfinite(values).all() or (
+            max_abs is not None and np.abs(values).max() > max_abs):
+        return None
+    y = None
+    if group is not None:
+        labels = table[position[group]]
+        if not labels.isin(list(declared)).all():     # (stripping costs: only if needed)
+            labels = labels.str.strip()
+            if not labels.isin(list(declared)).all():
+                return None
+        y = labels.to_numpy(dtype=object)
+    return pd.DataFrame(values, columns=variables), y
+
+
 def _cell_values(cells):
     """float64 values of one column's cells, and which cells are not numbers.
 
@@ -207,12 +287,30 @@ def read_csv(path, columns=None, group=None, declared=None, max_abs=None, *,
     columns (public) but never a cell's value, its row, or a label from the data;
     they call the file ``shown_as`` (default ``path``) and the declarations as
     ``spelling`` says (default :data:`_CLI_SPELLING`).
+
+    A plain file (no quotes) is read by pandas' C parser (:func:`_read_plain`);
+    any other file, and any file with an error, cell by cell with the csv module
+    (:func:`_read_exact`). Both apply the one cell rule and give the same table:
+    which one reads a file changes only the time it takes.
     """
+    shown = path if shown_as is None else shown_as
+    source = f"CSV file {os.path.basename(shown)!r}"
+    plain = _read_plain(path, columns, group, declared, max_abs) if os.path.isfile(
+        path) else None
+    if plain is None:
+        plain = _read_exact(path, columns, group, declared, max_abs, shown,
+                            _CLI_SPELLING if spelling is None else spelling)
+    frame, y = plain
+    return TabularData(frame, y, None if group is None else list(declared), source,
+                       group)
+
+
+def _read_exact(path, columns, group, declared, max_abs, shown, said):
+    """:func:`read_csv`'s table (the DataFrame of the variables and the labels)
+    read cell by cell with the csv module: any file, and every error named."""
     import numpy as np
     import pandas as pd
 
-    shown = path if shown_as is None else shown_as
-    said = _CLI_SPELLING if spelling is None else spelling
     as_columns, as_group, as_groups = said["columns"], said["group"], said["groups"]
     header, rows = _read_rows(path, shown)
     names = _header_names(header, shown)
@@ -223,7 +321,7 @@ def read_csv(path, columns=None, group=None, declared=None, max_abs=None, *,
                         f"({len(names)}); check the separator (a comma) and the quoting.")
     index = {name: position for position, name in enumerate(names)}
 
-    y = labels = None
+    y = None
     if group is not None:
         if group not in index:
             raise UserError(f"{as_group} {group!r}: no such column in {shown!r} (columns: "
@@ -236,7 +334,7 @@ def read_csv(path, columns=None, group=None, declared=None, max_abs=None, *,
             raise UserError(f"{as_group} {group!r}: some rows have a label that is not one of "
                             f"{as_groups} {','.join(declared)}; declare every label (the "
                             "labels in the file are not shown: they are data).")
-        y, labels = raw, list(declared)
+        y = raw
 
     if columns is None:
         variables = [name for name in names if name != group]
@@ -276,5 +374,4 @@ def read_csv(path, columns=None, group=None, declared=None, max_abs=None, *,
             )
     if values.shape[0] < 2:
         raise UserError(f"{shown!r} has {values.shape[0]} data row; at least 2 are needed.")
-    frame = pd.DataFrame(values, columns=variables)
-    return TabularData(frame, y, labels, f"CSV file {os.path.basename(shown)!r}", group)
+    return pd.DataFrame(values, columns=variables), y

@@ -12,6 +12,7 @@ writer of its kind (and read back by the reader of the same kind, in
 
 import json
 import os
+from pathlib import Path
 
 from ._names import feature_names
 from ._release_layout import (
@@ -203,7 +204,9 @@ def export_release(estimator, path=None, *, include_nonprivate=False, extra=None
     estimator : DPPCA, DPScree, DPKendallDirections or ReleasedPCA
         A fitted estimator of this package (or a loaded release).
     path : str or path-like, default=None
-        Where to write the JSON (UTF-8, indented). None writes nothing.
+        Where to write the JSON (UTF-8, indented); the path is then returned, not
+        the content (a release is hundreds of kilobytes: a notebook would print
+        it). None writes nothing and returns the content.
     include_nonprivate : bool, default=False
         Also write the estimator's non-private reference (``nonprivate_``, stored
         with ``compute_nonprivate=True``) under the single key
@@ -215,8 +218,9 @@ def export_release(estimator, path=None, *, include_nonprivate=False, extra=None
 
     Returns
     -------
-    release : dict
-        The JSON content, as written.
+    release : pathlib.Path or dict
+        With ``path``, the file written (as a :class:`pathlib.Path`); without it,
+        the JSON content as a dict (what :func:`load_release` also accepts).
 
     Raises
     ------
@@ -257,6 +261,15 @@ def export_release(estimator, path=None, *, include_nonprivate=False, extra=None
     True
     >>> load_release(release).components_.shape
     (2, 20)
+
+    With a path, the file is written and its path returned:
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "released.json")
+    >>> export_release(pca, path).name
+    'released.json'
+    >>> load_release(path).components_.shape
+    (2, 20)
     """
     from sklearn.utils.validation import check_is_fitted
 
@@ -285,8 +298,9 @@ def export_release(estimator, path=None, *, include_nonprivate=False, extra=None
         release.update({str(key): json_metadata(value) for key, value in extra.items()})
 
     text = json.dumps(release, indent=1, allow_nan=False)   # a last guard against NaN
-    if path is not None:
-        with open(os.fspath(path), "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.write("\n")
-    return release
+    if path is None:
+        return release
+    with open(os.fspath(path), "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.write("\n")
+    return Path(path)

@@ -406,7 +406,9 @@ def test_without_the_new_flags_dppca_keeps_its_defaults(default_run):
     assert params["scree_params"] is None and params["n_components"] == 2
 
 
-@pytest.mark.parametrize("kind, expected", [("both", {}), ("pve", {"kind": "pve"}),
+@pytest.mark.parametrize("kind, expected", [(None, {"kind": "pve"}),
+                                            ("both", {"kind": "both"}),
+                                            ("pve", {"kind": "pve"}),
                                             ("variance", {"kind": "variance",
                                                           "cumulative": False})])
 def test_scree_kind_sets_the_scree_panel(kind, expected, default_run, tmp_path,
@@ -421,9 +423,9 @@ def test_scree_kind_sets_the_scree_panel(kind, expected, default_run, tmp_path,
         return draw(estimator, **kwargs)
 
     monkeypatch.setattr(display, "plot_overview", recording)
+    kind_option = [] if kind is None else ["--scree-kind", kind]
     code, _, err = run_cli(["--from-json", default_run["cwd"] / "released.json",
-                            "--scree-kind", kind, "--out", "redrawn.png", "--quiet"],
-                           tmp_path)
+                            *kind_option, "--out", "redrawn.png", "--quiet"], tmp_path)
     assert code == 0, err
     assert seen == [expected]
     assert (tmp_path / "redrawn.png").stat().st_size > 10_000
@@ -581,6 +583,13 @@ def test_usage_errors_and_help(tmp_path):
     code, out, _ = run_cli(["--help"], tmp_path)
     assert code == 0 and "--from-json" in out and "--nonprivate-reference" in out
     assert "--columns" in out and "--scale" in out
+
+
+def test_help_names_the_app_subcommand(tmp_path):
+    code, out, _ = run_cli(["--help"], tmp_path)
+    usage = out[:out.index("\n\n")]
+    assert code == 0 and "python -m sklearn_dppca app" in usage
+    assert "app --help" in " ".join(out.split())
 
 
 def _adult_like(path, n=32561, seed=0):

@@ -193,3 +193,20 @@ def test_no_synthetic_points():
     disp = BiplotDisplay(V, [2.0, 1.0], np.empty((0, 2)), [0.0, 0.0], 50).plot()
     assert disp.gamma_ == 0.0
     assert disp.observation_coordinates_.shape == (0, 2)
+
+
+@pytest.mark.parametrize("alpha, divisor", [(1.0, "/ d"), (0.5, "/ d^0.5"), (0.0, None)])
+def test_the_panel_says_what_its_axes_are_divided_by(real_estimators, alpha, divisor):
+    disp = BiplotDisplay.from_estimator(real_estimators["dppca"], alpha=alpha)
+    if divisor is None:       # alpha 0: the axes are the scores themselves
+        assert disp.scaling_text_ is None and "/ d" not in disp.ax_.get_xlabel()
+        return
+    assert disp.ax_.get_xlabel().endswith(divisor)
+    note = disp.scaling_text_.get_text()
+    assert note.startswith(f"{divisor}: scores divided by d") and "private variance" in note
+    # the note sits between the axes and the title, overlapping neither
+    disp.figure_.canvas.draw()
+    renderer = disp.figure_.canvas.get_renderer()
+    box = disp.scaling_text_.get_window_extent(renderer)
+    assert box.y0 >= disp.ax_.get_window_extent(renderer).y1 - 0.5
+    assert box.y1 <= disp.ax_.title.get_window_extent(renderer).y0 + 0.5

@@ -182,3 +182,20 @@ def test_a_non_estimator_is_a_type_error_on_every_scikit_learn(entry, thing):
     function = getattr(function, "from_estimator", function)
     with pytest.raises(TypeError, match="not a scikit-learn estimator instance"):
         function(thing)
+
+
+def test_labels_are_placed_again_when_their_figure_shrinks_and_after_a_pickle(make_fake):
+    import pickle
+
+    from sklearn_dppca.display import LoadingDisplay
+
+    disp = LoadingDisplay.from_estimator(make_fake("dppca", p=12))
+    fig = pickle.loads(pickle.dumps(disp.figure_))      # a figure still pickles
+    (ax,) = [a for a in fig.axes if a.texts]
+    fig.set_size_inches(2.2, 2.2)      # far smaller than the labels were placed for
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    panel = ax.get_window_extent(renderer).expanded(1.01, 1.01)
+    boxes = [text.get_window_extent(renderer) for text in ax.texts if text.get_text()]
+    assert boxes and all(panel.contains(b.x0, b.y0) and panel.contains(b.x1, b.y1)
+                         for b in boxes)

@@ -59,7 +59,9 @@ def _cells_hold_their_text(fig):
         text = cell.get_text().get_window_extent(renderer)
         assert text.x0 >= box.x0 - 0.5 and text.x1 <= box.x1 + 0.5, \
             cell.get_text().get_text()
-        assert box.x1 <= figure_box.x1 + 0.5
+        assert text.y0 >= box.y0 - 0.5 and text.y1 <= box.y1 + 0.5, \
+            cell.get_text().get_text()
+        assert box.x1 <= figure_box.x1 + 0.5 and box.y0 >= figure_box.y0 - 0.5
     return table
 
 
@@ -272,3 +274,88 @@ def test_ledger_steps_with_dollar_signs_draw_literally():
     texts = [text.get_text() for text in fig.findobj(Text)]
     assert any(r"price_\$_usd_\$" in text for text in texts)
     assert not any("price_$" in text for text in texts)
+
+
+# --- the drawn layout, measured with the renderer ---------------------------------
+def _overlap(a, b, tolerance=1.0):
+    """Whether two window boxes share more than ``tolerance`` pixels each way."""
+    return (min(a.x1, b.x1) - max(a.x0, b.x0) > tolerance
+            and min(a.y1, b.y1) - max(a.y0, b.y0) > tolerance)
+
+
+def _layout_problems(fig):
+    """Variable labels that collide or leave their panel, and panels (with their
+    tick labels, axis labels and legends) that run into each other or off the
+    figure, as drawn at 100 dpi."""
+    fig.set_dpi(100)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    problems = []
+    for name, display in fig.displays_.items():
+        texts = [t for t in getattr(display, "texts_", []) or []
+                 if t.get_text() and t.get_visible()]
+        boxes = [t.get_window_extent(renderer) for t in texts]
+        panel = display.ax_.get_window_extent(renderer)
+        for text, box in zip(texts, boxes):
+            if not panel.expanded(1.0, 1.0).contains(box.x0, box.y0) or \
+                    not panel.expanded(1.0, 1.0).contains(box.x1, box.y1):
+                problems.append(f"{name}: {text.get_text()!r} leaves its panel")
+        for i, j in zip(*np.triu_indices(len(texts), 1)):
+            if _overlap(boxes[i], boxes[j]):
+                problems.append(f"{name}: {texts[i].get_text()!r} covers "
+                                f"{texts[j].get_text()!r}")
+    # a twin axis shares its panel's place: measured together with it
+    panels = {}
+    for ax in fig.axes:
+        if ax.get_visible():
+            key = tuple(np.round(ax.get_position().bounds, 6))
+            panels.setdefault(key, []).append(ax.get_tightbbox(renderer))
+    from matplotlib.transforms import Bbox
+
+    boxes = [Bbox.union(group) for group in panels.values()]
+    for i, j in zip(*np.triu_indices(len(boxes), 1)):
+        if _overlap(boxes[i], boxes[j]):
+            problems.append(f"panels {i} and {j} overlap")
+    inside = fig.bbox.expanded(1.0, 1.0)
+    problems += [f"panel {i} leaves the figure" for i, box in enumerate(boxes)
+                 if not (inside.contains(box.x0, box.y0)
+                         and inside.contains(box.x1, box.y1))]
+    return problems
+
+
+def _real_table(name):
+    """A scikit-learn data set standardised (a layout test: privacy of the
+    scaling is not the point), or the command line's Gaussian clusters."""
+    import pandas as pd
+    from sklearn import datasets
+
+    from sklearn_dppca.datasets import make_gaussian_clusters
+
+    if name == "gau":
+        return make_gaussian_clusters(return_groups=True, as_frame=True,
+                                      random_state=0)
+    table = getattr(datasets, f"load_{name}")(as_frame=True).data
+    return (table - table.mean()) / table.std(), None
+
+
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow),
+                                  pytest.param(2, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("name", ["gau", "iris", "wine", "diabetes", "breast_cancer"])
+def test_labels_neither_collide_nor_leave_the_figure(name, seed):
+    import warnings
+
+    from sklearn_dppca import DPPCA
+
+    X, y = _real_table(name)
+    groups = None if y is None else sorted(set(y))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        # eps large enough for every panel at these sizes (178 rows for wine)
+        pca = DPPCA(eps=1.0 if name == "gau" else 20.0, groups=groups,
+                    random_state=seed).fit(X, y)
+        fig = plot_overview(pca)
+    assert set(fig.displays_) == {"scree", "loading", "score", "variable", "biplot"}
+    assert _layout_problems(fig) == []
+    # the ledger is readable at 100 dpi: at least 7 points, no cell cut
+    table = _cells_hold_their_text(fig)
+    assert min(cell.get_fontsize() for cell in table.get_celld().values()) >= 7

@@ -14,7 +14,7 @@ def _bar_heights(display):
 def test_from_estimator_draws_private_values(make_fake, save_png):
     est = make_fake("scree", k=4)
     fig, ax = plt.subplots()
-    disp = ScreeDisplay.from_estimator(est, ax=ax, cumulative=True)
+    disp = ScreeDisplay.from_estimator(est, ax=ax, kind="both", cumulative=True)
     assert disp.ax_ is ax and disp.figure_ is fig
     assert np.allclose(_bar_heights(disp), 100 * est.explained_variance_ratio_)
     assert np.allclose(disp.line_.get_ydata(), est.explained_variance_)
@@ -56,7 +56,7 @@ def test_error_bars_are_two_noise_sd_in_both_units(make_fake):
     assert np.allclose(segments[:, 2], est.explained_variance_ + 2 * sd)
     assert var.bar_errorbars_ is None
     # kind="both": the line runs through the bar tops, one set of bars serves both
-    both = ScreeDisplay.from_estimator(est)
+    both = ScreeDisplay.from_estimator(est, kind="both")
     assert both.bar_errorbars_ is not None and both.line_errorbars_ is None
     for disp in (pve, var, both):
         legend = [t.get_text() for t in disp.ax_.get_legend().get_texts()]
@@ -69,7 +69,8 @@ def test_error_bars_are_two_noise_sd_in_both_units(make_fake):
 def test_pve_is_a_share_of_the_total_variance():
     # 3 of 5 components: the bars sum below 100%, the line meets the bar tops
     disp = ScreeDisplay([4.0, 2.0, 1.0], [0.4, 0.2, 0.1], noise_scale=[0.5, 0.5, 0.5],
-                        total_variance=10.0).plot(cumulative=True)
+                        total_variance=10.0).plot(kind="both",
+                                                            cumulative=True)
     assert "total variance" in disp.ax_.get_ylabel()
     assert disp.cumulative_line_.get_ydata()[-1] == pytest.approx(70.0)
     assert disp.variance_ax_.get_ylim()[1] == pytest.approx(
@@ -110,6 +111,10 @@ def test_huge_error_bars_do_not_stretch_the_pve_axis():
 
 def test_kinds(make_fake):
     est = make_fake("scree", k=3)
+    # the default: one bar per component on one y axis, no twin axis
+    default = ScreeDisplay.from_estimator(est)
+    assert default.variance_ax_ is None and default.line_ is None
+    assert len(default.bars_.patches) == 3 and len(default.figure_.axes) == 1
     pve = ScreeDisplay.from_estimator(est, kind="pve")
     assert pve.line_ is None and pve.variance_ax_ is None
     assert np.allclose(_bar_heights(pve), 100 * est.explained_variance_ratio_)
@@ -122,7 +127,7 @@ def test_kinds(make_fake):
 
 def test_nonprivate_overlay(make_fake):
     est = make_fake("dppca", k=3, nonprivate=True)
-    disp = ScreeDisplay.from_estimator(est)
+    disp = ScreeDisplay.from_estimator(est, kind="both")
     assert len(disp.nonprivate_lines_) == 2
     ref_pve, ref_var = disp.nonprivate_lines_
     assert np.allclose(ref_pve.get_ydata(), 100 * est.nonprivate_.explained_variance
@@ -139,7 +144,7 @@ def test_nonprivate_overlay(make_fake):
     # a reference without its total variance: its PVE has an unknown base
     del est.nonprivate_["total_variance"]
     assert [line.get_label() for line in ScreeDisplay.from_estimator(
-        est).nonprivate_lines_] == ["non-private reference (variance)"]
+        est, kind="both").nonprivate_lines_] == ["non-private reference (variance)"]
 
 
 def test_plot_kwargs_and_styles():
@@ -167,6 +172,7 @@ def test_zero_variances_are_drawn():
         ({"show_nonprivate": 1}, TypeError, "^show_nonprivate"),
         ({"bar_kw": "red"}, TypeError, "^bar_kw"),
         ({"line_kw": ["red"]}, TypeError, "^line_kw"),
+        ({"line_kw": {"lw": 2}}, ValueError, "^line_kw styles the variance line"),
     ],
 )
 def test_bad_plot_arguments(kwargs, error, match):
@@ -212,7 +218,7 @@ def test_real_estimators(real_estimators, save_png):
     real = real_estimators
     for key in ("scree", "dppca", "dppca_plain"):
         est = real[key]
-        disp = ScreeDisplay.from_estimator(est, cumulative=True)
+        disp = ScreeDisplay.from_estimator(est, kind="both", cumulative=True)
         # (a component whose variance is not estimable gets no bar)
         shown = np.isfinite(est.explained_variance_ratio_)
         assert np.allclose(_bar_heights(disp), 100 * est.explained_variance_ratio_[shown])
@@ -225,7 +231,8 @@ def test_real_estimators(real_estimators, save_png):
         save_png(disp.figure_, f"{key}.png")
     # the reference PVE needs the reference's total variance
     reference = real["dppca"].nonprivate_
-    assert len(ScreeDisplay.from_estimator(real["dppca"]).nonprivate_lines_) == (
+    both = ScreeDisplay.from_estimator(real["dppca"], kind="both")
+    assert len(both.nonprivate_lines_) == (
         2 if "total_variance" in reference else 1)
     with pytest.raises(TypeError, match="DPKendallDirections has no private variances"):
         ScreeDisplay.from_estimator(real["directions"])
@@ -300,5 +307,5 @@ def test_a_total_variance_near_the_float_limit_draws(make_fake):
     est.noise_scale_ = est.noise_scale_ * 1e306
     est.total_variance_ = 1e307
     est.explained_variance_ratio_ = est.explained_variance_ / est.total_variance_
-    display = ScreeDisplay.from_estimator(est)
+    display = ScreeDisplay.from_estimator(est, kind="both")
     assert np.all(np.isfinite(display.variance_ax_.get_ylim()))

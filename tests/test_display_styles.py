@@ -108,7 +108,8 @@ def test_scree_line(where):
 
 
 def test_scree_line_kw_with_kind_both():
-    disp = ScreeDisplay([4.0, 2.0], [0.4, 0.2]).plot(line_kw={"c": "red", "lw": 4})
+    disp = ScreeDisplay([4.0, 2.0], [0.4, 0.2]).plot(kind="both",
+                                                     line_kw={"c": "red", "lw": 4})
     assert _is(disp.line_.get_color(), RED) and disp.line_.get_linewidth() == 4
 
 
@@ -262,7 +263,7 @@ def test_score_norm_replaces_the_limits(groups, make_fake):
 def test_overview_passes_aliases_to_the_panels(make_fake):
     fig = plot_overview(
         make_fake("dppca"),
-        scree_kw={"c": "red", "line_kw": {"lw": 4.0}},
+        scree_kw={"kind": "both", "c": "red", "line_kw": {"lw": 4.0}},
         loading_kw={"c": "red", "lw": 3.0, "ls": ":"},
         variable_kw={"arrow_kw": {"c": "red", "lw": 3.0, "ls": ":"}},
         score_kw={"kind": "points", "groups": None, "c": "green"},

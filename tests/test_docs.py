@@ -84,3 +84,58 @@ def test_docs_build_without_warnings(tmp_path):
         assert phrase in guide, phrase
     assert (output / "_images" / "overview.png").is_file() or (
         output / "_static" / "overview.png").is_file()
+
+
+def _overview_picture():
+    """doc/overview_picture.py, the README picture's maker, as a module."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("overview_picture",
+                                                  DOC / "overview_picture.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_readme_picture_is_what_the_command_draws_now(tmp_path):
+    import json
+    import struct
+
+    maker = _overview_picture()
+    stored = json.loads(maker.FINGERPRINT.read_text(encoding="utf-8"))
+    now, out = maker.fingerprint(tmp_path)
+    assert now == stored, (
+        "doc/_static/overview.png is older than the report the command draws: "
+        "run `python doc/overview_picture.py` and commit the picture")
+    # the stored picture has the size the command draws (header of the PNG)
+    for path in (maker.PICTURE, out):
+        with open(path, "rb") as handle:
+            header = handle.read(24)
+        assert header[:8] == b"\x89PNG\r\n\x1a\n"
+        assert struct.unpack(">II", header[16:24]) == (1700, 1100)
+    assert "doc/_static/overview.png" in (REPO / "README.rst").read_text(encoding="utf-8")
+
+
+def test_the_readme_picture_test_sees_a_change_of_the_figure(tmp_path):
+    # the fingerprint notices a second y axis and another legend colour (the
+    # ledger's rows are compared as they are, in the test above)
+    maker = _overview_picture()
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    fig.displays_ = {}
+    ax.bar([0], [1], color="C0", label="private PVE")
+    ax.legend()
+    before = maker.figure_fingerprint(fig)
+    ax.twinx().set_ylabel("private variance")
+    assert maker.figure_fingerprint(fig) != before
+    ax.get_legend().remove()
+    ax.bar([1], [1], color="C1", label="private PVE")
+    ax.legend()
+    assert maker.figure_fingerprint(fig)["panels"][0]["legend"] != \
+        before["panels"][0]["legend"]
+    # numbers are not part of it, labels with digits are
+    assert maker._words("DP PC1 (30.2%) of 5000 rows, V12") == "DP PC1 (#) of # rows, V12"

@@ -2,7 +2,6 @@
 
 import math
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,11 +16,9 @@ from sklearn_dppca._algorithms._variances import (
     implied_feature_variances,
     _norm_clipped_scatter,
 )
-from sklearn_dppca.datasets import make_gaussian_clusters
+from sklearn_dppca.datasets import load_adult, make_gaussian_clusters
 from sklearn_dppca.privacy import interval_quantile, positive_quantile
 from sklearn.utils import Bunch
-
-ADULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult.csv"
 
 
 def quiet(estimator, X, y=None):
@@ -214,16 +211,8 @@ def test_noise_dominated_variances_warn():
     assert noisy.any() and np.all(np.isnan(scree.explained_variance_[noisy]))
 
 
-@pytest.mark.parametrize("source", ["shipped", "../shared"])
-def test_adult_scaled_gives_a_positive_scree(source):
-    if source == "shipped":
-        from sklearn_dppca.datasets import load_adult
-
-        table = load_adult().data
-    else:
-        if not ADULT.exists():
-            pytest.skip("needs ../shared/data/adult.csv")
-        table = pytest.importorskip("pandas").read_csv(ADULT)
+def test_adult_scaled_gives_a_positive_scree():
+    table = load_adult().data
     for seed in range(2):
         pca = quiet(DPPCA(eps=1.0, scale=True, pairs=64, random_state=seed), table)
         assert np.all(np.isfinite(pca.scale_)) and np.all(pca.scale_ > 0)

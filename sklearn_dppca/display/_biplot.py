@@ -118,6 +118,18 @@ def _biplot_coordinates(components, explained_variance, scores, frame_center, n_
     return G, arrows, origin, gamma
 
 
+def _scaling_note(ax, divisor):
+    """Say under the title what the axes are divided by (``"/ d"`` or
+    ``"/ d^0.5"``): nothing with alpha 0."""
+    if not divisor:
+        return None
+    power = divisor[len("/ d"):]
+    return ax.text(
+        0.5, 1.0, f"{divisor}: scores divided by d{power}, d = \u221a((n \u2212 1) "
+        "\u00d7 private variance)", transform=ax.transAxes, ha="center",
+        va="bottom", fontsize=7.5, color="0.25")
+
+
 class BiplotDisplay:
     """DP biplot: synthetic observations and private variable arrows.
 
@@ -180,6 +192,9 @@ class BiplotDisplay:
         The +-2 noise sd crosses of the uncertain arrows.
     not_estimable_text_ : matplotlib Text or None
         The panel's text when nothing could be drawn.
+    scaling_text_ : matplotlib Text or None
+        The line under the title that says what the axes' ``/ d`` means (None
+        with ``alpha=0``, whose axes are the scores themselves).
     gamma_ : float
         The arrow scaling factor.
     observation_coordinates_ : ndarray of shape (n_synthetic, 2)
@@ -417,7 +432,9 @@ class BiplotDisplay:
         )
         ax.set_xlabel(component_label(a, ratio) + suffix)
         ax.set_ylabel(component_label(b, ratio) + suffix)
-        ax.set_title(f"DP biplot (synthetic points, alpha={alpha:g})")
+        self.scaling_text_ = _scaling_note(ax, suffix.strip())
+        ax.set_title(f"DP biplot (synthetic points, alpha={alpha:g})",
+                     pad=6.0 if self.scaling_text_ is None else 18.0)
         settle_layout(ax)
         size = float(np.clip(6000.0 / max(len(G), 1), 1.5, 14.0))
         defaults = {"s": size, "alpha": 0.5, "linewidths": 0, "zorder": 1}
@@ -451,6 +468,7 @@ class BiplotDisplay:
         self.variables_, self.arrows_, self.texts_, self.nonprivate_arrows_ = [], [], [], []
         self.uncertain_ = np.zeros(0, dtype=bool)
         self.ax_, self.figure_ = ax, fig
+        self.scaling_text_ = None
         ax.set_axis_off()
         ax.set_title("DP biplot", color="0.4")
         self.not_estimable_text_ = not_estimable_panel(ax, note)

@@ -1,6 +1,8 @@
 """Text of the displays: component labels, literal names, and labels placed next
 to arrow ends without pile-ups."""
 
+import functools
+
 import numpy as np
 
 from .._summary import NOT_ESTIMABLE
@@ -39,9 +41,53 @@ def label_fontsize(n_labels, base=9.0, smallest=5.5):
     return max(smallest, base - 0.15 * (n_labels - 10))
 
 
+#: Size (points) at which the advance widths of the printable ASCII characters
+#: are read once; a width at another size is proportional.
+_REFERENCE_SIZE = 100.0
+
+
+@functools.lru_cache(maxsize=None)
+def _advances(weight):
+    """Advance width (points at ``_REFERENCE_SIZE``) of each printable ASCII
+    character in matplotlib's default font of this weight."""
+    from matplotlib import ft2font
+    from matplotlib.font_manager import FontProperties, findfont, get_font
+
+    # (LoadFlags is matplotlib 3.10's; the older releases have the constant)
+    flags = getattr(getattr(ft2font, "LoadFlags", None), "NO_HINTING", None)
+    flags = ft2font.LOAD_NO_HINTING if flags is None else flags
+    font = get_font(findfont(FontProperties(weight=weight)))
+    font.set_size(_REFERENCE_SIZE, 72)
+    return {chr(code): font.load_char(code, flags=flags).linearHoriAdvance / 65536.0
+            for code in range(32, 127)}
+
+
+def text_width(text, fontsize, weight="normal"):
+    """Width of ``text`` in points in matplotlib's default font: the sum of its
+    characters' advances (kerning left out: a point or so on a label), measured
+    on the glyphs only for text beyond printable ASCII."""
+    text = str(text)
+    advances = _advances(weight)
+    if all(character in advances for character in text):
+        return sum(advances[character] for character in text) * fontsize / _REFERENCE_SIZE
+    return _glyph_width(text, fontsize, weight)
+
+
+@functools.lru_cache(maxsize=1024)
+def _glyph_width(text, fontsize, weight):
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    width, _, _ = TextToPath().get_text_width_height_descent(
+        text, FontProperties(size=fontsize, weight=weight), ismath=False)
+    return width
+
+
 def _label_widths(labels, fontsize):
-    """Estimated label widths in points (average glyph ~0.68 em, plus padding)."""
-    return np.array([0.68 * fontsize * max(len(str(lab)), 1) + 3.0 for lab in labels])
+    """Label widths in points: the measured text, its box's padding (0.1 em a
+    side) and a small gap."""
+    return np.array([text_width(lab, fontsize) + 0.2 * fontsize + 3.0
+                     for lab in labels])
 
 
 def _label_height(fontsize):
@@ -121,18 +167,15 @@ def _label_extent(ax, positions, labels, fontsize):
     )
 
 
-def draw_labels(ax, ends, labels, *, origin=(0.0, 0.0), fontsize=9.0, text_kw=None,
-                center=None, background=True):
-    """Write ``labels`` next to arrow ends, growing the limits if they spill out.
+#: Rounds of growing the limits and placing the labels again.
+_FIT_ROUNDS = 5
 
-    ``center`` (a point) keeps the limits symmetric about it when they grow;
-    otherwise each side grows on its own. Returns the list of matplotlib Text.
-    """
-    ends = np.asarray(ends, dtype=float).reshape(-1, 2)
-    if len(ends) == 0:
-        return []
+
+def _fit_limits(ax, ends, labels, origin, fontsize, center):
+    """Label centres for the current size of ``ax``, its limits grown until the
+    labels fit inside them (growing them moves the labels: a few rounds)."""
     pos = _place_labels(ax, ends, labels, origin=origin, fontsize=fontsize)
-    for _ in range(2):
+    for _ in range(_FIT_ROUNDS):
         ext = _label_extent(ax, pos, labels, fontsize)
         x0, x1 = ax.get_xlim()
         y0, y1 = ax.get_ylim()
@@ -154,6 +197,112 @@ def draw_labels(ax, ends, labels, *, origin=(0.0, 0.0), fontsize=9.0, text_kw=No
             ax.set_xlim(nx0, nx1)
             ax.set_ylim(ny0, ny1)
         pos = _place_labels(ax, ends, labels, origin=origin, fontsize=fontsize)
+    return pos
+
+
+class _PlacedLabels(list):
+    """The Text of labels written next to arrow ends (a list), and how they were
+    placed: when their axes are drawn at another size than the one they were
+    placed for (a figure laid out or resized after the labels were written),
+    they are placed again first, so that they neither collide nor leave the axes.
+    (Zooming or panning keeps the size: the user's limits are left alone.)"""
+
+    def __init__(self, texts, ax, ends, labels, origin, fontsize, center):
+        super().__init__(texts)
+        self._placement = (ax, ends, labels, origin, fontsize, center)
+        self._size = _axes_size(ax)
+        if texts:
+            ax.add_artist(_refit_artist_class()(self))
+
+    def refit(self):
+        """Move the labels (and grow the limits) for the axes' current size."""
+        ax, ends, labels, origin, fontsize, center = self._placement
+        self._size = _axes_size(ax)
+        for text, (x, y) in zip(self, _fit_limits(ax, ends, labels, origin, fontsize,
+                                                  center)):
+            text.set_position((x, y))
+
+    def refit_if_resized(self):
+        ax, _, labels, _, fontsize, _ = self._placement
+        if _axes_size(ax) == self._size:
+            return
+        positions = np.array([text.get_position() for text in self], dtype=float)
+        if _still_fit(ax, positions, labels, fontsize):
+            self._size = _axes_size(ax)      # (placing them again would cost a draw's
+        else:                                # worth of time for the same picture)
+            self.refit()
+
+
+def _still_fit(ax, positions, labels, fontsize):
+    """Whether labels centred at ``positions`` lie inside the limits of ``ax`` and
+    clear of each other at its current size."""
+    x0, x1, y0, y1 = _label_extent(ax, positions, labels, fontsize)
+    (left, right), (bottom, top) = sorted(ax.get_xlim()), sorted(ax.get_ylim())
+    if x0 < left or x1 > right or y0 < bottom or y1 > top:
+        return False
+    dx_pt, dy_pt = data_per_point(ax)
+    widths = _label_widths(labels, fontsize) * dx_pt
+    heights = np.full(len(widths), _label_height(fontsize)) * dy_pt
+    apart_x = np.abs(np.subtract.outer(positions[:, 0], positions[:, 0]))
+    apart_y = np.abs(np.subtract.outer(positions[:, 1], positions[:, 1]))
+    clash = ((apart_x < (widths[:, None] + widths[None, :]) / 2)
+             & (apart_y < (heights[:, None] + heights[None, :]) / 2))
+    np.fill_diagonal(clash, False)
+    return not clash.any()
+
+
+def _axes_size(ax):
+    """The axes' size on the canvas, in points (rounded: a tolerance)."""
+    width, height = (ax.get_position(original=True).size
+                     * ax.figure.get_size_inches() * 72.0)
+    return round(width, 1), round(height, 1)
+
+
+@functools.lru_cache(maxsize=None)
+def _refit_artist_class():
+    """The artist class, built on first use (importing this module does not
+    import matplotlib)."""
+    from matplotlib.artist import Artist
+
+    class RefitOnDraw(Artist):
+        """An invisible artist drawn first in its axes: it places the labels again
+        when the axes changed size since they were placed."""
+
+        zorder = -1e9
+
+        def __init__(self, labels):
+            super().__init__()
+            self._labels = labels
+            self.set_in_layout(False)
+
+        def draw(self, renderer):
+            self._labels.refit_if_resized()
+
+        def __reduce__(self):
+            # a figure pickles with its artists: this class, made in a function,
+            # is rebuilt by one that pickle can name
+            return _empty_refit_artist, (), self.__getstate__()
+
+    return RefitOnDraw
+
+
+def _empty_refit_artist():
+    cls = _refit_artist_class()
+    return cls.__new__(cls)
+
+
+def draw_labels(ax, ends, labels, *, origin=(0.0, 0.0), fontsize=9.0, text_kw=None,
+                center=None, background=True):
+    """Write ``labels`` next to arrow ends, growing the limits if they spill out.
+
+    ``center`` (a point) keeps the limits symmetric about it when they grow;
+    otherwise each side grows on its own. Returns the matplotlib Text as a
+    :class:`_PlacedLabels` list.
+    """
+    ends = np.asarray(ends, dtype=float).reshape(-1, 2)
+    if len(ends) == 0:
+        return _PlacedLabels([], ax, ends, labels, origin, fontsize, center)
+    pos = _fit_limits(ax, ends, labels, origin, fontsize, center)
     kw = {"fontsize": fontsize, "ha": "center", "va": "center", "zorder": 5}
     if background:
         kw["bbox"] = {"boxstyle": "round,pad=0.1", "facecolor": "white",
@@ -161,4 +310,5 @@ def draw_labels(ax, ends, labels, *, origin=(0.0, 0.0), fontsize=9.0, text_kw=No
     from matplotlib.text import Text
 
     kw = merge_style(kw, text_kw, Text)
-    return [ax.text(x, y, plain_text(lab), **kw) for (x, y), lab in zip(pos, labels)]
+    texts = [ax.text(x, y, plain_text(lab), **kw) for (x, y), lab in zip(pos, labels)]
+    return _PlacedLabels(texts, ax, ends, labels, origin, fontsize, center)

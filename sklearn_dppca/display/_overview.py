@@ -2,6 +2,7 @@
 
 import contextlib
 import math
+import re
 import textwrap
 
 import numpy as np
@@ -22,7 +23,7 @@ from ._estimator_access import (
     estimator_name,
     unsupported_reason,
 )
-from ._labels import plain_text
+from ._labels import plain_text, text_width
 from ._loading import LoadingDisplay
 from ._score import ScoreDisplay
 from ._scree import ScreeDisplay
@@ -31,7 +32,7 @@ from ._variable import VariableDisplay
 _MAX_LEDGER_ROWS = 14
 _LEDGER_COLUMNS = ("step", "mechanism", "eps", "delta", "noise scale")
 _LEDGER_FONTSIZE = 7.5
-_LEDGER_MIN_FONTSIZE = 5.0
+_LEDGER_MIN_FONTSIZE = 7.0
 _SUMMARY_FONTSIZE = 9.0
 _SUMMARY_MIN_FONTSIZE = 6.0
 
@@ -94,14 +95,78 @@ def _ledger_rows(ledger):
     return rows, True
 
 
-def _text_width(text, fontsize, weight="normal"):
-    """Width of ``text`` in points (backend independent)."""
-    from matplotlib.font_manager import FontProperties
-    from matplotlib.textpath import TextToPath
+#: Points between a ledger row's text and its cell's edges (in font sizes), and
+#: the share of a cell's width left blank on each side of its text (matplotlib's
+#: default, 0.1, would take a fifth of the narrow panel).
+_ROW_PAD = 0.6
+_CELL_PAD = 0.04
 
-    width, _, _ = TextToPath().get_text_width_height_descent(
-        text, FontProperties(size=fontsize, weight=weight), ismath=False)
-    return width
+
+def _line_height(fontsize):
+    return 1.2 * fontsize
+
+
+def _wrapped(text, width, fontsize, weight):
+    """``text`` broken into lines no wider than ``width`` points, after a space
+    or a ``/`` (a step's path), never inside a word."""
+    lines = [""]
+    for token in re.findall(r"[^ /]*/|[^ /]+| +", text):    # words, and spaces
+        candidate = lines[-1] + token
+        if lines[-1].strip() and text_width(candidate.rstrip(), fontsize,
+                                            weight) > width:
+            lines.append(token.lstrip())
+        else:
+            lines[-1] = candidate
+    return "\n".join(line.rstrip() for line in lines)
+
+
+_WORD = re.compile(r"[^ /]*/|[^ /]+")
+
+
+def _column_needs(rows, weights, fontsize, words=False):
+    """Width (points) each ledger column needs for its longest cell, or with
+    ``words`` for its longest word, a cell's side pads included."""
+    def need(text, weight):
+        return text_width(text, fontsize, weight) / (1 - 2 * _CELL_PAD) + 1.0
+
+    return np.array([
+        max(need(part, weight) for row, weight in zip(rows, weights)
+            for part in ((_WORD.findall(row[column]) or [""]) if words
+                         else [row[column]]))
+        for column in range(len(rows[0]))])
+
+
+def _text_widths(text, smallest, room):
+    """Widths of the step and mechanism columns in ``room`` points: what they
+    need when it fits (the rest shared out), else shares of it, each at least
+    its longest word."""
+    if text.sum() <= room:
+        return text + (room - text.sum()) * text / text.sum()
+    widths = np.maximum(room * text / text.sum(), np.minimum(text, room - smallest[::-1]))
+    return widths * room / widths.sum()
+
+
+def _fit_ledger(ax, rows, bold, fontsize):
+    """Cells, column widths (shares of the panel), lines per row and font size of
+    the ledger table: the numbers keep their width, and the step and mechanism
+    columns share the rest, their text wrapped to it, so that the font stays
+    readable (the table used to shrink its font to fit one line per row)."""
+    weights = ["bold" if b else "normal" for b in bold]
+    available = ax.get_position().width * ax.figure.get_figwidth() * 72.0
+    needs = _column_needs(rows, weights, fontsize)
+    smallest = _column_needs(rows, weights, fontsize, words=True)[:2]
+    if smallest.sum() > available - needs[2:].sum():
+        # the longest words do not fit: a smaller font (not below the minimum)
+        shrink = max((available - needs[2:].sum()) / smallest.sum(),
+                     _LEDGER_MIN_FONTSIZE / fontsize)
+        fontsize, needs, smallest = fontsize * shrink, needs * shrink, smallest * shrink
+    widths = np.r_[_text_widths(needs[:2], smallest, available - needs[2:].sum()),
+                   needs[2:]]
+    cells = [[_wrapped(cell, (1 - 2 * _CELL_PAD) * widths[i] - 1.0, fontsize, weight)
+              if i < 2 else cell for i, cell in enumerate(row)]
+             for row, weight in zip(rows, weights)]
+    lines = [max(cell.count("\n") + 1 for cell in row) for row in cells]
+    return cells, widths / widths.sum(), lines, fontsize
 
 
 def _ledger_table(ax, estimator):
@@ -122,29 +187,26 @@ def _ledger_table(ax, estimator):
                 transform=ax.transAxes)
         return None
     header = list(_LEDGER_COLUMNS)
-    # column widths from the measured text: each column holds its longest entry
-    # (a cell writes its text after a left pad of 10% of its width); a ledger too
-    # wide for the panel gets a smaller font
+    bold = [True] + [False] * len(rows)
+    if spent is not None:
+        bold[-1] = True
+    # rows keep a readable height (as many text lines as their tallest cell); a
+    # short ledger sits at the top, a long one gets a smaller font (down to
+    # _LEDGER_MIN_FONTSIZE)
+    height_pt = ax.get_position().height * ax.figure.get_figheight() * 72.0
     fontsize = _LEDGER_FONTSIZE
-    bold = [header] + (rows[-1:] if spent is not None else [])   # drawn in bold
-    plain = rows[:-1] if spent is not None else rows
-    needed = np.array([
-        max([_text_width(r[i], fontsize, "bold") for r in bold]
-            + [_text_width(r[i], fontsize) for r in plain]) / 0.85 + 2.0
-        for i in range(5)
-    ])
-    bbox = ax.get_position()
-    available = bbox.width * ax.figure.get_figwidth() * 72.0
-    if needed.sum() > available:
-        shrink = max(available / needed.sum(), _LEDGER_MIN_FONTSIZE / fontsize)
-        fontsize *= shrink
-        needed *= shrink
-    widths = needed / needed.sum()
-    # rows keep a readable height; a short ledger sits at the top
-    height = min(1.0, 0.085 * (len(rows) + 1))
+    while True:
+        cells, widths, lines, fontsize = _fit_ledger(ax, [header] + rows, bold,
+                                                     fontsize)
+        unit = _line_height(fontsize)
+        needed = sum(lines) * unit + len(lines) * _ROW_PAD * fontsize
+        if needed <= height_pt or fontsize <= _LEDGER_MIN_FONTSIZE:
+            break
+        fontsize = max(_LEDGER_MIN_FONTSIZE, fontsize - 0.25)
+    height = min(1.0, needed / height_pt)
     table = ax.table(
-        cellText=rows,
-        colLabels=header,
+        cellText=cells[1:],
+        colLabels=cells[0],
         colWidths=list(widths),
         bbox=[0.0, 1.0 - height, 1.0, height],
         cellLoc="left",
@@ -152,6 +214,9 @@ def _ledger_table(ax, estimator):
     )
     table.auto_set_font_size(False)
     table.set_fontsize(fontsize)
+    for (row, _), cell in table.get_celld().items():
+        cell.set_height(lines[row] * unit + _ROW_PAD * fontsize)
+        cell.PAD = _CELL_PAD
     # the table lies inside its panel (bbox in axes coordinates): measuring its
     # hundred cells on every layout pass would cost time and change nothing
     table.set_in_layout(False)
@@ -269,7 +334,7 @@ def plot_overview(
     ax_variable = fig.add_subplot(grid[0, 2])
     ax_score = fig.add_subplot(grid[1, 0])
     ax_biplot = fig.add_subplot(grid[1, 1])
-    corner = grid[1, 2].subgridspec(2, 1, height_ratios=[0.8, 1.2])
+    corner = grid[1, 2].subgridspec(2, 1, height_ratios=[0.65, 1.35])
     ax_extra = fig.add_subplot(corner[0])
     ax_ledger = fig.add_subplot(corner[1])
     for ax, title in ((ax_scree, "DP scree"), (ax_loading, "DP loadings"),
@@ -303,6 +368,8 @@ def plot_overview(
         fontsize=13,
     )
     if engine is not None and not layout_chosen:
+        # (the legends and titles drawn since the first layout change the panels'
+        # sizes: the variable labels are placed again when drawn, _PlacedLabels)
         _lay_out_for_good(fig, engine)
     fig.displays_ = displays
     return fig

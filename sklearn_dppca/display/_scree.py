@@ -181,7 +181,7 @@ class ScreeDisplay:
         self,
         ax=None,
         *,
-        kind="both",
+        kind="pve",
         cumulative=False,
         show_nonprivate=True,
         bar_kw=None,
@@ -194,11 +194,12 @@ class ScreeDisplay:
         ----------
         ax : matplotlib Axes, default=None
             Axes to draw on; a new figure is created when None.
-        kind : {"both", "pve", "variance"}, default="both"
-            ``"pve"``: bars of the private PVE; ``"variance"``: a line of the
-            private variances; ``"both"``: the bars with the variances on a twin
-            axis, scaled so that the line runs through the bar tops (one set of
-            error bars then serves both axes).
+        kind : {"pve", "variance", "both"}, default="pve"
+            ``"pve"``: one bar of private PVE per component, on one y axis (with
+            its +-2 noise sd); ``"variance"``: a line of the private variances;
+            ``"both"``: the bars with the variances on a second (twin) y axis,
+            scaled so that the line runs through the bar tops (one set of error
+            bars then serves both axes).
         cumulative : bool, default=False
             Add the cumulative private PVE (needs ``kind`` "both" or "pve").
         show_nonprivate : bool, default=True
@@ -206,7 +207,8 @@ class ScreeDisplay:
         bar_kw : dict, default=None
             Passed to :meth:`matplotlib.axes.Axes.bar`.
         line_kw : dict, default=None
-            Passed to :meth:`matplotlib.axes.Axes.plot` for the variance line.
+            Passed to :meth:`matplotlib.axes.Axes.plot` for the variance line
+            (``kind`` "both" or "variance"; an error with ``kind="pve"``).
         **kwargs : dict
             Added to ``bar_kw`` (``kind`` "both" or "pve") or to ``line_kw``
             (``kind="variance"``).
@@ -229,6 +231,12 @@ class ScreeDisplay:
             )
         bar_kw = check_style(bar_kw, "bar_kw")
         line_kw = check_style(line_kw, "line_kw")
+        if line_kw and kind == "pve":
+            # (the default kind draws no line: the style would be lost silently)
+            raise ValueError(
+                "line_kw styles the variance line; it needs kind='both' or "
+                "kind='variance', got kind='pve'."
+            )
         # the keywords style the main artist of the kind
         if kind == "variance":
             line_kw = merge_style(line_kw, kwargs, Line2D)
@@ -438,7 +446,7 @@ class ScreeDisplay:
         estimator,
         *,
         ax=None,
-        kind="both",
+        kind="pve",
         cumulative=False,
         show_nonprivate=True,
         bar_kw=None,
@@ -459,9 +467,9 @@ class ScreeDisplay:
             Fitted estimator.
         ax : matplotlib Axes, default=None
             Axes to draw on; a new figure is created when None.
-        kind : {"both", "pve", "variance"}, default="both"
-            Bars of the private PVE, a line of the private variances, or both
-            (see :meth:`plot`).
+        kind : {"pve", "variance", "both"}, default="pve"
+            Bars of the private PVE (one y axis), a line of the private
+            variances, or both on two y axes (see :meth:`plot`).
         cumulative : bool, default=False
             Add the cumulative private PVE (needs ``kind`` "both" or "pve").
         show_nonprivate : bool, default=True
@@ -469,7 +477,8 @@ class ScreeDisplay:
         bar_kw : dict, default=None
             Passed to :meth:`matplotlib.axes.Axes.bar`.
         line_kw : dict, default=None
-            Passed to :meth:`matplotlib.axes.Axes.plot` for the variance line.
+            Passed to :meth:`matplotlib.axes.Axes.plot` for the variance line
+            (``kind`` "both" or "variance"; an error with ``kind="pve"``).
         **kwargs : dict
             Added to ``bar_kw`` or ``line_kw`` (see :meth:`plot`).
 
