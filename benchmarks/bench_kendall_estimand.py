@@ -26,9 +26,8 @@ eigenvectors:
 A Gaussian control (elliptical, columns on very different scales) shows the size of
 the sampling gap alone: there both matrices share their eigenvectors.
 
-Tables: the UCI Adult extract (five numeric columns, read from
-``../shared/data/adult.csv`` next to the repository or ``--adult PATH``; skipped
-when absent), and scikit-learn's bundled digits (constant pixels kept as they are:
+Tables: the UCI Adult extract (five numeric columns: the package's own
+:func:`sklearn_dppca.datasets.load_adult`, or a CSV given as ``--adult PATH``), and scikit-learn's bundled digits (constant pixels kept as they are:
 they add nothing to either matrix, and are left undivided in the scaled version,
 as :class:`sklearn.preprocessing.StandardScaler` does), wine and breast cancer.
 
@@ -46,13 +45,19 @@ from sklearn.datasets import load_breast_cancer, load_digits, load_wine
 
 from sklearn_dppca import spherical_kendall
 
-ADULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult.csv"
+#: No path: the Adult table the package ships (sklearn_dppca.datasets.load_adult).
+ADULT = None
 ADULT_COLUMNS = ["age", "education_num", "capital_gain", "capital_loss",
                  "hours_per_week"]
 
 
 def read_adult(path):
-    """The five numeric Adult columns as a float array, or None if ``path`` is absent."""
+    """The five numeric Adult columns as a float array: the packaged table for
+    ``path=None``, else the CSV at ``path`` (None if it is absent)."""
+    if path is None:
+        from sklearn_dppca.datasets import load_adult
+
+        return load_adult().data[ADULT_COLUMNS].to_numpy(dtype=np.float64)
     path = Path(path)
     if not path.is_file():
         return None
@@ -123,7 +128,8 @@ def gaps(X, names):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--adult", default=str(ADULT), help="path of adult.csv")
+    parser.add_argument("--adult", default=ADULT,
+                        help="a CSV of Adult (default: the packaged table)")
     parser.add_argument("--rst", action="store_true", help="print a reST list-table")
     args = parser.parse_args()
 

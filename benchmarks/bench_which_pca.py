@@ -12,7 +12,7 @@ Data
     Real tables, each against scikit-learn's PCA top-2 of the table standardised
     with :class:`~sklearn.preprocessing.StandardScaler` (the correlation PCA):
     the UCI Adult extract (the five numeric columns, 32,561 rows; read from
-    ``../shared/data/adult.csv`` next to the repository or ``--adult PATH``,
+    the package's own :func:`sklearn_dppca.datasets.load_adult` (or ``--adult PATH``),
     skipped when absent), scikit-learn's breast cancer (569 x 30), digits
     (1797 x 61: the three constant pixels dropped first, everywhere) and wine
     (178 x 13).
@@ -533,7 +533,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help="3 seeds, no n = 20000 Gaussian, cost at n = 20000")
-    parser.add_argument("--adult", default=str(ADULT), help="path of adult.csv")
+    parser.add_argument("--adult", default=ADULT,
+                        help="a CSV of Adult (default: the packaged table)")
     parser.add_argument("--levels", type=float, nargs="+", default=list(LEVELS))
     parser.add_argument("--seeds", type=int, default=None, help="fits per cell")
     args = parser.parse_args()
