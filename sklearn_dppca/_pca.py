@@ -567,7 +567,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
                 if n_components >= 2 else None)
         scree_params = resolve_clip(scree_params, n_samples, n_components,
                                     params["eps"] * split["scree"] * (1 - TOTAL_SHARE),
-                                    bounded=params["bounds"] is not None)
+                                    bounded=params["bounds"] is not None, scaled=True)
         check_scree_before_charge(params["scree_method"], scree_params, n_samples,
                                   n_components, "scree_params",
                                   bounded=params["bounds"] is not None)
