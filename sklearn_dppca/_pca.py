@@ -248,7 +248,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     explained_variance_ : ndarray of shape (n_components,)
         Private variances after post-processing.
     explained_variance_raw_ : ndarray of shape (n_components,)
-        Private variances as released (may be negative or unordered).
+        Private variances as released (may be negative or unordered), after
+        the clipped scree's elliptical combination where it applies.
     explained_variance_ratio_ : ndarray of shape (n_components,)
         Share of the private total variance, as in scikit-learn's PCA: in [0, 1],
         summing below 1 when fewer than all components are kept.
