@@ -194,23 +194,33 @@ def table_sets():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3 seeds")
+    parser.add_argument("--seeds", type=int, default=10,
+                        help="seeds (10; OpenDP draws from its own generator, so "
+                             "more seeds steady its median)")
     parser.add_argument("--tables", action="store_true", help="the real tables only")
     parser.add_argument("--methods", default="clipped",
-                        help="scree methods of ours, comma separated (default clipped)")
+                        help="settings of ours (SETTINGS), comma separated, or none "
+                             "(default clipped)")
     parser.add_argument("--eps", type=float, default=EPS)
     parser.add_argument("--no-opendp", action="store_true")
+    parser.add_argument("--rows", default=None,
+                        help="synthetic rows to run, comma separated (0-3; default all)")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    seeds = range(3 if args.quick else 10)
+    seeds = range(3 if args.quick else args.seeds)
     PCA = None if args.no_opendp else opendp_pca()
     if PCA is None and not args.no_opendp:
         print("OpenDP is not installed (pip install opendp randomgen): its column "
               "is skipped.")
-    cols = columns(args.methods.split(","), PCA is not None)
+    methods = [] if args.methods == "none" else args.methods.split(",")
+    cols = columns(methods, PCA is not None)
     title = (f"eps = {args.eps:g}, k = {K}, {len(seeds)} seeds: median worst top-3 "
              "relative eigenvalue error, then PC1's PVE error")
     print_header(title, cols)
-    measure(cols, table_sets() if args.tables else synthetic_sets(), seeds, args.eps, PCA)
+    sets = table_sets() if args.tables else synthetic_sets()
+    if args.rows is not None and not args.tables:
+        sets = [sets[int(row)] for row in args.rows.split(",")]
+    measure(cols, sets, seeds, args.eps, PCA)
 
 
 if __name__ == "__main__":

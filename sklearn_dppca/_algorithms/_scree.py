@@ -93,7 +93,7 @@ def _release_scree(X, components, *, method, params, budget, noise, pairs, rng, 
                                     _clipped_share_inputs(raw, bounds, scales))
     if method == "clipped" and params.get("elliptical") == "auto" \
             and kendall is not None and kendall.radius is None:
-        raw, noise_scale = combine_elliptical(raw, noise_scale, total, total_noise,
+        raw, noise_scale = _combine_elliptical(raw, noise_scale, total, total_noise,
                                               kendall, X.shape[0], rng)
     return Bunch(raw=raw, noise_scale=noise_scale, bounds=bounds, total=total,
                  total_noise=total_noise)
@@ -104,7 +104,7 @@ def _release_scree(X, components, *, method, params, budget, noise, pairs, rng, 
 _AGREEMENT = 2.0
 
 
-def combine_elliptical(raw, noise_scale, total, total_noise, kendall, n_samples, rng):
+def _combine_elliptical(raw, noise_scale, total, total_noise, kendall, n_samples, rng):
     """The clipped variances combined with those the released spherical Kendall
     matrix implies under an elliptical model, where the two agree (free
     post-processing of released values and public noise sds).
