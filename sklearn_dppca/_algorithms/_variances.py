@@ -56,7 +56,7 @@ _SCREE_DEFAULTS = {
         "bound": "auto",
         # "auto": also read the variances off the released Kendall matrix (an
         # elliptical model, free) and combine both where they agree within
-        # their noise (see _scree.combine_elliptical); "off": the clipped alone
+        # their noise (see _scree._combine_elliptical); "off": the clipped alone
         "elliptical": "auto",
     },
     "huber": {"m2_frac": 0.25, "k_min": -40, "k_max": 40, "block_size": 16},
