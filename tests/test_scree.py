@@ -369,3 +369,16 @@ def test_elliptical_combination_refused_where_the_model_fails():
         np.testing.assert_array_equal(auto.explained_variance_raw_,
                                       off.explained_variance_raw_)
         np.testing.assert_array_equal(auto.noise_scale_, off.noise_scale_)
+
+
+def test_scaled_clipping_in_row_blocks_stays_scaled():
+    # a norm clipping too: pair designs within the blocks, not refused as
+    # "component" is, nor turned into "norm"
+    X = spectrum_data(1200, 4)
+    scree = DPScree(n_components=3, row_blocks=600, random_state=0,
+                    method_params={"clip": "scaled", "pairs": 8,
+                                   "elliptical": "off"}).fit(X)
+    bounds = scree.clip_bounds_
+    assert bounds.shape == (3,) and len(np.unique(bounds)) == 3
+    np.testing.assert_allclose(scree.noise_scale_ / scree.noise_scale_.min(),
+                               bounds / bounds.min(), rtol=1e-12)
