@@ -154,7 +154,8 @@ def check_blockwise_fit(sizes, *, pairs, compute_nonprivate=False, scree_method=
             "(or 'auto', which means 'norm' in blocks)")
     _refuse(scree_pairs == "all", "the clipped scree's pairs='all' pairs rows across "
             "blocks; set its pairs to an int")
-    return dict(scree_params, clip="norm")
+    # (the scaled clipping is a norm clipping too: pair designs within blocks)
+    return dict(scree_params, clip="scaled" if scree_params["clip"] == "scaled" else "norm")
 
 
 def _refuse(condition, reason):

@@ -248,7 +248,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     explained_variance_ : ndarray of shape (n_components,)
         Private variances after post-processing.
     explained_variance_raw_ : ndarray of shape (n_components,)
-        Private variances as released (may be negative or unordered).
+        Private variances as released (may be negative or unordered), after
+        the clipped scree's elliptical combination where it applies.
     explained_variance_ratio_ : ndarray of shape (n_components,)
         Share of the private total variance, as in scikit-learn's PCA: in [0, 1],
         summing below 1 when fewer than all components are kept.
@@ -565,7 +566,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
                 if n_components >= 2 else None)
         scree_params = resolve_clip(scree_params, n_samples, n_components,
                                     params["eps"] * split["scree"] * (1 - TOTAL_SHARE),
-                                    bounded=params["bounds"] is not None)
+                                    bounded=params["bounds"] is not None, scaled=True)
         check_scree_before_charge(params["scree_method"], scree_params, n_samples,
                                   n_components, "scree_params",
                                   bounded=params["bounds"] is not None)

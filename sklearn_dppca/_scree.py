@@ -67,7 +67,20 @@ class DPScree(_VarianceMixin, _PrivateProjection):
       clipped scree and its clip bound"). ``clip="auto"``
       (default) takes per-component bounds only when the ``n/2`` paired values leave
       enough counts in the tail for k searches (see :func:`choose_clip`), and norm
-      clipping otherwise.
+      clipping otherwise. ``clip="scaled"`` (opt-in; it needs directions
+      released here or reused) clips in norm, with one private quantile as
+      ``"norm"``, the coordinates ``v_l.d / s_l``, ``s_l`` each component's scale
+      read off the released Kendall matrix (free post-processing): each
+      variance's noise is then on its own scale (the smallest one's noise drops
+      several-fold, PC1's about doubles; see the user guide, "Which PCA?").
+      With ``elliptical="auto"`` (default) the clipped variances are combined
+      with those the released Kendall matrix implies under an elliptical model
+      (as ``"kendall"`` reads them, times the released total, bias-corrected by
+      their bootstrap) where every pair agrees within two sds of their
+      difference (both noises and ``lambda sqrt(2 / n)`` of sampling):
+      inverse-variance weighted, free post-processing of released values; on
+      data that are not elliptical the test fails and the clipped release is
+      kept as it is.
     * ``"huber"``: noisy gradient descent on a Huber loss after a private scale,
       on ``n/2`` randomly paired values (Yu, Ren & Zhou 2024). NOT usable at
       moderate ``n eps``: each component gets ``eps / k`` of the variances'
@@ -121,8 +134,10 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         How the variances are released (see above).
     method_params : dict, default=None
         Tuning values of the method (unknown names are an error):
-        ``clipped``: ``clip`` ("auto", "norm" or "component"), ``C`` ("auto" or a public
-        bound: on ``||d||^2 / 2`` for "norm", per component for "component"),
+        ``clipped``: ``clip`` ("auto", "norm", "component" or "scaled"), ``C``
+        ("auto" or a public bound: on ``||d||^2 / 2`` for "norm", per component
+        for "component"; "auto" or "box" for "scaled"), ``elliptical`` ("auto"
+        or "off": the combination with the Kendall-implied variances),
         ``quantile_share`` (0.25), ``quantile_level`` (0.97: lower levels cut
         noise, higher ones cut clipping bias), ``pairs`` ("all" or m partners per
         row, "norm" only);
@@ -221,7 +236,8 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     explained_variance_ : ndarray of shape (n_components,)
         Private variances after post-processing.
     explained_variance_raw_ : ndarray of shape (n_components,)
-        Private variances as released (may be negative or unordered).
+        Private variances as released (may be negative or unordered), after
+        the clipped scree's elliptical combination where it applies.
     explained_variance_ratio_ : ndarray of shape (n_components,)
         Share of the private total variance, as in scikit-learn's PCA: in [0, 1],
         summing below 1 when fewer than all components are kept.
@@ -448,7 +464,8 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         bounded = params["bounds"] is not None
         method_params = resolve_clip(method_params, n_samples, n_components,
                                      grant["eps"] * scree_share * (1 - TOTAL_SHARE),
-                                     bounded=bounded)
+                                     bounded=bounded,
+                                     scaled=given is None or _is_estimator(self.directions))
         check_scree_before_charge(method, method_params, n_samples, n_components,
                                   bounded=bounded)
         scree = scree_parts(method, method_params, n_components, bounded)

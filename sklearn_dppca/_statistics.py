@@ -23,6 +23,15 @@ histogram counts          exact cell counts; added               1 per cell (one
                                                                  one count), discrete noise
 ========================  ====================================  ==========================
 
+The norm-clipped scatter of the scree is a floored pair sum of the rows
+projected on any public matrix: the k released directions (``clip="norm"``), or
+those directions each divided by its scale from the released Kendall matrix
+(``clip="scaled"``). Its diagonal, a vector of non-negative terms summing to at
+most the bound ``C`` per pair, moves by at most ``2 sqrt(2) C / n`` in L2 (the
+argument of ``_algorithms._variances._norm_clipped_variances`` holds for any
+linear map of the rows); its bound's matching counts the scaled coordinates'
+``||y||^2 / 2``, one count per row as for every matching.
+
 Every design and matching is drawn within a block from a seed derived from the
 fit's random state, the statistic's name (its ledger step) and the block's
 index (:func:`_block_generator`): nothing depends on the data or on the order in

@@ -621,9 +621,11 @@ def _composed_neighbours():
 
 def _make_composed(seed):
     # Default split, accounting, scree method, bins; public C; no synthetic points
-    # (post-processing of the histogram, which the audit does not read).
-    return DPPCA(eps=COMPOSED_EPS, scree_params={"C": COMPOSED_C}, n_synthetic=0,
-                 random_state=seed)
+    # (post-processing of the histogram, which the audit does not read); the
+    # variances as the mechanism releases them (their elliptical combination is
+    # post-processing, and the likelihood ratio reads the Gaussian release).
+    return DPPCA(eps=COMPOSED_EPS, scree_params={"C": COMPOSED_C, "elliptical": "off"},
+                 n_synthetic=0, random_state=seed)
 
 
 def _ledger(fitted):

@@ -114,9 +114,31 @@ def test_kendall_scree_beats_clipping_on_gaussian_data():
     X = _gaussian(3000, 5, shift=100.0)
     truth = np.linalg.eigvalsh(np.cov(X.T))[::-1][:3]
 
-    def worst(method):
-        fits = _fits(lambda s: DPScree(n_components=3, method=method, random_state=s),
-                     X, range(8))
+    def worst(method, params=None):
+        fits = _fits(lambda s: DPScree(n_components=3, method=method, random_state=s,
+                                       method_params=params), X, range(8))
         return np.median([np.max(np.abs(f.explained_variance_ / truth - 1)) for f in fits])
 
-    assert worst("kendall") < worst("clipped")
+    # (the clipped release alone: by default it is combined with these variances)
+    clipped = worst("clipped", {"elliptical": "off"})
+    assert worst("kendall") < clipped
+    # and the combination keeps most of the model's gain
+    assert worst("clipped") < clipped
+
+
+def test_component_scales_are_the_standard_deviation_ratios():
+    from sklearn_dppca._algorithms._kendall_spectrum import component_scales
+
+    X = _gaussian(6000, 2)
+    matrix = spherical_kendall(X)
+    scales = component_scales(matrix, 1e-6, 3)
+    np.testing.assert_allclose(scales, np.sqrt(SPECTRUM[:3] / SPECTRUM[2]), rtol=0.08)
+    assert scales[-1] == 1.0
+    # a clipped matrix (a radius) is read directly: its eigenvalues' ratios
+    diagonal = np.diag([0.5, 0.2, 0.05, 0.01])
+    np.testing.assert_allclose(component_scales(diagonal, 1e-6, 3, radius=2.0),
+                               np.sqrt([10.0, 4.0, 1.0]))
+    # eigenvalues below the noise's operator norm are floored at it: a noise-only
+    # trailing direction gets no tiny scale (which would blow up the bound)
+    floored = component_scales(diagonal, 0.1 / np.sqrt(8), 3, radius=2.0)
+    np.testing.assert_allclose(floored, np.sqrt([5.0, 2.0, 1.0]))

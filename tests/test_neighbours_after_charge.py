@@ -157,7 +157,8 @@ def test_public_radius_past_sqrt_of_the_largest_float(radius):
     lambda a: DPPCA(accountant=a, random_state=0),
     lambda a: DPScree(accountant=a, random_state=0),
     lambda a: DPPCA(radial="clipped", accountant=a, random_state=0),
-], ids=["DPPCA", "DPScree", "DPPCA-clipped"])
+    lambda a: DPScree(method_params={"clip": "scaled"}, accountant=a, random_state=0),
+], ids=["DPPCA", "DPScree", "DPPCA-clipped", "DPScree-scaled"])
 def test_row_at_the_edge_of_the_domain(make):
     D, D_prime = _far_row_pair(0, value=2.0**500)
     _assert_alike(make, D, D_prime)
@@ -174,6 +175,10 @@ PUBLIC_ERRORS = {
                                   method_params={"a": 5.0, "b": 1.0}),
     "clip-bounds-count": lambda a: DPScree(accountant=a,
                                            method_params={"C": [1.0, 2.0]}),
+    "scree-scaled-public-directions": lambda a: DPScree(
+        method_params={"clip": "scaled"}, directions=np.eye(3), accountant=a),
+    "scree-scaled-public-bound": lambda a: DPScree(
+        method_params={"clip": "scaled", "C": 2.0}, accountant=a),
     "pca-odd-pairs": lambda a: DPPCA(pairs=3, accountant=a),
     "directions-odd-pairs": lambda a: DPKendallDirections(pairs=3, accountant=a),
     "scree-odd-pairs": lambda a: DPScree(method_params={"pairs": 3, "clip": "norm"},

@@ -99,7 +99,9 @@ def test_translation_invariance_of_the_release(method):
 @pytest.mark.parametrize("method", ["clipped", "huber", "pmwm"])
 def test_budget_totals_and_ledger(method):
     X = spectrum_data(4000, 5)
+    # (the clipped release alone: its elliptical combination is tested apart)
     scree = DPScree(n_components=4, eps=0.8, delta=2e-6, method=method,
+                    method_params={"elliptical": "off"} if method == "clipped" else None,
                     random_state=0).fit(X)
     assert scree.plan_.released.all()
     eps = math.fsum(entry["eps"] for entry in scree.privacy_ledger_)
@@ -255,3 +257,130 @@ def test_component_clipping_keeps_small_scale_components():
     norm = DPScree(eps=1.0, directions=np.eye(2), monotone=False,
                    method_params={"clip": "norm", "pairs": 8}, random_state=0).fit(X)
     assert norm.noise_scale_[1] > 100 * scree.noise_scale_[1]
+
+
+def _scaled_release(X, components, scales, bound):
+    """The vector ``clip="scaled"`` releases before its noise: the norm-clipped
+    scatter's diagonal in the coordinates ``v_l . d / s_l``, as every fit computes it."""
+    from sklearn_dppca._algorithms._variances import _norm_clipped_scatter
+
+    projected = one_block(X).projected(components / scales[:, None])
+    return np.diag(_norm_clipped_scatter(projected, bound, "all", "scree scatter"))
+
+
+def test_scaled_clipping_sensitivity_on_adversarial_neighbours():
+    # scales far apart: the bound C is on the scaled coordinates' norm, whatever s
+    rng = np.random.default_rng(21)
+    n, bound, components = 200, 0.5, np.eye(3)
+    scales = np.array([30.0, 4.0, 1.0])
+    limit = 2 * math.sqrt(2) * bound / n
+    worst = 0.0
+    for _ in range(10):
+        X = rng.normal(size=(n, 3)) * 1e-4              # every term near 0 ...
+        neighbour = X.copy()
+        neighbour[rng.integers(n)] = rng.choice([-1e6, 1e6], size=3)  # ... saturated
+        change = np.linalg.norm(_scaled_release(X, components, scales, bound)
+                                - _scaled_release(neighbour, components, scales, bound))
+        worst = max(worst, change)
+        assert change <= limit * (1 + 1e-12)
+    # n-1 of the C(n,2) terms go from ~0 to a vector of norm up to sqrt(2) C, in
+    # L2 when the new row's difference lies along one scaled axis: nearly attained
+    X = rng.normal(size=(n, 3)) * 1e-4
+    neighbour = X.copy()
+    neighbour[0] = [0.0, 0.0, 1e6]
+    change = np.linalg.norm(_scaled_release(X, components, scales, bound)
+                            - _scaled_release(neighbour, components, scales, bound))
+    assert change > 0.99 * 2 * bound / n
+    assert worst > 0.5 * limit
+
+
+def test_scaled_clipping_puts_each_noise_on_its_own_scale():
+    X = spectrum_data(2000, 3)
+    settings = dict(n_components=3, random_state=0)
+    off = {"elliptical": "off"}
+    scaled = DPScree(method_params={"clip": "scaled", **off}, **settings).fit(X)
+    norm = DPScree(method_params={"clip": "norm", **off}, **settings).fit(X)
+    # one Gaussian on the scaled coordinates: the sds are proportional to the
+    # per-component bounds s_l^2 C, the smallest scale 1 (its bound C)
+    bounds = scaled.clip_bounds_
+    np.testing.assert_allclose(scaled.noise_scale_ / scaled.noise_scale_.min(),
+                               bounds / bounds.min(), rtol=1e-12)
+    entry = [e for e in scaled.privacy_ledger_
+             if e["step"] == "scree/variances/statistic"][0]
+    assert entry["sensitivity"] == pytest.approx(2 * math.sqrt(2) * bounds.min() / 2000)
+    # the smallest variance's noise drops several-fold, the largest's rises
+    assert scaled.noise_scale_[2] < norm.noise_scale_[2] / 2
+    assert scaled.noise_scale_[0] > norm.noise_scale_[0]
+    # the same plan and the same spend as "norm"
+    assert list(scaled.plan_.step) == list(norm.plan_.step)
+    assert scaled.privacy_spent_ == pytest.approx(norm.privacy_spent_)
+
+
+@pytest.mark.parametrize("params, directions, match", [
+    ({"clip": "scaled"}, np.eye(10)[:3], "released Kendall matrix"),
+    ({"clip": "scaled", "C": 3.0}, None, "'auto' or 'box'"),
+])
+def test_scaled_clipping_refusals_come_before_any_spend(params, directions, match):
+    from sklearn_dppca.privacy import PrivacyAccountant
+
+    accountant = PrivacyAccountant(1.0, 1e-5)
+    with pytest.raises(ValueError, match=match):
+        DPScree(n_components=3, method_params=params, directions=directions,
+                accountant=accountant).fit(spectrum_data(300, 0))
+    assert accountant.spent()[0] == 0
+
+
+def _mixture(n, seed):
+    """Two far clusters along one axis: far from elliptical (its Kendall ratios are
+    not the covariance's), with little noise at this n."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4)) * [1.0, 2.0, 1.0, 0.5]
+    X[: n // 2, 0] += 12.0
+    return X
+
+
+def _auto_and_off(X, seed, eps):
+    fits = [DPScree(n_components=3, eps=eps, random_state=seed,
+                    method_params={"elliptical": mode}).fit(X) for mode in ("auto", "off")]
+    # post-processing: the same steps and the same spend either way
+    assert list(fits[0].plan_.step) == list(fits[1].plan_.step)
+    assert fits[0].privacy_spent_ == pytest.approx(fits[1].privacy_spent_)
+    return fits
+
+
+def test_elliptical_combination_where_the_releases_agree():
+    X = spectrum_data(2000, 7)
+    combined = 0
+    for seed in range(4):
+        auto, off = _auto_and_off(X, seed, 1.0)
+        if np.array_equal(auto.explained_variance_raw_, off.explained_variance_raw_):
+            continue
+        combined += 1
+        # the inverse-variance mean: less noisy than the clipped release
+        assert np.all(auto.noise_scale_ < off.noise_scale_)
+        np.testing.assert_allclose(auto.explained_variance_, SPECTRUM[:3], rtol=0.3)
+    # Gaussian data: the two releases agree within their noise nearly always
+    assert combined >= 3
+
+
+def test_elliptical_combination_refused_where_the_model_fails():
+    # the mixture's elliptical variances are off by far more than the noise: the
+    # clipped release is kept exactly as it was
+    for seed in range(2):
+        auto, off = _auto_and_off(_mixture(20000, 1), seed, 2.0)
+        np.testing.assert_array_equal(auto.explained_variance_raw_,
+                                      off.explained_variance_raw_)
+        np.testing.assert_array_equal(auto.noise_scale_, off.noise_scale_)
+
+
+def test_scaled_clipping_in_row_blocks_stays_scaled():
+    # a norm clipping too: pair designs within the blocks, not refused as
+    # "component" is, nor turned into "norm"
+    X = spectrum_data(1200, 4)
+    scree = DPScree(n_components=3, row_blocks=600, random_state=0,
+                    method_params={"clip": "scaled", "pairs": 8,
+                                   "elliptical": "off"}).fit(X)
+    bounds = scree.clip_bounds_
+    assert bounds.shape == (3,) and len(np.unique(bounds)) == 3
+    np.testing.assert_allclose(scree.noise_scale_ / scree.noise_scale_.min(),
+                               bounds / bounds.min(), rtol=1e-12)

@@ -18,6 +18,8 @@ clusters, skewed or zero-inflated columns) the ratios are biased, whatever the
 budget. The model-free scree methods make no such assumption.
 """
 
+import math
+
 import numpy as np
 
 from ..privacy import symmetric_gaussian_noise
@@ -79,7 +81,7 @@ def _eigenvalue_ratios(kendall_values, start=None, tolerance=_TOLERANCE):
 
 
 def elliptical_variances(kendall_matrix, kendall_noise, total, total_noise, n_components,
-                         rng):
+                         rng, correct_bias=False):
     """Variances along the top ``n_components`` Kendall directions, and their noise sd.
 
     ``total * ratios`` with the ratios from the released matrix's eigenvalues
@@ -87,7 +89,11 @@ def elliptical_variances(kendall_matrix, kendall_noise, total, total_noise, n_co
     parametric bootstrap of the two releases (the Kendall matrix's symmetric
     Gaussian noise of sd ``kendall_noise`` and the total's of sd ``total_noise``):
     free post-processing of released values and public noise scales, drawn from
-    the fit's ``rng``.
+    the fit's ``rng``. With ``correct_bias`` the variances are moved by the
+    bootstrap's estimate of their bias, ``variances - (mean of the draws -
+    variances)``: noise spreads near-equal Kendall eigenvalues apart, so the
+    top one of a flat tail comes out high, and adding the noise once more
+    spreads them about as much again.
     """
     eigenvalues = np.linalg.eigvalsh(kendall_matrix)[::-1]
     ratios = _eigenvalue_ratios(eigenvalues)
@@ -99,4 +105,30 @@ def elliptical_variances(kendall_matrix, kendall_noise, total, total_noise, n_co
         redrawn = _eigenvalue_ratios(np.linalg.eigvalsh(noisy)[::-1], start=ratios,
                                     tolerance=_BOOTSTRAP_TOLERANCE)
         draws.append((total + total_noise * rng.standard_normal()) * redrawn[:n_components])
+    if correct_bias:
+        variances = 2.0 * variances - np.mean(draws, axis=0)
     return variances, np.std(draws, axis=0, ddof=1)
+
+
+def component_scales(kendall_matrix, kendall_noise, n_components, radius=None):
+    """Each of the top ``n_components`` directions' scale, about its standard
+    deviation over the smallest one's (so the smallest is 1): free
+    post-processing of the released Kendall matrix and its public noise sd.
+
+    The matrix's eigenvalues (descending, the order of its eigenvectors) are
+    floored at the operator norm of its noise, about ``sqrt(2 p)`` times the
+    diagonal sd (an eigenvalue below it is noise: a floored scale errs towards
+    less clipping). A spherical matrix (``radius`` None) gives the covariance
+    eigenvalue ratios through the elliptical map (:func:`_eigenvalue_ratios`);
+    a clipped one (``radius`` set) is the clipped pair scatter over ``c^2 / 2``,
+    whose eigenvalues are those ratios directly. Only the scales' ratios within
+    the top ``n_components`` matter (:func:`~._variances._scaled_clipped_variances`
+    searches the one bound after them), and a model that does not hold costs
+    accuracy, never privacy.
+    """
+    eigenvalues = np.linalg.eigvalsh(kendall_matrix)[::-1]
+    floor = kendall_noise * math.sqrt(2.0 * eigenvalues.size)
+    eigenvalues = np.maximum(eigenvalues, max(floor, np.finfo(float).tiny))
+    ratios = eigenvalues if radius is not None else _eigenvalue_ratios(eigenvalues)
+    top = np.maximum(ratios[:n_components], np.finfo(float).tiny)
+    return np.sqrt(top / top.min())

@@ -14,7 +14,7 @@ from ..privacy import PrivacyUtilityWarning
 from .._validation import warn_user
 from ..privacy._warnings import warn_noise_dominated
 from ._directions import squared_radius
-from ._kendall_spectrum import elliptical_variances
+from ._kendall_spectrum import component_scales, elliptical_variances
 from ._spread import spread_level
 from ._variances import (
     above_noise,
@@ -81,17 +81,63 @@ def _release_scree(X, components, *, method, params, budget, noise, pairs, rng, 
         total, total_noise, total_bound = _total_variance(X, budget, noise, pairs,
                                                           level, rng, ledger)
         params = dict(params, C=total_bound)
+    scales = _scales(params, kendall, components.shape[0])
     raw, noise_scale, bounds = private_variances(
         X, components, method=method, params=params, budget=budget.part("variances"),
-        noise=noise, rng=rng, ledger=ledger)
+        noise=noise, rng=rng, ledger=ledger, scales=scales)
     if not (method == "clipped" and params.get("bound") == "total"):
         total, total_noise, _ = _total_variance(
             X, budget, noise, pairs, level, rng, ledger,
             box=method == "clipped" and params["C"] == "box")
     noise_scale = _widen_if_clipped("variance", _component_names(len(raw)), raw,
-                                    noise_scale, _clipped_share_inputs(raw, bounds))
+                                    noise_scale,
+                                    _clipped_share_inputs(raw, bounds, scales))
+    if method == "clipped" and params.get("elliptical") == "auto" \
+            and kendall is not None and kendall.radius is None:
+        raw, noise_scale = _combine_elliptical(raw, noise_scale, total, total_noise,
+                                              kendall, X.shape[0], rng)
     return Bunch(raw=raw, noise_scale=noise_scale, bounds=bounds, total=total,
                  total_noise=total_noise)
+
+
+#: How many noise sds (of their difference) the clipped and the elliptical
+#: variances may differ by, each of them, for the elliptical ones to be used.
+_AGREEMENT = 2.0
+
+
+def _combine_elliptical(raw, noise_scale, total, total_noise, kendall, n_samples, rng):
+    """The clipped variances combined with those the released spherical Kendall
+    matrix implies under an elliptical model, where the two agree (free
+    post-processing of released values and public noise sds).
+
+    The elliptical variances (``total * ratios``,
+    :func:`~._kendall_spectrum.elliptical_variances`, their sds from its
+    bootstrap) need no clipping of their own, so they are far less noisy on the
+    small components; but they are biased when the data are not elliptical.
+    They are used only when every one of them is within ``_AGREEMENT`` sds of
+    the difference of the clipped one (a bias of the model is then of the
+    order of the clipped noise at most). That sd counts both noises and the
+    two estimators' own sampling difference, about ``lambda sqrt(2 / n)`` (a
+    Gaussian variance's sampling sd; ``n`` is public): at large ``n eps`` the
+    noise alone would reject data that are elliptical. Each variance is then the
+    inverse-variance weighted mean of the two, with the sd of that mean (the
+    two noises are independent: the Kendall matrix's, the total's and the
+    variances' own Gaussian draws). Otherwise the clipped variances are
+    returned unchanged. The test reads released values only, so the choice is
+    free of any privacy cost.
+    """
+    if not (np.all(np.isfinite(raw)) and np.all(noise_scale > 0)):
+        return raw, noise_scale
+    elliptical, elliptical_noise = elliptical_variances(
+        kendall.matrix, kendall.noise_scale, total, total_noise, raw.size, rng,
+        correct_bias=True)
+    sampling = np.abs(raw) * math.sqrt(2.0 / n_samples)
+    difference = np.sqrt(noise_scale**2 + elliptical_noise**2 + sampling**2)
+    if not np.all(np.abs(elliptical - raw) <= _AGREEMENT * difference):
+        return raw, noise_scale
+    weight = elliptical_noise**2 / (noise_scale**2 + elliptical_noise**2)
+    combined = weight * raw + (1.0 - weight) * elliptical
+    return combined, np.sqrt(weight) * noise_scale
 
 
 def _component_names(n_components):
@@ -249,13 +295,26 @@ def _column_norms(terms):
     return largest * np.sqrt(np.sum((terms / safe) ** 2, axis=0))
 
 
-def _clipped_share_inputs(raw, bounds):
-    """What to compare with the clip bounds: the sum under one norm bound, else each."""
+def _clipped_share_inputs(raw, bounds, scales=None):
+    """What to compare with the clip bounds: the sum under one norm bound (in the
+    scaled coordinates with ``scales``, whose bound ``C`` is each component's
+    ``bounds_l / s_l^2``), else each."""
     if bounds is None:
         return None
+    if scales is not None:
+        return np.array([np.sum(raw / bounds)]), np.array([1.0])
     if bounds.size == 1 and raw.size > 1:
         return np.array([raw.sum()]), bounds
     return raw, bounds
+
+
+def _scales(params, kendall, n_components):
+    """The components' scales of ``clip="scaled"`` (post-processing of the
+    released Kendall matrix), else None."""
+    if params.get("clip") != "scaled":
+        return None
+    return component_scales(kendall.matrix, kendall.noise_scale, n_components,
+                            kendall.radius)
 
 
 def _widen_if_clipped(what, names, raw, noise_scale, share_inputs):

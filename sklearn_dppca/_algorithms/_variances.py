@@ -45,7 +45,9 @@ TOTAL_SHARE = 0.25
 # The documented tuning values of each method; ``method_params`` may override them.
 _SCREE_DEFAULTS = {
     "clipped": {
-        "clip": "auto",          # "norm", "component", or "auto" (chosen from n, k, eps)
+        # "norm", "component", "scaled", or "auto" (chosen from n, k, eps and
+        # whether the directions' released matrix gives the components' scales)
+        "clip": "auto",
         "C": "auto",             # "auto", "box" (declared bounds) or a public bound
         "quantile_share": 0.25,  # share of the scree eps spent on the clip bound(s)
         "quantile_level": 0.97,  # level of the private upper quantile (see DPScree notes)
@@ -53,6 +55,10 @@ _SCREE_DEFAULTS = {
         # the norm bound: its own search ("own"), the total variance's released
         # bound ("total"), or "auto" (chosen from n, k and eps, see resolve_clip)
         "bound": "auto",
+        # "auto": also read the variances off the released Kendall matrix (an
+        # elliptical model, free) and combine both where they agree within
+        # their noise (see _scree._combine_elliptical); "off": the clipped alone
+        "elliptical": "auto",
     },
     "huber": {"m2_frac": 0.25, "k_min": -40, "k_max": 40, "block_size": 16},
     "pmwm": {"beta": 1.01, "trim_const": 10.0, "eta": 0.01, "a": 0.0, "b": math.inf,
@@ -69,7 +75,7 @@ _SCREE_DEFAULTS = {
 #: (``C`` may also hold one bound per component: checked against their number by
 #: :func:`_check_public_clip`.)
 _METHOD_PARAM_CONSTRAINTS = {
-    "clip": [Options("auto", "norm", "component")],
+    "clip": [Options("auto", "norm", "component", "scaled")],
     "C": ["auto", "box", POSITIVE,
           Instance((list, tuple, np.ndarray), "a list of bounds")],
     "quantile_share": [UNIT_OPEN],
@@ -86,6 +92,7 @@ _METHOD_PARAM_CONSTRAINTS = {
     "b": [EXTENDED_REAL],
     "split": [Boolean()],
     "bound": [Options("auto", "own", "total")],
+    "elliptical": [Options("auto", "off")],
 }
 
 
@@ -134,6 +141,10 @@ def check_scree_before_charge(method, params, n_samples, n_components,
         raise ValueError(f"{name}['C']='box' takes the clip bounds from the declared "
                          "box: it needs bounds (one public (low, high) range per "
                          "column).")
+    if method == "clipped" and params["clip"] == "scaled" and not isinstance(params["C"], str):
+        raise ValueError(f"{name}['C'] must be 'auto' or 'box' with clip='scaled': its "
+                         "bound is on coordinates scaled by released values, which no "
+                         "public number can bound.")
     if method == "clipped" and not isinstance(params["C"], str):
         _check_public_clip(params["C"], n_components if params["clip"] == "component"
                            else 1, f"{name}['C']")
@@ -170,10 +181,12 @@ def _check_public_clip(C, n_components, name="method_params['C']"):
     return bounds
 
 
-def resolve_clip(params, n_samples, n_components, eps, bounded=False):
+def resolve_clip(params, n_samples, n_components, eps, bounded=False, scaled=False):
     """``params`` with ``clip="auto"`` resolved by :func:`_choose_clip` and
     ``bound="auto"`` by :func:`_choose_bound` (public: ``n``, ``k`` and the
-    variances' ``eps``).
+    variances' ``eps``; ``scaled``: the scree reads a released Kendall matrix,
+    which ``clip="scaled"`` needs; it is never chosen by ``"auto"``, see
+    :func:`_scaled_clipped_variances`).
 
     Only the clipped method has a ``clip``; other methods' params are returned as
     they are. With ``C="box"`` (declared bounds) both clippings take their
@@ -188,6 +201,10 @@ def resolve_clip(params, n_samples, n_components, eps, bounded=False):
     if bounded and params["C"] == "auto" and not _searches_reach(params, n_samples, eps):
         # declared bounds replace the searches the budget cannot make
         return dict(params, C="box", bound="own")
+    if params["clip"] == "scaled" and not scaled:
+        raise ValueError("clip='scaled' takes each component's scale from the released "
+                         "Kendall matrix: it needs directions released in this fit or "
+                         "reused from a fitted estimator, not public ones.")
     params = dict(params, clip=_choose_clip(params, n_samples, n_components, eps))
     return dict(params, bound=_choose_bound(params, n_samples, eps))
 
@@ -424,7 +441,7 @@ def private_total_variance(X, budget, noise, rng, ledger, *, pairs="all",
     return total, noise_scale, bound
 
 
-def _clipped_variances(X, components, params, budget, noise, rng, ledger):
+def _clipped_variances(X, components, params, budget, noise, rng, ledger, scales=None):
     """The clipped U-statistic ``U_l = mean_{i<j} min((v_l.(x_i-x_j))^2/2, C_l)``.
 
     One row touches ``n - 1`` of the ``C(n, 2)`` terms, each in ``[0, C_l]``, so
@@ -434,9 +451,44 @@ def _clipped_variances(X, components, params, budget, noise, rng, ledger):
     """
     if params["clip"] == "auto":
         params = dict(params, clip=_box_clip(X.widths(), components))
+    if params["clip"] == "scaled":
+        return _scaled_clipped_variances(X, components, scales, params, budget, noise,
+                                         rng, ledger)
     if params["clip"] == "norm":
         return _norm_clipped_variances(X, components, params, budget, noise, rng, ledger)
     return _component_clipped_variances(X, components, params, budget, noise, rng, ledger)
+
+
+def _scaled_clipped_variances(X, components, scales, params, budget, noise, rng, ledger):
+    """Norm clipping in coordinates on each component's own scale.
+
+    ``scales`` (``s_l >= 1``, the smallest 1) are public here: post-processing of
+    the released Kendall matrix (:func:`~._kendall_spectrum.component_scales`),
+    about each component's standard deviation over the smallest one's. The pair
+    difference's coordinates ``y_l = v_l . d / s_l`` are clipped in norm to
+    ``sqrt(2 C)`` (``C`` a private quantile of ``||y||^2 / 2`` over a random
+    matching, or the box's), exactly as :func:`_norm_clipped_variances` does
+    with ``s = 1``: the rows ``v_l / s_l`` are any linear map, so the k-vector of
+    clipped means of ``y_l^2 / 2`` has L2 sensitivity ``2 sqrt(2) C / n``, and
+    ``s_l^2`` times it is the variance along ``v_l``. Its noise sd is then
+    ``s_l^2`` times one sd: on the scale of its own variance, not of the
+    largest. Scales that are wrong (a model far from the data, a noisy matrix)
+    cost accuracy (more noise, or more clipping of one coordinate), never
+    privacy. Returns the released variances, their noise sds and each
+    component's clip bound ``s_l^2 C`` (on ``(v_l . d)^2 / 2``).
+    """
+    matrix = components / scales[:, None]
+    widths = X.widths()
+    projected = X.projected(matrix)
+    # (||M d|| <= ||V d|| <= ||d|| as every 1 / s_l <= 1: the box's norm bound holds)
+    box = None if widths is None else _box_norm_bound(widths, matrix)
+    bound = _norm_clip_bound(projected, params, budget, rng, ledger, SCREE_BOUND, box)
+    scatter = _norm_clipped_scatter(projected, bound, params["pairs"], SCREE_SCATTER)
+    noisy, noise_scale = gaussian_mechanism(
+        np.diag(scatter).copy(), 2 * math.sqrt(2) * bound / X.shape[0], rng=rng,
+        noise=noise, ledger=ledger, **budget["statistic"].mechanism_budget())
+    squares = scales**2
+    return noisy * squares, noise_scale * squares, bound * squares
 
 
 def _component_clipped_variances(X, components, params, budget, noise, rng, ledger):
@@ -523,17 +575,20 @@ def _per_component_variances(estimator, X, components, params, budget, noise, rn
     return np.array(estimates), np.array(noise_scales), None
 
 
-def private_variances(X, components, *, method, params, budget, noise, rng, ledger):
+def private_variances(X, components, *, method, params, budget, noise, rng, ledger,
+                      scales=None):
     """Release the variances of ``X`` along the rows of ``components``.
 
     ``budget`` is the part of :func:`_variance_parts`'s tree; ``params`` has its
     ``clip`` resolved. Returns ``(raw, noise_scale, clip_bounds)``: the noisy
     variances before post-processing, the standard deviation of the Gaussian
     noise on each, and the released clip bounds (``None`` unless
-    ``method="clipped"``).
+    ``method="clipped"``). ``scales``: each component's public scale, for
+    ``clip="scaled"`` (:func:`_scaled_clipped_variances`).
     """
     if method == "clipped":
-        return _clipped_variances(X, components, params, budget, noise, rng, ledger)
+        return _clipped_variances(X, components, params, budget, noise, rng, ledger,
+                                  scales)
     estimator = huber_mean if method == "huber" else pmwm_mean
     return _per_component_variances(estimator, X, components, params, budget, noise,
                                     rng, ledger)

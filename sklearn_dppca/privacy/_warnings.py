@@ -31,7 +31,7 @@ class PrivacyUtilityWarning(UserWarning):
     >>> X = np.random.default_rng(0).normal(size=(3000, 3)) * [5.0, 0.1, 0.1]
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
-    ...     scree = DPScree(eps=1.0, random_state=0).fit(X)
+    ...     scree = DPScree(eps=1.0, directions=np.eye(3), random_state=0).fit(X)
     >>> any(issubclass(w.category, PrivacyUtilityWarning) for w in caught)
     True
     """
