@@ -95,7 +95,7 @@ def test_the_scree_draws_no_bar_for_a_nan_component(make_fake):
     est.explained_variance_ = est.explained_variance_.copy()
     est.explained_variance_ratio_ = est.explained_variance_ratio_.copy()
     est.explained_variance_[2] = est.explained_variance_ratio_[2] = np.nan
-    disp = ScreeDisplay.from_estimator(est)
+    disp = ScreeDisplay.from_estimator(est, kind="both")
     assert len(disp.bars_.patches) == 2
     assert len(disp.line_.get_xdata()) == 2
     assert disp.not_estimable_.tolist() == [False, False, True]

@@ -128,13 +128,27 @@ def _combine_elliptical(raw, noise_scale, total, total_noise, kendall, n_samples
     """
     if not (np.all(np.isfinite(raw)) and np.all(noise_scale > 0)):
         return raw, noise_scale
+    # in units of the largest value (released), so that squares of variances near
+    # the float range stay finite
+    unit = max(float(np.max(np.abs(raw))), float(np.max(noise_scale)), abs(total),
+               total_noise, np.finfo(float).tiny)
+    combined = _combine_in_units(raw / unit, noise_scale / unit, total / unit,
+                                 total_noise / unit, kendall, n_samples, rng)
+    if combined is None:                 # refused: the release exactly as it was
+        return raw, noise_scale
+    return combined[0] * unit, combined[1] * unit
+
+
+def _combine_in_units(raw, noise_scale, total, total_noise, kendall, n_samples, rng):
+    """:func:`_combine_elliptical` on values of order at most 1; None where the
+    two releases disagree."""
     elliptical, elliptical_noise = elliptical_variances(
         kendall.matrix, kendall.noise_scale, total, total_noise, raw.size, rng,
         correct_bias=True)
     sampling = np.abs(raw) * math.sqrt(2.0 / n_samples)
     difference = np.sqrt(noise_scale**2 + elliptical_noise**2 + sampling**2)
     if not np.all(np.abs(elliptical - raw) <= _AGREEMENT * difference):
-        return raw, noise_scale
+        return None
     weight = elliptical_noise**2 / (noise_scale**2 + elliptical_noise**2)
     combined = weight * raw + (1.0 - weight) * elliptical
     return combined, np.sqrt(weight) * noise_scale

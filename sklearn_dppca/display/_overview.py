@@ -328,6 +328,13 @@ def plot_overview(
                                                    "tight_layout"))
     fig_kw.setdefault("layout", "constrained")
     fig = plt.figure(figsize=figsize or (17, 11), **fig_kw)
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    if isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine):
+        # twice the default gap between panels: the last tick label of an axis
+        # whose limits are set when drawn (after the layout) may hang over its
+        # edge into the next panel (wine's biplot did, by a pixel)
+        fig.get_layout_engine().set(wspace=0.04)
     grid = fig.add_gridspec(2, 3)
     ax_scree = fig.add_subplot(grid[0, 0])
     ax_loading = fig.add_subplot(grid[0, 1])
