@@ -138,8 +138,9 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         ("auto" or a public bound: on ``||d||^2 / 2`` for "norm", per component
         for "component"; "auto" or "box" for "scaled"), ``elliptical`` ("auto"
         or "off": the combination with the Kendall-implied variances),
-        ``quantile_share`` (0.25), ``quantile_level`` (0.97: lower levels cut
-        noise, higher ones cut clipping bias), ``pairs`` ("all" or m partners per
+        ``quantile_share`` (0.25), ``quantile_level`` ("auto": 0.97 on small
+        tables, higher with more rows and budget; a number in (0, 1): lower levels
+        cut noise, higher ones cut clipping bias), ``pairs`` ("all" or m partners per
         row, "norm" only);
         ``huber``: ``m2_frac`` (0.25), ``k_min`` (-40), ``k_max`` (40),
         ``block_size`` (16);

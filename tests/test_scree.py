@@ -221,15 +221,91 @@ def test_summary_lists_variances():
 
 
 def test_auto_clip_rule_uses_public_quantities_only():
-    from sklearn_dppca._algorithms._variances import _SCREE_DEFAULTS, _choose_clip
+    from sklearn_dppca._algorithms._variances import BASE_LEVEL, _SCREE_DEFAULTS, _choose_clip
 
-    params = dict(_SCREE_DEFAULTS["clipped"])
+    params = dict(_SCREE_DEFAULTS["clipped"], quantile_level=BASE_LEVEL)
     # tail count (n/2)(1 - 0.95) against the search slack (2k / eps_q) ln(1000)
     assert _choose_clip(params, 2000, 10, 0.5) == "norm"
     assert _choose_clip(params, 200_000, 2, 0.5) == "component"
     assert _choose_clip(dict(params, clip="component"), 100, 10, 0.1) == "component"
     assert _choose_clip(dict(params, C=3.0), 200_000, 2, 1.0) == "norm"
     assert _choose_clip(dict(params, C=[3.0, 1.0]), 100, 2, 1.0) == "component"
+
+
+def _auto_level(n, k, eps, **params):
+    from sklearn_dppca._algorithms._variances import _SCREE_DEFAULTS, resolve_clip
+
+    resolved = resolve_clip(dict(_SCREE_DEFAULTS["clipped"], **params), n, k, eps)
+    return resolved["quantile_level"], resolved
+
+
+def test_auto_level_stays_at_the_base_level_on_small_tables():
+    # iris, wine, breast cancer, digits at eps = 1: the noise wins, 0.97 stays
+    for n in (150, 178, 569, 1797):
+        assert _auto_level(n, 2, 0.45)[0] == 0.97
+    # a number is the user's and is kept; a public bound needs no search
+    assert _auto_level(20_000, 3, 0.45, quantile_level=0.9)[0] == 0.9
+    assert _auto_level(20_000, 3, 0.45, C=4.0)[0] == 0.97
+
+
+def test_auto_level_leaves_one_search_slack_of_values_above_it():
+    from sklearn_dppca.privacy._quantiles import rank_slack
+
+    last = 0.97
+    for n in (20_000, 100_000, 1_000_000):
+        level, resolved = _auto_level(n, 3, 0.45)
+        search_eps = 0.45 * resolved["quantile_share"]
+        if resolved["clip"] == "component":
+            search_eps /= 3
+        tail = (n // 2) * (1 - level)
+        assert tail == pytest.approx(max(rank_slack(search_eps), 10))
+        assert level > last      # more rows, a higher level: less clipping bias
+        last = level
+    # the fewest values above it: never the single largest rows
+    assert (500_000_000 // 2) * (1 - _auto_level(500_000_000, 3, 1e4)[0]) == \
+        pytest.approx(10)
+
+
+def test_auto_level_searches_land_inside_the_data():
+    from sklearn_dppca.privacy._quantiles import positive_quantile
+
+    # the search at the auto level stops below the largest value in nearly
+    # every run (it stops early by about its slack, and the tail holds one)
+    level, resolved = _auto_level(20_000, 3, 0.45)
+    search_eps = 0.45 * resolved["quantile_share"] / (3 if resolved["clip"] == "component"
+                                                     else 1)
+    rng = np.random.default_rng(0)
+    values = rng.chisquare(3, size=10_000)
+    above = sum(positive_quantile(values, level, search_eps, rng, warn=False)
+                > values.max() for _ in range(40))
+    assert above <= 2
+    # and above the base level's stop: the clipped tail is smaller
+    base = np.median([positive_quantile(values, 0.97, search_eps, rng, warn=False)
+                      for _ in range(40)])
+    high = np.median([positive_quantile(values, level, search_eps, rng, warn=False)
+                      for _ in range(40)])
+    assert high > base
+
+
+def test_auto_level_cuts_the_clipping_bias_at_large_n():
+    # Gaussian rows, n = 20000: the clipped variances at the 0.97 level are
+    # biased down by about 2% (norm clipping); at the auto level by a third of it
+    rng = np.random.default_rng(1)
+    spectrum = np.array([10.0, 5.0, 2.0, 1.0, 1.0, 1.0])
+    X = rng.normal(size=(20_000, 6)) * np.sqrt(spectrum)
+    directions = np.eye(6)[:3]
+
+    def bias(level):
+        errors = [DPScree(n_components=3, eps=1.0, directions=directions,
+                          method_params={"quantile_level": level, "clip": "norm",
+                                         "elliptical": "off"},
+                          random_state=seed).fit(X).explained_variance_ / spectrum[:3] - 1
+                  for seed in range(2)]
+        return np.mean(errors)
+
+    base, auto = bias(0.97), bias("auto")
+    assert base < -0.015
+    assert abs(auto) < abs(base) / 3
 
 
 def test_component_clipping_releases_u_over_c_with_sqrt_k_sensitivity():

@@ -31,6 +31,7 @@ import numpy as np
 from ..privacy import _calibration
 from ._directions import _RADIUS_SHARE, _auto_radius_level
 from ._spread import spread_level
+from ._variances import BASE_LEVEL
 from ..privacy._quantiles import rank_slack, search_informative
 
 #: The largest noise sd, relative to the statistic's public scale, of an
@@ -250,7 +251,7 @@ def plan_settings(params, n, p, k, *, scree_params=None, scree_method=None,
     return {"n": int(n), "p": int(p), "k": int(k), "noise": params["noise"],
             "sensitivity": params["sensitivity"],
             "clip": scree_params.get("clip", "norm"),
-            "levels": {"variances": scree_params.get("quantile_level", 0.97),
+            "levels": {"variances": scree_params.get("quantile_level", BASE_LEVEL),
                        "total": total, "spreads": None,
                        "radius": params.get("radius_level", "auto")},
             "histogram": params.get("histogram", "additive"), "n_groups": int(n_groups)}

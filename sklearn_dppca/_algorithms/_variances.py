@@ -50,7 +50,9 @@ _SCREE_DEFAULTS = {
         "clip": "auto",
         "C": "auto",             # "auto", "box" (declared bounds) or a public bound
         "quantile_share": 0.25,  # share of the scree eps spent on the clip bound(s)
-        "quantile_level": 0.97,  # level of the private upper quantile (see DPScree notes)
+        # level of the private upper quantile: "auto" (from n, k and eps, see
+        # _choose_level) or a number in (0, 1)
+        "quantile_level": "auto",
         "pairs": "all",          # pairs of the U-statistic ("norm" only): "all" or m
         # the norm bound: its own search ("own"), the total variance's released
         # bound ("total"), or "auto" (chosen from n, k and eps, see resolve_clip)
@@ -79,7 +81,7 @@ _METHOD_PARAM_CONSTRAINTS = {
     "C": ["auto", "box", POSITIVE,
           Instance((list, tuple, np.ndarray), "a list of bounds")],
     "quantile_share": [UNIT_OPEN],
-    "quantile_level": [UNIT_OPEN],
+    "quantile_level": ["auto", UNIT_OPEN],
     "pairs": PAIRS,
     "m2_frac": [UNIT_OPEN],
     "k_min": [Interval("int")],
@@ -182,8 +184,9 @@ def _check_public_clip(C, n_components, name="method_params['C']"):
 
 
 def resolve_clip(params, n_samples, n_components, eps, bounded=False, scaled=False):
-    """``params`` with ``clip="auto"`` resolved by :func:`_choose_clip` and
-    ``bound="auto"`` by :func:`_choose_bound` (public: ``n``, ``k`` and the
+    """``params`` with ``clip="auto"`` resolved by :func:`_choose_clip`,
+    ``bound="auto"`` by :func:`_choose_bound` and ``quantile_level="auto"`` by
+    :func:`_choose_level` (public: ``n``, ``k`` and the
     variances' ``eps``; ``scaled``: the scree reads a released Kendall matrix,
     which ``clip="scaled"`` needs; it is never chosen by ``"auto"``, see
     :func:`_scaled_clipped_variances`).
@@ -195,6 +198,17 @@ def resolve_clip(params, n_samples, n_components, eps, bounded=False, scaled=Fal
     """
     if "clip" not in params:
         return params
+    level = params["quantile_level"]
+    # the clip and bound choices read the base level; the level then follows them
+    chosen = _resolve_clip_and_bound(
+        dict(params, quantile_level=BASE_LEVEL if level == "auto" else level),
+        n_samples, n_components, eps, bounded, scaled)
+    if level == "auto":
+        chosen["quantile_level"] = _choose_level(chosen, n_samples, n_components, eps)
+    return chosen
+
+
+def _resolve_clip_and_bound(params, n_samples, n_components, eps, bounded, scaled):
     if params["C"] == "box":
         # the box gives the bounds; "auto" is left to the release (_box_clip)
         return dict(params, bound="own")
@@ -209,16 +223,53 @@ def resolve_clip(params, n_samples, n_components, eps, bounded=False, scaled=Fal
     return dict(params, bound=_choose_bound(params, n_samples, eps))
 
 
+#: The clipped scree's quantile level where ``n`` and ``eps`` are small.
+BASE_LEVEL = 0.97
+#: The fewest values a level chosen by :func:`_choose_level` leaves above it.
+_MIN_TAIL = 10
+
+
+def _choose_level(params, n_samples, n_components, eps):
+    """The level of the clipped scree's searches for ``quantile_level="auto"``
+    (public: ``n``, ``k``, ``eps`` and the resolved clip; ``params`` resolved).
+
+    Clipping a second moment at its ``q``-quantile biases it down (about 5% for
+    a Gaussian coordinate clipped at its 97% level), while the noise of the
+    clipped sum grows with the bound. With few rows or little budget the noise
+    wins and the level stays at :data:`BASE_LEVEL`. With more, a search stops
+    about :func:`~sklearn_dppca.privacy._quantiles.rank_slack` ranks early, so a
+    tail of that many values (at least :data:`_MIN_TAIL`) is the highest level it
+    still reaches reliably: about twice as many values are then clipped, the
+    order of ``1/eps`` that balances the clipping bias against the noise
+    (Amin, Kulesza, Munoz Medina and Vassilvitskii 2019). Public bounds (``C``
+    a number or ``"box"``) need no search and keep the base level.
+    """
+    if not isinstance(params["C"], str) or params["C"] == "box":
+        return BASE_LEVEL
+    search_eps = eps * params["quantile_share"]
+    if params["clip"] == "component":
+        search_eps /= n_components
+    elif params["clip"] == "norm" and params["bound"] == "total":
+        search_eps = _shared_search_eps(params, eps)
+    n_values = n_samples // 2
+    tail = max(rank_slack(search_eps), _MIN_TAIL)
+    return max(BASE_LEVEL, 1.0 - tail / max(n_values, 1))
+
+
+def _shared_search_eps(params, eps):
+    """The norm bound's budget when the total's search finds it (both searches')."""
+    return eps * (params["quantile_share"] + TOTAL_SHARE / (1.0 - TOTAL_SHARE)
+                  * _TOTAL_PARAMS["quantile_share"])
+
+
 def _searches_reach(params, n_samples, eps):
     """Whether the scree's searches would reach the data (public): its own norm
     bound's, or else the total's with both searches' budget
     (:func:`_choose_bound`). ``eps``: the variances' part."""
     own = search_informative(n_samples // 2, params["quantile_level"],
                              eps * params["quantile_share"], "scale-free")
-    shared_eps = eps * (params["quantile_share"] + TOTAL_SHARE / (1.0 - TOTAL_SHARE)
-                        * _TOTAL_PARAMS["quantile_share"])
     return own or search_informative(n_samples // 2, params["quantile_level"],
-                                     shared_eps, "scale-free")
+                                     _shared_search_eps(params, eps), "scale-free")
 
 
 def _choose_bound(params, n_samples, eps):
@@ -275,7 +326,8 @@ def _variance_parts(method, params, n_components, bounded=False):
 
 
 #: The total variance's clipping: the scree's norm clipping, half on its bound.
-_TOTAL_PARAMS = dict(_SCREE_DEFAULTS["clipped"], clip="norm", quantile_share=0.5)
+_TOTAL_PARAMS = dict(_SCREE_DEFAULTS["clipped"], clip="norm", quantile_share=0.5,
+                     quantile_level=BASE_LEVEL)
 
 
 def scree_parts(method, params, n_components, bounded=False):
