@@ -11,7 +11,13 @@ import pytest
 from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 
-from sklearn_dppca import DPKendallDirections, DPPCA, export_release, load_release
+from sklearn_dppca import (
+    DPPCA,
+    DPKendallDirections,
+    PrivacyUtilityWarning,
+    export_release,
+    load_release,
+)
 from sklearn_dppca._algorithms._loading_noise import loading_noise_scale
 from sklearn_dppca.display import (
     BiplotDisplay,
@@ -283,9 +289,25 @@ def test_a_release_within_two_noise_sds_of_zero_is_not_estimable():
     assert np.isnan(scree_values(noisy_total, monotone=False).total_variance)
 
 
+def test_the_warning_names_exactly_what_is_not_estimable():
+    # one rule for the NaN and the warning: a variance between one and two noise
+    # sds (PC2, 1.9 sd) is named too, where a one-sd rule would have let it pass
+    from sklearn_dppca._algorithms._scree import scree_values
+    from sklearn_dppca._bunch import Bunch
+
+    released = Bunch(raw=np.array([10.0, 1.9, 2.1, 0.5]), noise_scale=np.ones(4),
+                     bounds=None, total=30.0, total_noise=1.0)
+    with pytest.warns(PrivacyUtilityWarning) as caught:
+        values = scree_values(released, monotone=False)
+    named = [str(w.message) for w in caught if "variance of" in str(w.message)]
+    assert len(named) == 1 and "of PC2, PC4 is" in named[0], named
+    assert np.isnan(values.explained_variance[[1, 3]]).all()
+    assert np.isfinite(values.explained_variance[[0, 2]]).all()
+
+
 def test_pure_noise_passes_as_an_estimate_rarely():
     # a true value of 0 released with Gaussian noise: about 2.3% pass (one sd: 16%)
-    from sklearn_dppca._algorithms._variances import above_noise
+    from sklearn_dppca.privacy._warnings import above_noise
 
     noise = np.random.default_rng(0).normal(size=200_000)
     passed = above_noise(noise, np.ones_like(noise)).mean()

@@ -206,7 +206,7 @@ def test_noise_dominated_variances_warn():
     X = np.random.default_rng(0).normal(size=(3000, 6)) * [5.0, 0.1, 0.1, 0.1, 0.1, 0.1]
     # (the clipped release alone: the elliptical combination would make the small
     # variances estimable from the Kendall matrix)
-    with pytest.warns(PrivacyUtilityWarning, match="noise sd exceeds"):
+    with pytest.warns(PrivacyUtilityWarning, match="not two noise sds above zero"):
         scree = DPScree(n_components=6, eps=1.0, method_params={"elliptical": "off"},
                         random_state=0).fit(X)
     # a variance not two noise sds above zero is noise alone: not estimable

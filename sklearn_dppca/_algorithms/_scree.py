@@ -12,12 +12,11 @@ from .._bunch import Bunch
 
 from ..privacy import PrivacyUtilityWarning
 from .._validation import warn_user
-from ..privacy._warnings import warn_noise_dominated
+from ..privacy._warnings import above_noise, warn_noise_dominated
 from ._directions import squared_radius
 from ._kendall_spectrum import component_scales, elliptical_variances
 from ._spread import spread_level
 from ._variances import (
-    above_noise,
     clipped_to_the_bound,
     explained_variance_ratio,
     implied_feature_variances,
@@ -226,7 +225,7 @@ def scree_values(released, monotone):
     ``explained_variance`` (ordered and non-negative with ``monotone``),
     ``explained_variance_ratio`` and ``total_variance`` (raised to at least the
     variances' sum). A quantity whose release is not two noise sds above zero
-    (:func:`~._variances.above_noise`; the clipped ones' sd is raised to the
+    (:func:`~sklearn_dppca.privacy._warnings.above_noise`; the clipped ones' sd is raised to the
     release when they sit at their bound) is noise alone: NaN, not estimable; so
     is a share whose variance or total is.
     Every value is NaN for a scree the plan did not buy.

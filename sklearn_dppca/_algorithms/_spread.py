@@ -19,8 +19,9 @@ from .._statistics import SPREAD_BOUNDS
 from .._validation import warn_user
 from ..privacy import PrivacyUtilityWarning, gaussian_mechanism
 from ..privacy._quantiles import _positive_from_counts, warn_if_far
+from ..privacy._warnings import above_noise
 from ._projection import column_divisors
-from ._variances import above_noise, clipped_to_the_bound, component_clip_parts
+from ._variances import clipped_to_the_bound, component_clip_parts
 
 #: Clipping of the spreads: one private quantile per column, so a larger quantile
 #: share than the scree's (the Gaussian part is cheap: its noise is relative to each
@@ -125,7 +126,7 @@ def _spreads_from_variances(released, feature_names):
     """Positive, finite spreads ``scale_`` from released variances (post-processing).
 
     A spread is unreliable when its variance is not two noise sds above zero
-    (:func:`~._variances.above_noise`), when almost
+    (:func:`~sklearn_dppca.privacy._warnings.above_noise`), when almost
     every pair was clipped (:func:`clipped_to_the_bound`) or when its clip
     bound search stopped at the bottom of the range (:data:`_UNRELIABLE_BOUND`,
     zero-inflated columns at small budgets); such a column's spread is NaN (not

@@ -655,20 +655,6 @@ def private_variances(X, components, *, method, params, budget, noise, rng, ledg
 _CLIPPED_SHARE_LIMIT = 0.9
 
 
-#: A release counts as an estimate only when it stands this many noise sds above
-#: zero: a quantity that is pure noise passes with chance 2.3% (one-sided), where
-#: one sd would let 16% through, and those pass as confident numbers (breast
-#: cancer at eps = 1: 2 of 10 seeds released a variance 275 times its value).
-_NOISE_SDS = 2.0
-
-
-def above_noise(estimates, noise_scale):
-    """Mask of released values that are estimates rather than noise alone: at
-    least :data:`_NOISE_SDS` noise sds above zero (post-processing)."""
-    return np.asarray(estimates, dtype=float) > _NOISE_SDS * np.asarray(noise_scale,
-                                                                        dtype=float)
-
-
 def clipped_to_the_bound(estimates, bounds):
     """Mask of released clipped means that sit at their bound (post-processing)."""
     return np.asarray(estimates, dtype=float) >= _CLIPPED_SHARE_LIMIT * np.asarray(bounds)
