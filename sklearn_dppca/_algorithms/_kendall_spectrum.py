@@ -92,24 +92,26 @@ def elliptical_variances(kendall_matrix, kendall_noise, total, total_noise, n_co
     parametric bootstrap of the two releases (the Kendall matrix's symmetric
     Gaussian noise of sd ``kendall_noise`` and the total's of sd ``total_noise``):
     free post-processing of released values and public noise scales, drawn from
-    the fit's ``rng``. With ``correct_bias`` the variances are moved by the
-    bootstrap's estimate of their bias, ``variances - (mean of the draws -
-    variances)``: noise spreads near-equal Kendall eigenvalues apart, so the
-    top one of a flat tail comes out high, and adding the noise once more
-    spreads them about as much again.
+    the fit's ``rng``. With ``correct_bias`` the ratios are moved by the
+    bootstrap's estimate of their bias, ``ratios - (mean of the redrawn ratios -
+    ratios)``: noise spreads near-equal Kendall eigenvalues apart, so the top
+    one of a flat tail comes out high, and adding the noise once more spreads
+    them about as much again. (The total's redrawn noise is left out of that
+    mean: it has no bias to estimate, only noise to add.)
     """
     eigenvalues = np.linalg.eigvalsh(kendall_matrix)[::-1]
     ratios = _eigenvalue_ratios(eigenvalues)
     variances = total * ratios[:n_components]
-    draws = []
+    draws, redrawn_ratios = [], []
     for _ in range(_BOOTSTRAP_DRAWS):
         noisy = kendall_matrix + symmetric_gaussian_noise(
             kendall_matrix.shape[0], kendall_noise, rng)
         redrawn = _eigenvalue_ratios(np.linalg.eigvalsh(noisy)[::-1], start=ratios,
                                     tolerance=_BOOTSTRAP_TOLERANCE)
         draws.append((total + total_noise * rng.standard_normal()) * redrawn[:n_components])
+        redrawn_ratios.append(redrawn[:n_components])
     if correct_bias:
-        variances = 2.0 * variances - np.mean(draws, axis=0)
+        variances = total * (2.0 * ratios[:n_components] - np.mean(redrawn_ratios, axis=0))
     return variances, np.std(draws, axis=0, ddof=1)
 
 
