@@ -142,3 +142,23 @@ def test_component_scales_are_the_standard_deviation_ratios():
     # trailing direction gets no tiny scale (which would blow up the bound)
     floored = component_scales(diagonal, 0.1 / np.sqrt(8), 3, radius=2.0)
     np.testing.assert_allclose(floored, np.sqrt([5.0, 2.0, 1.0]))
+
+
+def test_bias_correction_does_not_carry_the_totals_redrawn_noise():
+    # the correction moves the ratios by the bootstrap's bias estimate; the
+    # total's redrawn noise has no bias, so however large it is the corrected
+    # variances are the same (only their sds grow)
+    from sklearn_dppca._algorithms._kendall_spectrum import elliptical_variances
+
+    matrix = spherical_kendall(np.random.default_rng(0).normal(size=(2000, 5))
+                               * np.sqrt([10.0, 5.0, 1.0, 1.0, 1.0]))
+    quiet, quiet_sd = elliptical_variances(matrix, 0.01, 18.0, 0.0, 3,
+                                           np.random.default_rng(1), correct_bias=True)
+    loud, loud_sd = elliptical_variances(matrix, 0.01, 18.0, 50.0, 3,
+                                         np.random.default_rng(1), correct_bias=True)
+    np.testing.assert_allclose(loud, quiet, rtol=1e-12)
+    assert np.all(loud_sd > 10 * quiet_sd)
+    # and the correction lowers the top of the flat tail, which noise lifts
+    plain, _ = elliptical_variances(matrix, 0.01, 18.0, 0.0, 3,
+                                    np.random.default_rng(1))
+    assert quiet[2] < plain[2]
