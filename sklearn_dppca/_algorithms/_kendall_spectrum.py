@@ -111,7 +111,8 @@ def elliptical_variances(kendall_matrix, kendall_noise, total, total_noise, n_co
         draws.append((total + total_noise * rng.standard_normal()) * redrawn[:n_components])
         redrawn_ratios.append(redrawn[:n_components])
     if correct_bias:
-        variances = total * (2.0 * ratios[:n_components] - np.mean(redrawn_ratios, axis=0))
+        bias = np.mean(redrawn_ratios, axis=0) - ratios[:n_components]
+        variances = total * (ratios[:n_components] - bias)
     return variances, np.std(draws, axis=0, ddof=1)
 
 

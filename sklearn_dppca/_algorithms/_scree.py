@@ -225,9 +225,9 @@ def scree_values(released, monotone):
     ``explained_variance`` (ordered and non-negative with ``monotone``),
     ``explained_variance_ratio`` and ``total_variance`` (raised to at least the
     variances' sum). A quantity whose release is not two noise sds above zero
-    (:func:`~sklearn_dppca.privacy._warnings.above_noise`; the clipped ones' sd is raised to the
-    release when they sit at their bound) is noise alone: NaN, not estimable; so
-    is a share whose variance or total is.
+    (:func:`~sklearn_dppca.privacy._warnings.above_noise`; the clipped ones' sd
+    is raised to the release when they sit at their bound) is noise alone: NaN,
+    not estimable; so is a share whose variance or total is.
     Every value is NaN for a scree the plan did not buy.
     """
     if not np.all(np.isfinite(released.raw)):
