@@ -13,7 +13,8 @@ What makes a cell a number is our rule (:func:`_cell_values`), not a parser's
 guess. A plain file (no quotes, no stray carriage returns) is read by pandas' C
 parser, whose float64 cells that are finite are exactly the numbers of that rule;
 any other file, and any file with an error, is read cell by cell with the standard
-library's ``csv`` module, which names the problem. Both give the same table. Each front end names its own options in the messages (``spelling``).
+library's ``csv`` module, which names the problem. Both give the same table. Each
+front end names its own options in the messages (``spelling``).
 """
 
 import csv

@@ -187,7 +187,7 @@ def _read_plan(value, entry, name, dims):
                 or not isinstance(row["eps_needed"], (int, float)):
             raise ValueError(f"{name}: each step's 'step' must be a string, its "
                              "'released' a boolean and its 'eps_needed' a number.")
-    return tuple(row for row in rows)
+    return tuple(rows)
 
 
 def _read_estimator(value, entry, name, dims):

@@ -466,7 +466,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         method_params = resolve_clip(method_params, n_samples, n_components,
                                      grant["eps"] * scree_share * (1 - TOTAL_SHARE),
                                      bounded=bounded,
-                                     scaled=given is None or _is_estimator(self.directions))
+                                     scaled=given is None or self._reused() is not None)
         check_scree_before_charge(method, method_params, n_samples, n_components,
                                   bounded=bounded)
         scree = scree_parts(method, method_params, n_components, bounded)

@@ -529,16 +529,10 @@ def _scaled_clipped_variances(X, components, scales, params, budget, noise, rng,
     privacy. Returns the released variances, their noise sds and each
     component's clip bound ``s_l^2 C`` (on ``(v_l . d)^2 / 2``).
     """
-    matrix = components / scales[:, None]
-    widths = X.widths()
-    projected = X.projected(matrix)
-    # (||M d|| <= ||V d|| <= ||d|| as every 1 / s_l <= 1: the box's norm bound holds)
-    box = None if widths is None else _box_norm_bound(widths, matrix)
-    bound = _norm_clip_bound(projected, params, budget, rng, ledger, SCREE_BOUND, box)
-    scatter = _norm_clipped_scatter(projected, bound, params["pairs"], SCREE_SCATTER)
-    noisy, noise_scale = gaussian_mechanism(
-        np.diag(scatter).copy(), 2 * math.sqrt(2) * bound / X.shape[0], rng=rng,
-        noise=noise, ledger=ledger, **budget["statistic"].mechanism_budget())
+    # the norm clipping of the scaled rows (the box's norm bound of the scaled
+    # matrix holds: ||M d|| <= ||V d|| <= ||d|| as every 1 / s_l <= 1)
+    noisy, noise_scale, bound = _norm_clipped_variances(
+        X, components / scales[:, None], params, budget, noise, rng, ledger)
     squares = scales**2
     return noisy * squares, noise_scale * squares, bound * squares
 

@@ -106,11 +106,16 @@ def _line_height(fontsize):
     return 1.2 * fontsize
 
 
+#: A word of a ledger cell: a step's path breaks after each ``/``.
+_WORD = re.compile(r"[^ /]*/|[^ /]+")
+_WORD_OR_SPACES = re.compile(_WORD.pattern + "| +")
+
+
 def _wrapped(text, width, fontsize, weight):
     """``text`` broken into lines no wider than ``width`` points, after a space
     or a ``/`` (a step's path), never inside a word."""
     lines = [""]
-    for token in re.findall(r"[^ /]*/|[^ /]+| +", text):    # words, and spaces
+    for token in _WORD_OR_SPACES.findall(text):
         candidate = lines[-1] + token
         if lines[-1].strip() and text_width(candidate.rstrip(), fontsize,
                                             weight) > width:
@@ -118,9 +123,6 @@ def _wrapped(text, width, fontsize, weight):
         else:
             lines[-1] = candidate
     return "\n".join(line.rstrip() for line in lines)
-
-
-_WORD = re.compile(r"[^ /]*/|[^ /]+")
 
 
 def _column_needs(rows, weights, fontsize, words=False):
