@@ -49,6 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench_kendall_estimand import read_adult  # the same Adult columns
 from sklearn_dppca import DPPCA
 from sklearn_dppca._kendall import spherical_kendall
 from sklearn_dppca.datasets import make_gaussian_clusters
@@ -243,15 +244,6 @@ def stage_times(X, **params):
     return directions, scree, scores, total
 
 
-def load_adult(path):
-    """The numeric Adult columns: the packaged table for ``path=None``, else a CSV."""
-    if path is None:
-        from sklearn_dppca.datasets import load_adult as packaged
-
-        return packaged().data.to_numpy(dtype=np.float64)
-    return np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.float64)
-
-
 def _has_adult(args):
     return args.adult is None or Path(args.adult).exists()
 
@@ -268,7 +260,7 @@ def section_table(args):
     print(f"  {'data':10s} {'n':>7s} {'p':>3s} {'pairs':>5s} {'directions':>10s} "
           f"{'scree':>7s} {'scores':>7s} {'total':>7s}")
     for name, n, p, pairs in rows:
-        X = load_adult(args.adult) if name == "adult" else gaussian(n, p, seed=0)
+        X = read_adult(args.adult) if name == "adult" else gaussian(n, p, seed=0)
         best = min((stage_times(X, n_components=2, pairs=pairs, random_state=0,
                                 n_jobs=args.n_jobs) for _ in range(args.repeat)),
                    key=lambda times: times[-1])
