@@ -46,7 +46,8 @@ if CHROMIUM is None or CHROMEDRIVER is None:
 
 from selenium import webdriver  # noqa: E402
 from selenium.common.exceptions import (  # noqa: E402
-    JavascriptException, StaleElementReferenceException, WebDriverException)
+    ElementClickInterceptedException, JavascriptException, StaleElementReferenceException,
+    WebDriverException)
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
@@ -272,9 +273,20 @@ def _new_picture(driver, display, previous, what):
 
 
 def _show_tab(driver, tab):
-    """Open a tab of the main area (a picture, the ledger, ...)."""
-    driver.find_element(By.CSS_SELECTOR, f"a[data-value='{tab}']").click()
-    _until(driver, lambda d: _sent(d, "tab") == tab, f"the {tab} tab")
+    """Open a tab of the main area (a picture, the ledger, ...).
+
+    The link is clicked again on every poll until the page has sent the tab: on
+    a loaded machine a click that lands while the page redraws can be lost (a
+    click on the open tab's link changes nothing)."""
+    def opened(d):
+        if _sent(d, "tab") == tab:
+            return True
+        try:
+            d.find_element(By.CSS_SELECTOR, f"a[data-value='{tab}']").click()
+        except ElementClickInterceptedException:
+            pass                      # covered for now (a busy overlay): next poll
+        return False
+    _until(driver, opened, f"the {tab} tab")
 
 
 def _picture_box(driver, display):
@@ -494,13 +506,14 @@ def test_pointing_at_a_component_reads_its_released_values(explorer, browser, cs
     """The scree's middle column is PC2: the words under the pointer are its
     released PVE and noise sd, read back from the kept release."""
     _show_tab(browser, "scree")
-    image = _until(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#scree_picture img"),
-                   "the scree picture")
+    _until(browser, lambda d: _picture_source(d, "scree"), "the scree picture")
 
     def point_and_read(driver):
         # from a corner first (a pointer already there would send no move), and
         # again on every poll: on a loaded machine the first move can come before
-        # Shiny listens to the picture's hover
+        # Shiny listens to the picture's hover. The picture is found anew on every
+        # poll: a redraw replaces it, and a stale one would be pointed at forever.
+        image = driver.find_element(By.CSS_SELECTOR, "#scree_picture img")
         ActionChains(driver).move_to_element_with_offset(
             image, 5 - image.size["width"] // 2, 5 - image.size["height"] // 2) \
             .pause(0.3).move_to_element(image).perform()
