@@ -442,6 +442,100 @@ def test_elliptical_combination_where_the_releases_agree():
     assert combined >= 3
 
 
+def test_elliptical_combination_shares_beat_the_clipped_ones():
+    # the joint fit's share lambda_1 / T leans on the Kendall ratio, which the
+    # total's noise does not reach: on Gaussian data its PVE error is smaller
+    X = spectrum_data(2000, 3)
+    truth = SPECTRUM[0] / SPECTRUM.sum()
+    errors = {"auto": [], "off": []}
+    for seed in range(6):
+        for mode, fit in zip(("auto", "off"), _auto_and_off(X, seed, 1.0)):
+            errors[mode].append(abs(fit.explained_variance_ratio_[0] - truth))
+    assert np.median(errors["auto"]) < 0.75 * np.median(errors["off"])
+
+
+def test_no_variance_rests_on_the_model_alone():
+    # breast cancer at eps = 1: the clipped variances of PC2 and PC3 are pure
+    # noise, which agrees with any elliptical value; the model's (far off on
+    # these heavy-tailed, mixed-unit columns) must not be released as estimable
+    from sklearn.datasets import load_breast_cancer
+
+    from sklearn_dppca import DPPCA
+
+    X = load_breast_cancer().data
+    truth = np.linalg.eigvalsh(np.cov(X, rowvar=False))[::-1][:3]
+    for seed in range(6):
+        fit = DPPCA(n_components=3, eps=1.0, random_state=seed).fit(X)
+        finite = np.isfinite(fit.explained_variance_)
+        assert np.all(np.abs(fit.explained_variance_[finite] / truth[finite] - 1) < 1)
+
+
+def _joint_objective(theta, total, raw, ratios, sds):
+    sd_total, sd_raw, sd_ratio = sds
+    return (((total - theta[0]) / sd_total) ** 2 + np.sum(((raw - theta[1:]) / sd_raw) ** 2)
+            + np.sum(((ratios - theta[1:] / theta[0]) / sd_ratio) ** 2))
+
+
+def test_joint_fit_minimises_the_weighted_squares():
+    # a slow reference: the same objective minimised by Nelder-Mead from afar
+    from scipy.optimize import minimize
+
+    from sklearn_dppca._algorithms._scree import _joint_fit
+
+    rng = np.random.default_rng(0)
+    raw, ratios = np.array([0.45, 0.2, 0.09]), np.array([0.42, 0.21, 0.08])
+    sds = (0.06, np.full(3, 0.03), np.array([0.02, 0.012, 0.009]))
+    for total in (1.0, 0.9, 1.2):
+        variances, _, fitted_total, _ = _joint_fit(raw, sds[1], total, sds[0], ratios,
+                                                   sds[2])
+        start = np.concatenate(([total], raw)) * rng.uniform(0.8, 1.2, size=4)
+        reference = minimize(_joint_objective, start, args=(total, raw, ratios, sds),
+                             method="Nelder-Mead",
+                             options={"xatol": 1e-10, "fatol": 1e-14, "maxiter": 40_000})
+        np.testing.assert_allclose(np.concatenate(([fitted_total], variances)),
+                                   reference.x, rtol=1e-5)
+    # consistent values are returned as they are
+    variances, _, fitted_total, _ = _joint_fit(raw, sds[1], 1.0, sds[0], raw, sds[2])
+    np.testing.assert_allclose(variances, raw, rtol=1e-9)
+    assert fitted_total == pytest.approx(1.0, rel=1e-9)
+
+
+def test_joint_fit_sds_are_the_noise_of_its_values():
+    # redraw the three releases' noise about fixed truths: the fitted values'
+    # spread is the sds the fit reports, and the share's error is below the
+    # clipped share's
+    from sklearn_dppca._algorithms._scree import _joint_fit
+
+    rng = np.random.default_rng(1)
+    total, variances = 1.0, np.array([0.42, 0.21, 0.08])
+    sd_total, sd_raw = 0.05, np.full(3, 0.03)
+    sd_ratio = np.array([0.02, 0.012, 0.009])
+    fits, reported, clipped_shares = [], [], []
+    for _ in range(2000):
+        noisy_total = total + sd_total * rng.standard_normal()
+        raw = variances + sd_raw * rng.standard_normal(3)
+        ratios = variances / total + sd_ratio * rng.standard_normal(3)
+        fitted, sds, fitted_total, total_sd = _joint_fit(raw, sd_raw, noisy_total,
+                                                          sd_total, ratios, sd_ratio)
+        fits.append(np.concatenate(([fitted_total], fitted, fitted / fitted_total)))
+        reported.append(np.concatenate(([total_sd], sds)))
+        clipped_shares.append(raw[0] / noisy_total)
+    fits, reported = np.array(fits), np.array(reported)
+    np.testing.assert_allclose(fits[:, :4].std(axis=0), reported.mean(axis=0), rtol=0.1)
+    np.testing.assert_allclose(fits[:, :4].mean(axis=0), np.concatenate(([total], variances)),
+                               atol=0.01)
+    share_error = np.std(fits[:, 4] - variances[0] / total)
+    assert share_error < 0.6 * np.std(np.array(clipped_shares) - variances[0] / total)
+
+
+def test_joint_fit_refuses_what_it_cannot_start():
+    from sklearn_dppca._algorithms._scree import _joint_fit
+
+    raw, sds = np.array([0.4, 0.2]), np.full(2, 0.03)
+    assert _joint_fit(raw, sds, -0.1, 0.5, np.array([0.4, 0.2]), sds) is None
+    assert _joint_fit(raw, sds, 1.0, 0.5, np.array([0.4, -0.01]), sds) is None
+
+
 def test_elliptical_combination_refused_where_the_model_fails():
     # the mixture's elliptical variances are off by far more than the noise: the
     # clipped release is kept exactly as it was

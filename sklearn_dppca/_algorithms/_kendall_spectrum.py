@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from .._bunch import Bunch
 from ..privacy import symmetric_gaussian_noise
 
 #: The fixed-point iteration stops when no ratio moves by more than this (relative).
@@ -88,32 +89,48 @@ def elliptical_variances(kendall_matrix, kendall_noise, total, total_noise, n_co
     """Variances along the top ``n_components`` Kendall directions, and their noise sd.
 
     ``total * ratios`` with the ratios from the released matrix's eigenvalues
-    (descending, the order of the directions). The noise sds come from a
-    parametric bootstrap of the two releases (the Kendall matrix's symmetric
-    Gaussian noise of sd ``kendall_noise`` and the total's of sd ``total_noise``):
-    free post-processing of released values and public noise scales, drawn from
-    the fit's ``rng``. With ``correct_bias`` the ratios are moved by the
-    bootstrap's estimate of their bias, ``ratios - (mean of the redrawn ratios -
-    ratios)``: noise spreads near-equal Kendall eigenvalues apart, so the top
-    one of a flat tail comes out high, and adding the noise once more spreads
-    them about as much again. (The total's redrawn noise is left out of that
-    mean: it has no bias to estimate, only noise to add.)
+    (descending, the order of the directions); the first two items of
+    :func:`elliptical_ratios`.
+    """
+    released = elliptical_ratios(kendall_matrix, kendall_noise, total, total_noise,
+                                 n_components, rng, correct_bias)
+    return released.variances, released.variance_noise
+
+
+def elliptical_ratios(kendall_matrix, kendall_noise, total, total_noise, n_components,
+                      rng, correct_bias=False):
+    """The covariance eigenvalue ratios the released Kendall matrix implies, and
+    the variances ``total * ratios``, with their noise sds.
+
+    The noise sds come from a parametric bootstrap of the two releases (the
+    Kendall matrix's symmetric Gaussian noise of sd ``kendall_noise`` and the
+    total's of sd ``total_noise``): free post-processing of released values and
+    public noise scales, drawn from the fit's ``rng``. With ``correct_bias`` the
+    ratios are moved by the bootstrap's estimate of their bias, ``ratios - (mean
+    of the redrawn ratios - ratios)``: noise spreads near-equal Kendall
+    eigenvalues apart, so the top one of a flat tail comes out high, and adding
+    the noise once more spreads them about as much again. (The total's redrawn
+    noise is left out of that mean: it has no bias to estimate, only noise to add.)
+
+    Returns a Bunch: ``ratios`` and ``ratio_noise`` (the Kendall matrix's noise
+    alone), ``variances`` and ``variance_noise`` (both releases' noise).
     """
     eigenvalues = np.linalg.eigvalsh(kendall_matrix)[::-1]
-    ratios = _eigenvalue_ratios(eigenvalues)
-    variances = total * ratios[:n_components]
+    every_ratio = _eigenvalue_ratios(eigenvalues)
+    ratios = every_ratio[:n_components]
     draws, redrawn_ratios = [], []
     for _ in range(_BOOTSTRAP_DRAWS):
         noisy = kendall_matrix + symmetric_gaussian_noise(
             kendall_matrix.shape[0], kendall_noise, rng)
-        redrawn = _eigenvalue_ratios(np.linalg.eigvalsh(noisy)[::-1], start=ratios,
-                                    tolerance=_BOOTSTRAP_TOLERANCE)
+        redrawn = _eigenvalue_ratios(np.linalg.eigvalsh(noisy)[::-1],
+                                     start=every_ratio,
+                                     tolerance=_BOOTSTRAP_TOLERANCE)
         draws.append((total + total_noise * rng.standard_normal()) * redrawn[:n_components])
         redrawn_ratios.append(redrawn[:n_components])
     if correct_bias:
-        bias = np.mean(redrawn_ratios, axis=0) - ratios[:n_components]
-        variances = total * (ratios[:n_components] - bias)
-    return variances, np.std(draws, axis=0, ddof=1)
+        ratios = ratios - (np.mean(redrawn_ratios, axis=0) - ratios)
+    return Bunch(ratios=ratios, ratio_noise=np.std(redrawn_ratios, axis=0, ddof=1),
+                 variances=total * ratios, variance_noise=np.std(draws, axis=0, ddof=1))
 
 
 def component_scales(kendall_matrix, kendall_noise, n_components, radius=None):

@@ -8,13 +8,15 @@ scree method; :func:`feature_variances` derives each column's variance from them
 import math
 
 import numpy as np
+from scipy.optimize import least_squares
+
 from .._bunch import Bunch
 
 from ..privacy import PrivacyUtilityWarning
 from .._validation import warn_user
 from ..privacy._warnings import above_noise, warn_noise_dominated
 from ._directions import squared_radius
-from ._kendall_spectrum import component_scales, elliptical_variances
+from ._kendall_spectrum import component_scales, elliptical_ratios, elliptical_variances
 from ._spread import spread_level
 from ._variances import (
     clipped_to_the_bound,
@@ -93,8 +95,8 @@ def _release_scree(X, components, *, method, params, budget, noise, pairs, rng, 
                                     _clipped_share_inputs(raw, bounds, scales))
     if method == "clipped" and params.get("elliptical") == "auto" \
             and kendall is not None and kendall.radius is None:
-        raw, noise_scale = _combine_elliptical(raw, noise_scale, total, total_noise,
-                                              kendall, X.shape[0], rng)
+        raw, noise_scale, total, total_noise = _combine_elliptical(
+            raw, noise_scale, total, total_noise, kendall, X.shape[0], rng)
     return Bunch(raw=raw, noise_scale=noise_scale, bounds=bounds, total=total,
                  total_noise=total_noise)
 
@@ -102,31 +104,45 @@ def _release_scree(X, components, *, method, params, budget, noise, pairs, rng, 
 #: How many noise sds (of their difference) the clipped and the elliptical
 #: variances may differ by, each of them, for the elliptical ones to be used.
 _AGREEMENT = 2.0
+#: How many sds of that difference every elliptical variance must be above zero
+#: for the agreement to mean anything: below, a clipped release of pure noise
+#: agrees with any model value, however far off (breast cancer: 40 times the
+#: variance, drawn as estimable).
+_SEEN = 1.0
 
 
 def _combine_elliptical(raw, noise_scale, total, total_noise, kendall, n_samples, rng):
-    """The clipped variances combined with those the released spherical Kendall
-    matrix implies under an elliptical model, where the two agree (free
-    post-processing of released values and public noise sds).
+    """The clipped variances and the total fitted jointly with the eigenvalue
+    ratios the released spherical Kendall matrix implies under an elliptical
+    model, where the two agree (free post-processing of released values and
+    public noise sds).
 
-    The elliptical variances (``total * ratios``,
-    :func:`~._kendall_spectrum.elliptical_variances`, their sds from its
-    bootstrap) need no clipping of their own, so they are far less noisy on the
-    small components; but they are biased when the data are not elliptical.
-    They are used only when every one of them is within ``_AGREEMENT`` sds of
-    the difference of the clipped one (a bias of the model is then of the
-    order of the clipped noise at most). That sd counts both noises and the
-    two estimators' own sampling difference, about ``lambda sqrt(2 / n)`` (a
+    The elliptical ratios (:func:`~._kendall_spectrum.elliptical_ratios`, their
+    sds from its bootstrap) need no clipping of their own, so they are far less
+    noisy on the small components and carry no noise of the total; but they are
+    biased when the data are not elliptical. They are used only when every
+    elliptical variance ``total * ratio`` is within ``_AGREEMENT`` sds of the
+    difference of the clipped one (a bias of the model is then of the order of
+    the clipped noise at most) and at least ``_SEEN`` such sds above zero (else
+    the clipped release cannot see the component, and would agree with any
+    model value). That sd counts both noises and the two
+    estimators' own sampling difference, about ``lambda sqrt(2 / n)`` (a
     Gaussian variance's sampling sd; ``n`` is public): at large ``n eps`` the
-    noise alone would reject data that are elliptical. Each variance is then the
-    inverse-variance weighted mean of the two, with the sd of that mean (the
-    two noises are independent: the Kendall matrix's, the total's and the
-    variances' own Gaussian draws). Otherwise the clipped variances are
-    returned unchanged. The test reads released values only, so the choice is
-    free of any privacy cost.
+    noise alone would reject data that are elliptical. The three releases then
+    measure ``k + 1`` unknowns, the total ``T`` and the variances ``lambda_l``:
+    the total measures ``T``, each clipped variance ``lambda_l`` and each ratio
+    ``lambda_l / T``, with independent noises (the total's, the variances' and
+    the Kendall matrix's Gaussian draws). :func:`_joint_fit` finds them by
+    weighted least squares, with their sds; a share ``lambda_l / T`` then leans
+    on the ratio, which the total's noise does not reach. Otherwise, or when the
+    fit fails, the release is returned unchanged. The test reads released values
+    only, so the choice is free of any privacy cost.
+
+    Returns ``(variances, their noise sds, total, its noise sd)``.
     """
+    unchanged = raw, noise_scale, total, total_noise
     if not (np.all(np.isfinite(raw)) and np.all(noise_scale > 0)):
-        return raw, noise_scale
+        return unchanged
     # in units of the largest value (released), so that squares of variances near
     # the float range stay finite
     unit = max(float(np.max(np.abs(raw))), float(np.max(noise_scale)), abs(total),
@@ -134,23 +150,56 @@ def _combine_elliptical(raw, noise_scale, total, total_noise, kendall, n_samples
     combined = _combine_in_units(raw / unit, noise_scale / unit, total / unit,
                                  total_noise / unit, kendall, n_samples, rng)
     if combined is None:                 # refused: the release exactly as it was
-        return raw, noise_scale
-    return combined[0] * unit, combined[1] * unit
+        return unchanged
+    return tuple(value * unit for value in combined)
 
 
 def _combine_in_units(raw, noise_scale, total, total_noise, kendall, n_samples, rng):
     """:func:`_combine_elliptical` on values of order at most 1; None where the
-    two releases disagree."""
-    elliptical, elliptical_noise = elliptical_variances(
-        kendall.matrix, kendall.noise_scale, total, total_noise, raw.size, rng,
-        correct_bias=True)
+    two releases disagree or the joint fit fails."""
+    elliptical = elliptical_ratios(kendall.matrix, kendall.noise_scale, total,
+                                   total_noise, raw.size, rng, correct_bias=True)
     sampling = np.abs(raw) * math.sqrt(2.0 / n_samples)
-    difference = np.sqrt(noise_scale**2 + elliptical_noise**2 + sampling**2)
-    if not np.all(np.abs(elliptical - raw) <= _AGREEMENT * difference):
+    difference = np.sqrt(noise_scale**2 + elliptical.variance_noise**2 + sampling**2)
+    agree = np.abs(elliptical.variances - raw) <= _AGREEMENT * difference
+    if not np.all(agree & (elliptical.variances >= _SEEN * difference)):
         return None
-    weight = elliptical_noise**2 / (noise_scale**2 + elliptical_noise**2)
-    combined = weight * raw + (1.0 - weight) * elliptical
-    return combined, np.sqrt(weight) * noise_scale
+    return _joint_fit(raw, noise_scale, total, total_noise, elliptical.ratios,
+                      elliptical.ratio_noise)
+
+
+#: The smallest noise sd a joint fit weighs a value by (values of order 1).
+_SD_FLOOR = 1e-12
+
+
+def _joint_fit(raw, noise_scale, total, total_noise, ratios, ratio_noise):
+    """Weighted least squares of ``(T, lambda_1..k)`` on ``total ~ T``, ``raw_l ~
+    lambda_l`` and ``ratios_l ~ lambda_l / T``, each residual over its noise sd
+    (Gauss-Newton by Levenberg-Marquardt, from ``T`` and ``lambda = raw``).
+
+    Returns ``(lambda, their sds, T, its sd)``, the sds from the inverse of the
+    weighted normal matrix at the fit (first order); None when ``T`` is not
+    positive, a value is not finite, or the total cannot start the fit.
+    """
+    sd_total = max(total_noise, _SD_FLOOR)
+    sd_raw = np.maximum(noise_scale, _SD_FLOOR)
+    sd_ratio = np.maximum(ratio_noise, _SD_FLOOR)
+    if not (total > 0 and np.all(ratios > 0)):
+        return None
+
+    def residuals(theta):
+        return np.concatenate(([(total - theta[0]) / sd_total], (raw - theta[1:]) / sd_raw,
+                               (ratios - theta[1:] / theta[0]) / sd_ratio))
+
+    start = np.concatenate(([total], raw))
+    with np.errstate(all="ignore"):
+        fit = least_squares(residuals, start, method="lm")
+        covariance = np.linalg.pinv(fit.jac.T @ fit.jac)
+    sds = np.sqrt(np.abs(np.diag(covariance)))
+    values = fit.x
+    if not (values[0] > 0 and np.all(np.isfinite(values)) and np.all(np.isfinite(sds))):
+        return None
+    return values[1:], sds[1:], float(values[0]), float(sds[0])
 
 
 def _component_names(n_components):
