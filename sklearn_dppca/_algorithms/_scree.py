@@ -105,10 +105,13 @@ def _release_scree(X, components, *, method, params, budget, noise, pairs, rng, 
 #: variances may differ by, each of them, for the elliptical ones to be used.
 _AGREEMENT = 2.0
 #: How many sds of that difference every elliptical variance must be above zero
-#: for the agreement to mean anything: below, a clipped release of pure noise
-#: agrees with any model value, however far off (breast cancer: 40 times the
-#: variance, drawn as estimable).
-_SEEN = 1.0
+#: for the agreement to mean anything: far below, a clipped release of pure
+#: noise agrees with any model value, however far off (breast cancer at eps 1:
+#: PC2 and PC3 model values at 0.04 to 0.46 of that sd, 10 to 45 times the
+#: table's variances, came out estimable). At 1 sd diabetes lost a third of its
+#: estimable variances (model values at 0.3 to 1.4 sds, all within 0.7 of the
+#: table's); at half an sd it loses a tenth.
+_SEEN = 0.5
 
 
 def _combine_elliptical(raw, noise_scale, total, total_noise, kendall, n_samples, rng):
