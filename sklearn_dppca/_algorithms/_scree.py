@@ -181,8 +181,9 @@ def _joint_fit(raw, noise_scale, total, total_noise, ratios, ratio_noise):
     (Gauss-Newton by Levenberg-Marquardt, from ``T`` and ``lambda = raw``).
 
     Returns ``(lambda, their sds, T, its sd)``, the sds from the inverse of the
-    weighted normal matrix at the fit (first order); None when ``T`` is not
-    positive, a value is not finite, or the total cannot start the fit.
+    weighted normal matrix at the fit (first order); None when the total or a
+    ratio cannot start the fit (not positive), the fit cannot run, or a value it
+    returns is not finite or ``T`` not positive.
     """
     sd_total = max(total_noise, _SD_FLOOR)
     sd_raw = np.maximum(noise_scale, _SD_FLOOR)
@@ -195,9 +196,14 @@ def _joint_fit(raw, noise_scale, total, total_noise, ratios, ratio_noise):
                                (ratios - theta[1:] / theta[0]) / sd_ratio))
 
     start = np.concatenate(([total], raw))
-    with np.errstate(all="ignore"):
-        fit = least_squares(residuals, start, method="lm")
-        covariance = np.linalg.pinv(fit.jac.T @ fit.jac)
+    # post-processing after the charge: a fit that cannot run leaves the release
+    # as it was, it never raises
+    try:
+        with np.errstate(all="ignore"):
+            fit = least_squares(residuals, start, method="lm")
+            covariance = np.linalg.pinv(fit.jac.T @ fit.jac)
+    except (ValueError, np.linalg.LinAlgError):
+        return None
     sds = np.sqrt(np.abs(np.diag(covariance)))
     values = fit.x
     if not (values[0] > 0 and np.all(np.isfinite(values)) and np.all(np.isfinite(sds))):
