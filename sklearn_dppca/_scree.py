@@ -77,9 +77,10 @@ class DPScree(_VarianceMixin, _PrivateProjection):
       with those the released Kendall matrix implies under an elliptical model
       (as ``"kendall"`` reads them, times the released total, bias-corrected by
       their bootstrap) where every pair agrees within two sds of their
-      difference (both noises and ``lambda sqrt(2 / n)`` of sampling): the
-      total, the variances and the elliptical ratios are then fitted jointly
-      by weighted least squares (the ratios measure ``lambda_l / T`` without the
+      difference (both noises and ``lambda sqrt(2 / n)`` of sampling) and every
+      elliptical variance stands half that sd above zero: the total, the
+      variances and the elliptical ratios are then fitted jointly by weighted
+      least squares (the ratios measure ``lambda_l / T`` without the
       total's noise), free post-processing of released values; on data that are
       not elliptical the test fails and the clipped release is kept as it is.
     * ``"huber"``: noisy gradient descent on a Huber loss after a private scale,

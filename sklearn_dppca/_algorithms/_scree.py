@@ -126,16 +126,16 @@ def _combine_elliptical(raw, noise_scale, total, total_noise, kendall, n_samples
     biased when the data are not elliptical. They are used only when every
     elliptical variance ``total * ratio`` is within ``_AGREEMENT`` sds of the
     difference of the clipped one (a bias of the model is then of the order of
-    the clipped noise at most) and at least ``_SEEN`` such sds above zero (else
-    the clipped release cannot see the component, and would agree with any
-    model value). That sd counts both noises and the two
+    the clipped noise at most). That sd counts both noises and the two
     estimators' own sampling difference, about ``lambda sqrt(2 / n)`` (a
     Gaussian variance's sampling sd; ``n`` is public): at large ``n eps`` the
-    noise alone would reject data that are elliptical. The three releases then
-    measure ``k + 1`` unknowns, the total ``T`` and the variances ``lambda_l``:
-    the total measures ``T``, each clipped variance ``lambda_l`` and each ratio
-    ``lambda_l / T``, with independent noises (the total's, the variances' and
-    the Kendall matrix's Gaussian draws). :func:`_joint_fit` finds them by
+    noise alone would reject data that are elliptical. Every elliptical variance
+    must also stand ``_SEEN`` such sds above zero: else the clipped release
+    cannot see the component, and would agree with any model value. The three
+    releases then measure ``k + 1`` unknowns, the total ``T`` and the variances
+    ``lambda_l``: the total measures ``T``, each clipped variance ``lambda_l``
+    and each ratio ``lambda_l / T``, with independent noises (the total's, the
+    variances' and the Kendall matrix's Gaussian draws). :func:`_joint_fit` finds them by
     weighted least squares, with their sds; a share ``lambda_l / T`` then leans
     on the ratio, which the total's noise does not reach. Otherwise, or when the
     fit fails, the release is returned unchanged. The test reads released values
@@ -185,11 +185,11 @@ def _joint_fit(raw, noise_scale, total, total_noise, ratios, ratio_noise):
     ratio cannot start the fit (not positive), the fit cannot run, or a value it
     returns is not finite or ``T`` not positive.
     """
+    if not (total > 0 and np.all(ratios > 0)):
+        return None
     sd_total = max(total_noise, _SD_FLOOR)
     sd_raw = np.maximum(noise_scale, _SD_FLOOR)
     sd_ratio = np.maximum(ratio_noise, _SD_FLOOR)
-    if not (total > 0 and np.all(ratios > 0)):
-        return None
 
     def residuals(theta):
         return np.concatenate(([(total - theta[0]) / sd_total], (raw - theta[1:]) / sd_raw,
