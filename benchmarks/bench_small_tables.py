@@ -1,8 +1,8 @@
 """Small tables told the truth: what DPPCA releases on scikit-learn's small real
 tables, and how far its numbers are from the data's.
 
-For iris, wine, diabetes and breast cancer (raw, as scikit-learn ships them), over
-10 seeds at each ``eps``, DPPCA with its defaults:
+For iris, wine, diabetes and breast cancer (raw: diabetes with
+``scaled=False``), over 10 seeds at each ``eps``, DPPCA with its defaults:
 
 * ``scree``: how many fits released the scree (the plan bought it), and how many
   of those released a finite PC1 PVE;
@@ -14,6 +14,9 @@ For iris, wine, diabetes and breast cancer (raw, as scikit-learn ships them), ov
   ``DPPCA.plan(n, p)`` before any data were read (the fit's plan_ equals it);
 * with ``scale=True``: how many fits released ``scale_``, and the largest ratio
   of a released spread to its column's standard deviation (either way round).
+
+A "-" says there was nothing finite to measure (no finite variance, PVE or
+spread): not estimable, not an error of 0.
 
 Usage::
 
@@ -29,7 +32,10 @@ from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris, load_
 
 from sklearn_dppca import DPPCA
 
-TABLES = {"iris": load_iris, "wine": load_wine, "diabetes": load_diabetes,
+TABLES = {"iris": load_iris, "wine": load_wine,
+          # raw: the measurements in their own units (scikit-learn's default
+          # centres and scales them)
+          "diabetes": lambda: load_diabetes(scaled=False),
           "breast cancer": load_breast_cancer}
 
 
@@ -41,7 +47,7 @@ def _share(X, direction):
 def scree_row(name, X, eps, seeds):
     total = np.trace(np.cov(X, rowvar=False))
     released = finite = 0
-    smallest, worst, predicted = np.inf, 0.0, True
+    smallest, worst, predicted = np.inf, np.nan, True
     plan = DPPCA(eps=eps).plan(*X.shape)
     for seed in seeds:
         with warnings.catch_warnings():
@@ -55,16 +61,21 @@ def scree_row(name, X, eps, seeds):
             smallest = min(smallest, float(variances.min()) / total)
         if np.isfinite(fit.explained_variance_ratio_[0]):
             finite += 1
-            worst = max(worst, abs(fit.explained_variance_ratio_[0]
-                                   - _share(X, fit.components_[0])))
+            worst = np.fmax(worst, abs(fit.explained_variance_ratio_[0]
+                                       - _share(X, fit.components_[0])))
+    # "-": nothing finite to measure (not an error of 0)
     return (f"{name:14s} eps={eps:<4g} scree {released:2d}/{len(seeds)}  finite PVE1 "
-            f"{finite:2d}  min var/total {smallest:9.2e}  |PVE1 - share| {worst:.3f}  "
-            f"predicted {predicted}")
+            f"{finite:2d}  min var/total {_shown(smallest, '9.2e'):>9}  |PVE1 - share| "
+            f"{_shown(worst, '.3f'):>5}  predicted {predicted}")
+
+
+def _shown(value, spec):
+    return format(value, spec) if np.isfinite(value) else "-"
 
 
 def scale_row(name, X, eps, seeds):
     sd = X.std(axis=0, ddof=1)
-    released, worst = 0, 1.0
+    released, worst = 0, np.nan
     for seed in seeds:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -74,9 +85,9 @@ def scale_row(name, X, eps, seeds):
             released += 1
         if finite.any():
             ratio = fit.scale_[finite] / sd[finite]
-            worst = max(worst, float(np.max(np.maximum(ratio, 1 / ratio))))
+            worst = np.fmax(worst, float(np.max(np.maximum(ratio, 1 / ratio))))
     return (f"{name:14s} eps={eps:<4g} scale=True: scale_ released {released:2d}/"
-            f"{len(seeds)}  worst spread/sd factor {worst:.2f}")
+            f"{len(seeds)}  worst spread/sd factor {_shown(worst, '.2f')}")
 
 
 def main():

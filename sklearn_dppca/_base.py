@@ -218,23 +218,27 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
     def _bought(self, parts, params, settings):
         """The plan of the parts a fit can buy (the others' budget goes to them),
         and the plan's rows (:func:`~sklearn_dppca._algorithms._plan.plan_table`)."""
-        accounting, delta = params["accounting"], params["delta"]
-        trees = {}      # each tree checked once, allocated at many grants
-
-        def allocate(tree, eps=params["eps"]):
-            if not tree:
-                return BudgetPlan({}, accounting, None)
-            key = repr(tree)
-            if key not in trees:
-                trees[key] = BudgetTree(tree)
-            return trees[key].allocate(eps, delta, accounting)
-
+        allocate = _allocator(params)
         _check_leaves(allocate(parts))     # before any calibration divides by them
         kept, _ = bought_parts(parts, allocate, settings)
         plan = allocate(kept)
         rows = plan_table(allocate(parts), plan, lambda eps: allocate(parts, eps),
                           settings, params["eps"])
         return plan, rows, kept
+
+    def _scree_choice(self, variants, planned, grant):
+        """``planned(v)`` (``(resolved params, plan settings, budget tree)``) of the
+        first scree settings of ``variants`` whose plan at ``grant`` runs the
+        scree, or of the last (the fewest searches) when none does, so that the
+        plan's ``eps_needed`` reads the cheapest (public: no data;
+        :func:`~sklearn_dppca._algorithms._variances.scree_variants`)."""
+        allocate = _allocator(grant)
+        for variant in variants:
+            chosen = planned(variant)
+            _check_leaves(allocate(chosen[2]))
+            if "scree" in bought_parts(chosen[2], allocate, chosen[1])[0]:
+                return chosen
+        return chosen
 
     def _bounded_rows(self, X, params):
         """The rows clipped to the declared ``bounds`` (a view; the rows as they
@@ -436,6 +440,23 @@ class _VarianceMixin:
 #: further (a column's search, a gradient step); at subnormal floats the
 #: calibrations divide by zero, after the charge.
 _SMALLEST_LEAF = float(np.finfo(float).tiny) * 2.0**20
+
+
+def _allocator(params):
+    """``allocate(tree, eps=params["eps"])``: the BudgetPlan of a budget tree at a
+    grant, with ``params``' delta and accounting (each tree checked once)."""
+    accounting, delta = params["accounting"], params["delta"]
+    trees = {}
+
+    def allocate(tree, eps=params["eps"]):
+        if not tree:
+            return BudgetPlan({}, accounting, None)
+        key = repr(tree)
+        if key not in trees:
+            trees[key] = BudgetTree(tree)
+        return trees[key].allocate(eps, delta, accounting)
+
+    return allocate
 
 
 def _check_leaves(plan):

@@ -26,6 +26,7 @@ from ._algorithms._variances import (
     check_scree_before_charge,
     resolve_clip,
     scree_parts,
+    scree_variants,
 )
 from ._base import (
     _PrivateProjection,
@@ -236,8 +237,9 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         ``w_j = high_j - low_j``) and the score frame's six (the frame is the
         square around the box's projection on ``axes``; the histogram takes
         the whole score part). It caps the scree's and the total variance's
-        searched clip bounds at the box's (see :class:`DPScree`;
-        ``scree_params={"C": "box"}`` takes them with no search) and
+        searched clip bounds at the box's, and replaces those searches where
+        the plan cannot buy them (see :class:`DPScree`;
+        ``scree_params={"C": "box"}`` takes them with no search always) and
         ``radius="auto"`` at the box's diagonal, and enables
         ``radial="covariance"``. See the user guide, "Public bounds".
 
@@ -564,19 +566,26 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         with_scores = n_components >= 2 and split.get("score", 0) > 0
         axes = (check_component_pair(params["axes"], n_components)
                 if n_components >= 2 else None)
-        scree_params = resolve_clip(scree_params, n_samples, n_components,
-                                    params["eps"] * split["scree"] * (1 - TOTAL_SHARE),
-                                    bounded=params["bounds"] is not None, scaled=True)
-        check_scree_before_charge(params["scree_method"], scree_params, n_samples,
-                                  n_components, "scree_params",
-                                  bounded=params["bounds"] is not None)
         if n_groups is None:
             n_groups = 1 if params["groups"] is None else len(
                 check_labels(params["groups"], "groups"))
-        settings = plan_settings(params, n_samples, n_features, n_components,
-                                 scree_params=scree_params,
-                                 scree_method=params["scree_method"], n_groups=n_groups)
-        parts = self._budget_parts(params, scree_params, n_components, with_scores, names)
+
+        def planned(given):
+            """The scree's resolved params, the plan's settings and the budget tree."""
+            resolved = resolve_clip(given, n_samples, n_components,
+                                    params["eps"] * split["scree"] * (1 - TOTAL_SHARE),
+                                    scaled=True)
+            check_scree_before_charge(params["scree_method"], resolved, n_samples,
+                                      n_components, "scree_params",
+                                      bounded=params["bounds"] is not None)
+            return resolved, plan_settings(
+                params, n_samples, n_features, n_components, scree_params=resolved,
+                scree_method=params["scree_method"], n_groups=n_groups), \
+                self._budget_parts(params, resolved, n_components, with_scores, names)
+
+        scree_params, settings, parts = self._scree_choice(
+            scree_variants(params["scree_method"], scree_params,
+                           params["bounds"] is not None), planned, params)
         return Bunch(scree_params=scree_params, threshold=threshold,
                      n_components=n_components, with_scores=with_scores, axes=axes,
                      parts=parts, settings=settings)

@@ -16,6 +16,7 @@ from ._algorithms._variances import (
     check_scree_before_charge,
     resolve_clip,
     scree_parts,
+    scree_variants,
 )
 from ._base import (
     _PrivateProjection,
@@ -224,9 +225,10 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         clipped scree's searched bounds (and the total variance's) are capped
         at the box's: ``(sum_j |v_jl| w_j)^2 / 2`` per component, the smaller of
         ``sum_j w_j^2 / 2`` and their sum under one norm bound, ``sum_j w_j^2 /
-        2`` for the total; ``method_params={"C": "box"}`` takes them with no
-        search (for boxes tight around the data: a codebook's wide ranges make
-        them loose, see the user guide, "Public bounds"), and ``clip="auto"``
+        2`` for the total. Where the fit's plan cannot buy the searches, the
+        box's bounds replace them; ``method_params={"C": "box"}`` takes them
+        with no search always (a codebook's wide ranges make them loose, see
+        the user guide, "Public bounds"), and ``clip="auto"``
         then picks the clipping with less noise on PC1 after the directions.
         It also enables ``radial="covariance"`` and caps ``radius="auto"`` at
         the box's diagonal.
@@ -465,17 +467,21 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         parts, scree_share = self._budget_parts(params, given is None, reused is not None,
                                                 names)
         bounded = params["bounds"] is not None
-        method_params = resolve_clip(method_params, n_samples, n_components,
-                                     grant["eps"] * scree_share * (1 - TOTAL_SHARE),
-                                     bounded=bounded,
-                                     scaled=given is None or self._reused() is not None)
-        check_scree_before_charge(method, method_params, n_samples, n_components,
-                                  bounded=bounded)
-        scree = scree_parts(method, method_params, n_components, bounded)
-        if scree is not None:
-            parts["scree"] = (scree_share, scree)
-        settings = plan_settings(grant, n_samples, n_features, n_components,
-                                 scree_params=method_params, scree_method=method)
+
+        def planned(given_params):
+            """The method's resolved params, the budget tree and the plan's settings."""
+            resolved = resolve_clip(given_params, n_samples, n_components,
+                                    grant["eps"] * scree_share * (1 - TOTAL_SHARE),
+                                    scaled=given is None or self._reused() is not None)
+            check_scree_before_charge(method, resolved, n_samples, n_components,
+                                      bounded=bounded)
+            scree = scree_parts(method, resolved, n_components, bounded)
+            return resolved, plan_settings(grant, n_samples, n_features, n_components,
+                                           scree_params=resolved, scree_method=method), \
+                dict(parts) if scree is None else {**parts, "scree": (scree_share, scree)}
+
+        method_params, settings, parts = self._scree_choice(
+            scree_variants(method, method_params, bounded), planned, grant)
         # directions released here pair rows as the scree does
         return Bunch(method_params=method_params, reused=reused, given=given,
                      grant=grant, threshold=threshold, n_components=n_components,

@@ -300,6 +300,27 @@ def test_dppca_with_bounds_has_no_frame_and_no_spread_searches():
     assert np.all(fitted.clip_bounds_ <= caps * (1 + 1e-12))
 
 
+def test_bounds_replace_the_scree_searches_the_plan_cannot_buy():
+    # diabetes' shape at eps 1: the score summary is not bought, its budget goes
+    # to the scree, and then the total's search is (it stays: the box of a
+    # codebook is far wider than the bound it finds; replacing it from the
+    # split before that budget came lost 15 of diabetes' 20 variances in 10 fits)
+    box = [(0.0, 1.0)] * 10
+
+    def released(n, eps, bounds):
+        plan = DPPCA(eps=eps, bounds=bounds).plan(n, 10)
+        return [step for step in plan.loc[plan.released, "step"] if step.startswith("scree")]
+
+    assert released(442, 1.0, box) == released(442, 1.0, None) == [
+        "scree/total variance/clip bound", "scree/total variance/statistic",
+        "scree/variances/statistic"]
+    # 300 rows: the searches cannot be bought beside the score summary the box's
+    # frame affords; the box replaces them, and the scree is still bought
+    assert released(300, 1.0, None) == []
+    assert released(300, 1.0, box) == ["scree/variances/statistic",
+                                       "scree/total variance/statistic"]
+
+
 def test_box_clip_bounds_spend_nothing_on_searches(unsnapped):
     X = _data(200)
     fitted = DPScree(2, bounds=BOX, method_params={"C": "box"}, random_state=0).fit(X)

@@ -35,6 +35,10 @@ CASES = [
     (DPPCA, {"scree_params": {"clip": "scaled"}}, 2000),
     (DPScree, {"method": "huber"}, 2000),
     (DPKendallDirections, {"scale": True}, 500), (DPKendallDirections, {}, 3),
+    # declared bounds: the box replaces the scree's searches at 300 rows (the plan
+    # cannot buy them beside the score summary), not at 3000
+    (DPPCA, {"bounds": [(0.0, 14.0)] * 6}, 300), (DPPCA, {"bounds": [(0.0, 14.0)] * 6}, 3000),
+    (DPScree, {"bounds": [(0.0, 14.0)] * 6, "eps": 0.5}, 442),
 ]
 
 
@@ -188,3 +192,34 @@ def test_gau_and_adult_buy_every_part_at_eps_1():
     X = make_gaussian_clusters(random_state=0)
     assert DPPCA(eps=1.0).plan(*X.shape).released.all()
     assert DPPCA(eps=1.0, pairs=64).plan(32561, 5).released.all()
+
+
+# ------------------------------------------- more budget, or bounds, never lose
+BOX = [(0.0, 1.0)] * 10
+EPS_GRID = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
+
+
+def _runs_scree(Estimator, n, eps, bounds, k=2):
+    plan = Estimator(n_components=k, eps=eps, bounds=bounds).plan(n, len(BOX))
+    return bool(plan.loc[plan.step.str.startswith("scree"), "released"].any())
+
+
+@pytest.mark.parametrize("Estimator", [DPPCA, DPScree])
+@pytest.mark.parametrize("bounds", [None, BOX])
+def test_a_larger_budget_never_loses_the_scree(Estimator, bounds):
+    # (the variances' own search and the total's each took half the searches'
+    # budget wherever the variances' alone reached the data: DPScree bought its
+    # scree at eps 1 on 300 rows and not at eps 2, 75 such gaps on this grid)
+    for k in (1, 2, 3):
+        for n in (60, 100, 150, 200, 300, 442, 600, 1000):
+            runs = [_runs_scree(Estimator, n, eps, bounds, k) for eps in EPS_GRID]
+            first = runs.index(True) if True in runs else len(runs)
+            assert all(runs[first:]), (k, n, runs)
+
+
+@pytest.mark.parametrize("Estimator", [DPPCA, DPScree])
+def test_declared_bounds_never_lose_the_scree(Estimator):
+    for n in (60, 150, 300, 442, 1000, 2000):
+        for eps in EPS_GRID:
+            if _runs_scree(Estimator, n, eps, None):
+                assert _runs_scree(Estimator, n, eps, BOX), (n, eps)

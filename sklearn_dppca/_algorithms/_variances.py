@@ -55,7 +55,8 @@ _SCREE_DEFAULTS = {
         "quantile_level": "auto",
         "pairs": "all",          # pairs of the U-statistic ("norm" only): "all" or m
         # the norm bound: its own search ("own"), the total variance's released
-        # bound ("total"), or "auto" (chosen from n, k and eps, see resolve_clip)
+        # bound ("total"), or "auto" (the first the fit's plan can buy, see
+        # scree_variants)
         "bound": "auto",
         # "auto": also read the variances off the released Kendall matrix (an
         # elliptical model, free) and combine both where they agree within
@@ -183,7 +184,7 @@ def _check_public_clip(C, n_components, name="method_params['C']"):
     return bounds
 
 
-def resolve_clip(params, n_samples, n_components, eps, bounded=False, scaled=False):
+def resolve_clip(params, n_samples, n_components, eps, scaled=False):
     """``params`` with ``clip="auto"`` resolved by :func:`_choose_clip`,
     ``bound="auto"`` by :func:`_choose_bound` and ``quantile_level="auto"`` by
     :func:`_choose_level` (public: ``n``, ``k`` and the
@@ -194,7 +195,9 @@ def resolve_clip(params, n_samples, n_components, eps, bounded=False, scaled=Fal
     Only the clipped method has a ``clip``; other methods' params are returned as
     they are. With ``C="box"`` (declared bounds) both clippings take their
     bounds from the box at no cost, so ``"auto"`` is left to the release, which
-    picks after the directions (:func:`_box_clip`).
+    picks after the directions (:func:`_box_clip`). (Whether declared bounds
+    replace ``C="auto"``'s searches is the estimators' choice, from their plan:
+    :func:`scree_variants`.)
     """
     if "clip" not in params:
         return params
@@ -202,19 +205,16 @@ def resolve_clip(params, n_samples, n_components, eps, bounded=False, scaled=Fal
     # the clip and bound choices read the base level; the level then follows them
     chosen = _resolve_clip_and_bound(
         dict(params, quantile_level=BASE_LEVEL if level == "auto" else level),
-        n_samples, n_components, eps, bounded, scaled)
+        n_samples, n_components, eps, scaled)
     if level == "auto":
         chosen["quantile_level"] = _choose_level(chosen, n_samples, n_components, eps)
     return chosen
 
 
-def _resolve_clip_and_bound(params, n_samples, n_components, eps, bounded, scaled):
+def _resolve_clip_and_bound(params, n_samples, n_components, eps, scaled):
     if params["C"] == "box":
         # the box gives the bounds; "auto" is left to the release (_box_clip)
         return dict(params, bound="own")
-    if bounded and params["C"] == "auto" and not _searches_reach(params, n_samples, eps):
-        # declared bounds replace the searches the budget cannot make
-        return dict(params, C="box", bound="own")
     if params["clip"] == "scaled" and not scaled:
         raise ValueError("clip='scaled' takes each component's scale from the released "
                          "Kendall matrix: it needs directions released in this fit or "
@@ -262,33 +262,51 @@ def _shared_search_eps(params, eps):
                   * _TOTAL_PARAMS["quantile_share"])
 
 
-def _searches_reach(params, n_samples, eps):
-    """Whether the scree's searches would reach the data (public): its own norm
-    bound's, or else the total's with both searches' budget
-    (:func:`_choose_bound`). ``eps``: the variances' part."""
-    own = search_informative(n_samples // 2, params["quantile_level"],
-                             eps * params["quantile_share"], "scale-free")
-    return own or search_informative(n_samples // 2, params["quantile_level"],
-                                     _shared_search_eps(params, eps), "scale-free")
+def scree_variants(method, params, bounded):
+    """The scree settings a fit may take, in the order it prefers them (public).
+
+    For the clipped method with ``C="auto"``: the variances' own norm bound
+    (``bound="own"``, two searches) before the total variance's released bound
+    (``"total"``, one search with both budgets) when ``bound="auto"``, then, with
+    declared ``bounds``, the box's bounds (``C="box"``, no search). The
+    estimators take the first whose scree their plan, every part's budget
+    settled, would run (:func:`~sklearn_dppca._algorithms._plan.bought_parts`);
+    when none, the last (the plan then says what its scree would need). A
+    search the plan can buy finds a bound near the data, and a codebook's box
+    is much wider (breast cancer at eps 1: 3.5 to 33 times the total variance's
+    searched bound over 10 fits; ``benchmarks/bench_bounds.py``). Other methods
+    and public bounds: ``params`` alone.
+    """
+    if method != "clipped" or params["C"] != "auto":
+        return [params]
+    bounds = ["own", "total"] if params["bound"] == "auto" else [params["bound"]]
+    variants = [dict(params, bound=bound) for bound in bounds]
+    return variants + [dict(params, C="box")] if bounded else variants
 
 
 def _choose_bound(params, n_samples, eps):
-    """``"own"`` or ``"total"`` for the norm bound's ``bound="auto"`` (public).
+    """``"own"`` or ``"total"`` for the norm bound's ``bound="auto"`` (public), by
+    a rule on ``eps`` alone: for a direct call of :func:`resolve_clip` (the
+    estimators try both through their plan, :func:`scree_variants`).
 
     The variances' own search (a quantile of ``||V d||^2 / 2`` over ``n / 2``
-    matched pairs, with ``quantile_share`` of their eps) when it would reach the
-    data (:func:`~sklearn_dppca.privacy._quantiles.search_informative`); else the
+    matched pairs, with ``quantile_share`` of their eps) when it and the total
+    variance's own search would both reach the data
+    (:func:`~sklearn_dppca.privacy._quantiles.search_informative`); else the
     total variance's released bound, a quantile of ``||d||^2 / 2 >= ||V d||^2 / 2``
     (looser by the share of the total the k directions leave out), whose one
-    search then gets both searches' budget.
+    search then gets both searches' budget. (Two searches that each fall short
+    would leave the scree unbought where one with both budgets is not: the
+    plan would then buy the scree at a smaller eps and not at a larger one.)
     """
     if params["clip"] != "norm" or not isinstance(params["C"], str):
         return "own"
     if params["bound"] != "auto":
         return params["bound"]
-    search_eps = eps * params["quantile_share"]
-    reaches = search_informative(n_samples // 2, params["quantile_level"], search_eps,
-                                 "scale-free")
+    total_eps = eps * TOTAL_SHARE / (1.0 - TOTAL_SHARE) * _TOTAL_PARAMS["quantile_share"]
+    reaches = all(search_informative(n_samples // 2, params["quantile_level"], search_eps,
+                                     "scale-free")
+                  for search_eps in (eps * params["quantile_share"], total_eps))
     return "own" if reaches else "total"
 
 
