@@ -5,14 +5,14 @@ Each property test names its nominal number of cases (2000 for the estimators, e
 display and the command line; 300 for ``plot_overview``). The environment variable
 ``HYPOTHESIS_PROFILE`` chooses the share that runs:
 
-* ``ci`` (the default, what a plain ``pytest`` and CI run): one case in ten, at
-  least 10 (200 of 2000 per display); derandomized, so every run draws the same
+* ``ci`` (the default, what a plain ``pytest`` and CI run): one case in twenty, at
+  least 10 (100 of 2000 per display); derandomized, so every run draws the same
   cases; no example database; a failing case is reported as found, not shrunk;
-* ``quick``: one case in twenty (100 of 2000), otherwise as ``ci``, for a fast check
+* ``quick``: one case in forty (50 of 2000), otherwise as ``ci``, for a fast check
   while editing;
-* ``thorough``: the full nominal counts, on request (about ten times as long as
-  ``ci``); fresh random seeds on every run, and a failing case shrunk to a minimal
-  one with the ``@reproduce_failure`` blob that replays it.
+* ``thorough``: the full nominal counts, on request (about twenty times as long
+  as ``ci``); fresh random seeds on every run, and a failing case shrunk to a
+  minimal one with the ``@reproduce_failure`` blob that replays it.
 
 For example ``HYPOTHESIS_PROFILE=thorough pytest tests/test_hypothesis_displays.py``.
 """
@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, Phase, event, note, settings
 from hypothesis import strategies as st
 
 #: Share of each test's nominal case count run under each profile.
-PROFILE_SCALE = {"ci": 0.1, "quick": 0.05, "thorough": 1.0}
+PROFILE_SCALE = {"ci": 0.05, "quick": 0.025, "thorough": 1.0}
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
 if PROFILE not in PROFILE_SCALE:
     raise ValueError(f"HYPOTHESIS_PROFILE must be one of {sorted(PROFILE_SCALE)}, "

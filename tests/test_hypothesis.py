@@ -22,7 +22,7 @@ beyond; DPKendallDirections and ``spherical_kendall`` are scale invariant and
 accept every finite float.
 
 Example counts: 2000 nominal cases per entry point (``ESTIMATOR_EXAMPLES``); the
-default ``ci`` profile runs one in ten of them, derandomized, so CI is reproducible.
+default ``ci`` profile runs one in twenty of them, derandomized, so CI is reproducible.
 Run all of them, with fresh random seeds, by
 
     HYPOTHESIS_PROFILE=thorough pytest tests/test_hypothesis.py

@@ -38,8 +38,8 @@ line).
 Cost: most cases fail during validation (a few milliseconds). The strategies are
 biased so that about 1% of the cases are complete runs (fit, figure, JSON; ~2.5 s
 each, the overview figure dominates); ``--hypothesis-show-statistics`` reports their
-share ("outcome: exit 0"). 2000 cases nominally: 200 under the default ``ci`` profile
-(about 15 s), all of them under ``HYPOTHESIS_PROFILE=thorough``; see
+share ("outcome: exit 0"). 1000 cases nominally (``CLI_EXAMPLES``): 50 under the
+default ``ci`` profile, all of them under ``HYPOTHESIS_PROFILE=thorough``; see
 tests/_hypothesis_support.py.
 """
 

@@ -44,7 +44,7 @@ costs ~15 ms, nearly all of it matplotlib (the colour bar of a score plot alone
 
 Example counts: ``DISPLAY_EXAMPLES`` (2000) nominal cases per display and
 ``OVERVIEW_EXAMPLES`` (300) for ``plot_overview``. The default ``ci`` profile runs one
-in ten of them (200 per display), ``HYPOTHESIS_PROFILE=thorough`` all of them; see
+in twenty of them (100 per display), ``HYPOTHESIS_PROFILE=thorough`` all of them; see
 tests/_hypothesis_support.py.
 """
 

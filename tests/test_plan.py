@@ -210,8 +210,8 @@ def test_a_larger_budget_never_loses_the_scree(Estimator, bounds):
     # (the variances' own search and the total's each took half the searches'
     # budget wherever the variances' alone reached the data: DPScree bought its
     # scree at eps 1 on 300 rows and not at eps 2, 75 such gaps on this grid)
-    for k in (1, 2, 3):
-        for n in (60, 100, 150, 200, 300, 442, 600, 1000):
+    for k in (1, 3):
+        for n in (150, 300, 442, 1000):
             runs = [_runs_scree(Estimator, n, eps, bounds, k) for eps in EPS_GRID]
             first = runs.index(True) if True in runs else len(runs)
             assert all(runs[first:]), (k, n, runs)
@@ -219,7 +219,7 @@ def test_a_larger_budget_never_loses_the_scree(Estimator, bounds):
 
 @pytest.mark.parametrize("Estimator", [DPPCA, DPScree])
 def test_declared_bounds_never_lose_the_scree(Estimator):
-    for n in (60, 150, 300, 442, 1000, 2000):
+    for n in (150, 300, 442, 1000, 2000):
         for eps in EPS_GRID:
             if _runs_scree(Estimator, n, eps, None):
                 assert _runs_scree(Estimator, n, eps, BOX), (n, eps)
