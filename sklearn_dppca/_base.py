@@ -235,8 +235,9 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         allocate = _allocator(grant)
         for variant in variants:
             chosen = planned(variant)
-            _check_leaves(allocate(chosen[2]))
-            if "scree" in bought_parts(chosen[2], allocate, chosen[1])[0]:
+            _, settings, parts = chosen
+            _check_leaves(allocate(parts))
+            if "scree" in bought_parts(parts, allocate, settings)[0]:
                 return chosen
         return chosen
 

@@ -256,10 +256,14 @@ def _choose_level(params, n_samples, n_components, eps):
     return max(BASE_LEVEL, 1.0 - tail / max(n_values, 1))
 
 
+def _total_search_eps(eps):
+    """The total variance's own search budget, given the variances' part ``eps``."""
+    return eps * TOTAL_SHARE / (1.0 - TOTAL_SHARE) * _TOTAL_PARAMS["quantile_share"]
+
+
 def _shared_search_eps(params, eps):
     """The norm bound's budget when the total's search finds it (both searches')."""
-    return eps * (params["quantile_share"] + TOTAL_SHARE / (1.0 - TOTAL_SHARE)
-                  * _TOTAL_PARAMS["quantile_share"])
+    return eps * params["quantile_share"] + _total_search_eps(eps)
 
 
 def scree_variants(method, params, bounded):
@@ -303,10 +307,9 @@ def _choose_bound(params, n_samples, eps):
         return "own"
     if params["bound"] != "auto":
         return params["bound"]
-    total_eps = eps * TOTAL_SHARE / (1.0 - TOTAL_SHARE) * _TOTAL_PARAMS["quantile_share"]
     reaches = all(search_informative(n_samples // 2, params["quantile_level"], search_eps,
                                      "scale-free")
-                  for search_eps in (eps * params["quantile_share"], total_eps))
+                  for search_eps in (eps * params["quantile_share"], _total_search_eps(eps)))
     return "own" if reaches else "total"
 
 
