@@ -128,9 +128,9 @@ class DPKendallDirections(_PrivateProjection):
         read off the data; each ``low < high``, finite. Values outside a range
         are clipped to it, without error or warning (a map of each row alone,
         so every sensitivity still holds).
-        The spreads' clip bounds (``scale=True``) are then ``w_j^2 / 2`` with
-        ``w_j = high_j - low_j``, with no search (the whole part buys the
-        statistic); ``radius="auto"`` is capped at the box's diagonal; and
+        The spreads (``scale=True``) are then each column's variance about
+        the box's private mean, bounded by the box, with no search;
+        ``radius="auto"`` is capped at the box's diagonal; and
         ``radial="covariance"`` is available. See the user guide, "Public
         bounds".
 

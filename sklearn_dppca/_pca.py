@@ -233,14 +233,15 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         are clipped to it, without error or warning (a map of each row alone,
         so every sensitivity still holds).
         The box replaces the searches it makes unnecessary, and their budget
-        goes to the rest: the spreads' (``scale=True``: bounds ``w_j^2 / 2``,
-        ``w_j = high_j - low_j``) and the score frame's six (the frame is the
-        square around the box's projection on ``axes``; the histogram takes
-        the whole score part). It caps the scree's and the total variance's
-        searched clip bounds at the box's, and replaces those searches where
-        the plan cannot buy them (see :class:`DPScree`;
-        ``scree_params={"C": "box"}`` takes them with no search always) and
-        ``radius="auto"`` at the box's diagonal, and enables
+        goes to the rest: the spreads' (``scale=True``: each column's variance
+        about the box's private mean, bounded by the box) and the score
+        frame's six (the frame is the square around the box's projection on
+        ``axes``; the histogram takes the whole score part). It caps the
+        scree's and the total variance's searched clip bounds at the box's;
+        where the plan cannot buy those searches, the variances and the total
+        are moments about the box's private mean instead (see
+        :class:`DPScree`; ``scree_params={"C": "box"}`` always). It caps
+        ``radius="auto"`` at the box's diagonal and enables
         ``radial="covariance"``. See the user guide, "Public bounds".
 
     Attributes
@@ -357,14 +358,14 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     (1000, 2)
 
     Public ranges of the columns (from a codebook, not from the data) replace
-    the frame's searches; with ``C="box"`` the scree's too, and they allow the
-    noisy covariance:
+    the frame's searches; with ``C="box"`` the scree's too (moments about the
+    box's private mean), and they allow the noisy covariance:
 
     >>> box = [(-30.0, 30.0)] * X.shape[1]
     >>> bounded = DPPCA(eps=1.0, bounds=box, radial="covariance",
     ...                 scree_params={"C": "box"}, random_state=0).fit(X)
     >>> [entry["step"] for entry in bounded.privacy_ledger_]
-    ['loading', 'scree/variances/statistic', 'scree/total variance/statistic', 'score/histogram', 'gaussian block']
+    ['loading', 'scree/mean', 'scree/variances/statistic', 'scree/total variance/statistic', 'score/histogram', 'gaussian block']
     """
 
     _parameter_constraints = {

@@ -428,6 +428,13 @@ class Rows:
         return (sums / n_pairs / np.asarray(bounds, dtype=np.float64),
                 stats.clipped_sum_sensitivity(self.sizes, self.shape[1]))
 
+    def centred_sums(self, centre):
+        """Per column of this view, the sums over the rows of ``y_j - c_j`` and of
+        ``(y_j - c_j)^2`` about the public ``centre``: shape (2, p)."""
+        centre = np.asarray(centre, dtype=np.float64)
+        return np.sum(self.map(stats.block_centred_sums, [(centre,)] * self.n_blocks),
+                      axis=0)
+
     def two_sided_quantile(self, column, q, eps, rng, *, ledger, step, warn):
         """:func:`~sklearn_dppca.privacy.quantile` of one column (every column's
         counts come from one pass)."""

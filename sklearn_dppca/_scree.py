@@ -226,12 +226,15 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         at the box's: ``(sum_j |v_jl| w_j)^2 / 2`` per component, the smaller of
         ``sum_j w_j^2 / 2`` and their sum under one norm bound, ``sum_j w_j^2 /
         2`` for the total. Where the fit's plan cannot buy the searches, the
-        box's bounds replace them; ``method_params={"C": "box"}`` takes them
-        with no search always (a codebook's wide ranges make them loose, see
-        the user guide, "Public bounds"), and ``clip="auto"``
-        then picks the clipping with less noise on PC1 after the directions.
-        It also enables ``radial="covariance"`` and caps ``radius="auto"`` at
-        the box's diagonal.
+        variances and the total are second moments about the box's private
+        mean instead, each term bounded by the box (``scree/mean``: the mean
+        about the box's centre in units of its widths, sensitivity
+        ``sqrt(p) / n``; then each moment over its bound ``(h_l + |c_l -
+        m_l|)^2``, sensitivity ``1 / n`` a coordinate); ``method_params={"C":
+        "box"}`` takes them always (a codebook's wide ranges make them
+        loose, see the user guide, "Public bounds"; ``clip`` is then not
+        read). It also enables ``radial="covariance"`` and caps
+        ``radius="auto"`` at the box's diagonal.
 
     Attributes
     ----------
@@ -321,13 +324,14 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     (3,)
 
     With public ranges of the columns (from a codebook, not from the data) and
-    ``C="box"``, the clip bounds come from the box, and no search runs:
+    ``C="box"``, the variances are moments about the box's private mean, and no
+    search runs:
 
     >>> box = [(30.0, 70.0), (35.0, 65.0), (40.0, 60.0)]
     >>> bounded = DPScree(eps=1.0, bounds=box, method_params={"C": "box"},
     ...                   random_state=0).fit(X)
     >>> [entry["step"] for entry in bounded.privacy_ledger_]
-    ['directions', 'scree/variances/statistic', 'scree/total variance/statistic', 'gaussian block']
+    ['directions', 'scree/mean', 'scree/variances/statistic', 'scree/total variance/statistic', 'gaussian block']
 
     Directions fitted before are reused frozen (scikit-learn's
     ``FrozenEstimator``); their ledger comes with them, within ``eps, delta``:

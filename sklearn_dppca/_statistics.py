@@ -203,6 +203,36 @@ def block_clipped_pair_sums(X, bounds):
         * n_pairs
 
 
+def block_centred_sums(X, centre):
+    """Per column, the sums of ``x_j - c_j`` and of ``(x_j - c_j)^2`` over this
+    block's rows (shape (2, p)): the one-sample moments about a public centre
+    (:func:`centred_moment_sensitivity`)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        shifted = X - centre
+        return np.stack([shifted.sum(axis=0), (shifted * shifted).sum(axis=0)])
+
+
+#: Roundings of a one-sample moment as computed, beyond one per row of the naive
+#: sum: the shift, the square, the expansion about another centre, the divisions.
+_MOMENT_ROUNDINGS = 16
+
+
+def centred_moment_sensitivity(n_samples, n_coordinates):
+    """L2 sensitivity of a vector of one-sample means, each of terms in ``[-1, 1]``
+    or ``[0, 1]`` (a row's term over its public bound), as computed.
+
+    Exactly, replacing one row moves each coordinate by at most ``1 / n`` (a mean
+    of terms in ``[0, 1]``; ``[-1/2, 1/2]`` for a mean about the box centre in
+    units of the width). As computed (a naive sum of ``n`` terms, then a few
+    roundings, :data:`_MOMENT_ROUNDINGS`), each coordinate is within ``(n + 16)
+    2**-53`` of its exact value times the largest term (at most 4 for a moment
+    expanded about another centre), so two neighbours' computed coordinates
+    differ by at most ``1 / n`` plus twice that.
+    """
+    allowance = 8.0 * (n_samples + _MOMENT_ROUNDINGS) * 2.0**-53
+    return math.sqrt(n_coordinates) * (1.0 / n_samples + allowance)
+
+
 def block_two_sided_counts(X, beta, max_steps):
     """Per column, the counts of the two-sided search's positive and negative
     values below its geometric grid: two arrays of shape (p, grid)."""

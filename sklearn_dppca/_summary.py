@@ -12,6 +12,7 @@ import html
 import numpy as np
 
 from ._names import feature_names
+from ._validation import above_noise
 
 
 def composition_label(entries):
@@ -249,19 +250,27 @@ def _components_text(mask):
     return ", ".join(f"PC{l + 1}" for l in np.flatnonzero(mask))
 
 
-def _loadings_in_noise(fitted):
-    """A line counting the loadings whose noise sd exceeds their size
-    (``components_noise_scale_``), or None."""
+def _lost_loadings(fitted):
+    """Mask of the loadings within their noise: not two noise sds
+    (``components_noise_scale_``) above zero in size, the rule of every release
+    (:func:`~sklearn_dppca.privacy._warnings.above_noise`); None without sds."""
     noise = _finite(getattr(fitted, "components_noise_scale_", None))
     components = _finite(fitted.components_)
     if noise is None or noise.shape != components.shape:
         return None
     with np.errstate(invalid="ignore"):
-        lost = ~(noise <= np.abs(components))
-    if not lost.any():
+        return ~above_noise(np.abs(components), noise)
+
+
+def _loadings_in_noise(fitted):
+    """A line counting the loadings within their noise (:func:`_lost_loadings`),
+    or None."""
+    lost = _lost_loadings(fitted)
+    if lost is None or not lost.any():
         return None
     return (f"{int(lost.sum())} of {lost.size} loadings are within their noise "
-            "(noise sd > |loading|, components_noise_scale_): read them as noise.")
+            "(|loading| within 2 noise sds, components_noise_scale_): read them as "
+            "noise.")
 
 
 def _parts(fitted):
@@ -282,12 +291,10 @@ def _parts(fitted):
 
     components = _finite(fitted.components_)
     sort("directions", np.all(np.isfinite(components), axis=1))
-    if _loadings_in_noise(fitted) and "directions" in released:
-        noise = _finite(fitted.components_noise_scale_)
-        with np.errstate(invalid="ignore"):
-            if np.all(~(noise <= np.abs(components))):
-                released[released.index("directions")] = (
-                    "directions (every loading within its noise)")
+    lost = _lost_loadings(fitted)
+    if lost is not None and lost.all() and "directions" in released:
+        released[released.index("directions")] = (
+            "directions (every loading within its noise)")
     variances = _finite(getattr(fitted, "explained_variance_", None))
     if variances is not None:
         sort("variances", np.atleast_1d(variances))
@@ -388,7 +395,7 @@ def _scree_lines(fitted):
     total = fitted.total_variance_
     lines.append(f"  Total variance {_number(total, '.4g')}"
                  f"{_noise_text(fitted.total_variance_noise_scale_) if np.isfinite(total) else ''}")
-    scaling = _scaling_text(getattr(fitted, "scale_", None))
+    scaling = _scaling_text(getattr(fitted, "scale_", None), feature_names(fitted))
     if scaling is not None:
         lines.append(f"  {scaling}")
     return lines
@@ -519,8 +526,17 @@ def plan_text(plan, eps, n_samples):
                            for part, needed in missing.items())
         lines.append(f"Not estimable at eps = {eps:g} with n = {n_samples}: {listed}.")
     else:
-        lines.append(f"Every part is estimable at eps = {eps:g} with n = {n_samples}.")
+        lines.append(f"Every part is bought at eps = {eps:g} with n = {n_samples}.")
+    lines.append(_BOUGHT_IS_NO_PROMISE)
     return "\n".join(lines)
+
+
+#: What a plan cannot promise: it reads public inputs only.
+_BOUGHT_IS_NO_PROMISE = (
+    "A bought part is run; a value it releases is still shown \"not estimable\" "
+    "where its noise (or its clipping) turns out as large as the value: the plan "
+    "cannot see the data (small variances, a mean far from the declared box's "
+    "centre, a column of mostly zeros).")
 
 
 def _not_estimable(plan):
@@ -535,10 +551,11 @@ def _not_estimable(plan):
     return parts
 
 
-def _scaling_text(scale):
+def _scaling_text(scale, names):
     """What ``scale_`` did, in words that never claim a correlation PCA the fit
     did not make: every column divided by its private spread, some of them (the
-    others' spreads not estimable), or none (None without ``scale=True``)."""
+    others' spreads not estimable, named), or none (None without
+    ``scale=True``)."""
     if scale is None:
         return None
     finite = np.isfinite(np.asarray(scale, dtype=float))
@@ -547,6 +564,7 @@ def _scaling_text(scale):
     if not finite.any():
         return ("Columns not scaled: their private spreads were not estimable "
                 "(scale_ is NaN): covariance PCA")
+    kept = ", ".join(str(name) for name, ok in zip(names, finite) if not ok)
     return (f"{int(finite.sum())} of {finite.size} columns divided by their private "
-            "spreads; the others' were not estimable (NaN in scale_): neither a "
-            "covariance nor a correlation PCA")
+            f"spreads; not estimable (NaN in scale_), left in their own units: {kept}; "
+            "neither a covariance nor a correlation PCA")

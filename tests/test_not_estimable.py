@@ -307,7 +307,7 @@ def test_the_warning_names_exactly_what_is_not_estimable():
 
 def test_pure_noise_passes_as_an_estimate_rarely():
     # a true value of 0 released with Gaussian noise: about 2.3% pass (one sd: 16%)
-    from sklearn_dppca.privacy._warnings import above_noise
+    from sklearn_dppca._validation import above_noise
 
     noise = np.random.default_rng(0).normal(size=200_000)
     passed = above_noise(noise, np.ones_like(noise)).mean()
@@ -319,7 +319,8 @@ def test_a_spread_within_two_noise_sds_of_zero_is_not_estimable():
     from sklearn_dppca._bunch import Bunch
 
     released = Bunch(raw=np.array([4.0, 1.9]), noise_scale=np.array([1.0, 1.0]),
-                     clip_bounds=np.array([100.0, 100.0]))
+                     clip_bounds=np.array([100.0, 100.0]),
+                     clipped_share=np.array([0.1, 0.1]), separated=np.array([True, True]))
     with pytest.warns(Warning, match="not estimable"):
         spreads = _spreads_from_variances(released, ["a", "b"])
     assert spreads[0] == 2.0 and np.isnan(spreads[1])

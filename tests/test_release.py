@@ -500,15 +500,19 @@ def test_scaled_fit_round_trip(data, tmp_path):
     path = tmp_path / "scaled.json"
     export_release(pca, path)
     loaded = load_release(path)
-    assert loaded.scale_.shape == (20,) and np.all(loaded.scale_ > 0)
-    assert np.array_equal(loaded.scale_, pca.scale_)
+    # (a spread whose search stopped far below its level is NaN: not estimable)
+    assert loaded.scale_.shape == (20,) and np.all(np.isnan(loaded.scale_)
+                                                   | (loaded.scale_ > 0))
+    assert np.array_equal(loaded.scale_, pca.scale_, equal_nan=True)
     for attribute in NEW_ATTRIBUTES:
         if getattr(pca, attribute) is not None:
-            assert np.array_equal(getattr(loaded, attribute), getattr(pca, attribute))
+            assert np.array_equal(getattr(loaded, attribute), getattr(pca, attribute),
+                                  equal_nan=True)
     assert loaded.histogram_threshold_ is None and loaded.expected_noise_cells_ == 0.0
     # transform divides by the released spreads, as the estimator does
     assert np.allclose(loaded.transform(X), pca.transform(X))
-    assert np.allclose(loaded.transform(X), (X / pca.scale_) @ pca.components_.T)
+    divisors = np.where(np.isnan(pca.scale_), 1.0, pca.scale_)
+    assert np.allclose(loaded.transform(X), (X / divisors) @ pca.components_.T)
     assert "private spreads" in str(loaded.summary())
     directions = load_release(export_release(
         DPKendallDirections(2, random_state=0).fit(X)))

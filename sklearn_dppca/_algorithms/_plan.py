@@ -39,7 +39,17 @@ from ..privacy._quantiles import rank_slack, search_informative
 #: against its trace 1), a clipped variance or total (against its clip bound), a
 #: spread's clipped variance (against its bound: a 0.99 bound is about 7 times a
 #: Gaussian column's variance, and the spread should be within a factor 1.5).
-_RELATIVE_NOISE = {"kendall": 0.5, "variances": 0.1, "total": 0.1, "spreads": 0.02}
+#: With declared bounds: a moment about the box's mean against its bound (a
+#: spread's: a tenth of the box's limit of a searched one, as a column fills
+#: about a third of its box), the box's mean per column against its width
+#: (its noise enters a variance squared: at 0.13 of the width, ``sqrt(2) (2 x
+#: 0.13)^2``, a tenth of the variance's bound along one column), and the
+#: spreads' clipped and tied shares (against the share 1).
+_RELATIVE_NOISE = {"kendall": 0.5, "variances": 0.1, "total": 0.1, "spreads": 0.02,
+                   "box spreads": 0.05, "mean": 0.13, "clipped share": 0.05}
+#: The lowest level of the spreads' searches the plan buys: their clipped
+#: shares then stay under the limit of a released spread.
+_SPREAD_LEVEL_MIN = 0.85
 #: A frame search may stop this share of its rows early (its rank slack).
 _FRAME_SLACK = 0.25
 #: Parts a fit can leave out; the directions are always released.
@@ -65,6 +75,16 @@ def _relative_noise(kind, leaf, settings):
         # a symmetric Gaussian matrix with off-diagonal sd s has operator norm
         # about 2 s sqrt(p); the diagonal sd is sqrt(2) s
         return 2.0 * per_term / n * sd * math.sqrt(2.0 * p)
+    if kind == "mean":
+        # the box's mean, per column in units of its width (_box_moments)
+        return math.sqrt(p) / n * sd
+    if kind == "clipped share":
+        # the spreads' clipped shares: a count per column over n / 2 matched pairs
+        return math.sqrt(p) / (n // 2) * sd
+    if settings.get("box"):
+        # moments about the box's private mean, against each term's bound
+        return {"variances": math.sqrt(k), "total": 1.0,
+                "box spreads": math.sqrt(p)}[kind] / n * sd
     if kind == "variances":
         scale = 2.0 * math.sqrt(k) if settings["clip"] == "component" else \
             2.0 * math.sqrt(2.0)
@@ -104,6 +124,8 @@ def _step_kind(path):
     top, last = parts[0], parts[-1]
     if top in ("loading", "directions"):
         return ("search", "radius") if last == "radius" else ("gaussian", "kendall")
+    if last in ("mean", "clipped share"):
+        return "gaussian", last
     if top == "scale":
         return ("search", "spreads") if last.startswith("clip bound") else \
             ("gaussian", "spreads")
@@ -123,7 +145,12 @@ def _informative(leaf, settings):
     kind, detail = _step_kind(leaf.path)
     n = settings["n"]
     if kind == "gaussian":
-        relative = _relative_noise(detail, leaf, settings)
+        if detail == "spreads" and settings["bounded"]:
+            detail = "box spreads"
+        box = settings["bounded"] and (
+            detail == "box spreads" or (detail in ("variances", "total")
+                                        and settings["scree_box"]))
+        relative = _relative_noise(detail, leaf, dict(settings, box=box))
         return relative <= _RELATIVE_NOISE[detail], relative
     if kind == "histogram":
         return _histogram_informative(leaf, settings), math.nan
@@ -134,8 +161,12 @@ def _informative(leaf, settings):
             # stops a quarter of the rows early still frames the cloud, and a
             # frame that does not is caught on its released values
             return rank_slack(leaf.eps) <= _FRAME_SLACK * n, math.nan
-        return search_informative(n // 2, _search_level(detail, leaf.eps, settings),
-                                  leaf.eps, "scale-free"), math.nan
+        level = _search_level(detail, leaf.eps, settings)
+        if detail == "spreads" and level < _SPREAD_LEVEL_MIN:
+            # a lower level clips more than a spread's clipped share may
+            # (:data:`~._spread._CLIPPED_SHARE_LIMIT`): not estimable
+            return False, math.nan
+        return search_informative(n // 2, level, leaf.eps, "scale-free"), math.nan
     return True, math.nan        # the 1-D scree estimators: not predicted here
 
 
@@ -245,10 +276,16 @@ _MECHANISMS = {"gaussian": "gaussian", "pure": "quantile search", "basic": "basi
 def plan_settings(params, n, p, k, *, scree_params=None, scree_method=None,
                   n_groups=1):
     """What the rules read besides a leaf's budget: public numbers and settings
-    (``params``: an estimator's validated hyperparameters)."""
+    (``params``: an estimator's validated hyperparameters). ``bounded``: declared
+    bounds (the spreads are moments about the box's mean); ``scree_box``: so are
+    the scree's statistics (the clipped scree with ``C="box"``)."""
     scree_params = scree_params or {}
     total = scree_params.get("quantile_level") if scree_method == "clipped" else None
+    bounded = params.get("bounds") is not None
     return {"n": int(n), "p": int(p), "k": int(k), "noise": params["noise"],
+            "bounded": bounded,
+            "scree_box": bounded and scree_method == "clipped"
+            and scree_params.get("C") == "box",
             "sensitivity": params["sensitivity"],
             "clip": scree_params.get("clip", "norm"),
             "levels": {"variances": scree_params.get("quantile_level", BASE_LEVEL),

@@ -13,8 +13,10 @@ from scipy.optimize import least_squares
 from .._bunch import Bunch
 
 from ..privacy import PrivacyUtilityWarning
-from .._validation import warn_user
-from ..privacy._warnings import above_noise, warn_noise_dominated
+from .._validation import above_noise, warn_user
+from ..privacy._warnings import warn_noise_dominated
+from ._box_moments import project_mean, release_box_mean, release_box_total, \
+    release_box_variances
 from ._directions import squared_radius
 from ._kendall_spectrum import component_scales, elliptical_ratios, elliptical_variances
 from ._spread import spread_level
@@ -30,9 +32,21 @@ from ._variances import (
 
 def check_matrix_scree(method, radial):
     """The ``"matrix"`` scree reads a clipped matrix: ``radial`` (of the directions
-    released or reused; None for public ones) must be ``"clipped"`` or
-    ``"covariance"``. Checked before any computation."""
-    if method == "matrix" and radial not in ("clipped", "covariance"):
+    released or reused; None for public ones) must be ``"clipped"``. Checked
+    before any computation.
+
+    Not ``"covariance"``: each variance read off the noisy covariance along
+    its own top eigenvectors is an eigenvalue of that matrix, biased up by its
+    noise (262 of 318 PC1 variances off by more than 2x, the third 6 to 17
+    times the table's on Gaussian data); the clipped scree with the same
+    bounds reads moments about the box's private mean instead, with noise the
+    directions did not choose."""
+    if method == "matrix" and radial == "covariance":
+        raise ValueError("The 'matrix' scree cannot read radial='covariance' "
+                         "directions: the noisy covariance's eigenvalues are biased "
+                         "up by its noise. Use the default scree method ('clipped'), "
+                         "which reads moments about the declared box's private mean.")
+    if method == "matrix" and radial != "clipped":
         given = "public (an array)" if radial is None else radial
         raise ValueError("The 'matrix' scree reads the variances off the clipped Kendall "
                          "matrix: it needs radial='clipped' directions (released in "
@@ -76,6 +90,43 @@ def _release_scree(X, components, *, method, params, budget, noise, pairs, rng, 
                                  rng=rng, ledger=ledger)
     if method == "matrix":
         return _matrix_scree(components, kendall)
+    if method == "clipped" and params.get("C") == "box":
+        raw, noise_scale, total, total_noise = _box_scree(X, components, budget, noise,
+                                                          rng, ledger)
+        bounds = None
+    else:
+        raw, noise_scale, bounds, total, total_noise = _clipped_scree(
+            X, components, method, params, budget, noise, pairs, rng, ledger, kendall)
+    if method == "clipped" and params.get("elliptical") == "auto" \
+            and kendall is not None and kendall.radius is None:
+        raw, noise_scale, total, total_noise = _combine_elliptical(
+            raw, noise_scale, total, total_noise, kendall, X.shape[0], rng)
+    return Bunch(raw=raw, noise_scale=noise_scale, bounds=bounds, total=total,
+                 total_noise=total_noise)
+
+
+def _box_scree(X, components, budget, noise, rng, ledger):
+    """The clipped scree with declared bounds (``C="box"``): the variances along
+    the directions and the total variance as second moments about one private
+    mean, each bounded by the box
+    (:mod:`~sklearn_dppca._algorithms._box_moments`): no search, no term
+    clipped. Returns ``(variances, their noise sds, total, its noise sd)``."""
+    mean = release_box_mean(X, budget["mean"], noise, rng, ledger)
+    projected = project_mean(mean, components)
+    raw, noise_scale, _ = release_box_variances(
+        X.projected(components), projected, budget["variances/statistic"], noise, rng,
+        ledger)
+    total, total_noise, _ = release_box_total(X, mean, budget["total variance/statistic"],
+                                              noise, rng, ledger)
+    return raw, noise_scale, total, total_noise
+
+
+def _clipped_scree(X, components, method, params, budget, noise, pairs, rng, ledger,
+                   kendall):
+    """The variances along the directions and the total variance from clipped
+    pair statistics (clip bounds searched or given) or the one-dimensional
+    estimators; the noise sd of a release at its clip bound raised to it.
+    Returns ``(raw, noise_scale, bounds, total, total_noise)``."""
     level = params["quantile_level"] if method == "clipped" else None
     if method == "clipped" and params.get("bound") == "total":
         # the total first: the variances clip at its released bound (public now)
@@ -87,18 +138,12 @@ def _release_scree(X, components, *, method, params, budget, noise, pairs, rng, 
         X, components, method=method, params=params, budget=budget.part("variances"),
         noise=noise, rng=rng, ledger=ledger, scales=scales)
     if not (method == "clipped" and params.get("bound") == "total"):
-        total, total_noise, _ = _total_variance(
-            X, budget, noise, pairs, level, rng, ledger,
-            box=method == "clipped" and params["C"] == "box")
+        total, total_noise, _ = _total_variance(X, budget, noise, pairs, level, rng,
+                                                ledger)
     noise_scale = _widen_if_clipped("variance", _component_names(len(raw)), raw,
                                     noise_scale,
                                     _clipped_share_inputs(raw, bounds, scales))
-    if method == "clipped" and params.get("elliptical") == "auto" \
-            and kendall is not None and kendall.radius is None:
-        raw, noise_scale, total, total_noise = _combine_elliptical(
-            raw, noise_scale, total, total_noise, kendall, X.shape[0], rng)
-    return Bunch(raw=raw, noise_scale=noise_scale, bounds=bounds, total=total,
-                 total_noise=total_noise)
+    return raw, noise_scale, bounds, total, total_noise
 
 
 #: How many noise sds (of their difference) the clipped and the elliptical
@@ -215,13 +260,12 @@ def _component_names(n_components):
     return [f"PC{l + 1}" for l in range(n_components)]
 
 
-def _total_variance(X, budget, noise, pairs, level, rng, ledger, box=False):
+def _total_variance(X, budget, noise, pairs, level, rng, ledger):
     """The private total variance, its noise sd (raised if at its bound) and its
-    released clip bound; ``box``: that bound is the declared box's (the scree's
-    ``C="box"``)."""
+    released clip bound."""
     total, total_noise, total_bound = private_total_variance(
         X, budget.part("total variance"), noise, rng, ledger, pairs=pairs,
-        quantile_level=level, box=box)
+        quantile_level=level)
     widened = _widen_if_clipped("total variance", ["the data"], np.array([total]),
                                 np.array([total_noise]),
                                 (np.array([total]), np.array([total_bound])))

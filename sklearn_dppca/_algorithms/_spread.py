@@ -18,8 +18,14 @@ from .._names import default_feature_names
 from .._statistics import SPREAD_BOUNDS
 from .._validation import warn_user
 from ..privacy import PrivacyUtilityWarning, gaussian_mechanism
-from ..privacy._quantiles import _positive_from_counts, warn_if_far
-from ..privacy._warnings import above_noise
+from ..privacy._quantiles import (
+    _SCALE_FREE_GRID,
+    _positive_from_counts,
+    reaches_the_data,
+    warn_if_far,
+)
+from .._validation import above_noise
+from ._box_moments import release_box_mean, release_box_variances
 from ._projection import column_divisors
 from ._variances import clipped_to_the_bound, component_clip_parts
 
@@ -57,10 +63,25 @@ def _spread_labels(feature_names):
     return names if len(set(names)) == len(names) else default_feature_names(len(names))
 
 
+#: Share of the spreads' part that releases each column's clipped share (how
+#: many of its matched pairs its clip bound clips), taken from the statistic's.
+_CLIPPED_SHARE = 0.1
+#: With declared bounds: the share of the spreads' part spent on the private mean
+#: the columns' moments are taken about (:mod:`._box_moments`).
+_BOX_MEAN_SHARE = 0.3
+
+
 def spread_parts(feature_names, bounded=False):
-    """The budget tree of the spreads: a quantile per column, one statistic (with
-    declared ``bounds``, ``bounded``: the statistic alone)."""
-    return component_clip_parts(_spread_labels(feature_names), _SPREAD_PARAMS, bounded)
+    """The budget tree of the spreads: a quantile per column, each column's
+    clipped share and one statistic; with declared ``bounds`` (``bounded``) the
+    box's private mean and the moments about it."""
+    if bounded:
+        return {"mean": (_BOX_MEAN_SHARE, "gaussian"),
+                "statistic": (1.0 - _BOX_MEAN_SHARE, "gaussian")}
+    parts = component_clip_parts(_spread_labels(feature_names), _SPREAD_PARAMS)
+    statistic_share, _ = parts.pop("statistic")
+    return {**parts, "clipped share": (_CLIPPED_SHARE, "gaussian"),
+            "statistic": (statistic_share - _CLIPPED_SHARE, "gaussian")}
 
 
 def _private_feature_variances(X, *, budget, noise, rng, ledger, feature_names):
@@ -79,30 +100,64 @@ def _private_feature_variances(X, *, budget, noise, rng, ledger, feature_names):
     rounding allowance of the computation
     (:func:`~sklearn_dppca._statistics.clipped_sum_sensitivity`).
 
-    With declared ``bounds`` (``X`` a clipped view, column widths ``w_j``), each
-    column's clip bound is ``C_j = w_j^2 / 2``: two rows of the box differ by at
-    most ``w_j`` in column ``j``, so no term exceeds it (no term is clipped) and
-    the same sensitivity holds; there is no search, and the whole part buys the
-    statistic (:func:`spread_parts` with ``bounded``).
+    Each column's clipped share, the share of its matched pairs whose value is
+    at or above its released bound, is released too (the leaf ``clipped
+    share``): one changed row is in one matched pair, so each count moves by at
+    most 1 and the vector of shares by ``sqrt(p) / m`` in L2 (``m`` pairs). A
+    bound whose search stopped below most of a column's values (a column of
+    mostly zeros: the tied pairs fill the counts of the grid's bottom) clips
+    far more than its level's tail, and the share says so
+    (:func:`_spreads_from_variances`).
+
+    With declared ``bounds`` (``X`` a clipped view) each column's variance is
+    its second moment about the box's private mean, bounded by the box
+    (:func:`~._box_moments.release_box_variances`): no search, no term
+    clipped (:func:`spread_parts` with ``bounded``).
 
     Returns a Bunch with ``raw`` (the noisy variances, possibly negative),
-    ``noise_scale`` (their noise sd) and ``clip_bounds``.
+    ``noise_scale`` (their noise sd), ``clip_bounds`` and ``clipped_share``
+    (None with bounds).
     """
-    widths = X.widths()
-    if widths is not None:
-        bounds = widths**2 / 2
-    else:
-        bounds = _searched_bounds(X, budget, rng, ledger, feature_names)
+    if X.box() is not None:
+        mean = release_box_mean(X, budget["mean"], noise, rng, ledger)
+        raw, noise_scale, bounds = release_box_variances(X, mean, budget["statistic"],
+                                                         noise, rng, ledger)
+        return Bunch(raw=raw, noise_scale=noise_scale, clip_bounds=bounds,
+                     clipped_share=None)
+    searched = _searched_bounds(X, budget, rng, ledger, feature_names)
+    bounds, n_values = searched.bounds, searched.n_values
+    counts = np.concatenate([searched.tied, searched.above])
+    shares, share_noise = gaussian_mechanism(
+        counts / n_values, np.sqrt(counts.size) / n_values, rng=rng, noise=noise,
+        ledger=ledger, **budget["clipped share"].mechanism_budget())
     statistic, sensitivity = X.clipped_pair_means(bounds)
     noisy, noise_scale = gaussian_mechanism(
         statistic, sensitivity, rng=rng, noise=noise, ledger=ledger,
         **budget["statistic"].mechanism_budget())
+    tied, clipped = np.split(shares, 2)
     return Bunch(raw=noisy * bounds, noise_scale=noise_scale * bounds,
-                 clip_bounds=bounds)
+                 clip_bounds=bounds, clipped_share=clipped,
+                 separated=_separated_from_zero(tied + 2.0 * share_noise,
+                                                searched.level, n_values,
+                                                searched.eps))
+
+
+def _separated_from_zero(tied_share, level, n_values, eps):
+    """Per column, whether its search could tell its values from zero: the
+    target ``level m`` stands far enough above the tied pairs' counts (``tied
+    share`` of the ``m`` values, released, raised by two noise sds) for the
+    search to stop below the data only with the plan's small chance
+    (:func:`~sklearn_dppca.privacy._quantiles.reaches_the_data`). Public: the
+    released shares, ``m``, the level and the search's eps."""
+    return np.array([reaches_the_data((level - share) * n_values, eps, "scale-free")
+                     for share in tied_share])
 
 
 def _searched_bounds(X, budget, rng, ledger, feature_names):
-    """Each column's private clip bound: a quantile search per column."""
+    """Each column's private clip bound (a quantile search per column), the
+    numbers of its matched values at or above it and tied at zero (exact:
+    released only through the ``clipped share`` leaf), the number of matched
+    pairs, the searches' level and eps (a Bunch)."""
     labels = _spread_labels(feature_names)
     leaves = [budget[f"clip bound {label}"] for label in labels]
     counts, n_values = X.column_matching_counts(SPREAD_BOUNDS)
@@ -113,8 +168,20 @@ def _searched_bounds(X, budget, rng, ledger, feature_names):
         for column_counts, leaf in zip(counts, leaves)])
     warn_if_far(n_values, level, leaves[0].eps,
                 f"{budget.prefix}/clip bounds (each of {len(labels)})")
-    return bounds
+    # each bound is a point of the grid the counts are taken below; a value below
+    # the grid's first point is a tied pair (zero)
+    below = counts[np.arange(len(bounds)), np.searchsorted(_SCALE_FREE_GRID, bounds)]
+    return Bunch(bounds=bounds, above=(n_values - below).astype(float),
+                 tied=counts[:, 0].astype(float), n_values=n_values, level=level,
+                 eps=leaves[0].eps)
 
+
+#: The largest clipped share of a column whose spread is released. A search at
+#: its level clips the ``1 - level`` tail and about as much again where it stops
+#: early (its rank slack), at most 0.3 where the plan buys the spreads
+#: (:data:`~._plan._SPREAD_LEVEL_MIN`); one that stopped below a column's
+#: non-tied values clips them all (a column of 68% zeros: about half its pairs).
+_CLIPPED_SHARE_LIMIT = 0.4
 
 # A clip bound this small comes from a search that stopped at the bottom of the
 # float range (its first counts' noise bridged the gap to the level): no real
@@ -134,16 +201,21 @@ def _spreads_from_variances(released, feature_names):
     it: dividing by a noisy or collapsed spread would blow the column up. Returns
     the spreads.
     """
-    unreliable = (~above_noise(released.raw, released.noise_scale)
-                  # at the bound within two noise sds: "all pairs clipped" fits
-                  | clipped_to_the_bound(released.raw + 2 * released.noise_scale,
-                                         released.clip_bounds)
-                  | (released.clip_bounds < _UNRELIABLE_BOUND))
+    unreliable = ~above_noise(released.raw, released.noise_scale)
+    if released.clipped_share is not None:
+        unreliable |= (
+            # at the bound within two noise sds: "all pairs clipped" fits
+            clipped_to_the_bound(released.raw + 2 * released.noise_scale,
+                                 released.clip_bounds)
+            | (released.clip_bounds < _UNRELIABLE_BOUND)
+            | (released.clipped_share > _CLIPPED_SHARE_LIMIT)
+            | ~released.separated)
     if np.any(unreliable):
         listed = ", ".join(str(n) for n, bad in zip(feature_names, unreliable) if bad)
         warn_user(
             f"The private spreads of {listed} are dominated by noise (or their clip "
-            "bound search stopped far too early): not estimable (NaN in scale_); "
+            "bound search stopped below most of their values, as it may for a column "
+            "of mostly zeros): not estimable (NaN in scale_); "
             "these columns are left in their own units. Give budget_split['scale'] "
             "more, or use more rows.",
             PrivacyUtilityWarning,

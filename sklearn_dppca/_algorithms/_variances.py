@@ -141,9 +141,9 @@ def check_scree_before_charge(method, params, n_samples, n_components,
             raise ValueError(f"The {label} scree pairs the rows and needs at least 4 "
                              f"rows (2 pairs); X has n_samples={n_samples}.")
     if method == "clipped" and params["C"] == "box" and not bounded:
-        raise ValueError(f"{name}['C']='box' takes the clip bounds from the declared "
-                         "box: it needs bounds (one public (low, high) range per "
-                         "column).")
+        raise ValueError(f"{name}['C']='box' takes the variances' bounds from the "
+                         "declared box: it needs bounds (one public (low, high) range "
+                         "per column).")
     if method == "clipped" and params["clip"] == "scaled" and not isinstance(params["C"], str):
         raise ValueError(f"{name}['C'] must be 'auto' or 'box' with clip='scaled': its "
                          "bound is on coordinates scaled by released values, which no "
@@ -193,9 +193,9 @@ def resolve_clip(params, n_samples, n_components, eps, scaled=False):
     :func:`_scaled_clipped_variances`).
 
     Only the clipped method has a ``clip``; other methods' params are returned as
-    they are. With ``C="box"`` (declared bounds) both clippings take their
-    bounds from the box at no cost, so ``"auto"`` is left to the release, which
-    picks after the directions (:func:`_box_clip`). (Whether declared bounds
+    they are. With ``C="box"`` (declared bounds) nothing is clipped: the
+    variances and the total are moments about the box's private mean
+    (:mod:`._box_moments`), and ``clip`` is not read. (Whether declared bounds
     replace ``C="auto"``'s searches is the estimators' choice, from their plan:
     :func:`scree_variants`.)
     """
@@ -213,7 +213,7 @@ def resolve_clip(params, n_samples, n_components, eps, scaled=False):
 
 def _resolve_clip_and_bound(params, n_samples, n_components, eps, scaled):
     if params["C"] == "box":
-        # the box gives the bounds; "auto" is left to the release (_box_clip)
+        # moments about the box's mean: nothing to clip, no bound to search
         return dict(params, bound="own")
     if params["clip"] == "scaled" and not scaled:
         raise ValueError("clip='scaled' takes each component's scale from the released "
@@ -272,14 +272,15 @@ def scree_variants(method, params, bounded):
     For the clipped method with ``C="auto"``: the variances' own norm bound
     (``bound="own"``, two searches) before the total variance's released bound
     (``"total"``, one search with both budgets) when ``bound="auto"``, then, with
-    declared ``bounds``, the box's bounds (``C="box"``, no search). The
-    estimators take the first whose scree their plan, every part's budget
-    settled, would run (:func:`~sklearn_dppca._algorithms._plan.bought_parts`);
-    when none, the last (the plan then says what its scree would need). A
-    search the plan can buy finds a bound near the data, and a codebook's box
-    is much wider (breast cancer at eps 1: 3.5 to 33 times the total variance's
-    searched bound over 10 fits; ``benchmarks/bench_bounds.py``). Other methods
-    and public bounds: ``params`` alone.
+    declared ``bounds``, the moments about the box's private mean (``C="box"``,
+    no search, :mod:`._box_moments`). The estimators take the first whose
+    scree their plan, every part's budget settled, would run
+    (:func:`~sklearn_dppca._algorithms._plan.bought_parts`); when none, the last
+    (the plan then says what its scree would need). A search the plan can buy
+    finds a bound near the data, and a codebook's box is much wider (breast
+    cancer at eps 1: 3.5 to 33 times the total variance's searched bound over 10
+    fits; ``benchmarks/bench_bounds.py``). Other methods and public bounds:
+    ``params`` alone.
     """
     if method != "clipped" or params["C"] != "auto":
         return [params]
@@ -358,13 +359,19 @@ def scree_parts(method, params, n_components, bounded=False):
     it and of the Kendall matrix): the whole part buys it. ``"matrix"`` releases
     nothing of its own (None: its share goes to the directions' matrix).
     ``bounded``: the fit has declared ``bounds``; with the clipped method's
-    ``C="box"`` they give every clip bound of the variances and the total
-    (:func:`_uses_box`), and the searches' leaves are gone.
+    ``C="box"`` (:func:`_uses_box`) the variances and the total are moments
+    about the box's private mean (:mod:`._box_moments`): the tree is that
+    mean, the variances' statistic and the total's, no search.
     """
     if method == "matrix":
         return None
-    bounded = _uses_box(method, params, bounded)
-    total = _variance_parts("clipped", _TOTAL_PARAMS, 1, bounded)
+    if _uses_box(method, params, bounded):
+        # moments about one private mean, bounded by the box (_box_moments)
+        return {"mean": (_BOX_SHARES["mean"], "gaussian"),
+                "variances": (_BOX_SHARES["variances"], {"statistic": (1.0, "gaussian")}),
+                "total variance": (_BOX_SHARES["total variance"],
+                                   {"statistic": (1.0, "gaussian")})}
+    total = _variance_parts("clipped", _TOTAL_PARAMS, 1)
     if method == "kendall":
         return {"total variance": (1.0, total)}
     if method == "clipped" and params.get("bound") == "total":
@@ -378,8 +385,15 @@ def scree_parts(method, params, n_components, bounded=False):
                     "statistic": (1.0 - search / total_share, "gaussian")}),
                 "variances": (1.0 - total_share, {"statistic": (1.0, "gaussian")})}
     return {"variances": (1.0 - TOTAL_SHARE,
-                          _variance_parts(method, params, n_components, bounded)),
+                          _variance_parts(method, params, n_components)),
             "total variance": (TOTAL_SHARE, total)}
+
+
+#: The scree's split with declared bounds (``C="box"``): the private mean the
+#: moments are taken about, the variances along the directions, the total. (The
+#: mean's noise enters the variances squared: at 150 rows and eps = 1 a smaller
+#: share costs more through it than the statistics gain.)
+_BOX_SHARES = {"mean": 0.25, "variances": 0.55, "total variance": 0.2}
 
 
 def _uses_box(method, params, bounded):
@@ -419,18 +433,6 @@ def _box_norm_bound(widths, components=None):
     return bound
 
 
-def _box_clip(widths, components):
-    """``clip="auto"`` with declared bounds, after the directions (post-processing
-    of public bounds and released directions): ``"component"`` when PC1's noise
-    sd under per-component clipping, ``2 sqrt(k) C_1 / n``, is at most its sd
-    under norm clipping, ``2 sqrt(2) C / n`` (always for ``k <= 2``), else
-    ``"norm"``. Both cost the same budget: no search."""
-    first = _box_component_bounds(widths, components[:1])[0]
-    norm = _box_norm_bound(widths, components)
-    return "component" if math.sqrt(components.shape[0]) * first <= math.sqrt(2) * norm \
-        else "norm"
-
-
 def _norm_clipped_scatter(X, bound, pairs, name):
     """``M = mean over pairs of (d d^T / 2) min(1, 2 bound / ||d||^2)``, ``d = x_i - x_j``.
 
@@ -444,15 +446,12 @@ def _norm_clipped_scatter(X, bound, pairs, name):
 
 
 def _norm_clip_bound(Y, params, budget, rng, ledger, name, box_bound=None):
-    """The clip bound on ``||y_a - y_b||^2 / 2``: public (given, or ``box_bound``
-    from declared bounds with ``C="box"``), or a private quantile over the
-    matching ``name``, capped at ``box_bound`` when there is one (post-processing
-    of the release: no term can exceed it, so a search that ran past it only
-    added noise)."""
+    """The clip bound on ``||y_a - y_b||^2 / 2``: public (given), or a private
+    quantile over the matching ``name``, capped at ``box_bound`` from declared
+    bounds when there is one (post-processing of the release: no term can
+    exceed it, so a search that ran past it only added noise)."""
     if not isinstance(params["C"], str):
         return float(_check_public_clip(params["C"], 1)[0])
-    if params["C"] == "box":
-        return box_bound
     bound = Y.matching_quantile(name, 0.5, params["quantile_level"],
                                 budget["clip bound"], rng, ledger)
     return bound if box_bound is None else min(bound, box_bound)
@@ -484,7 +483,7 @@ def _norm_clipped_variances(X, components, params, budget, noise, rng, ledger):
 
 
 def private_total_variance(X, budget, noise, rng, ledger, *, pairs="all",
-                           quantile_level=None, box=False):
+                           quantile_level=None):
     """The private total variance ``E ||x_a - x_b||^2 / 2`` (the trace of the covariance).
 
     The pair differences are clipped in norm to ``sqrt(2 C)`` with ``C`` a private
@@ -495,13 +494,11 @@ def private_total_variance(X, budget, noise, rng, ledger, *, pairs="all",
     ``mean min(||d||^2 / 2, C)`` moves by at most ``2 C / n`` when one row is
     replaced. With declared ``bounds`` (a clipped view of the rows, widths
     ``w``) every ``||d||^2 / 2`` is at most ``sum_j w_j^2 / 2``
-    (:func:`_box_norm_bound`): with ``box`` (the scree's ``C="box"``) that is
-    ``C``, no pair is clipped and there is no search; else it caps the
-    searched ``C``. ``budget``:
+    (:func:`_box_norm_bound`), which caps the searched ``C``. ``budget``:
     the part of :data:`_TOTAL_PARAMS`'s tree. Returns ``(total, noise_scale,
     bound)``; ``total`` may be negative.
     """
-    params = dict(_TOTAL_PARAMS, pairs=pairs, C="box" if box else "auto")
+    params = dict(_TOTAL_PARAMS, pairs=pairs)
     if quantile_level is not None:
         params["quantile_level"] = quantile_level
     widths = X.widths()
@@ -519,11 +516,8 @@ def _clipped_variances(X, components, params, budget, noise, rng, ledger, scales
 
     One row touches ``n - 1`` of the ``C(n, 2)`` terms, each in ``[0, C_l]``, so
     ``U_l`` moves by at most ``2 C_l / n`` and the vector by ``(2/n) ||C||_2`` in L2.
-    ``params["clip"]`` is resolved (:func:`resolve_clip`), but for ``C="box"``,
-    where ``"auto"`` is chosen here (:func:`_box_clip`).
+    ``params["clip"]`` is resolved (:func:`resolve_clip`).
     """
-    if params["clip"] == "auto":
-        params = dict(params, clip=_box_clip(X.widths(), components))
     if params["clip"] == "scaled":
         return _scaled_clipped_variances(X, components, scales, params, budget, noise,
                                          rng, ledger)
@@ -564,9 +558,8 @@ def _component_clipped_variances(X, components, params, budget, noise, rng, ledg
     ``params["C"]`` is ``"auto"`` (one private quantile per component of
     ``(v_l . (x_a - x_b))^2 / 2`` over a random matching within the blocks, the
     leaves ``clip bound PC<l>`` of ``budget``, :func:`component_clip_parts`) or
-    public bounds: given, or with ``C="box"`` the declared box's
-    (:func:`_box_component_bounds`, no term clipped); with declared bounds
-    and ``"auto"``, each searched bound is capped at the box's. The statistic
+    public bounds; with declared bounds and ``"auto"``, each searched bound is
+    capped at the box's (:func:`_box_component_bounds`). The statistic
     is the clipped U-statistic
     ``U_l = mean_{a<b} min((v_l.(x_a-x_b))^2/2, C_l)`` over the pairs within the
     blocks (all pairs in one block), released as ``U_l / C_l``: each coordinate
@@ -579,9 +572,7 @@ def _component_clipped_variances(X, components, params, budget, noise, rng, ledg
     n_components = components.shape[0]
     widths = X.widths()
     projected = X.projected(components)
-    if params["C"] == "box":
-        bounds = _box_component_bounds(widths, components)
-    elif isinstance(params["C"], str):
+    if isinstance(params["C"], str):
         labels = [f"PC{l + 1}" for l in range(n_components)]
         leaves = [budget[f"clip bound {label}"] for label in labels]
         counts, n_values = projected.column_matching_counts(SCREE_COMPONENT_BOUNDS)

@@ -3,6 +3,8 @@ arrows, synthetic points, zero lines, legend handles and the legend."""
 
 import numpy as np
 
+from .._validation import above_noise
+
 from ._labels import plain_text
 from ._limits import data_per_point
 from ._style import (
@@ -147,14 +149,16 @@ def add_legend(ax, handles=None, *, where="inside", offset=None, **kwargs):
 _UNCERTAIN_SDS = 2
 _UNCERTAIN_ALPHA = 0.45
 _UNCERTAIN_LINESTYLE = (0, (3, 2))
-_UNCERTAIN_LABEL = (f"within noise (noise sd > size): dashed, with \u00b1{_UNCERTAIN_SDS} "
-                   "noise sd")
+_UNCERTAIN_LABEL = (f"within noise (size < {_UNCERTAIN_SDS} sd): dashed, with "
+                    f"\u00b1{_UNCERTAIN_SDS} noise sd")
 
 
 def uncertain_mask(coords, noise):
-    """Which arrows are lost in their noise: the noise sd of the end,
-    ``hypot(sd_a, sd_b)``, exceeds its size ``hypot(v_a, v_b)``. ``noise`` (the
-    sds of the two coordinates, shape of ``coords``) None: none is."""
+    """Which arrows are lost in their noise: their size ``hypot(v_a, v_b)`` is
+    not two noise sds of the end, ``hypot(sd_a, sd_b)``, above zero (the rule
+    of every release, :func:`~sklearn_dppca.privacy._warnings.above_noise`).
+    ``noise`` (the sds of the two coordinates, shape of ``coords``) None: none
+    is."""
     coords = np.asarray(coords, dtype=float).reshape(-1, 2)
     if noise is None:
         return np.zeros(len(coords), dtype=bool)
@@ -162,7 +166,8 @@ def uncertain_mask(coords, noise):
     sd = np.hypot(noise[:, 0], noise[:, 1])
     size = np.hypot(coords[:, 0], coords[:, 1])
     # (a NaN sd is no information either: uncertain)
-    return ~(sd <= size)
+    with np.errstate(invalid="ignore"):
+        return ~above_noise(size, sd)
 
 
 def uncertain_interval_points(coords, noise, mask, bound=None):

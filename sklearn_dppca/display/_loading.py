@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .._validation import check_bool, check_choice
+from .._validation import above_noise, check_bool, check_choice
 from ._check import (
     as_components,
     as_components_noise,
@@ -84,8 +84,8 @@ class LoadingDisplay:
     components_noise_scale : array-like of shape (n_components, n_features), \
             default=None
         Noise sd of each loading (``components_noise_scale_``). A variable whose
-        noise sd exceeds the size of its loading (``hypot`` of the two shown
-        coordinates; in the heatmap, per cell) is drawn as uncertain: a faded,
+        loading's size (``hypot`` of the two shown coordinates; in the heatmap,
+        per cell) is within two noise sds of zero is drawn as uncertain: a faded,
         dashed arrow (a hollow point) with its +-2 sd interval, a hatched cell
         reading "noise". None draws every loading plainly.
 
@@ -319,9 +319,11 @@ class LoadingDisplay:
                       noise=None):
         M = V[np.ix_(comps, idx)].T  # rows: variables, columns: components
         M_ref = None if V_ref is None else V_ref[np.ix_(comps, idx)].T
-        # a cell whose noise sd exceeds its size (NaN sd: unknown, uncertain too)
-        self.uncertain_ = (np.zeros(M.shape, dtype=bool) if noise is None
-                           else ~(noise[np.ix_(comps, idx)].T <= np.abs(M)))
+        # a cell within two noise sds of zero (NaN sd: unknown, uncertain too)
+        with np.errstate(invalid="ignore"):
+            self.uncertain_ = (np.zeros(M.shape, dtype=bool) if noise is None
+                               else ~above_noise(np.abs(M),
+                                                 noise[np.ix_(comps, idx)].T))
         vmax = float(np.max(np.abs(M)))
         if M_ref is not None:
             vmax = max(vmax, float(np.max(np.abs(M_ref))))
@@ -389,7 +391,7 @@ class LoadingDisplay:
             ax.set_ylim(n_vars - 0.5, -0.5)
             if M_ref is None:
                 add_legend(ax, [Patch(facecolor="white", hatch="///", edgecolor="0.55",
-                                      label="within noise (noise sd > |loading|)")],
+                                      label="within noise (|loading| within 2 noise sd)")],
                            where="below", offset=34 if ratio is not None else 22,
                            frameon=False)
         ax.set_title("DP loadings heatmap (private directions)")

@@ -429,9 +429,20 @@ def search_informative(n_values, level, eps, grid):
     """
     if n_values < 1 or eps <= 0:
         return False
-    below = _GRID_POINTS[grid] * 0.5 * math.exp(-eps * level * n_values / 2.0)
     margin = max(level - 0.5, _FAR_SHARE)
-    return below <= _FALSE_STOP and rank_slack(eps) <= margin * n_values
+    return reaches_the_data(level * n_values, eps, grid) \
+        and rank_slack(eps) <= margin * n_values
+
+
+def reaches_the_data(gap, eps, grid):
+    """Whether a search with ``eps`` on ``grid`` whose target lies ``gap`` counts
+    above the counts of the grid's points below the data stops at one of those
+    points with a chance of at most :data:`_FALSE_STOP` (the union bound of
+    :func:`search_informative`, (a)). Values tied at the grid's bottom (zeros)
+    count below every point: they shorten the gap."""
+    if gap <= 0 or eps <= 0:
+        return False
+    return _GRID_POINTS[grid] * 0.5 * math.exp(-eps * gap / 2.0) <= _FALSE_STOP
 
 
 def positive_quantile(x, q, eps, rng, *, ledger=None, step="positive quantile",

@@ -6,7 +6,7 @@
 
 import numpy as np
 
-from .._validation import warn_user
+from .._validation import above_noise, warn_user
 
 
 class PrivacyUtilityWarning(UserWarning):
@@ -36,20 +36,6 @@ class PrivacyUtilityWarning(UserWarning):
     >>> any(issubclass(w.category, PrivacyUtilityWarning) for w in caught)
     True
     """
-
-
-#: A release counts as an estimate only when it stands this many noise sds above
-#: zero: a quantity that is pure noise passes with chance 2.3% (one-sided), where
-#: one sd would let 16% through, and those pass as confident numbers (breast
-#: cancer at eps = 1: 2 of 10 seeds released a variance 275 times its value).
-_NOISE_SDS = 2.0
-
-
-def above_noise(estimates, noise_scale):
-    """Mask of released values that are estimates rather than noise alone: more
-    than :data:`_NOISE_SDS` noise sds above zero (post-processing)."""
-    return np.asarray(estimates, dtype=float) > _NOISE_SDS * np.asarray(noise_scale,
-                                                                       dtype=float)
 
 
 def warn_noise_dominated(what, names, estimates, noise_scales):
