@@ -275,34 +275,37 @@ def test_the_variable_plot_greys_a_loading_lost_in_its_noise(make_fake):
     assert disp.uncertain_.sum() == 1
 
 
-def test_a_release_within_two_noise_sds_of_zero_is_not_estimable():
-    # scree_values keeps a variance (and the total) only two noise sds above 0
+def test_a_release_within_three_noise_sds_of_zero_is_not_printed():
+    # scree_values prints a variance (and the total) only three noise sds above 0
     from sklearn_dppca._algorithms._scree import scree_values
     from sklearn_dppca._bunch import Bunch
 
-    released = Bunch(raw=np.array([10.0, 1.9, 2.1]), noise_scale=np.array([1.0, 1.0, 1.0]),
+    released = Bunch(raw=np.array([10.0, 2.9, 3.1]), noise_scale=np.array([1.0, 1.0, 1.0]),
                      bounds=None, total=30.0, total_noise=1.0)
     values = scree_values(released, monotone=False)
     assert np.isfinite(values.explained_variance[[0, 2]]).all()
     assert np.isnan(values.explained_variance[1])
-    noisy_total = Bunch(released, total=1.9 * 16, total_noise=16.0)
+    noisy_total = Bunch(**dict(released, total=2.9 * 16, total_noise=16.0))
     assert np.isnan(scree_values(noisy_total, monotone=False).total_variance)
 
 
 def test_the_warning_names_exactly_what_is_not_estimable():
-    # one rule for the NaN and the warning: a variance between one and two noise
-    # sds (PC2, 1.9 sd) is named too, where a one-sd rule would have let it pass
+    # one rule for the NaN and the warnings: a variance between one and two noise
+    # sds (PC2, 1.9 sd) is named noise, one between two and three (PC3, 2.1 sd)
+    # too imprecise to print
     from sklearn_dppca._algorithms._scree import scree_values
     from sklearn_dppca._bunch import Bunch
 
-    released = Bunch(raw=np.array([10.0, 1.9, 2.1, 0.5]), noise_scale=np.ones(4),
+    released = Bunch(raw=np.array([10.0, 1.9, 2.1, 0.5, 3.5]), noise_scale=np.ones(5),
                      bounds=None, total=30.0, total_noise=1.0)
     with pytest.warns(PrivacyUtilityWarning) as caught:
         values = scree_values(released, monotone=False)
     named = [str(w.message) for w in caught if "variance of" in str(w.message)]
-    assert len(named) == 1 and "of PC2, PC4 is" in named[0], named
-    assert np.isnan(values.explained_variance[[1, 3]]).all()
-    assert np.isfinite(values.explained_variance[[0, 2]]).all()
+    assert len(named) == 2, named
+    assert "of PC2, PC4 is not two noise sds" in named[0]
+    assert "of PC3 is only 2 to 3 noise sds" in named[1]
+    assert np.isnan(values.explained_variance[[1, 2, 3]]).all()
+    assert np.isfinite(values.explained_variance[[0, 4]]).all()
 
 
 def test_pure_noise_passes_as_an_estimate_rarely():

@@ -127,44 +127,55 @@ def test_monotone_post_processing_and_pve():
     X = spectrum_data(800, 6)
     scree = DPScree(n_components=4, eps=3.0, random_state=0).fit(X)
     variance = scree.explained_variance_
-    assert np.all(np.diff(variance) <= 1e-12) and np.all(variance >= 0)
+    printed = variance[np.isfinite(variance)]      # (a NaN is not estimable)
+    assert printed.size >= 3
+    assert np.all(np.diff(printed) <= 1e-12) and np.all(printed >= 0)
     np.testing.assert_allclose(scree.explained_variance_ratio_,
                                variance / scree.total_variance_)
-    assert scree.total_variance_ >= variance.sum()
+    assert scree.total_variance_ >= printed.sum()
     raw_only = DPScree(n_components=4, eps=3.0, monotone=False, random_state=0).fit(X)
-    np.testing.assert_allclose(raw_only.explained_variance_,
-                               np.clip(raw_only.explained_variance_raw_, 0, None))
+    printed = np.isfinite(raw_only.explained_variance_)
+    np.testing.assert_allclose(raw_only.explained_variance_[printed],
+                               np.clip(raw_only.explained_variance_raw_, 0, None)[printed])
 
 
-def median_worst_relative_error(n, method, seeds, n_components=None):
-    errors = []
+def printed_errors(n, method, seeds, n_components=None):
+    """Over the seeds: how many fits printed each of the top 3 variances (a value
+    not three noise sds above zero is NaN, not estimable), the median of each
+    fit's worst relative error over those printed, and the largest."""
+    errors, printed = [], np.zeros(3, dtype=int)
     for seed in seeds:
         X = spectrum_data(n, seed)
         scree = DPScree(method=method, n_components=n_components, random_state=seed).fit(X)
-        # a variance the fit could not estimate (NaN) counts as a 100% error
         relative = np.abs(scree.explained_variance_[:3] / SPECTRUM[:3] - 1)
-        errors.append(float(np.max(np.nan_to_num(relative, nan=1.0))))
-    return float(np.median(errors))
+        printed += np.isfinite(relative)
+        errors.append(float(np.nanmax(relative)))
+    return printed.tolist(), float(np.median(errors)), float(np.max(errors))
 
 
 def test_default_accuracy_at_n_2000():
-    # Median over 20 seeds of the worst top-3 relative error. The former target was
-    # 30%; a quarter of the scree budget now buys the private total variance (the
-    # PVE is a share of it), which costs the variances: measured 0.314 on these
-    # seeds and 0.295 on seeds 20-59 (0.27-0.29 before the total existed).
-    assert median_worst_relative_error(2000, "clipped", range(20)) <= 0.33
+    # 20 seeds. PC3 (variance 2, noise sd 0.4 to 0.8) is printed where it stands
+    # three noise sds above zero: 8 fits of 20 (it was printed in all, with a
+    # median worst top-3 error of 0.31, NaN counted as 1). What is printed is
+    # near the truth: median worst error 0.117, largest 0.43.
+    printed, median, worst = printed_errors(2000, "clipped", range(20))
+    assert printed[:2] == [20, 20] and printed[2] >= 6
+    assert median <= 0.15 and worst <= 0.5
 
 
 def test_default_accuracy_holds_with_three_components():
     # The defaults were tuned with all p = 10 components; with k = 3 the norm bound
-    # covers fewer coordinates. Measured 0.283 on these seeds (0.296 at k = 10);
-    # quantile_level=0.99 gives 0.372 here, 0.354 at k = 10.
-    assert median_worst_relative_error(2000, "clipped", range(20), n_components=3) <= 0.30
+    # covers fewer coordinates: PC2 printed in 19 fits, PC3 in 9, median worst
+    # error of the printed 0.111, largest 0.26.
+    printed, median, worst = printed_errors(2000, "clipped", range(20), n_components=3)
+    assert printed[0] == 20 and printed[1] >= 18 and printed[2] >= 6
+    assert median <= 0.15 and worst <= 0.5
 
 
 @pytest.mark.slow   # 20 fits with all 2e8 pairs: about 40 s (pytest -m slow)
 def test_default_accuracy_at_n_20000():
-    assert median_worst_relative_error(20000, "clipped", range(20)) <= 0.06
+    printed, median, _ = printed_errors(20000, "clipped", range(20))
+    assert printed == [20, 20, 20] and median <= 0.06
 
 
 def test_reused_directions_carry_their_spend():
@@ -436,9 +447,14 @@ def test_elliptical_combination_where_the_releases_agree():
         if np.array_equal(auto.explained_variance_raw_, off.explained_variance_raw_):
             continue
         combined += 1
-        # the inverse-variance mean: less noisy than the clipped release
-        assert np.all(auto.noise_scale_ < off.noise_scale_)
-        np.testing.assert_allclose(auto.explained_variance_, SPECTRUM[:3], rtol=0.3)
+        # the joint fit sharpens the printed variances (less noisy than the
+        # clipped release); one the clipped release cannot tell is left as it is
+        printed = np.isfinite(off.explained_variance_)
+        assert np.all(auto.noise_scale_[printed] < off.noise_scale_[printed])
+        np.testing.assert_array_equal(auto.noise_scale_[~printed],
+                                      off.noise_scale_[~printed])
+        np.testing.assert_allclose(auto.explained_variance_[printed],
+                                   SPECTRUM[:3][printed], rtol=0.3)
     # Gaussian data: the two releases agree within their noise nearly always
     assert combined >= 3
 

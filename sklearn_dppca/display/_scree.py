@@ -575,7 +575,7 @@ class ScreeDisplay:
         >>> from sklearn_dppca.display import ScreeDisplay
         >>> from sklearn_dppca.privacy import PrivacyAccountant
         >>> rng = np.random.default_rng(0)
-        >>> X = rng.normal(size=(2000, 3)) * [3.0, 2.0, 1.0]
+        >>> X = rng.normal(size=(2000, 3)) * [3.0, 2.0, 1.5]
         >>> accountant = PrivacyAccountant(eps=2.0, delta=1e-5)
         >>> fits = [DPScree(eps=1.0, method=m, accountant=accountant,
         ...                 random_state=0).fit(X) for m in ("clipped", "kendall")]

@@ -6,7 +6,7 @@
 
 import numpy as np
 
-from .._validation import above_noise, warn_user
+from .._validation import above_noise, warn_user, three_sds_above
 
 
 class PrivacyUtilityWarning(UserWarning):
@@ -52,6 +52,22 @@ def warn_noise_dominated(what, names, estimates, noise_scales):
             f"The private {what} of {listed} is not two noise sds above zero: "
             "noise alone, not estimable. Increase eps (or this part of the budget), "
             "or use more rows.",
+            PrivacyUtilityWarning,
+        )
+
+
+def warn_imprecise(what, names, estimates, noise_scales):
+    """One PrivacyUtilityWarning naming the items that stand above their noise
+    but less than three noise sds above zero (:func:`three_sds_above`): not
+    estimable either (post-processing, public names)."""
+    flagged = above_noise(estimates, noise_scales) & ~three_sds_above(estimates,
+                                                                  noise_scales)
+    if np.any(flagged):
+        listed = ", ".join(str(name) for name, flag in zip(names, flagged) if flag)
+        warn_user(
+            f"The private {what} of {listed} is only 2 to 3 noise sds above zero: "
+            "too imprecise to print, not estimable. Increase "
+            "eps (or this part of the budget), or use more rows.",
             PrivacyUtilityWarning,
         )
 
