@@ -45,15 +45,8 @@ def warn_noise_dominated(what, names, estimates, noise_scales):
     Post-processing only: ``estimates`` are released values and ``names`` are
     public (component or column names), so the warning reveals nothing more.
     """
-    flagged = ~above_noise(estimates, noise_scales)
-    if np.any(flagged):
-        listed = ", ".join(str(name) for name, flag in zip(names, flagged) if flag)
-        warn_user(
-            f"The private {what} of {listed} is not two noise sds above zero: "
-            "noise alone, not estimable. Increase eps (or this part of the budget), "
-            "or use more rows.",
-            PrivacyUtilityWarning,
-        )
+    _warn_named(what, names, ~above_noise(estimates, noise_scales),
+                "is not two noise sds above zero: noise alone")
 
 
 def warn_imprecise(what, names, estimates, noise_scales):
@@ -61,13 +54,18 @@ def warn_imprecise(what, names, estimates, noise_scales):
     but less than three noise sds above zero (:func:`three_sds_above`): not
     estimable either (post-processing, public names)."""
     flagged = above_noise(estimates, noise_scales) & ~three_sds_above(estimates,
-                                                                  noise_scales)
+                                                                      noise_scales)
+    _warn_named(what, names, flagged,
+                "is only 2 to 3 noise sds above zero: too imprecise to print")
+
+
+def _warn_named(what, names, flagged, why):
+    """The warning of the ``flagged`` items among ``names``, if any."""
     if np.any(flagged):
         listed = ", ".join(str(name) for name, flag in zip(names, flagged) if flag)
         warn_user(
-            f"The private {what} of {listed} is only 2 to 3 noise sds above zero: "
-            "too imprecise to print, not estimable. Increase "
-            "eps (or this part of the budget), or use more rows.",
+            f"The private {what} of {listed} {why}, not estimable. Increase eps (or "
+            "this part of the budget), or use more rows.",
             PrivacyUtilityWarning,
         )
 
