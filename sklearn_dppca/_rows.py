@@ -391,12 +391,19 @@ class Rows:
         """:func:`~sklearn_dppca.privacy.positive_quantile` of
         ``factor * ||x_a - x_b||^2`` over the random matching ``name`` within the
         blocks, on ``leaf``'s budget."""
-        results = self._take(name, stats.block_matching_counts,
-                             self._seeded(name, float(factor)))
-        counts = np.sum([counts for counts, _ in results], axis=0)
-        n_values = sum(size for _, size in results)
+        counts, n_values = self.matching_counts(name, factor)
         return _positive_from_counts(counts, n_values, level, leaf.eps, rng, ledger,
                                      leaf.path, warn)
+
+    def matching_counts(self, name, factor):
+        """The counts of ``factor * ||x_a - x_b||^2`` over the random matching
+        ``name`` within the blocks below each point of the scale-free grid, and
+        the number of pairs (a row is in at most one: a count moves by at most
+        1). Read once: a search and a tail count of the same matching share it."""
+        results = self._take(name, stats.block_matching_counts,
+                             self._seeded(name, float(factor)))
+        return (np.sum([counts for counts, _ in results], axis=0),
+                sum(size for _, size in results))
 
     def column_matching_counts(self, name):
         """Per column, the counts below the scale-free grid of

@@ -111,10 +111,12 @@ def test_budget_totals_and_ledger(method):
     assert scree.privacy_spent_[0] <= 0.8 and scree.privacy_spent_[1] <= 2e-6
     assert scree.noise_scale_.shape == (4,) and np.all(scree.noise_scale_ >= 0)
     if method == "clipped":
-        # one joint release: the same sigma = GaussSD(2 sqrt(2) C / n) on every component
+        # one joint release: the same sigma = GaussSD(2 sqrt(2) C / n) on every
+        # component, times sqrt(1 + 1/16) for the tail count that rides on it
         entry = [e for e in scree.privacy_ledger_
                  if e["step"] == "scree/variances/statistic"][0]
-        assert entry["sensitivity"] == pytest.approx(2 * math.sqrt(2) * scree.clip_bounds_[0] / 4000)
+        assert entry["sensitivity"] == pytest.approx(
+            2 * math.sqrt(2) * scree.clip_bounds_[0] / 4000 * math.sqrt(1 + 1 / 16))
         # a mu-GDP part of the fit's block: its sd is sensitivity / mu
         assert entry["noise_scale"] == pytest.approx(entry["sensitivity"] / entry["mu"])
         # (raised to the estimate where an estimate sits at its clip bound)
@@ -398,7 +400,8 @@ def test_scaled_clipping_puts_each_noise_on_its_own_scale():
                                bounds / bounds.min(), rtol=1e-12)
     entry = [e for e in scaled.privacy_ledger_
              if e["step"] == "scree/variances/statistic"][0]
-    assert entry["sensitivity"] == pytest.approx(2 * math.sqrt(2) * bounds.min() / 2000)
+    assert entry["sensitivity"] == pytest.approx(
+        2 * math.sqrt(2) * bounds.min() / 2000 * math.sqrt(1 + 1 / 16))
     # the smallest variance's noise drops several-fold, the largest's rises
     assert scaled.noise_scale_[2] < norm.noise_scale_[2] / 2
     assert scaled.noise_scale_[0] > norm.noise_scale_[0]

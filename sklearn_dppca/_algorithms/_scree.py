@@ -362,13 +362,15 @@ def scree_values(released, monotone):
                    released.noise_scale)
     warn_imprecise("total variance", ["the data"], [released.total],
                    [released.total_noise])
-    variances = post_process_variances(released.raw, monotone)
-    ratio, total = explained_variance_ratio(variances, released.total)
     estimable = three_sds_above(released.raw, released.noise_scale)
+    variances = post_process_variances(released.raw, monotone, estimable)
+    # (the total is raised to at least the printed variances' sum, not noise's)
+    ratio, total = explained_variance_ratio(np.where(estimable, variances, 0.0),
+                                            released.total)
     total_estimable = bool(three_sds_above(released.total, released.total_noise)) and total > 0
     shares = estimable & total_estimable & (
-        _share_noise(variances, released.noise_scale, total, released.total_noise)
-        <= _SHARE_NOISE)
+        _share_noise(np.where(estimable, variances, 0.0), released.noise_scale, total,
+                     released.total_noise) <= _SHARE_NOISE)
     return Bunch(explained_variance=np.where(estimable, variances, np.nan),
                  explained_variance_ratio=np.where(shares, ratio, np.nan),
                  total_variance=total if total_estimable else np.nan)
@@ -383,7 +385,7 @@ def _share_noise(variances, noise_scale, total, total_noise):
     """The noise sd of each share ``lambda_l / total`` (first order, independent
     noises): ``share * sqrt((s_l / lambda_l)^2 + (s_T / total)^2)``."""
     total, total_noise = np.float64(total), np.float64(total_noise)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         share = variances / total
         relative = np.hypot(np.asarray(noise_scale) / variances, total_noise / total)
         return np.where(variances > 0, share * relative, np.inf)
