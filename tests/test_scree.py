@@ -1,11 +1,12 @@
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
 from sklearn.frozen import FrozenEstimator
 
-from sklearn_dppca import DPKendallDirections, DPPCA, DPScree
+from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, PrivacyUtilityWarning
 from sklearn_dppca._algorithms._scree import _joint_fit
 from sklearn_dppca._kendall import random_pairs
 
@@ -568,3 +569,49 @@ def test_scaled_clipping_in_row_blocks_stays_scaled():
     assert bounds.shape == (3,) and len(np.unique(bounds)) == 3
     np.testing.assert_allclose(scree.noise_scale_ / scree.noise_scale_.min(),
                                bounds / bounds.min(), rtol=1e-12)
+
+
+def test_the_tail_count_widens_a_value_its_clipping_moved():
+    # the clipped statistic and its tail share in one Gaussian; a share of the
+    # pairs at or above four bounds lost at least three bounds each: where that
+    # loss (the share less two of its noise sds) exceeds a value's noise sd, the
+    # value's sd is raised to the value (not estimable) and the warning names it
+    from sklearn_dppca._algorithms._variances import _release_with_tail
+    from sklearn_dppca.privacy import PrivacyLedger
+    from sklearn_dppca.privacy._accounting import Allocation
+
+    def release(shares, mu=1e3):
+        ledger = PrivacyLedger()
+        values, sds = _release_with_tail(
+            np.array([10.0, 5.0]), 0.01, shares, 1e-3, 3 * 100.0,
+            Allocation("scree/variances/statistic", "gaussian", 0.0, 0.0, mu), "analytic",
+            np.random.default_rng(0), ledger, ["PC1", "PC2"], "variance")
+        return values, sds, ledger.to_list()[0]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        values, sds, entry = release(0.0)
+    np.testing.assert_allclose(values, [10.0, 5.0], atol=1e-3)
+    # the statistic's sd, its sensitivity times sqrt(1 + 1/16)
+    assert entry["sensitivity"] == pytest.approx(0.01 * math.sqrt(1 + 1 / 16))
+    np.testing.assert_allclose(sds, entry["sensitivity"] / 1e3)
+    with pytest.warns(PrivacyUtilityWarning, match="variance of PC1, PC2 is clipped at "
+                                                   "a bound with a heavy tail"):
+        values, sds, _ = release(0.05)
+    np.testing.assert_allclose(sds, np.abs(values))
+    # a share within two of its noise sds of zero is no evidence: not widened
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _, sds, entry = release(0.05, mu=1e-3)
+    np.testing.assert_allclose(sds, entry["sensitivity"] / 1e-3)
+
+
+def test_a_light_tail_leaves_the_variances_printed():
+    # Gaussian columns: the tail count sees nothing at large n and eps
+    X = spectrum_data(20000, 4)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scree = DPScree(directions=np.eye(10)[:3], eps=8.0, random_state=0,
+                        method_params={"elliptical": "off"}).fit(X)
+    assert not any("heavy tail" in str(w.message) for w in caught)
+    assert np.all(np.isfinite(scree.explained_variance_))

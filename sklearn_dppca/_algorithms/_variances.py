@@ -477,11 +477,17 @@ def _norm_clipped_variances(X, components, params, budget, noise, rng, ledger):
     bound = _norm_clip_bound(projected, params, budget, rng, ledger, SCREE_BOUND,
                              None if widths is None else _box_norm_bound(widths, components))
     scatter = _norm_clipped_scatter(projected, bound, params["pairs"], SCREE_SCATTER)
+    counts, n_values = projected.matching_counts(SCREE_BOUND, 0.5)
     noisy, noise_scale = _release_with_tail(
-        np.diag(scatter).copy(), 2 * math.sqrt(2) * bound / X.shape[0], projected,
-        SCREE_BOUND, bound, budget["statistic"], noise, rng, ledger,
-        [f"PC{l + 1}" for l in range(components.shape[0])], "variance")
+        np.diag(scatter).copy(), 2 * math.sqrt(2) * bound / X.shape[0],
+        _share_at_or_above(counts, n_values, _TAIL * bound), 1.0 / n_values,
+        (_TAIL - 1.0) * bound, budget["statistic"], noise, rng, ledger,
+        _component_labels(components.shape[0]), "variance")
     return noisy, noise_scale, np.array([bound])
+
+
+def _component_labels(n_components):
+    return [f"PC{l + 1}" for l in range(n_components)]
 
 
 #: A pair term above this many clip bounds lost at least ``(_TAIL - 1) C`` to
@@ -492,38 +498,41 @@ _TAIL = 4.0
 _TAIL_WEIGHT = 0.25
 
 
-def _release_with_tail(statistic, sensitivity, Y, name, bound, leaf, noise, rng, ledger,
-                       names, what):
-    """Release a clipped statistic with its tail count, and widen the noise sd
+def _release_with_tail(statistic, sensitivity, shares, share_sensitivity, loss, leaf,
+                       noise, rng, ledger, names, what):
+    """Release a clipped statistic with its tail counts, and widen the noise sd
     of a value the clipping moved by more than it.
 
-    The count is the share of the matched values ``||y_a - y_b||^2 / 2`` (the
-    matching ``name``, the one the bound's search read) at or above ``_TAIL``
-    clip bounds: each lost at least ``(_TAIL - 1) C`` to the clipping, so
-    ``(_TAIL - 1) C share`` is a lower bound on the clipping's bias of the
-    statistic (of their sum, for a vector clipped in norm). One row is in one
-    matched pair: the share moves by at most ``1 / m``. It is appended to the
-    statistic, scaled so that its sensitivity is ``_TAIL_WEIGHT`` of the
-    statistic's, and released by the same Gaussian mechanism (L2 sensitivity
-    ``sqrt(1 + _TAIL_WEIGHT^2)`` times the statistic's). Where the bias's
-    lower bound, less two noise sds of the share, exceeds a value's noise sd,
-    the value's sd is raised to at least the value (it is then not estimable)
-    and a PrivacyUtilityWarning names it: a heavy tail beyond the bound carries
-    an unknown share of the variance (adult at eps 1: the capital-gain
-    direction, clipped at the searched bound, kept 17 to 22% of its variance
-    in two seeds of three, and the count flagged both). Light
-    tails leave the count near 0 (a Gaussian term is above four times its
-    0.97 quantile with chance 1.5e-5). Returns ``(values, noise sds)``.
+    ``shares``: the share of the matched pair terms at or above ``_TAIL`` clip
+    bounds (one for all the values of a vector clipped in norm, or one each),
+    exact, of L2 sensitivity ``share_sensitivity`` (one row is in one matched
+    pair: ``sqrt(len(shares)) / m``). Each such term lost at least ``(_TAIL -
+    1)`` bounds to the clipping: ``loss * share`` (``loss``, per value, that
+    many bounds in the value's units) is a lower bound on the clipping's bias of
+    the value (of their sum, for a vector clipped in norm: it is charged to
+    each). The shares are appended to the statistic, scaled so that their
+    sensitivity is ``_TAIL_WEIGHT`` of the statistic's, and released by the same
+    Gaussian mechanism (L2 sensitivity ``sqrt(1 + _TAIL_WEIGHT^2)`` times the
+    statistic's). Where the bias's lower bound, the share less two of its noise
+    sds, exceeds a value's noise sd, the value's sd is raised to at least the
+    value (it is then not estimable) and a PrivacyUtilityWarning names it: a
+    heavy tail beyond the bound carries an unknown share of the variance (adult
+    at eps 1: the capital-gain direction, clipped at the searched bound, kept 17
+    to 22% of its variance in two seeds of three, and the count flagged both).
+    Light tails leave the shares near 0 (a Gaussian term is above four times its
+    0.97 quantile with chance 1.5e-5). The counts see a tail that holds more
+    than about ``17 / (n mu)`` of the pairs (``mu`` the statistic's); a thinner
+    one goes unseen: declare bounds. Returns ``(values, noise sds)``.
     """
     statistic = np.atleast_1d(np.asarray(statistic, dtype=float))
-    counts, n_values = Y.matching_counts(name, 0.5)
-    share = _share_at_or_above(counts, n_values, _TAIL * bound)
-    scale = _TAIL_WEIGHT * sensitivity * n_values
+    shares = np.atleast_1d(np.asarray(shares, dtype=float))
+    scale = _TAIL_WEIGHT * sensitivity / share_sensitivity
     noisy, noise_scale = gaussian_mechanism(
-        np.append(statistic, share * scale), sensitivity * math.hypot(1.0, _TAIL_WEIGHT),
-        rng=rng, noise=noise, ledger=ledger, **leaf.mechanism_budget())
-    values, share_noise = noisy[:-1], noise_scale / scale
-    lost = (_TAIL - 1.0) * bound * max(noisy[-1] / scale - 2.0 * share_noise, 0.0)
+        np.concatenate([statistic, shares * scale]),
+        sensitivity * math.hypot(1.0, _TAIL_WEIGHT), rng=rng, noise=noise,
+        ledger=ledger, **leaf.mechanism_budget())
+    values, seen = noisy[:statistic.size], noisy[statistic.size:] / scale
+    lost = loss * np.maximum(seen - 2.0 * noise_scale / scale, 0.0)
     sds = np.full(values.shape, noise_scale)
     moved = lost > sds
     if np.any(moved):
@@ -571,9 +580,12 @@ def private_total_variance(X, budget, noise, rng, ledger, *, pairs="all",
     bound = _norm_clip_bound(X, params, budget, rng, ledger, TOTAL_BOUND,
                              None if widths is None else _box_norm_bound(widths))
     scatter = _norm_clipped_scatter(X, bound, pairs, TOTAL_SCATTER)
+    counts, n_values = X.matching_counts(TOTAL_BOUND, 0.5)
     total, noise_scale = _release_with_tail(
-        float(np.trace(scatter)), 2 * bound / X.shape[0], X, TOTAL_BOUND, bound,
-        budget["statistic"], noise, rng, ledger, ["the data"], "total variance")
+        float(np.trace(scatter)), 2 * bound / X.shape[0],
+        _share_at_or_above(counts, n_values, _TAIL * bound), 1.0 / n_values,
+        (_TAIL - 1.0) * bound, budget["statistic"], noise, rng, ledger, ["the data"],
+        "total variance")
     return float(total[0]), float(noise_scale[0]), bound
 
 
@@ -653,9 +665,15 @@ def _component_clipped_variances(X, components, params, budget, noise, rng, ledg
     else:
         bounds = _check_public_clip(params["C"], n_components)
     statistic, sensitivity = projected.clipped_pair_means(bounds)
-    noisy, noise_scale = gaussian_mechanism(
-        statistic, sensitivity, rng=rng, noise=noise,
-        ledger=ledger, **budget["statistic"].mechanism_budget())
+    # each component's tail count, from the matching its search read (relative to
+    # its bound: a term past _TAIL bounds lost _TAIL - 1 of them)
+    counts, n_values = projected.column_matching_counts(SCREE_COMPONENT_BOUNDS)
+    shares = [_share_at_or_above(column, n_values, _TAIL * bound)
+              for column, bound in zip(counts, bounds)]
+    noisy, noise_scale = _release_with_tail(
+        statistic, sensitivity, shares, math.sqrt(n_components) / n_values, _TAIL - 1.0,
+        budget["statistic"], noise, rng, ledger, _component_labels(n_components),
+        "variance")
     return noisy * bounds, noise_scale * bounds, bounds
 
 
