@@ -253,7 +253,7 @@ def _components_text(mask):
 def _lost_loadings(fitted):
     """Mask of the loadings within their noise: not two noise sds
     (``components_noise_scale_``) above zero in size, the rule of every release
-    (:func:`~sklearn_dppca.privacy._warnings.above_noise`); None without sds."""
+    (:func:`~sklearn_dppca._validation.above_noise`); None without sds."""
     noise = _finite(getattr(fitted, "components_noise_scale_", None))
     components = _finite(fitted.components_)
     if noise is None or noise.shape != components.shape:

@@ -16,7 +16,7 @@ from .._bunch import Bunch
 
 from .._names import default_feature_names
 from .._statistics import SPREAD_BOUNDS
-from .._validation import warn_user
+from .._validation import above_noise, warn_user
 from ..privacy import PrivacyUtilityWarning, gaussian_mechanism
 from ..privacy._quantiles import (
     _SCALE_FREE_GRID,
@@ -24,7 +24,6 @@ from ..privacy._quantiles import (
     reaches_the_data,
     warn_if_far,
 )
-from .._validation import above_noise
 from ._box_moments import release_box_mean, release_box_variances
 from ._projection import column_divisors
 from ._variances import clipped_to_the_bound, component_clip_parts
@@ -100,10 +99,11 @@ def _private_feature_variances(X, *, budget, noise, rng, ledger, feature_names):
     rounding allowance of the computation
     (:func:`~sklearn_dppca._statistics.clipped_sum_sensitivity`).
 
-    Each column's clipped share, the share of its matched pairs whose value is
-    at or above its released bound, is released too (the leaf ``clipped
-    share``): one changed row is in one matched pair, so each count moves by at
-    most 1 and the vector of shares by ``sqrt(p) / m`` in L2 (``m`` pairs). A
+    Each column's tied and clipped shares, the shares of its matched pairs whose
+    value is zero or at or above its released bound, are released too (the leaf
+    ``clipped share``): one changed row is in one matched pair, so each count
+    moves by at most 1 and the vector of ``2 p`` shares by ``sqrt(2 p) / m`` in
+    L2 (``m`` pairs). A
     bound whose search stopped below most of a column's values (a column of
     mostly zeros: the tied pairs fill the counts of the grid's bottom) clips
     far more than its level's tail, and the share says so
@@ -193,7 +193,7 @@ def _spreads_from_variances(released, feature_names):
     """Positive, finite spreads ``scale_`` from released variances (post-processing).
 
     A spread is unreliable when its variance is not two noise sds above zero
-    (:func:`~sklearn_dppca.privacy._warnings.above_noise`), when almost
+    (:func:`~sklearn_dppca._validation.above_noise`), when almost
     every pair was clipped (:func:`clipped_to_the_bound`) or when its clip
     bound search stopped at the bottom of the range (:data:`_UNRELIABLE_BOUND`,
     zero-inflated columns at small budgets); such a column's spread is NaN (not

@@ -156,7 +156,7 @@ _UNCERTAIN_LABEL = (f"within noise (size < {_UNCERTAIN_SDS} sd): dashed, with "
 def uncertain_mask(coords, noise):
     """Which arrows are lost in their noise: their size ``hypot(v_a, v_b)`` is
     not two noise sds of the end, ``hypot(sd_a, sd_b)``, above zero (the rule
-    of every release, :func:`~sklearn_dppca.privacy._warnings.above_noise`).
+    of every release, :func:`~sklearn_dppca._validation.above_noise`).
     ``noise`` (the sds of the two coordinates, shape of ``coords``) None: none
     is."""
     coords = np.asarray(coords, dtype=float).reshape(-1, 2)
