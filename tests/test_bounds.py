@@ -282,8 +282,8 @@ def test_the_box_frame_holds_every_clipped_row():
 
 # ------------------------------------------------------------ the estimators
 def test_dppca_with_bounds_has_no_frame_and_no_spread_searches():
-    X = _data(2000)       # (rows enough for the plan to buy every part)
-    fitted = DPPCA(bounds=BOX, scale=True, random_state=0).fit(X)
+    X = _data(2000)       # (rows and eps enough for the plan to buy every part,
+    fitted = DPPCA(bounds=BOX, scale=True, eps=2.0, random_state=0).fit(X)   # unbounded too)
     assert steps(fitted) == [
         "scale/mean", "scale/statistic", "loading", "scree/variances/clip bound",
         "scree/variances/statistic", "scree/total variance/clip bound",
@@ -386,3 +386,39 @@ def test_a_dask_fit_with_bounds_releases_the_in_memory_values(unsnapped):
     np.testing.assert_array_equal(in_memory.scale_, on_dask.scale_)
     np.testing.assert_array_equal(in_memory.explained_variance_raw_,
                                   on_dask.explained_variance_raw_)
+
+
+def test_declared_bounds_never_take_the_directions_budget():
+    # the box's free frame would make the score summary affordable where the fit
+    # without bounds cannot buy it, and take its share from the directions and
+    # the scree: it is held back, with the eps at which the fit without bounds
+    # buys it; the directions are then those of the fit without bounds
+    from sklearn.datasets import load_wine
+
+    X = load_wine().data
+    box = list(zip(X.min(axis=0), X.max(axis=0)))   # (every row inside: nothing clipped)
+    bounded, plain = (DPPCA(n_components=3, eps=4.0, bounds=b, random_state=0)
+                      for b in (box, None))
+    held, free = bounded.plan(*X.shape), plain.plan(*X.shape)
+    score = held.step.str.startswith("score")
+    assert not held.loc[score, "released"].any()
+    assert held.loc[score, "eps_needed"].max() == free.loc[free.step.str.startswith(
+        "score"), "eps_needed"].max()
+    assert held.loc[held.step == "loading", "mu"].item() == \
+        free.loc[free.step == "loading", "mu"].item()
+    np.testing.assert_array_equal(bounded.fit(X).components_, plain.fit(X).components_)
+    assert bounded.frame_ is None
+    # over a grid of shapes and budgets: the score summary with a box exactly
+    # where without, and the directions' budget at least the same wherever the
+    # box buys no scree the fit without it cannot (a scree bought by the box is a
+    # release the user could not have: its share is the directions' price for it)
+    def bought(plan, part):
+        return bool(plan.loc[plan.step.str.startswith(part), "released"].any())
+
+    for n, eps in itertools.product([150, 400, 1500, 6000], [0.5, 1.0, 2.0, 4.0, 8.0]):
+        boxed = DPPCA(eps=eps, bounds=[(0.0, 1.0)] * 5).plan(n, 5)
+        unboxed = DPPCA(eps=eps).plan(n, 5)
+        assert bought(boxed, "score") == bought(unboxed, "score"), (n, eps)
+        if bought(boxed, "scree") == bought(unboxed, "scree"):
+            assert boxed.loc[boxed.step == "loading", "mu"].item() >= \
+                unboxed.loc[unboxed.step == "loading", "mu"].item() * (1 - 1e-12), (n, eps)

@@ -221,9 +221,12 @@ def bought_parts(parts, allocate, settings):
     """The parts a fit runs: ``parts`` less the optional parts that would not be
     informative. The part whose budget falls shortest is dropped first and its
     share given to the others, which may then become informative; until every
-    part left is. ``allocate(parts)`` gives the BudgetPlan of a tree. Returns the
-    kept tree and the dropped part names (public: no data)."""
-    dropped = set()
+    part left is. Parts in ``settings["held back"]`` are dropped from the start
+    (declared bounds buy no part the same fit without them would not buy:
+    :meth:`~sklearn_dppca.DPPCA.plan`). ``allocate(parts)`` gives the BudgetPlan
+    of a tree. Returns the kept tree and the dropped part names (public: no
+    data)."""
+    dropped = set(settings.get("held back", {}))
     while True:
         kept = _without(parts, dropped)
         shortfalls = _shortfalls(allocate(kept), settings) if kept else {}
@@ -322,10 +325,14 @@ def plan_table(full, kept, allocate_at, settings, eps):
         mechanism = _MECHANISMS.get(leaf.kind, leaf.kind)
         if _step_kind(path)[0] == "histogram":
             mechanism = "histogram (" + settings["histogram"] + ")"
+        held = settings.get("held back", {}).get(_part_of(path))
+        if held is not None:
+            needed = held        # (the eps at which the fit without bounds buys it)
+        else:
+            needed = math.nan if ok and released else \
+                _eps_needed(path, allocate_at, settings, eps)
         rows.append({
             "step": path, "mechanism": mechanism, "eps": used.eps, "delta": used.delta,
             "mu": math.nan if used.mu is None else used.mu, "noise_sd": relative,
-            "released": released,
-            "eps_needed": math.nan if ok and released else
-            _eps_needed(path, allocate_at, settings, eps)})
+            "released": released, "eps_needed": needed})
     return rows
