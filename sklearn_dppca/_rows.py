@@ -437,10 +437,12 @@ class Rows:
 
     def centred_sums(self, centre):
         """Per column of this view, the sums over the rows of ``y_j - c_j`` and of
-        ``(y_j - c_j)^2`` about the public ``centre``: shape (2, p)."""
+        ``(y_j - c_j)^2`` about the public ``centre``: shape (2, p). Read once per
+        view and centre (the box's mean and the moments about it share a pass)."""
         centre = np.asarray(centre, dtype=np.float64)
-        return np.sum(self.map(stats.block_centred_sums, [(centre,)] * self.n_blocks),
-                      axis=0)
+        return np.sum(self._take(("centred sums", centre.tobytes()),
+                                 stats.block_centred_sums,
+                                 [(centre,)] * self.n_blocks), axis=0)
 
     def two_sided_quantile(self, column, q, eps, rng, *, ledger, step, warn):
         """:func:`~sklearn_dppca.privacy.quantile` of one column (every column's

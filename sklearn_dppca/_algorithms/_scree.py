@@ -223,15 +223,9 @@ def _combine_in_units(raw, noise_scale, total, total_noise, kendall, n_samples, 
     if fitted is None:
         return None
     values, sds, total, total_noise = fitted
-    return (np.where(measured, _fill(measured, values), raw),
-            np.where(measured, _fill(measured, sds), noise_scale), total, total_noise)
-
-
-def _fill(mask, values):
-    """``values`` at the ``True`` places of ``mask``, 0 elsewhere."""
-    filled = np.zeros(mask.shape)
-    filled[mask] = values
-    return filled
+    raw, noise_scale = raw.copy(), noise_scale.copy()
+    raw[measured], noise_scale[measured] = values, sds
+    return raw, noise_scale, total, total_noise
 
 
 #: The smallest noise sd a joint fit weighs a value by (values of order 1).
@@ -365,12 +359,12 @@ def scree_values(released, monotone):
     estimable = three_sds_above(released.raw, released.noise_scale)
     variances = post_process_variances(released.raw, monotone, estimable)
     # (the total is raised to at least the printed variances' sum, not noise's)
-    ratio, total = explained_variance_ratio(np.where(estimable, variances, 0.0),
-                                            released.total)
+    printed = np.where(estimable, variances, 0.0)
+    ratio, total = explained_variance_ratio(printed, released.total)
     total_estimable = bool(three_sds_above(released.total, released.total_noise)) and total > 0
     shares = estimable & total_estimable & (
-        _share_noise(np.where(estimable, variances, 0.0), released.noise_scale, total,
-                     released.total_noise) <= _SHARE_NOISE)
+        _share_noise(printed, released.noise_scale, total, released.total_noise)
+        <= _SHARE_NOISE)
     return Bunch(explained_variance=np.where(estimable, variances, np.nan),
                  explained_variance_ratio=np.where(shares, ratio, np.nan),
                  total_variance=total if total_estimable else np.nan)
