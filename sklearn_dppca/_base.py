@@ -6,7 +6,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from ._algorithms._directions import release_directions
-from ._algorithms._plan import bought_parts, plan_frame, plan_table
+from ._algorithms._plan import bought_parts, first_pass_requests, plan_frame, plan_table
 from ._algorithms._loading_noise import loading_noise_scale
 from ._algorithms._projection import back_project, project, whitening_scale
 from ._algorithms._scree import (
@@ -17,8 +17,10 @@ from ._algorithms._scree import (
 )
 from ._algorithms._spread import release_spreads
 from ._algorithms._variances import scree_gaussian_calls
+from ._bunch import Bunch
 from ._dask_input import ROW_BLOCKS, back_transformed, fit_input, transformed
 from ._names import default_feature_names, feature_names
+from ._rows import block_sizes
 from ._summary import summarize
 from ._validation import (
     BOUNDS,
@@ -31,12 +33,14 @@ from ._validation import (
     Interval,
     Options,
     check_bounds,
+    check_generator,
     check_param,
     validate_params,
     warn_user,
 )
 from ._version import DOCS_URL
 from .privacy._accountant import PrivacyAccountant
+from .privacy._budget import PrivacyLedger
 from .privacy._accounting import ACCOUNTING_METHODS, BudgetPlan, BudgetTree
 from .privacy._calibration import NOISE_METHODS, _classical_noise_scale
 from .privacy._warnings import PrivacyRiskWarning, warn_risky_delta
@@ -153,11 +157,93 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             )
         return super().__sklearn_clone__()
 
-    def _read_rows(self, X, params, rng, progress=None):
-        """``X`` as the fit reads it: rows in public blocks, the one data layer
-        (:func:`~sklearn_dppca._dask_input.fit_input`)."""
-        return fit_input(self, X, params["row_blocks"], rng, n_jobs=params["n_jobs"],
-                         progress=progress)
+    # -- the fit sequence, written once for every estimator ------------------------
+    #
+    # validate the hyperparameters; read the rows (the data contract); every
+    # refusal the public inputs decide and the plan (:meth:`_public_plan`, which
+    # :meth:`plan` runs alone); the first pass; the charge; the estimator's own
+    # releases (:meth:`_release`); the ledger closed. An estimator supplies its
+    # spec (:meth:`_spec`), its releases and, if it reads ``y``, its targets.
+
+    def _fit_sequence(self, X, y=None):
+        """Fit on ``X`` (and ``y``): the one sequence of every estimator."""
+        params = self._validated_params()
+        rng = check_generator(self.random_state)
+        progress = self._pass_progress(params)
+        rows = fit_input(self, X, params["row_blocks"], rng, n_jobs=params["n_jobs"],
+                         progress=progress.blocks)
+        # the data contract, one for every estimator: finite values within the
+        # data domain (spreads, radii and variances are squares of the data's scale)
+        rows = self._bounded_rows(rows, params).check_max_abs(
+            f"{type(self).__name__}'s statistics")
+        ledger = PrivacyLedger()
+        spec = self._public_plan(params, rows.shape[0], rows.shape[1],
+                                 self._feature_names(), rows.sizes, ledger)
+        targets = self._targets(params, y, rows)
+        rows.plan_passes(first_pass_requests(spec.plan, params["radial"]), pairs=spec.pairs,
+                         progress=progress.pairs)
+        self._charge(spec.plan, params, rows.shape[0])
+        self._plan_rows, self._kept_parts = spec.rows, spec.kept
+        self._release(rows, spec, params, rng, ledger, targets)
+        self._set_privacy(ledger, params, spec.plan)
+        return self
+
+    def _pass_progress(self, params):
+        """Progress reporters of the passes: ``blocks`` (per block of a pass) and
+        ``pairs`` (the pair kernel's); None each, unless an estimator reports."""
+        return Bunch(blocks=None, pairs=None)
+
+    def _targets(self, params, y, rows):
+        """What the fit reads of ``y`` (its documented contract), checked before
+        the charge; None for an estimator that ignores ``y``."""
+        return None
+
+    def _public_plan(self, params, n_samples, n_features, names, sizes, ledger):
+        """Every refusal the public inputs decide, then the plan: a fit on
+        ``n_samples`` x ``n_features`` (column ``names``, row blocks ``sizes``)
+        raises here exactly when :meth:`plan` raises, and nothing it refuses is
+        charged. ``ledger`` takes the ledger of reused directions.
+
+        Returns the estimator's spec (:meth:`_spec`) with ``plan`` (the
+        :class:`~sklearn_dppca.privacy.BudgetPlan` of the parts bought), ``rows``
+        (the plan's rows) and ``kept`` (the budget tree run).
+        """
+        _check_covariance_radial(params)
+        check_bounds(params["bounds"], n_features, names)
+        if params["accounting"] == "gdp" and params["noise"] == "classical":
+            # Under "gdp" each Gaussian part's sd is sensitivity / mu_i from the
+            # composed block: a per-part calibration has nothing to calibrate.
+            raise ValueError("noise='classical' calibrates each Gaussian part alone; "
+                             "it needs accounting='basic' (accounting='gdp' composes "
+                             "them exactly).")
+        spec = self._spec(params, n_samples, n_features, names, sizes, ledger)
+        spec.plan, spec.rows, spec.kept = self._bought(spec.parts, spec.grant,
+                                                       spec.settings)
+        _check_leaves(spec.plan)
+        if params["noise"] == "classical":
+            _check_classical(
+                (leaf.eps, leaf.delta) for leaf in spec.plan.allocations.values()
+                if leaf.kind == "gaussian" and leaf.mu is None)
+        if spec.get("check") is not None:
+            spec.check(spec.plan)
+        return spec
+
+    def _charge(self, plan, params, n_samples):
+        """Warn when ``delta >= 1 / n`` and when the estimator is fitted again
+        without an accountant; charge the accountant the planned spend (an upper
+        bound: a skipped part only lowers it), which raises
+        :class:`~sklearn_dppca.BudgetExceededError` if the rest of its budget is
+        too small. Nothing after the charge may raise on public settings."""
+        warn_risky_delta(params["delta"], n_samples)
+        if params["accountant"] is not None:
+            params["accountant"].charge(plan.planned_spend(), label=type(self).__name__)
+        elif hasattr(self, "privacy_spent_"):
+            warn_user(
+                f"{type(self).__name__} is fitted again: if it is the same data, the "
+                "budget is spent twice. Pass accountant=PrivacyAccountant(eps, delta) "
+                "to keep count.",
+                PrivacyRiskWarning,
+            )
 
     def plan(self, n_samples, n_features):
         """What a fit on ``n_samples`` rows and ``n_features`` columns would buy.
@@ -171,6 +257,11 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         budget goes to the parts that are. ``fit`` follows the plan exactly: its
         ledger holds the released steps, in this order (the score histogram is
         skipped, unspent, when the released frame cannot hold it).
+
+        The plan runs the fit's own checks: it raises exactly when a fit on data
+        of this shape would refuse the settings before spending anything (the
+        data's own contract aside: its values, its column names against a dict
+        of ``bounds``, the labels ``y``).
 
         Parameters
         ----------
@@ -189,6 +280,12 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             ``eps_needed`` (the total ``eps`` at which the step would become
             informative, the split kept; NaN when it is, inf beyond ``1e6``).
 
+        Raises
+        ------
+        ValueError, TypeError
+            Where ``fit`` on ``n_samples`` x ``n_features`` would refuse these
+            settings before its charge.
+
         Examples
         --------
         >>> from sklearn_dppca import DPPCA
@@ -198,26 +295,26 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         >>> bool(plan.loc[plan.step.str.startswith("scree"), "released"].any())
         False
         """
-        return plan_frame(self._planned(n_samples, n_features)[1])
-
-    def _planned(self, n_samples, n_features):
-        """The budget plan of a fit on ``n_samples`` x ``n_features`` (public inputs
-        only) and its rows: what :meth:`plan` shows, and what the fit would charge
-        an accountant (``plan.planned_spend()``)."""
         params = self._validated_params()
         n_samples = check_param(n_samples, [Interval("int", 2, None)], "n_samples")
         n_features = check_param(n_features, [Interval("int", 1, None)], "n_features")
-        parts, settings, grant = self._plan_inputs(params, n_samples, n_features,
-                                                   default_feature_names(n_features))
-        plan, rows, _ = self._bought(parts, grant, settings)
-        return plan, rows
+        bounds = params["bounds"]
+        # a dict of bounds names the columns: its names stand in for the data's
+        # (they are matched against X's own at fit)
+        names = [str(name) for name in bounds] if isinstance(bounds, dict) \
+            and len(bounds) == n_features else default_feature_names(n_features)
+        spec = self._public_plan(params, n_samples, n_features, names,
+                                 block_sizes(n_samples, params["row_blocks"]),
+                                 PrivacyLedger())
+        return plan_frame(spec.rows)
 
     def _validated_params(self):
         return validate_params(self)
 
     def _bought(self, parts, params, settings):
         """The plan of the parts a fit can buy (the others' budget goes to them),
-        and the plan's rows (:func:`~sklearn_dppca._algorithms._plan.plan_table`)."""
+        the plan's rows (:func:`~sklearn_dppca._algorithms._plan.plan_table`) and
+        the budget tree of the parts kept."""
         allocate = _allocator(params)
         _check_leaves(allocate(parts))     # before any calibration divides by them
         kept, _ = bought_parts(parts, allocate, settings)
@@ -253,60 +350,6 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         box = check_bounds(params["bounds"], X.shape[1],
                            getattr(self, "feature_names_in_", None))
         return X if box is None else X.clipped(*box)
-
-    def _plan_budget(self, parts, params, rows, *, pairs, settings, progress=None,
-                     check=None):
-        """Plan the fit (:meth:`plan`: the parts it can buy), hand the plan to the
-        rows, and charge: every refusal that public numbers decide and every check
-        the data's first pass makes (finite values, the data domain) come before
-        the charge.
-
-        ``params``: the validated hyperparameters; ``pairs`` the directions';
-        ``settings`` what the plan's rules read
-        (:func:`~sklearn_dppca._algorithms._plan.plan_settings`).
-        Refuses ``noise="classical"`` with ``accounting="gdp"``; calls
-        ``check(plan)`` if given (refusals that public numbers decide from the
-        allocated budget, e.g. a part too small for its mechanism). The rows then
-        plan their passes from the plan
-        (:meth:`~sklearn_dppca._rows.Rows.plan_passes`): their first pass runs
-        here, with every statistic that needs no release first. Warns when
-        ``delta >= 1 / n`` and when the
-        estimator is fitted again without an accountant; charges the accountant
-        the planned spend (an upper bound: a skipped part only lowers it), which
-        raises :class:`~sklearn_dppca.BudgetExceededError` if the rest of its
-        budget is too small. Nothing after the charge may raise on public
-        settings: a refusal there would come after the spend is booked. Returns
-        the :class:`~sklearn_dppca.privacy.BudgetPlan`.
-        """
-        if params["accounting"] == "gdp" and params["noise"] == "classical":
-            # Under "gdp" each Gaussian part's sd is sensitivity / mu_i from the
-            # composed block: a per-part calibration has nothing to calibrate.
-            raise ValueError("noise='classical' calibrates each Gaussian part alone; "
-                             "it needs accounting='basic' (accounting='gdp' composes "
-                             "them exactly).")
-        delta = params["delta"]
-        # (no parts: the fit releases nothing new, e.g. a scree read off reused
-        # directions' matrix)
-        plan, self._plan_rows, self._kept_parts = self._bought(parts, params, settings)
-        _check_leaves(plan)
-        if params["noise"] == "classical":
-            _check_classical(
-                (leaf.eps, leaf.delta) for leaf in plan.allocations.values()
-                if leaf.kind == "gaussian" and leaf.mu is None)
-        if check is not None:
-            check(plan)
-        rows.plan_passes(plan, pairs=pairs, radial=params["radial"], progress=progress)
-        warn_risky_delta(delta, rows.shape[0])
-        if params["accountant"] is not None:
-            params["accountant"].charge(plan.planned_spend(), label=type(self).__name__)
-        elif hasattr(self, "privacy_spent_"):
-            warn_user(
-                f"{type(self).__name__} is fitted again: if it is the same data, the "
-                "budget is spent twice. Pass accountant=PrivacyAccountant(eps, delta) "
-                "to keep count.",
-                PrivacyRiskWarning,
-            )
-        return plan
 
     def _set_privacy(self, ledger, params, plan=None):
         """Close the Gaussian block, store the ledger and the spend (within the grant)."""
@@ -371,7 +414,7 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         return summarize(self)
 
 
-def check_covariance_radial(params):
+def _check_covariance_radial(params):
     """``radial="covariance"`` needs declared ``bounds`` (the box's diagonal is its
     radius): a ValueError naming ``radial`` otherwise, before any charge."""
     if params["radial"] == "covariance" and params["bounds"] is None:

@@ -34,7 +34,7 @@ import warnings
 from ._cli_options import Options, dppca_for, in_cli_terms
 from ._cli_parser import SCREE_PANELS, build_parser
 from ._data_sources import LARGE_N as _LARGE_N
-from ._data_sources import LARGE_N_PAIRS as _LARGE_N_PAIRS
+from ._requests import pairs_for
 from ._data_sources import UserError as _UserError
 from ._data_sources import builtin_data, builtin_labels, csv_shape, read_csv
 from ._summary import ledger_table, plan_text
@@ -144,12 +144,15 @@ def _fit(options, out, err):
         f"({', '.join(names[:12])}{', ...' if len(names) > 12 else ''})"
         + (f", groups {', '.join(map(str, data.labels))}" if data.labels else ""))
     # (delta >= 1/n: the estimator's PrivacyRiskWarning is shown as a warning line)
-    if "pairs" not in options.settings and n_samples > _LARGE_N:
-        # the command line's own rule: the exact U-statistics of DPPCA's default
-        # take hours on large data, the incomplete one seconds
-        estimator.set_params(pairs=_LARGE_N_PAIRS)
+    pairs = pairs_for(n_samples, options.settings.get("pairs"))
+    if pairs != estimator.get_params()["pairs"]:
+        # the front ends' rule (:func:`~sklearn_dppca._requests.pairs_for`)
+        estimator.set_params(pairs=pairs)
         say(f"note: n = {n_samples} > {_LARGE_N}: the incomplete U-statistic with "
-            f"{_LARGE_N_PAIRS} partners per row is used (--pairs all for every pair).")
+            f"{pairs} partners per row is used (--pairs all for every pair).")
+    # what the options ask of the data's shape, refused as the fit would refuse it
+    # before any charge (the plan runs the fit's own checks)
+    _checked_plan(estimator, n_samples, n_features, "")
     if "random_state" in options.settings:
         print("warning: --seed fixes the noise: anyone who knows the seed can remove it. "
               "Use it for tests only; publish releases made without --seed.", file=err)
@@ -202,17 +205,22 @@ def _plan(options, out):
     else:
         n_samples, n_features = csv_shape(options.csv, options.columns, options.group)
         source = repr(options.csv)
-    if "pairs" not in options.settings and n_samples > _LARGE_N:
-        estimator.set_params(pairs=_LARGE_N_PAIRS)   # as the fit would
-    try:
-        plan = estimator.plan(n_samples, n_features)
-    except (ValueError, TypeError) as error:
-        raise _UserError(f"cannot plan the fit: {in_cli_terms(error)}") from None
+    estimator.set_params(pairs=pairs_for(n_samples, options.settings.get("pairs")))
+    plan = _checked_plan(estimator, n_samples, n_features, "cannot plan the fit: ")
     eps = estimator.get_params()["eps"]
     print(f"Plan of DPPCA on {source}: {n_samples} rows x {n_features} variables, "
           f"eps = {eps:g} (no cell read, nothing spent):", file=out)
     print(plan_text(plan, eps, n_samples), file=out)
     return 0
+
+
+def _checked_plan(estimator, n_samples, n_features, prefix):
+    """The estimator's plan on ``n_samples`` x ``n_features``: one ``error:`` line
+    (after ``prefix``) where the fit would refuse its options before any charge."""
+    try:
+        return estimator.plan(n_samples, n_features)
+    except (ValueError, TypeError) as error:
+        raise _UserError(f"{prefix}{in_cli_terms(error)}") from None
 
 
 def _report(estimator, options, out, err, extra=None, json_path=None):

@@ -348,6 +348,7 @@ def dppca_for(options, labels):
         Not fitted.
     """
     from ._pca import DPPCA
+    from ._validation import validate_params
 
     settings = dict(options.settings)
     if settings.get("noise") == "classical":
@@ -367,7 +368,9 @@ def dppca_for(options, labels):
             f"1..{k} (--components {k})."
         )
     try:
-        estimator._check_params()
+        # the hyperparameters alone, before any data is read (the shared
+        # validation); what they ask of the data's public shape is the plan's
+        validate_params(estimator)
     except (ValueError, TypeError) as error:
         raise _UserError(in_cli_terms(error)) from None
     return estimator

@@ -3,18 +3,16 @@
 from ._algorithms._directions import loading_parts
 from ._algorithms._nonprivate import nonprivate_reference
 from ._algorithms._spread import spread_parts
-from ._base import _PrivateProjection, check_covariance_radial
+from ._base import _PrivateProjection
+from ._bunch import Bunch
 from ._algorithms._plan import plan_settings
 from ._dask_input import check_blockwise_fit
 from ._validation import (
     PAIRS,
     UNIT_OPEN,
     Interval,
-    check_generator,
     check_n_components,
-    validate_params,
 )
-from .privacy import PrivacyLedger
 
 
 class DPKendallDirections(_PrivateProjection):
@@ -250,17 +248,22 @@ class DPKendallDirections(_PrivateProjection):
         self : DPKendallDirections
             The fitted estimator.
         """
-        params = validate_params(self)
-        check_covariance_radial(params)
-        rng = check_generator(self.random_state)
-        X = self._bounded_rows(self._read_rows(X, params, rng), params)
-        check_blockwise_fit(X.sizes, pairs=params["pairs"],
+        return self._fit_sequence(X, y)
+
+    def _spec(self, params, n_samples, n_features, names, sizes, ledger):
+        """The public part of a fit on ``n_samples`` x ``n_features`` (column
+        ``names``, row blocks ``sizes``): its refusals, the number of
+        components, the budget tree and the plan's settings."""
+        check_blockwise_fit(sizes, pairs=params["pairs"],
                             compute_nonprivate=params["compute_nonprivate"])
-        n_components = check_n_components(params["n_components"], X.shape[1])
-        parts, settings, _ = self._plan_inputs(params, *X.shape, self._feature_names())
-        plan = self._plan_budget(parts, params, X, pairs=params["pairs"],
-                                 settings=settings)
-        ledger = PrivacyLedger()
+        k = check_n_components(params["n_components"], n_features)
+        return Bunch(parts=self._budget_parts(params, names), grant=params,
+                     settings=plan_settings(params, n_samples, n_features, k),
+                     pairs=params["pairs"], n_components=k)
+
+    def _release(self, X, spec, params, rng, ledger, targets):
+        """The spreads (``scale=True``) and the directions, after the charge."""
+        plan = spec.plan
         self.scale_ = self._unbought_scale(params, plan, X.shape[1])
         if "scale" in plan:
             spreads = self._release_spreads(X, plan, params, rng, ledger)
@@ -269,24 +272,15 @@ class DPKendallDirections(_PrivateProjection):
             X, plan.node("loading"), params, rng, ledger, pairs=params["pairs"])
         self.radius_ = released.radius
         self.n_samples_ = X.shape[0]
-        self.n_components_ = n_components
+        self.n_components_ = spec.n_components
         self.kendall_matrix_ = released.kendall_matrix
         self.kendall_eigenvalues_ = released.eigenvalues
         self.noise_scale_ = self.kendall_noise_scale_ = released.noise_scale
-        self.components_ = released.eigenvectors[:, :n_components].T.copy()
+        self.components_ = released.eigenvectors[:, :spec.n_components].T.copy()
         self.nonprivate_ = (
             nonprivate_reference(X.array(), self.components_) if self.compute_nonprivate
             else None
         )
-        self._set_privacy(ledger, params, plan)
-        return self
-
-    def _plan_inputs(self, params, n_samples, n_features, names):
-        """The budget tree and the plan's settings of a fit on ``n_samples`` x
-        ``n_features`` with column ``names`` (public)."""
-        k = check_n_components(params["n_components"], n_features)
-        return (self._budget_parts(params, names),
-                plan_settings(params, n_samples, n_features, k), params)
 
     def _budget_parts(self, params, names):
         """The budget tree: the spreads (``scale=True``) and the Kendall matrix."""

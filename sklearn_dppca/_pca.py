@@ -31,14 +31,12 @@ from ._algorithms._variances import (
 from ._base import (
     _PrivateProjection,
     _VarianceMixin,
-    check_covariance_radial,
     ratio_threshold,
     scree_classical_check,
 )
 from ._budget_split import check_budget_split
 from ._algorithms._plan import plan_settings
 from ._dask_input import check_blockwise_fit, group_codes
-from ._rows import block_sizes
 from ._progress import BlockProgress, PairProgress
 from ._validation import (
     NON_NEGATIVE,
@@ -49,13 +47,12 @@ from ._validation import (
     Options,
     Pair,
     check_component_pair,
-    check_generator,
     check_labels,
     check_n_components,
     validate_params,
     warn_user,
 )
-from .privacy import PrivacyBudget, PrivacyLedger, PrivacyUtilityWarning
+from .privacy import PrivacyBudget, PrivacyUtilityWarning
 
 def _check_groups(groups, y, X):
     """The public label list and each row's position in it (or None, None), in
@@ -434,17 +431,6 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         self.row_blocks = row_blocks
         self.bounds = bounds
 
-    def _check_params(self):
-        """The validated hyperparameters, the top-level split included."""
-        params = validate_params(self)
-        check_covariance_radial(params)
-        check_matrix_scree(params["scree_method"], params["radial"])
-        params["split"] = check_budget_split(params["budget_split"], params["scale"])
-        PrivacyBudget(params["eps"], params["delta"]).split(params["split"])  # sum <= 1
-        bins = params["bins"]
-        params["bins"] = (bins, bins) if isinstance(bins, int) else bins
-        return params
-
     def fit(self, X, y=None):
         """Release directions, variances and the score summary of ``X``.
 
@@ -461,33 +447,41 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         self : DPPCA
             The fitted estimator.
         """
-        start = time.perf_counter()
-        params = self._check_params()
-        split = params["split"]
-        blocks_progress = BlockProgress("DPPCA") if params["verbose"] else None
-        rng = check_generator(self.random_state)
-        X = self._bounded_rows(self._read_rows(X, params, rng, blocks_progress),
-                               params).check_max_abs("DPPCA's variances")
-        fit = self._prepare(params, X.shape[0], X.shape[1], self._feature_names(),
-                            X.sizes)
-        scree_params, threshold, n_components, axes = (
-            fit.scree_params, fit.threshold, fit.n_components, fit.axes)
-        labels, codes = _check_groups(params["groups"], y, X)
-        scree_check = scree_classical_check(params["scree_method"], scree_params,
-                                            X.shape[0])
+        return self._fit_sequence(X, y)
 
-        def check(plan):   # public refusals of the allocated budget
+    def _pass_progress(self, params):
+        if not params["verbose"]:
+            return Bunch(blocks=None, pairs=None)
+        return Bunch(blocks=BlockProgress("DPPCA"), pairs=PairProgress("Kendall matrix"))
+
+    def _targets(self, params, y, rows):
+        """The group labels of the rows (``groups``: read off ``y``)."""
+        labels, codes = _check_groups(params["groups"], y, rows)
+        return Bunch(labels=labels, codes=codes)
+
+    def _spec(self, params, n_samples, n_features, names, sizes, ledger):
+        """The public part of a fit (:meth:`_prepare`), with the refusals of the
+        allocated budget: the scree's own calibrations and the histogram's."""
+        check_matrix_scree(params["scree_method"], params["radial"])
+        fit = self._prepare(params, n_samples, n_features, names, sizes)
+        scree_check = scree_classical_check(params["scree_method"], fit.scree_params,
+                                            n_samples)
+
+        def check(plan):
             scree_check(plan)
             if "score" in plan:
                 check_histogram_budget(params["histogram"], plan["score/histogram"])
 
-        plan = self._plan_budget(
-            fit.parts, params, X, pairs=params["pairs"], settings=fit.settings,
-            check=check,
-            progress=PairProgress("Kendall matrix") if params["verbose"] else None)
-        with_scores = "score" in plan
-        ledger = PrivacyLedger()
+        fit.update(check=check, grant=params, pairs=params["pairs"])
+        return fit
 
+    def _release(self, X, spec, params, rng, ledger, targets):
+        """The spreads, the directions, the scree and the score summary, after
+        the charge."""
+        start = time.perf_counter()
+        plan, split, axes = spec.plan, params["split"], spec.axes
+        n_components = spec.n_components
+        with_scores = "score" in plan
         self.n_samples_ = X.shape[0]
         self.scale_ = self._unbought_scale(params, plan, X.shape[1])
         if "scale" in plan:
@@ -507,7 +501,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         # the score axes' view now: the rows ask the frame's first counts of the
         # scree's first pass
         scores = X.score_view(self.components_[list(axes)]) if with_scores else None
-        self._fit_scree(X, method=params["scree_method"], params=scree_params,
+        self._fit_scree(X, method=params["scree_method"], params=spec.scree_params,
                         budget=plan.part("scree") if "scree" in plan else None,
                         noise=params["noise"], pairs=params["pairs"],
                         monotone=params["monotone"],
@@ -516,24 +510,25 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
                                       noise_scale=released.noise_scale,
                                       radius=released.radius))
         self._progress("variances released", start)
-        if threshold is not None:
+        if spec.threshold is not None:
             # the score summary reads the components on ``axes``: keep them
             n_components = self._keep_for_ratio(
-                threshold, minimum=max(axes) + 1 if with_scores else 1)
+                spec.threshold, minimum=max(axes) + 1 if with_scores else 1)
         self.axes_ = axes
-        self.groups_ = labels
+        self.groups_ = targets.labels
         # each part's budget after the plan: a part it could not buy gets none (its
         # share went to the others); the "matrix" scree is read off the loading
-        shares = {part: self._kept_parts.get(part, (0.0, None))[0] for part in split}
+        shares = {part: spec.kept.get(part, (0.0, None))[0] for part in split}
         if params["scree_method"] == "matrix":
             shares.pop("scree")
         self.budget_ = {part: (params["eps"] * share, params["delta"] * share)
                         for part, share in shares.items()}
         self._set_score_summary(None)
         if with_scores:
-            self._fit_scores(scores, params, plan, labels, codes, rng, ledger)
+            self._fit_scores(scores, params, plan, targets.labels, targets.codes, rng,
+                             ledger)
             self._progress("score summary released", start)
-        elif fit.with_scores:
+        elif spec.with_scores:
             warn_user(
                 "The score summary is not estimable with this budget and these rows "
                 "(see plan_): it is not run, and its budget went to the other parts.",
@@ -546,8 +541,6 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
                 UserWarning,
             )
         self.nonprivate_ = self._nonprivate(X) if params["compute_nonprivate"] else None
-        self._set_privacy(ledger, params, plan)
-        return self
 
     def _prepare(self, params, n_samples, n_features, names, sizes, n_groups=None):
         """Everything a fit on ``n_samples`` x ``n_features`` decides before it
@@ -631,13 +624,14 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         return {"score": max(row["eps_needed"] for row in rows
                              if row["step"].startswith("score/"))}
 
-    def _plan_inputs(self, params, n_samples, n_features, names):
-        fit = self._prepare(params, n_samples, n_features, names,
-                            block_sizes(n_samples, params["row_blocks"]))
-        return fit.parts, fit.settings, params
-
     def _validated_params(self):
-        return self._check_params()
+        """The validated hyperparameters, the top-level split included."""
+        params = validate_params(self)
+        params["split"] = check_budget_split(params["budget_split"], params["scale"])
+        PrivacyBudget(params["eps"], params["delta"]).split(params["split"])  # sum <= 1
+        bins = params["bins"]
+        params["bins"] = (bins, bins) if isinstance(bins, int) else bins
+        return params
 
     def _budget_parts(self, params, scree_params, n_components, with_scores, names):
         """The fit's budget tree: the top-level split and each part's own tree.

@@ -37,10 +37,11 @@ from .privacy._quantiles import (
 
 #: Rows up to which a fit holds one block (public: a function of ``n`` alone).
 BLOCK_ROWS = 1_000_000
-#: The two-sided (fully unbounded) searches: their name and geometric grid
-#: (``beta``, steps), the defaults of :func:`~sklearn_dppca.privacy.quantile`.
-_TWO_SIDED = "two-sided counts"
+#: The two-sided (fully unbounded) searches' geometric grid (``beta``, steps),
+#: the defaults of :func:`~sklearn_dppca.privacy.quantile`.
 _TWO_SIDED_GRID = (1.01, 5000)
+#: The matchings computed ahead, by name: each one's scale argument.
+_MATCHINGS_AHEAD = {stats.RADIUS: 1.0, stats.TOTAL_BOUND: 0.5}
 
 
 def block_sizes(n_samples, row_blocks=None):
@@ -101,7 +102,7 @@ class _Passes:
         self.ready = {}        # key -> per-block results
         self.largest = None    # each column's largest absolute value, once checked
         self.max_abs_checks = []   # what: checks waiting for the first pass
-        self.plan = None       # (plan, settings) from plan_passes
+        self.plan = None       # (requests, settings) from plan_passes
 
 
 class Rows:
@@ -205,8 +206,8 @@ class Rows:
         (both axes' medians) are asked of the next pass."""
         scores = self.projected(matrix)
         plan = self.passes.plan
-        if plan is not None and "score/frame" in plan[0]:
-            scores._ahead(_TWO_SIDED, stats.block_two_sided_counts,
+        if plan is not None and stats.TWO_SIDED in plan[0].scores:
+            scores._ahead(stats.TWO_SIDED, stats.block_two_sided_counts,
                           [_TWO_SIDED_GRID] * self.n_blocks)
         return scores
 
@@ -230,42 +231,33 @@ class Rows:
 
     # -- the plan's passes ---------------------------------------------------------
 
-    def plan_passes(self, plan, *, pairs, radial, progress=None):
+    def plan_passes(self, requests, *, pairs, progress=None):
         """Run the first pass now, before the charge: the finiteness check, the
-        waiting domain checks and every statistic of ``plan`` (the fit's
-        :class:`~sklearn_dppca.privacy.BudgetPlan`) that these rows give without
-        any release first. ``pairs`` and ``radial`` are the directions' settings,
-        ``progress`` the pair kernel's progress of their matrix.
+        waiting domain checks and every statistic ``requests`` asks ahead (the
+        algorithms' :func:`~sklearn_dppca._algorithms._plan.first_pass_requests` of the
+        fit's plan: statistic names by view). ``pairs`` is the directions'
+        design, ``progress`` the pair kernel's progress of their matrix.
         """
-        self.passes.plan = (plan, {"pairs": pairs, "radial": radial,
-                                   "progress": progress})
+        self.passes.plan = (requests, {"pairs": pairs, "progress": progress})
         self._plan_ahead()
         self.flush()
 
     def _plan_ahead(self):
-        """Ask the next pass for what the plan reads from this view before any of
-        its releases: the spreads' matching (raw rows of a ``scale`` plan), else
-        the directions' Kendall sum or radius matching and the total variance's
-        matching."""
+        """Ask the next pass for what this view computes before any release: the
+        raw rows of a scaled fit their ``raw`` requests, the rows the
+        directions read their ``rows`` requests."""
         if self.passes.plan is None:
             return
-        plan, settings = self.passes.plan
-        leaves = plan.allocations
-        if "scale" in plan and self.view[1] is None:
-            if any(path.startswith("scale/clip bound") for path in leaves):
-                self._ahead(stats.SPREAD_BOUNDS, stats.block_column_matching_counts,
-                            self._seeded(stats.SPREAD_BOUNDS))
-            return
-        for part in ("loading", "directions"):
-            if part in leaves and settings["radial"] == "spherical":
-                self._pair_sum_ahead(0.0, settings["pairs"], stats.KENDALL_MATRIX,
-                                    settings["progress"])
-            if f"{part}/radius" in leaves:
-                self._ahead(stats.RADIUS, stats.block_matching_counts,
-                            self._seeded(stats.RADIUS, 1.0))
-        if "scree/total variance/clip bound" in leaves:
-            self._ahead(stats.TOTAL_BOUND, stats.block_matching_counts,
-                        self._seeded(stats.TOTAL_BOUND, 0.5))
+        requests, settings = self.passes.plan
+        raw_of_scaled = requests.scaled and self.view[1] is None
+        for name in requests.raw if raw_of_scaled else requests.rows:
+            if name == stats.SPREAD_BOUNDS:
+                self._ahead(name, stats.block_column_matching_counts, self._seeded(name))
+            elif name == stats.KENDALL_MATRIX:
+                self._pair_sum_ahead(0.0, settings["pairs"], name, settings["progress"])
+            else:
+                self._ahead(name, stats.block_matching_counts,
+                            self._seeded(name, _MATCHINGS_AHEAD[name]))
 
     # -- passes --------------------------------------------------------------------
 
@@ -447,7 +439,7 @@ class Rows:
     def two_sided_quantile(self, column, q, eps, rng, *, ledger, step, warn):
         """:func:`~sklearn_dppca.privacy.quantile` of one column (every column's
         counts come from one pass)."""
-        results = self._take(_TWO_SIDED, stats.block_two_sided_counts,
+        results = self._take(stats.TWO_SIDED, stats.block_two_sided_counts,
                              [_TWO_SIDED_GRID] * self.n_blocks)
         positive = np.sum([pos[column] for pos, _ in results], axis=0)
         negative = np.sum([neg[column] for _, neg in results], axis=0)

@@ -21,25 +21,20 @@ from ._algorithms._variances import (
 from ._base import (
     _PrivateProjection,
     _VarianceMixin,
-    check_covariance_radial,
     ratio_threshold,
     scree_classical_check,
 )
 from ._algorithms._plan import plan_settings
 from ._algorithms._projection import column_divisors
 from ._dask_input import check_blockwise_fit
-from ._rows import block_sizes
 from ._validation import (
     UNIT_OPEN,
     Boolean,
     Interval,
     InvalidParameterError,
     Options,
-    check_generator,
     check_n_components,
-    validate_params,
 )
-from .privacy import PrivacyLedger
 
 
 class DPScree(_VarianceMixin, _PrivateProjection):
@@ -406,40 +401,38 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         self : DPScree
             The fitted estimator.
         """
-        params = validate_params(self)
-        check_covariance_radial(params)
-        method = params["method"]
-        rng = check_generator(self.random_state)
-        X = self._bounded_rows(self._read_rows(X, params, rng), params).check_max_abs(
-            "DPScree's variances")
-        ledger = PrivacyLedger()
-        fit = self._prepare(params, X.shape[0], X.shape[1], self._feature_names(),
-                            X.sizes, ledger)
-        method_params, n_components, threshold = (fit.method_params, fit.n_components,
-                                                  fit.threshold)
-        plan = self._plan_budget(fit.parts, fit.grant, X, pairs=fit.directions_pairs,
-                                 settings=fit.settings,
-                                 check=scree_classical_check(method, method_params,
-                                                             X.shape[0]))
-        X = self._scaled(X, fit.reused, plan, params, rng, ledger)
-        directions_pairs, given = fit.directions_pairs, fit.given
-        kendall = self._kendall_release(X, plan, params, rng, ledger, directions_pairs)
-        directions = kendall.eigenvectors if given is None else given
+        return self._fit_sequence(X, y)
+
+    def _spec(self, params, n_samples, n_features, names, sizes, ledger):
+        """The public part of a fit (:meth:`_prepare`), with the check of the
+        scree's own calibrations."""
+        fit = self._prepare(params, n_samples, n_features, names, sizes, ledger)
+        fit.check = scree_classical_check(params["method"], fit.method_params,
+                                          n_samples)
+        fit.pairs = fit.directions_pairs
+        return fit
+
+    def _release(self, X, spec, params, rng, ledger, targets):
+        """The spreads, the directions and the scree, after the charge."""
+        plan, method = spec.plan, params["method"]
+        X = self._scaled(X, spec.reused, plan, params, rng, ledger)
+        kendall = self._kendall_release(X, plan, params, rng, ledger,
+                                        spec.directions_pairs)
+        directions = kendall.eigenvectors if spec.given is None else spec.given
         self.n_samples_ = X.shape[0]
-        self.n_components_ = n_components
-        self.components_ = directions[:n_components]
+        self.n_components_ = spec.n_components
+        self.components_ = directions[:spec.n_components]
         self.method_label_ = method
-        self._fit_scree(X, method=method, params=method_params,
+        self._fit_scree(X, method=method, params=spec.method_params,
                         budget=plan.part("scree") if "scree" in plan else None,
-                        noise=params["noise"], pairs=method_params.get("pairs", "all"),
+                        noise=params["noise"],
+                        pairs=spec.method_params.get("pairs", "all"),
                         monotone=params["monotone"], rng=rng, ledger=ledger,
                         kendall=kendall)
-        if threshold is not None:
-            self._keep_for_ratio(threshold)
+        if spec.threshold is not None:
+            self._keep_for_ratio(spec.threshold)
         self.nonprivate_ = (nonprivate_reference(X.array(), self.components_)
                             if params["compute_nonprivate"] else None)
-        self._set_privacy(ledger, params, plan)
-        return self
 
     def _prepare(self, params, n_samples, n_features, names, sizes, ledger):
         """Everything a fit on ``n_samples`` x ``n_features`` decides before it
@@ -491,11 +484,6 @@ class DPScree(_VarianceMixin, _PrivateProjection):
                      grant=grant, threshold=threshold, n_components=n_components,
                      parts=parts, settings=settings,
                      directions_pairs=method_params.get("pairs", "all"))
-
-    def _plan_inputs(self, params, n_samples, n_features, names):
-        fit = self._prepare(params, n_samples, n_features, names,
-                            block_sizes(n_samples, params["row_blocks"]), PrivacyLedger())
-        return fit.parts, fit.settings, fit.grant
 
     def _budget_parts(self, params, release_directions, reused_scale, names):
         """The budget tree but the scree's own part, and the scree's share.

@@ -66,6 +66,7 @@ SCREE_SCATTER = "scree scatter"            # design of the norm-clipped scatter
 SCREE_VALUES = "scree matched values"      # matching of the 1-D mean estimators
 TOTAL_BOUND = "total variance clip bound"
 TOTAL_SCATTER = "total variance scatter"
+TWO_SIDED = "two-sided counts"             # the score frame's first searches
 
 #: Roundings of a clipped pair mean as computed (:func:`clipped_pair_mean`'s
 #: relative bound ``2**-53 + 2**-70``, counted as one ``2**-52``), the product with

@@ -165,11 +165,11 @@ def test_a_fit_beyond_what_is_left_is_refused_before_any_computation(tmp_path, d
     saved = path.read_bytes()
     charges = explorer.accountant.charges
 
-    def no_ledger_may_open():
+    def no_release_may_run(*args, **kwargs):
         raise AssertionError("a refused fit got as far as its first release")
 
-    # the ledger is opened after the charge and before the first mechanism
-    monkeypatch.setattr("sklearn_dppca._pca.PrivacyLedger", no_ledger_may_open)
+    # the releases follow the charge (the fit sequence of every estimator)
+    monkeypatch.setattr("sklearn_dppca._pca.DPPCA._release", no_release_may_run)
     with pytest.raises(BudgetExceededError) as refusal:
         explorer.fit(FIT)
     # plain words first (what this fit asked, the budget, what was spent), the

@@ -308,7 +308,7 @@ _LAYOUT_NAMES = {"_is_dask_collection", "is_dask_collection", "is_dask", "n_bloc
 
 def _layout_uses(source):
     """The layout names a module's source reads (as a name or an attribute), and
-    the functions other than ``_plan_budget`` that hand a plan to the rows."""
+    the functions other than ``_fit_sequence`` that hand a plan to the rows."""
     uses = []
     tree = ast.parse(source)
     for node in ast.walk(tree):
@@ -317,7 +317,7 @@ def _layout_uses(source):
         if name in _LAYOUT_NAMES:
             uses.append(name)
     for function in ast.walk(tree):
-        if isinstance(function, ast.FunctionDef) and function.name != "_plan_budget":
+        if isinstance(function, ast.FunctionDef) and function.name != "_fit_sequence":
             uses += [f"plan_passes in {function.name}" for node in ast.walk(function)
                      if isinstance(node, ast.Attribute) and node.attr == "plan_passes"]
     return uses
@@ -340,3 +340,58 @@ def test_a_fork_on_the_layout_is_caught():
     forked = "def fit(self, X):\n    if X.is_dask:\n        X.flush()\n    rows.plan_passes(p)\n"
     assert _layout_uses(forked) == ["is_dask", "flush", "plan_passes in fit"]
     assert _layout_uses("def fit(self, X):\n    return X.n_blocks > 1\n") == ["n_blocks"]
+
+
+# --------------------------------------------------------------------------------------
+# the steps' names belong to the algorithms
+# --------------------------------------------------------------------------------------
+# A ledger path: a top-level part of a fit's budget, then "/" (as "scree/mean").
+_STEP_PATH = re.compile(r"^(loading|directions|scree|scale|score)/")
+
+
+def _matched_fstrings(tree):
+    """The f-strings a module compares or matches (``in``, ``==``,
+    ``startswith``): a name read, not one a mechanism gives its own sub-step."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            yield from (n for part in [node.left, *node.comparators]
+                        for n in ast.walk(part) if isinstance(n, ast.JoinedStr))
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "startswith":
+            yield from (n for arg in node.args for n in ast.walk(arg)
+                        if isinstance(n, ast.JoinedStr))
+
+
+def _step_paths(source):
+    """The ledger paths a module's source spells: string constants, and
+    f-strings it matches that join a name to a step (``f"{part}/radius"``)."""
+    tree = ast.parse(source)
+    found = [node.value for node in ast.walk(tree)
+             if isinstance(node, ast.Constant) and isinstance(node.value, str)
+             and _STEP_PATH.match(node.value)]
+    for fstring in _matched_fstrings(tree):
+        pieces = fstring.values
+        found += ["{...}" + second.value for first, second in zip(pieces, pieces[1:])
+                  if isinstance(first, ast.FormattedValue)
+                  and isinstance(second, ast.Constant) and str(second.value).startswith("/")]
+    return found
+
+
+def test_no_module_below_the_algorithms_spells_a_step():
+    # the rows learn what to compute ahead from the algorithms' first_pass, never
+    # by matching a step's name (a renamed step would add a pass unnoticed)
+    names = [floor for floor, _ in FLOORS]
+    below = [module for _, modules in FLOORS[names.index("algorithms") + 1:]
+             for module in modules]
+    modules = _module_names()
+    found = {name: _step_paths(modules[name][0].read_text())
+             for name in below if name in modules}
+    assert len(found) >= 20
+    assert {name: paths for name, paths in found.items() if paths} == {}
+
+
+def test_a_spelled_step_is_caught():
+    assert _step_paths('if "score/frame" in plan: pass') == ["score/frame"]
+    assert _step_paths('if f"{part}/radius" in leaves: pass') == ["{...}/radius"]
+    # (a mechanism naming its own sub-step is not a match)
+    assert _step_paths('record(step=f"{step}/mean")') == []
+    assert _step_paths('message = "scale must be > 0"') == []

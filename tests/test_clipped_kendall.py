@@ -319,13 +319,13 @@ def test_matrix_scree_needs_clipped_directions():
 def test_matrix_scree_spends_nothing_beyond_the_directions(monkeypatch):
     X = t_data(2000)
     trees = []
-    original = DPScree._plan_budget
+    original = DPScree._bought
 
     def spy(self, parts, *args, **kwargs):
         trees.append(parts)
         return original(self, parts, *args, **kwargs)
 
-    monkeypatch.setattr(DPScree, "_plan_budget", spy)
+    monkeypatch.setattr(DPScree, "_bought", spy)
     scree = DPScree(method="matrix", radial="clipped", eps=1.0, random_state=0).fit(X)
     (tree,) = trees
     assert list(tree) == ["directions"] and tree["directions"][0] == 1.0

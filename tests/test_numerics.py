@@ -26,7 +26,8 @@
     not the noise, so the argmax (and the whole estimate) changes.
   - Variances are squares of the data's scale: ``4**k`` times a variance must stay
     a normal float (for unit-scale data, ``|k| <~ 500``); DPScree and DPPCA refuse
-    ``max |X| > 2**500`` with a ValueError naming X.
+    ``max |X| > 2**500`` with a ValueError naming X, and so does
+    DPKendallDirections (one data contract for every estimator).
 """
 
 import math
@@ -36,7 +37,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, spherical_kendall
+from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, PrivacyAccountant, spherical_kendall
 from sklearn_dppca._kendall import _pair_design
 
 TOL = 1e-12
@@ -167,8 +168,9 @@ def _data(seed=8, n=40):
     return rng.standard_normal((n, 3)) * [3.0, 1.5, 0.5] + [10.0, -4.0, 2.0]
 
 
-@pytest.mark.parametrize("k", [-900, -200, 7, 200, 900])
+@pytest.mark.parametrize("k", [-900, -200, 7, 200, 490])
 def test_directions_release_is_scale_invariant(k):
+    # (within the data domain |x| <= 2**500, which every estimator shares)
     X = _data()
     base = DPKendallDirections(random_state=0).fit(X)
     scaled = DPKendallDirections(random_state=0).fit(X * 2.0**k)
@@ -254,15 +256,22 @@ def test_auto_clip_bound_follows_the_unit_on_the_scale_free_grid(k):
     assert scree.clip_bounds_[0] / base.clip_bounds_[0] / 4.0**k == pytest.approx(1, rel=0.05)
 
 
-def test_variance_estimators_refuse_values_beyond_their_domain():
-    X = _data() * 2.0**501            # max |X| > 2**500: squares could overflow
-    for estimator in (DPScree(random_state=0), DPPCA(random_state=0)):
+@pytest.mark.parametrize("make", [
+    lambda a: DPScree(accountant=a, random_state=0),
+    lambda a: DPPCA(accountant=a, random_state=0),
+    lambda a: DPKendallDirections(accountant=a, random_state=0),
+    lambda a: DPKendallDirections(scale=True, accountant=a, random_state=0),
+    lambda a: DPKendallDirections(compute_nonprivate=True, accountant=a, random_state=0),
+], ids=["scree", "pca", "directions", "directions-scale", "directions-nonprivate"])
+def test_every_estimator_refuses_values_beyond_the_domain(make):
+    # one data contract for every estimator, checked in the first pass: nothing
+    # is spent (DPKendallDirections(scale=True) once charged, overflowed and
+    # released NaN spreads)
+    accountant = PrivacyAccountant(10.0, 1e-3)
+    for factor in (2.0**501 / 12.0, 1e300):
         with pytest.raises(ValueError, match=r"X has values beyond 2\*\*500 .* too large"):
-            estimator.fit(X)
-    with pytest.raises(ValueError, match="compute_nonprivate"):
-        DPKendallDirections(compute_nonprivate=True, random_state=0).fit(X)
-    # the directions alone are scale invariant and accept every finite float
-    DPKendallDirections(random_state=0).fit(_data() * 2.0**1000)
+            make(accountant).fit(_data(n=2000) * factor)
+    assert accountant.charges == []
 
 
 def test_variance_estimators_at_the_edge_of_their_domain():

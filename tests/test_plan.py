@@ -9,6 +9,15 @@ import pytest
 
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree
 from sklearn_dppca._algorithms._plan import _without, bought_parts
+from sklearn_dppca._bunch import Bunch
+from sklearn_dppca._rows import Rows
+from sklearn_dppca._statistics import (
+    KENDALL_MATRIX,
+    RADIUS,
+    SPREAD_BOUNDS,
+    TOTAL_BOUND,
+    TWO_SIDED,
+)
 from sklearn_dppca.datasets import make_gaussian_clusters
 from sklearn_dppca.privacy import BudgetTree, positive_quantile
 from sklearn_dppca.privacy._quantiles import search_informative
@@ -95,9 +104,9 @@ def test_dropping_a_part_keeps_the_total_share():
 def test_the_part_shortest_of_budget_is_dropped_first():
     # at 1,000 rows and eps 1 the score frame falls short and the scree does not,
     # once the frame's budget is given to it
-    settings = DPPCA()._prepare(DPPCA()._check_params(), 1000, 10,
+    settings = DPPCA()._prepare(DPPCA()._validated_params(), 1000, 10,
                                 [f"x{j}" for j in range(10)], (1000,)).settings
-    parts = DPPCA()._prepare(DPPCA()._check_params(), 1000, 10,
+    parts = DPPCA()._prepare(DPPCA()._validated_params(), 1000, 10,
                              [f"x{j}" for j in range(10)], (1000,)).parts
     kept, dropped = bought_parts(
         parts, lambda tree: BudgetTree(tree).allocate(1.0, 1e-5, "gdp"), settings)
@@ -223,3 +232,53 @@ def test_declared_bounds_never_lose_the_scree(Estimator):
         for eps in EPS_GRID:
             if _runs_scree(Estimator, n, eps, None):
                 assert _runs_scree(Estimator, n, eps, BOX), (n, eps)
+
+
+# -- what the rows compute ahead is declared with the steps ---------------------------
+
+_AHEAD = {KENDALL_MATRIX, RADIUS, SPREAD_BOUNDS, TOTAL_BOUND, TWO_SIDED}
+_AHEAD_FITS = {
+    "pca": lambda: DPPCA(eps=4.0, random_state=0),
+    "pca-scale-clipped": lambda: DPPCA(eps=4.0, scale=True, radial="clipped",
+                                       random_state=0),
+    "pca-norm-clip": lambda: DPPCA(eps=4.0, scree_params={"clip": "norm"},
+                                   random_state=0),
+    "directions-scale": lambda: DPKendallDirections(eps=2.0, scale=True, random_state=0),
+    "scree": lambda: DPScree(eps=2.0, random_state=0),
+}
+
+
+def _computed_late(monkeypatch, make):
+    """The statistics a fit computes in a pass of their own although they need
+    no release first (a spherical Kendall sum has floor 0)."""
+    late = []
+    original = Rows._take
+
+    def spy(self, name, function, block_args):
+        key = (self._view_key(), name)
+        base, floor = (name[0], name[1]) if isinstance(name, tuple) else (name, 0.0)
+        waiting = key in self.passes.ready or any(p[0] == key for p in self.passes.pending)
+        if base in _AHEAD and floor == 0.0 and not waiting:
+            late.append(base)
+        return original(self, name, function, block_args)
+
+    monkeypatch.setattr(Rows, "_take", spy)
+    X = np.random.default_rng(0).normal(size=(3000, 5)) * [4.0, 3.0, 2.0, 1.0, 0.5]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        make().fit(X)
+    return late
+
+
+@pytest.mark.parametrize("name", sorted(_AHEAD_FITS))
+def test_every_statistic_needing_no_release_rides_on_the_first_passes(monkeypatch, name):
+    assert _computed_late(monkeypatch, _AHEAD_FITS[name]) == []
+
+
+def test_a_step_the_requests_miss_is_caught(monkeypatch):
+    # (as a renamed step would be: its statistic then takes a pass of its own)
+    monkeypatch.setattr("sklearn_dppca._base.first_pass_requests",
+                        lambda plan, radial: Bunch(scaled="scale" in plan, raw=[],
+                                                   rows=[], scores=[]))
+    assert set(_computed_late(monkeypatch, _AHEAD_FITS["pca-scale-clipped"])) == \
+        {RADIUS, SPREAD_BOUNDS, TOTAL_BOUND, TWO_SIDED}

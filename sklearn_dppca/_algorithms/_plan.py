@@ -33,6 +33,8 @@ from ._directions import _RADIUS_SHARE, _auto_radius_level
 from ._spread import spread_level
 from ._variances import BASE_LEVEL
 from ..privacy._quantiles import rank_slack, search_informative
+from .._bunch import Bunch
+from .._statistics import KENDALL_MATRIX, RADIUS, SPREAD_BOUNDS, TOTAL_BOUND, TWO_SIDED
 
 #: The largest noise sd, relative to the statistic's public scale, of an
 #: informative Gaussian release: the Kendall matrix (operator norm of the noise,
@@ -235,6 +237,11 @@ def bought_parts(parts, allocate, settings):
         dropped.add(max(sorted(shortfalls), key=shortfalls.get))
 
 
+#: The largest growth of a leaf the plan's bisection tries (finite and far
+#: beyond any grant that means anything).
+_LARGEST_GROWTH = 1e300
+
+
 def _eps_needed(path, allocate_at, settings, eps, most=1e6):
     """The total eps at which the step ``path`` would become informative, the
     split kept (``allocate_at(eps)`` gives the BudgetPlan of the full tree at that
@@ -248,8 +255,11 @@ def _eps_needed(path, allocate_at, settings, eps, most=1e6):
     leaf = allocate_at(eps).allocations[path]
     if _informative(leaf, settings)[0]:
         return math.nan
-    growth = _growth_needed(leaf, settings, most / eps)
-    if growth >= most / eps:
+    # (a finite ceiling: at a subnormal eps, most / eps overflows and the
+    # bisection would never close)
+    ceiling = min(most / eps, _LARGEST_GROWTH)
+    growth = _growth_needed(leaf, settings, ceiling)
+    if growth >= ceiling:
         return math.inf
     if leaf.mu is None:
         return _about(eps * growth)
@@ -336,3 +346,30 @@ def plan_table(full, kept, allocate_at, settings, eps):
             "mu": math.nan if used.mu is None else used.mu, "noise_sd": relative,
             "released": released, "eps_needed": needed})
     return rows
+
+
+def first_pass_requests(plan, radial):
+    """What the rows compute ahead, before any release: the statistics of
+    ``plan`` (a BudgetPlan) that need no release first, by the view they read.
+
+    Declared here, beside the steps' names, so that the rows never read a step's
+    name. Returns a Bunch: ``scaled`` (the fit divides its rows by released
+    spreads), ``raw`` (what the raw rows of a scaled fit compute: the spreads'
+    matching), ``rows`` (what the rows the directions read compute: the Kendall
+    sum, the radius's and the total variance's matchings) and ``scores`` (what
+    the score axes' view computes: the frame's first counts); each a list of
+    statistic names of :mod:`~sklearn_dppca._statistics`.
+    """
+    paths = plan.allocations
+    rows = []
+    for part in ("loading", "directions"):
+        if part in paths and radial == "spherical":
+            rows.append(KENDALL_MATRIX)
+        if f"{part}/radius" in paths:
+            rows.append(RADIUS)
+    if "scree/total variance/clip bound" in paths:
+        rows.append(TOTAL_BOUND)
+    raw = [SPREAD_BOUNDS] if any(path.startswith("scale/clip bound")
+                                 for path in paths) else []
+    return Bunch(scaled="scale" in plan, raw=raw, rows=rows,
+                 scores=[TWO_SIDED] if "score/frame" in plan else [])

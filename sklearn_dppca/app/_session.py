@@ -30,20 +30,18 @@ import threading
 import warnings
 
 from .._data_sources import (
-    LARGE_N,
-    LARGE_N_PAIRS,
     TabularData,
     UserError,
     builtin_data,
     parse_names,
     read_csv,
 )
-from .._algorithms._plan import plan_frame
 from .._budget_split import BUDGET_PARTS, check_budget_split
 from .._budget_words import budget_words, delta_note, spent_after
 from .._pca import DPPCA
 from .._release_write import export_release
 from .._released_pca import load_release
+from .._requests import budget_split, pairs_for, planned_spend, shares_note
 from .._summary import ledger_table, plan_text
 from .._validation import MAX_ABS_VALUE
 from ..display import (
@@ -363,16 +361,14 @@ def _whole(params, key, minimum):
 
 
 def _split(params, scale):
-    """The budget split from the page's shares, normalised to sum to 1."""
+    """DPPCA's budget split from the page's shares: fractions of the fit's eps, as
+    everywhere (:func:`~sklearn_dppca._requests.budget_split`)."""
     parts = ("loading", "scree", "score") + (("scale",) if scale else ())
-    weights = {part: _number(params, f"split_{part}") for part in parts}
-    if any(weight < 0 for weight in weights.values()):
-        raise ValueError("the budget shares (split_...) must be >= 0.")
-    # (fsum: DPPCA's default shares, summing to 1, stay exactly its shares)
-    total = math.fsum(weights.values())
-    if total <= 0:
-        raise ValueError("the budget shares (split_...) must not all be 0.")
-    return {part: weight / total for part, weight in weights.items() if weight > 0}
+    try:
+        return budget_split({part: _number(params, f"split_{part}") for part in parts})
+    except ValueError as error:
+        raise ValueError(str(error).replace("the budget shares",
+                                            "the budget shares (split_...)")) from None
 
 
 def _score_axes(text, n_components):
@@ -461,7 +457,7 @@ def _dppca_params(params, n_samples):
         compute_nonprivate=bool(params["nonprivate"]),
         # the front ends' own rule (as the command line's): DPPCA's default, every
         # pair, up to LARGE_N rows, the incomplete U-statistic above
-        pairs=LARGE_N_PAIRS if n_samples > LARGE_N else DPPCA().get_params()["pairs"],
+        pairs=pairs_for(n_samples),
         # the page never sets a seed (a release made with a known seed is not
         # private); tests do, for reproducible pictures
         random_state=params.get("random_state"),
@@ -685,9 +681,11 @@ class Explorer:
         n_samples, n_features = self.data.X.shape
         kwargs = _dppca_params(params, n_samples)
         estimator = DPPCA(groups=self.data.labels, **kwargs)
-        plan, rows = estimator._planned(n_samples, n_features)
-        return "\n".join([plan_text(plan_frame(rows), kwargs["eps"], n_samples),
-                          self._afford_text(plan.planned_spend())])
+        plan = estimator.plan(n_samples, n_features)
+        note = shares_note(kwargs["budget_split"])
+        return "\n".join([plan_text(plan, kwargs["eps"], n_samples)]
+                         + ([note] if note else [])
+                         + [self._afford_text(planned_spend(plan))])
 
     def _afford_text(self, spend):
         """Whether a fit charging ``spend`` fits what is left, and the meter after

@@ -143,7 +143,7 @@ def _fit_panel():
                       default["score_axes"]),
         ui.input_numeric("eps", "eps of this fit", default["eps"], min=0, step=0.1),
         ui.input_numeric("delta", "delta of this fit", default["delta"], min=0, step=1e-6),
-        ui.tags.b("Budget split (shares, normalised to sum 1)"),
+        ui.tags.b("Budget split (fractions of eps, summing to at most 1)"),
         ui.input_numeric("split_loading", "loading", default["split_loading"], min=0,
                          step=0.05),
         ui.input_numeric("split_scree", "scree", default["split_scree"], min=0, step=0.05),

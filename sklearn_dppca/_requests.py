@@ -1,0 +1,101 @@
+"""The request layer of the front ends: the command line and the explorer turn a
+user's input into DPPCA's parameters with these functions, and ask the estimator
+only through its public API (``get_params``, ``set_params``, ``plan``, ``fit``).
+
+One reading of each input for both front ends:
+
+* **budget shares** are fractions of the fit's ``eps`` and ``delta``, as
+  ``DPPCA(budget_split=...)`` reads them: a part given 0 is left out, and shares
+  summing below 1 spend that much of the grant, no more (the explorer used to
+  scale them up to 1; see the changelog);
+* **pairs on large tables**: every pair up to :data:`LARGE_N` rows, the
+  incomplete U-statistic with :data:`LARGE_N_PAIRS` partners per row above, unless
+  the user chose ``pairs``;
+* **the spend of a fit** is read off its public plan (:func:`planned_spend`), the
+  very spend the fit charges.
+"""
+
+import math
+
+from ._data_sources import LARGE_N, LARGE_N_PAIRS
+
+
+def pairs_for(n_samples, chosen=None):
+    """The pair design of a front end's fit on ``n_samples`` rows (public).
+
+    Parameters
+    ----------
+    n_samples : int
+        The rows of the data (public).
+    chosen : int or "all" or None, default=None
+        The user's own choice, which stands; None: the rule.
+
+    Returns
+    -------
+    pairs : int or "all"
+        ``chosen``, else ``"all"`` up to :data:`LARGE_N` rows and
+        :data:`LARGE_N_PAIRS` above (the exact U-statistics take hours on large
+        data, the incomplete one seconds).
+    """
+    if chosen is not None:
+        return chosen
+    return LARGE_N_PAIRS if n_samples > LARGE_N else "all"
+
+
+def budget_split(shares):
+    """DPPCA's ``budget_split`` from a front end's shares by part.
+
+    Parameters
+    ----------
+    shares : dict
+        Part name -> a number >= 0 (a fraction of the fit's eps and delta).
+
+    Returns
+    -------
+    budget_split : dict
+        The parts given more than 0, with their shares unchanged (DPPCA checks the
+        parts and that the shares sum to at most 1).
+
+    Raises
+    ------
+    ValueError
+        If a share is negative or every share is 0.
+    """
+    if any(not share >= 0 for share in shares.values()):
+        raise ValueError("the budget shares must be numbers >= 0 (fractions of eps).")
+    if not any(share > 0 for share in shares.values()):
+        raise ValueError("the budget shares must not all be 0.")
+    return {part: float(share) for part, share in shares.items() if share > 0}
+
+
+def shares_note(split):
+    """A note when ``split``'s shares sum below 1 (that much of eps is spent), or
+    an empty string."""
+    total = math.fsum(split.values())
+    if total >= 1 - 1e-12:
+        return ""
+    return (f"note: the budget shares sum to {total:.3g}: the fit spends that "
+            "fraction of its eps and delta (shares are fractions of eps).")
+
+
+def planned_spend(plan):
+    """The spend a fit charges, read off its public plan.
+
+    Parameters
+    ----------
+    plan : pandas.DataFrame
+        An estimator's :meth:`~sklearn_dppca.DPPCA.plan`.
+
+    Returns
+    -------
+    Spend
+        The sums of ``eps`` and ``delta`` of the released steps and their
+        Gaussian block's ``mu`` (composed as the accountant does): what the fit
+        charges its accountant.
+    """
+    from .privacy import Spend     # (the command line starts without SciPy)
+
+    released = plan[plan["released"]]
+    mus = [mu for mu in released["mu"] if mu == mu]
+    return Spend(math.fsum(released["eps"]), math.fsum(released["delta"]),
+                 math.sqrt(math.fsum(mu * mu for mu in mus)))
