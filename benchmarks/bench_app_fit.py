@@ -17,7 +17,11 @@ import tempfile
 import time
 import warnings
 
-from sklearn_dppca.app._session import Explorer, load_source, warm_up
+from sklearn_dppca.app._figures import warm_up
+
+from sklearn_dppca.app._session import Explorer
+
+from sklearn_dppca.app._sources import load_source
 
 TARGET_SECONDS = 3.0
 

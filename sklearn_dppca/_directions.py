@@ -3,6 +3,7 @@
 from ._algorithms._directions import loading_parts
 from ._algorithms._nonprivate import nonprivate_reference
 from ._algorithms._spread import spread_parts
+from ._param_docs import shared_parameters
 from ._base import _PrivateProjection
 from ._bunch import Bunch
 from ._algorithms._plan import plan_settings
@@ -15,6 +16,7 @@ from ._validation import (
 )
 
 
+@shared_parameters
 class DPKendallDirections(_PrivateProjection):
     """Differentially private principal directions (g-DPPCA, Kim & Jung 2025).
 
@@ -49,27 +51,11 @@ class DPKendallDirections(_PrivateProjection):
         Number of directions kept in ``components_``; None keeps all ``p``.
     eps : float, default=1.0
         Privacy budget, > 0.
-    delta : float, default=1e-5
-        Privacy budget, in (0, 1).
-    noise : {"analytic", "classical"}, default="analytic"
-        Gaussian calibration of each part under ``accounting="basic"``.
-        ``"analytic"`` (Balle & Wang 2018) is valid for every eps and never
-        noisier; ``"classical"`` is the classical formula
-        ``sigma = Delta sqrt(2 ln(1.25/delta)) / eps`` (warns for eps >= 1, raises
-        where its delta exceeds the claimed one).
-    sensitivity : {"tight", "standard"}, default="tight"
-        Frobenius sensitivity used: the exact worst case ``2 sqrt(2)/n``
-        (:func:`kendall_sensitivity`; a factor ``sqrt(2)`` less noise) or Kim &
-        Jung's ``4/n``.
-    accounting : {"gdp", "basic"}, default="gdp"
-        How the Gaussian parts compose. ``"gdp"``: as one ``mu``-GDP block (Dong,
-        Roth & Su 2022), exact; the pure-eps parts (quantile searches) compose
-        beside it. ``"basic"``: each part calibrated alone at its share of
-        ``(eps, delta)``, the shares added. See the user guide, "Privacy
-        accounting".
-    accountant : PrivacyAccountant, default=None
-        A total budget for the data set, charged by every fit before any
-        computation (:class:`BudgetExceededError` when it would run out).
+    {shared: delta}
+    {shared: noise}
+    {shared: sensitivity}
+    {shared: accounting}
+    {shared: accountant}
     pairs : "all" or int, default="all"
         ``"all"``: the full U-statistic, O(n^2 p). An int ``m``: each row is paired
         with ``m`` others by a data-independent random design (incomplete
@@ -83,16 +69,8 @@ class DPKendallDirections(_PrivateProjection):
         ``2 / D^2`` with the same sensitivity (Dwork, Talwar, Thakurta & Zhang
         2014, "Analyze Gauss", on pair differences). A ValueError without
         ``bounds``. See the user guide, "Which PCA?".
-    radius : "auto" or float, default="auto"
-        The clip radius ``c`` of ``radial="clipped"`` in the units of ``X``
-        (after the spreads with ``scale=True``): a private quantile of the
-        distances between randomly paired rows (``RADIUS_SHARE`` = 20% of the
-        directions' eps), or a public number.
-    radius_level : "auto" or float, default="auto"
-        Level of that quantile. Higher levels bring the estimand closer to the
-        covariance and cost signal (more pairs count below their full weight).
-        ``"auto"``: ``clip(1 - 22 / sqrt(n eps_d), 0.5, 0.99)`` with ``eps_d`` the
-        directions' eps (:func:`auto_radius_level`, public numbers only).
+    {shared: radius}
+    {shared: radius_level}
     scale : bool, default=False
         Divide each column by a private estimate of its spread first (released
         as ``scale_``, with ``scale_share`` of the budget): the directions of the
@@ -103,22 +81,11 @@ class DPKendallDirections(_PrivateProjection):
     compute_nonprivate : bool, default=False
         Also store the ordinary PCA in ``nonprivate_``. It is NOT private: use it
         to judge the private result, never publish it.
-    random_state : None, int or numpy.random.Generator, default=None
-        Drives every draw. NumPy's generators are not cryptographic; use None for
-        releases you publish.
+    {shared: random_state}
     n_jobs : int, default=None
         Parallel workers for the Kendall kernel (joblib; works with the Dask
         backend).
-    row_blocks : None, int or list of int, default=None
-        The public row blocks of the fit: every statistic is a sum over blocks
-        of rows (pair designs and random matchings drawn within each block), on
-        Dask workers for a Dask ``X``. None: blocks from ``n`` alone, one block
-        up to 1,000,000 rows, for an in-memory and a Dask ``X`` alike (a Dask
-        ``X`` is rechunked to them; its own chunks never decide). An int: blocks
-        of that many rows (the last takes the rest); a list: the block sizes.
-        An in-memory and a Dask fit with the same blocks release the same
-        values. More than one block needs an int ``pairs`` (every block at
-        least ``pairs + 1`` rows); see the user guide, "Scaling out".
+    {shared: row_blocks}
     bounds : None, list of (float, float) or dict, default=None
         Public per-column ranges ``(low, high)``, known without the data (a
         codebook, a questionnaire's scale): a list of one pair per column, or a

@@ -4,8 +4,9 @@ designs and parallel dispatch.
 The numerical work happens in :mod:`sklearn_dppca._kendall_kernel`. This module
 prepares its inputs, splits the pairs into tasks, runs the tasks through joblib and
 adds the partial sums in a fixed order. Both public functions share one code path:
-:func:`_pair_scatter` sums ``d d^T / max(||d||^2, floor)`` over pairs, and
-:func:`spherical_kendall` is ``_pair_scatter(floor=0)``.
+:func:`_pair_sum` sums ``d d^T / max(||d||^2, floor)`` over pairs, and
+:func:`spherical_kendall` is its mean with ``floor = 0`` (the tests' floored
+scatter, ``tests/_kendall_support.py``, is its mean at any floor).
 
 Exactness of the all-pairs path. The kernel gets squared distances from a Gram
 product, ``|a|^2 + |b|^2 - 2 a.b``, and adds the pair terms through
@@ -77,7 +78,6 @@ from threadpoolctl import ThreadpoolController
 
 from ._kendall_kernel import all_pairs_partial, design_partial
 from ._validation import (
-    NON_NEGATIVE,
     Callable,
     Interval,
     check_generator,
@@ -233,87 +233,6 @@ def _pair_design(n_samples, m, rng):
     offsets = np.arange(1, m // 2 + 1, dtype=np.intp)
     half_offset = n_samples // 2 if m % 2 == 1 else 0
     return _PairDesign(order=order, offsets=offsets, half_offset=half_offset)
-
-
-def _pair_scatter(X, *, floor, pairs="all", random_state=None, n_jobs=None,
-                 progress=None):
-    """Mean over pairs of rows of the floored scatter ``d d^T / max(||d||^2, floor)``.
-
-    ``S = (1 / #pairs) * sum_pairs d d^T / max(||d||^2, floor)``, ``d = x_i - x_j``,
-    over all pairs ``i < j`` or over the pairs of an ``m``-partner design. A pair
-    farther apart than ``sqrt(floor)`` contributes its unit direction ``u u^T``
-    (Frobenius norm 1), a closer one ``d d^T / floor`` (norm ``||d||^2 / floor < 1``),
-    a coincident one 0.
-
-    ``floor = 0`` gives the spherical Kendall matrix
-    (bit for bit: :func:`spherical_kendall` is this function with ``floor = 0``). A
-    floor above every squared distance gives the plain pair scatter over ``floor``
-    (``2 / floor`` times the sample covariance, normalised by ``n``, for all pairs).
-    ``bound * _pair_scatter(X, floor=2 * bound)`` is the mean of
-    ``(d d^T / 2) min(1, 2 bound / ||d||^2)``: the norm-clipped pair scatter of the
-    DP scree.
-
-    Parameters
-    ----------
-    X : array-like of shape (n_samples, n_features)
-        Finite numeric data, float64 or float32 (computed in float64), ``n >= 2``.
-        Never modified.
-    floor : float
-        Finite, ``>= 0``, in the squared units of ``X``.
-    pairs : "all" or int, default="all"
-        As for :func:`spherical_kendall`: all pairs, or a random design pairing every
-        row with exactly ``m`` others (``m >= n - 1`` uses all pairs; an odd ``m``
-        needs an even ``n``).
-    random_state : None, int, numpy.random.Generator or RandomState, default=None
-        Draws the pair design (one :func:`_pair_design` call, one permutation) when
-        ``pairs`` is an int below ``n - 1``; unused otherwise.
-    n_jobs : int, default=None
-        Parallel tasks, as for :func:`spherical_kendall`; the result does not depend
-        on it.
-    progress : callable, default=None
-        ``progress(pairs_done, pairs_total)`` after each task, as for
-        :func:`spherical_kendall`.
-
-    Returns
-    -------
-    S : ndarray of shape (n_features, n_features)
-        Symmetric positive semi-definite, trace at most 1.
-
-    Raises
-    ------
-    ValueError
-        For a negative, non-finite or non-numeric ``floor``, and as
-        :func:`spherical_kendall` for ``X``, ``pairs`` and ``n_jobs``.
-    TypeError
-        For a ``floor``, ``n_jobs`` or ``pairs`` of the wrong type.
-
-    Notes
-    -----
-    **Sensitivity.** Every term has Frobenius norm at most 1 and is ``c u u^T`` with
-    ``0 <= c <= 1``, so replacing one row moves each of its ``m`` terms (``n - 1``
-    for all pairs) by at most ``sqrt(2)`` in Frobenius norm (``||a u u^T - b v v^T||_F^2
-    = a^2 + b^2 - 2 a b (u.v)^2 <= a^2 + b^2 <= 2``) and ``S`` by at most
-    ``2 sqrt(2) / n``, as for the spherical Kendall matrix.
-
-    **Accuracy and cost.** Those of :func:`spherical_kendall`, for every floor: the
-    floor only changes each pair's weight, in the same kernel (module docstring of
-    ``sklearn_dppca._kendall``).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_dppca._kendall import _pair_scatter, spherical_kendall
-    >>> X = np.random.default_rng(0).standard_normal((400, 3))
-    >>> bool(np.array_equal(_pair_scatter(X, floor=0.0), spherical_kendall(X)))
-    True
-    >>> S = _pair_scatter(X, floor=1e6)   # above every squared distance
-    >>> cov = np.cov(X, rowvar=False, bias=True)
-    >>> bool(np.allclose(S, 2 * 400 / 399 * cov / 1e6, rtol=1e-12, atol=0))
-    True
-    """
-    floor = check_param(floor, [NON_NEGATIVE], "floor")
-    total, n_terms, _ = _pair_sum(X, floor, pairs, random_state, n_jobs, progress)
-    return total / n_terms
 
 
 def spherical_kendall(X, *, n_jobs=None, pairs="all", random_state=None,

@@ -28,6 +28,7 @@ from ._algorithms._variances import (
     scree_parts,
     scree_variants,
 )
+from ._param_docs import shared_parameters
 from ._base import (
     _PrivateProjection,
     _VarianceMixin,
@@ -69,6 +70,7 @@ def _check_groups(groups, y, X):
 _MAX_DEFAULT_SYNTHETIC = 100_000
 
 
+@shared_parameters
 class DPPCA(_VarianceMixin, _PrivateProjection):
     """Differentially private PCA with a private score summary (as the R package dppca's dp_pca).
 
@@ -109,8 +111,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         the score summary is released as with None.
     eps : float, default=1.0
         Total privacy budget, > 0.
-    delta : float, default=1e-5
-        Total privacy budget, in (0, 1).
+    {shared: delta}
     budget_split : dict, default=None
         Shares of ``loading``, ``scree``, ``scale`` and ``score`` (of both eps and
         delta). Default ``{"loading": 0.35, "scree": 0.3, "score": 0.35}``, and
@@ -177,25 +178,14 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         as ``scale_``, paid by the ``scale`` part of ``budget_split``): the PCA
         of the correlation matrix, for tables in mixed units. Translation
         invariant; see the user guide, "Units and scaling".
-    noise : {"analytic", "classical"}, default="analytic"
-        Calibration of each Gaussian part under ``accounting="basic"`` (see
-        :class:`DPKendallDirections`).
-    sensitivity : {"tight", "standard"}, default="tight"
-        Frobenius sensitivity of the Kendall matrix (see
-        :class:`DPKendallDirections`).
-    accounting : {"gdp", "basic"}, default="gdp"
-        Exact composition of the Gaussian parts as one ``mu``-GDP block, or
-        basic composition (see :class:`DPKendallDirections`).
-    accountant : PrivacyAccountant, default=None
-        A total budget for the data set, charged before any computation.
+    {shared: noise}
+    {shared: sensitivity}
+    {shared: accounting}
+    {shared: accountant}
     radial : {"spherical", "clipped", "covariance"}, default="spherical"
         The directions' pair terms (see :class:`DPKendallDirections`).
-    radius : "auto" or float, default="auto"
-        The clip radius of ``radial="clipped"`` (see
-        :class:`DPKendallDirections`); ``radius_`` is released.
-    radius_level : "auto" or float, default="auto"
-        Level of the private quantile that gives ``radius="auto"`` (see
-        :class:`DPKendallDirections`).
+    {shared: radius}
+    {shared: radius_level}
     pairs : "all" or int, default="all"
         All pairs of rows, or ``m`` partners per row by a data-independent design
         (see :class:`DPKendallDirections`); the clipped scree uses the same
@@ -205,23 +195,12 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         ``nonprivate_``. NOT private: for comparison only, never publish it.
     whiten : bool, default=False
         ``transform`` divides by the square root of the private variances.
-    random_state : None, int or numpy.random.Generator, default=None
-        Drives every draw. NumPy's generators are not cryptographic; use None for
-        releases you publish.
+    {shared: random_state}
     n_jobs : int, default=None
         Parallel workers for the Kendall kernel (joblib).
     verbose : int, default=0
         Print progress of each stage.
-    row_blocks : None, int or list of int, default=None
-        The public row blocks of the fit: every statistic is a sum over blocks
-        of rows (pair designs and random matchings drawn within each block), on
-        Dask workers for a Dask ``X``. None: blocks from ``n`` alone, one block
-        up to 1,000,000 rows, for an in-memory and a Dask ``X`` alike (a Dask
-        ``X`` is rechunked to them; its own chunks never decide). An int: blocks
-        of that many rows (the last takes the rest); a list: the block sizes.
-        An in-memory and a Dask fit with the same blocks release the same
-        values. More than one block needs an int ``pairs`` (every block at
-        least ``pairs + 1`` rows); see the user guide, "Scaling out".
+    {shared: row_blocks}
     bounds : None, list of (float, float) or dict, default=None
         Public per-column ranges ``(low, high)``, known without the data (a
         codebook, a questionnaire's scale): a list of one pair per column, or a

@@ -18,6 +18,7 @@ from ._algorithms._variances import (
     scree_parts,
     scree_variants,
 )
+from ._param_docs import shared_parameters
 from ._base import (
     _PrivateProjection,
     _VarianceMixin,
@@ -37,6 +38,7 @@ from ._validation import (
 )
 
 
+@shared_parameters
 class DPScree(_VarianceMixin, _PrivateProjection):
     """Differentially private variances along principal directions (the DP scree).
 
@@ -126,8 +128,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         more. If the PVE of all of them stays below it, all are kept.
     eps : float, default=1.0
         Total privacy budget this fit spends, directions included.
-    delta : float, default=1e-5
-        Total privacy budget, in (0, 1).
+    {shared: delta}
     method : {"clipped", "huber", "pmwm", "kendall", "matrix"}, default="clipped"
         How the variances are released (see above).
     method_params : dict, default=None
@@ -170,44 +171,23 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     whiten : bool, default=False
         ``transform`` divides each projection by the square root of its private
         variance.
-    noise : {"analytic", "classical"}, default="analytic"
-        Calibration of each Gaussian part under ``accounting="basic"``.
-    sensitivity : {"tight", "standard"}, default="tight"
-        Sensitivity of the Kendall matrix when directions are released here
-        (see :class:`DPKendallDirections`).
-    accounting : {"gdp", "basic"}, default="gdp"
-        Exact composition of the Gaussian parts as one ``mu``-GDP block, or
-        basic composition (see :class:`DPKendallDirections`).
-    accountant : PrivacyAccountant, default=None
-        A total budget for the data set, charged before any computation.
+    {shared: noise}
+    {shared: sensitivity}
+    {shared: accounting}
+    {shared: accountant}
     radial : {"spherical", "clipped", "covariance"}, default="spherical"
         The pair terms of the directions released here (see
         :class:`DPKendallDirections`).
-    radius : "auto" or float, default="auto"
-        The clip radius of ``radial="clipped"`` (see
-        :class:`DPKendallDirections`); ``radius_`` is released.
-    radius_level : "auto" or float, default="auto"
-        Level of the private quantile that gives ``radius="auto"`` (see
-        :class:`DPKendallDirections`).
+    {shared: radius}
+    {shared: radius_level}
     compute_nonprivate : bool, default=False
         Also store the ordinary PCA variances along the released directions in
         ``nonprivate_``. It is NOT private: use it to judge the private result,
         never publish it.
-    random_state : None, int or numpy.random.Generator, default=None
-        Drives every draw. NumPy's generators are not cryptographic; use None for
-        releases you publish.
+    {shared: random_state}
     n_jobs : int, default=None
         Workers for the Kendall kernel when directions are released here.
-    row_blocks : None, int or list of int, default=None
-        The public row blocks of the fit: every statistic is a sum over blocks
-        of rows (pair designs and random matchings drawn within each block), on
-        Dask workers for a Dask ``X``. None: blocks from ``n`` alone, one block
-        up to 1,000,000 rows, for an in-memory and a Dask ``X`` alike (a Dask
-        ``X`` is rechunked to them; its own chunks never decide). An int: blocks
-        of that many rows (the last takes the rest); a list: the block sizes.
-        An in-memory and a Dask fit with the same blocks release the same
-        values. More than one block needs an int ``pairs`` (every block at
-        least ``pairs + 1`` rows); see the user guide, "Scaling out".
+    {shared: row_blocks}
     bounds : None, list of (float, float) or dict, default=None
         Public per-column ranges ``(low, high)``, known without the data (a
         codebook, a questionnaire's scale): a list of one pair per column, or a

@@ -14,7 +14,9 @@ matplotlib.use("Agg")
 
 from sklearn_dppca._data_sources import TabularData  # noqa: E402
 from sklearn_dppca.app._hover import _NEAR_PIXELS, hover_targets, hover_text  # noqa: E402
-from sklearn_dppca.app._session import BUDGET_SUFFIX, Explorer, draw_figure  # noqa: E402
+from sklearn_dppca.app._figures import draw_figure  # noqa: E402
+from sklearn_dppca.app._session import Explorer  # noqa: E402
+from sklearn_dppca.app._sources import BUDGET_SUFFIX  # noqa: E402
 from sklearn_dppca.datasets import make_gaussian_clusters  # noqa: E402
 
 DPI = 100

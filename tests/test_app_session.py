@@ -23,18 +23,22 @@ matplotlib.use("Agg")
 from sklearn_dppca import BudgetExceededError, load_release  # noqa: E402
 from sklearn_dppca._cli import main  # noqa: E402
 from sklearn_dppca._data_sources import TabularData, UserError  # noqa: E402
-from sklearn_dppca.app._session import (  # noqa: E402
-    BUDGET_SUFFIX,
+from sklearn_dppca.app._figures import (  # noqa: E402
     DISPLAYS,
     REFERENCE_MARK,
-    Explorer,
-    budget_file_for,
-    data_key,
     describe_error,
     draw_figure,
-    load_source,
+)
+from sklearn_dppca.app._session import (  # noqa: E402
+    Explorer,
     open_explorer,
     open_release,
+)
+from sklearn_dppca.app._sources import (  # noqa: E402
+    BUDGET_SUFFIX,
+    budget_file_for,
+    data_key,
+    load_source,
 )
 from sklearn_dppca.datasets import make_gaussian_clusters  # noqa: E402
 

@@ -84,7 +84,7 @@ from ._kendall_support import one_block
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, spherical_kendall
 from sklearn_dppca._algorithms import _directions
 from sklearn_dppca._algorithms._directions import _kendall_sensitivity
-from sklearn_dppca._kendall import _pair_scatter
+from ._kendall_support import pair_scatter as _pair_scatter
 from sklearn_dppca._algorithms._variances import _norm_clipped_scatter
 from sklearn_dppca.privacy import _budget, _calibration, _mechanisms
 from sklearn_dppca.privacy import clopper_pearson, empirical_eps_lower_bound, gdp_delta

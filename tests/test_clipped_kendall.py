@@ -20,7 +20,9 @@ from sklearn.frozen import FrozenEstimator
 from ._kendall_support import adversarial_neighbours
 
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree
-from sklearn_dppca._kendall import _pair_design, _pair_scatter, spherical_kendall
+from sklearn_dppca._kendall import _pair_design, spherical_kendall
+
+from ._kendall_support import pair_scatter as _pair_scatter
 from sklearn_dppca.privacy import PrivacyAccountant
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")

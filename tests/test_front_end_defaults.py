@@ -13,7 +13,7 @@ from sklearn_dppca._cli_options import Options, dppca_for
 from sklearn_dppca._cli_parser import build_parser
 
 pytest.importorskip("matplotlib")    # the app's session draws
-from sklearn_dppca.app._session import _dppca_params, fit_defaults  # noqa: E402
+from sklearn_dppca.app._inputs import dppca_params, fit_defaults  # noqa: E402
 
 #: Defaults DPPCA does not have, for the run with its defaults changed.
 _CHANGED = {"eps": 2.5, "delta": 3e-6, "accounting": "basic", "histogram": "sparse",
@@ -65,7 +65,7 @@ def test_the_classical_noise_rule_is_the_command_lines_own(tmp_path, monkeypatch
 @pytest.mark.parametrize("scale", [False, True])
 def test_the_pages_defaults_are_dppcas(other_defaults, scale):
     # a fit with no input given, on data below the front ends' large-n rule
-    page = _dppca_params({"scale": scale}, n_samples=100)
+    page = dppca_params({"scale": scale}, n_samples=100)
     dppca = DPPCA(scale=scale).get_params()
     for name in ("n_components", "eps", "delta", "radial", "accounting", "scree_method",
                  "histogram", "axes", "compute_nonprivate", "pairs", "random_state"):

@@ -3,7 +3,9 @@
 import numpy as np
 import pytest
 
-from sklearn_dppca._kendall import _pair_design, _pair_scatter, spherical_kendall
+from sklearn_dppca._kendall import _pair_design, spherical_kendall
+
+from ._kendall_support import pair_scatter as _pair_scatter
 
 from ._kendall_support import (
     DATASETS,

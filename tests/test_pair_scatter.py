@@ -19,7 +19,9 @@ import pytest
 from sklearn_dppca import DPKendallDirections
 from sklearn_dppca._algorithms._variances import _norm_clipped_scatter
 from sklearn_dppca import _kendall, _kendall_kernel
-from sklearn_dppca._kendall import _pair_design, _pair_scatter, spherical_kendall
+from sklearn_dppca._kendall import _pair_design, spherical_kendall
+
+from ._kendall_support import pair_scatter as _pair_scatter
 
 from sklearn_dppca._statistics import _block_generator
 

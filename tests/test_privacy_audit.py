@@ -456,3 +456,15 @@ def test_gdp_tradeoff_audit_mu_lower_is_sharp():
     result = gdp_tradeoff_audit(*gaussian_llr(0.4, 0.5, np.vstack([z, z])), 0.4,
                                 paired=True, alpha=1e-3)
     assert 0.7 < result["mu_lower"] <= 0.8
+
+
+def test_centre_keywords_are_deprecated_for_center():
+    outputs = np.array([[3.0], [-1.0]])
+    expected = noise_log_likelihood_ratio(outputs, center_a=1.0, center_b=0.0, scale=1.0)
+    with pytest.warns(FutureWarning, match="centre_a is deprecated.*use center_a"):
+        old = noise_log_likelihood_ratio(outputs, centre_a=1.0, center_b=0.0, scale=1.0)
+    assert np.array_equal(old, expected)
+    with pytest.raises(TypeError, match="center_a only"):
+        noise_log_likelihood_ratio(outputs, 1.0, 0.0, 1.0, centre_a=1.0)
+    with pytest.raises(TypeError, match="needs center_a, center_b and scale"):
+        noise_log_likelihood_ratio(outputs, 1.0, 0.0)

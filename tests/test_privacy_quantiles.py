@@ -10,7 +10,7 @@ from scipy.stats import chi2, norm
 
 from sklearn_dppca.privacy import (PrivacyLedger, PrivacyUtilityWarning, quantile,
                                     upper_quantile)
-from sklearn_dppca.privacy._quantiles import _geometric_grid, _search_on
+from sklearn_dppca.privacy._quantiles import _count_search, _geometric_grid
 
 LARGEST = sys.float_info.max
 
@@ -24,6 +24,13 @@ def _stops(search, x, q, eps, grid, seeds):
         stop = search(np.sort(x), q, eps, np.random.default_rng(seed), grid)
         out.append(-1 if stop is None else stop)
     return np.array(out)
+
+
+def _search_on(sorted_x, q, eps, rng, grid):
+    """The package's search (:func:`_count_search`) on sorted values: their
+    counts below the grid, as the rows' passes count them."""
+    return _count_search(np.searchsorted(sorted_x, grid, side="left"), sorted_x.size,
+                         q, eps, rng)
 
 
 def _literal_search_on(sorted_x, q, eps, rng, grid, noise_mean=None):

@@ -28,7 +28,7 @@ from sklearn_dppca import (
 )
 from sklearn_dppca._cli import main
 from sklearn_dppca._data_sources import UserError, read_csv
-from sklearn_dppca._kendall import _pair_scatter
+from ._kendall_support import pair_scatter as _pair_scatter
 from sklearn_dppca._validation import MAX_ABS_VALUE
 from sklearn_dppca.privacy import (
     dyadic_argmax,
@@ -266,7 +266,7 @@ def test_command_line_prints_one_generic_error_line(tmp_path):
 
 
 def test_explorer_upload_errors_are_generic(tmp_path):
-    from sklearn_dppca.app._session import load_source
+    from sklearn_dppca.app._sources import load_source
 
     path = _csv(tmp_path, "site", SECRET_LABEL)
     with pytest.raises(UserError) as error:

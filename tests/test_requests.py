@@ -20,7 +20,8 @@ matplotlib.use("Agg")
 
 from sklearn_dppca._cli import main  # noqa: E402
 from sklearn_dppca._data_sources import TabularData  # noqa: E402
-from sklearn_dppca.app._session import BUDGET_SUFFIX, Explorer  # noqa: E402
+from sklearn_dppca.app._session import Explorer  # noqa: E402
+from sklearn_dppca.app._sources import BUDGET_SUFFIX  # noqa: E402
 from sklearn_dppca.datasets import make_gaussian_clusters  # noqa: E402
 
 SHARES = {"loading": 0.4, "scree": 0.2, "score": 0.2}

@@ -10,7 +10,8 @@ import webbrowser
 from .._data_sources import UserError, builtin_data, read_csv
 from .._data_sources import TabularData
 from .._validation import MAX_ABS_VALUE
-from ._session import BUDGET_SUFFIX, csv_fingerprint, open_explorer
+from ._session import open_explorer
+from ._sources import BUDGET_SUFFIX, csv_fingerprint
 
 _INSTALL_HINT = 'the explorer app needs Shiny for Python: pip install "sklearn-dppca[app]"'
 _BUILTIN_BUDGET = "gau" + BUDGET_SUFFIX

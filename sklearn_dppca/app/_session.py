@@ -17,274 +17,31 @@ and the caller asks for it: without the request, pictures are drawn from the
 release as exported (which holds no reference), not from the estimator.
 """
 
-import csv
-import hashlib
-import hmac
-import io
 import json
-import math
 import os
 import secrets
 import tempfile
 import threading
 import warnings
 
-from .._data_sources import (
-    TabularData,
-    UserError,
-    builtin_data,
-    parse_names,
-    read_csv,
-)
-from .._budget_split import BUDGET_PARTS, check_budget_split
+from .._data_sources import UserError
 from .._budget_words import budget_words, delta_note, spent_after
 from .._pca import DPPCA
 from .._release_write import export_release
 from .._released_pca import load_release
-from .._requests import budget_split, pairs_for, planned_spend, shares_note
+from .._requests import planned_spend, shares_note
 from .._summary import ledger_table, plan_text
-from .._validation import MAX_ABS_VALUE
-from ..display import (
-    BiplotDisplay,
-    LoadingDisplay,
-    ScoreDisplay,
-    ScreeDisplay,
-    VariableDisplay,
-    plot_overview,
-)
+from ._figures import draw_figure, figure_bytes
+from ._inputs import dppca_params
+from ._sources import BUDGET_SUFFIX, budget_file_for, data_key
 from ..privacy import BudgetExceededError, PrivacyAccountant
 
-#: The data sources of the page: value -> label (``upload``: a CSV file).
-SOURCES = {
-    "builtin": "built-in 'gau' data (5 groups, n = 5000, p = 20)",
-    "wine": "wine (scikit-learn, 3 cultivars, n = 178, p = 13)",
-    "breast_cancer": "breast cancer (scikit-learn, 2 diagnoses, n = 569, p = 30)",
-    "diabetes": "diabetes (scikit-learn, no groups, n = 442, p = 10)",
-    "digits": "digits (scikit-learn, 10 digits, n = 1797, p = 64)",
-    "adult": "adult (UCI Adult, numeric columns, no groups, n = 32561, p = 5; "
-             "mixed units: scale)",
-    "upload": "upload a CSV file",
-}
-#: The pictures of a fit.
-DISPLAYS = ("scree", "loading", "variable", "score", "biplot", "overview")
-SCORE_KINDS = ("histogram", "points", "both")
 #: Suffix of the folder of a data set's releases, beside its budget file.
 _RELEASES_SUFFIX = ".dppca-releases"
-#: Suffix of a budget file: ``data-<key>.dppca-budget.json`` (and, before keys,
-#: ``data.csv.dppca-budget.json``).
-BUDGET_SUFFIX = ".dppca-budget.json"
-#: The secret of a budget directory, beside its budget files: the key of a data set
-#: is a keyed hash, so that a budget file shown to others cannot test guesses about
-#: the data.
-_SECRET_NAME = ".dppca-data-secret"
-#: The declarations as the page names them in messages about a CSV file.
-_APP_SPELLING = {"columns": "'Variables'", "group": "'Group column'",
-                "groups": "'Group labels'"}
-FIGURE_FORMATS = ("png", "pdf", "svg")
-#: The mark the page and the figures carry when the reference is drawn.
-REFERENCE_MARK = "NON-PRIVATE reference shown: never publish this"
-_SINGLE_FIGSIZE = (8.0, 6.0)
-_OVERVIEW_FIGSIZE = (17.0, 11.0)
+
 # One fit at a time in this process: the budget file is read, charged and
 # written as one step.
 _FIT_LOCK = threading.Lock()
-
-
-# --------------------------------------------------------------------------------------
-# data
-# --------------------------------------------------------------------------------------
-def _example_data(name):
-    """A scikit-learn example set as a :class:`TabularData` (labels as public names)."""
-    if name == "wine":
-        from ..datasets import load_wine_frame as load
-    elif name == "breast_cancer":
-        from ..datasets import load_breast_cancer_frame as load
-    else:
-        load = None
-    if load is not None:
-        X, y = load()
-        labels = [str(label) for label in dict.fromkeys(sorted(map(str, y.unique())))]
-        return TabularData(X, y.astype(str).to_numpy(dtype=object), labels,
-                           f"scikit-learn example data '{name}'", "class")
-    import sklearn.datasets
-
-    if name == "diabetes":
-        X = sklearn.datasets.load_diabetes(as_frame=True).data
-        return TabularData(X, None, None, "scikit-learn example data 'diabetes'")
-    bunch = sklearn.datasets.load_digits(as_frame=True)
-    labels = [str(digit) for digit in range(10)]      # the ten digits, public
-    y = bunch.target.astype(str).to_numpy(dtype=object)
-    return TabularData(bunch.data, y, labels, "scikit-learn example data 'digits'", "digit")
-
-
-def _names_or_none(text, option, what):
-    """A comma-separated list typed in the page, or None when the box is empty."""
-    if text is None or not str(text).strip():
-        return None
-    return parse_names(text, option, what)
-
-
-def _select_columns(data, columns):
-    """``data`` with only the declared ``columns`` (of a built-in or example set)."""
-    if columns is None:
-        return data
-    missing = [name for name in columns if name not in data.X.columns]
-    if missing:
-        raise UserError(f"'Variables': no column {', '.join(map(repr, missing[:12]))} in "
-                        f"{data.source} (its columns: "
-                        f"{', '.join(map(str, list(data.X.columns)[:12]))}, ...).")
-    return TabularData(data.X[list(columns)], data.y, data.labels, data.source,
-                       data.group_column)
-
-
-def load_source(source, *, path=None, file_name=None, columns="", group_column="",
-                group_labels=""):
-    """The data of one source of the page; every problem is a :class:`UserError`.
-
-    ``source`` is a key of :data:`SOURCES`. For ``"upload"``, ``path`` is where the
-    file is and ``file_name`` its name (used in messages); ``columns``,
-    ``group_column`` and ``group_labels`` are the page's text boxes. For the other
-    sources, ``columns`` may pick some of their variables; their groups are their
-    own.
-    """
-    if source not in SOURCES:
-        raise UserError(f"unknown data source {source!r}; choose one of "
-                        f"{', '.join(SOURCES)}.")
-    variables = _names_or_none(columns, "'Variables'", "column")
-    if source != "upload":
-        if source in ("builtin", "adult"):
-            data = builtin_data("gau" if source == "builtin" else source)
-        else:
-            data = _example_data(source)
-        # the whole table, whichever variables are picked: one budget for its rows
-        fingerprint = _fingerprint_of(data)
-        data = _select_columns(data, variables)
-        data.fingerprint = fingerprint
-        return data
-    if path is None:
-        raise UserError("no file uploaded yet: choose a CSV file (with a header row) first.")
-    group = str(group_column or "").strip() or None
-    labels = _names_or_none(group_labels, "'Group labels'", "label")
-    if group is not None and labels is None:
-        raise UserError("'Group column' needs 'Group labels' a,b,c: the public list of the "
-                        "group labels, declared (from the study design), never read off "
-                        "the data.")
-    if labels is not None and group is None:
-        raise UserError("'Group labels' need a 'Group column': the column holding them.")
-    if variables is not None and group is not None and group in variables:
-        raise UserError(f"'Variables' and 'Group column' both name {group!r}; the group "
-                        "column cannot also be a variable.")
-    data = read_csv(path, variables, group, labels, max_abs=MAX_ABS_VALUE,
-                    shown_as=file_name or os.path.basename(path), spelling=_APP_SPELLING)
-    data.fingerprint = csv_fingerprint(path)
-    return data
-
-
-def csv_fingerprint(path):
-    """The fingerprint (:func:`_fingerprint_of`) of the whole table of a CSV file
-    that :func:`~sklearn_dppca._data_sources.read_csv` has read: every column,
-    whichever are declared the variables."""
-    with open(path, newline="", encoding="utf-8-sig") as handle:
-        rows = list(csv.reader(handle, strict=True))
-    while rows and not rows[0]:
-        rows.pop(0)
-    return _fingerprint(rows[0], rows[1:])
-
-
-# --------------------------------------------------------------------------------------
-# the key of a data set
-# --------------------------------------------------------------------------------------
-def _cell(value):
-    """A cell as the key reads it: a number by its value (``1``, ``1.0`` and ``1e0``
-    alike), anything else as its text."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return str(value).strip()
-    return repr(number) if math.isfinite(number) else str(value).strip()
-
-
-def _fingerprint(header, rows):
-    """SHA-256 of a table in a canonical form: columns by name, rows sorted, cells
-    by :func:`_cell`. Kept in memory only (it is no secret from a guesser)."""
-    order = sorted(range(len(header)), key=lambda j: str(header[j]).strip())
-    digest = hashlib.sha256()
-    digest.update("\x1f".join(str(header[j]).strip() for j in order).encode())
-    canonical = sorted("\x1f".join(_cell(row[j]) if j < len(row) else "" for j in order)
-                       for row in rows)
-    for row in canonical:
-        digest.update(b"\x1e" + row.encode())
-    return digest.hexdigest()
-
-
-def _fingerprint_of(data):
-    """The fingerprint of a :class:`TabularData`: its variables and, under its group
-    column's name (``"group"`` if unnamed), its group labels; what
-    :func:`load_source` stored, if any (the whole table before a choice of
-    variables)."""
-    stored = getattr(data, "fingerprint", None)
-    if stored is not None:
-        return stored
-    X = data.X
-    if hasattr(X, "columns"):
-        header = [str(name) for name in X.columns]
-        columns = [X.iloc[:, j].tolist() for j in range(X.shape[1])]
-    else:                           # an array given to create_app
-        import numpy as np
-
-        values = np.asarray(X)
-        header = [f"x{j}" for j in range(values.shape[1])]
-        columns = values.T.tolist()
-    if data.y is not None:
-        header.append(str(data.group_column or "group"))
-        columns.append([str(label) for label in data.y])
-    return _fingerprint(header, list(zip(*columns)) if columns else [])
-
-
-def _directory_secret(directory):
-    """The secret of ``directory``'s budgets (made once, readable by its owner only)."""
-    path = os.path.join(directory, _SECRET_NAME)
-    try:
-        with open(path, encoding="ascii") as stream:
-            secret = stream.read().strip()
-        if secret:
-            return secret
-    except FileNotFoundError:
-        pass
-    except OSError as error:
-        raise UserError(f"cannot read {path!r}: {error.strerror or error}.") from None
-    try:
-        handle, temporary = tempfile.mkstemp(prefix=".dppca-secret.", dir=directory)
-        with os.fdopen(handle, "w", encoding="ascii") as stream:
-            stream.write(secrets.token_hex(32) + "\n")
-        try:
-            os.link(temporary, path)          # fails if another process made it first
-        except FileExistsError:
-            pass
-        finally:
-            os.unlink(temporary)
-    except OSError as error:
-        raise UserError(f"cannot write {path!r}: {error.strerror or error}.") from None
-    return _directory_secret(directory)
-
-
-def data_key(data, directory="."):
-    """The key of a data set's budget in ``directory``: an HMAC-SHA256, under the
-    directory's secret, of the parsed table (:func:`_fingerprint_of`).
-
-    The same table (the same column names and cells, in any row or column order)
-    has the same key, whatever its file is called or wherever it was picked.
-    """
-    secret = _directory_secret(os.path.abspath(directory))
-    return hmac.new(secret.encode(), _fingerprint_of(data).encode(),
-                    hashlib.sha256).hexdigest()
-
-
-def budget_file_for(key, directory="."):
-    """The budget file of the data set whose :func:`data_key` is ``key``:
-    ``data-<key>.dppca-budget.json`` in ``directory`` (16 hex digits of the key
-    in the name; the whole key inside)."""
-    return os.path.join(directory, f"data-{key[:16]}{BUDGET_SUFFIX}")
 
 
 def open_explorer(data, budget, directory=".", budget_file=None, legacy=None):
@@ -337,133 +94,6 @@ def _open_budget(path, budget, key=None):
         f"the budget file {path!r} holds a total budget of eps={stored.eps:g}, "
         f"delta={stored.delta:g}, not eps={eps:g}, delta={delta:g}: pass the same "
         f"budget (--budget {stored.eps:g},{stored.delta:g}) or another budget file.")
-
-
-# --------------------------------------------------------------------------------------
-# fit parameters
-# --------------------------------------------------------------------------------------
-def _number(params, key, cast=float):
-    value = params.get(key)
-    try:
-        number = cast(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{key} must be a number, got {value!r}.") from None
-    if isinstance(number, float) and not math.isfinite(number):
-        raise ValueError(f"{key} must be a finite number, got {value!r}.")
-    return number
-
-
-def _whole(params, key, minimum):
-    number = _number(params, key)
-    if number != int(number) or number < minimum:
-        raise ValueError(f"{key} must be a whole number >= {minimum}, got {params.get(key)!r}.")
-    return int(number)
-
-
-def _split(params, scale):
-    """DPPCA's budget split from the page's shares: fractions of the fit's eps, as
-    everywhere (:func:`~sklearn_dppca._requests.budget_split`)."""
-    parts = ("loading", "scree", "score") + (("scale",) if scale else ())
-    try:
-        return budget_split({part: _number(params, f"split_{part}") for part in parts})
-    except ValueError as error:
-        raise ValueError(str(error).replace("the budget shares",
-                                            "the budget shares (split_...)")) from None
-
-
-def _score_axes(text, n_components):
-    """The fit's score axes: ``"1,2"`` (1-based) -> ``(0, 1)``."""
-    parts = [part.strip() for part in str(text if text is not None else "1,2").split(",")]
-    try:
-        axes = tuple(int(part) - 1 for part in parts)
-    except ValueError:
-        raise ValueError(f"score_axes must be two component numbers such as 1,2, got "
-                         f"{text!r}.") from None
-    if len(axes) != 2 or axes[0] == axes[1] or min(axes) < 0 \
-            or max(axes) >= max(n_components, 2):
-        raise ValueError(f"score_axes must be two different component numbers in "
-                         f"1..{n_components} (n_components), got {text!r}.")
-    return axes
-
-
-def split_defaults(scale):
-    """DPPCA's default budget split as the page's shares, by input id.
-
-    Parameters
-    ----------
-    scale : bool
-        Whether the fit scales its columns: DPPCA's default split then gives the
-        private spreads a part of their own.
-
-    Returns
-    -------
-    shares : dict
-        ``split_<part>`` -> share, one per part of ``budget_split`` (0: no part).
-    """
-    split = check_budget_split(DPPCA().get_params()["budget_split"], scale)
-    return {f"split_{part}": split.get(part, 0.0) for part in BUDGET_PARTS}
-
-
-def fit_defaults(scale=None):
-    """The page's fit inputs, by input id, when none is given: DPPCA's defaults.
-
-    Read off the estimator, so that the page cannot drift from it: ``bins`` 0 is
-    DPPCA's ``"auto"``, ``score_axes`` are its ``axes`` numbered from 1, and the
-    budget shares are its default split (see :func:`split_defaults`).
-
-    Parameters
-    ----------
-    scale : bool, default=None
-        The split for this ``scale``; None: DPPCA's default ``scale``.
-
-    Returns
-    -------
-    defaults : dict
-        Input id -> value.
-    """
-    dppca = DPPCA().get_params()
-    scale = dppca["scale"] if scale is None else scale
-    return {
-        "n_components": dppca["n_components"], "eps": dppca["eps"],
-        "delta": dppca["delta"], **split_defaults(scale), "scale": scale,
-        "radial": dppca["radial"], "accounting": dppca["accounting"],
-        "scree_method": dppca["scree_method"], "histogram": dppca["histogram"],
-        "bins": 0 if dppca["bins"] == "auto" else dppca["bins"],
-        "score_axes": ",".join(str(axis + 1) for axis in dppca["axes"]),
-        "nonprivate": dppca["compute_nonprivate"],
-    }
-
-
-def _dppca_params(params, n_samples):
-    """DPPCA's keyword arguments from the page's fit inputs (``params``: by input id).
-
-    Keys: ``n_components``, ``eps``, ``delta``, ``split_loading``, ``split_scree``,
-    ``split_score``, ``split_scale`` (with ``scale``), ``scale``, ``radial``,
-    ``accounting``, ``scree_method``, ``histogram``, ``bins`` (0: automatic),
-    ``score_axes`` (``"1,2"``) and ``nonprivate``. Missing keys take DPPCA's
-    defaults (:func:`fit_defaults`). Raises ValueError naming the input.
-    """
-    scale = bool(params.get("scale", fit_defaults()["scale"]))
-    params = {**fit_defaults(scale), **params}
-    k = _whole(params, "n_components", 1)
-    bins = _whole(params, "bins", 0)
-    kwargs = dict(
-        n_components=k, eps=_number(params, "eps"), delta=_number(params, "delta"),
-        budget_split=_split(params, scale), scale=scale,
-        radial=str(params["radial"]), accounting=str(params["accounting"]),
-        scree_method=str(params["scree_method"]), histogram=str(params["histogram"]),
-        bins="auto" if bins == 0 else bins,
-        axes=_score_axes(params["score_axes"], k) if k >= 2 else (0, 1),
-        compute_nonprivate=bool(params["nonprivate"]),
-        # the front ends' own rule (as the command line's): DPPCA's default, every
-        # pair, up to LARGE_N rows, the incomplete U-statistic above
-        pairs=pairs_for(n_samples),
-        # the page never sets a seed (a release made with a known seed is not
-        # private); tests do, for reproducible pictures
-        random_state=params.get("random_state"),
-    )
-    return kwargs
-
 
 class _Fit:
     """One release shown by the explorer: its label, the release as exported (no
@@ -567,7 +197,6 @@ def _write_atomically(text, path):
             os.unlink(temporary)
         raise
 
-
 # --------------------------------------------------------------------------------------
 # the explorer
 # --------------------------------------------------------------------------------------
@@ -669,7 +298,7 @@ class Explorer:
         Parameters
         ----------
         params : dict
-            The fit inputs by id (see :func:`_dppca_params`).
+            The fit inputs by id (see :func:`dppca_params`).
 
         Returns
         -------
@@ -679,7 +308,7 @@ class Explorer:
             budget and what the meter would read after it.
         """
         n_samples, n_features = self.data.X.shape
-        kwargs = _dppca_params(params, n_samples)
+        kwargs = dppca_params(params, n_samples)
         estimator = DPPCA(groups=self.data.labels, **kwargs)
         plan = estimator.plan(n_samples, n_features)
         note = shares_note(kwargs["budget_split"])
@@ -704,7 +333,7 @@ class Explorer:
         Parameters
         ----------
         params : dict
-            The fit inputs by id (see :func:`_dppca_params`).
+            The fit inputs by id (see :func:`dppca_params`).
 
         Returns
         -------
@@ -720,7 +349,7 @@ class Explorer:
         ValueError, TypeError
             For a bad input (named in the message).
         """
-        kwargs = _dppca_params(params, self.data.X.shape[0])
+        kwargs = dppca_params(params, self.data.X.shape[0])
         with _FIT_LOCK:
             # (the accountant writes its charge to the budget file, under the file's
             # lock, before the fit computes: kept even if the fit fails after it)
@@ -794,150 +423,3 @@ class Explorer:
     def labels(self):
         """The labels of the fits, oldest first."""
         return [fit.label for fit in self.fits]
-
-
-# --------------------------------------------------------------------------------------
-# drawing a release (free)
-# --------------------------------------------------------------------------------------
-def _pc_pair(pair):
-    return f"PC{pair[0] + 1} x PC{pair[1] + 1}"
-
-
-def view_axes(fit, axes):
-    """The 0-based pair ``axes`` checked against ``fit``'s components (None: the
-    fit's score axes; None too when it released fewer than 2)."""
-    k = int(fit.release.n_components_)
-    if axes is None or k < 2:
-        own = fit.release.axes_ if fit.release.axes_ is not None else (0, 1)
-        return tuple(int(a) for a in own) if k >= 2 else None
-    a, b = (int(axis) for axis in axes)
-    if a == b or min(a, b) < 0 or max(a, b) >= k:
-        raise ValueError(f"the axes must be two different components in 1..{k} "
-                         f"(the fit released {k}), got {a + 1} and {b + 1}.")
-    return a, b
-
-
-def _score_pair(fit, display, pair):
-    """The score summary's own axes, when ``pair`` (the view's) is them; else a
-    ValueError saying which pair was released: the score picture and the biplot
-    are never drawn on other axes than the view asks for."""
-    if fit.release.axes_ is None:
-        return pair
-    released = tuple(int(a) for a in fit.release.axes_)
-    if pair is not None and tuple(pair) != released:
-        raise ValueError(
-            f"the {display} picture of this fit exists for {_pc_pair(released)} only "
-            f"(its score summary was released for those axes), not for "
-            f"{_pc_pair(pair)}: set the axes to {released[0] + 1}, {released[1] + 1}, "
-            f"or fit again with score axes {pair[0] + 1},{pair[1] + 1} (spends).")
-    return released
-
-
-def draw_figure(fit, display="overview", *, axes=None, score_kind="histogram",
-                biplot_alpha=1.0, show_reference=False, figsize=None):
-    """Draw one picture of ``fit`` (a :class:`_Fit`) from released values (free).
-
-    ``axes`` (0-based) applies to every two-axis picture; the score picture and
-    the biplot exist only for the fit's own score axes, so other ``axes`` are a
-    ValueError saying which were released (the overview draws its score and
-    biplot panels on the fit's axes, labelled). The non-private reference is
-    drawn only with ``show_reference`` and when the fit stored it; the figure then
-    carries :data:`REFERENCE_MARK`. ``figsize`` (inches) sizes the figure to the
-    page. Returns ``(figure, display_object)``: a matplotlib Figure (not
-    registered with pyplot) and the display drawn (None for the overview).
-    """
-    if display not in DISPLAYS:
-        raise ValueError(f"display must be one of {', '.join(DISPLAYS)}, got {display!r}.")
-    if score_kind not in SCORE_KINDS:
-        raise ValueError(f"score_kind must be one of {', '.join(SCORE_KINDS)}, got "
-                         f"{score_kind!r}.")
-    alpha = float(biplot_alpha)
-    if not 0 <= alpha <= 1:
-        raise ValueError(f"biplot_alpha must be in [0, 1], got {biplot_alpha!r}.")
-    source, with_reference = fit.drawn(show_reference)
-    pair = view_axes(fit, axes)
-    _use_agg()
-    shown = None
-    if display == "overview":
-        import matplotlib.pyplot as plt
-
-        figure = plot_overview(source, axes=pair, figsize=figsize or _OVERVIEW_FIGSIZE,
-                               score_kw={"kind": score_kind},
-                               biplot_kw={"alpha": alpha})
-        plt.close(figure)     # served as an image: pyplot must not keep it
-    else:
-        if display in ("score", "biplot") and pair is not None:
-            pair = _score_pair(fit, display, None if axes is None else pair)
-        figure, shown = _single(source, display, pair, score_kind, alpha,
-                                figsize or _SINGLE_FIGSIZE)
-    if with_reference:
-        figure.text(0.5, 0.002, REFERENCE_MARK, ha="center", va="bottom",
-                    color="red", fontsize=11, fontweight="bold")
-    return figure, shown
-
-
-def _single(source, display, pair, score_kind, alpha, figsize):
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=figsize, layout="constrained")
-    ax = figure.add_subplot()
-    if display == "scree":
-        shown = ScreeDisplay.from_estimator(source, ax=ax, cumulative=True)
-    elif display == "loading":
-        if pair is None:
-            shown = LoadingDisplay.from_estimator(source, ax=ax, kind="heatmap")
-        else:
-            shown = LoadingDisplay.from_estimator(source, ax=ax, axes=pair)
-    elif pair is None:
-        raise ValueError(f"the {display} picture needs at least 2 components.")
-    elif display == "variable":
-        shown = VariableDisplay.from_estimator(source, ax=ax, axes=pair)
-    elif getattr(source, "frame_", None) is None:
-        raise ValueError(f"the {display} picture needs the score summary, which this "
-                         "fit did not release (a score share of 0, or too little "
-                         "budget for these rows: see the fit's warnings).")
-    elif display == "score":
-        shown = ScoreDisplay.from_estimator(source, ax=ax, kind=score_kind)
-    else:
-        shown = BiplotDisplay.from_estimator(source, ax=ax, alpha=alpha)
-    return figure, shown
-
-
-def figure_bytes(fit, display="overview", fmt="png", dpi=100, **drawing):
-    """The picture of ``fit`` as a PNG, PDF or SVG file's bytes (see
-    :func:`draw_figure`)."""
-    if fmt not in FIGURE_FORMATS:
-        raise ValueError(f"fmt must be one of {', '.join(FIGURE_FORMATS)}, got {fmt!r}.")
-    figure, _ = draw_figure(fit, display, **drawing)
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format=fmt, dpi=dpi)
-    return buffer.getvalue()
-
-
-def describe_error(error):
-    """A plain message for the page (an error's own message names inputs, never data)."""
-    text = " ".join(str(error).split())
-    if isinstance(error, BudgetExceededError):
-        return f"Fit refused. {text}"
-    return text
-
-
-def warm_up():
-    """Import the drawing stack and render a blank figure once, at start-up, so that
-    the first fit's picture does not wait for them."""
-    _use_agg()
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(1, 1))
-    figure.add_subplot().set_title("warm-up")
-    figure.savefig(io.BytesIO(), format="png")
-
-
-def _use_agg():
-    import sys
-
-    import matplotlib
-
-    if "matplotlib.pyplot" not in sys.modules:
-        matplotlib.use("Agg")
-

@@ -19,25 +19,20 @@ import time
 from .._data_sources import UserError
 from ..privacy import BudgetExceededError
 from ._hover import hover_text, hover_targets
-from ._session import (
+from ._figures import (
     DISPLAYS,
     FIGURE_FORMATS,
     REFERENCE_MARK,
     SCORE_KINDS,
-    SOURCES,
-    Explorer,
-    budget_file_for,
-    data_key,
     describe_error,
     draw_figure,
     figure_bytes,
-    fit_defaults,
-    load_source,
-    open_release,
-    split_defaults,
     view_axes,
     warm_up,
 )
+from ._inputs import fit_defaults, split_defaults
+from ._session import Explorer, open_release
+from ._sources import SOURCES, budget_file_for, data_key, load_source
 
 try:
     from shiny import App, reactive, render, ui

@@ -29,7 +29,7 @@ import math
 import numpy as np
 from scipy.special import betaincinv, ndtri
 
-from .._validation import UNIT_OPEN, Boolean, Interval, Options, check_param
+from .._validation import UNIT_OPEN, Boolean, Interval, Options, check_param, warn_user
 from ._calibration import check_delta, check_eps
 
 
@@ -350,7 +350,9 @@ def tail_audit(stats_a, stats_b, eps, delta, *, thresholds=None, alpha=0.05,
             "threshold": float(thresholds[column]), "event": _EVENTS[kind]}
 
 
-def noise_log_likelihood_ratio(outputs, centre_a, centre_b, scale, law="gaussian"):
+def noise_log_likelihood_ratio(outputs, center_a=None, center_b=None, scale=None,
+                               law="gaussian", *, centre_a="deprecated",
+                               centre_b="deprecated"):
     r"""Log-likelihood ratio of an output under two centres of a known additive noise.
 
     For outputs ``y = c + Z`` with ``Z`` of i.i.d. coordinates,
@@ -358,7 +360,7 @@ def noise_log_likelihood_ratio(outputs, centre_a, centre_b, scale, law="gaussian
     * ``"gaussian"`` (``Z ~ N(0, scale^2)``): ``sum((y - b)^2 - (y - a)^2) / (2 scale^2)``;
     * ``"laplace"`` (``Z ~ Lap(scale)``): ``sum(|y - b| - |y - a|) / scale``,
 
-    with ``a = centre_a`` and ``b = centre_b``: the log of the ratio of the
+    with ``a = center_a`` and ``b = center_b``: the log of the ratio of the
     densities at ``y`` on ``D`` (centre ``a``) and on ``D'`` (centre ``b``), the
     privacy loss of the output. The same formulas hold for the discrete Gaussian
     and the discrete Laplace (geometric) laws on the integers when the centres are
@@ -371,12 +373,16 @@ def noise_log_likelihood_ratio(outputs, centre_a, centre_b, scale, law="gaussian
     ----------
     outputs : array-like of shape (n_runs, n_coordinates) or (n_runs,)
         The released values, one run per row.
-    centre_a, centre_b : float or array-like of shape (n_coordinates,)
-        The exact values on ``D`` and on ``D'``.
+    center_a, center_b : float or array-like of shape (n_coordinates,)
+        The exact values on ``D`` and on ``D'`` (required).
     scale : float
-        The claimed noise sd (Gaussian) or Laplace scale, > 0.
+        The claimed noise sd (Gaussian) or Laplace scale, > 0 (required).
     law : {"gaussian", "laplace"}, default="gaussian"
         The claimed law of the noise.
+    centre_a, centre_b : float or array-like, default="deprecated"
+        The former names of ``center_a`` and ``center_b`` (one spelling across
+        the package, as ``frame_.center``): accepted with a FutureWarning,
+        removed in version 0.3.
 
     Returns
     -------
@@ -393,6 +399,10 @@ def noise_log_likelihood_ratio(outputs, centre_a, centre_b, scale, law="gaussian
     >>> noise_log_likelihood_ratio([[3.0], [-1.0]], 1.0, 0.0, 1.0, law="laplace")
     array([ 1., -1.])
     """
+    center_a = _renamed(center_a, centre_a, "centre_a", "center_a")
+    center_b = _renamed(center_b, centre_b, "centre_b", "center_b")
+    if center_a is None or center_b is None or scale is None:
+        raise TypeError("noise_log_likelihood_ratio needs center_a, center_b and scale.")
     scale = check_param(scale, [Interval("real", 0, None, closed="neither")], "scale")
     law = check_param(law, [Options("gaussian", "laplace")], "law")
     outputs = np.asarray(outputs, dtype=float)
@@ -400,14 +410,26 @@ def noise_log_likelihood_ratio(outputs, centre_a, centre_b, scale, law="gaussian
         outputs = outputs[:, np.newaxis]
     if outputs.ndim != 2:
         raise ValueError(f"outputs must be 1-D or 2-D, got shape {outputs.shape}.")
-    centre_a = np.broadcast_to(np.asarray(centre_a, dtype=float), outputs.shape[1:])
-    centre_b = np.broadcast_to(np.asarray(centre_b, dtype=float), outputs.shape[1:])
+    center_a = np.broadcast_to(np.asarray(center_a, dtype=float), outputs.shape[1:])
+    center_b = np.broadcast_to(np.asarray(center_b, dtype=float), outputs.shape[1:])
     if law == "gaussian":
         # (y-b)^2 - (y-a)^2 = (a - b)(2y - a - b): no cancellation of large squares
-        loss = (centre_a - centre_b) * (2 * outputs - centre_a - centre_b) / (2 * scale**2)
+        loss = (center_a - center_b) * (2 * outputs - center_a - center_b) / (2 * scale**2)
     else:
-        loss = (np.abs(outputs - centre_b) - np.abs(outputs - centre_a)) / scale
+        loss = (np.abs(outputs - center_b) - np.abs(outputs - center_a)) / scale
     return loss.sum(axis=1)
+
+
+def _renamed(value, old_value, old, new):
+    """``value``, or ``old_value`` given under the deprecated keyword ``old``
+    (a FutureWarning; both given: a TypeError)."""
+    if isinstance(old_value, str) and old_value == "deprecated":
+        return value
+    if value is not None:
+        raise TypeError(f"give {new} only ({old} is its deprecated name).")
+    warn_user(f"{old} is deprecated (one spelling across the package): use {new}; "
+              f"{old} will be removed in version 0.3.", FutureWarning)
+    return old_value
 
 
 # ------------------------------------------------------- the GDP tradeoff audit

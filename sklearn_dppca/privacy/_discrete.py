@@ -235,9 +235,6 @@ class _DiscreteGaussianScale:
         m = math.ceil(Fraction(sigma) ** 2 * 2**k / t)
         return cls(m, t, k)
 
-    def next_up(self, steps=1):
-        return _DiscreteGaussianScale(self.m + steps, self.t, self.k)
-
 
 def _acceptance_gamma(y, scale):
     """``(|y| - sigma2/t)**2 / (2 sigma2)`` as integer arrays ``(num, den)``.

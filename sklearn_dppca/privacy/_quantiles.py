@@ -71,12 +71,6 @@ def _counts_below(values, grid):
     return np.searchsorted(np.sort(values), grid, side="left")
 
 
-def _search_on(sorted_x, q, eps, rng, grid):
-    """:func:`_count_search` on sorted values (their counts below the grid)."""
-    return _count_search(np.searchsorted(sorted_x, grid, side="left"), sorted_x.size,
-                         q, eps, rng)
-
-
 def _count_search(counts, n, q, eps, rng):
     """The 0-based index where the search on a grid stopped, or None (cap).
 
