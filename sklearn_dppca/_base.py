@@ -16,7 +16,7 @@ from ._algorithms._scree import (
     scree_values,
 )
 from ._algorithms._spread import release_spreads
-from ._algorithms._variances import scree_gaussian_calls
+from ._algorithms._scree_settings import scree_gaussian_calls
 from ._bunch import Bunch
 from ._dask_input import ROW_BLOCKS, back_transformed, fit_input, transformed
 from ._names import default_feature_names, feature_names
@@ -328,7 +328,7 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         first scree settings of ``variants`` whose plan at ``grant`` runs the
         scree, or of the last (the fewest searches) when none does, so that the
         plan's ``eps_needed`` reads the cheapest (public: no data;
-        :func:`~sklearn_dppca._algorithms._variances.scree_variants`)."""
+        :func:`~sklearn_dppca._algorithms._scree_settings.scree_variants`)."""
         allocate = _allocator(grant)
         for variant in variants:
             chosen = planned(variant)
@@ -530,7 +530,7 @@ def _check_classical(budgets):
 def scree_classical_check(method, params, n_samples):
     """A :meth:`_PrivateProjection._plan_budget` check of the huber and pmwm
     scree's own Gaussian calibrations (they split their leaves themselves,
-    :func:`~sklearn_dppca._algorithms._variances.scree_gaussian_calls`) under
+    :func:`~sklearn_dppca._algorithms._scree_settings.scree_gaussian_calls`) under
     ``noise="classical"``."""
     def check(plan):
         _check_classical(

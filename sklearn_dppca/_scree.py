@@ -9,7 +9,7 @@ from ._algorithms._directions import loading_parts
 from ._algorithms._nonprivate import nonprivate_reference
 from ._algorithms._scree import check_matrix_scree
 from ._algorithms._spread import spread_parts
-from ._algorithms._variances import (
+from ._algorithms._scree_settings import (
     SCREE_METHODS,
     TOTAL_SHARE,
     check_method_params,

@@ -17,7 +17,10 @@ import pytest
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree
 from sklearn_dppca._algorithms._directions import _box_diagonal
 from sklearn_dppca._algorithms._scores import _box_frame
-from sklearn_dppca._algorithms._variances import _box_component_bounds, _box_norm_bound
+from sklearn_dppca._algorithms._scree_settings import (
+    box_component_bounds,
+    box_norm_bound,
+)
 from sklearn_dppca._rows import Rows
 from sklearn_dppca._statistics import clipped_sum_sensitivity, view_box, view_rows
 from sklearn_dppca._validation import check_bounds
@@ -165,12 +168,12 @@ def test_box_bounds_are_the_largest_terms():
     V = _orthonormal(2)
     differences = np.array([a - b for a in _corners() for b in _corners()])
     component = (differences @ V.T) ** 2 / 2
-    np.testing.assert_allclose(component.max(axis=0), _box_component_bounds(WIDTHS, V))
+    np.testing.assert_allclose(component.max(axis=0), box_component_bounds(WIDTHS, V))
     norm = np.sum((differences @ V.T) ** 2, axis=1) / 2
-    assert norm.max() <= _box_norm_bound(WIDTHS, V) * (1 + 1e-12)
+    assert norm.max() <= box_norm_bound(WIDTHS, V) * (1 + 1e-12)
     total = np.sum(differences**2, axis=1) / 2
-    assert total.max() == pytest.approx(_box_norm_bound(WIDTHS))
-    assert _box_norm_bound(WIDTHS, V) <= _box_norm_bound(WIDTHS)
+    assert total.max() == pytest.approx(box_norm_bound(WIDTHS))
+    assert box_norm_bound(WIDTHS, V) <= box_norm_bound(WIDTHS)
     assert _box_diagonal(WIDTHS) == pytest.approx(math.sqrt(np.sum(WIDTHS**2)))
 
 
@@ -206,7 +209,7 @@ def test_spreads_sensitivity_is_attained():
 def test_scree_component_statistic_moves_by_its_sensitivity_at_corners():
     X = _data()
     V = _orthonormal(2)
-    bounds = _box_component_bounds(WIDTHS, V)
+    bounds = box_component_bounds(WIDTHS, V)
     statistic, sensitivity = _rows(X).projected(V).clipped_pair_means(bounds)
     gaps = [np.linalg.norm(statistic - _rows(Y).projected(V).clipped_pair_means(bounds)[0])
             for Y in _neighbours(X)]
@@ -229,11 +232,11 @@ def test_scree_norm_and_total_move_by_their_sensitivities_at_corners(k):
     V = _orthonormal(k)
 
     def norm_scatter(Y):
-        bound = _box_norm_bound(WIDTHS, V)
+        bound = box_norm_bound(WIDTHS, V)
         return bound * _rows(Y).projected(V).pair_mean(2 * bound, "all", "s"), bound
 
     def total(Y):
-        bound = _box_norm_bound(WIDTHS)
+        bound = box_norm_bound(WIDTHS)
         return float(np.trace(bound * _rows(Y).pair_mean(2 * bound, "all", "t"))), bound
 
     scatter, bound = norm_scatter(X)
@@ -291,7 +294,7 @@ def test_dppca_with_bounds_has_no_frame_and_no_spread_searches():
     assert fitted.frame_ is not None
     # the searched scree bounds are capped at the box's (divided by the spreads)
     widths = WIDTHS / fitted.scale_
-    caps = _box_norm_bound(widths, fitted.components_)
+    caps = box_norm_bound(widths, fitted.components_)
     assert np.all(fitted.clip_bounds_ <= caps * (1 + 1e-12))
 
 

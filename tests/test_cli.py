@@ -366,7 +366,7 @@ def test_nonprivate_reference_only_with_the_flag(small_csv, tmp_path):
 
 
 def test_scree_methods_are_dppcas():
-    from sklearn_dppca._algorithms._variances import SCREE_METHODS
+    from sklearn_dppca._algorithms._scree_settings import SCREE_METHODS
     from sklearn_dppca._cli_parser import _SCREE_METHODS
 
     assert _SCREE_METHODS == SCREE_METHODS

@@ -236,7 +236,7 @@ def test_summary_lists_variances():
 
 
 def test_auto_clip_rule_uses_public_quantities_only():
-    from sklearn_dppca._algorithms._variances import (
+    from sklearn_dppca._algorithms._scree_settings import (
         BASE_LEVEL,
         _SCREE_DEFAULTS,
         _choose_clip,
@@ -252,7 +252,7 @@ def test_auto_clip_rule_uses_public_quantities_only():
 
 
 def _auto_level(n, k, eps, **params):
-    from sklearn_dppca._algorithms._variances import _SCREE_DEFAULTS, resolve_clip
+    from sklearn_dppca._algorithms._scree_settings import _SCREE_DEFAULTS, resolve_clip
 
     resolved = resolve_clip(dict(_SCREE_DEFAULTS["clipped"], **params), n, k, eps)
     return resolved["quantile_level"], resolved

@@ -31,7 +31,7 @@ import numpy as np
 from ..privacy import _calibration
 from ._directions import _RADIUS_SHARE, _auto_radius_level
 from ._spread import spread_level
-from ._variances import BASE_LEVEL
+from ._scree_settings import BASE_LEVEL
 from ..privacy._quantiles import rank_slack, search_informative
 from .._bunch import Bunch
 from .._statistics import KENDALL_MATRIX, RADIUS, SPREAD_BOUNDS, TOTAL_BOUND, TWO_SIDED

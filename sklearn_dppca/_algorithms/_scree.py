@@ -57,7 +57,7 @@ def release_scree(X, components, *, method, params, budget, noise, pairs, rng, l
                   kendall=None):
     """Variances along the rows of ``components`` and the total variance.
 
-    ``budget``: the scree's part (:func:`~._variances.scree_parts`; None for
+    ``budget``: the scree's part (:func:`~._scree_settings.scree_parts`; None for
     ``"matrix"``), whose ``total variance`` takes ``TOTAL_SHARE`` of it. The total
     is the norm-clipped U-statistic at the level of the clipped scree (the same
     clipped second moment, so the PVE is not biased by clipping).

@@ -26,7 +26,8 @@ from ..privacy._quantiles import (
 )
 from ._box_moments import release_box_mean, release_box_variances
 from ._projection import column_divisors
-from ._variances import clipped_to_the_bound, component_clip_parts
+from ._scree_settings import component_clip_parts
+from ._variances import clipped_to_the_bound
 
 #: Clipping of the spreads: one private quantile per column, so a larger quantile
 #: share than the scree's (the Gaussian part is cheap: its noise is relative to each
