@@ -18,9 +18,9 @@ from ._algorithms._scree import (
 from ._algorithms._spread import release_spreads
 from ._algorithms._scree_settings import scree_gaussian_calls
 from ._bunch import Bunch
-from ._dask_input import ROW_BLOCKS, back_transformed, fit_input, transformed
+from ._data._input import ROW_BLOCKS, back_transformed, fit_input, transformed
 from ._names import default_feature_names, feature_names
-from ._rows import block_sizes
+from ._data._rows import block_sizes
 from ._summary import summarize
 from ._validation import (
     BOUNDS,

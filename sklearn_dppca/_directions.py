@@ -7,7 +7,7 @@ from ._param_docs import shared_parameters
 from ._base import _PrivateProjection
 from ._bunch import Bunch
 from ._algorithms._plan import plan_settings
-from ._dask_input import check_blockwise_fit
+from ._data._input import check_blockwise_fit
 from ._validation import (
     PAIRS,
     UNIT_OPEN,

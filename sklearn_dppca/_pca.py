@@ -37,7 +37,7 @@ from ._base import (
 )
 from ._budget_split import check_budget_split
 from ._algorithms._plan import plan_settings
-from ._dask_input import check_blockwise_fit, group_codes
+from ._data._input import check_blockwise_fit, group_codes
 from ._progress import BlockProgress, PairProgress
 from ._validation import (
     NON_NEGATIVE,

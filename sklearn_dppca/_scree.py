@@ -27,7 +27,7 @@ from ._base import (
 )
 from ._algorithms._plan import plan_settings
 from ._algorithms._projection import column_divisors
-from ._dask_input import check_blockwise_fit
+from ._data._input import check_blockwise_fit
 from ._validation import (
     UNIT_OPEN,
     Boolean,

@@ -100,8 +100,8 @@ def adversarial_neighbours(n=200, p=3, seed=10):
 
 def one_block(X, root=0):
     """``X`` as every fit reads it up to a million rows: one block of
-    :class:`~sklearn_dppca._rows.Rows`, whose designs are seeded by ``root``."""
-    from sklearn_dppca._rows import Rows
+    :class:`~sklearn_dppca._data._rows.Rows`, whose designs are seeded by ``root``."""
+    from sklearn_dppca._data._rows import Rows
 
     X = np.ascontiguousarray(X, dtype=np.float64)
     return Rows(X, (X.shape[0],), root=root)

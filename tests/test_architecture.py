@@ -300,7 +300,7 @@ def test_a_broken_map_is_caught():
 # one statistics layer: the estimators and the algorithms read rows, never a layout
 # --------------------------------------------------------------------------------------
 # Names that tell the data's representation apart or schedule passes over it: the
-# rows (sklearn_dppca._rows) plan their own passes from the fit's budget plan.
+# rows (sklearn_dppca._data._rows) plan their own passes from the fit's budget plan.
 _LAYOUT_NAMES = {"_is_dask_collection", "is_dask_collection", "is_dask", "n_blocks", "RowBlocks",
                  "is_row_blocks", "first_pass", "statistics_ahead", "flush", "_ahead",
                  "_pair_sum_ahead", "two_sided_ahead", "interval_ahead"}

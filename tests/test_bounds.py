@@ -21,8 +21,8 @@ from sklearn_dppca._algorithms._scree_settings import (
     box_component_bounds,
     box_norm_bound,
 )
-from sklearn_dppca._rows import Rows
-from sklearn_dppca._statistics import clipped_sum_sensitivity, view_box, view_rows
+from sklearn_dppca._data._rows import Rows
+from sklearn_dppca._data._statistics import clipped_sum_sensitivity, view_box, view_rows
 from sklearn_dppca._validation import check_bounds
 from sklearn_dppca.privacy import PrivacyAccountant
 

@@ -17,7 +17,7 @@ from sklearn_dppca._algorithms._box_moments import (
     release_box_variances,
 )
 from sklearn_dppca._bunch import Bunch
-from sklearn_dppca._rows import Rows
+from sklearn_dppca._data._rows import Rows
 from sklearn_dppca.privacy import PrivacyLedger
 from sklearn_dppca.privacy._accounting import Allocation
 

@@ -184,8 +184,8 @@ def test_blockwise_spreads_track_the_columns_sd(cancer):
 
 
 def test_within_block_spread_sensitivity_holds_for_an_adversarial_neighbour():
-    from sklearn_dppca._rows import Rows
-    from sklearn_dppca._statistics import _within_block_sensitivity
+    from sklearn_dppca._data._rows import Rows
+    from sklearn_dppca._data._statistics import _within_block_sensitivity
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(230, 3))
@@ -300,7 +300,7 @@ def test_dask_equals_in_memory_without_row_blocks(client, cancer, index):
 
 
 def test_block_sizes_are_public():
-    from sklearn_dppca._rows import BLOCK_ROWS, block_sizes
+    from sklearn_dppca._data._rows import BLOCK_ROWS, block_sizes
 
     assert block_sizes(569) == (569,)
     assert block_sizes(BLOCK_ROWS) == (BLOCK_ROWS,)
@@ -313,7 +313,7 @@ def test_csv_partitions_do_not_decide_the_blocks(client, tmp_path):
     # two CSVs one row apart, read with a byte block size: Dask's partitions differ
     # (they follow the bytes of the rows), the fit's blocks and ledger do not
     dd = pytest.importorskip("dask.dataframe")
-    from sklearn_dppca._dask_input import fit_input
+    from sklearn_dppca._data._input import fit_input
 
     X = load_breast_cancer().data[:, :6]
     other = X.copy()

@@ -23,7 +23,7 @@ from sklearn_dppca._kendall import _pair_design, spherical_kendall
 
 from ._kendall_support import pair_scatter as _pair_scatter
 
-from sklearn_dppca._statistics import _block_generator
+from sklearn_dppca._data._statistics import _block_generator
 
 from ._kendall_support import DATASETS, adversarial_neighbours, direct_kendall, one_block
 

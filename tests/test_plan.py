@@ -10,8 +10,8 @@ import pytest
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree
 from sklearn_dppca._algorithms._plan import _without, bought_parts
 from sklearn_dppca._bunch import Bunch
-from sklearn_dppca._rows import Rows
-from sklearn_dppca._statistics import (
+from sklearn_dppca._data._rows import Rows
+from sklearn_dppca._data._statistics import (
     KENDALL_MATRIX,
     RADIUS,
     SPREAD_BOUNDS,

@@ -20,8 +20,8 @@ is its local form. The mean's own noise ``e`` adds ``e^2`` to the moment about
 ``m`` (``mean (y - m)^2 = var + (ybar - m)^2``): its expectation, the mean's
 noise variance, is subtracted, and its spread (``sqrt(2)`` times that) is part
 of the released noise sd. Each view (divided by spreads, projected on
-directions) has its box (:meth:`~sklearn_dppca._rows.Rows.box`,
-:meth:`~sklearn_dppca._rows.Rows.box_projection`), so the same two releases
+directions) has its box (:meth:`~sklearn_dppca._data._rows.Rows.box`,
+:meth:`~sklearn_dppca._data._rows.Rows.box_projection`), so the same two releases
 give the spreads of ``scale=True``, the variances along released directions and
 the total variance.
 """
@@ -29,7 +29,7 @@ the total variance.
 import numpy as np
 
 from .._bunch import Bunch
-from .._statistics import centred_moment_sensitivity
+from .._data._statistics import centred_moment_sensitivity
 from ..privacy import gaussian_mechanism
 
 #: A bound's relative allowance for the roundings of ``h + |c - m|`` and of the

@@ -7,7 +7,7 @@ import math
 import numpy as np
 from .._bunch import Bunch
 
-from .._statistics import KENDALL_MATRIX, RADIUS
+from .._data._statistics import KENDALL_MATRIX, RADIUS
 from .._validation import warn_user
 from ..privacy import PrivacyUtilityWarning, symmetric_matrix_gaussian
 
@@ -149,7 +149,7 @@ def release_directions(X, *, radial, radius, radius_level, budget, noise, sensit
                        pairs, rng, ledger, progress=None):
     """The directions' release for ``radial``: spherical, clipped or covariance.
 
-    ``X``: the fit's :class:`~sklearn_dppca._rows.Rows`. ``budget`` is
+    ``X``: the fit's :class:`~sklearn_dppca._data._rows.Rows`. ``budget`` is
     ``plan.node("loading")`` (or the directions' node): a leaf, or the view of
     :func:`loading_parts`.
 

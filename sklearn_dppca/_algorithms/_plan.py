@@ -34,7 +34,7 @@ from ._spread import spread_level
 from ._scree_settings import BASE_LEVEL
 from ..privacy._quantiles import rank_slack, search_informative
 from .._bunch import Bunch
-from .._statistics import KENDALL_MATRIX, RADIUS, SPREAD_BOUNDS, TOTAL_BOUND, TWO_SIDED
+from .._data._statistics import KENDALL_MATRIX, RADIUS, SPREAD_BOUNDS, TOTAL_BOUND, TWO_SIDED
 
 #: The largest noise sd, relative to the statistic's public scale, of an
 #: informative Gaussian release: the Kendall matrix (operator norm of the noise,
@@ -358,7 +358,7 @@ def first_pass_requests(plan, radial):
     matching), ``rows`` (what the rows the directions read compute: the Kendall
     sum, the radius's and the total variance's matchings) and ``scores`` (what
     the score axes' view computes: the frame's first counts); each a list of
-    statistic names of :mod:`~sklearn_dppca._statistics`.
+    statistic names of :mod:`~sklearn_dppca._data._statistics`.
     """
     paths = plan.allocations
     rows = []

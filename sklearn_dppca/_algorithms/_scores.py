@@ -151,7 +151,7 @@ def _box_frame(scores, cells=1):
 
     Its centre is ``M c`` (``c`` the box's centre, ``M`` the two score axes) and
     its half width the larger half extent ``max_l sum_j |m_lj| w_j / 2``
-    (:meth:`~sklearn_dppca._rows.Rows.box_projection`): every clipped row
+    (:meth:`~sklearn_dppca._data._rows.Rows.box_projection`): every clipped row
     projects inside it, so no row falls off the histogram, and it is public
     (declared bounds and released directions). Why not the six searches: at
     small ``n eps`` (iris, wine at eps = 1) they collapse or overshoot, and

@@ -122,7 +122,7 @@ def check_scree_before_charge(method, params, n_samples, n_components,
     pair the rows (at least 4 rows); public clip bounds ``C`` must match the
     bounds clipping uses (one for "norm", one per component for "component").
     (A pair design, ``pairs`` an int, is checked against the rows' blocks:
-    :func:`~sklearn_dppca._dask_input.check_blockwise_fit`.)
+    :func:`~sklearn_dppca._data._input.check_blockwise_fit`.)
     """
     if method == "huber" or (method == "pmwm" and params["split"]):
         if n_samples < 4:

@@ -15,7 +15,7 @@ import numpy as np
 from .._bunch import Bunch
 
 from .._names import default_feature_names
-from .._statistics import SPREAD_BOUNDS
+from .._data._statistics import SPREAD_BOUNDS
 from .._validation import above_noise, warn_user
 from ..privacy import PrivacyUtilityWarning, gaussian_mechanism
 from ..privacy._quantiles import (
@@ -98,7 +98,7 @@ def _private_feature_variances(X, *, budget, noise, rng, ledger, feature_names):
     ``n_b - 1`` of those pairs, each term in ``[0, C_j]``, so ``U_j / C_j`` moves by
     at most ``(n_max - 1) / sum_b C(n_b, 2)`` (``2 / n`` in one block), plus the
     rounding allowance of the computation
-    (:func:`~sklearn_dppca._statistics.clipped_sum_sensitivity`).
+    (:func:`~sklearn_dppca._data._statistics.clipped_sum_sensitivity`).
 
     Each column's tied and clipped shares, the shares of its matched pairs whose
     value is zero or at or above its released bound, are released too (the leaf

@@ -17,7 +17,7 @@ from ._scree_settings import (
     box_norm_bound,
     check_public_clip,
 )
-from .._statistics import (
+from .._data._statistics import (
     SCREE_BOUND,
     SCREE_COMPONENT_BOUNDS,
     SCREE_SCATTER,
@@ -247,7 +247,7 @@ def _component_clipped_variances(X, components, params, budget, noise, rng, ledg
     blocks (all pairs in one block), released as ``U_l / C_l``: each coordinate
     moves by at most ``2/n`` (in one block), the vector by ``2 sqrt(k)/n`` in L2,
     plus the computation's rounding allowance
-    (:func:`~sklearn_dppca._statistics.clipped_sum_sensitivity`). The noise on
+    (:func:`~sklearn_dppca._data._statistics.clipped_sum_sensitivity`). The noise on
     ``U_l`` is then proportional to ``C_l``, so a component on a small scale is
     not drowned by the noise of a large one.
     """

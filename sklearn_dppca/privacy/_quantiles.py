@@ -77,7 +77,7 @@ def _count_search(counts, n, q, eps, rng):
     ``counts[i] = #{x_j < t_i}`` on the grid and ``n`` the number of values: all
     the search reads of the data. Counts of a public grid are sums over any split
     of the rows, so blocks of rows can count apart and add their counts (every
-    fit's row blocks, :mod:`sklearn_dppca._rows`); the noise is drawn here, once.
+    fit's row blocks, :mod:`sklearn_dppca._data._rows`); the noise is drawn here, once.
 
     The search asks, point by point, whether ``c_i + Exp_i >= T`` with fresh noise
     ``Exp_i`` per point and ``T = q n + Exp_0``. The count is constant between

@@ -1,6 +1,6 @@
 """Every private statistic a fit releases, declared once: its per-block part, how
 the parts combine, and its sensitivity (with the rounding allowance of that
-computation). :mod:`~sklearn_dppca._rows` runs the per-block parts over the row
+computation). :mod:`~sklearn_dppca._data._rows` runs the per-block parts over the row
 blocks of a fit; the algorithms in :mod:`~sklearn_dppca._algorithms` give the
 combined values to their mechanism.
 
@@ -43,11 +43,11 @@ import zlib
 
 import numpy as np
 
-from ._kendall import _pair_sum, random_pairs
-from ._validation import MAX_ABS_VALUE
-from .privacy._histograms import histogram_counts
-from .privacy._means import clipped_pair_mean
-from .privacy._quantiles import (
+from .._kendall import _pair_sum, random_pairs
+from .._validation import MAX_ABS_VALUE
+from ..privacy._histograms import histogram_counts
+from ..privacy._means import clipped_pair_mean
+from ..privacy._quantiles import (
     _SCALE_FREE_GRID,
     _counts_below,
     _geometric_grid,

@@ -1,5 +1,5 @@
 """The inputs of every fit: arrays, Dask arrays and DataFrames, read as rows in
-public blocks (:mod:`~sklearn_dppca._rows`); what a fit in more than one block
+public blocks (:mod:`~sklearn_dppca._data._rows`); what a fit in more than one block
 supports, checked before any spending.
 
 Dask is imported only when the input is a Dask collection: it stays optional.
@@ -8,7 +8,7 @@ Dask is imported only when the input is a Dask collection: it stays optional.
 import numpy as np
 
 from ._rows import BLOCK_ROWS, Rows, block_sizes, check_design
-from ._validation import (
+from .._validation import (
     Instance,
     check_projections,
     Interval,
@@ -28,8 +28,8 @@ def _is_dask_collection(X):
 
 
 def fit_input(estimator, X, row_blocks, rng, *, n_jobs=None, progress=None):
-    """``X`` as every fit reads it: :class:`~sklearn_dppca._rows.Rows` in the public
-    blocks of :func:`~sklearn_dppca._rows.block_sizes` (from ``n`` alone, or
+    """``X`` as every fit reads it: :class:`~sklearn_dppca._data._rows.Rows` in the public
+    blocks of :func:`~sklearn_dppca._data._rows.block_sizes` (from ``n`` alone, or
     ``row_blocks``).
 
     An in-memory array is validated here; a Dask collection is rechunked to the
@@ -127,7 +127,7 @@ def check_blockwise_fit(sizes, *, pairs, compute_nonprivate=False, scree_method=
     One block holds all rows: everything is available. In more blocks every
     statistic must be a sum over blocks: pairs within blocks (an int ``pairs``),
     norm clipping, no non-private reference (it needs all rows at once). The
-    number of blocks is public (:func:`~sklearn_dppca._rows.block_sizes`).
+    number of blocks is public (:func:`~sklearn_dppca._data._rows.block_sizes`).
     """
     if pairs != "all":
         check_design(sizes, pairs)

@@ -9,7 +9,7 @@ comfortably, there is a single block: "all pairs", per-component clipping, the
 one-dimensional scree estimators and the non-private reference are then
 available, as over all rows.
 
-:class:`Rows` runs the per-block parts of :mod:`~sklearn_dppca._statistics` and
+:class:`Rows` runs the per-block parts of :mod:`~sklearn_dppca._data._statistics` and
 adds them up on the client in block order; the noise is drawn there, once, by the
 mechanisms the algorithms call. Each design and matching is seeded by the fit's
 random state and the statistic's name (its ledger step), so a statistic may be
@@ -25,9 +25,9 @@ import math
 import numpy as np
 
 from . import _statistics as stats
-from ._kendall import check_pair_design
-from ._validation import check_max_abs
-from .privacy._quantiles import (
+from .._kendall import check_pair_design
+from .._validation import check_max_abs
+from ..privacy._quantiles import (
     _geometric_grid,
     _interval_from_counts,
     _positive_from_counts,
@@ -164,7 +164,7 @@ class Rows:
 
     def clipped(self, low, high):
         """The rows with each column clipped to its public range ``[low_j,
-        high_j]`` (:func:`~sklearn_dppca._statistics.view_rows`): a view, taken
+        high_j]`` (:func:`~sklearn_dppca._data._statistics.view_rows`): a view, taken
         before any division or projection.
 
         Clipping is a map of each row alone, so one changed row still changes
@@ -177,7 +177,7 @@ class Rows:
 
     def box(self):
         """The declared ranges of this view's columns, ``(low, high)`` (divided by
-        the spreads in a divided view, :func:`~sklearn_dppca._statistics.view_box`),
+        the spreads in a divided view, :func:`~sklearn_dppca._data._statistics.view_box`),
         or None without declared ranges. Public: the ranges and the released
         spreads only. Every row of the view (before any projection) lies in it."""
         return stats.view_box(self.view)
@@ -213,7 +213,7 @@ class Rows:
 
     def __truediv__(self, divisor):
         """The rows divided by one positive number per column (then clamped to the
-        data domain, :func:`~sklearn_dppca._statistics.view_rows`): a view, whose
+        data domain, :func:`~sklearn_dppca._data._statistics.view_rows`): a view, whose
         statistics of the plan are asked of the next pass."""
         if self.view[1] is not None or self.view[2] is not None:
             raise ValueError("rows are divided once, before any projection")
@@ -422,7 +422,7 @@ class Rows:
     def clipped_pair_means(self, bounds):
         """Per column, the clipped pair mean divided by its bound (in ``[0, 1]``), and
         the vector's L2 sensitivity as computed
-        (:func:`~sklearn_dppca._statistics.clipped_sum_sensitivity`)."""
+        (:func:`~sklearn_dppca._data._statistics.clipped_sum_sensitivity`)."""
         sums, n_pairs = self.clipped_pair_sums(bounds)
         return (sums / n_pairs / np.asarray(bounds, dtype=np.float64),
                 stats.clipped_sum_sensitivity(self.sizes, self.shape[1]))
