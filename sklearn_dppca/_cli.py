@@ -144,8 +144,9 @@ def _fit(options, out, err):
         f"({', '.join(names[:12])}{', ...' if len(names) > 12 else ''})"
         + (f", groups {', '.join(map(str, data.labels))}" if data.labels else ""))
     # (delta >= 1/n: the estimator's PrivacyRiskWarning is shown as a warning line)
-    pairs = pairs_for(n_samples, options.settings.get("pairs"))
-    if pairs != estimator.get_params()["pairs"]:
+    default = estimator.get_params()["pairs"]
+    pairs = pairs_for(n_samples, default, options.settings.get("pairs"))
+    if pairs != default:
         # the front ends' rule (:func:`~sklearn_dppca._requests.pairs_for`)
         estimator.set_params(pairs=pairs)
         say(f"note: n = {n_samples} > {_LARGE_N}: the incomplete U-statistic with "
@@ -205,7 +206,8 @@ def _plan(options, out):
     else:
         n_samples, n_features = csv_shape(options.csv, options.columns, options.group)
         source = repr(options.csv)
-    estimator.set_params(pairs=pairs_for(n_samples, options.settings.get("pairs")))
+    estimator.set_params(pairs=pairs_for(n_samples, estimator.get_params()["pairs"],
+                                         options.settings.get("pairs")))
     plan = _checked_plan(estimator, n_samples, n_features, "cannot plan the fit: ")
     eps = estimator.get_params()["eps"]
     print(f"Plan of DPPCA on {source}: {n_samples} rows x {n_features} variables, "

@@ -28,8 +28,12 @@ SHARES = {"loading": 0.4, "scree": 0.2, "score": 0.2}
 
 
 def test_pairs_follow_one_rule():
-    assert pairs_for(LARGE_N) == "all" and pairs_for(LARGE_N + 1) == LARGE_N_PAIRS
-    assert pairs_for(LARGE_N + 1, "all") == "all" and pairs_for(50, 8) == 8
+    default = DPPCA().get_params()["pairs"]
+    assert pairs_for(LARGE_N, default) == "all"
+    assert pairs_for(LARGE_N + 1, default) == LARGE_N_PAIRS
+    assert pairs_for(LARGE_N + 1, default, "all") == "all" and pairs_for(50, default, 8) == 8
+    # the default is the estimator's, whatever it is
+    assert pairs_for(50, 16) == 16
 
 
 def test_budget_shares_are_fractions_of_eps():

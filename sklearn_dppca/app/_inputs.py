@@ -128,7 +128,7 @@ def dppca_params(params, n_samples):
         compute_nonprivate=bool(params["nonprivate"]),
         # the front ends' own rule (as the command line's): DPPCA's default, every
         # pair, up to LARGE_N rows, the incomplete U-statistic above
-        pairs=pairs_for(n_samples),
+        pairs=pairs_for(n_samples, DPPCA().get_params()["pairs"]),
         # the page never sets a seed (a release made with a known seed is not
         # private); tests do, for reproducible pictures
         random_state=params.get("random_state"),
