@@ -21,6 +21,7 @@ from ._bunch import Bunch
 from ._data._input import ROW_BLOCKS, back_transformed, fit_input, transformed
 from ._names import default_feature_names, feature_names
 from ._data._rows import block_sizes
+from ._pair_design import design_pairs
 from ._summary import summarize
 from ._validation import (
     BOUNDS,
@@ -185,6 +186,7 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         self._charge(spec.plan, params, rows.shape[0])
         self._plan_rows, self._kept_parts = spec.rows, spec.kept
         self._release(rows, spec, params, rng, ledger, targets)
+        self.pairs_ = spec.pairs
         self._set_privacy(ledger, params, spec.plan)
         return self
 
@@ -208,6 +210,9 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         :class:`~sklearn_dppca.privacy.BudgetPlan` of the parts bought), ``rows``
         (the plan's rows) and ``kept`` (the budget tree run).
         """
+        if "pairs" in params:
+            # the one pair-design rule, from the public block sizes
+            params["pairs"] = design_pairs(params["pairs"], sizes)
         _check_covariance_radial(params)
         check_bounds(params["bounds"], n_features, names)
         if params["accounting"] == "gdp" and params["noise"] == "classical":

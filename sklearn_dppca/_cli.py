@@ -34,7 +34,7 @@ import warnings
 from ._cli_options import Options, dppca_for, in_cli_terms
 from ._cli_parser import SCREE_PANELS, build_parser
 from ._data_sources import LARGE_N as _LARGE_N
-from ._requests import pairs_for
+from ._pair_design import design_pairs
 from ._data_sources import UserError as _UserError
 from ._data_sources import builtin_data, builtin_labels, csv_shape, read_csv
 from ._summary import ledger_table, plan_text
@@ -144,13 +144,13 @@ def _fit(options, out, err):
         f"({', '.join(names[:12])}{', ...' if len(names) > 12 else ''})"
         + (f", groups {', '.join(map(str, data.labels))}" if data.labels else ""))
     # (delta >= 1/n: the estimator's PrivacyRiskWarning is shown as a warning line)
-    default = estimator.get_params()["pairs"]
-    pairs = pairs_for(n_samples, default, options.settings.get("pairs"))
-    if pairs != default:
-        # the front ends' rule (:func:`~sklearn_dppca._requests.pairs_for`)
-        estimator.set_params(pairs=pairs)
-        say(f"note: n = {n_samples} > {_LARGE_N}: the incomplete U-statistic with "
-            f"{pairs} partners per row is used (--pairs all for every pair).")
+    from ._data._rows import block_sizes
+
+    pairs = design_pairs(estimator.get_params()["pairs"], block_sizes(n_samples))
+    if "pairs" not in options.settings and pairs != "all":
+        # DPPCA's own rule (pairs="auto"), the same for every front end
+        say(f"note: {n_samples} rows: the incomplete U-statistic with {pairs} "
+            "partners per row (--pairs auto; --pairs all for every pair).")
     # what the options ask of the data's shape, refused as the fit would refuse it
     # before any charge (the plan runs the fit's own checks)
     _checked_plan(estimator, n_samples, n_features, "")
@@ -206,8 +206,6 @@ def _plan(options, out):
     else:
         n_samples, n_features = csv_shape(options.csv, options.columns, options.group)
         source = repr(options.csv)
-    estimator.set_params(pairs=pairs_for(n_samples, estimator.get_params()["pairs"],
-                                         options.settings.get("pairs")))
     plan = _checked_plan(estimator, n_samples, n_features, "cannot plan the fit: ")
     eps = estimator.get_params()["eps"]
     print(f"Plan of DPPCA on {source}: {n_samples} rows x {n_features} variables, "

@@ -207,8 +207,8 @@ def _parse_components(text):
 def _parse_pairs(text):
     if text is None:
         return None
-    if str(text).strip().lower() == "all":
-        return "all"
+    if str(text).strip().lower() in ("all", "auto"):
+        return str(text).strip().lower()
     return _int(text, "--pairs")
 
 
@@ -332,8 +332,8 @@ def dppca_for(options, labels):
     data is read.
 
     What the options do not set is DPPCA's default, with one rule of the command
-    line's own (:data:`_ACCOUNTING_WITH_CLASSICAL_NOISE`); ``pairs`` is set once the
-    public ``n`` is known.
+    line's own (:data:`_ACCOUNTING_WITH_CLASSICAL_NOISE`); ``pairs="auto"`` decides
+    the pair design from the public ``n`` in the fit itself.
 
     Parameters
     ----------

@@ -14,7 +14,8 @@ import sys
 #: is spent only with ``--scale``.
 from ._budget_split import BUDGET_PARTS as _BUDGET_PARTS
 from ._budget_split import DEFAULT_SCALED_SPLIT, DEFAULT_SPLIT
-from ._data_sources import BUILTIN_DATA, LARGE_N, LARGE_N_PAIRS
+from ._data_sources import BUILTIN_DATA
+from ._pair_design import AUTO_ALL_ROWS, AUTO_PARTNERS
 
 #: The options that fit (or choose the data of a fit): none applies to a redraw
 #: with ``--from-json``.
@@ -192,10 +193,11 @@ def build_parser():
                        default=None, help="synthetic score points uniformly in their "
                                           "cells or at the cell centres (default "
                                           "{dppca}; free post-processing)")
-    model.add_argument("--pairs", default=None, metavar="all|M",
-                       help="pairs of the Kendall and scree U-statistics: 'all', or M "
-                            f"partners per row (default {{dppca}}; {LARGE_N_PAIRS} above "
-                            f"{LARGE_N} rows)")
+    model.add_argument("--pairs", default=None, metavar="auto|all|M",
+                       help="pairs of the Kendall and scree U-statistics: 'all', M "
+                            "partners per row, or 'auto' (every pair up to "
+                            f"{AUTO_ALL_ROWS} rows, {AUTO_PARTNERS} partners per row "
+                            "above; default {dppca})")
     output = parser.add_argument_group("output")
     output.add_argument("--out", default=None, metavar="FILE",
                         help="overview figure, .png, .pdf or .svg (default report.png)")

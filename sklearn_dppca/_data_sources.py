@@ -23,10 +23,8 @@ import os
 
 #: The public labels of the groups of the built-in 'gau' data.
 _GAU_GROUPS = ["G1", "G2", "G3", "G4", "G5"]
-#: Above this many rows the front ends use the incomplete U-statistic.
+#: Above this many rows the command line always shows the fit's progress.
 LARGE_N = 20_000
-#: Partners per row of the incomplete U-statistic used above ``LARGE_N`` rows.
-LARGE_N_PAIRS = 64
 #: How the command line names the declarations in messages; the app passes its own.
 _CLI_SPELLING = {"columns": "--columns", "group": "--group", "groups": "--groups"}
 #: Cells reported as missing rather than non-numeric (compared in lower case).

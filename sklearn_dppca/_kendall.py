@@ -77,6 +77,7 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from ._kendall_kernel import all_pairs_partial, design_partial
+from ._pair_design import design_pairs
 from ._validation import (
     Callable,
     Interval,
@@ -346,10 +347,11 @@ def _pair_sum(X, floor, pairs, random_state, n_jobs, progress):
     """
     check_n_jobs(n_jobs)
     pairs = check_pairs(pairs)
-    m = None if pairs == "all" else pairs
     check_param(progress, [None, Callable()], "progress")
     X = check_rows(X)
     n_samples = X.shape[0]
+    pairs = design_pairs(pairs, (n_samples,))
+    m = None if pairs == "all" else pairs
     if m is None or m >= n_samples - 1:
         return _all_pairs_sum(X, floor, n_jobs, progress)
     design = _pair_design(n_samples, m, check_generator(random_state))

@@ -62,8 +62,18 @@ _SHARED = {
         ``X`` is rechunked to them; its own chunks never decide). An int: blocks
         of that many rows (the last takes the rest); a list: the block sizes.
         An in-memory and a Dask fit with the same blocks release the same
-        values. More than one block needs an int ``pairs`` (every block at
-        least ``pairs + 1`` rows); see the user guide, "Scaling out".""",
+        values. More than one block pairs rows within blocks: ``pairs="auto"``
+        picks a design the blocks hold, an int ``pairs`` needs every block of
+        at least ``pairs + 1`` rows, and ``"all"`` is refused; see the user
+        guide, "Scaling out".""",
+}
+
+#: Fitted attributes the three estimators share, written once as well.
+_SHARED_ATTRIBUTES = {
+    'pairs_': """\
+    pairs_ : "all" or int
+        The pair design the fit used: ``pairs`` with ``"auto"`` resolved from
+        the row blocks (public).""",
 }
 
 _PLACEHOLDER = re.compile(r"^ *\{shared: (\w+)\}$", re.MULTILINE)
@@ -73,5 +83,6 @@ def shared_parameters(cls):
     """Class decorator: each ``{shared: <name>}`` line of ``cls``'s docstring
     becomes the shared entry of ``<name>`` (a KeyError for an unknown name, when
     the class is defined)."""
-    cls.__doc__ = _PLACEHOLDER.sub(lambda match: _SHARED[match.group(1)], cls.__doc__)
+    entries = {**_SHARED, **_SHARED_ATTRIBUTES}
+    cls.__doc__ = _PLACEHOLDER.sub(lambda match: entries[match.group(1)], cls.__doc__)
     return cls

@@ -186,10 +186,11 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         The directions' pair terms (see :class:`DPKendallDirections`).
     {shared: radius}
     {shared: radius_level}
-    pairs : "all" or int, default="all"
-        All pairs of rows, or ``m`` partners per row by a data-independent design
-        (see :class:`DPKendallDirections`); the clipped scree uses the same
-        design unless ``scree_params`` sets its own.
+    pairs : "auto", "all" or int, default="auto"
+        All pairs of rows, or ``m`` partners per row by a data-independent design;
+        ``"auto"``: all pairs up to 2,000 rows, 64 partners per row above (see
+        :class:`DPKendallDirections`; the design used is ``pairs_``). The clipped
+        scree uses the same design unless ``scree_params`` sets its own.
     compute_nonprivate : bool, default=False
         Store the ordinary PCA (and the exact histogram on the same grid) in
         ``nonprivate_``. NOT private: for comparison only, never publish it.
@@ -306,6 +307,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         Number of components kept.
     n_samples_ : int
         Number of rows of the fit (public).
+    {shared: pairs_}
     n_features_in_ : int
         Number of columns seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features,)
@@ -375,7 +377,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
                  histogram_threshold="auto", groups=None, scale=False,
                  noise="analytic", sensitivity="tight", accounting="gdp",
                  accountant=None, radial="spherical", radius="auto",
-                 radius_level="auto", pairs="all",
+                 radius_level="auto", pairs="auto",
                  compute_nonprivate=False, whiten=False, random_state=None, n_jobs=None,
                  verbose=0, row_blocks=None, bounds=None):
         self.n_components = n_components

@@ -8,41 +8,15 @@ One reading of each input for both front ends:
   ``DPPCA(budget_split=...)`` reads them: a part given 0 is left out, and shares
   summing below 1 spend that much of the grant, no more (the explorer used to
   scale them up to 1; see the changelog);
-* **pairs on large tables**: DPPCA's own ``pairs`` up to :data:`LARGE_N` rows,
-  the incomplete U-statistic with :data:`LARGE_N_PAIRS` partners per row above,
-  unless the user chose ``pairs``;
+* **pairs on large tables**: no rule of their own: DPPCA's ``pairs="auto"``
+  (:func:`~sklearn_dppca._pair_design.design_pairs`) decides, unless the user chose
+  ``pairs``;
 * **the spend of a fit** is read off its public plan (:func:`planned_spend`), the
   very spend the fit charges.
 """
 
 import math
 
-from ._data_sources import LARGE_N, LARGE_N_PAIRS
-
-
-def pairs_for(n_samples, default, chosen=None):
-    """The pair design of a front end's fit on ``n_samples`` rows (public).
-
-    Parameters
-    ----------
-    n_samples : int
-        The rows of the data (public).
-    default : int or "all"
-        DPPCA's own ``pairs`` (read off the estimator: the defaults live in its
-        signature alone).
-    chosen : int or "all" or None, default=None
-        The user's own choice, which stands; None: the rule.
-
-    Returns
-    -------
-    pairs : int or "all"
-        ``chosen``, else ``default`` up to :data:`LARGE_N` rows and
-        :data:`LARGE_N_PAIRS` above (the exact U-statistics take hours on large
-        data, the incomplete one seconds).
-    """
-    if chosen is not None:
-        return chosen
-    return LARGE_N_PAIRS if n_samples > LARGE_N else default
 
 
 def budget_split(shares):

@@ -28,6 +28,7 @@ from ._base import (
 from ._algorithms._plan import plan_settings
 from ._algorithms._projection import column_divisors
 from ._data._input import check_blockwise_fit
+from ._pair_design import design_pairs
 from ._validation import (
     UNIT_OPEN,
     Boolean,
@@ -139,8 +140,9 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         or "off": the combination with the Kendall-implied variances),
         ``quantile_share`` (0.25), ``quantile_level`` ("auto": 0.97 on small
         tables, higher with more rows and budget; a number in (0, 1): lower levels
-        cut noise, higher ones cut clipping bias), ``pairs`` ("all" or m partners per
-        row, "norm" only);
+        cut noise, higher ones cut clipping bias), ``pairs`` ("auto", "all" or m
+        partners per row, "norm" only; "auto" as in :class:`DPKendallDirections`,
+        which also sets the pairs of directions this estimator releases);
         ``huber``: ``m2_frac`` (0.25), ``k_min`` (-40), ``k_max`` (40),
         ``block_size`` (16);
         ``pmwm``: ``beta`` (1.01), ``trim_const`` (10), ``eta`` (0.01), ``a`` (0),
@@ -263,6 +265,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         Number of components kept.
     n_samples_ : int
         Number of rows of the fit (public).
+    {shared: pairs_}
     n_features_in_ : int
         Number of columns seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features,)
@@ -406,7 +409,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         self._fit_scree(X, method=method, params=spec.method_params,
                         budget=plan.part("scree") if "scree" in plan else None,
                         noise=params["noise"],
-                        pairs=spec.method_params.get("pairs", "all"),
+                        pairs=spec.directions_pairs,
                         monotone=params["monotone"], rng=rng, ledger=ledger,
                         kendall=kendall)
         if spec.threshold is not None:
@@ -423,7 +426,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         method = params["method"]
         method_params = check_method_params(method, params["method_params"])
         method_params = check_blockwise_fit(
-            sizes, pairs=method_params.get("pairs", "all"),
+            sizes, pairs=method_params.get("pairs", "auto"),
             compute_nonprivate=params["compute_nonprivate"], scree_method=method,
             scree_params=method_params)
         reused = self._reused_scale(params["scale"])
@@ -463,7 +466,8 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         return Bunch(method_params=method_params, reused=reused, given=given,
                      grant=grant, threshold=threshold, n_components=n_components,
                      parts=parts, settings=settings,
-                     directions_pairs=method_params.get("pairs", "all"))
+                     directions_pairs=design_pairs(method_params.get("pairs", "auto"),
+                                                   sizes))
 
     def _budget_parts(self, params, release_directions, reused_scale, names):
         """The budget tree but the scree's own part, and the scree's share.

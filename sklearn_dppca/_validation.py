@@ -372,7 +372,7 @@ SHARE = Interval("real", 0, 1)
 #: Any number but NaN, infinities included (a bound that may be open-ended).
 EXTENDED_REAL = Interval("real", -math.inf, math.inf)
 N_JOBS = [None, Interval("int", None, -1), Interval("int", 1, None)]
-PAIRS = ["all", Interval("int", 1, None)]
+PAIRS = ["all", "auto", Interval("int", 1, None)]
 RANDOM_STATE = [None, Interval("int", 0, None),
                 Instance((np.random.Generator, np.random.RandomState),
                          "a numpy.random.Generator or RandomState")]
@@ -470,7 +470,7 @@ def check_n_jobs(n_jobs):
 
 
 def check_pairs(pairs):
-    """``"all"`` or ``m`` partners per row (an int >= 1)."""
+    """``"all"``, ``"auto"`` or ``m`` partners per row (an int >= 1)."""
     return check_param(pairs, PAIRS, "pairs")
 
 

@@ -55,6 +55,7 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 from sklearn_dppca import load_release  # noqa: E402
 from sklearn_dppca.privacy import PrivacyAccountant  # noqa: E402
+from ._hang_guard import HANG_GUARD  # noqa: E402
 
 #: The data set's total budget, given to every start of the app.
 BUDGET = (3.0, 1e-5)
@@ -64,7 +65,7 @@ FIRST_FIT = {"eps": 2.0, "delta": 4e-6, "n_components": 3}
 GROUP_COLUMN, GROUPS = "school", ("north", "south", "east")
 N_ROWS, VARIABLES = 2000, ("algebra", "geometry", "reading", "writing")
 #: Seconds for the app to answer, and for the page to react to one action.
-START_TIMEOUT, ACTION_TIMEOUT = 30, 20
+START_TIMEOUT = ACTION_TIMEOUT = HANG_GUARD
 #: The meter: the total eps at the total delta ("0.90 of eps 3 spent at delta 1e-5").
 METER = re.compile(r"([0-9.]+) of eps ([0-9.eE+-]+) spent at delta ([0-9.eE+-]+)")
 SCREENSHOTS = os.environ.get("SKLEARN_DPPCA_APP_SCREENSHOTS")
@@ -139,7 +140,7 @@ class _App:
         """End the process at once (SIGKILL): nothing gets a chance to save."""
         if self.process.poll() is None:
             self.process.kill()
-        self.process.wait(timeout=10)
+        self.process.wait(timeout=HANG_GUARD)
 
 
 # --- the browser ---

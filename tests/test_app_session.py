@@ -41,6 +41,7 @@ from sklearn_dppca.app._sources import (  # noqa: E402
     load_source,
 )
 from sklearn_dppca.datasets import make_gaussian_clusters  # noqa: E402
+from ._hang_guard import HANG_GUARD  # noqa: E402
 
 BUDGET = (2.0, 1e-5)
 #: One fit of the page's defaults but eps: it takes about half of BUDGET. (The seed,
@@ -575,9 +576,9 @@ def test_two_explorer_processes_racing_release_one_fit(tmp_path, data):
                for _ in range(2)]
     for worker in workers:
         worker.start()
-    outcomes = sorted(results.get(timeout=120) for _ in workers)
+    outcomes = sorted(results.get(timeout=HANG_GUARD) for _ in workers)
     for worker in workers:
-        worker.join(timeout=60)
+        worker.join(timeout=HANG_GUARD)
     assert outcomes == ["refused", "released"]
     assert len(json.loads(open(path).read())["charges"]) == 1
     assert Explorer(data, (1.5, 1e-5), path).meter()["charges"] == 1

@@ -17,6 +17,7 @@ import pytest
 
 from sklearn_dppca.privacy import BudgetExceededError, PrivacyAccountant, Spend, gdp_mu
 from sklearn_dppca.privacy._accountant import _file_lock
+from ._hang_guard import HANG_GUARD
 
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32" or "fork" not in multiprocessing.get_all_start_methods(),
@@ -57,9 +58,9 @@ def _race(path, spend, processes=4, attempts=4):
                for _ in range(processes)]
     for worker in workers:
         worker.start()
-    accepted = sum(results.get(timeout=60) for _ in workers)
+    accepted = sum(results.get(timeout=HANG_GUARD) for _ in workers)
     for worker in workers:
-        worker.join(timeout=60)
+        worker.join(timeout=HANG_GUARD)
         assert worker.exitcode == 0
     return accepted, json.loads(path.read_text())
 
@@ -122,7 +123,7 @@ def test_a_process_killed_between_charge_and_fit_stays_charged(tmp_path):
     PrivacyAccountant.open(path, total=TOTAL)
     worker = _context().Process(target=_charge_then_die, args=(str(path),))
     worker.start()
-    worker.join(timeout=60)
+    worker.join(timeout=HANG_GUARD)
     assert worker.exitcode == -signal.SIGKILL
     (charge,) = json.loads(path.read_text())["charges"]
     assert charge["label"] == "DPPCA"
@@ -145,9 +146,9 @@ def test_a_process_killed_holding_the_lock_releases_it(tmp_path):
     ready = _context().Event()
     worker = _context().Process(target=_hold_the_lock, args=(str(path), ready))
     worker.start()
-    assert ready.wait(timeout=60)
+    assert ready.wait(timeout=HANG_GUARD)
     os.kill(worker.pid, signal.SIGKILL)
-    worker.join(timeout=60)
+    worker.join(timeout=HANG_GUARD)
     accountant.charge(STEP, label="after the kill")
     assert len(accountant.charges) == 1
 
@@ -169,7 +170,7 @@ def test_a_pickled_accountant_cannot_charge_in_another_process(tmp_path):
     worker = context.Process(target=_charge_a_copy,
                              args=(pickle.dumps(accountant), results))
     worker.start()
-    message = results.get(timeout=60)
-    worker.join(timeout=60)
+    message = results.get(timeout=HANG_GUARD)
+    worker.join(timeout=HANG_GUARD)
     assert "never charges" in message
     assert json.loads(path.read_text())["charges"] == []

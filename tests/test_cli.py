@@ -26,7 +26,7 @@ from sklearn_dppca._budget_split import BUDGET_PARTS  # noqa: E402
 from sklearn_dppca._cli import main  # noqa: E402
 from sklearn_dppca._cli_options import _parse_budget_split, _parse_labels  # noqa: E402
 from sklearn_dppca._cli_parser import build_parser  # noqa: E402
-from sklearn_dppca._data_sources import LARGE_N_PAIRS  # noqa: E402
+from sklearn_dppca._pair_design import AUTO_PARTNERS  # noqa: E402
 from sklearn_dppca._data_sources import parse_names  # noqa: E402
 from sklearn_dppca._release_layout import NONPRIVATE_KEY  # noqa: E402
 from sklearn_dppca.display import (  # noqa: E402
@@ -36,6 +36,7 @@ from sklearn_dppca.display import (  # noqa: E402
     ScreeDisplay,
     VariableDisplay,
 )
+from ._hang_guard import HANG_GUARD  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -126,7 +127,8 @@ def test_default_data_end_to_end(default_run):
     params = release["estimator"]["params"]
     assert release["estimator"]["class"] == "DPPCA"
     assert "random_state" not in params and release["estimator"]["seeded"] is True
-    assert params["pairs"] == "all"
+    assert params["pairs"] == "auto"       # above AUTO_ALL_ROWS: the design
+    assert f"incomplete U-statistic with {AUTO_PARTNERS} partners" in out
     # the printed report: summary, ledger table with one row per mechanism call
     assert "DP PCA Summary" in out and "Privacy ledger:" in out
     assert "total (Gaussian parts composed in mu-GDP)" in out
@@ -626,13 +628,13 @@ def test_large_table_uses_the_incomplete_u_statistic(adult_csv, scale, tmp_path)
                              tmp_path)
     seconds = time.perf_counter() - start
     assert code == 0, err
-    assert "incomplete U-statistic" in out and f"{LARGE_N_PAIRS} partners" in out
+    assert "incomplete U-statistic" in out and f"{AUTO_PARTNERS} partners" in out
     release = read_json(tmp_path / "adult.json")
     assert release["n_samples"] == 32561 and release["n_features"] == 5
     assert release["feature_names"] == ["age", "education_num", "capital_gain",
                                         "capital_loss", "hours_per_week"]
     params = release["estimator"]["params"]
-    assert params["pairs"] == LARGE_N_PAIRS
+    assert params["pairs"] == "auto"     # DPPCA's own rule decides: AUTO_PARTNERS
     assert "duplicates" not in params      # repeated rows are zero terms, never an error
     assert params.get("scale", False) is scale
     assert release["privacy_spent"]["eps"] <= 1.0
@@ -675,11 +677,11 @@ def test_module_entry_point(tmp_path):
     # the package as this process imports it (installed, or built in place)
     env = _subprocess_env(Path(sklearn_dppca.__file__).resolve().parents[1])
     done = subprocess.run([sys.executable, "-m", "sklearn_dppca", "--version"], cwd=tmp_path,
-                          env=env, capture_output=True, text=True, timeout=120)
+                          env=env, capture_output=True, text=True, timeout=HANG_GUARD)
     assert done.returncode == 0 and "sklearn_dppca" in done.stdout
     done = subprocess.run([sys.executable, "-m", "sklearn_dppca", "--delta", "5"],
                           cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=HANG_GUARD)
     assert done.returncode == 2
     assert done.stderr.startswith("error: --delta") and done.stderr.count("\n") == 1
     assert list(tmp_path.iterdir()) == []
@@ -693,7 +695,7 @@ def test_the_checkout_itself_imports(tmp_path):
     done = subprocess.run(
         [sys.executable, "-c", "import sklearn_dppca, sklearn_dppca._kendall_kernel as k; "
          "print(sklearn_dppca.__file__); print(k.__file__)"],
-        cwd=REPO, env=_subprocess_env(), capture_output=True, text=True, timeout=120)
+        cwd=REPO, env=_subprocess_env(), capture_output=True, text=True, timeout=HANG_GUARD)
     assert done.returncode == 0, done.stderr[-2000:]
     package_file, kernel_file = done.stdout.split()
     assert Path(package_file).resolve().parent == REPO / "sklearn_dppca"
@@ -793,8 +795,8 @@ def test_cli_runs_racing_on_one_budget_file(small_csv, tmp_path):
                                        args=(args, cwd, barrier, results)))
     for worker in workers:
         worker.start()
-    codes = sorted(results.get(timeout=120) for _ in workers)
+    codes = sorted(results.get(timeout=HANG_GUARD) for _ in workers)
     for worker in workers:
-        worker.join(timeout=60)
+        worker.join(timeout=HANG_GUARD)
     assert codes == [0, 2]
     assert len(read_json(tmp_path / "b.json")["charges"]) == 1

@@ -11,6 +11,7 @@ import pytest
 
 import sklearn_dppca
 from sklearn_dppca import datasets, display, privacy
+from ._hang_guard import HANG_GUARD
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "doc"
@@ -67,7 +68,7 @@ def test_docs_build_without_warnings(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
          "-D", "plot_gallery=0", str(source), str(output)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=110,
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=HANG_GUARD,
     )
     assert done.returncode == 0, done.stderr[-4000:]
     for page in ("index.html", "user_guide.html", "cli.html", "api.html",

@@ -64,12 +64,14 @@ def test_the_classical_noise_rule_is_the_command_lines_own(tmp_path, monkeypatch
 
 @pytest.mark.parametrize("scale", [False, True])
 def test_the_pages_defaults_are_dppcas(other_defaults, scale):
-    # a fit with no input given, on data below the front ends' large-n rule
+    # a fit with no input given
     page = dppca_params({"scale": scale}, n_samples=100)
     dppca = DPPCA(scale=scale).get_params()
     for name in ("n_components", "eps", "delta", "radial", "accounting", "scree_method",
-                 "histogram", "axes", "compute_nonprivate", "pairs", "random_state"):
+                 "histogram", "axes", "compute_nonprivate", "random_state"):
         assert page[name] == dppca[name], name
+    # the pair design is DPPCA's own rule (pairs="auto"), never the page's
+    assert "pairs" not in page
     assert page["bins"] == dppca["bins"] or (page["bins"], dppca["bins"]) == ("auto", 0)
     # the budget split DPPCA would use, share for share
     assert check_budget_split(page["budget_split"], scale) \

@@ -26,6 +26,7 @@ from ._kendall_support import pair_scatter as _pair_scatter
 from sklearn_dppca._data._statistics import _block_generator
 
 from ._kendall_support import DATASETS, adversarial_neighbours, direct_kendall, one_block
+from ._hang_guard import HANG_GUARD
 
 TOL = 1e-12
 DBL_MAX = np.finfo(np.float64).max
@@ -669,7 +670,7 @@ def _import_kernel_with(value):
     return subprocess.run(
         [sys.executable, "-c", "from sklearn_dppca import _kendall_kernel as k; "
          "print(k.current_route(), k.KERNEL_LANES, ' '.join(k.available_routes()))"],
-        env=env, capture_output=True, text=True, timeout=120)
+        env=env, capture_output=True, text=True, timeout=HANG_GUARD)
 
 
 def test_kernel_route_is_forced_by_the_environment():

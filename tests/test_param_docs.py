@@ -6,7 +6,7 @@ from numpydoc.docscrape import ClassDoc
 
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree
 from sklearn_dppca._base import _PrivateProjection
-from sklearn_dppca._param_docs import _SHARED, shared_parameters
+from sklearn_dppca._param_docs import _SHARED, _SHARED_ATTRIBUTES, shared_parameters
 
 ESTIMATORS = (DPPCA, DPScree, DPKendallDirections)
 
@@ -39,3 +39,10 @@ def test_an_unknown_shared_name_fails_at_definition():
             ----------
                 {shared: nonsense}
             """
+
+
+@pytest.mark.parametrize("name", sorted(_SHARED_ATTRIBUTES))
+def test_a_shared_attribute_reads_the_same_on_every_page(name):
+    entries = [{a.name: (a.type, tuple(a.desc)) for a in ClassDoc(cls)["Attributes"]}[name]
+               for cls in ESTIMATORS]
+    assert entries[0] == entries[1] == entries[2]

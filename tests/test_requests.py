@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 
 from sklearn_dppca import DPPCA, DPScree, PrivacyAccountant
-from sklearn_dppca._data_sources import LARGE_N, LARGE_N_PAIRS
-from sklearn_dppca._requests import budget_split, pairs_for, planned_spend, shares_note
+from sklearn_dppca._requests import budget_split, planned_spend, shares_note
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
@@ -25,15 +24,6 @@ from sklearn_dppca.app._sources import BUDGET_SUFFIX  # noqa: E402
 from sklearn_dppca.datasets import make_gaussian_clusters  # noqa: E402
 
 SHARES = {"loading": 0.4, "scree": 0.2, "score": 0.2}
-
-
-def test_pairs_follow_one_rule():
-    default = DPPCA().get_params()["pairs"]
-    assert pairs_for(LARGE_N, default) == "all"
-    assert pairs_for(LARGE_N + 1, default) == LARGE_N_PAIRS
-    assert pairs_for(LARGE_N + 1, default, "all") == "all" and pairs_for(50, default, 8) == 8
-    # the default is the estimator's, whatever it is
-    assert pairs_for(50, 16) == 16
 
 
 def test_budget_shares_are_fractions_of_eps():

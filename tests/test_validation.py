@@ -139,7 +139,7 @@ def test_options_boolean_instance_callable_pair():
 
 def test_several_constraints_type_then_value():
     # a string is the type of "all", so an unknown string is a wrong value
-    with pytest.raises(ValueError, match="pairs must be 'all' or an int >= 1"):
+    with pytest.raises(ValueError, match="pairs must be 'all' or 'auto' or an int >= 1"):
         check_param("some", PAIRS, "pairs")
     with pytest.raises(TypeError, match="pairs"):
         check_param(2.5, PAIRS, "pairs")

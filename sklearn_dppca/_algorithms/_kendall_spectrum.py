@@ -45,41 +45,63 @@ _BOOTSTRAP_TOLERANCE = 1e-6
 
 
 def _kendall_eigenvalues(ratios):
-    """The spherical Kendall matrix's eigenvalues for scatter eigenvalues ``ratios``.
+    """The spherical Kendall matrix's eigenvalues for scatter eigenvalues ``ratios``
+    (shape (p,), or (draws, p): each row alone).
 
     Scale free: any positive multiple of ``ratios`` gives the same values, which
     sum to 1.
     """
     ratios = np.asarray(ratios, dtype=float)
-    ratios = ratios / ratios.sum()
+    if ratios.ndim == 1:
+        return _kendall_eigenvalues(ratios[None, :])[0]
+    ratios = ratios / ratios.sum(axis=1, keepdims=True)
     # In v = log t the integrand is smooth and falls off exponentially at both
     # ends, so the trapezoid rule converges fast, and ratios spread over many
-    # decades are all resolved (it agrees with adaptive quadrature to 1e-8).
-    log_t = np.arange(np.log(HEAD / ratios.max()), np.log(TAIL / ratios.min()), _LOG_STEP)
-    t = np.exp(log_t)[:, None]
-    grown = 1.0 + 2.0 * ratios * t
-    values = ratios / grown * np.prod(grown ** -0.5, axis=1, keepdims=True) * t
+    # decades are all resolved (it agrees with adaptive quadrature to 1e-8). Each
+    # row has its own nodes, from HEAD / max to TAIL / min; a row's unused nodes
+    # weigh 0.
+    start = np.log(HEAD / ratios.max(axis=1))
+    n_nodes = np.ceil((np.log(TAIL / ratios.min(axis=1)) - start) / _LOG_STEP).astype(int)
+    nodes = np.arange(n_nodes.max())
+    t = np.exp(start[:, None] + _LOG_STEP * nodes)
+    grown = ratios[:, None, :] * (2.0 * t)[:, :, None]
+    grown += 1.0
+    # t prod_l (1 + 2 r_l t)^(-1/2), a product of factors <= 1 (it may underflow
+    # to 0 where the integrand is negligible, never overflow)
+    weight = t * np.prod(np.reciprocal(np.sqrt(grown)), axis=2)
+    weight[nodes >= n_nodes[:, None]] = 0.0
+    np.reciprocal(grown, out=grown)
     # below the first node the integrand is ratios to first order
-    return values.sum(axis=0) * _LOG_STEP + ratios * t[0, 0]
+    return ratios * (np.einsum("dnp,dn->dp", grown, weight) * _LOG_STEP + t[:, :1])
 
 
 def _eigenvalue_ratios(kendall_values, start=None, tolerance=_TOLERANCE):
     """The scatter eigenvalue ratios (summing to 1) whose Kendall eigenvalues are
-    ``kendall_values`` (floored and normalised first).
+    ``kendall_values`` (floored and normalised first; shape (p,), or (draws, p):
+    each row alone, all from the one ``start``).
 
     Fixed point ``r <- r k / K(r)``, renormalised: the Kendall map is monotone in
     each ratio, and the iteration converges in 10 to 30 steps from ``r = k``.
+    The rows iterate together, each until its own convergence.
     """
-    target = np.maximum(np.asarray(kendall_values, dtype=float), 0.0)
-    target = np.maximum(target / max(target.sum(), np.finfo(float).tiny), _FLOOR)
-    target /= target.sum()
-    ratios = target.copy() if start is None else np.asarray(start, dtype=float)
+    target = np.asarray(kendall_values, dtype=float)
+    if target.ndim == 1:
+        return _eigenvalue_ratios(target[None, :], start, tolerance)[0]
+    target = np.maximum(target, 0.0)
+    sums = np.maximum(target.sum(axis=1, keepdims=True), np.finfo(float).tiny)
+    target = np.maximum(target / sums, _FLOOR)
+    target /= target.sum(axis=1, keepdims=True)
+    ratios = target.copy() if start is None else \
+        np.tile(np.asarray(start, dtype=float), (target.shape[0], 1))
+    running = np.ones(target.shape[0], dtype=bool)
     for _ in range(_MAX_ITERATIONS):
-        updated = ratios * target / _kendall_eigenvalues(ratios)
-        updated /= updated.sum()
-        converged = np.max(np.abs(updated / ratios - 1.0)) < tolerance
-        ratios = updated
-        if converged:
+        current = ratios[running]
+        updated = current * target[running] / _kendall_eigenvalues(current)
+        updated /= updated.sum(axis=1, keepdims=True)
+        converged = np.max(np.abs(updated / current - 1.0), axis=1) < tolerance
+        ratios[running] = updated
+        running[np.flatnonzero(running)[converged]] = False
+        if not running.any():
             break
     return ratios
 
@@ -118,15 +140,16 @@ def elliptical_ratios(kendall_matrix, kendall_noise, total, total_noise, n_compo
     eigenvalues = np.linalg.eigvalsh(kendall_matrix)[::-1]
     every_ratio = _eigenvalue_ratios(eigenvalues)
     ratios = every_ratio[:n_components]
-    draws, redrawn_ratios = [], []
+    redrawn_values, redrawn_totals = [], []
     for _ in range(_BOOTSTRAP_DRAWS):
         noisy = kendall_matrix + symmetric_gaussian_noise(
             kendall_matrix.shape[0], kendall_noise, rng)
-        redrawn = _eigenvalue_ratios(np.linalg.eigvalsh(noisy)[::-1],
-                                     start=every_ratio,
-                                     tolerance=_BOOTSTRAP_TOLERANCE)
-        draws.append((total + total_noise * rng.standard_normal()) * redrawn[:n_components])
-        redrawn_ratios.append(redrawn[:n_components])
+        redrawn_values.append(np.linalg.eigvalsh(noisy)[::-1])
+        redrawn_totals.append(total + total_noise * rng.standard_normal())
+    # the draws' fixed points run together (one quadrature call per step for all)
+    redrawn_ratios = _eigenvalue_ratios(np.array(redrawn_values), every_ratio,
+                                        _BOOTSTRAP_TOLERANCE)[:, :n_components]
+    draws = np.array(redrawn_totals)[:, None] * redrawn_ratios
     if correct_bias:
         ratios = ratios - (np.mean(redrawn_ratios, axis=0) - ratios)
     return Bunch(ratios=ratios, ratio_noise=np.std(redrawn_ratios, axis=0, ddof=1),

@@ -42,7 +42,7 @@ _SCREE_DEFAULTS = {
         # level of the private upper quantile: "auto" (from n, k and eps, see
         # _choose_level) or a number in (0, 1)
         "quantile_level": "auto",
-        "pairs": "all",          # pairs of the U-statistic ("norm" only): "all" or m
+        "pairs": "auto",         # pairs of the U-statistic ("norm" only): "auto", "all" or m
         # the norm bound: its own search ("own"), the total variance's released
         # bound ("total"), or "auto" (the first the fit's plan can buy, see
         # scree_variants)

@@ -6,7 +6,7 @@ import math
 
 from .._budget_split import BUDGET_PARTS, check_budget_split
 from .._pca import DPPCA
-from .._requests import budget_split, pairs_for
+from .._requests import budget_split
 
 
 
@@ -126,9 +126,6 @@ def dppca_params(params, n_samples):
         bins="auto" if bins == 0 else bins,
         axes=_score_axes(params["score_axes"], k) if k >= 2 else (0, 1),
         compute_nonprivate=bool(params["nonprivate"]),
-        # the front ends' own rule (as the command line's): DPPCA's default, every
-        # pair, up to LARGE_N rows, the incomplete U-statistic above
-        pairs=pairs_for(n_samples, DPPCA().get_params()["pairs"]),
         # the page never sets a seed (a release made with a known seed is not
         # private); tests do, for reproducible pictures
         random_state=params.get("random_state"),
