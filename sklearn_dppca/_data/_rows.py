@@ -103,6 +103,7 @@ class _Passes:
         self.largest = None    # each column's largest absolute value, once checked
         self.max_abs_checks = []   # what: checks waiting for the first pass
         self.plan = None       # (requests, settings) from plan_passes
+        self.views = {}        # (block index, view key) -> a narrow view's rows
 
 
 class Rows:
@@ -315,7 +316,8 @@ class Rows:
             results = []
             for index, requests in enumerate(per_block):
                 block = self.data[self.starts[index]:self.starts[index + 1]]
-                results.append(_block_requests(block, requests))
+                results.append(_block_requests(block, requests,
+                                               self._kept_views(index)))
                 self._report(index + 1)
             return results
         return _compute_on_dask(self, per_block)
@@ -342,6 +344,12 @@ class Rows:
 
     def _check_max_abs(self, what):
         check_max_abs(np.array([np.max(self.passes.largest, initial=0.0)]), what)
+
+    def _kept_views(self, index):
+        """The narrow views of block ``index`` kept from earlier passes, by view
+        key (in memory only): a projection read by several passes (the score
+        axes' searches, the scree's) is computed once."""
+        return _KeptViews(self.passes.views, index)
 
     def _report(self, done):
         # one block is the whole array: its passes are no news
@@ -534,16 +542,43 @@ def _distributed_client():
         return None, None
 
 
-def _block_requests(block, requests):
+class _KeptViews:
+    """The views of one block kept across passes: those of at most
+    :data:`_KEPT_VIEW_COLUMNS` columns (a view is a function of the block and its
+    public parts, so a kept one is the one a pass would compute)."""
+
+    def __init__(self, store, index):
+        self.store, self.index = store, index
+
+    def rows(self, block, view):
+        key = (self.index,) + tuple(None if part is None else part.tobytes()
+                                    for part in view)
+        if key in self.store:
+            return self.store[key]
+        rows = stats.view_rows(block, view)
+        if rows.shape[1] <= _KEPT_VIEW_COLUMNS and view[2] is not None:
+            self.store[key] = rows
+        return rows
+
+
+#: The widest projected view kept across passes: its memory is at most this many
+#: floats a row (the score axes' view has 2; the scree's has k).
+_KEPT_VIEW_COLUMNS = 8
+
+
+def _block_requests(block, requests, kept=None):
     """Every statistic one pass asks of this block: ``function(view, *args)`` for
-    each ``(view, function, args)``; the block is read (or generated) once."""
+    each ``(view, function, args)``; the block is read (or generated) once, and a
+    narrow view kept from an earlier pass (``kept``, in memory) is not
+    recomputed."""
     views = {}
     results = []
     for view, function, args in requests:
         raw = function is stats.block_check
         key = "raw" if raw else tuple(id(part) for part in view)
         if key not in views:
-            views[key] = block if raw else stats.view_rows(block, view)
+            views[key] = block if raw else (
+                stats.view_rows(block, view) if kept is None else kept.rows(block, view))
         results.append(function(views[key], *args))
         if raw and not results[0][0]:
             # not finite: the pass raises (the documented input contract); the
