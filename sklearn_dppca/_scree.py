@@ -309,7 +309,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     >>> bounded = DPScree(eps=1.0, bounds=box, method_params={"C": "box"},
     ...                   random_state=0).fit(X)
     >>> [entry["step"] for entry in bounded.privacy_ledger_]
-    ['directions', 'scree/mean', 'scree/variances/statistic', 'scree/total variance/statistic', 'gaussian block']
+    ['loading', 'scree/mean', 'scree/variances/statistic', 'scree/total variance/statistic', 'gaussian block']
 
     Directions fitted before are reused frozen (scikit-learn's
     ``FrozenEstimator``); their ledger comes with them, within ``eps, delta``:
@@ -483,7 +483,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
             rest = 1.0 - share
         if release_directions:
             share = 1.0 if params["method"] == "matrix" else params["directions_share"]
-            parts["directions"] = (rest * share,
+            parts["loading"] = (rest * share,
                                    loading_parts(params["radial"], params["radius"]))
             rest *= 1.0 - share
         return parts, rest
@@ -562,8 +562,8 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         ``matrix``, ``noise_scale`` and ``eigenvectors`` (rows), or None.
         """
         reused = self._reused()
-        if "directions" in plan:
-            released = self._release_directions(X, plan.node("directions"), params, rng,
+        if "loading" in plan:
+            released = self._release_directions(X, plan.node("loading"), params, rng,
                                                 ledger, pairs=pairs)
             kendall = Bunch(matrix=released.kendall_matrix,
                             noise_scale=released.noise_scale,

@@ -214,6 +214,7 @@ NOT_ESTIMABLE = "not estimable"
 
 #: The parts of a fit, the ledger (or plan) steps that buy each, by prefix.
 _PART_STEPS = {
+    # ("directions": DPScree's name of the part in releases before 0.1)
     "directions": ("loading", "directions"),
     "variances": ("scree/variances", "scree/statistic", "scree"),
     "PVE": ("scree",),
@@ -500,7 +501,8 @@ def ledger_table(ledger, spent):
                      + [line(row) for row in rows[:-1]] + [rule, line(rows[-1])])
 
 
-#: The parts of a fit in the words of a summary.
+#: The parts of a fit in the words of a summary ("directions": DPScree's name of
+#: the loading part in releases written before 0.1, still read).
 _PART_WORDS = {"loading": "directions", "directions": "directions",
                "scale": "column spreads", "scree": "variances and PVE",
                "score": "score summary"}

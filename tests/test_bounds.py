@@ -322,7 +322,7 @@ def test_bounds_replace_the_scree_searches_the_plan_cannot_buy():
 def test_box_moments_spend_nothing_on_searches(unsnapped):
     X = _data(200)
     fitted = DPScree(2, bounds=BOX, method_params={"C": "box"}, random_state=0).fit(X)
-    assert steps(fitted) == ["directions", "scree/mean", "scree/variances/statistic",
+    assert steps(fitted) == ["loading", "scree/mean", "scree/variances/statistic",
                              "scree/total variance/statistic", "gaussian block"]
     assert fitted.clip_bounds_ is None          # nothing is clipped
     sensitivity = {e["step"]: e["sensitivity"] for e in fitted.privacy_ledger_}

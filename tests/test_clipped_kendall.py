@@ -330,8 +330,8 @@ def test_matrix_scree_spends_nothing_beyond_the_directions(monkeypatch):
     monkeypatch.setattr(DPScree, "_bought", spy)
     scree = DPScree(method="matrix", radial="clipped", eps=1.0, random_state=0).fit(X)
     (tree,) = trees
-    assert list(tree) == ["directions"] and tree["directions"][0] == 1.0
-    assert steps(scree) == ["directions/radius", "directions/statistic", "gaussian block"]
+    assert list(tree) == ["loading"] and tree["loading"][0] == 1.0
+    assert steps(scree) == ["loading/radius", "loading/statistic", "gaussian block"]
     assert scree.privacy_spent_ == pytest.approx((1.0, 1e-5), rel=1e-6)
     # the same release as the directions alone with the same budget and seed
     directions = DPKendallDirections(radial="clipped", eps=1.0, random_state=0).fit(X)

@@ -77,7 +77,7 @@ def test_kendall_scree_spends_the_scree_on_the_total_only():
     X = _gaussian(1500, 2, shift=40.0)
     (scree,) = _fits(lambda s: DPScree(method="kendall", random_state=s), X, [0])
     steps = [entry["step"] for entry in scree.privacy_ledger_]
-    assert steps == ["directions", "scree/total variance/clip bound",
+    assert steps == ["loading", "scree/total variance/clip bound",
                      "scree/total variance/statistic", "gaussian block"]
     assert scree.clip_bounds_ is None and np.all(scree.noise_scale_ > 0)
     # the released Kendall matrix is kept, and the variances follow from it

@@ -124,7 +124,7 @@ def _step_kind(path):
     """What the step at ``path`` is: ``(kind, detail)`` for the rules."""
     parts = path.split("/")
     top, last = parts[0], parts[-1]
-    if top in ("loading", "directions"):
+    if top == "loading":
         return ("search", "radius") if last == "radius" else ("gaussian", "kendall")
     if last in ("mean", "clipped share"):
         return "gaussian", last
@@ -362,11 +362,10 @@ def first_pass_requests(plan, radial):
     """
     paths = plan.allocations
     rows = []
-    for part in ("loading", "directions"):
-        if part in paths and radial == "spherical":
-            rows.append(KENDALL_MATRIX)
-        if f"{part}/radius" in paths:
-            rows.append(RADIUS)
+    if "loading" in paths and radial == "spherical":
+        rows.append(KENDALL_MATRIX)
+    if "loading/radius" in paths:
+        rows.append(RADIUS)
     if "scree/total variance/clip bound" in paths:
         rows.append(TOTAL_BOUND)
     raw = [SPREAD_BOUNDS] if any(path.startswith("scale/clip bound")
