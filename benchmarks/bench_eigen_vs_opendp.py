@@ -97,7 +97,7 @@ def ours(kind, setting, X, seed, eps):
         est = DPPCA(n_components=K, eps=eps, scree_method=method, scree_params=params,
                     random_state=seed)
     else:
-        est = DPScree(n_components=K, eps=eps, method=method, method_params=params,
+        est = DPScree(n_components=K, eps=eps, scree_method=method, scree_params=params,
                       random_state=seed)
     est.fit(X)
     return est.explained_variance_, est.explained_variance_ratio_

@@ -1,4 +1,4 @@
-"""Time and accuracy of the DP scree methods (``DPScree(method=...)``).
+"""Time and accuracy of the DP scree methods (``DPScree(scree_method=...)``).
 
 Data: Gaussian rows with covariance eigenvalues (10, 5, 2, 1, ..., 1), p = 10, in a
 random orthonormal basis, shifted by +50 in every coordinate (the scree must not
@@ -55,7 +55,7 @@ def run(method, n, seeds):
     for seed in seeds:
         X = spectrum_data(n, seed)
         start = time.process_time()
-        scree = DPScree(method=method, eps=1.0, delta=1e-5, random_state=seed).fit(X)
+        scree = DPScree(scree_method=method, eps=1.0, delta=1e-5, random_state=seed).fit(X)
         seconds.append(time.process_time() - start)
         errors.append(np.max(np.abs(scree.explained_variance_[:3] / SPECTRUM[:3] - 1)))
     return np.array(errors), np.array(seconds)
@@ -99,7 +99,7 @@ def gau_ratios(seeds):
     print(f"{'method':8s} {'PC1':>6s} {'PC2':>6s}")
     for method in METHODS:
         ratios = np.array([
-            DPScree(n_components=5, method=method, eps=1.0, delta=1e-5,
+            DPScree(n_components=5, scree_method=method, eps=1.0, delta=1e-5,
                     random_state=seed).fit(X).explained_variance_[:2] / truth
             for seed in seeds])
         pc1, pc2 = np.median(ratios, axis=0)

@@ -27,7 +27,7 @@ from sklearn_dppca.privacy import PrivacyAccountant
 X = make_gaussian_clusters(random_state=0)
 accountant = PrivacyAccountant(eps=1.5, delta=3e-5)
 fits = [
-    DPScree(n_components=5, eps=0.5, method=method, accountant=accountant,
+    DPScree(n_components=5, eps=0.5, scree_method=method, accountant=accountant,
             random_state=0).fit(X)
     for method in ("clipped", "pmwm", "kendall")
 ]

@@ -1,5 +1,7 @@
 """Private variances along given or private directions (the DP scree)."""
 
+import inspect
+
 import numpy as np
 from sklearn.frozen import FrozenEstimator
 from ._bunch import Bunch
@@ -36,6 +38,7 @@ from ._validation import (
     InvalidParameterError,
     Options,
     check_n_components,
+    warn_user,
 )
 
 
@@ -130,9 +133,10 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     eps : float, default=1.0
         Total privacy budget this fit spends, directions included.
     {shared: delta}
-    method : {"clipped", "huber", "pmwm", "kendall", "matrix"}, default="clipped"
-        How the variances are released (see above).
-    method_params : dict, default=None
+    scree_method : {"clipped", "huber", "pmwm", "kendall", "matrix"}, default="clipped"
+        How the variances are released (see above); DPPCA's parameter of the
+        same name.
+    scree_params : dict, default=None
         Tuning values of the method (unknown names are an error):
         ``clipped``: ``clip`` ("auto", "norm", "component" or "scaled"), ``C``
         ("auto" or a public bound: on ``||d||^2 / 2`` for "norm", per component
@@ -207,11 +211,16 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         mean instead, each term bounded by the box (``scree/mean``: the mean
         about the box's centre in units of its widths, sensitivity
         ``sqrt(p) / n``; then each moment over its bound ``(h_l + |c_l -
-        m_l|)^2``, sensitivity ``1 / n`` a coordinate); ``method_params={"C":
+        m_l|)^2``, sensitivity ``1 / n`` a coordinate); ``scree_params={"C":
         "box"}`` takes them always (a codebook's wide ranges make them
         loose, see the user guide, "Public bounds"; ``clip`` is then not
         read). It also enables ``radial="covariance"`` and caps
         ``radius="auto"`` at the box's diagonal.
+
+    method : str, default="deprecated"
+        Deprecated in 0.1 (removed in 0.3): use ``scree_method``.
+    method_params : dict, default="deprecated"
+        Deprecated in 0.1 (removed in 0.3): use ``scree_params``.
 
     Attributes
     ----------
@@ -246,7 +255,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     noise_scale_ : ndarray of shape (n_components,)
         Standard deviation of the Gaussian noise on each raw variance.
     clip_bounds_ : ndarray of shape (n_components,) or None
-        Released clip bounds (``method="clipped"``).
+        Released clip bounds (``scree_method="clipped"``).
     method_label_ : str
         The scree method that released the variances.
     kendall_matrix_ : ndarray of shape (n_features, n_features) or None
@@ -306,7 +315,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     search runs:
 
     >>> box = [(30.0, 70.0), (35.0, 65.0), (40.0, 60.0)]
-    >>> bounded = DPScree(eps=1.0, bounds=box, method_params={"C": "box"},
+    >>> bounded = DPScree(eps=1.0, bounds=box, scree_params={"C": "box"},
     ...                   random_state=0).fit(X)
     >>> [entry["step"] for entry in bounded.privacy_ledger_]
     ['loading', 'scree/mean', 'scree/variances/statistic', 'scree/total variance/statistic', 'gaussian block']
@@ -328,8 +337,11 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     _parameter_constraints = {
         **_PrivateProjection._common_constraints,
         "n_components": [None, Interval("int", 1, None), UNIT_OPEN],
-        "method": [Options(*SCREE_METHODS)],
-        "method_params": [None, dict],
+        "scree_method": [Options(*SCREE_METHODS)],
+        "scree_params": [None, dict],
+        # deprecated in 0.1 for the names DPPCA uses; removed in 0.3
+        "method": [Options("deprecated", *SCREE_METHODS)],
+        "method_params": ["deprecated", None, dict],
         "directions": "no_validation",
         "directions_share": [UNIT_OPEN],
         "scale_share": [UNIT_OPEN],
@@ -337,19 +349,22 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         "whiten": [Boolean()],
     }
 
-    def __init__(self, n_components=None, *, eps=1.0, delta=1e-5, method="clipped",
-                 method_params=None, directions=None, directions_share=0.4, scale=False,
+    def __init__(self, n_components=None, *, eps=1.0, delta=1e-5, scree_method="clipped",
+                 scree_params=None, directions=None, directions_share=0.4, scale=False,
                  scale_share=0.2, monotone=True, whiten=False, noise="analytic",
                  sensitivity="tight", accounting="gdp", accountant=None,
                  radial="spherical", radius="auto", radius_level="auto",
                  compute_nonprivate=False, random_state=None, n_jobs=None,
-                 row_blocks=None, bounds=None):
+                 row_blocks=None, bounds=None, method="deprecated",
+                 method_params="deprecated"):
         self.radial = radial
         self.radius = radius
         self.radius_level = radius_level
         self.n_components = n_components
         self.eps = eps
         self.delta = delta
+        self.scree_method = scree_method
+        self.scree_params = scree_params
         self.method = method
         self.method_params = method_params
         self.directions = directions
@@ -386,18 +401,42 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         """
         return self._fit_sequence(X, y)
 
+    def _validated_params(self):
+        """The hyperparameters, with the deprecated ``method`` and
+        ``method_params`` read as ``scree_method`` and ``scree_params`` (a
+        FutureWarning; both spellings given: a ValueError)."""
+        params = super()._validated_params()
+        for old, new in (("method", "scree_method"), ("method_params", "scree_params")):
+            if params[old] == "deprecated":
+                continue
+            if params[new] != self._default(new):
+                raise ValueError(f"{old} and {new} are one parameter: give {new} only "
+                                 f"({old} is deprecated).")
+            warn_user(f"DPScree's {old} was renamed {new} in 0.1 (the name DPPCA "
+                      f"uses); {old} will be removed in 0.3.", FutureWarning)
+            params[new] = params[old]
+        # (a refusal names the parameter as the user spelled it)
+        check_method_params(params["scree_method"], params["scree_params"],
+                            "method_params" if params["method_params"] != "deprecated"
+                            else "scree_params")
+        return params
+
+    @classmethod
+    def _default(cls, name):
+        return inspect.signature(cls.__init__).parameters[name].default
+
     def _spec(self, params, n_samples, n_features, names, sizes, ledger):
         """The public part of a fit (:meth:`_prepare`), with the check of the
         scree's own calibrations."""
         fit = self._prepare(params, n_samples, n_features, names, sizes, ledger)
-        fit.check = scree_classical_check(params["method"], fit.method_params,
+        fit.check = scree_classical_check(params["scree_method"], fit.method_params,
                                           n_samples)
         fit.pairs = fit.directions_pairs
         return fit
 
     def _release(self, X, spec, params, rng, ledger, targets):
         """The spreads, the directions and the scree, after the charge."""
-        plan, method = spec.plan, params["method"]
+        plan, method = spec.plan, params["scree_method"]
         X = self._scaled(X, spec.reused, plan, params, rng, ledger)
         kendall = self._kendall_release(X, plan, params, rng, ledger,
                                         spec.directions_pairs)
@@ -423,8 +462,8 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         directions and the grant they leave (a reused estimator's ledger goes into
         ``ledger``), the number of components, the budget tree and the plan's
         settings. Refuses, before any charge, what these settings cannot do."""
-        method = params["method"]
-        method_params = check_method_params(method, params["method_params"])
+        method = params["scree_method"]
+        method_params = check_method_params(method, params["scree_params"], "scree_params")
         method_params = check_blockwise_fit(
             sizes, pairs=method_params.get("pairs", "auto"),
             compute_nonprivate=params["compute_nonprivate"], scree_method=method,
@@ -433,7 +472,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         check_matrix_scree(method, self._directions_radial(params))
         if method == "kendall" and self.directions is not None and self._reused() is None:
             # public (the arguments alone): refused before any charge
-            raise ValueError("method='kendall' reads the variances off the released "
+            raise ValueError("scree_method='kendall' reads the variances off the released "
                              "Kendall matrix: directions must be None or a frozen "
                              "fitted DPKendallDirections/DPPCA, not an array.")
         given, grant = self._given_directions(n_features, params, ledger,
@@ -482,7 +521,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
             parts["scale"] = (share, spread_parts(names, params["bounds"] is not None))
             rest = 1.0 - share
         if release_directions:
-            share = 1.0 if params["method"] == "matrix" else params["directions_share"]
+            share = 1.0 if params["scree_method"] == "matrix" else params["directions_share"]
             parts["loading"] = (rest * share,
                                    loading_parts(params["radial"], params["radius"]))
             rest *= 1.0 - share

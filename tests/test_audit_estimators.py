@@ -428,7 +428,7 @@ def _scree_projection(variances):
 
 def _make_scree(seed):
     return DPScree(eps=EPS, delta=SCREE_DELTA, directions=PUBLIC_DIRECTIONS,
-                   method_params={"clip": "norm", "C": SCREE_C}, monotone=False,
+                   scree_params={"clip": "norm", "C": SCREE_C}, monotone=False,
                    random_state=seed)
 
 

@@ -128,7 +128,7 @@ def test_refusals_come_before_any_charge(estimator):
     assert accountant.charges == []
 
 
-@pytest.mark.parametrize("estimator, name", [(DPScree, "method_params"),
+@pytest.mark.parametrize("estimator, name", [(DPScree, "scree_params"),
                                               (DPPCA, "scree_params")])
 def test_box_clip_bound_needs_bounds(estimator, name):
     with pytest.raises(ValueError, match=rf"^{name}\['C'\]='box'"):
@@ -321,7 +321,7 @@ def test_bounds_replace_the_scree_searches_the_plan_cannot_buy():
 
 def test_box_moments_spend_nothing_on_searches(unsnapped):
     X = _data(200)
-    fitted = DPScree(2, bounds=BOX, method_params={"C": "box"}, random_state=0).fit(X)
+    fitted = DPScree(2, bounds=BOX, scree_params={"C": "box"}, random_state=0).fit(X)
     assert steps(fitted) == ["loading", "scree/mean", "scree/variances/statistic",
                              "scree/total variance/statistic", "gaussian block"]
     assert fitted.clip_bounds_ is None          # nothing is clipped
@@ -336,7 +336,7 @@ def test_box_moments_spend_nothing_on_searches(unsnapped):
     # the moments are the table's: a large budget gives the variances along the
     # released directions and the total of the (unclipped) rows
     big = DPScree(directions=fitted.components_, bounds=BOX,
-                  method_params={"C": "box", "elliptical": "off"}, monotone=False,
+                  scree_params={"C": "box", "elliptical": "off"}, monotone=False,
                   eps=1e6, random_state=0).fit(X)
     np.testing.assert_allclose(big.explained_variance_raw_,
                                np.var(X @ fitted.components_.T, axis=0), rtol=1e-4)
@@ -352,7 +352,7 @@ def test_covariance_directions_and_their_scree():
         DPPCA(bounds=BOX, radial="covariance", scree_method="matrix", eps=50.0,
               accountant=accountant).fit(X)
     with pytest.raises(ValueError, match="biased up by its noise"):
-        DPScree(bounds=BOX, radial="covariance", method="matrix").fit(X)
+        DPScree(bounds=BOX, radial="covariance", scree_method="matrix").fit(X)
     assert accountant.spent() == (0.0, 0.0)
     fitted = DPPCA(bounds=BOX, radial="covariance", eps=50.0, random_state=0).fit(X)
     assert fitted.radius_ == pytest.approx(_box_diagonal(WIDTHS))

@@ -307,9 +307,9 @@ def test_valid_radius_types():
 def test_matrix_scree_needs_clipped_directions():
     X = t_data(200)
     spherical = DPKendallDirections(random_state=0).fit(X)
-    for make in (lambda a: DPScree(method="matrix", accountant=a),
-                 lambda a: DPScree(method="matrix", directions=np.eye(3), accountant=a),
-                 lambda a: DPScree(method="matrix", directions=FrozenEstimator(spherical), eps=2.0,
+    for make in (lambda a: DPScree(scree_method="matrix", accountant=a),
+                 lambda a: DPScree(scree_method="matrix", directions=np.eye(3), accountant=a),
+                 lambda a: DPScree(scree_method="matrix", directions=FrozenEstimator(spherical), eps=2.0,
                                    delta=2e-5, accountant=a),
                  lambda a: DPPCA(scree_method="matrix", accountant=a)):
         accountant = PrivacyAccountant(10.0, 1e-3)
@@ -328,7 +328,7 @@ def test_matrix_scree_spends_nothing_beyond_the_directions(monkeypatch):
         return original(self, parts, *args, **kwargs)
 
     monkeypatch.setattr(DPScree, "_bought", spy)
-    scree = DPScree(method="matrix", radial="clipped", eps=1.0, random_state=0).fit(X)
+    scree = DPScree(scree_method="matrix", radial="clipped", eps=1.0, random_state=0).fit(X)
     (tree,) = trees
     assert list(tree) == ["loading"] and tree["loading"][0] == 1.0
     assert steps(scree) == ["loading/radius", "loading/statistic", "gaussian block"]
@@ -345,7 +345,7 @@ def test_matrix_scree_spends_nothing_beyond_the_directions(monkeypatch):
 
     # reused clipped directions: nothing spent beyond their ledger
     trees.clear()
-    reused = DPScree(method="matrix", directions=FrozenEstimator(directions),
+    reused = DPScree(scree_method="matrix", directions=FrozenEstimator(directions),
                      eps=2.0, delta=2e-5,
                      n_components=2, random_state=1).fit(X)
     assert trees == [{}]
@@ -392,7 +392,7 @@ def test_matrix_scree_without_noise_is_the_clipped_covariance():
     # the noise (whose sd falls only as 1 / sqrt(eps) at large eps: 1e-7 here).
     X = t_data(400, seed=10)
     radius = 2.0
-    scree = DPScree(method="matrix", radial="clipped", radius=radius, eps=1e9,
+    scree = DPScree(scree_method="matrix", radial="clipped", radius=radius, eps=1e9,
                     delta=1e-3, random_state=0).fit(X)
     reference = direct_clipped_covariance(X, radius)
     V = scree.components_
@@ -423,7 +423,7 @@ def test_matrix_scree_noise_matches_noise_scale():
     # s sqrt(p), checked the same way with 39 degrees of freedom ([0.61, 1.44]).
     X = t_data(1000, seed=12)
     radius = 3.0
-    fits = [DPScree(method="matrix", radial="clipped", radius=radius, eps=4.0,
+    fits = [DPScree(scree_method="matrix", radial="clipped", radius=radius, eps=4.0,
                     monotone=False, random_state=seed).fit(X) for seed in range(40)]
     scale = fits[0].noise_scale_[0]
     assert all(np.all(f.noise_scale_ == scale) for f in fits)

@@ -63,7 +63,7 @@ def test_directions_dask_equals_in_memory(client, cancer, radial):
 
 
 def test_scree_dask_equals_in_memory(client, cancer):
-    params = dict(eps=2.0, method_params={"pairs": 6}, random_state=1)
+    params = dict(eps=2.0, scree_params={"pairs": 6}, random_state=1)
     memory = _fit(DPScree(row_blocks=BLOCK, **params), cancer)
     dask_fit = _fit(DPScree(row_blocks=BLOCK, **params), da.from_array(cancer, chunks=BLOCK))
     _assert_same(memory, dask_fit, COMMON + SCREE)
@@ -165,7 +165,7 @@ def test_scale_dask_equals_in_memory(client, cancer):
     _assert_same(memory, dask_fit, ["scale_"] + COMMON + SCREE[:-1]
                  + ["score_histogram_"])
     for estimator in (DPKendallDirections, DPScree):
-        extra = {"method_params": {"pairs": 8}} if estimator is DPScree else {"pairs": 8}
+        extra = {"scree_params": {"pairs": 8}} if estimator is DPScree else {"pairs": 8}
         kw = dict(eps=4.0, scale=True, random_state=5, **extra)
         memory = _fit(estimator(row_blocks=BLOCK, **kw), cancer)
         dask_fit = _fit(estimator(row_blocks=BLOCK, **kw),
@@ -281,7 +281,7 @@ def _fits_of_every_kind():
     return [DPKendallDirections(eps=2.0, random_state=3),
             DPKendallDirections(eps=2.0, radial="clipped", scale=True, random_state=3),
             DPScree(eps=2.0, random_state=1),
-            DPScree(eps=2.0, scale=True, method="kendall", random_state=1),
+            DPScree(eps=2.0, scale=True, scree_method="kendall", random_state=1),
             DPPCA(eps=4.0, random_state=0),
             DPPCA(eps=4.0, scale=True, radial="clipped", random_state=0)]
 

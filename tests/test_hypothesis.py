@@ -459,7 +459,7 @@ def test_dp_scree_property(case, method_params, n_components, whiten, monotone, 
     values = case.values
     n, p = values.shape
     design_pairs = (params or {}).get("pairs")
-    estimator = DPScree(n_components, eps=eps, method=method, method_params=params,
+    estimator = DPScree(n_components, eps=eps, scree_method=method, scree_params=params,
                         whiten=whiten, monotone=monotone, random_state=0)
     fitted = _run(
         lambda: estimator.fit(case.data),

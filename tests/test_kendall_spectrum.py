@@ -75,7 +75,7 @@ def _fits(make, X, seeds):
 
 def test_kendall_scree_spends_the_scree_on_the_total_only():
     X = _gaussian(1500, 2, shift=40.0)
-    (scree,) = _fits(lambda s: DPScree(method="kendall", random_state=s), X, [0])
+    (scree,) = _fits(lambda s: DPScree(scree_method="kendall", random_state=s), X, [0])
     steps = [entry["step"] for entry in scree.privacy_ledger_]
     assert steps == ["loading", "scree/total variance/clip bound",
                      "scree/total variance/statistic", "gaussian block"]
@@ -89,13 +89,13 @@ def test_kendall_scree_spends_the_scree_on_the_total_only():
 def test_kendall_scree_reuses_a_fitted_kendall_matrix_and_refuses_arrays():
     X = _gaussian(800, 3)
     directions = DPKendallDirections(eps=0.5, random_state=0).fit(X)
-    scree = DPScree(eps=1.0, delta=2e-5, method="kendall",
+    scree = DPScree(eps=1.0, delta=2e-5, scree_method="kendall",
                     directions=FrozenEstimator(directions),
                     random_state=1).fit(X)
     np.testing.assert_array_equal(scree.kendall_matrix_, directions.kendall_matrix_)
     assert scree.kendall_noise_scale_ == directions.noise_scale_
     with pytest.raises(ValueError, match="Kendall matrix"):
-        DPScree(method="kendall", directions=np.eye(4), random_state=0).fit(X)
+        DPScree(scree_method="kendall", directions=np.eye(4), random_state=0).fit(X)
 
 
 def test_kendall_noise_sd_matches_the_spread_over_seeds():
@@ -115,8 +115,8 @@ def test_kendall_scree_beats_clipping_on_gaussian_data():
     truth = np.linalg.eigvalsh(np.cov(X.T))[::-1][:3]
 
     def worst(method, params=None):
-        fits = _fits(lambda s: DPScree(n_components=3, method=method, random_state=s,
-                                       method_params=params), X, range(8))
+        fits = _fits(lambda s: DPScree(n_components=3, scree_method=method, random_state=s,
+                                       scree_params=params), X, range(8))
         return np.median([np.max(np.abs(f.explained_variance_ / truth - 1)) for f in fits])
 
     # (the clipped release alone: by default it is combined with these variances)

@@ -39,7 +39,7 @@ def _rule(ratio, threshold):
 
 CASES = [
     (DPScree, {}),
-    (DPScree, {"method_params": {"clip": "component"}}),   # one clip bound each
+    (DPScree, {"scree_params": {"clip": "component"}}),   # one clip bound each
     (DPScree, {"whiten": True, "scale": True}),
     (DPPCA, {}),
     (DPPCA, {"budget_split": {"loading": 0.5, "scree": 0.5}}),  # no score summary

@@ -150,7 +150,7 @@ def test_public_radius_past_sqrt_of_the_largest_float(radius):
                                                 accountant=a, random_state=0),
                   D, D_prime)
     D, D_prime = _base(0), _replaced(_base(0), 0, [5.0, 5.0, 5.0])
-    _assert_alike(lambda a: DPScree(method="matrix", radial="clipped", radius=radius,
+    _assert_alike(lambda a: DPScree(scree_method="matrix", radial="clipped", radius=radius,
                                     accountant=a, random_state=0), D, D_prime)
 
 
@@ -158,7 +158,7 @@ def test_public_radius_past_sqrt_of_the_largest_float(radius):
     lambda a: DPPCA(accountant=a, random_state=0),
     lambda a: DPScree(accountant=a, random_state=0),
     lambda a: DPPCA(radial="clipped", accountant=a, random_state=0),
-    lambda a: DPScree(method_params={"clip": "scaled"}, accountant=a, random_state=0),
+    lambda a: DPScree(scree_params={"clip": "scaled"}, accountant=a, random_state=0),
 ], ids=["DPPCA", "DPScree", "DPPCA-clipped", "DPScree-scaled"])
 def test_row_at_the_edge_of_the_domain(make):
     D, D_prime = _far_row_pair(0, value=2.0**500)
@@ -168,21 +168,21 @@ def test_row_at_the_edge_of_the_domain(make):
 # -- (3) public errors: raised before any charge, for D and D' alike ------------
 
 PUBLIC_ERRORS = {
-    "scree-kendall-array": lambda a: DPScree(method="kendall", directions=np.eye(3),
+    "scree-kendall-array": lambda a: DPScree(scree_method="kendall", directions=np.eye(3),
                                              accountant=a),
-    "huber-k-range": lambda a: DPScree(method="huber", accountant=a,
-                                       method_params={"k_min": 5, "k_max": 1}),
-    "pmwm-a-b": lambda a: DPScree(method="pmwm", accountant=a,
-                                  method_params={"a": 5.0, "b": 1.0}),
+    "huber-k-range": lambda a: DPScree(scree_method="huber", accountant=a,
+                                       scree_params={"k_min": 5, "k_max": 1}),
+    "pmwm-a-b": lambda a: DPScree(scree_method="pmwm", accountant=a,
+                                  scree_params={"a": 5.0, "b": 1.0}),
     "clip-bounds-count": lambda a: DPScree(accountant=a,
-                                           method_params={"C": [1.0, 2.0]}),
+                                           scree_params={"C": [1.0, 2.0]}),
     "scree-scaled-public-directions": lambda a: DPScree(
-        method_params={"clip": "scaled"}, directions=np.eye(3), accountant=a),
+        scree_params={"clip": "scaled"}, directions=np.eye(3), accountant=a),
     "scree-scaled-public-bound": lambda a: DPScree(
-        method_params={"clip": "scaled", "C": 2.0}, accountant=a),
+        scree_params={"clip": "scaled", "C": 2.0}, accountant=a),
     "pca-odd-pairs": lambda a: DPPCA(pairs=3, accountant=a),
     "directions-odd-pairs": lambda a: DPKendallDirections(pairs=3, accountant=a),
-    "scree-odd-pairs": lambda a: DPScree(method_params={"pairs": 3, "clip": "norm"},
+    "scree-odd-pairs": lambda a: DPScree(scree_params={"pairs": 3, "clip": "norm"},
                                          accountant=a),
     "pca-classical": lambda a: DPPCA(eps=30.0, noise="classical", accounting="basic",
                                      accountant=a),
@@ -192,7 +192,7 @@ PUBLIC_ERRORS = {
     "directions-subnormal-eps": lambda a: DPKendallDirections(
         eps=1e-310, accounting="basic", radial="clipped", scale=True, accountant=a),
     "scree-subnormal-eps": lambda a: DPScree(eps=1e-310, accounting="basic",
-                                             method="kendall", accountant=a),
+                                             scree_method="kendall", accountant=a),
 }
 
 
@@ -232,7 +232,7 @@ def test_paired_scree_on_three_rows_refused_before_the_charge(method):
     for X in (_base(0, n=3), _replaced(_base(0, n=3), 0, [1e100, 0.0, 0.0])):
         accountant = PrivacyAccountant(1e6, 0.5)
         with pytest.raises(ValueError, match="at least 4 rows"):
-            DPScree(method=method, accountant=accountant).fit(X)
+            DPScree(scree_method=method, accountant=accountant).fit(X)
         assert accountant.charges == []
 
 

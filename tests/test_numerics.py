@@ -185,13 +185,13 @@ def _assert_equivariant(scaled, base, factor):
 
 
 SCREE_EQUIVARIANT = {
-    "norm clip, public C": lambda f: {"method": "clipped",
-                                      "method_params": {"clip": "norm", "C": 20.0 * f}},
+    "norm clip, public C": lambda f: {"scree_method": "clipped",
+                                      "scree_params": {"clip": "norm", "C": 20.0 * f}},
     "component clip, public C": lambda f: {
-        "method": "clipped",
-        "method_params": {"clip": "component", "C": [30.0 * f, 5.0 * f, 1.0 * f]}},
+        "scree_method": "clipped",
+        "scree_params": {"clip": "component", "C": [30.0 * f, 5.0 * f, 1.0 * f]}},
     "norm clip, public C, pair design": lambda f: {
-        "method": "clipped", "method_params": {"clip": "norm", "C": 20.0 * f, "pairs": 4}},
+        "scree_method": "clipped", "scree_params": {"clip": "norm", "C": 20.0 * f, "pairs": 4}},
 }
 
 
@@ -249,7 +249,7 @@ def test_auto_clip_bound_follows_the_unit_on_the_scale_free_grid(k):
     # C="auto": one private quantile on tiny * 1.05**i, whatever the unit
     # (a budget large enough that the searches' noise stays below 5%)
     X = _data(n=4000)
-    params = dict(eps=20.0, method_params={"clip": "norm"}, random_state=0)
+    params = dict(eps=20.0, scree_params={"clip": "norm"}, random_state=0)
     base = DPScree(**params).fit(X)
     scree = DPScree(**params).fit(X * 2.0**k)
     assert _on_scale_free_grid(scree.clip_bounds_[0])
@@ -283,7 +283,7 @@ def test_variance_estimators_at_the_edge_of_their_domain():
         warnings.simplefilter("ignore", UserWarning)    # Durfee searches hit their cap
         warnings.simplefilter("error", RuntimeWarning)
         for method in ("clipped", "huber", "pmwm"):
-            scree = DPScree(method=method, random_state=0).fit(X)
+            scree = DPScree(scree_method=method, random_state=0).fit(X)
             assert scree.plan_.released.all()
             assert np.all(np.isfinite(scree.explained_variance_raw_))
             assert np.all(np.isfinite(scree.transform(X)))
@@ -302,7 +302,7 @@ def test_whitening_tiny_variance_overflow_is_a_clear_error():
     # whitening divides by tiny positive numbers.
     X = _data(n=4000)
     scree = DPScree(n_components=2, whiten=True,
-                    method_params={"clip": "norm", "C": 1e-298},
+                    scree_params={"clip": "norm", "C": 1e-298},
                     random_state=0).fit(X * 1e-150)
     assert np.all(scree.explained_variance_ > 0)
     with pytest.raises(ValueError, match="X is too large to project"):

@@ -79,7 +79,7 @@ def test_auto_is_the_design_on_large_tables_bit_for_bit(cls):
 
 def _pairs(cls, pairs):
     # DPScree sets its design through its method's params (the clipped scree's)
-    return {"method_params": {"pairs": pairs}} if cls is DPScree else {"pairs": pairs}
+    return {"scree_params": {"pairs": pairs}} if cls is DPScree else {"pairs": pairs}
 
 
 def test_dppca_pairs_its_scree_as_its_directions():

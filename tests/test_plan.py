@@ -40,9 +40,9 @@ CASES = [
     (DPPCA, {"histogram": "sparse", "eps": 3.0}, 2000),
     (DPPCA, {"radial": "clipped"}, 1000),
     (DPScree, {}, 300), (DPScree, {"scale": True, "eps": 2.0}, 2000),
-    (DPScree, {"method_params": {"clip": "scaled"}}, 2000),
+    (DPScree, {"scree_params": {"clip": "scaled"}}, 2000),
     (DPPCA, {"scree_params": {"clip": "scaled"}}, 2000),
-    (DPScree, {"method": "huber"}, 2000),
+    (DPScree, {"scree_method": "huber"}, 2000),
     (DPKendallDirections, {"scale": True}, 500), (DPKendallDirections, {}, 3),
     # declared bounds: the box replaces the scree's searches at 300 rows (the plan
     # cannot buy them beside the score summary), not at 3000

@@ -23,7 +23,7 @@ def _estimators():
         "directions": DPKendallDirections(n_components=3, compute_nonprivate=True,
                                           random_state=0),
         "scree": DPScree(random_state=0, compute_nonprivate=True),
-        "scree huber whiten": DPScree(method="huber", whiten=True, random_state=0),
+        "scree huber whiten": DPScree(scree_method="huber", whiten=True, random_state=0),
         "dppca": DPPCA(n_components=3, groups=GROUPS, bins=6, compute_nonprivate=True,
                        random_state=0),
         "dppca sparse pmwm": DPPCA(histogram="sparse", scree_method="pmwm", bins=4,

@@ -91,8 +91,8 @@ def test_paired_values_are_translation_invariant():
 @pytest.mark.parametrize("method", ["clipped", "huber", "pmwm"])
 def test_translation_invariance_of_the_release(method):
     X = spectrum_data(1000, 4, shift=0.0)
-    fitted = DPScree(n_components=3, method=method, random_state=5).fit(X)
-    shifted = DPScree(n_components=3, method=method, random_state=5).fit(X + 1e6)
+    fitted = DPScree(n_components=3, scree_method=method, random_state=5).fit(X)
+    shifted = DPScree(n_components=3, scree_method=method, random_state=5).fit(X + 1e6)
     np.testing.assert_allclose(fitted.components_, shifted.components_, atol=1e-6)
     np.testing.assert_allclose(fitted.explained_variance_raw_, shifted.explained_variance_raw_,
                                rtol=1e-5)
@@ -102,8 +102,8 @@ def test_translation_invariance_of_the_release(method):
 def test_budget_totals_and_ledger(method):
     X = spectrum_data(4000, 5)
     # (the clipped release alone: its elliptical combination is tested apart)
-    scree = DPScree(n_components=4, eps=0.8, delta=2e-6, method=method,
-                    method_params={"elliptical": "off"} if method == "clipped" else None,
+    scree = DPScree(n_components=4, eps=0.8, delta=2e-6, scree_method=method,
+                    scree_params={"elliptical": "off"} if method == "clipped" else None,
                     random_state=0).fit(X)
     assert scree.plan_.released.all()
     eps = math.fsum(entry["eps"] for entry in scree.privacy_ledger_)
@@ -149,7 +149,7 @@ def printed_errors(n, method, seeds, n_components=None):
     errors, printed = [], np.zeros(3, dtype=int)
     for seed in seeds:
         X = spectrum_data(n, seed)
-        scree = DPScree(method=method, n_components=n_components, random_state=seed).fit(X)
+        scree = DPScree(scree_method=method, n_components=n_components, random_state=seed).fit(X)
         relative = np.abs(scree.explained_variance_[:3] / SPECTRUM[:3] - 1)
         printed += np.isfinite(relative)
         errors.append(float(np.nanmax(relative)))
@@ -214,12 +214,12 @@ def test_whiten_divides_by_private_sd():
 @pytest.mark.parametrize(
     "params, error, match",
     [
-        ({"method": "median"}, ValueError, "method"),
-        ({"method_params": {"bogus": 1}}, ValueError, "bogus"),
-        ({"method": "huber", "method_params": {"C": 1.0}}, ValueError, "C"),
-        ({"method_params": {"quantile_share": 1.5}}, ValueError, "quantile_share"),
-        ({"method_params": {"C": -1.0}}, ValueError, "C"),
-        ({"method_params": [1]}, TypeError, "method_params"),
+        ({"scree_method": "median"}, ValueError, "scree_method"),
+        ({"scree_params": {"bogus": 1}}, ValueError, "bogus"),
+        ({"scree_method": "huber", "scree_params": {"C": 1.0}}, ValueError, "C"),
+        ({"scree_params": {"quantile_share": 1.5}}, ValueError, "quantile_share"),
+        ({"scree_params": {"C": -1.0}}, ValueError, "C"),
+        ({"scree_params": [1]}, TypeError, "scree_params"),
         ({"directions": np.eye(3)}, ValueError, "shape"),
         ({"directions": np.ones((2, 10))}, ValueError, "orthonormal"),
         ({"directions_share": 1.0}, ValueError, "directions_share"),
@@ -317,7 +317,7 @@ def test_auto_level_cuts_the_clipping_bias_at_large_n():
 
     def bias(level):
         scree = DPScree(n_components=3, eps=1.0, directions=directions,
-                        method_params={"quantile_level": level, "clip": "norm",
+                        scree_params={"quantile_level": level, "clip": "norm",
                                        "elliptical": "off"},
                         random_state=0).fit(X)
         return np.mean(scree.explained_variance_ / spectrum[:3] - 1)
@@ -347,10 +347,10 @@ def test_component_clipping_keeps_small_scale_components():
     rng = np.random.default_rng(12)
     X = rng.normal(size=(40_000, 2)) * [1000.0, 1.0] + [5e4, 3.0]
     scree = DPScree(eps=1.0, directions=np.eye(2), monotone=False,
-                    method_params={"clip": "component", "pairs": 8}, random_state=0).fit(X)
+                    scree_params={"clip": "component", "pairs": 8}, random_state=0).fit(X)
     np.testing.assert_allclose(scree.explained_variance_, [1e6, 1.0], rtol=0.15)
     norm = DPScree(eps=1.0, directions=np.eye(2), monotone=False,
-                   method_params={"clip": "norm", "pairs": 8}, random_state=0).fit(X)
+                   scree_params={"clip": "norm", "pairs": 8}, random_state=0).fit(X)
     assert norm.noise_scale_[1] > 100 * scree.noise_scale_[1]
 
 
@@ -393,8 +393,8 @@ def test_scaled_clipping_puts_each_noise_on_its_own_scale():
     X = spectrum_data(2000, 3)
     settings = dict(n_components=3, random_state=0)
     off = {"elliptical": "off"}
-    scaled = DPScree(method_params={"clip": "scaled", **off}, **settings).fit(X)
-    norm = DPScree(method_params={"clip": "norm", **off}, **settings).fit(X)
+    scaled = DPScree(scree_params={"clip": "scaled", **off}, **settings).fit(X)
+    norm = DPScree(scree_params={"clip": "norm", **off}, **settings).fit(X)
     # one Gaussian on the scaled coordinates: the sds are proportional to the
     # per-component bounds s_l^2 C, the smallest scale 1 (its bound C)
     bounds = scaled.clip_bounds_
@@ -421,7 +421,7 @@ def test_scaled_clipping_refusals_come_before_any_spend(params, directions, matc
 
     accountant = PrivacyAccountant(1.0, 1e-5)
     with pytest.raises(ValueError, match=match):
-        DPScree(n_components=3, method_params=params, directions=directions,
+        DPScree(n_components=3, scree_params=params, directions=directions,
                 accountant=accountant).fit(spectrum_data(300, 0))
     assert accountant.spent()[0] == 0
 
@@ -437,7 +437,7 @@ def _mixture(n, seed):
 
 def _auto_and_off(X, seed, eps):
     fits = [DPScree(n_components=3, eps=eps, random_state=seed,
-                    method_params={"elliptical": mode}).fit(X) for mode in ("auto", "off")]
+                    scree_params={"elliptical": mode}).fit(X) for mode in ("auto", "off")]
     # post-processing: the same steps and the same spend either way
     assert list(fits[0].plan_.step) == list(fits[1].plan_.step)
     assert fits[0].privacy_spent_ == pytest.approx(fits[1].privacy_spent_)
@@ -564,7 +564,7 @@ def test_scaled_clipping_in_row_blocks_stays_scaled():
     # "component" is, nor turned into "norm"
     X = spectrum_data(1200, 4)
     scree = DPScree(n_components=3, row_blocks=600, random_state=0,
-                    method_params={"clip": "scaled", "pairs": 8,
+                    scree_params={"clip": "scaled", "pairs": 8,
                                    "elliptical": "off"}).fit(X)
     bounds = scree.clip_bounds_
     assert bounds.shape == (3,) and len(np.unique(bounds)) == 3
@@ -613,6 +613,22 @@ def test_a_light_tail_leaves_the_variances_printed():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         scree = DPScree(directions=np.eye(10)[:3], eps=8.0, random_state=0,
-                        method_params={"elliptical": "off"}).fit(X)
+                        scree_params={"elliptical": "off"}).fit(X)
     assert not any("heavy tail" in str(w.message) for w in caught)
     assert np.all(np.isfinite(scree.explained_variance_))
+
+
+def test_the_deprecated_method_names_still_work_with_a_future_warning():
+    """``method``/``method_params`` were renamed ``scree_method``/``scree_params``
+    (DPPCA's names) in 0.1; the old spelling fits the same, with a FutureWarning."""
+    X = spectrum_data(800, 4)
+    new = DPScree(scree_method="kendall", scree_params={}, random_state=0).fit(X)
+    with pytest.warns(FutureWarning, match="renamed scree_method") as caught:
+        old = DPScree(method="kendall", method_params={}, random_state=0).fit(X)
+    assert sum(issubclass(w.category, FutureWarning) for w in caught) == 2
+    np.testing.assert_array_equal(old.explained_variance_raw_, new.explained_variance_raw_)
+    assert old.method_label_ == new.method_label_ == "kendall"
+    with pytest.raises(ValueError, match="give scree_method only"):
+        DPScree(method="kendall", scree_method="pmwm").fit(X)
+    with pytest.warns(FutureWarning), pytest.raises(ValueError, match="method_params"):
+        DPScree(method_params={"bogus": 1}).fit(X)

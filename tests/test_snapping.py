@@ -203,7 +203,7 @@ def test_estimator_releases_lie_on_the_grid():
     X = _data()
     with snapping():
         directions = DPKendallDirections(random_state=0).fit(X)
-        scree = DPScree(method_params={"clip": "norm"}, monotone=False,
+        scree = DPScree(scree_params={"clip": "norm"}, monotone=False,
                         random_state=0).fit(X)
     assert on_grid(directions.kendall_matrix_, directions.privacy_ledger_[0]["snapped"])
     scree_entry = [e for e in scree.privacy_ledger_

@@ -242,7 +242,7 @@ def test_noise_dominated_variances_warn():
     # (the clipped release alone: the elliptical combination would make the small
     # variances estimable from the Kendall matrix)
     with pytest.warns(PrivacyUtilityWarning, match="not two noise sds above zero"):
-        scree = DPScree(n_components=6, eps=1.0, method_params={"elliptical": "off"},
+        scree = DPScree(n_components=6, eps=1.0, scree_params={"elliptical": "off"},
                         random_state=0).fit(X)
     # a variance not two noise sds above zero is noise alone: not estimable
     noisy = scree.explained_variance_raw_ <= 2 * scree.noise_scale_
@@ -269,7 +269,7 @@ def test_a_search_that_cannot_reach_the_data_is_not_run():
     # range (every pair clipped, a release of about 1e-300): the plan does not buy
     # the scree, its values are NaN and nothing of it is in the ledger
     X = np.random.default_rng(0).normal(size=(2000, 3)) * 5.0
-    scree = DPScree(eps=1.0, method_params={"quantile_share": 0.001, "bound": "own"},
+    scree = DPScree(eps=1.0, scree_params={"quantile_share": 0.001, "bound": "own"},
                     random_state=0).fit(X)
     assert not scree.plan_.loc[scree.plan_.step.str.startswith("scree"), "released"].any()
     assert np.all(np.isnan(scree.explained_variance_))

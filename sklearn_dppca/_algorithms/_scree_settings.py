@@ -88,7 +88,7 @@ _METHOD_PARAM_CONSTRAINTS = {
 }
 
 
-def check_method_params(method, method_params, name="method_params"):
+def check_method_params(method, method_params, name="scree_params"):
     """Merge ``method_params`` into the defaults of ``method``; reject unknown names
     and check every value given (:data:`_METHOD_PARAM_CONSTRAINTS`)."""
     params = dict(_SCREE_DEFAULTS[method])
@@ -115,7 +115,7 @@ def check_method_params(method, method_params, name="method_params"):
 
 
 def check_scree_before_charge(method, params, n_samples, n_components,
-                              name="method_params", bounded=False):
+                              name="scree_params", bounded=False):
     """Refuse, before the charge, what the scree would refuse after it (public).
 
     ``params`` has its ``clip`` resolved. The huber scree and the split pmwm one
@@ -162,7 +162,7 @@ def scree_gaussian_calls(method, params, leaf, n_samples):
     return []
 
 
-def check_public_clip(C, n_components, name="method_params['C']"):
+def check_public_clip(C, n_components, name="scree_params['C']"):
     bounds = np.asarray(C, dtype=float)
     if bounds.ndim > 1 or bounds.size not in (1, n_components):
         raise ValueError(f"{name} must be one bound or {n_components} (one per "

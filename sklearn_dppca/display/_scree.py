@@ -577,7 +577,7 @@ class ScreeDisplay:
         >>> rng = np.random.default_rng(0)
         >>> X = rng.normal(size=(2000, 3)) * [3.0, 2.0, 1.5]
         >>> accountant = PrivacyAccountant(eps=2.0, delta=1e-5)
-        >>> fits = [DPScree(eps=1.0, method=m, accountant=accountant,
+        >>> fits = [DPScree(eps=1.0, scree_method=m, accountant=accountant,
         ...                 random_state=0).fit(X) for m in ("clipped", "kendall")]
         >>> displays = ScreeDisplay.from_estimators(fits)
         >>> [len(d.line_.get_xdata()) for d in displays]
@@ -730,7 +730,7 @@ def _overlay_labels(estimators, labels):
         if len(set(labels)) != len(labels):
             raise ValueError("labels must be distinct.")
         return labels
-    names = [str(getattr(est, "method", None) or type(est).__name__)
+    names = [str(getattr(est, "method_label_", None) or type(est).__name__)
              for est in estimators]
     if len(set(names)) == len(names):
         return names
