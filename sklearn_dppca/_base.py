@@ -16,9 +16,15 @@ from ._algorithms._scree import (
     scree_values,
 )
 from ._algorithms._spread import release_spreads
-from ._algorithms._scree_settings import scree_gaussian_calls
+from ._algorithms._scree_settings import check_method_params, scree_gaussian_calls
 from ._bunch import Bunch
-from ._data._input import ROW_BLOCKS, back_transformed, fit_input, transformed
+from ._data._input import (
+    ROW_BLOCKS,
+    back_transformed,
+    check_blockwise_fit,
+    fit_input,
+    transformed,
+)
 from ._names import default_feature_names, feature_names
 from ._data._rows import block_sizes
 from ._pair_design import design_pairs
@@ -204,15 +210,15 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         """Every refusal the public inputs decide, then the plan: a fit on
         ``n_samples`` x ``n_features`` (column ``names``, row blocks ``sizes``)
         raises here exactly when :meth:`plan` raises, and nothing it refuses is
-        charged. ``ledger`` takes the ledger of reused directions.
+        charged. ``ledger`` takes the ledger of reused directions. What the
+        blocks decide is settled here (:func:`_settle_blocks`): the estimator's
+        spec sees no block sizes.
 
         Returns the estimator's spec (:meth:`_spec`) with ``plan`` (the
         :class:`~sklearn_dppca.privacy.BudgetPlan` of the parts bought), ``rows``
         (the plan's rows) and ``kept`` (the budget tree run).
         """
-        if "pairs" in params:
-            # the one pair-design rule, from the public block sizes
-            params["pairs"] = design_pairs(params["pairs"], sizes)
+        _settle_blocks(params, sizes)
         _check_covariance_radial(params)
         check_bounds(params["bounds"], n_features, names)
         if params["accounting"] == "gdp" and params["noise"] == "classical":
@@ -221,7 +227,7 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             raise ValueError("noise='classical' calibrates each Gaussian part alone; "
                              "it needs accounting='basic' (accounting='gdp' composes "
                              "them exactly).")
-        spec = self._spec(params, n_samples, n_features, names, sizes, ledger)
+        spec = self._spec(params, n_samples, n_features, names, ledger)
         spec.plan, spec.rows, spec.kept = self._bought(spec.parts, spec.grant,
                                                        spec.settings)
         _check_leaves(spec.plan)
@@ -417,6 +423,31 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         """
         check_is_fitted(self)
         return summarize(self)
+
+
+def _settle_blocks(params, sizes):
+    """Settle in ``params`` what the public row blocks ``sizes`` decide, before an
+    estimator's spec (which sees no block sizes): a scree's params merged with
+    their defaults, the pair design (``pairs="auto"`` resolved: DPPCA's scree
+    pairs rows as its directions do unless its own params say otherwise, and
+    DPScree's directions as its scree does) and the scree's params resolved for
+    blocks; refuses what a fit in blocks cannot compute
+    (:func:`~sklearn_dppca._data._input.check_blockwise_fit`)."""
+    method = params.get("scree_method")
+    scree_params = None
+    if method is not None:
+        scree_params = check_method_params(method, params["scree_params"])
+        given = params["scree_params"] or {}
+        if "pairs" in params and method == "clipped" and "pairs" not in given:
+            scree_params["pairs"] = params["pairs"]
+    pairs = params["pairs"] if "pairs" in params else \
+        (scree_params or {}).get("pairs", "auto")
+    scree_params = check_blockwise_fit(
+        sizes, pairs=pairs, compute_nonprivate=params["compute_nonprivate"],
+        scree_method=method, scree_params=scree_params)
+    params["pairs"] = design_pairs(pairs, sizes)
+    if method is not None:
+        params["scree_params"] = scree_params
 
 
 def _check_covariance_radial(params):

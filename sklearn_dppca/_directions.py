@@ -7,7 +7,6 @@ from ._param_docs import shared_parameters
 from ._base import _PrivateProjection
 from ._bunch import Bunch
 from ._algorithms._plan import plan_settings
-from ._data._input import check_blockwise_fit
 from ._validation import (
     PAIRS,
     UNIT_OPEN,
@@ -223,12 +222,10 @@ class DPKendallDirections(_PrivateProjection):
         """
         return self._fit_sequence(X, y)
 
-    def _spec(self, params, n_samples, n_features, names, sizes, ledger):
+    def _spec(self, params, n_samples, n_features, names, ledger):
         """The public part of a fit on ``n_samples`` x ``n_features`` (column
-        ``names``, row blocks ``sizes``): its refusals, the number of
-        components, the budget tree and the plan's settings."""
-        check_blockwise_fit(sizes, pairs=params["pairs"],
-                            compute_nonprivate=params["compute_nonprivate"])
+        ``names``): its refusals, the number of components, the budget tree and
+        the plan's settings."""
         k = check_n_components(params["n_components"], n_features)
         return Bunch(parts=self._budget_parts(params, names), grant=params,
                      settings=plan_settings(params, n_samples, n_features, k),

@@ -22,7 +22,6 @@ from ._algorithms._spread import spread_parts
 from ._algorithms._scree_settings import (
     SCREE_METHODS,
     TOTAL_SHARE,
-    check_method_params,
     check_scree_before_charge,
     resolve_clip,
     scree_parts,
@@ -37,7 +36,7 @@ from ._base import (
 )
 from ._budget_split import check_budget_split
 from ._algorithms._plan import plan_settings
-from ._data._input import check_blockwise_fit, group_codes
+from ._data._input import group_codes
 from ._progress import BlockProgress, PairProgress
 from ._validation import (
     NON_NEGATIVE,
@@ -440,11 +439,11 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         labels, codes = _check_groups(params["groups"], y, rows)
         return Bunch(labels=labels, codes=codes)
 
-    def _spec(self, params, n_samples, n_features, names, sizes, ledger):
+    def _spec(self, params, n_samples, n_features, names, ledger):
         """The public part of a fit (:meth:`_prepare`), with the refusals of the
         allocated budget: the scree's own calibrations and the histogram's."""
         check_matrix_scree(params["scree_method"], params["radial"])
-        fit = self._prepare(params, n_samples, n_features, names, sizes)
+        fit = self._prepare(params, n_samples, n_features, names)
         scree_check = scree_classical_check(params["scree_method"], fit.scree_params,
                                             n_samples)
 
@@ -523,20 +522,14 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
             )
         self.nonprivate_ = self._nonprivate(X) if params["compute_nonprivate"] else None
 
-    def _prepare(self, params, n_samples, n_features, names, sizes, n_groups=None):
+    def _prepare(self, params, n_samples, n_features, names, n_groups=None):
         """Everything a fit on ``n_samples`` x ``n_features`` decides before it
         reads the data (public): the scree's params, the components, the axes,
         the budget tree and the plan's settings; refuses, before any charge, what
         these settings cannot do."""
         split = params["split"]
-        scree_params = check_method_params(params["scree_method"], params["scree_params"],
-                                           "scree_params")
-        if params["scree_method"] == "clipped" and "pairs" not in (params["scree_params"]
-                                                                   or {}):
-            scree_params["pairs"] = params["pairs"]   # one pair design choice for the fit
-        scree_params = check_blockwise_fit(
-            sizes, pairs=params["pairs"], compute_nonprivate=params["compute_nonprivate"],
-            scree_method=params["scree_method"], scree_params=scree_params)
+        # (merged with its defaults and settled for the blocks by the fit sequence)
+        scree_params = params["scree_params"]
         # a float: the scree of every component is released (as None does), the
         # number kept is chosen from its PVE before the score summary
         threshold = ratio_threshold(params["n_components"])
@@ -549,7 +542,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
             n_groups = 1 if params["groups"] is None else len(
                 check_labels(params["groups"], "groups"))
 
-        held = self._held_back(params, n_samples, n_features, names, sizes, n_groups,
+        held = self._held_back(params, n_samples, n_features, names, n_groups,
                                with_scores)
 
         def planned(given):
@@ -574,7 +567,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
                      n_components=n_components, with_scores=with_scores, axes=axes,
                      parts=parts, settings=settings)
 
-    def _held_back(self, params, n_samples, n_features, names, sizes, n_groups,
+    def _held_back(self, params, n_samples, n_features, names, n_groups,
                    with_scores):
         """The score summary, held back where declared bounds alone would buy it
         (public: the plan of the same fit without bounds), with the eps at which
@@ -598,7 +591,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         unbounded = dict(params, bounds=None, scree_params=scree_params or None,
                          radial="spherical" if params["radial"] == "covariance"
                          else params["radial"])
-        fit = self._prepare(unbounded, n_samples, n_features, names, sizes, n_groups)
+        fit = self._prepare(unbounded, n_samples, n_features, names, n_groups)
         _, rows, kept = self._bought(fit.parts, unbounded, fit.settings)
         if "score" in kept:
             return {}

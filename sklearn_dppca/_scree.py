@@ -29,8 +29,6 @@ from ._base import (
 )
 from ._algorithms._plan import plan_settings
 from ._algorithms._projection import column_divisors
-from ._data._input import check_blockwise_fit
-from ._pair_design import design_pairs
 from ._validation import (
     UNIT_OPEN,
     Boolean,
@@ -425,10 +423,10 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     def _default(cls, name):
         return inspect.signature(cls.__init__).parameters[name].default
 
-    def _spec(self, params, n_samples, n_features, names, sizes, ledger):
+    def _spec(self, params, n_samples, n_features, names, ledger):
         """The public part of a fit (:meth:`_prepare`), with the check of the
         scree's own calibrations."""
-        fit = self._prepare(params, n_samples, n_features, names, sizes, ledger)
+        fit = self._prepare(params, n_samples, n_features, names, ledger)
         fit.check = scree_classical_check(params["scree_method"], fit.method_params,
                                           n_samples)
         fit.pairs = fit.directions_pairs
@@ -456,18 +454,15 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         self.nonprivate_ = (nonprivate_reference(X.array(), self.components_)
                             if params["compute_nonprivate"] else None)
 
-    def _prepare(self, params, n_samples, n_features, names, sizes, ledger):
+    def _prepare(self, params, n_samples, n_features, names, ledger):
         """Everything a fit on ``n_samples`` x ``n_features`` decides before it
         reads the data (public): the method's params, the reused or public
         directions and the grant they leave (a reused estimator's ledger goes into
         ``ledger``), the number of components, the budget tree and the plan's
         settings. Refuses, before any charge, what these settings cannot do."""
         method = params["scree_method"]
-        method_params = check_method_params(method, params["scree_params"], "scree_params")
-        method_params = check_blockwise_fit(
-            sizes, pairs=method_params.get("pairs", "auto"),
-            compute_nonprivate=params["compute_nonprivate"], scree_method=method,
-            scree_params=method_params)
+        # (merged with its defaults and settled for the blocks by the fit sequence)
+        method_params = params["scree_params"]
         reused = self._reused_scale(params["scale"])
         check_matrix_scree(method, self._directions_radial(params))
         if method == "kendall" and self.directions is not None and self._reused() is None:
@@ -505,8 +500,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         return Bunch(method_params=method_params, reused=reused, given=given,
                      grant=grant, threshold=threshold, n_components=n_components,
                      parts=parts, settings=settings,
-                     directions_pairs=design_pairs(method_params.get("pairs", "auto"),
-                                                   sizes))
+                     directions_pairs=params["pairs"])
 
     def _budget_parts(self, params, release_directions, reused_scale, names):
         """The budget tree but the scree's own part, and the scree's share.

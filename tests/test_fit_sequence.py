@@ -2,6 +2,7 @@
 ``plan()`` raises exactly when ``fit`` refuses before its charge, every estimator
 keeps the same data contract, and the releases follow the charge."""
 
+import inspect
 import warnings
 
 import numpy as np
@@ -156,3 +157,14 @@ def test_plan_reads_no_state_and_leaves_none(cls):
     before = dict(vars(estimator))
     estimator.plan(N, P)
     assert vars(estimator) == before
+
+
+@pytest.mark.parametrize("cls", [DPKendallDirections, DPScree, DPPCA])
+def test_no_estimator_sees_block_sizes(cls):
+    """The fit sequence settles what the blocks decide before the spec: an
+    estimator's own steps take no block sizes and read no blocks' rule."""
+    for method in ("_spec", "_release"):
+        assert "sizes" not in inspect.signature(getattr(cls, method)).parameters
+    source = inspect.getsource(inspect.getmodule(cls))
+    for name in ("check_blockwise_fit", "block_sizes", "check_design", "design_pairs"):
+        assert name not in source, name

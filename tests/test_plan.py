@@ -9,6 +9,7 @@ import pytest
 
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree
 from sklearn_dppca._algorithms._plan import _without, bought_parts
+from sklearn_dppca._base import _settle_blocks
 from sklearn_dppca._bunch import Bunch
 from sklearn_dppca._data._rows import Rows
 from sklearn_dppca._data._statistics import (
@@ -104,10 +105,10 @@ def test_dropping_a_part_keeps_the_total_share():
 def test_the_part_shortest_of_budget_is_dropped_first():
     # at 1,000 rows and eps 1 the score frame falls short and the scree does not,
     # once the frame's budget is given to it
-    settings = DPPCA()._prepare(DPPCA()._validated_params(), 1000, 10,
-                                [f"x{j}" for j in range(10)], (1000,)).settings
-    parts = DPPCA()._prepare(DPPCA()._validated_params(), 1000, 10,
-                             [f"x{j}" for j in range(10)], (1000,)).parts
+    params = DPPCA()._validated_params()
+    _settle_blocks(params, (1000,))      # (the fit sequence's step before the spec)
+    prepared = DPPCA()._prepare(params, 1000, 10, [f"x{j}" for j in range(10)])
+    settings, parts = prepared.settings, prepared.parts
     kept, dropped = bought_parts(
         parts, lambda tree: BudgetTree(tree).allocate(1.0, 1e-5, "gdp"), settings)
     assert dropped == {"score"} and set(kept) == {"loading", "scree"}
