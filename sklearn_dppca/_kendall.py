@@ -343,7 +343,8 @@ def spherical_kendall(X, *, n_jobs=None, pairs="all", random_state=None,
 def _pair_sum(X, floor, pairs, random_state, n_jobs, progress):
     """Validate, draw the design if any, and sum the floored terms.
 
-    Returns the sum, the number of pairs and ``(n_coincident, first_pair)``.
+    Returns the sum, the number of pairs and the number of coincident pairs
+    (zero terms).
     """
     check_n_jobs(n_jobs)
     pairs = check_pairs(pairs)
@@ -375,7 +376,7 @@ def _all_pairs_sum(X, floor, n_jobs, progress):
     tasks = _group_runs(_block_runs(len(block_starts) - 1))
     results = _run_tasks(
         _all_pairs_task,
-        [(X_blocks, X_scaled, centres, block_starts, order, runs, floor_mantissa,
+        [(X_blocks, X_scaled, centres, block_starts, runs, floor_mantissa,
           floor_exponent, scaled_floor) for runs in tasks],
         n_jobs,
         progress,
@@ -428,7 +429,7 @@ def _with_count(results, n_terms):
     return total, n_terms, coincident
 
 
-def _all_pairs_task(X_blocks, X_scaled, centres, block_starts, order, runs,
+def _all_pairs_task(X_blocks, X_scaled, centres, block_starts, runs,
                     floor_mantissa, floor_exponent, scaled_floor):
     """One parallel task: the partial sum over the block pairs in ``runs``.
 
@@ -436,7 +437,7 @@ def _all_pairs_task(X_blocks, X_scaled, centres, block_starts, order, runs,
     (dask). BLAS is held to one thread here too, for workers in other processes.
     """
     with _blas_controller().limit(limits=1, user_api="blas"):
-        return all_pairs_partial(X_blocks, X_scaled, centres, block_starts, runs, order,
+        return all_pairs_partial(X_blocks, X_scaled, centres, block_starts, runs,
                                  floor_mantissa, floor_exponent, scaled_floor)
 
 
@@ -547,16 +548,13 @@ def _blas_controller():
 
 
 def _combine(results):
-    """Add the partial sums in task order; merge the coincident-pair reports."""
+    """Add the partial sums in task order, and the coincident pairs' counts."""
     total = np.zeros_like(results[0][0])
     n_coincident = 0
-    first_pair = None
-    for partial, count, pair in results:
+    for partial, count in results:
         total += partial
         n_coincident += count
-        if count and (first_pair is None or tuple(pair) < first_pair):
-            first_pair = tuple(int(index) for index in pair)
-    return total, (n_coincident, first_pair)
+    return total, n_coincident
 
 
 def _scaled_by_power_of_two(X):

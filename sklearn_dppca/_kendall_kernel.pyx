@@ -209,11 +209,8 @@ cdef struct ExactPairs:
     Py_ssize_t n_units      # units buffered so far (0: acc is still all zeros)
     double* acc
     double* diff
-    # Coincident pairs seen, and the lexicographically first one in the caller's
-    # original row numbering (first_i < first_j; -1 when none).
+    # Coincident pairs seen (each a zero term).
     Py_ssize_t n_coincident
-    Py_ssize_t first_i
-    Py_ssize_t first_j
     # The floor, floor_mantissa * 2**floor_exponent in the units of the original rows
     # (floor_mantissa == 0: no floor).
     double floor_mantissa
@@ -299,11 +296,9 @@ cdef void _flush_units(ExactPairs* exact, Py_ssize_t p) noexcept nogil:
 
 
 cdef void _add_exact_pair(ExactPairs* exact, const double* x_i, const double* x_j,
-                          Py_ssize_t p, Py_ssize_t row_i,
-                          Py_ssize_t row_j) noexcept nogil:
-    """Buffer the vector v of x_i - x_j with v v^T = d d^T / max(|d|^2, floor), or note
-    a coincident pair (rows numbered row_i and row_j in the caller's original
-    numbering).
+                          Py_ssize_t p) noexcept nogil:
+    """Buffer the vector v of x_i - x_j with v v^T = d d^T / max(|d|^2, floor), or count
+    a coincident pair (a zero term).
 
     v = u sqrt(min(1, |d|^2 / floor)) for the unit vector u. With diff = d 2**-e,
     |d|^2 / floor = (|diff|^2 / mantissa) 2**(2 e - exponent): ldexp keeps that ratio
@@ -316,15 +311,8 @@ cdef void _add_exact_pair(ExactPairs* exact, const double* x_i, const double* x_
                                                    &scale_exponent)
     cdef double inverse_norm, ratio
     cdef double* unit
-    cdef Py_ssize_t low, high
     if squared_norm == 0.0:
-        low = min(row_i, row_j)
-        high = max(row_i, row_j)
         exact.n_coincident += 1
-        if (exact.first_i < 0 or low < exact.first_i
-                or (low == exact.first_i and high < exact.first_j)):
-            exact.first_i = low
-            exact.first_j = high
         return
     inverse_norm = 1.0 / sqrt(squared_norm)
     if exact.floor_mantissa > 0.0:
@@ -456,7 +444,7 @@ cdef void _subtract_cross_terms(const double* A, const double* weighted,
 
 
 cdef void _block_pair(Workspace* work, ExactPairs* exact, const double* X,
-                      const Py_ssize_t* order, Py_ssize_t start_i, Py_ssize_t size_i,
+                      Py_ssize_t start_i, Py_ssize_t size_i,
                       Py_ssize_t start_j, Py_ssize_t size_j, bint diagonal,
                       Py_ssize_t p, double relative_floor,
                       double absolute_floor, double weight_floor) noexcept nogil:
@@ -488,8 +476,7 @@ cdef void _block_pair(Workspace* work, ExactPairs* exact, const double* X,
             for j in range(first_col, size_j):
                 if gram_row[j] == 0.0:
                     _add_exact_pair(exact, X + (start_i + i) * p,
-                                    X + (start_j + j) * p, p,
-                                    order[start_i + i], order[start_j + j])
+                                    X + (start_j + j) * p, p)
     # weighted (row-major size_i x (p + 1)) += W [B 1]
     dgemm(&NO_TRANS, &NO_TRANS, &p_plus, &rows_i, &rows_j, &ONE, <double*>B, &ld,
           work.gram, &rows_j, &ONE, work.weighted, &ld)
@@ -503,7 +490,7 @@ cdef void _block_pair(Workspace* work, ExactPairs* exact, const double* X,
 
 cdef void _block_run(Workspace* work, ExactPairs* exact, const double* X,
                      const double* X_scaled, const double* centre,
-                     const Py_ssize_t* block_starts, const Py_ssize_t* order,
+                     const Py_ssize_t* block_starts,
                      Py_ssize_t block_i, Py_ssize_t first_j, Py_ssize_t stop_j,
                      Py_ssize_t p, double relative_floor,
                      double absolute_floor, double weight_floor) noexcept nogil:
@@ -525,7 +512,7 @@ cdef void _block_run(Workspace* work, ExactPairs* exact, const double* X,
         if block_j != block_i:
             _centre_block(X_scaled + start_j * p, block_starts[block_j + 1] - start_j,
                           p, centre, work.B, work.norms_b)
-        _block_pair(work, exact, X, order, start_i, size_i, start_j,
+        _block_pair(work, exact, X, start_i, size_i, start_j,
                     block_starts[block_j + 1] - start_j, block_j == block_i, p,
                     relative_floor, absolute_floor, weight_floor)
     for i in range(size_i):
@@ -579,8 +566,7 @@ cdef int _check_design(Py_ssize_t n, const Py_ssize_t[::1] order,
 cdef int _check_blocks(Py_ssize_t n, Py_ssize_t p, Py_ssize_t n_scaled,
                        Py_ssize_t p_scaled, Py_ssize_t n_centres, Py_ssize_t p_centres,
                        const Py_ssize_t[::1] block_starts,
-                       const Py_ssize_t[:, ::1] runs,
-                       const Py_ssize_t[::1] order) except -1:
+                       const Py_ssize_t[:, ::1] runs) except -1:
     """The block arguments of all_pairs_partial."""
     cdef Py_ssize_t q, b, n_blocks = block_starts.shape[0] - 1
     if (n_scaled, p_scaled) != (n, p):
@@ -603,7 +589,6 @@ cdef int _check_blocks(Py_ssize_t n, Py_ssize_t p, Py_ssize_t n_scaled,
             raise ValueError(f"runs[{q}] = ({runs[q, 0]}, {runs[q, 1]}, "
                              f"{runs[q, 2]}) is not (I, J0, J1) with 0 <= I <= J0 "
                              f"<= J1 <= {n_blocks} and a centre for I.")
-    _check_order(order, n)
     return 0
 
 
@@ -618,8 +603,6 @@ cdef ExactPairs _exact_pairs(double[::1] units, double[::1] acc, double[::1] dif
     exact.acc = &acc[0]
     exact.diff = &diff[0]
     exact.n_coincident = 0
-    exact.first_i = -1
-    exact.first_j = -1
     exact.floor_mantissa = floor_mantissa
     exact.floor_exponent = floor_exponent
     return exact
@@ -648,7 +631,7 @@ def _symmetric_from_upper(acc, p):
 
 def all_pairs_partial(const double[:, ::1] X, const double[:, ::1] X_scaled,
                       const double[:, ::1] centres, const Py_ssize_t[::1] block_starts,
-                      const Py_ssize_t[:, ::1] runs, const Py_ssize_t[::1] order,
+                      const Py_ssize_t[:, ::1] runs,
                       double floor_mantissa=0.0, int floor_exponent=0,
                       double scaled_floor=0.0):
     """Unnormalised sum of d d^T / max(|d|^2, floor) over the pairs of some block pairs.
@@ -666,8 +649,6 @@ def all_pairs_partial(const double[:, ::1] X, const double[:, ::1] X_scaled,
     runs : ndarray of shape (n_runs, 3), intp
         Each row ``(I, J0, J1)`` asks for the block pairs ``(I, J)``,
         ``I <= J0 <= J < J1``; the pairs of ``(I, I)`` are those with ``i < j``.
-    order : ndarray of shape (n,), intp
-        Original row number of each row of ``X`` (to report coincident pairs).
     floor_mantissa, floor_exponent : float, int
         The floor is ``floor_mantissa * 2**floor_exponent`` in the units of ``X``;
         ``floor_mantissa`` is 0 (no floor) or in [0.5, 1).
@@ -682,9 +663,6 @@ def all_pairs_partial(const double[:, ::1] X, const double[:, ::1] X_scaled,
         ``d = x_i - x_j``.
     n_coincident : int
         Number of pairs with ``x_i == x_j``.
-    first_coincident : tuple of two int
-        The lexicographically first coincident pair, original numbering, or
-        ``(-1, -1)``.
     """
     cdef Py_ssize_t p = X.shape[1], q
     cdef Py_ssize_t b = 0
@@ -693,9 +671,9 @@ def all_pairs_partial(const double[:, ::1] X, const double[:, ::1] X_scaled,
     if not 0.0 <= scaled_floor <= 4.0 * p:
         raise ValueError(f"scaled_floor must lie in [0, 4 p], got {scaled_floor!r}.")
     _check_blocks(X.shape[0], p, X_scaled.shape[0], X_scaled.shape[1],
-                  centres.shape[0], centres.shape[1], block_starts, runs, order)
+                  centres.shape[0], centres.shape[1], block_starts, runs)
     if runs.shape[0] == 0:
-        return np.zeros((p, p)), 0, (-1, -1)
+        return np.zeros((p, p)), 0
     b = int(np.max(np.diff(block_starts)))
 
     # Buffers, allocated here with the GIL held and kept alive by these names.
@@ -728,12 +706,12 @@ def all_pairs_partial(const double[:, ::1] X, const double[:, ::1] X_scaled,
     with nogil:
         for q in range(runs.shape[0]):
             _block_run(&work, &exact, &X[0, 0], &X_scaled[0, 0],
-                       &centres[runs[q, 0], 0], &block_starts[0], &order[0],
+                       &centres[runs[q, 0], 0], &block_starts[0],
                        runs[q, 0], runs[q, 1], runs[q, 2], p, relative_floor,
                        absolute_floor, scaled_floor)
         _flush_units(&exact, p)
     total = _symmetric_from_upper(acc, p) + _symmetric_from_upper(acc_exact, p)
-    return total, exact.n_coincident, (exact.first_i, exact.first_j)
+    return total, exact.n_coincident
 
 
 
@@ -823,8 +801,7 @@ cdef void _band_weights(DesignBlock* block, ExactPairs* exact, const double* X,
         for i in range(count):
             if weights[i] == 0.0:
                 ring_partner = order[(t0 + i + steps[j] + partner_shift) % n]
-                _add_exact_pair(exact, X + order[t0 + i] * p, X + ring_partner * p,
-                                p, order[t0 + i], ring_partner)
+                _add_exact_pair(exact, X + order[t0 + i] * p, X + ring_partner * p, p)
 
 
 cdef void _flush_products(DesignBlock* block) noexcept nogil:
@@ -905,8 +882,7 @@ cdef void _design_block(DesignBlock* block, ExactPairs* exact, const double* X,
             ring_owner = order[t0 + block.exact_pairs[2 * q]]
             ring_partner = order[(t0 + block.exact_pairs[2 * q]
                                   + block.exact_pairs[2 * q + 1]) % n]
-            _add_exact_pair(exact, X + ring_owner * p, X + ring_partner * p, p,
-                            ring_owner, ring_partner)
+            _add_exact_pair(exact, X + ring_owner * p, X + ring_partner * p, p)
         n_chunks = 0
     for chunk_index in range(n_chunks):
         chunk = chunk_index * DESIGN_OFFSET_CHUNK
@@ -1046,7 +1022,7 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
 
     Returns
     -------
-    total, n_coincident, first_coincident
+    total, n_coincident
         As for :func:`all_pairs_partial`.
     """
     cdef Py_ssize_t n = X.shape[0], p = X.shape[1], b = DESIGN_BLOCK
@@ -1065,7 +1041,7 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
         raise ValueError(f"centre must have {p} entries, got {centre.shape[0]}.")
     _check_design(n, order, offsets, half_offset, start, stop)
     if stop == start or p == 0:
-        return np.zeros((p, p)), 0, (-1, -1)
+        return np.zeros((p, p)), 0
     for j in range(n_offsets):
         reach = max(reach, offsets[j])
     width = _lanes((stop - start) + reach + DESIGN_LANE_PAD)
@@ -1165,7 +1141,7 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
         total += _symmetric_from_upper(acc_exact, p)
     if scale.factor != 1.0:
         total *= scale.factor
-    return total, exact.n_coincident, (exact.first_i, exact.first_j)
+    return total, exact.n_coincident
 
 
 def _design_partial_direct(const double[:, ::1] X_ring, const Py_ssize_t[::1] order,
@@ -1199,7 +1175,7 @@ def _design_partial_direct(const double[:, ::1] X_ring, const Py_ssize_t[::1] or
 
     Returns
     -------
-    total, n_coincident, first_coincident
+    total, n_coincident
         As for :func:`all_pairs_partial`.
     """
     cdef Py_ssize_t n = X_ring.shape[0], p = X_ring.shape[1]
@@ -1210,7 +1186,7 @@ def _design_partial_direct(const double[:, ::1] X_ring, const Py_ssize_t[::1] or
     cdef ExactPairs exact
     _check_design(n, order, offsets, half_offset, start, stop)
     if p == 0:
-        return np.zeros((0, 0)), 0, (-1, -1)
+        return np.zeros((0, 0)), 0
     exact = _exact_pairs(units, acc, diff, p, floor_mantissa, floor_exponent)
 
     with nogil:
@@ -1219,12 +1195,9 @@ def _design_partial_direct(const double[:, ::1] X_ring, const Py_ssize_t[::1] or
                 partner = t + offsets[q]
                 if partner >= n:
                     partner -= n
-                _add_exact_pair(&exact, &X_ring[t, 0], &X_ring[partner, 0], p,
-                                order[t], order[partner])
+                _add_exact_pair(&exact, &X_ring[t, 0], &X_ring[partner, 0], p)
             if half_offset > 0 and t < half_offset:
                 partner = t + half_offset
-                _add_exact_pair(&exact, &X_ring[t, 0], &X_ring[partner, 0], p,
-                                order[t], order[partner])
+                _add_exact_pair(&exact, &X_ring[t, 0], &X_ring[partner, 0], p)
         _flush_units(&exact, p)
-    return _symmetric_from_upper(acc, p), exact.n_coincident, (exact.first_i,
-                                                               exact.first_j)
+    return _symmetric_from_upper(acc, p), exact.n_coincident
