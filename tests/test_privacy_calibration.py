@@ -8,17 +8,21 @@ import warnings
 import numpy as np
 import pytest
 from scipy.optimize import brentq
+from scipy.special import erfcx, log_ndtr
 from scipy.stats import norm
 
 import sklearn_dppca
 from sklearn_dppca.privacy import (
+    PrivacyAccountant,
     PrivacyRiskWarning,
+    Spend,
     check_delta,
     check_eps,
     gaussian_delta,
     gaussian_noise_scale,
     laplace_noise_scale,
 )
+from sklearn_dppca.privacy import _calibration
 from sklearn_dppca.privacy._warnings import warn_risky_delta
 
 
@@ -182,3 +186,41 @@ def test_risk_warning_category():
     assert issubclass(PrivacyRiskWarning, UserWarning)
     assert not issubclass(PrivacyRiskWarning, sklearn_dppca.PrivacyUtilityWarning)
     assert sklearn_dppca.PrivacyRiskWarning is PrivacyRiskWarning
+
+
+def _exponent_reference(ratio, eps):
+    """``eps + log Phi(second) - log Phi(first)`` through the scaled erfc:
+    ``log Phi(x) = log erfcx(-x / sqrt 2) - x^2 / 2 - log 2`` for ``x < 0``, and
+    ``second^2 - first^2 = 2 eps``, so no two large numbers meet."""
+    first, second = ratio / 2 - eps / ratio, -ratio / 2 - eps / ratio
+    return math.log(erfcx(-second / math.sqrt(2)) / erfcx(-first / math.sqrt(2)))
+
+
+@pytest.mark.parametrize("ratio, eps", [(1e-3, 1e-2 * 1e3), (0.1, 1e4), (1.0, 1e5),
+                                        (2.0, 1e7), (30.0, 1e8), (1e-2, 11.0)])
+def test_gaussian_delta_far_in_the_tail_is_exact_and_finite(ratio, eps):
+    # far in the tail the two log Phi are about -first^2 / 2 (up to 1e20 here):
+    # subtracted as they are, the exponent was noise, and expm1 overflowed
+    first, second = ratio / 2 - eps / ratio, -ratio / 2 - eps / ratio
+    assert first < _calibration._ASYMPTOTIC_BELOW
+    exponent = _calibration._log_ratio_exponent(ratio, eps, first, second,
+                                                log_ndtr(first))
+    assert exponent == pytest.approx(_exponent_reference(ratio, eps), rel=1e-9)
+    delta = gaussian_delta(1.0, ratio, eps)
+    assert math.isfinite(delta) and 0.0 <= delta <= math.exp(log_ndtr(first))
+
+
+def test_the_plain_difference_fails_where_the_series_is_used():
+    # the check above can fail: at eps 1e7 the direct formula's exponent (about
+    # -1e-13) comes out in the thousands, and expm1 of it overflows (the bug a
+    # huge accountant total met)
+    ratio, eps = 1e-3, 1e7
+    first, second = ratio / 2 - eps / ratio, -ratio / 2 - eps / ratio
+    direct = eps + log_ndtr(second) - log_ndtr(first)
+    assert _exponent_reference(ratio, eps) < 0 < 1.0 < direct
+
+
+def test_an_accountant_with_a_huge_total_takes_a_tiny_gaussian_charge():
+    accountant = PrivacyAccountant(1e7, 1e-5)
+    accountant.charge(Spend(mu=1e-3, delta=1e-9), "tiny")
+    assert accountant.spent()[1] == pytest.approx(1e-9)

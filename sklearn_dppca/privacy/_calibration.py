@@ -139,7 +139,38 @@ def gaussian_delta(noise_scale, sensitivity, eps):
     second = -ratio / 2 - eps / ratio
     log_first = log_ndtr(first)
     # delta = Phi(first) * (1 - exp(eps + log Phi(second) - log Phi(first)))
-    return float(-np.exp(log_first) * np.expm1(eps + log_ndtr(second) - log_first))
+    return float(-np.exp(log_first) * np.expm1(_log_ratio_exponent(ratio, eps, first,
+                                                                   second, log_first)))
+
+
+#: Below this ``first``, :func:`gaussian_delta` reads ``log Phi`` off its
+#: asymptotic series: the two values, about ``-first^2 / 2``, are too large for
+#: their difference (about ``-eps``) to survive rounding.
+_ASYMPTOTIC_BELOW = -1e3
+
+
+def _log_ratio_exponent(ratio, eps, first, second, log_first):
+    """``eps + log Phi(second) - log Phi(first)`` for the Gaussian mechanism's
+    delta, with ``first = r/2 - eps/r`` and ``second = -r/2 - eps/r``.
+
+    Far in the left tail ``log Phi(x) = -x^2/2 - log(-x) - log(2 pi)/2 + log S(x)``
+    with ``S(x) = 1 - 1/x^2 + 3/x^4 - 15/x^6 + ...``, and ``second^2 - first^2 =
+    2 eps`` exactly, so the exponent is ``-log(second / first) + log S(second) -
+    log S(first)`` (``second / first = 1 + r^2 / (eps - r^2 / 2)``): no two large
+    numbers are subtracted (a total of 1e7 eps made them 5e19 apart from 0,
+    and the accountant refused a tiny charge).
+    """
+    if first >= _ASYMPTOTIC_BELOW:
+        return eps + log_ndtr(second) - log_first
+    return (-math.log1p(ratio * ratio / (eps - ratio * ratio / 2))
+            + math.log1p(_tail_series(second)) - math.log1p(_tail_series(first)))
+
+
+def _tail_series(x):
+    """``S(x) - 1`` of the left tail's asymptotic series, ``|x| >= 1e3`` (its next
+    term is below 1e-20)."""
+    inverse = 1.0 / (x * x)
+    return inverse * (-1.0 + inverse * (3.0 - 15.0 * inverse))
 
 
 def _analytic_noise_scale(sensitivity, eps, delta):
