@@ -3,8 +3,9 @@
 An explorer holds the data, the data set's :class:`~sklearn_dppca.PrivacyAccountant`
 (opened on its budget file with :meth:`~sklearn_dppca.PrivacyAccountant.open`, so
 that every explorer, process and command line on the file shares one budget under a
-lock) and the fits made so far. A fit charges the accountant before it reads the data
-(``DPPCA(accountant=)``), and the charge is on disk before the fit computes, so a fit
+lock) and the fits made so far. A fit charges the accountant after its first pass
+over the data (the input checks and what it computes ahead) and before it releases
+anything (``DPPCA(accountant=)``), and the charge is on disk before any release, so a fit
 that does not fit what is left is refused and spends nothing, and one that dies
 after its charge stays charged.
 

@@ -79,7 +79,8 @@ class PrivacyAccountant:
 
     Hand the same accountant to every estimator fitted on a data set
     (``accountant=`` parameter): each fit charges its planned spend before it
-    touches the data, and a fit that would exceed the total raises
+    releases anything (after its first pass over the data: the input checks and
+    what it computes ahead), and a fit that would exceed the total raises
     :class:`BudgetExceededError` instead. Fits are composed exactly for their
     Gaussian parts (``mu``'s add in squares), so two fits cost less than the sum of
     their ``(eps, delta)`` pairs.
