@@ -413,10 +413,11 @@ class DPScree(_VarianceMixin, _PrivateProjection):
             warn_user(f"DPScree's {old} was renamed {new} in 0.1 (the name DPPCA "
                       f"uses); {old} will be removed in 0.3.", FutureWarning)
             params[new] = params[old]
-        # (a refusal names the parameter as the user spelled it)
-        check_method_params(params["scree_method"], params["scree_params"],
-                            "method_params" if params["method_params"] != "deprecated"
-                            else "scree_params")
+        if params["method_params"] != "deprecated":
+            # a refusal names the parameter as the user spelled it (the fit
+            # sequence checks scree_params under its own name)
+            check_method_params(params["scree_method"], params["scree_params"],
+                                "method_params")
         return params
 
     @classmethod

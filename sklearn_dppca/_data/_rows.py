@@ -151,7 +151,7 @@ class Rows:
         return not isinstance(self.data, np.ndarray)
 
     def _view_key(self):
-        return tuple(None if part is None else part.tobytes() for part in self.view)
+        return _view_key(self.view)
 
     def _with_view(self, view):
         return Rows(self.data, self.sizes, self.passes.root, n_jobs=self.n_jobs,
@@ -542,6 +542,12 @@ def _distributed_client():
         return None, None
 
 
+def _view_key(view):
+    """A view's parts (box, divisor, matrix) by value: two views with the same
+    parts compute the same rows."""
+    return tuple(None if part is None else part.tobytes() for part in view)
+
+
 class _KeptViews:
     """The views of one block kept across passes: those of at most
     :data:`_KEPT_VIEW_COLUMNS` columns (a view is a function of the block and its
@@ -551,8 +557,7 @@ class _KeptViews:
         self.store, self.index = store, index
 
     def rows(self, block, view):
-        key = (self.index,) + tuple(None if part is None else part.tobytes()
-                                    for part in view)
+        key = (self.index,) + _view_key(view)
         if key in self.store:
             return self.store[key]
         rows = stats.view_rows(block, view)
