@@ -440,12 +440,14 @@ def _settle_blocks(params, sizes):
         given = params["scree_params"] or {}
         if "pairs" in params and method == "clipped" and "pairs" not in given:
             scree_params["pairs"] = params["pairs"]
-    pairs = params["pairs"] if "pairs" in params else \
-        (scree_params or {}).get("pairs", "auto")
+        if "pairs" in scree_params:
+            scree_params["pairs"] = design_pairs(scree_params["pairs"], sizes)
+    pairs = design_pairs(params["pairs"] if "pairs" in params else
+                         (scree_params or {}).get("pairs", "auto"), sizes)
     scree_params = check_blockwise_fit(
         sizes, pairs=pairs, compute_nonprivate=params["compute_nonprivate"],
         scree_method=method, scree_params=scree_params)
-    params["pairs"] = design_pairs(pairs, sizes)
+    params["pairs"] = pairs
     if method is not None:
         params["scree_params"] = scree_params
 

@@ -8,7 +8,6 @@ Dask is imported only when the input is a Dask collection: it stays optional.
 import numpy as np
 
 from ._rows import BLOCK_ROWS, Rows, block_sizes, check_design
-from .._pair_design import design_pairs
 from .._validation import (
     Instance,
     check_projections,
@@ -123,19 +122,17 @@ def check_blockwise_fit(sizes, *, pairs, compute_nonprivate=False, scree_method=
                         scree_params=None):
     """Refuse, before any spending, what a fit in more than one row block cannot
     compute blockwise (one ValueError naming the option); returns the scree's
-    params, with ``pairs="auto"`` resolved (:func:`~sklearn_dppca._pair_design.design_pairs`)
-    and ``clip="auto"`` to ``"norm"`` in more than one block.
+    params, with ``clip="auto"`` resolved to ``"norm"`` in more than one block.
+    ``pairs`` and the scree's are designs already (``"auto"`` resolved by the
+    fit sequence).
 
     One block holds all rows: everything is available. In more blocks every
     statistic must be a sum over blocks: pairs within blocks (an int ``pairs``),
     norm clipping, no non-private reference (it needs all rows at once). The
     number of blocks is public (:func:`~sklearn_dppca._data._rows.block_sizes`).
     """
-    pairs = design_pairs(pairs, sizes)
     if pairs != "all":
         check_design(sizes, pairs)
-    if scree_params is not None and "pairs" in scree_params:
-        scree_params = dict(scree_params, pairs=design_pairs(scree_params["pairs"], sizes))
     scree_pairs = (scree_params or {}).get("pairs", "all")
     if scree_method == "clipped" and scree_pairs != "all":
         check_design(sizes, scree_pairs)
