@@ -191,12 +191,12 @@ def _read_plain(path, columns, group, declared, max_abs):
                             skip_blank_lines=False, quoting=3, encoding="utf-8")
     except (ValueError, pd.errors.ParserError):
         return None
-    # A row with more fields than the header is pandas' error, and one with fewer
-    # leaves a variable's cell empty (not a float) or the group's (not a label):
-    # only a row short of a column that is neither needs the commas counted.
-    if len(table) < 2 or (len(variables) + (group is not None) < len(names) and (
-            np.count_nonzero(np.frombuffer(body, dtype=np.uint8) == ord(","))
-            != (len(names) - 1) * len(table))):
+    # Every row must have exactly the header's fields: pandas reads a row with
+    # more as an error only when some row has fewer (when every row has more, it
+    # takes the first fields as an index and shifts the columns), so the commas
+    # are counted (a plain file has no quoted comma).
+    if len(table) < 2 or (np.count_nonzero(np.frombuffer(body, dtype=np.uint8) == ord(","))
+                          != (len(names) - 1) * len(table)):
         return None
     values = table[[position[name] for name in variables]].to_numpy(dtype="float64")
     if not np.isfinite(values).all() or (
@@ -264,9 +264,22 @@ def csv_shape(path, columns=None, group=None, *, shown_as=None, spelling=None):
     return len(rows), len(columns)
 
 
+#: Separators another program may write, which this reader does not guess.
+_OTHER_SEPARATORS = (";", "\t", "|")
+_SEPARATOR_NAMES = {";": "a semicolon", "\t": "a tab", "|": "a vertical bar"}
+
+
 def _header_names(header, shown):
-    """The header's column names, each named once."""
+    """The header's column names, each named once, separated by commas."""
     names = [name.strip() for name in header]
+    other = [mark for mark in _OTHER_SEPARATORS if len(names) == 1 and mark in names[0]]
+    if other:
+        # one column whose name holds another separator: a file separated by it
+        # (often with decimal commas) would be read as something else; refuse
+        raise UserError(f"{shown!r}: the header is one column whose name contains "
+                        f"{_SEPARATOR_NAMES[other[0]]}: the file seems separated by it, "
+                        "and only commas separate fields here (with a decimal point). "
+                        "Save the file as comma-separated CSV.")
     for position, name in enumerate(names, start=1):
         if not name:
             raise UserError(f"{shown!r}: column {position} of the header has no name; "

@@ -396,9 +396,15 @@ def test_csv_upload_round_trip(tmp_path):
     (["1,2,3,x", "2,3,4,y"], {"group_column": "nope", "group_labels": "x,y"},
      "no such column"),
     ([], {}, "header but no data rows"),
+    # every row one field longer than the header (pandas would shift the columns)
+    (["1,2,3,x,9", "2,3,4,y,9", "3,4,5,x,9"], {"columns": "a,b,c"},
+     "as many fields as the header"),
+    # a semicolon-separated export with decimal commas
+    (["1,5;2,5;3,5;x", "2,5;3,5;4,5;y"], {"header": "a;b;c;grp"}, "contains a semicolon"),
 ])
 def test_bad_csv_files_give_one_clear_message_without_data(tmp_path, rows, kwargs, match):
-    path = _csv(tmp_path / "upload.tmp", rows)
+    header = kwargs.pop("header", "a,b,c,grp")
+    path = _csv(tmp_path / "upload.tmp", rows, header)
     with pytest.raises(UserError, match=match) as caught:
         load_source("upload", path=path, file_name="data.csv", **kwargs)
     message = str(caught.value)

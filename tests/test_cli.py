@@ -501,6 +501,10 @@ ERRORS = [
     (["@unnamed"], "no name"),
     (["@twice"], "duplicate column names: 'a'"),
     (["@ragged"], "as many fields as the header"),
+    # every row one field longer: pandas alone would shift the columns
+    (["@longer", "--components", "1"], "as many fields as the header"),
+    (["@semicolons", "--components", "1"], "contains a semicolon"),
+    (["@tabs", "--components", "1"], "contains a tab"),
     (["@latin1"], "not UTF-8"),
     (["@onerow"], "at least 2"),
     (["@small", "--columns", "a,b", "--bounds", "0:1"], "one (low, high) range per column"),
@@ -528,6 +532,11 @@ def test_user_errors_are_one_line_and_exit_2(args, message, small_csv, tmp_path)
         "@unnamed": _write(tmp_path, "unnamed.csv", "a,,b\n1,2,3\n4,5,6\n"),
         "@twice": _write(tmp_path, "twice.csv", "a,b,a\n1,2,3\n4,5,6\n"),
         "@ragged": _write(tmp_path, "ragged.csv", "a,b\n1,2\n3,4,5\n6,7\n"),
+        "@longer": _write(tmp_path, "longer.csv", "a,b\n1,2,3\n4,5,6\n7,8,9\n1,1,1\n"),
+        # a spreadsheet's export with decimal commas
+        "@semicolons": _write(tmp_path, "semicolons.csv",
+                              "a;b;c\n1,5;2,25;3\n4,5;5,75;6\n7,1;8,3;9\n"),
+        "@tabs": _write(tmp_path, "tabs.csv", "a\tb\n1.5\t2\n4.5\t5\n7.1\t8\n"),
         "@onerow": _write(tmp_path, "onerow.csv", "a,b\n1,2\n"),
     }
     (tmp_path / "latin1.csv").write_bytes("a,b\n1,2\n3,\xe9\n".encode("latin-1"))

@@ -2,6 +2,7 @@
 in their noise, in the displays, the summary and the releases."""
 
 import json
+import warnings
 import math
 import re
 
@@ -287,6 +288,35 @@ def test_a_release_within_three_noise_sds_of_zero_is_not_printed():
     assert np.isnan(values.explained_variance[1])
     noisy_total = Bunch(**dict(released, total=2.9 * 16, total_noise=16.0))
     assert np.isnan(scree_values(noisy_total, monotone=False).total_variance)
+
+
+def test_a_share_is_printed_by_the_variances_three_sd_rule():
+    # a share is printed when it stands three of its own noise sds above zero
+    # (first order: share * hypot(s_l / lambda_l, s_T / T)), as a variance is
+    from sklearn_dppca._algorithms._scree import scree_values
+    from sklearn_dppca._bunch import Bunch
+
+    # of a total of 20 +- 3 (relative sd 0.15): PC1 9 +- 1, share 0.45 with
+    # relative sd hypot(1/9, 0.15) = 0.19 (5.4 sds; sd 0.084, above the 0.05 a
+    # fixed rule would allow), printed; PC2 4.5 +- 1, hypot(0.22, 0.15) = 0.27
+    # (3.7 sds), printed; PC3 3.2 +- 1, a variance printed (3.2 sds) but a share
+    # of relative sd hypot(0.31, 0.15) = 0.35 (2.9 sds), not
+    released = Bunch(raw=np.array([9.0, 4.5, 3.2]), noise_scale=np.ones(3),
+                     bounds=None, total=20.0, total_noise=3.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        values = scree_values(released, monotone=False)
+    assert np.isfinite(values.explained_variance).all()
+    assert values.total_variance == 20.0
+    ratios = values.explained_variance_ratio
+    np.testing.assert_allclose(ratios[:2], [0.45, 0.225])
+    assert np.isnan(ratios[2])
+    # a share whose total is not estimable is not printed either
+    lost_total = Bunch(**dict(released, total=20.0, total_noise=7.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert np.isnan(scree_values(lost_total, monotone=False)
+                        .explained_variance_ratio).all()
 
 
 def test_the_warning_names_exactly_what_is_not_estimable():

@@ -362,17 +362,11 @@ def scree_values(released, monotone):
     printed = np.where(estimable, variances, 0.0)
     ratio, total = explained_variance_ratio(printed, released.total)
     total_estimable = bool(three_sds_above(released.total, released.total_noise)) and total > 0
-    shares = estimable & total_estimable & (
-        _share_noise(printed, released.noise_scale, total, released.total_noise)
-        <= _SHARE_NOISE)
+    shares = estimable & total_estimable & three_sds_above(
+        ratio, _share_noise(printed, released.noise_scale, total, released.total_noise))
     return Bunch(explained_variance=np.where(estimable, variances, np.nan),
                  explained_variance_ratio=np.where(shares, ratio, np.nan),
                  total_variance=total if total_estimable else np.nan)
-
-
-#: The largest noise sd of a released share of the total variance (PVE): a
-#: two-sd interval of +-0.1 at most; a noisier share is not estimable.
-_SHARE_NOISE = 0.05
 
 
 def _share_noise(variances, noise_scale, total, total_noise):
