@@ -39,28 +39,33 @@ def _composed(charges):
     return sum((Spend(c["eps"], c["delta"], c["mu"]) for c in charges), Spend())
 
 
-def _eps_spent(charges, eps, delta):
-    """The ``eps`` the charges spend at the total ``delta`` (at most ``eps``: a
-    reading within round-off of the total is the total)."""
-    if not charges:
-        return 0.0
-    spent = _composed(charges).eps_at(delta)
-    return min(spent, eps) if spent <= eps * (1 + 1e-9) else spent
+def _room_words(accountant):
+    """What the rest of the budget of ``accountant`` still buys, in words: "room
+    for one more fit at eps 0.97, or two at 0.68, at delta 1e-5" (fits whose parts
+    are all Gaussian; :meth:`~sklearn_dppca.privacy.PrivacyAccountant.fits_left`),
+    or "no room for another fit"."""
+    left = accountant.fits_left((1, 2))
+    if left[1] <= 0:
+        return "no room for another fit"
+    return (f"room for one more fit at eps {_number(left[1], 2)}, or two at "
+            f"{_number(left[2], 2)}, at delta {_number(accountant.delta)}")
 
 
 def budget_words(accountant):
     """The budget of ``accountant`` in words.
 
-    Returns a dict: ``eps_spent`` (at the total delta), ``eps_total``,
+    Returns a dict: ``eps_spent`` (at the total delta:
+    :meth:`~sklearn_dppca.privacy.PrivacyAccountant.spent`), ``eps_total``,
     ``delta_total``, ``fraction`` (``eps_spent / eps_total``), ``charges`` (how
-    many), ``text`` ("0.9 of eps 1 spent at delta 1e-5"), ``sentence``
-    (:data:`_COMPOSITION`) and ``details`` (one line per charge: its own ``eps`` at
-    the total delta, its pure ``eps`` and ``delta`` and its Gaussian ``mu``, and
-    the ``mu`` of all the Gaussian blocks composed).
+    many), ``text`` ("0.9 of eps 1 spent at delta 1e-5"), ``room`` (what is left
+    buys: :func:`_room_words`), ``sentence`` (:data:`_COMPOSITION`) and ``details``
+    (one line per charge: its own ``eps`` at the total delta, its pure ``eps`` and
+    ``delta`` and its Gaussian ``mu``, and the ``mu`` of all the Gaussian blocks
+    composed).
     """
     charges = accountant.charges
     eps, delta = accountant.eps, accountant.delta
-    spent = _eps_spent(charges, eps, delta)
+    spent = accountant.spent()[0]
     lines = []
     for index, charge in enumerate(charges, start=1):
         alone = _composed([charge]).eps_at(delta)
@@ -78,6 +83,7 @@ def budget_words(accountant):
         "eps_spent": spent, "eps_total": eps, "delta_total": delta,
         "fraction": spent / eps, "charges": len(charges),
         "text": f"{spent:.2f} of eps {_number(eps)} spent at delta {_number(delta)}",
+        "room": _room_words(accountant),
         "sentence": _COMPOSITION, "details": lines,
     }
 
@@ -85,9 +91,10 @@ def budget_words(accountant):
 def spent_after(accountant, spend):
     """The ``eps`` at the total delta that the charges of ``accountant`` and
     ``spend`` (a :class:`~sklearn_dppca.privacy.Spend`) would spend together."""
-    charges = accountant.charges + [{"eps": spend.eps, "delta": spend.delta,
-                                     "mu": spend.mu}]
-    return _eps_spent(charges, accountant.eps, accountant.delta)
+    total = _composed(accountant.charges) + spend
+    if total.delta > accountant.delta:
+        return math.inf
+    return total.eps_at(accountant.delta)
 
 
 def delta_note(eps, delta, charge, total_delta):

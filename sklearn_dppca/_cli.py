@@ -119,7 +119,8 @@ def _budget_line(accountant, options):
 
     words = budget_words(accountant)
     return (f"Budget of {options.budget_file}: {words['text']} ({words['charges']} "
-            f"fit{'s' * (words['charges'] != 1)} charged; fits composed exactly).")
+            f"fit{'s' * (words['charges'] != 1)} charged; fits composed exactly); "
+            f"{words['room']}.")
 
 
 def _fit(options, out, err):
@@ -176,7 +177,8 @@ def _fit(options, out, err):
             _show_warnings(caught, err)
             raise _UserError(
                 f"--budget-file {options.budget_file}: this fit does not fit what is left "
-                f"({budget_words(accountant)['text']}); nothing was spent. Details: "
+                f"({budget_words(accountant)['text']}; {budget_words(accountant)['room']}); "
+                f"nothing was spent. Details: "
                 f"{' '.join(str(error).split())}") from None
         except (ValueError, TypeError) as error:
             # the data reaching the fit are checked above (labels declared, values

@@ -250,3 +250,26 @@ def test_ledger_refuses_a_gdp_fit_that_drew_too_little_noise(monkeypatch):
         estimator.fit(X)
     assert not hasattr(estimator, "components_")
     DPKendallDirections(accounting="basic", random_state=0).fit(X)
+
+
+def test_after_one_fit_the_budget_reads_in_the_fits_own_eps():
+    # one DPPCA fit at eps 1 against a total of 1.5 reads 1.0 spent, and
+    # remaining()["eps"] is the largest further DPPCA fit accepted: a hair
+    # below it is accepted, a hair above refused (150 rows: the plan buys the
+    # directions only, all Gaussian)
+    from sklearn.datasets import load_iris
+
+    X = load_iris().data
+    accountant = PrivacyAccountant(1.5, 1e-5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        DPPCA(eps=1.0, accountant=accountant, random_state=0).fit(X)
+        assert accountant.spent() == (1.0, 1e-5)
+        left = accountant.remaining()["eps"]
+        assert 0.5 < left < 1.5 - 0.4           # more than a sum leaves, not all of it
+        with pytest.raises(BudgetExceededError, match=r"^'DPPCA' asks for eps 1\.05 at "):
+            DPPCA(eps=left * (1 + 1e-6), accountant=accountant, random_state=0).fit(X)
+        assert len(accountant.charges) == 1
+        DPPCA(eps=left * (1 - 1e-6), accountant=accountant, random_state=0).fit(X)
+    assert len(accountant.charges) == 2
+    assert accountant.spent()[0] == pytest.approx(1.5, abs=1e-5)

@@ -620,8 +620,9 @@ def test_the_plan_says_what_the_meter_will_read_or_that_fit_is_refused(tmp_path,
                                                               abs=0.005)
     assert len(explorer.fits) >= 2          # (a few fits compose under the total)
     assert said == (f"Over the budget: {explorer.meter()['text'].split(' (')[0]}, and "
-                    "this fit needs more than is left. Fit would be refused (nothing "
-                    "spent).")
+                    f"this fit needs more than is left ({explorer.meter()['room']}). Fit "
+                    "would be refused (nothing spent).")
+    assert explorer.meter()["room"].startswith("room for one more fit at eps ")
     charges = explorer.accountant.charges
     with pytest.raises(BudgetExceededError):
         explorer.fit(FIT)

@@ -105,7 +105,8 @@ def test_ledger_and_spend():
     assert part["noise_scale"] == pytest.approx(part["sensitivity"] / part["mu"])
     assert block["mu"] == part["mu"] and block["eps"] == 0.7
     assert block["delta"] == pytest.approx(1e-6, rel=1e-9) and block["delta"] <= 1e-6
-    assert est.privacy_spent_ == (block["eps"], block["delta"])
+    # (the spend as reported: 10 significant digits, the block's delta 1e-06)
+    assert est.privacy_spent_ == (block["eps"], 1e-6)
 
 
 def test_same_seed_same_release_and_input_untouched():

@@ -62,10 +62,17 @@ def test_gaussian_blocks_compose_exactly_across_fits():
     accountant = PrivacyAccountant(2.0, 1e-5)
     accountant.charge(FIT, label="first")
     accountant.charge(FIT, label="second")
-    # By hand: pure eps 0.4 and one block of mu = sqrt(2) mu_fit read at eps 1.6.
+    # By hand: pure eps 0.4 and one block of mu = sqrt(2) mu_fit, which fits
+    # (read at eps 1.6, its delta is within 1e-5) ...
     exact_delta = gdp_delta(math.sqrt(2) * MU_FIT, 1.6)
     assert exact_delta <= 1e-5
-    assert accountant.spent() == pytest.approx((2.0, exact_delta), rel=1e-12)
+    # ... and is read at the total's delta: 0.4 plus the least block eps whose
+    # delta is 1e-5, below the 2 that two fits added up would read
+    block_eps = brentq(lambda e: gdp_delta(math.sqrt(2) * MU_FIT, e) - 1e-5, 0.0, 1.6,
+                       xtol=1e-15)
+    # (readings are rounded to 10 significant digits)
+    assert accountant.spent() == pytest.approx((0.4 + block_eps, 1e-5), rel=1e-9)
+    assert accountant.spent()[0] < 1.9
     # A third fit needs more delta than is left.
     assert gdp_delta(math.sqrt(3) * MU_FIT, 1.4) > 1e-5
     assert not accountant.can_afford(FIT)
@@ -88,22 +95,72 @@ def test_remaining_is_the_most_each_kind_can_take():
     # By hand: the pure eps left is 1.5 - 0.2 minus the least eps the block needs
     # for the 9e-6 of delta that is left.
     block_eps = brentq(lambda e: gdp_delta(0.15, e) - 9e-6, 0.0, 1.3, xtol=1e-15)
-    assert left["eps"] == pytest.approx(1.3 - block_eps, rel=1e-9)
+    assert left["pure_eps"] == pytest.approx(1.3 - block_eps, rel=1e-9)
     assert left["delta"] == pytest.approx(9e-6 - gdp_delta(0.15, 1.3), rel=1e-9)
-    assert left["mu"] == pytest.approx(
-        math.sqrt(gdp_mu(1.3, 9e-6) ** 2 - 0.15**2), rel=1e-9)
-    for kind, amount in left.items():
-        assert accountant.can_afford(Spend(**{kind: amount}))
-        assert not accountant.can_afford(Spend(**{kind: amount * (1 + 1e-9)}))
+    mu_left = math.sqrt(gdp_mu(1.3, 9e-6) ** 2 - 0.15**2)
+    assert left["mu"] == pytest.approx(mu_left, rel=1e-9)
+    # the largest further Gaussian fit: its block of mu_left read at delta 1e-5
+    fit_eps = brentq(lambda e: gdp_delta(mu_left, e) - 1e-5, 0.0, 1.5, xtol=1e-15)
+    assert left["eps"] == pytest.approx(fit_eps, rel=1e-9)
+    kinds = {"pure_eps": "eps", "delta": "delta", "mu": "mu"}
+    for kind, field in kinds.items():
+        assert accountant.can_afford(Spend(**{field: left[kind]}))
+        assert not accountant.can_afford(Spend(**{field: left[kind] * (1 + 1e-9)}))
+    for eps in (left["eps"] * (1 - 1e-9), left["eps"] * (1 + 1e-9)):
+        fits = accountant.can_afford(Spend(mu=gdp_mu(eps, 1e-5)))
+        assert fits == (eps < left["eps"])
+
+
+def test_one_fit_reads_its_own_eps_and_leaves_room_for_a_fit_below_the_rest():
+    # the example: one Gaussian fit at (1, 1e-5) against (1.5, 1e-5)
+    # reads 1.0 (not the total 1.5, as the composed pair at the total's eps
+    # would), and the next fit may take more than the 0.5 a sum would leave
+    accountant = PrivacyAccountant(1.5, 1e-5)
+    accountant.charge(Spend(mu=gdp_mu(1.0, 1e-5)), label="first")
+    assert accountant.spent() == (1.0, 1e-5)
+    left = accountant.remaining()["eps"]
+    assert 0.9 < left < 1.1
+    assert accountant.can_afford(Spend(mu=gdp_mu(left * (1 - 1e-6), 1e-5)))
+    assert not accountant.can_afford(Spend(mu=gdp_mu(left * (1 + 1e-6), 1e-5)))
+    # two equal further fits compose to sqrt(2) times one's mu
+    two = accountant.fits_left((2,))[2]
+    assert accountant.can_afford(Spend(mu=math.sqrt(2) * gdp_mu(two * (1 - 1e-6), 1e-5)))
+    assert not accountant.can_afford(
+        Spend(mu=math.sqrt(2) * gdp_mu(two * (1 + 1e-6), 1e-5)))
+    assert left / 2 < two < left
+
+
+def test_refusals_lead_with_eps_at_the_total_delta():
+    accountant = PrivacyAccountant(1.5, 1e-5)
+    accountant.charge(Spend(mu=gdp_mu(1.0, 1e-5)), label="first")
+    with pytest.raises(BudgetExceededError) as caught:
+        accountant.charge(Spend(mu=gdp_mu(1.2, 1e-5)), label="second")
+    lead = str(caught.value).split(". ")[0]
+    assert lead.startswith("'second' asks for eps 1.2 at delta 1e-05")
+    assert "1 of eps 1.5 is spent" in lead
+    largest = accountant.remaining()["eps"]        # (an all-Gaussian fit)
+    assert f"largest further fit like this one it takes is eps {largest:.3g}" in lead
+    assert "mu" not in lead
+
+
+def test_readings_carry_no_float_noise():
+    # pure charges that add up to the total in floating point as 0.30000000000000004
+    accountant = PrivacyAccountant(0.3, 1e-5)
+    accountant.charge(Spend(eps=0.1), label="a")
+    accountant.charge(Spend(eps=0.2), label="b")
+    assert accountant.spent() == (0.3, 0.0)
+    assert repr(accountant) == "PrivacyAccountant(eps=0.3, delta=1e-05, spent=(0.3, 0))"
 
 
 def test_remaining_without_gaussian_block():
     accountant = PrivacyAccountant(1.0, 1e-5)
     accountant.charge(Spend(eps=0.3, delta=2e-6), label="fit")
     left = accountant.remaining()
-    assert left["eps"] == pytest.approx(0.7, rel=1e-12)
+    assert left["pure_eps"] == pytest.approx(0.7, rel=1e-12)
     assert left["delta"] == pytest.approx(8e-6, rel=1e-12)
     assert left["mu"] == pytest.approx(gdp_mu(0.7, 8e-6), rel=1e-9)
+    # a Gaussian fit at (e, 1e-5) with that block: e below the 0.7 of pure eps
+    assert 0.6 < left["eps"] < 0.7
     assert PrivacyAccountant(1.0, 1e-5).remaining()["eps"] == 1.0
 
 
@@ -164,7 +221,7 @@ def test_save_load_round_trip_refuses_the_same_over_spend(tmp_path):
     assert loaded.spent() == accountant.spent()
     with pytest.raises(BudgetExceededError):
         loaded.charge(FIT, label="third")
-    left = accountant.remaining()["eps"]
+    left = accountant.remaining()["pure_eps"]
     assert left > 0
     loaded.charge(Spend(eps=left), label="the rest")
     assert json.loads(path.read_text())["format"] == _ACCOUNTANT_FORMAT
@@ -454,3 +511,25 @@ def test_a_write_failure_charges_nothing(tmp_path, monkeypatch):
         accountant.charge(Spend(eps=0.5), label="fit")
     monkeypatch.undo()
     assert accountant.charges == []
+
+
+def test_a_refusal_names_the_largest_fit_shaped_like_the_refused_one():
+    # a fit with pure parts (searches) composes less well than an all-Gaussian
+    # one: the refusal names the largest fit with the refused one's share of
+    # pure eps (a fit at (e, 1e-5) spending 20% of e pure, its block at
+    # (0.8 e, 1e-5)), which is below remaining()["eps"]
+    import re
+
+    def shaped(eps):
+        return Spend(eps=0.2 * eps, mu=gdp_mu(0.8 * eps, 1e-5))
+
+    accountant = PrivacyAccountant(2.0, 1e-5)
+    accountant.charge(shaped(1.0), label="first")
+    accountant.charge(shaped(1.0), label="second")
+    with pytest.raises(BudgetExceededError) as caught:
+        accountant.charge(shaped(1.0), label="third")
+    largest = float(re.search(r"like this one it takes is eps ([0-9.]+) at",
+                              str(caught.value)).group(1))
+    assert largest < accountant.remaining()["eps"]
+    assert accountant.can_afford(shaped(largest * 0.995))
+    assert not accountant.can_afford(shaped(largest * 1.005))

@@ -287,7 +287,8 @@ class Explorer:
         words = budget_words(self.accountant)
         charges = words["charges"]
         text = (f"{words['text']} ({100 * words['fraction']:.0f}% of the budget of this "
-                f"data set; {charges} fit{'s' * (charges != 1)} charged)")
+                f"data set; {charges} fit{'s' * (charges != 1)} charged); "
+                f"{words['room']}")
         return {**words, "text": text,
                 "budget_file": os.path.basename(self.budget_file)}
 
@@ -323,7 +324,7 @@ class Explorer:
         words = budget_words(self.accountant)
         if not self.accountant.can_afford(spend):
             return (f"Over the budget: {words['text']}, and this fit needs more than "
-                    "is left. Fit would be refused (nothing spent).")
+                    f"is left ({words['room']}). Fit would be refused (nothing spent).")
         after = spent_after(self.accountant, spend)
         return (f"Within the budget: {words['text']} now, {after:.2f} after this fit "
                 f"({100 * after / words['eps_total']:.0f}% of the budget).")
@@ -382,8 +383,8 @@ class Explorer:
         """The refusal in the page's words, then the accountant's exact account."""
         words = budget_words(self.accountant)
         return (f"This fit (eps={kwargs['eps']:g}, delta={kwargs['delta']:g}) needs more "
-                f"than is left of the budget of this data set: {words['text']}. "
-                f"Nothing was spent. Try a smaller eps, or show an earlier fit again "
+                f"than is left of the budget of this data set: {words['text']}; "
+                f"{words['room']}. Nothing was spent. Try a smaller eps, or show an earlier fit again "
                 f"(free). Details: {error}")
 
     # -- drawing (free) ----------------------------------------------------------------

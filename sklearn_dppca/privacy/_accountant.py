@@ -33,7 +33,7 @@ import weakref
 from datetime import datetime, timezone
 
 from .._validation import NON_NEGATIVE, Instance, Interval, check_field, check_param
-from ._accounting import Spend, gdp_mu
+from ._accounting import Spend, gdp_delta, gdp_mu, tidy as _tidy
 from ._calibration import check_delta, check_eps
 
 #: The format tag of a saved accountant (version 1, without charge ids and key, is
@@ -123,14 +123,15 @@ class PrivacyAccountant:
 
     Each fit below spends ``0.2`` pure ``eps`` and a Gaussian block worth
     ``(0.8, 1e-5)``; added up, two of them would need ``(2, 2e-5)``, but composed
-    exactly they fit in ``(2, 1e-5)``:
+    exactly they fit in ``(2, 1e-5)``: read at the total's ``delta``, the two
+    together spend about ``eps = 1.57``.
 
     >>> fit = Spend(eps=0.2, mu=gdp_mu(0.8, 1e-5))
     >>> accountant.charge(fit, label="first fit")
     >>> accountant.charge(fit, label="second fit")
     >>> eps, delta = accountant.spent()
-    >>> eps, delta <= 1e-5
-    (2.0, True)
+    >>> round(eps, 2), delta
+    (1.57, 1e-05)
     >>> accountant.can_afford(Spend(eps=0.5))
     False
     >>> try:
@@ -433,47 +434,85 @@ class PrivacyAccountant:
             )
 
     def _refusal(self, spend, label):
+        # (under the charge's locks: the charges as merged, no second read)
         left = self._room()
+        spent = _reading(self._total(), self._eps, self._delta)[0]
+        asked = spend.eps_at(self._delta) if spend.delta <= self._delta else math.inf
+        asked_text = (f"eps {_plain(asked)} at delta {_plain(self._delta)}"
+                      if math.isfinite(asked) else _describe(spend))
         return (
-            f"{label!r} asks for {_describe(spend)}, more than is left of the budget "
-            f"(eps={self._eps:g}, delta={self._delta:g}), which has room, each on its "
-            f"own, for eps={left['eps']:.6g}, delta={left['delta']:.6g} or a Gaussian "
-            f"block of mu={left['mu']:.6g}. Nothing was charged."
+            f"{label!r} asks for {asked_text}, more than is left of the budget: "
+            f"{_plain(spent)} of eps {_plain(self._eps)} is spent, and the "
+            f"largest further fit like this one it takes is eps "
+            f"{_plain(self._largest_like(spend, asked, left))} at delta "
+            f"{_plain(self._delta)}. Nothing was charged. (Composed exactly: the fit "
+            f"is {_describe(spend)}; the budget has room, each on its own, for pure "
+            f"eps={left['pure_eps']:.6g}, delta={left['delta']:.6g} or a Gaussian block of "
+            f"mu={left['mu']:.6g}.)"
         )
 
-    def spent(self):
-        """Compute the ``(eps, delta)`` of all the charges composed.
+    def _largest_like(self, spend, asked, left):
+        """The ``eps`` of the largest further fit shaped like ``spend`` (which reads
+        ``asked`` at the total's delta): the same share of pure ``eps``, its
+        Gaussian block at the total's ``delta`` (as a fit's plan splits its grant).
+        All Gaussian: ``left["eps"]``."""
+        if spend.eps == 0 or spend.delta > 0 or not math.isfinite(asked) or asked <= 0:
+            return left["eps"]
+        pure_share = spend.eps / asked
+        total = self._total()
 
-        Without Gaussian blocks, the charges' ``eps``'s and ``delta``'s added up.
-        With them, the composed block is read at the ``eps`` that the other parts
-        leave of the total (where its ``delta`` is smallest), so the ``eps``
-        returned is the total ``eps`` and the ``delta`` is what the charges use of
-        ``delta`` there.
+        def accepts(eps):
+            block_eps = (1 - pure_share) * eps
+            block = gdp_mu(block_eps, self._delta) if block_eps > 0 else 0.0
+            spent_eps, spent_delta = (total + Spend(eps=pure_share * eps, mu=block)
+                                      ).as_pair(self._eps)
+            return spent_eps <= self._eps and spent_delta <= self._delta
+        return _tidy(_largest(accepts, self._eps))
+
+    def spent(self):
+        """Compute the ``eps`` the charges spend, read at the total's ``delta``.
+
+        The charges are composed exactly (their Gaussian blocks as one
+        ``mu``-GDP block, the rest added) and read the way the total was asked
+        for: the least ``eps`` at which all of them together are ``(eps,
+        delta)``-DP at the total's ``delta``. One fit at ``(1, 1e-5)`` against a
+        total of ``(1.5, 1e-5)`` reads ``(1.0, 1e-5)``; two such fits read about
+        1.5, less than 2, because Gaussian fits compose below their sum. Without
+        Gaussian blocks it is the charges' ``eps``'s and ``delta``'s added up.
+        Values are rounded to 10 significant digits, so a total reads 1.0, not
+        0.9999999999999999 (the accountant decides on the exact values).
 
         Returns
         -------
         eps : float
-            The ``eps`` spent.
+            The ``eps`` spent, at the total's ``delta``.
         delta : float
-            The ``delta`` spent.
+            The ``delta`` spent (the total's ``delta``, or less: the charges'
+            ``delta``'s added up when there is no Gaussian block, or when the
+            block alone already holds at ``eps`` 0).
         """
         self._refresh()
-        return self._total().as_pair(self._eps)
+        return _reading(self._total(), self._eps, self._delta)
 
     def remaining(self):
-        """Compute the most that one further charge of a single kind may take.
+        """Compute the most that one further charge may take.
 
         Returns
         -------
         dict
-            ``"eps"``: the largest ``e`` such that ``Spend(eps=e)`` fits (a pure
-            part); ``"delta"``: the largest ``d`` such that ``Spend(delta=d)``
-            fits; ``"mu"``: the largest ``m`` such that ``Spend(mu=m)`` fits (a
+            ``"eps"``: the ``eps`` of the largest further fit the accountant
+            accepts, a fit whose parts are all Gaussian at the total's ``delta``
+            (after one fit at ``(1, 1e-5)`` against ``(1.5, 1e-5)``, about 0.97:
+            Gaussian fits compose below their sum). A fit with pure parts (the
+            quantile searches some plans buy) composes less well, so the largest
+            such fit is a little smaller: :meth:`can_afford` its planned spend to
+            know exactly. Then the most each single kind of charge may take:
+            ``"pure_eps"``, the largest ``e`` such that ``Spend(eps=e)`` fits (a
+            pure part); ``"delta"``, the largest ``d`` such that ``Spend(delta=d)``
+            fits; ``"mu"``, the largest ``m`` such that ``Spend(mu=m)`` fits (a
             Gaussian block). Each is found to float precision and is accepted by
             :meth:`can_afford`. They are alternatives, not amounts to spend
-            together: once a Gaussian block is charged, every pure ``eps`` spent
-            leaves the block less ``eps`` and so more ``delta``. Ask
-            :meth:`can_afford` about a mixed spend.
+            together.
         """
         self._refresh()
         return self._room()
@@ -489,11 +528,34 @@ class PrivacyAccountant:
                 return eps <= self._eps and delta <= self._delta
             return within
 
+        mu = _largest(room(lambda m: Spend(mu=m)), gdp_mu(self._eps, self._delta))
         return {
-            "eps": _largest(room(lambda e: Spend(eps=e)), self._eps),
+            "eps": _tidy(Spend(mu=mu).eps_at(self._delta)) if mu > 0 else 0.0,
+            "pure_eps": _largest(room(lambda e: Spend(eps=e)), self._eps),
             "delta": _largest(room(lambda d: Spend(delta=d)), self._delta),
-            "mu": _largest(room(lambda m: Spend(mu=m)), gdp_mu(self._eps, self._delta)),
+            "mu": mu,
         }
+
+    def fits_left(self, counts=(1, 2, 4)):
+        """The ``eps`` of each of ``count`` equal further fits the budget takes.
+
+        For each count ``c``, the largest ``e`` such that ``c`` more fits at
+        ``(e, delta)`` (all Gaussian, at the total's ``delta``) are accepted
+        together: their blocks compose to ``sqrt(c)`` times one fit's ``mu``.
+
+        Parameters
+        ----------
+        counts : sequence of int, default=(1, 2, 4)
+            Numbers of further fits, each >= 1.
+
+        Returns
+        -------
+        dict
+            ``{count: eps}``, 0 when nothing is left.
+        """
+        mu = self.remaining()["mu"]
+        return {int(count): _tidy(Spend(mu=mu / math.sqrt(count)).eps_at(self._delta))
+                if mu > 0 else 0.0 for count in counts}
 
     # -- saving ---------------------------------------------------------------------
     def to_dict(self):
@@ -693,6 +755,27 @@ def _check_spend(spend):
     # (a fresh Spend checks its fields again, as floats, whatever a subclass did)
     return Spend(*(check_param(getattr(spend, name), [NON_NEGATIVE], f"spend.{name}")
                    for name in ("eps", "delta", "mu")))
+
+
+def _plain(value):
+    """A reading as people write it: 3 significant digits (``0.97``, ``1e-05``)."""
+    return f"{value:.3g}"
+
+
+def _reading(total, eps, delta):
+    """The ``(eps, delta)`` of the composed ``total`` at the grant's ``delta``
+    (:meth:`PrivacyAccountant.spent`); a reading within round-off of the grant's
+    ``eps`` is the grant's."""
+    if total.mu == 0 or total.delta > delta:
+        spent_eps, spent_delta = total.as_pair(eps) if total.mu else (total.eps,
+                                                                       total.delta)
+        return _tidy(spent_eps), _tidy(spent_delta)
+    at = total.eps_at(delta)
+    if at <= eps * (1 + 1e-9):
+        at = min(at, eps)
+    block_delta = gdp_delta(total.mu, max(at - total.eps, 0.0)) if math.isfinite(at) \
+        else 1.0
+    return _tidy(at), _tidy(min(delta, total.delta + block_delta))
 
 
 def _describe(spend):

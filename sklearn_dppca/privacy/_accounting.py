@@ -155,6 +155,14 @@ class Allocation:
                 "mu": self.mu, "step": self.path}
 
 
+def tidy(value):
+    """``value`` to 10 significant digits: a reading of a budget without float
+    noise (0.9999999999999999 reads 1.0; a Gaussian block's ``delta``, computed to
+    about a hundred ulps, 1e-05 and not 9.99999999998e-06). Only what is reported
+    is rounded: the accountants decide on the exact values."""
+    return float(f"{value:.10g}") if math.isfinite(value) else value
+
+
 @dataclass(frozen=True)
 class Spend:
     """A spend as the accountant composes it.

@@ -9,7 +9,7 @@ exact composition (see :mod:`sklearn_dppca.privacy._accounting`).
 import math
 
 from .._validation import SHARE, check_param
-from ._accounting import Spend, gdp_delta
+from ._accounting import Spend, gdp_delta, tidy
 from ._calibration import check_delta, check_eps
 
 #: The step name of the entry that charges the composed Gaussian block.
@@ -286,7 +286,7 @@ class PrivacyLedger:
                 raise RuntimeError(
                     f"Privacy ledger spent {name}={spent!r} > granted {granted!r}."
                 )
-            capped.append(min(spent, granted))
+            capped.append(min(tidy(spent), granted))
         return tuple(capped)
 
     def to_list(self):
