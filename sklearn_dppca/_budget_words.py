@@ -109,3 +109,17 @@ def delta_note(eps, delta, charge, total_delta):
             f"{_number(total_delta)}; it was accepted because, composed exactly, its "
             f"parts are also private at eps {_number(alone)} and delta "
             f"{_number(total_delta)}, and that fit in what was left.")
+
+
+def risk_words(spend, delta, fpr=0.01):
+    """What ``spend`` (a :class:`~sklearn_dppca.privacy.Spend`, or an eps) read at
+    ``delta`` means for one person, in one sentence: the most members the best
+    membership test flags when it flags ``fpr`` of non-members, and its largest
+    advantage (:func:`~sklearn_dppca.privacy.membership_risk`)."""
+    from .privacy import membership_risk
+
+    risk = membership_risk(spend, delta, fpr)
+    return (f"For one person, at eps {_number(risk['eps'], 2)} and delta "
+            f"{_number(delta)}: a membership test that wrongly flags {100 * fpr:g}% of "
+            f"non-members flags at most {100 * risk['tpr']:.1f}% of members, and no "
+            f"test's true minus false positive rate exceeds {risk['advantage']:.2f}.")

@@ -213,7 +213,60 @@ def _plan(options, out):
     print(f"Plan of DPPCA on {source}: {n_samples} rows x {n_features} variables, "
           f"eps = {eps:g} (no cell read, nothing spent):", file=out)
     print(plan_text(plan, eps, n_samples), file=out)
+    from ._budget_words import risk_words
+    from ._requests import planned_spend
+
+    delta = estimator.get_params()["delta"]
+    print(risk_words(planned_spend(plan), delta), file=out)
+    if options.eps_range is not None:
+        print(_eps_preview(estimator, n_samples, n_features, options.eps_range, delta),
+              file=out)
     return 0
+
+
+#: How many eps the preview of ``--eps-range`` shows.
+_PREVIEW_POINTS = 7
+
+
+def _eps_preview(estimator, n_samples, n_features, eps_range, delta):
+    """The plan at :data:`_PREVIEW_POINTS` eps from ``eps_range`` (geometric): per
+    eps and part of the fit, the largest predicted noise sd of its steps
+    (relative to each step's public scale; "bought" where its steps have no such
+    sd, "-" where the part is not bought), and the membership bounds of the
+    fit's spend (public: n, p and the settings)."""
+    import numpy as np
+
+    from .privacy import membership_risk
+    from ._requests import planned_spend
+
+    low, high = eps_range
+    grid = np.geomspace(low, high, _PREVIEW_POINTS)
+    plans = [_checked_plan(estimator.set_params(eps=float(eps)), n_samples, n_features,
+                           "cannot plan the fit: ") for eps in grid]
+    parts = list(dict.fromkeys(step.split("/")[0] for plan in plans
+                               for step in plan["step"]))
+    lines = ["", "Preview across eps: each part's largest noise sd (relative to each "
+             "step's public scale; '-': not bought) and the best membership test "
+             "(true positives at 1% false positives, advantage):",
+             f"{'eps':>7s} " + " ".join(f"{part:>9s}" for part in parts)
+             + f" {'TPR@1%':>7s} {'advantage':>9s}"]
+    for eps, plan in zip(grid, plans):
+        cells = [_part_cell(plan, part) for part in parts]
+        risk = membership_risk(planned_spend(plan), delta)
+        lines.append(f"{eps:7.3g} " + " ".join(f"{cell:>9s}" for cell in cells)
+                     + f" {100 * risk['tpr']:6.1f}% {risk['advantage']:9.2f}")
+    return "\n".join(lines)
+
+
+def _part_cell(plan, part):
+    """One cell of the preview: the part's largest relative noise sd, "bought"
+    when its steps have none, "-" when it is not run."""
+    rows = [row for row in plan.itertuples(index=False)
+            if row.step.split("/")[0] == part]
+    if not rows or not all(row.released for row in rows):
+        return "-"
+    sds = [row.noise_sd for row in rows if row.noise_sd == row.noise_sd]
+    return f"{max(sds):.3g}" if sds else "bought"
 
 
 def _checked_plan(estimator, n_samples, n_features, prefix):

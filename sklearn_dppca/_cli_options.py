@@ -172,6 +172,18 @@ def _parse_range(text, where):
             _float(high.strip(), f"--bounds ({where}) high"))
 
 
+def _parse_eps_range(text):
+    """``LOW:HIGH`` of ``--eps-range``: two positive eps, LOW < HIGH."""
+    parts = str(text).split(":")
+    if len(parts) != 2:
+        raise _UserError(f"--eps-range must look like LOW:HIGH (e.g. 0.25:8), got "
+                         f"{text!r}.")
+    low, high = (_float(part, "--eps-range") for part in parts)
+    if not (0 < low < high < float("inf")):
+        raise _UserError(f"--eps-range needs 0 < LOW < HIGH, finite; got {text!r}.")
+    return low, high
+
+
 def _parse_bounds(text):
     """``low:high,...`` (one range per variable, in their order) -> a list of
     pairs, or ``name=low:high,...`` (by variable name) -> a dict. The ranges are
@@ -250,6 +262,11 @@ class Options:
         self.from_json = args.from_json
         self.quiet = args.quiet
         self.plan = args.plan
+        self.eps_range = (_parse_eps_range(args.eps_range) if args.eps_range is not None
+                          else None)
+        if self.eps_range is not None and not self.plan:
+            raise _UserError("--eps-range previews the plan across eps: give --plan too "
+                             "(it reads no data and spends nothing).")
         self.scree_kind = args.scree_kind or "pve"
         # DPPCA's settings the user gave, by DPPCA's names, parsed in the order of
         # the options; an option not given is left out, so that DPPCA's own

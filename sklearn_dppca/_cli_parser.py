@@ -219,6 +219,11 @@ def build_parser():
                         help="print what the fit would buy (one line per mechanism "
                         "step, from the number of rows, the variables and the "
                         "budget: no cell is read) and stop; no file is written")
+    output.add_argument("--eps-range", default=None, metavar="LOW:HIGH",
+                        help="with --plan: the plan at 7 eps from LOW to HIGH "
+                             "(geometric), each part's predicted noise and whether it "
+                             "is bought, and what each eps means for one person; "
+                             "nothing is read or spent")
     output.add_argument("--quiet", action="store_true",
                         help="print only warnings and errors")
     from ._version import __version__

@@ -501,6 +501,10 @@ ERRORS = [
     (["@unnamed"], "no name"),
     (["@twice"], "duplicate column names: 'a'"),
     (["@ragged"], "as many fields as the header"),
+    (["--eps-range", "1:2"], "give --plan too"),
+    (["--plan", "--eps-range", "2:1"], "0 < LOW < HIGH"),
+    (["--plan", "--eps-range", "0:1"], "0 < LOW < HIGH"),
+    (["--plan", "--eps-range", "1"], "must look like LOW:HIGH"),
     # every row one field longer: pandas alone would shift the columns
     (["@longer", "--components", "1"], "as many fields as the header"),
     (["@semicolons", "--components", "1"], "contains a semicolon"),

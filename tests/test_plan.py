@@ -184,6 +184,38 @@ def test_the_command_line_prints_the_plan_without_reading_a_cell(tmp_path, capsy
     assert not any(tmp_path.glob("*.png")) and not any(tmp_path.glob("*.json"))
 
 
+def test_the_eps_preview_shows_each_eps_without_reading_a_cell(tmp_path, capsys):
+    from sklearn_dppca._cli import main
+    from sklearn_dppca._requests import planned_spend
+    from sklearn_dppca.privacy import membership_risk
+
+    path = tmp_path / "table.csv"
+    path.write_text("a,b,c\n" + "1,2,3\n" * 149 + "x,2,3\n")
+    assert main([str(path), "--plan", "--eps-range", "0.5:32"]) == 0
+    out = capsys.readouterr().out
+    # what eps 1 means for one person, beside the plan (all Gaussian here)
+    assert ("For one person, at eps 1 and delta 1e-5: a membership test that wrongly "
+            "flags 1% of non-members flags at most 2.0% of members") in out
+    lines = out.split("Preview across eps")[1].splitlines()[2:]
+    rows = [line.split() for line in lines if line.strip()]
+    assert len(rows) == 7
+    grid = [float(row[0]) for row in rows]
+    assert grid[0] == 0.5 and grid[-1] == 32 and grid == sorted(grid)
+    # each row is the plan at its eps: its parts, and the risk of its spend
+    for row in rows:
+        eps = float(row[0])
+        plan = DPPCA(eps=eps).plan(150, 3)
+        kept = {step.split("/")[0] for step in plan.step[plan.released]}
+        scree_cell = row[2]
+        assert (scree_cell != "-") == ("scree" in kept)
+        risk = membership_risk(planned_spend(plan), 1e-5)
+        assert row[-2] == f"{100 * risk['tpr']:.1f}%"
+    # more eps buys more parts and lets the best test see more members
+    assert rows[0][2] == "-" and rows[-1][2] != "-"
+    assert float(rows[0][-1]) < float(rows[-1][-1])
+    assert not any(tmp_path.glob("*.png")) and not any(tmp_path.glob("*.json"))
+
+
 def test_a_three_row_table_says_its_directions_are_noise(tmp_path, capsys):
     from sklearn_dppca._cli import main
 

@@ -37,6 +37,7 @@ from ._mechanisms import (
     symmetric_gaussian_noise,
     symmetric_matrix_gaussian,
 )
+from ._risk import membership_risk
 from ._quantiles import interval_quantile, positive_quantile, quantile, upper_quantile
 from ._snapping import snapping
 from ._warnings import PrivacyRiskWarning, PrivacyUtilityWarning
@@ -68,6 +69,7 @@ __all__ = [
     "interval_quantile",
     "laplace_mechanism",
     "laplace_noise_scale",
+    "membership_risk",
     "monotone_scree",
     "normalise_histogram",
     "pmwm_mean",
