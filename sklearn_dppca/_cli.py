@@ -78,7 +78,10 @@ def _write_json(estimator, path, include_nonprivate, extra):
     from ._release_write import export_release
 
     try:
-        export_release(estimator, path, include_nonprivate=include_nonprivate, extra=extra)
+        # (--seed is the command line's explicit act, warned about when given: the
+        # file of a seeded fit is written marked as not private)
+        export_release(estimator, path, include_nonprivate=include_nonprivate, extra=extra,
+                       allow_seeded=True)
     except OSError as error:
         raise _UserError(f"cannot write {path!r}: {error.strerror or error}.") from None
 

@@ -31,7 +31,7 @@ from ._release_values import (
     json_label,
     json_metadata,
 )
-from ._released_pca import ReleasedPCA
+from ._released_pca import SEEDED_KEY, ReleasedPCA
 from ._validation import check_bool, check_param
 
 __all__ = ["export_release"]
@@ -188,7 +188,8 @@ def _estimator_block(estimator):
 # --------------------------------------------------------------------------------------
 # export
 # --------------------------------------------------------------------------------------
-def export_release(estimator, path=None, *, include_nonprivate=False, extra=None):
+def export_release(estimator, path=None, *, include_nonprivate=False, extra=None,
+                   allow_seeded=False):
     """Collect the released quantities of a fitted estimator as JSON.
 
     The result holds exactly what the fit released (noisy directions, private
@@ -215,6 +216,14 @@ def export_release(estimator, path=None, *, include_nonprivate=False, extra=None
     extra : dict, default=None
         Additional public metadata written at the top level (JSON-able values; a
         key of the release itself is an error).
+    allow_seeded : bool, default=False
+        Write the release of a fit with a fixed ``random_state`` anyway. Its noise
+        is a function of the seed, and seeds are few (trying 0 to 999 takes about
+        a second and gives back the exact statistics): such a release is not
+        private. Without this override it is refused; with it, the file says so at
+        the top level, under ``"seeded_release_NOT_FOR_PUBLICATION"``, and every
+        figure
+        drawn from it carries the same mark. For tests and examples.
 
     Returns
     -------
@@ -225,7 +234,8 @@ def export_release(estimator, path=None, *, include_nonprivate=False, extra=None
     Raises
     ------
     ValueError
-        If a released value is NaN or infinite (nothing is written), if
+        If the fit was seeded and ``allow_seeded`` is False, if a released value
+        is NaN or infinite (nothing is written in either case), if
         ``include_nonprivate=True`` but no reference is stored, or if ``extra``
         reuses a key of the release.
     TypeError
@@ -255,7 +265,7 @@ def export_release(estimator, path=None, *, include_nonprivate=False, extra=None
     >>> from sklearn_dppca import DPPCA, export_release, load_release
     >>> from sklearn_dppca.datasets import make_gaussian_clusters
     >>> X = make_gaussian_clusters(100, random_state=0)
-    >>> pca = DPPCA(random_state=0).fit(X)
+    >>> pca = DPPCA().fit(X)          # no random_state: a release to publish
     >>> release = export_release(pca)
     >>> release["privacy_spent"]["eps"] <= 1.0
     True
@@ -270,6 +280,14 @@ def export_release(estimator, path=None, *, include_nonprivate=False, extra=None
     'released.json'
     >>> load_release(path).components_.shape
     (2, 20)
+
+    A seeded fit (for tests and examples) is refused unless asked for, and then
+    marked:
+
+    >>> seeded = DPPCA(random_state=0).fit(X)
+    >>> export_release(seeded, allow_seeded=True)[
+    ...     "seeded_release_NOT_FOR_PUBLICATION"][:27]
+    'made with a fixed random_st'
     """
     from sklearn.utils.validation import check_is_fitted
 
@@ -281,12 +299,25 @@ def export_release(estimator, path=None, *, include_nonprivate=False, extra=None
                 f"(or a ReleasedPCA); {type(estimator).__name__} has no {attribute}."
             )
     check_bool(include_nonprivate, "include_nonprivate")
+    check_bool(allow_seeded, "allow_seeded")
+    seeded = _estimator_block(estimator)["seeded"]
+    if seeded and not allow_seeded:
+        raise ValueError(
+            "This fit was made with a fixed random_state: anyone who knows or guesses "
+            "the seed can recompute its noise and remove it, so its release is not "
+            "private (seeded fits are for tests and examples). Refit with "
+            "random_state=None to publish, or pass allow_seeded=True to write it "
+            f"marked {SEEDED_KEY!r}.")
     if include_nonprivate and getattr(estimator, "nonprivate_", None) is None:
         raise ValueError(
             "include_nonprivate=True but the estimator stores no non-private "
             "reference; fit it with compute_nonprivate=True."
         )
     release = _write_layout(estimator, include_nonprivate)
+    if seeded:
+        release[SEEDED_KEY] = (
+            "made with a fixed random_state: its noise can be recomputed by anyone who "
+            "knows or guesses the seed; not private, for tests and examples only")
     if isinstance(estimator, ReleasedPCA) and estimator.release_:
         # keep the metadata a loaded release came with (``extra`` may override it)
         extra = {**estimator.release_, **(extra or {})}

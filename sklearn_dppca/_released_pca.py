@@ -15,6 +15,10 @@ from ._validation import as_real_numbers, check_projections
 
 __all__ = ["ReleasedPCA", "load_release"]
 
+#: The top-level key that marks the file of a seeded fit (``export_release``'s
+#: ``allow_seeded=True``); written from ``seeded_``, never kept as metadata.
+SEEDED_KEY = "seeded_release_NOT_FOR_PUBLICATION"
+
 
 def load_release(path_or_dict):
     """Read a release written by :func:`export_release`.
@@ -50,7 +54,7 @@ def load_release(path_or_dict):
     >>> from sklearn_dppca import DPPCA, export_release, load_release
     >>> from sklearn_dppca.datasets import make_gaussian_clusters
     >>> X = make_gaussian_clusters(random_state=0)
-    >>> pca = DPPCA(bins=(20, 20), random_state=0).fit(X)
+    >>> pca = DPPCA(bins=(20, 20)).fit(X)            # no seed: a release to publish
     >>> released = load_release(export_release(pca))
     >>> released.score_histogram_.shape
     (20, 20)
@@ -203,7 +207,7 @@ class ReleasedPCA:
     >>> from sklearn_dppca import DPKendallDirections, ReleasedPCA, export_release
     >>> from sklearn_dppca.datasets import make_gaussian_clusters
     >>> X = make_gaussian_clusters(50, random_state=0)
-    >>> est = DPKendallDirections(n_components=2, random_state=0).fit(X)
+    >>> est = DPKendallDirections(n_components=2).fit(X)
     >>> released = ReleasedPCA(export_release(est))
     >>> released.estimator_class_, released.transform(X).shape
     ('DPKendallDirections', (250, 2))
@@ -259,7 +263,7 @@ class ReleasedPCA:
             noise.setflags(write=False)
         values["components_noise_scale_"] = noise
         values["release_"] = {key: value for key, value in release.items()
-                              if key not in RESERVED}
+                              if key not in RESERVED and key != SEEDED_KEY}
 
     @property
     def plan_(self):

@@ -816,3 +816,16 @@ def test_cli_runs_racing_on_one_budget_file(small_csv, tmp_path):
         worker.join(timeout=HANG_GUARD)
     assert codes == [0, 2]
     assert len(read_json(tmp_path / "b.json")["charges"]) == 1
+
+
+def test_a_seeded_run_writes_its_release_marked_as_not_private(small_csv, tmp_path):
+    from sklearn_dppca._released_pca import SEEDED_KEY
+
+    base = [small_csv, "--columns", "a,b,c", "--eps", "1"]
+    code, _, err = run_cli(base + ["--seed", "0", "--json", "seeded.json"], tmp_path)
+    assert code == 0, err
+    assert "--seed fixes the noise" in err
+    assert SEEDED_KEY in read_json(tmp_path / "seeded.json")
+    code, _, err = run_cli(base + ["--json", "fresh.json"], tmp_path)
+    assert code == 0, err
+    assert SEEDED_KEY not in read_json(tmp_path / "fresh.json")

@@ -238,7 +238,7 @@ def test_loaded_releases(real_estimators):
     real = real_estimators
     loaded = {
         key: sklearn_dppca.load_release(sklearn_dppca.export_release(
-            real[key], include_nonprivate=real[key].nonprivate_ is not None))
+            real[key], include_nonprivate=real[key].nonprivate_ is not None, allow_seeded=True))
         for key in ("directions", "scree", "dppca")
     }
     fig = plot_overview(loaded["dppca"])

@@ -533,13 +533,13 @@ def releases_dir(tmp_path_factory):
     made = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        made["dppca"] = export_release(DPPCA(random_state=0).fit(X))
+        made["dppca"] = export_release(DPPCA(random_state=0).fit(X), allow_seeded=True)
         made["dppca groups"] = export_release(
             DPPCA(n_components=3, groups=["a", "b", "c"], compute_nonprivate=True,
-                  bins=(5, 4), random_state=0).fit(X, y), include_nonprivate=True)
+                  bins=(5, 4), random_state=0).fit(X, y), include_nonprivate=True, allow_seeded=True)
         made["one component"] = export_release(DPPCA(n_components=1,
-                                                     random_state=0).fit(X))
-        made["dpscree"] = export_release(DPScree(2, random_state=0).fit(X))
+                                                     random_state=0).fit(X), allow_seeded=True)
+        made["dpscree"] = export_release(DPScree(2, random_state=0).fit(X), allow_seeded=True)
     for name, release in made.items():
         (base / f"{name}.json").write_text(json.dumps(release), encoding="utf-8")
     return base

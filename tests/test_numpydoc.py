@@ -205,7 +205,7 @@ def fitted_objects():
     fitted = _fitted_estimators()
     pca = fitted[sklearn_dppca.DPPCA][-1]
     fitted[sklearn_dppca.ReleasedPCA] = [
-        sklearn_dppca.load_release(sklearn_dppca.export_release(pca))]
+        sklearn_dppca.load_release(sklearn_dppca.export_release(pca, allow_seeded=True))]
     return fitted
 
 

@@ -33,6 +33,7 @@ from sklearn_dppca import (
 from sklearn_dppca._names import feature_names
 from sklearn_dppca._release_layout import FORMAT, NONPRIVATE_KEY
 from sklearn_dppca._release_layout import LAYOUT
+from sklearn_dppca._released_pca import SEEDED_KEY
 from sklearn_dppca.datasets import make_gaussian_clusters
 
 matplotlib = pytest.importorskip("matplotlib")
@@ -95,8 +96,9 @@ def _walk(value):
 
 
 def test_export_holds_exactly_the_released_quantities(fitted):
-    release = export_release(fitted)
-    assert set(release) == RELEASE_KEYS - OMITTED_WHEN_NULL
+    release = export_release(fitted, allow_seeded=True)
+    # (the fixture is seeded: its file says so)
+    assert set(release) == (RELEASE_KEYS - OMITTED_WHEN_NULL) | {SEEDED_KEY}
     assert release["format"] == FORMAT
     # valid strict JSON: no NaN or infinity anywhere
     text = json.dumps(release, allow_nan=False)
@@ -114,7 +116,7 @@ def test_export_holds_exactly_the_released_quantities(fitted):
 
 
 def test_no_nonprivate_value_and_no_seed_without_request(fitted):
-    release = export_release(fitted)
+    release = export_release(fitted, allow_seeded=True)
     keys = [key for key in _walk(release) if isinstance(key, str)]
     assert NONPRIVATE_KEY not in release
     assert not any("nonprivate" in key.lower() for key in release)
@@ -128,8 +130,9 @@ def test_no_nonprivate_value_and_no_seed_without_request(fitted):
 
 
 def test_nonprivate_reference_only_under_its_key(fitted):
-    release = export_release(fitted, include_nonprivate=True)
-    assert set(release) == (RELEASE_KEYS - OMITTED_WHEN_NULL) | {NONPRIVATE_KEY}
+    release = export_release(fitted, include_nonprivate=True, allow_seeded=True)
+    assert set(release) == (RELEASE_KEYS - OMITTED_WHEN_NULL) | {NONPRIVATE_KEY,
+                                                                  SEEDED_KEY}
     block = release[NONPRIVATE_KEY]
     assert "NOT PRIVATE" in block["WARNING"]
     assert np.allclose(block["components"], fitted.nonprivate_.components)
@@ -144,15 +147,15 @@ def test_include_nonprivate_needs_a_stored_reference(data):
     X, _ = data
     pca = DPPCA(random_state=0).fit(X)
     with pytest.raises(ValueError, match="compute_nonprivate"):
-        export_release(pca, include_nonprivate=True)
+        export_release(pca, include_nonprivate=True, allow_seeded=True)
 
 
 def test_file_round_trip_restores_every_attribute(fitted, tmp_path):
     path = tmp_path / "released.json"
-    returned = export_release(fitted, path)
+    returned = export_release(fitted, path, allow_seeded=True)
     # the path comes back, not the content (a notebook would print hundreds of KB)
     assert isinstance(returned, Path) and returned == path
-    assert json.loads(path.read_text(encoding="utf-8")) == export_release(fitted)
+    assert json.loads(path.read_text(encoding="utf-8")) == export_release(fitted, allow_seeded=True)
     loaded = load_release(path)
     assert isinstance(loaded, ReleasedPCA)
     check_is_fitted(loaded)
@@ -186,7 +189,7 @@ def test_file_round_trip_restores_every_attribute(fitted, tmp_path):
 
 
 def test_released_pca_is_read_only_and_its_fit_a_no_op(fitted, data):
-    loaded = load_release(export_release(fitted))
+    loaded = load_release(export_release(fitted, allow_seeded=True))
     with pytest.raises(AttributeError, match="read-only"):
         loaded.components_ = np.zeros((3, 20))
     with pytest.raises(AttributeError):
@@ -228,7 +231,7 @@ def test_a_release_is_a_pipeline_step():
     # pipeline fits the classifier alone, on the release's projections
     X, y = load_wine(return_X_y=True)
     release = load_release(export_release(
-        DPKendallDirections(n_components=2, scale=True, random_state=0).fit(X)))
+        DPKendallDirections(n_components=2, scale=True, random_state=0).fit(X), allow_seeded=True))
     components = release.components_.copy()
     pipe = make_pipeline(release, StandardScaler(), LogisticRegression()).fit(X, y)
     assert pipe[0] is release
@@ -244,7 +247,7 @@ def test_a_release_is_a_pipeline_step():
 
 
 def test_released_transform_matches_the_estimator(fitted, data):
-    loaded = load_release(export_release(fitted))
+    loaded = load_release(export_release(fitted, allow_seeded=True))
     assert np.allclose(loaded.transform(data[0]), fitted.transform(data[0]))
     with pytest.raises(ValueError, match="shape"):
         loaded.transform(data[0][:, :5])
@@ -252,7 +255,7 @@ def test_released_transform_matches_the_estimator(fitted, data):
 
 def test_every_display_accepts_a_loaded_release(fitted, tmp_path):
     path = tmp_path / "released.json"
-    export_release(fitted, path, include_nonprivate=True)
+    export_release(fitted, path, include_nonprivate=True, allow_seeded=True)
     loaded = load_release(path)
     for display in DISPLAYS:
         shown = display.from_estimator(loaded)
@@ -266,13 +269,13 @@ def test_every_display_accepts_a_loaded_release(fitted, tmp_path):
 
 def test_scree_and_directions_releases(data):
     X, _ = data
-    scree = load_release(export_release(DPScree(n_components=3, random_state=0).fit(X)))
+    scree = load_release(export_release(DPScree(n_components=3, random_state=0).fit(X), allow_seeded=True))
     assert scree.frame_ is None and scree.score_histogram_ is None
     assert scree.explained_variance_.shape == (3,)
     ScreeDisplay.from_estimator(scree)
     with pytest.raises(TypeError):
         ScoreDisplay.from_estimator(scree)
-    directions = load_release(export_release(DPKendallDirections(2, random_state=0).fit(X)))
+    directions = load_release(export_release(DPKendallDirections(2, random_state=0).fit(X), allow_seeded=True))
     assert directions.explained_variance_ is None
     assert directions.kendall_eigenvalues_.shape == (20,)
     LoadingDisplay.from_estimator(directions)
@@ -296,12 +299,12 @@ def test_non_finite_values_are_never_written(fitted, tmp_path, attribute, value)
     setattr(broken, attribute, array)
     path = tmp_path / "released.json"
     with pytest.raises(ValueError, match="NaN or inf"):
-        export_release(broken, path)
+        export_release(broken, path, allow_seeded=True)
     assert not path.exists()
 
 
 def test_load_rejects_bad_content(fitted, tmp_path):
-    release = export_release(fitted)
+    release = export_release(fitted, allow_seeded=True)
     with pytest.raises(ValueError, match="format"):
         load_release({**release, "format": "something-else/1"})
     with pytest.raises(ValueError, match="not supported"):
@@ -463,7 +466,7 @@ TAMPERED = {
 @pytest.mark.parametrize("case", list(TAMPERED))
 def test_load_rejects_a_tampered_entry_naming_it(fitted, case):
     """A hand-edited release fails in load_release, naming the entry (issue 9)."""
-    release = copy.deepcopy(export_release(fitted, include_nonprivate=True))
+    release = copy.deepcopy(export_release(fitted, include_nonprivate=True, allow_seeded=True))
     load_release(copy.deepcopy(release))            # the untouched release loads
     damage, entry = TAMPERED[case]
     damage(release)
@@ -474,7 +477,7 @@ def test_load_rejects_a_tampered_entry_naming_it(fitted, case):
 
 
 def test_new_entries_round_trip(fitted, tmp_path):
-    release = export_release(fitted)
+    release = export_release(fitted, allow_seeded=True)
     assert release["scale"] is None
     assert len(release["feature_variance"]) == 20
     assert release["total_variance"] >= sum(release["explained_variance"])
@@ -498,7 +501,7 @@ def test_scaled_fit_round_trip(data, tmp_path):
     pca = DPPCA(n_components=3, eps=8.0, scale=True, histogram="sparse",
                 random_state=0).fit(X)
     path = tmp_path / "scaled.json"
-    export_release(pca, path)
+    export_release(pca, path, allow_seeded=True)
     loaded = load_release(path)
     # (a spread whose search stopped far below its level is NaN: not estimable)
     assert loaded.scale_.shape == (20,) and np.all(np.isnan(loaded.scale_)
@@ -515,7 +518,7 @@ def test_scaled_fit_round_trip(data, tmp_path):
     assert np.allclose(loaded.transform(X), (X / divisors) @ pca.components_.T)
     assert "private spreads" in str(loaded.summary())
     directions = load_release(export_release(
-        DPKendallDirections(2, random_state=0).fit(X)))
+        DPKendallDirections(2, random_state=0).fit(X), allow_seeded=True))
     assert directions.feature_variance_ is None and directions.total_variance_ is None
 
 
@@ -523,7 +526,7 @@ def test_integer_group_labels_keep_their_type(data):
     X, y = data
     codes = np.array([int(label[1:]) for label in y])
     pca = DPPCA(groups=[1, 2, 3, 4, 5], eps=8.0, random_state=0).fit(X, codes)
-    release = export_release(pca)
+    release = export_release(pca, allow_seeded=True)
     assert release["groups"] == [1, 2, 3, 4, 5]
     loaded = load_release(json.loads(json.dumps(release)))
     assert list(loaded.score_histograms_) == [1, 2, 3, 4, 5]
@@ -532,19 +535,19 @@ def test_integer_group_labels_keep_their_type(data):
 
 
 def test_extra_metadata_is_kept_and_cannot_shadow_the_release(fitted):
-    release = export_release(fitted, extra={"data_source": "unit test", "rows": np.int64(3)})
+    release = export_release(fitted, extra={"data_source": "unit test", "rows": np.int64(3)}, allow_seeded=True)
     assert release["data_source"] == "unit test" and release["rows"] == 3
     loaded = load_release(release)
     assert loaded.release_ == {"data_source": "unit test", "rows": 3}
-    assert export_release(loaded)["data_source"] == "unit test"
+    assert export_release(loaded, allow_seeded=True)["data_source"] == "unit test"
     with pytest.raises(ValueError, match="reuse keys"):
-        export_release(fitted, extra={"components": [[0.0]]})
+        export_release(fitted, extra={"components": [[0.0]]}, allow_seeded=True)
 
 
 def test_infinite_parameters_are_written_as_strings(data):
     X, _ = data
     pca = DPPCA(scree_method="pmwm", scree_params={"b": np.inf}, random_state=0).fit(X)
-    release = export_release(pca)
+    release = export_release(pca, allow_seeded=True)
     assert release["estimator"]["params"]["scree_params"]["b"] == "inf"
     json.dumps(release, allow_nan=False)
     assert load_release(release).estimator_params_["scree_params"]["b"] == np.inf
@@ -552,11 +555,11 @@ def test_infinite_parameters_are_written_as_strings(data):
 
 def test_unfitted_or_foreign_estimators_are_refused():
     with pytest.raises(NotFittedError):
-        export_release(DPPCA())
+        export_release(DPPCA(), allow_seeded=True)
     from sklearn.decomposition import PCA
 
     with pytest.raises(TypeError, match="privacy_ledger_"):
-        export_release(PCA(2).fit(np.random.default_rng(0).normal(size=(20, 3))))
+        export_release(PCA(2).fit(np.random.default_rng(0).normal(size=(20, 3))), allow_seeded=True)
 
 
 # ------------------------------------------------------------------ the layout
@@ -601,7 +604,10 @@ def test_a_format_1_file_loads_as_it_always_did(name):
             if key not in derived | {"_plan_rows"}} == expected
     if loaded.kendall_matrix_ is not None and loaded.kendall_noise_scale_ is not None:
         assert loaded.components_noise_scale_.shape == loaded.components_.shape
-    again = export_release(loaded, include_nonprivate=loaded.nonprivate_ is not None)
+    again = export_release(loaded, include_nonprivate=loaded.nonprivate_ is not None,
+                           allow_seeded=True)
+    # a seeded file written back is marked as seeded since; the rest is as it was
+    assert again.pop(SEEDED_KEY).startswith("made with a fixed random_state")
     text = json.dumps(again, indent=1, allow_nan=False) + "\n"
     assert text == path.read_text(encoding="utf-8")
 
@@ -683,7 +689,7 @@ def _same(mine, theirs):
 def test_every_estimator_round_trips(configs, config):
     estimator, X = configs[config]
     reference = estimator.nonprivate_ is not None
-    release = export_release(estimator, include_nonprivate=reference)
+    release = export_release(estimator, include_nonprivate=reference, allow_seeded=True)
     loaded = load_release(json.loads(json.dumps(release)))
     kind = type(estimator).__name__
     for entry in LAYOUT:
@@ -701,13 +707,13 @@ def test_every_estimator_round_trips(configs, config):
             assert _same(mine, theirs), entry.key
     assert loaded.estimator_class_ == kind
     assert (loaded.nonprivate_ is None) == (not reference)
-    assert export_release(loaded, include_nonprivate=reference) == release
+    assert export_release(loaded, include_nonprivate=reference, allow_seeded=True) == release
 
 
 @pytest.mark.parametrize("config", CONFIGS)
 def test_a_release_projects_as_its_estimator(configs, config):
     estimator, X = configs[config]
-    loaded = load_release(export_release(estimator))
+    loaded = load_release(export_release(estimator, allow_seeded=True))
     assert np.allclose(loaded.transform(X), estimator.transform(X), rtol=1e-12, atol=0)
     if getattr(estimator, "whiten", False):
         # whitening divides each projection by its private sd: about 4x here
@@ -726,7 +732,7 @@ def test_a_release_projects_as_its_estimator(configs, config):
 
 def test_a_release_of_a_frame_fit_projects_a_frame_by_column_name(configs):
     estimator, frame = configs["pca, scaled"]
-    loaded = load_release(export_release(estimator))
+    loaded = load_release(export_release(estimator, allow_seeded=True))
     shuffled = frame[list(frame.columns[::-1])]
     assert np.allclose(loaded.transform(shuffled), estimator.transform(frame))
     with pytest.raises(ValueError, match="lacks the released columns"):
@@ -735,14 +741,14 @@ def test_a_release_of_a_frame_fit_projects_a_frame_by_column_name(configs):
 
 def test_a_release_names_the_directions_it_reused(configs):
     # frozen directions are written as the class they freeze, marked frozen
-    release = export_release(configs["scree on reused directions"][0])
+    release = export_release(configs["scree on reused directions"][0], allow_seeded=True)
     assert release["estimator"]["params"]["directions"] == {
         "estimator": "DPKendallDirections", "frozen": True}
     assert load_release(release).estimator_params_["directions"]["frozen"] is True
 
 
 def test_a_whitened_release_without_variances_is_refused(configs):
-    release = export_release(configs["directions"][0])
+    release = export_release(configs["directions"][0], allow_seeded=True)
     release["estimator"]["params"]["whiten"] = True
     with pytest.raises(ValueError, match="whiten=True"):
         load_release(release).transform(configs["directions"][1])
@@ -752,7 +758,7 @@ def test_a_whitened_release_without_variances_is_refused(configs):
 def test_a_release_prints_the_summary_of_its_estimator(configs, config):
     estimator, _ = configs[config]
     reference = estimator.nonprivate_ is not None
-    loaded = load_release(export_release(estimator, include_nonprivate=reference))
+    loaded = load_release(export_release(estimator, include_nonprivate=reference, allow_seeded=True))
     mine, theirs = str(loaded.summary()).splitlines(), str(estimator.summary()).splitlines()
     # the title says it is a release, and of which estimator; the rest is the same
     assert mine[0] == theirs[0]      # the parts released
@@ -780,7 +786,7 @@ def _projection_on_the_span(estimator, X):
 @pytest.mark.parametrize("config", CONFIGS)
 def test_inverse_transform_projects_back_on_the_span(configs, config):
     estimator, X = configs[config]
-    loaded = load_release(export_release(estimator))
+    loaded = load_release(export_release(estimator, allow_seeded=True))
     expected = _projection_on_the_span(estimator, X)
     # the data are not in the span (more features than components, or a
     # noisy basis of all of them): the round trip must not be the identity
@@ -812,7 +818,7 @@ def test_inverse_transform_adds_no_mean_and_keeps_float32():
     with pytest.raises(ValueError, match="X must have 2 columns"):
         estimator.inverse_transform(np.ones((3, 3)))
     with pytest.raises(ValueError, match="X must have 2 columns"):
-        load_release(export_release(estimator)).inverse_transform(np.ones((3, 3)))
+        load_release(export_release(estimator, allow_seeded=True)).inverse_transform(np.ones((3, 3)))
 
 
 def test_the_plan_round_trips_and_the_loaded_release_says_what_it_could_not_buy(tmp_path):
@@ -821,7 +827,7 @@ def test_the_plan_round_trips_and_the_loaded_release_says_what_it_could_not_buy(
     X = load_iris().data
     fitted = DPPCA(random_state=0).fit(X)
     path = tmp_path / "iris.json"
-    export_release(fitted, path)
+    export_release(fitted, path, allow_seeded=True)
     loaded = load_release(path)
     pd.testing.assert_frame_equal(loaded.plan_, fitted.plan_)
     first = str(loaded.summary()).splitlines()[0]
@@ -837,7 +843,48 @@ def test_the_plan_round_trips_and_the_loaded_release_says_what_it_could_not_buy(
 ])
 def test_a_malformed_plan_is_refused_by_name(broken):
     X = load_iris().data
-    release = export_release(DPPCA(random_state=0).fit(X))
+    release = export_release(DPPCA(random_state=0).fit(X), allow_seeded=True)
     release["plan"] = broken(release["plan"])
     with pytest.raises(ValueError, match="plan"):
         load_release(release)
+
+
+def test_a_seeded_fit_is_not_exported_as_private_without_the_override(fitted, tmp_path):
+    # a fixed random_state makes the noise a function of the seed: refused,
+    # nothing written
+    path = tmp_path / "released.json"
+    with pytest.raises(ValueError, match="fixed random_state.*allow_seeded=True"):
+        export_release(fitted, path)
+    assert not path.exists()
+    # with the override the file says so, at the top level, and a loaded copy
+    # is refused again unless the override is repeated
+    export_release(fitted, path, allow_seeded=True)
+    release = json.loads(path.read_text())
+    assert release[SEEDED_KEY].startswith("made with a fixed random_state")
+    assert release["estimator"]["seeded"] is True
+    loaded = load_release(path)
+    assert loaded.seeded_ and SEEDED_KEY not in loaded.release_
+    with pytest.raises(ValueError, match="allow_seeded"):
+        export_release(loaded)
+    assert SEEDED_KEY in export_release(loaded, allow_seeded=True)
+
+
+def test_an_unseeded_fit_is_exported_unmarked(data):
+    X, y = data
+    release = export_release(DPKendallDirections(n_components=2).fit(X))
+    assert SEEDED_KEY not in release and release["estimator"]["seeded"] is False
+    assert not load_release(release).seeded_
+
+
+def test_every_overview_of_a_seeded_fit_says_so(data):
+    from sklearn_dppca.display._estimator_access import SEEDED_MARK
+
+    X, y = data
+    seeded = DPKendallDirections(n_components=2, random_state=0).fit(X)
+    unseeded = DPKendallDirections(n_components=2).fit(X)
+    for estimator, marked in ((seeded, True),
+                              (load_release(export_release(seeded, allow_seeded=True)), True),
+                              (unseeded, False)):
+        figure = plot_overview(estimator)
+        assert (SEEDED_MARK in figure._suptitle.get_text()) == marked
+        matplotlib.pyplot.close(figure)

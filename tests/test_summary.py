@@ -115,7 +115,7 @@ def test_the_pca_summary_shows_budget_parts_and_score_release(fitted):
 def test_a_loaded_release_prints_what_its_estimator_printed(fitted, name):
     estimator = fitted[name]
     reference = estimator.nonprivate_ is not None
-    release = export_release(estimator, include_nonprivate=reference)
+    release = export_release(estimator, include_nonprivate=reference, allow_seeded=True)
     text = str(load_release(release).summary())
     theirs = str(estimator.summary()).splitlines()
     # what was released (a release does not carry the plan's eps figures)

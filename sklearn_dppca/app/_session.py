@@ -118,7 +118,8 @@ class _Fit:
     def of_estimator(cls, estimator, label, extra):
         # what every picture is drawn from unless the reference is asked for: the
         # release as exported (no non-private value can be in it)
-        return cls(load_release(export_release(estimator)), label, estimator, extra)
+        return cls(load_release(export_release(estimator, allow_seeded=True)), label,
+                   estimator, extra)
 
     @property
     def has_reference(self):
@@ -134,8 +135,10 @@ class _Fit:
         """The JSON release (with the reference only when asked and stored)."""
         with_reference = bool(include_nonprivate) and self.has_reference
         source = self.estimator if self.estimator is not None else self.release
+        # (the page never seeds a fit; one made in Python with a seed is written
+        # marked as not private)
         release = export_release(source, include_nonprivate=with_reference,
-                                 extra=self.extra or None)
+                                 allow_seeded=True, extra=self.extra or None)
         return json.dumps(release, indent=2, allow_nan=False)
 
     def ledger_lines(self):
@@ -158,7 +161,7 @@ def _read_release(path):
     a file's reference never, since no fit of this page stored it."""
     release = load_release(path)
     if release.nonprivate_ is not None:
-        release = load_release(export_release(release))
+        release = load_release(export_release(release, allow_seeded=True))
     return release
 
 

@@ -50,6 +50,21 @@ def estimator_name(estimator):
     return name
 
 
+def is_seeded(estimator):
+    """Whether a fit, or the fit a loaded release came from (``seeded_``), had a
+    fixed ``random_state``: anyone who knows or guesses the seed can recompute
+    its noise, so what is drawn is for tests and examples, not private. (The
+    release writer reads the same from its estimator block.)"""
+    if hasattr(estimator, "seeded_"):
+        return bool(estimator.seeded_)
+    params = estimator.get_params(deep=False) if hasattr(estimator, "get_params") else {}
+    return params.get("random_state") is not None
+
+
+#: The mark of a seeded fit on every picture drawn from it.
+SEEDED_MARK = "SEEDED: NOT PRIVATE"
+
+
 def _has(estimator, attribute):
     return getattr(estimator, attribute, None) is not None
 

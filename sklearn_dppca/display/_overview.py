@@ -18,9 +18,11 @@ from .._validation import check_param
 from ._biplot import ALPHA, BiplotDisplay, BiplotRangeError
 from ._check import check_axes, check_style
 from ._estimator_access import (
+    SEEDED_MARK,
     check_fitted,
     default_axes,
     estimator_name,
+    is_seeded,
     unsupported_reason,
 )
 from ._labels import plain_text, text_width
@@ -370,12 +372,13 @@ def plot_overview(
     _summary_panel(ax_extra, estimator)
     _ledger_table(ax_ledger, estimator)
     eps, delta = getattr(estimator, "privacy_spent_", (np.nan, np.nan))
-    fig.suptitle(
-        f"{estimator_name(estimator)}: differentially private PCA of "
-        f"{estimator.n_samples_} rows x {estimator.n_features_in_} variables "
-        f"(privacy spent: eps = {eps:.3g}, delta = {delta:.3g})",
-        fontsize=13,
-    )
+    title = (f"{estimator_name(estimator)}: differentially private PCA of "
+             f"{estimator.n_samples_} rows x {estimator.n_features_in_} variables "
+             f"(privacy spent: eps = {eps:.3g}, delta = {delta:.3g})")
+    seeded = is_seeded(estimator)
+    # (one line: a second would move every panel down)
+    fig.suptitle(title + (f" - {SEEDED_MARK}" if seeded else ""), fontsize=13,
+                 color="#b2182b" if seeded else None)
     if engine is not None and not layout_chosen:
         # (the legends and titles drawn since the first layout change the panels'
         # sizes: the variable labels are placed again when drawn, _PlacedLabels)
