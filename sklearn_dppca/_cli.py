@@ -189,7 +189,9 @@ def _fit(options, out, err):
             # against the public n or p, which the message may state (the
             # estimators' messages quote no data value)
             _show_warnings(caught, err)
-            raise _UserError(f"the private fit failed: {in_cli_terms(error)}") from None
+            # (a fit fails only before its charge: nothing after it may fail)
+            raise _UserError(f"the fit refused its settings (nothing was spent): "
+                             f"{in_cli_terms(error)}") from None
     _show_warnings(caught, err)
     say(f"Fitted in {time.perf_counter() - start:.1f} s.")
     say(_budget_line(accountant, options))
@@ -287,6 +289,9 @@ def _report(estimator, options, out, err, extra=None, json_path=None):
     say(str(estimator.summary()))
     say("")
     say(ledger_table(estimator.privacy_ledger_, estimator.privacy_spent_))
+    # what an earlier run wrote is replaced, and said so (even with --quiet)
+    replaced = [path for path in (options.out, json_path)
+                if path is not None and os.path.exists(path)]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         _save_figure(estimator, options, out)
@@ -300,13 +305,35 @@ def _report(estimator, options, out, err, extra=None, json_path=None):
         say(f"Wrote the released quantities to {json_path}"
             + (" (with a NON-PRIVATE reference: do not publish)"
                if getattr(estimator, "nonprivate_", None) is not None else ""))
+    for path in replaced:
+        print(f"note: {path} existed and was replaced (--out and --json name other "
+              "files).", file=err)
+
+
+#: Options whose value may start with a minus sign (a negative bound): argparse
+#: would read ``--bounds -5:5`` as two options.
+_SIGNED_VALUES = ("--bounds",)
+
+
+def _attached_values(argv):
+    """``argv`` with ``--bounds -5:5,...`` written ``--bounds=-5:5,...``."""
+    if argv is None:
+        return None
+    joined, items = [], list(argv)
+    while items:
+        item = items.pop(0)
+        if item in _SIGNED_VALUES and items and items[0].startswith("-") \
+                and not items[0].startswith("--"):
+            item = f"{item}={items.pop(0)}"
+        joined.append(item)
+    return joined
 
 
 def _run(argv=None, out=None, err=None):
     """Parse ``argv`` and run; :class:`_UserError` propagates to :func:`main`."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_attached_values(argv))
     options = Options(args)
     if options.from_json is not None:
         from ._released_pca import load_release

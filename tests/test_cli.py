@@ -829,3 +829,22 @@ def test_a_seeded_run_writes_its_release_marked_as_not_private(small_csv, tmp_pa
     code, _, err = run_cli(base + ["--json", "fresh.json"], tmp_path)
     assert code == 0, err
     assert SEEDED_KEY not in read_json(tmp_path / "fresh.json")
+
+
+def test_negative_bounds_need_no_equals_sign(small_csv, tmp_path):
+    # argparse alone reads "--bounds -5:5,..." as two options
+    code, out, err = run_cli([small_csv, "--columns", "a,b", "--bounds", "-100:100,-100:100",
+                              "--quiet"], tmp_path)
+    assert code == 0, err
+    release = read_json(tmp_path / "released.json")
+    assert release["estimator"]["params"]["bounds"] == [[-100, 100], [-100, 100]]
+
+
+def test_a_second_run_says_it_replaced_the_first_run_s_files(small_csv, tmp_path):
+    base = [small_csv, "--columns", "a,b", "--quiet"]
+    code, _, err = run_cli(base, tmp_path)
+    assert code == 0 and "replaced" not in err
+    code, _, err = run_cli(base, tmp_path)
+    assert code == 0
+    assert "note: report.png existed and was replaced" in err
+    assert "note: released.json existed and was replaced" in err
