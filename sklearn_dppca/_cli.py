@@ -178,10 +178,10 @@ def _fit(options, out, err):
             estimator.fit(data.X, data.y)
         except BudgetExceededError as error:
             _show_warnings(caught, err)
+            words = budget_words(accountant)
             raise _UserError(
                 f"--budget-file {options.budget_file}: this fit does not fit what is left "
-                f"({budget_words(accountant)['text']}; {budget_words(accountant)['room']}); "
-                f"nothing was spent. Details: "
+                f"({words['text']}; {words['room']}); nothing was spent. Details: "
                 f"{' '.join(str(error).split())}") from None
         except (ValueError, TypeError) as error:
             # the data reaching the fit are checked above (labels declared, values
@@ -246,8 +246,13 @@ def _eps_preview(estimator, n_samples, n_features, eps_range, delta):
 
     low, high = eps_range
     grid = np.geomspace(low, high, _PREVIEW_POINTS)
-    plans = [_checked_plan(estimator.set_params(eps=float(eps)), n_samples, n_features,
-                           "cannot plan the fit: ") for eps in grid]
+    # (the estimator at each eps, then back: a clone would warn that it spends)
+    asked = estimator.get_params()["eps"]
+    try:
+        plans = [_checked_plan(estimator.set_params(eps=float(eps)), n_samples,
+                               n_features, "cannot plan the fit: ") for eps in grid]
+    finally:
+        estimator.set_params(eps=asked)
     parts = list(dict.fromkeys(step.split("/")[0] for plan in plans
                                for step in plan["step"]))
     lines = ["", "Preview across eps: each part's largest noise sd (relative to each "
