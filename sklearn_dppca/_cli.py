@@ -96,21 +96,43 @@ def _open_budget(options):
         return None
     from .privacy import PrivacyAccountant
 
-    path = options.budget_file
+    path, name = options.budget_file, _data_name(options)
     try:
-        return PrivacyAccountant.open(path, total=options.budget)
+        return PrivacyAccountant.open(path, total=options.budget,
+                                      key=_DATA_KEY_PREFIX + name)
     except OSError as error:
         raise _UserError(f"cannot use --budget-file {path!r}: "
                          f"{error.strerror or error}.") from None
     except (ValueError, TypeError) as error:
         message = " ".join(str(error).split())
-        if "(total)" in message and not os.path.exists(path):
+        if "(key)" in message:
+            stored = PrivacyAccountant.open(path).key or ""
+            owner = stored.removeprefix(_DATA_KEY_PREFIX)
+            message = (f"the file keeps the budget of data set {owner!r}, not {name!r}: "
+                       "a budget file belongs to one data set. Give --data-name "
+                       f"{owner} if this is that data set under another file name, or "
+                       "use another budget file. Nothing was spent.")
+        elif "(total)" in message and not os.path.exists(path):
             message = ("the file does not exist yet: give --budget EPS,DELTA, the total "
                        "budget of the data set, to create it.")
         elif "(total)" in message:
             message = (message.replace("(total)", "(--budget)")
                        + " Leave --budget out to use the file's total.")
         raise _UserError(f"--budget-file {path!r}: {message}") from None
+
+
+#: How a budget file names its data set (the accountant's key).
+_DATA_KEY_PREFIX = "data set "
+
+
+def _data_name(options):
+    """The data set a budget file belongs to: ``--data-name``, else the CSV file's
+    name without its extension, else the built-in data's (public names)."""
+    if options.data_name is not None:
+        return options.data_name
+    if options.csv is None:
+        return f"built-in {options.data}"
+    return os.path.splitext(os.path.basename(options.csv))[0]
 
 
 def _budget_line(accountant, options):

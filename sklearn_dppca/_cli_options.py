@@ -304,6 +304,12 @@ class Options:
         self.json = args.json
         self.budget_file = args.budget_file
         self.budget = _parse_budget(args.budget) if args.budget is not None else None
+        self.data_name = args.data_name.strip() if args.data_name is not None else None
+        if self.data_name == "":
+            raise _UserError("--data-name: the name is empty.")
+        if self.data_name is not None and self.budget_file is None:
+            raise _UserError("--data-name names the data set of a --budget-file: give "
+                             "--budget-file FILE too.")
         if self.budget is not None and self.budget_file is None:
             raise _UserError("--budget is the total of a --budget-file: give "
                              "--budget-file FILE too (without it no budget is kept "

@@ -23,7 +23,7 @@ FIT_OPTIONS = ("data", "columns", "eps", "delta", "components", "scale", "axes",
                "histogram", "scree_method", "scree_params", "monotone",
                "synthetic_sampling", "group", "groups", "budget_split", "pairs",
                "noise", "accounting", "seed", "nonprivate_reference", "bounds",
-               "budget_file", "budget")
+               "budget_file", "budget", "data_name")
 #: DPPCA's scree methods (its ``scree_method``; tests/test_cli.py keeps them equal).
 _SCREE_METHODS = ("clipped", "huber", "pmwm", "kendall", "matrix")
 #: ``--scree-kind`` (what the scree panel shows) -> plot_overview's ``scree_kw``
@@ -155,6 +155,11 @@ def build_parser():
     budget.add_argument("--budget", default=None, metavar="EPS,DELTA",
                         help="the total budget of a new --budget-file (an existing "
                              "one keeps its own; if given, it must match)")
+    budget.add_argument("--data-name", default=None, metavar="NAME",
+                        help="the data set a --budget-file belongs to, as the "
+                             "custodian names it (default: the CSV file's name without "
+                             "its extension, or the built-in data's); a budget file "
+                             "refuses a run on another data set")
     budget.add_argument("--seed", default=None, metavar="INT",
                         help="seed of the noise, for reproducible tests only: a "
                              "release made with a known seed is not private")

@@ -848,3 +848,28 @@ def test_a_second_run_says_it_replaced_the_first_run_s_files(small_csv, tmp_path
     assert code == 0
     assert "note: report.png existed and was replaced" in err
     assert "note: released.json existed and was replaced" in err
+
+
+def test_a_budget_file_belongs_to_one_data_set(small_csv, tmp_path):
+    # the file is keyed by the data set's declared name (default: the CSV's
+    # name): a run on another table is refused, nothing spent or written
+    other = tmp_path / "other.csv"
+    other.write_text(Path(small_csv).read_text())
+    base = ["--columns", "a,b", "--quiet", "--budget-file", "b.json"]
+    code, _, err = run_cli([small_csv] + base + ["--budget", "3,1e-5"], tmp_path)
+    assert code == 0, err
+    owner = Path(small_csv).stem
+    assert read_json(tmp_path / "b.json")["key"] == f"data set {owner}"
+    (tmp_path / "report.png").unlink()
+    code, _, err = run_cli([str(other)] + base, tmp_path)
+    assert code == 2 and err.count("\n") == 1
+    assert f"keeps the budget of data set {owner!r}, not 'other'" in err
+    assert "Nothing was spent" in err and not (tmp_path / "report.png").exists()
+    assert len(read_json(tmp_path / "b.json")["charges"]) == 1
+    # the custodian declares it the same data set under another file name
+    code, _, err = run_cli([str(other)] + base + ["--data-name", owner], tmp_path)
+    assert code == 0, err
+    assert len(read_json(tmp_path / "b.json")["charges"]) == 2
+    # a name without a budget file is an error
+    code, _, err = run_cli([small_csv, "--columns", "a,b", "--data-name", "x"], tmp_path)
+    assert code == 2 and "give --budget-file FILE too" in err
