@@ -86,3 +86,20 @@ def test_the_pages_inputs_start_at_dppcas_defaults(other_defaults):
     assert shown["scale"] == dppca["scale"]
     assert {shown[f"split_{part}"] for part in ("loading", "scree", "score")} \
         <= set(check_budget_split(None, dppca["scale"]).values())
+
+
+def test_the_pages_first_eps_is_a_share_of_the_data_sets_budget():
+    # one click with the defaults must not spend the whole budget: the eps
+    # starts at most a quarter of the total (two digits, rounded down), and at
+    # DPPCA's own where the budget is large
+    from sklearn_dppca.app._inputs import DEFAULT_BUDGET_SHARE
+    from sklearn_dppca.app._ui import _page
+
+    dppca_eps = DPPCA().get_params()["eps"]
+    assert DEFAULT_BUDGET_SHARE < 1
+    for total, shown in ((1.0, 0.25), (1.2, 0.3), (0.1, 0.025), (0.37, 0.092),
+                         (100.0, dppca_eps)):
+        assert fit_defaults(budget=(total, 1e-5))["eps"] == shown
+    page = str(_page(None, (1.0, 1e-5)))
+    start = page.index('id="eps"')
+    assert 'value="0.25"' in page[start:start + 200]

@@ -75,17 +75,27 @@ def split_defaults(scale):
     return {f"split_{part}": split.get(part, 0.0) for part in BUDGET_PARTS}
 
 
-def fit_defaults(scale=None):
+#: The most of a data set's total eps the page's first eps asks for: one click
+#: must not spend the whole budget.
+DEFAULT_BUDGET_SHARE = 0.25
+
+
+def fit_defaults(scale=None, budget=None):
     """The page's fit inputs, by input id, when none is given: DPPCA's defaults.
 
     Read off the estimator, so that the page cannot drift from it: ``bins`` 0 is
     DPPCA's ``"auto"``, ``score_axes`` are its ``axes`` numbered from 1, and the
-    budget shares are its default split (see :func:`split_defaults`).
+    budget shares are its default split (see :func:`split_defaults`). With the
+    data set's ``budget``, the eps is at most :data:`DEFAULT_BUDGET_SHARE` of its
+    total (two significant digits, rounded down), so that a click with the
+    defaults spends a part of the budget, not all of it.
 
     Parameters
     ----------
     scale : bool, default=None
         The split for this ``scale``; None: DPPCA's default ``scale``.
+    budget : (float, float), default=None
+        The total ``(eps, delta)`` of the data set; None: DPPCA's eps as it is.
 
     Returns
     -------
@@ -94,8 +104,11 @@ def fit_defaults(scale=None):
     """
     dppca = DPPCA().get_params()
     scale = dppca["scale"] if scale is None else scale
+    eps = dppca["eps"] if budget is None else min(dppca["eps"],
+                                                  _round_down(DEFAULT_BUDGET_SHARE
+                                                              * budget[0]))
     return {
-        "n_components": dppca["n_components"], "eps": dppca["eps"],
+        "n_components": dppca["n_components"], "eps": eps,
         "delta": dppca["delta"], **split_defaults(scale), "scale": scale,
         "radial": dppca["radial"], "accounting": dppca["accounting"],
         "scree_method": dppca["scree_method"], "histogram": dppca["histogram"],
@@ -103,6 +116,12 @@ def fit_defaults(scale=None):
         "score_axes": ",".join(str(axis + 1) for axis in dppca["axes"]),
         "nonprivate": dppca["compute_nonprivate"],
     }
+
+
+def _round_down(value):
+    """``value`` rounded down to two significant digits (0.25, 0.12, 2.5)."""
+    scale = 10.0 ** (math.floor(math.log10(value)) - 1)
+    return round(math.floor(value / scale + 1e-9) * scale, 12)
 
 
 def dppca_params(params, n_samples):

@@ -127,9 +127,10 @@ def _data_panel(start_label):
     )
 
 
-def _fit_panel():
-    # every input starts at DPPCA's default (read off the estimator)
-    default = fit_defaults()
+def _fit_panel(budget):
+    # every input starts at DPPCA's default (read off the estimator), the eps at
+    # most a share of the data set's budget
+    default = fit_defaults(budget=budget)
     return ui.accordion_panel(
         "Next fit settings (spends budget)",
         ui.input_numeric("n_components", "Components k", default["n_components"],
@@ -208,7 +209,7 @@ def _picture_tab(display, title):
     )
 
 
-def _page(start_label):
+def _page(start_label, budget):
     downloads = ui.div(
         ui.download_button("download_release", "Release (JSON)", class_="btn-sm"),
         ui.download_button("download_png", "Picture (PNG)", class_="btn-sm"),
@@ -222,7 +223,8 @@ def _page(start_label):
              ui.nav_panel("Next fit's plan", ui.output_code("plan"), value="plan")]
     return ui.page_sidebar(
         ui.sidebar(_fit_bar(),
-                   ui.accordion(_data_panel(start_label), _fit_panel(), _releases_panel(),
+                   ui.accordion(_data_panel(start_label), _fit_panel(budget),
+                                _releases_panel(),
                                 open=["Data", "Next fit settings (spends budget)"],
                                 multiple=True),
                    width=380, open="always"),
@@ -611,4 +613,4 @@ def build_app(start, budget, budget_dir, start_source=START):
     warm_up()
     state = _AppState(start, budget, budget_dir, start_source)
     label = None if start_source != START else start.data.source
-    return App(_page(label), _server_for(state))
+    return App(_page(label, budget), _server_for(state))
