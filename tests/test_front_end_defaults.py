@@ -92,11 +92,11 @@ def test_the_pages_first_eps_is_a_share_of_the_data_sets_budget():
     # one click with the defaults must not spend the whole budget: the eps
     # starts at most a quarter of the total (two digits, rounded down), and at
     # DPPCA's own where the budget is large
-    from sklearn_dppca.app._inputs import DEFAULT_BUDGET_SHARE
+    from sklearn_dppca.app._inputs import _DEFAULT_BUDGET_SHARE
     from sklearn_dppca.app._ui import _page
 
     dppca_eps = DPPCA().get_params()["eps"]
-    assert DEFAULT_BUDGET_SHARE < 1
+    assert _DEFAULT_BUDGET_SHARE < 1
     for total, shown in ((1.0, 0.25), (1.2, 0.3), (0.1, 0.025), (0.37, 0.092),
                          (100.0, dppca_eps)):
         assert fit_defaults(budget=(total, 1e-5))["eps"] == shown

@@ -77,7 +77,7 @@ def split_defaults(scale):
 
 #: The most of a data set's total eps the page's first eps asks for: one click
 #: must not spend the whole budget.
-DEFAULT_BUDGET_SHARE = 0.25
+_DEFAULT_BUDGET_SHARE = 0.25
 
 
 def fit_defaults(scale=None, budget=None):
@@ -86,7 +86,7 @@ def fit_defaults(scale=None, budget=None):
     Read off the estimator, so that the page cannot drift from it: ``bins`` 0 is
     DPPCA's ``"auto"``, ``score_axes`` are its ``axes`` numbered from 1, and the
     budget shares are its default split (see :func:`split_defaults`). With the
-    data set's ``budget``, the eps is at most :data:`DEFAULT_BUDGET_SHARE` of its
+    data set's ``budget``, the eps is at most :data:`_DEFAULT_BUDGET_SHARE` of its
     total (two significant digits, rounded down), so that a click with the
     defaults spends a part of the budget, not all of it.
 
@@ -105,7 +105,7 @@ def fit_defaults(scale=None, budget=None):
     dppca = DPPCA().get_params()
     scale = dppca["scale"] if scale is None else scale
     eps = dppca["eps"] if budget is None else min(dppca["eps"],
-                                                  _round_down(DEFAULT_BUDGET_SHARE
+                                                  _round_down(_DEFAULT_BUDGET_SHARE
                                                               * budget[0]))
     return {
         "n_components": dppca["n_components"], "eps": eps,
