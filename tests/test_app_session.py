@@ -627,3 +627,26 @@ def test_the_plan_says_what_the_meter_will_read_or_that_fit_is_refused(tmp_path,
     with pytest.raises(BudgetExceededError):
         explorer.fit(FIT)
     assert explorer.accountant.charges == charges
+
+
+def test_the_group_fields_start_as_the_app_was_started(tmp_path):
+    # started with --group grp --groups x,y: the page's group fields say so
+    # (they were empty); the variables stay empty (they would pick an example
+    # data set's columns too)
+    from sklearn_dppca._data_sources import read_csv
+    from sklearn_dppca.app._ui import _page
+
+    path = _clusters_csv(tmp_path / "data.csv")
+    data = read_csv(path, None, "grp", ["x", "y"])
+    page = str(_page("data.csv", (2.0, 1e-5), data))
+
+    def value_of(field):
+        start = page.index(f'id="{field}"')
+        return re.search(r'value="([^"]*)"', page[start:start + 300]).group(1)
+
+    assert value_of("group_column") == "grp"
+    assert value_of("group_labels") == "x,y"
+    assert value_of("columns") == ""
+    empty = str(_page(None, (2.0, 1e-5)))
+    start = empty.index('id="group_column"')
+    assert 'value=""' in empty[start:start + 300]

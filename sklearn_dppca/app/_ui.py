@@ -111,9 +111,21 @@ class _AppState:
 # --------------------------------------------------------------------------------------
 # the page
 # --------------------------------------------------------------------------------------
-def _data_panel(start_label):
+def _start_fields(data):
+    """The group fields as the app was started (public: the declared group column
+    and labels), so that an upload of the same kind of table starts with them.
+    (They are read for uploads only; the variables stay empty: they would also
+    pick the columns of an example data set.)"""
+    if data is None or data.group_column is None:
+        return {"group_column": "", "group_labels": ""}
+    return {"group_column": data.group_column,
+            "group_labels": ",".join(map(str, data.labels or []))}
+
+
+def _data_panel(start_label, start_data=None):
     choices = {START: f"as started: {start_label}"} if start_label else {}
     choices.update(SOURCES)
+    fields = _start_fields(start_data)
     return ui.accordion_panel(
         "Data",
         ui.input_select("data_source", "Data source", choices,
@@ -121,8 +133,9 @@ def _data_panel(start_label):
         ui.input_file("upload", "CSV file (header row)", accept=[".csv", "text/csv"]),
         ui.input_text("columns", "Variables (comma-separated; empty: all but the group)",
                       ""),
-        ui.input_text("group_column", "Group column", ""),
-        ui.input_text("group_labels", "Group labels (comma-separated, declared)", ""),
+        ui.input_text("group_column", "Group column", fields["group_column"]),
+        ui.input_text("group_labels", "Group labels (comma-separated, declared)",
+                      fields["group_labels"]),
         ui.input_action_button("load_data", "Load data"),
     )
 
@@ -209,7 +222,7 @@ def _picture_tab(display, title):
     )
 
 
-def _page(start_label, budget):
+def _page(start_label, budget, start_data=None):
     downloads = ui.div(
         ui.download_button("download_release", "Release (JSON)", class_="btn-sm"),
         ui.download_button("download_png", "Picture (PNG)", class_="btn-sm"),
@@ -223,7 +236,7 @@ def _page(start_label, budget):
              ui.nav_panel("Next fit's plan", ui.output_code("plan"), value="plan")]
     return ui.page_sidebar(
         ui.sidebar(_fit_bar(),
-                   ui.accordion(_data_panel(start_label), _fit_panel(budget),
+                   ui.accordion(_data_panel(start_label, start_data), _fit_panel(budget),
                                 _releases_panel(),
                                 open=["Data", "Next fit settings (spends budget)"],
                                 multiple=True),
@@ -612,5 +625,6 @@ def build_app(start, budget, budget_dir, start_source=START):
     """
     warm_up()
     state = _AppState(start, budget, budget_dir, start_source)
-    label = None if start_source != START else start.data.source
-    return App(_page(label, budget), _server_for(state))
+    label, data = (None, None) if start_source != START else (start.data.source,
+                                                               start.data)
+    return App(_page(label, budget, data), _server_for(state))
