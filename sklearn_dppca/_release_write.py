@@ -222,8 +222,8 @@ def export_release(estimator, path=None, *, include_nonprivate=False, extra=None
         a second and gives back the exact statistics): such a release is not
         private. Without this override it is refused; with it, the file says so at
         the top level, under ``"seeded_release_NOT_FOR_PUBLICATION"``, and every
-        figure
-        drawn from it carries the same mark. For tests and examples.
+        overview drawn from it says "SEEDED: NOT PRIVATE". For tests and
+        examples.
 
     Returns
     -------

@@ -502,7 +502,7 @@ class PrivacyAccountant:
         dict
             ``"eps"``: the ``eps`` of the largest further fit the accountant
             accepts, a fit whose parts are all Gaussian at the total's ``delta``
-            (after one fit at ``(1, 1e-5)`` against ``(1.5, 1e-5)``, about 0.97:
+            (after one fit at ``(1, 1e-5)`` against ``(1.5, 1e-5)``, about 1.05:
             Gaussian fits compose below their sum). A fit with pure parts (the
             quantile searches some plans buy) composes less well, so the largest
             such fit is a little smaller: :meth:`can_afford` its planned spend to
@@ -519,22 +519,24 @@ class PrivacyAccountant:
 
     def _room(self):
         total = self._total()
-
-        def room(make):
-            # exactly within, without the round-off slack of Spend.fits: what is
-            # reported is then accepted by can_afford, and reads 0.7, not 0.7 + 1e-12
-            def within(amount):
-                eps, delta = (total + make(amount)).as_pair(self._eps)
-                return eps <= self._eps and delta <= self._delta
-            return within
-
-        mu = _largest(room(lambda m: Spend(mu=m)), gdp_mu(self._eps, self._delta))
+        mu = self._largest_beside(total, lambda m: Spend(mu=m),
+                                  gdp_mu(self._eps, self._delta))
         return {
             "eps": _tidy(Spend(mu=mu).eps_at(self._delta)) if mu > 0 else 0.0,
-            "pure_eps": _largest(room(lambda e: Spend(eps=e)), self._eps),
-            "delta": _largest(room(lambda d: Spend(delta=d)), self._delta),
+            "pure_eps": self._largest_beside(total, lambda e: Spend(eps=e), self._eps),
+            "delta": self._largest_beside(total, lambda d: Spend(delta=d), self._delta),
             "mu": mu,
         }
+
+    def _largest_beside(self, total, make, high):
+        """The largest amount in ``[0, high]`` whose spend ``make(amount)`` fits
+        beside ``total`` exactly, without the round-off slack of Spend.fits: what
+        is reported is then accepted by can_afford, and reads 0.7, not 0.7 +
+        1e-12."""
+        def within(amount):
+            eps, delta = (total + make(amount)).as_pair(self._eps)
+            return eps <= self._eps and delta <= self._delta
+        return _largest(within, high)
 
     def fits_left(self, counts=(1, 2, 4)):
         """The ``eps`` of each of ``count`` equal further fits the budget takes.
@@ -553,7 +555,9 @@ class PrivacyAccountant:
         dict
             ``{count: eps}``, 0 when nothing is left.
         """
-        mu = self.remaining()["mu"]
+        self._refresh()
+        mu = self._largest_beside(self._total(), lambda m: Spend(mu=m),
+                                  gdp_mu(self._eps, self._delta))
         return {int(count): _tidy(Spend(mu=mu / math.sqrt(count)).eps_at(self._delta))
                 if mu > 0 else 0.0 for count in counts}
 
