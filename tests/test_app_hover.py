@@ -30,7 +30,8 @@ def fit(tmp_path_factory):
                                   as_frame=True, random_state=0)
     data = TabularData(X, y.to_numpy(dtype=object), sorted(set(y)), "clusters")
     folder = tmp_path_factory.mktemp("hover")
-    explorer = Explorer(data, (4.0, 1e-5), folder / f"clusters{BUDGET_SUFFIX}")
+    explorer = Explorer(data, (4.0, 1e-5), folder / f"clusters{BUDGET_SUFFIX}",
+                        reference=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         index = explorer.fit({"eps": 2.0, "delta": 1e-6, "n_components": 3,

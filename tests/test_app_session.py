@@ -106,7 +106,7 @@ def test_the_budget_is_kept_across_a_new_explorer(tmp_path, data):
 
 def test_releases_are_kept_beside_the_budget_file(tmp_path, data):
     path = tmp_path / f"c{BUDGET_SUFFIX}"
-    first = Explorer(data, BUDGET, path)
+    first = Explorer(data, BUDGET, path, reference=True)
     index = first.fit({**FIT, "n_components": 3, "nonprivate": True})
     fitted = first.fits[index].estimator
     (kept,) = (tmp_path / "c.dppca-releases").glob("*.json")
@@ -139,7 +139,7 @@ def test_releases_are_kept_beside_the_budget_file(tmp_path, data):
 
 
 def test_a_release_file_opens_without_its_reference(tmp_path, data):
-    explorer = Explorer(data, BUDGET, tmp_path / f"c{BUDGET_SUFFIX}")
+    explorer = Explorer(data, BUDGET, tmp_path / f"c{BUDGET_SUFFIX}", reference=True)
     index = explorer.fit({**FIT, "nonprivate": True})
     path = tmp_path / "with-reference.json"
     path.write_text(explorer.release_json(index, include_nonprivate=True), encoding="utf-8")
@@ -265,7 +265,7 @@ def test_a_fit_with_a_delta_above_the_total_is_explained(tmp_path, data):
 # -- drawing is free ---------------------------------------------------------------------
 def test_redraws_never_spend(tmp_path, data):
     path = tmp_path / f"c{BUDGET_SUFFIX}"
-    explorer = Explorer(data, BUDGET, path)
+    explorer = Explorer(data, BUDGET, path, reference=True)
     index = explorer.fit({**FIT, "n_components": 3, "nonprivate": True})
     spent, saved = explorer.accountant.spent(), path.read_bytes()
     for display in DISPLAYS:
@@ -318,7 +318,7 @@ def test_the_score_picture_uses_the_fits_own_axes(tmp_path, data):
 
 
 def test_nothing_non_private_is_shown_unless_asked(tmp_path, data):
-    explorer = Explorer(data, BUDGET, tmp_path / f"c{BUDGET_SUFFIX}")
+    explorer = Explorer(data, BUDGET, tmp_path / f"c{BUDGET_SUFFIX}", reference=True)
     plain = explorer.fit(FIT)
     stored = explorer.fit({**FIT, "nonprivate": True})
     assert explorer.fits[stored].has_reference and not explorer.fits[plain].has_reference

@@ -10,8 +10,9 @@ import webbrowser
 from .._data_sources import UserError, builtin_data, read_csv
 from .._data_sources import TabularData
 from .._validation import MAX_ABS_VALUE
+from ._access import TOKEN_VARIABLE, access_for, local_access, served_access
 from ._session import open_explorer
-from ._sources import BUDGET_SUFFIX, csv_fingerprint
+from ._sources import BUDGET_SUFFIX, csv_fingerprint, declare_name
 
 _INSTALL_HINT = 'the explorer app needs Shiny for Python: pip install "sklearn-dppca[app]"'
 _BUILTIN_BUDGET = "gau" + BUDGET_SUFFIX
@@ -26,12 +27,15 @@ def _check_shiny():
         raise ImportError(_INSTALL_HINT)
 
 
-def _start(X, groups, y, budget, budget_file):
+def _start(X, groups, y, budget, budget_file, access, data_name=None):
     """The explorer of the starting data and the choice of ``data_source`` it is."""
     if X is None:
         if groups is not None or y is not None:
             raise ValueError("groups and y describe X; without X the app starts on the "
                              "built-in data, which has its own groups.")
+        if data_name is not None:
+            raise ValueError("data_name names X; without X the app starts on the "
+                             "built-in data, which has its own budget.")
         data, source = builtin_data(), "builtin"
         legacy = _BUILTIN_BUDGET
     else:
@@ -44,20 +48,26 @@ def _start(X, groups, y, budget, budget_file):
         data = TabularData(X, None if groups is None else y,
                            None if groups is None else list(groups), "the data given to the app")
         source, legacy = "start", _GIVEN_BUDGET   # (_ui.START)
+        if data_name is not None:
+            declare_name(data, data_name)
+            legacy = None
     # (a budget file named after the data, from before keys, is still used)
-    return open_explorer(data, budget, ".", budget_file, legacy), source
+    return open_explorer(data, budget, ".", budget_file, legacy,
+                         reference=access.reference), source
 
 
-def _build(X, groups, y, budget, budget_file):
+def _build(X, groups, y, budget, budget_file, access, data_name=None):
     from . import _ui
 
     _check_shiny()
-    start, source = _start(X, groups, y, budget, budget_file)
+    start, source = _start(X, groups, y, budget, budget_file, access, data_name)
     budget_dir = os.path.dirname(start.budget_file)
-    return _ui.build_app(start, start.budget, budget_dir, start_source=source)
+    return _ui.build_app(start, start.budget, budget_dir, start_source=source,
+                         access=access)
 
 
-def create_app(X=None, *, groups=None, y=None, budget=(1.0, 1e-5), budget_file=None):
+def create_app(X=None, *, groups=None, y=None, budget=(1.0, 1e-5), budget_file=None,
+               data_name=None, token=None, allow_reference=False):
     """Build the explorer as a Shiny ``App``, without serving it.
 
     The app fits :class:`~sklearn_dppca.DPPCA` on the chosen data set and charges
@@ -70,6 +80,13 @@ def create_app(X=None, *, groups=None, y=None, budget=(1.0, 1e-5), budget_file=N
     without the non-private reference) and listed again after a restart.
     Redrawing an earlier fit, or opening a release file, is free. Serve the app with any ASGI server, or use
     :func:`run`.
+
+    Without ``token`` the app is a local, single-user tool: serve it on this
+    computer's loopback address only (127.0.0.1). With ``token`` it is a
+    custodian's deployment, safe to serve beyond: every request must carry the
+    token (the page's address ends in ``?token=...`` once; the browser then
+    keeps it in a cookie), CSV uploads are off and no fit can store the
+    non-private reference.
 
     Parameters
     ----------
@@ -91,6 +108,18 @@ def create_app(X=None, *, groups=None, y=None, budget=(1.0, 1e-5), budget_file=N
         same file under any name; a ``data.dppca-budget.json`` or, without ``X``,
         ``gau.dppca-budget.json`` made by an earlier version is used if present).
         The other data sets' files go in the same directory, by their keys.
+    data_name : str, default=None
+        The custodian's name for ``X``: its budget is then keyed by this name
+        (under the directory's secret), not by its cells, so that an edited
+        cell or a renamed column does not start a fresh budget for the same
+        people. None: keyed by the table.
+    token : str, default=None
+        The access token of a served app (at least 16 characters among letters,
+        digits and ``-_.~``; e.g. ``secrets.token_urlsafe()``). None: a local app.
+    allow_reference : bool, default=False
+        Offer "store the NON-PRIVATE reference" on the page (the exact PCA, for
+        comparison on this computer; never to publish). Local apps only: with
+        ``token`` it is an error.
 
     Returns
     -------
@@ -102,7 +131,8 @@ def create_app(X=None, *, groups=None, y=None, budget=(1.0, 1e-5), budget_file=N
     ImportError
         If Shiny for Python is not installed (``pip install "sklearn-dppca[app]"``).
     ValueError
-        If the budget file holds another total, or an argument is invalid.
+        If the budget file holds another total, or an argument is invalid (a
+        token too short, the reference asked of a served app).
 
     See Also
     --------
@@ -116,7 +146,9 @@ def create_app(X=None, *, groups=None, y=None, budget=(1.0, 1e-5), budget_file=N
     >>> uvicorn.run(app, port=8000)            # doctest: +SKIP
     """
     try:
-        return _build(X, groups, y, budget, budget_file)
+        access = local_access(allow_reference) if token is None else \
+            served_access(token, allow_reference)
+        return _build(X, groups, y, budget, budget_file, access, data_name)
     except UserError as error:
         raise ValueError(str(error)) from None
 
@@ -136,16 +168,22 @@ def _listen(host, port):
     return sock
 
 
-def _serve(app, sock, host, launch):
-    """Print the address and serve ``app`` on the bound ``sock`` until interrupted."""
+def _serve(app, sock, host, launch, access):
+    """Print the address and serve ``app`` on the bound ``sock`` until interrupted
+    (a served app's address carries its token, printed here once)."""
     try:
         import uvicorn   # installed with shiny
     except ImportError:
         raise ImportError(_INSTALL_HINT) from None
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    address = f"http://{shown}:{bound}"
+    address = f"http://{shown}:{bound}" + \
+        (f"/?token={access.token}" if access.served else "")
     print(f"sklearn-dppca explorer on {address}", flush=True)
+    if access.served:
+        print("Served beyond this computer: whoever has this address (its token) can "
+              "fit on the budgets; CSV uploads and the non-private reference are off.",
+              flush=True)
     if launch:
         webbrowser.open(address)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
@@ -153,7 +191,8 @@ def _serve(app, sock, host, launch):
 
 
 def run(X=None, *, groups=None, y=None, budget=(1.0, 1e-5), budget_file=None,
-        host="127.0.0.1", port=8000, launch=True):
+        data_name=None, host="127.0.0.1", port=8000, launch=True, token=None,
+        allow_reference=False):
     """Serve the explorer on ``host:port`` until interrupted.
 
     The explorer (see :func:`create_app`) prints its address, ``sklearn-dppca
@@ -172,12 +211,23 @@ def run(X=None, *, groups=None, y=None, budget=(1.0, 1e-5), budget_file=None,
         The total ``(eps, delta)`` of each data set.
     budget_file : str, default=None
         The JSON file of the starting data's budget (see :func:`create_app`).
+    data_name : str, default=None
+        The custodian's name for ``X``, which keys its budget (see
+        :func:`create_app`).
     host : str, default="127.0.0.1"
         The address to listen on: only this computer by default.
     port : int, default=8000
         The port (0: any free port, printed).
     launch : bool, default=True
         Open the address in a web browser.
+    token : str, default=None
+        The access token when ``host`` is not a loopback address (see
+        :func:`create_app`); None: the environment variable
+        ``SKLEARN_DPPCA_APP_TOKEN`` if set, else a new random token, printed in
+        the address. On the loopback there is none.
+    allow_reference : bool, default=False
+        Offer the non-private reference (see :func:`create_app`); only on the
+        loopback.
 
     Raises
     ------
@@ -201,12 +251,16 @@ def run(X=None, *, groups=None, y=None, budget=(1.0, 1e-5), budget_file=None,
     >>> run(X, groups=groups, y=y, budget=(2.0, 1e-5))   # doctest: +SKIP
     sklearn-dppca explorer on http://127.0.0.1:8000
     """
-    app = create_app(X, groups=groups, y=y, budget=budget, budget_file=budget_file)
+    try:
+        access = access_for(host, token, allow_reference)
+        app = _build(X, groups, y, budget, budget_file, access, data_name)
+    except UserError as error:
+        raise ValueError(str(error)) from None
     try:
         sock = _listen(host, port)
     except UserError as error:
         raise OSError(str(error)) from None
-    _serve(app, sock, host, launch)
+    _serve(app, sock, host, launch, access)
 
 
 # --------------------------------------------------------------------------------------
@@ -231,8 +285,17 @@ def _parser():
                         help="the budget file of the starting data (default: "
                              "data-KEY" + BUDGET_SUFFIX + " beside the CSV, or here "
                              "for the built-in data)")
+    parser.add_argument("--data-name", default=None, metavar="NAME",
+                        help="the custodian's name for the CSV's data set: its budget "
+                             "is keyed by this name, not by the file's cells (needed "
+                             "with a --host beyond this computer)")
     parser.add_argument("--host", default="127.0.0.1",
-                        help="address to listen on (default 127.0.0.1: this computer)")
+                        help="address to listen on (default 127.0.0.1: this computer; "
+                             "any other needs the access token printed in the address, "
+                             "or set in " + TOKEN_VARIABLE + ", and turns uploads off)")
+    parser.add_argument("--allow-reference", action="store_true",
+                        help="offer to store the NON-PRIVATE reference with a fit "
+                             "(on this computer only; never publish it)")
     parser.add_argument("--port", default="8000", help="port (default 8000; 0: any)")
     parser.add_argument("--columns", default=None, metavar="a,b,c",
                         help="the CSV columns that are the variables")
@@ -278,14 +341,17 @@ def _start_data(args):
         else None
     group = args.group.strip() if args.group is not None else None
     if args.csv is None:
-        if columns or group or labels:
-            raise UserError("--columns, --group and --groups need a CSV file; the built-in "
-                            "data has its own variables and groups.")
+        if columns or group or labels or args.data_name is not None:
+            raise UserError("--columns, --group, --groups and --data-name need a CSV "
+                            "file; the built-in data has its own variables, groups and "
+                            "budget.")
         return None
     if (group is None) != (labels is None):
         raise UserError("--group COLUMN and --groups a,b,c come together: the column of "
                         "the labels and their public list.")
     data = read_csv(args.csv, columns, group, labels, max_abs=MAX_ABS_VALUE)
+    if args.data_name is not None:                   # the custodian's name: its key
+        return declare_name(data, args.data_name)
     data.fingerprint = csv_fingerprint(args.csv)     # the whole table: its budget's key
     return data
 
@@ -295,6 +361,10 @@ def _run(argv):
     budget = _budget(args.budget)
     port = _port(args.port)
     data = _start_data(args)
+    access = access_for(args.host, None, args.allow_reference)
+    if access.served and args.csv is not None and args.data_name is None:
+        raise UserError("an explorer served beyond this computer keys its data set's "
+                        "budget by the custodian's name for it: add --data-name NAME.")
     try:
         _check_shiny()
     except ImportError as error:
@@ -302,26 +372,28 @@ def _run(argv):
     # the port first: a port in use is reported before anything else is built
     sock = _listen(args.host, port)
     try:
-        app = _app_of(args, data, budget)
+        app = _app_of(args, data, budget, access)
     except BaseException:
         sock.close()
         raise
-    _serve(app, sock, args.host, launch=False)
+    _serve(app, sock, args.host, False, access)
     return 0
 
 
-def _app_of(args, data, budget):
+def _app_of(args, data, budget, access):
     """The app of the command line's starting data."""
     from . import _ui
 
     if data is None:
-        start, source = _start(None, None, None, budget, args.budget_file)
+        start, source = _start(None, None, None, budget, args.budget_file, access)
     else:
+        legacy = None if args.data_name is not None else args.csv + BUDGET_SUFFIX
         start = open_explorer(data, budget, os.path.dirname(os.path.abspath(args.csv)),
-                              args.budget_file, legacy=args.csv + BUDGET_SUFFIX)
+                              args.budget_file, legacy=legacy,
+                              reference=access.reference)
         source = _ui.START
     return _ui.build_app(start, start.budget, os.path.dirname(start.budget_file),
-                         start_source=source)
+                         start_source=source, access=access)
 
 
 def main(argv):

@@ -45,17 +45,19 @@ _RELEASES_SUFFIX = ".dppca-releases"
 _FIT_LOCK = threading.Lock()
 
 
-def open_explorer(data, budget, directory=".", budget_file=None, legacy=None):
+def open_explorer(data, budget, directory=".", budget_file=None, legacy=None,
+                  reference=False):
     """The :class:`Explorer` of ``data``: its budget file is ``budget_file`` if
     given, else ``legacy`` (a file named after the data, from before keys) if it
-    exists, else the keyed file of ``directory`` (:func:`budget_file_for`)."""
+    exists, else the keyed file of ``directory`` (:func:`budget_file_for`).
+    ``reference``: whether its fits may store the non-private reference."""
     directory = os.path.dirname(os.path.abspath(budget_file)) if budget_file is not None \
         else directory
     key = data_key(data, directory)
     if budget_file is None:
         budget_file = legacy if legacy is not None and os.path.exists(legacy) else \
             budget_file_for(key, directory)
-    return Explorer(data, budget, budget_file, key=key)
+    return Explorer(data, budget, budget_file, key=key, reference=reference)
 
 
 # --------------------------------------------------------------------------------------
@@ -221,10 +223,18 @@ class Explorer:
         each (without any non-private reference) in the folder
         ``data-<key>.dppca-releases`` of ``data-<key>.dppca-budget.json``, and
         read back by the next explorer on the file.
+    key : str, default=None
+        The data set's key (the name of its budget file), checked against the
+        key the file holds.
+    reference : bool, default=False
+        Whether a fit may store the NON-PRIVATE reference (``nonprivate`` among
+        its inputs): only on an explorer local to its custodian, who turned it on
+        (:mod:`._access`). Otherwise such a fit is refused before any charge.
     """
 
-    def __init__(self, data, budget, budget_file, key=None):
+    def __init__(self, data, budget, budget_file, key=None, reference=False):
         self.data = data
+        self.reference = bool(reference)
         self.budget_file = os.path.abspath(budget_file)
         self.budget = _check_budget(budget)
         self.key = key
@@ -353,8 +363,16 @@ class Explorer:
             and no fit is added.
         ValueError, TypeError
             For a bad input (named in the message).
+        UserError
+            For the non-private reference asked of an explorer without it
+            (``reference``), before any charge.
         """
         kwargs = dppca_params(params, self.data.X.shape[0])
+        if kwargs["compute_nonprivate"] and not self.reference:
+            raise UserError("the NON-PRIVATE reference is off in this explorer: it is "
+                            "local only, and its custodian turns it on when starting it "
+                            "(python -m sklearn_dppca app --allow-reference). Nothing "
+                            "was spent.")
         with _FIT_LOCK:
             # (the accountant writes its charge to the budget file, under the file's
             # lock, before the fit computes: kept even if the fit fails after it)

@@ -19,7 +19,9 @@ from .._data_sources import (
 )
 from .._validation import MAX_ABS_VALUE
 
-#: The data sources of the page: value -> label (``upload``: a CSV file).
+#: The value of the data source of an uploaded CSV file (a local explorer's only).
+UPLOAD = "upload"
+#: The data sources of the page: value -> label (:data:`UPLOAD`: a CSV file).
 SOURCES = {
     "builtin": "built-in 'gau' data (5 groups, n = 5000, p = 20)",
     "wine": "wine (scikit-learn, 3 cultivars, n = 178, p = 13)",
@@ -28,7 +30,7 @@ SOURCES = {
     "digits": "digits (scikit-learn, 10 digits, n = 1797, p = 64)",
     "adult": "adult (UCI Adult, numeric columns, no groups, n = 32561, p = 5; "
              "mixed units: scale)",
-    "upload": "upload a CSV file",
+    UPLOAD: "upload a CSV file",
 }
 
 #: Suffix of a budget file: ``data-<key>.dppca-budget.json`` (and, before keys,
@@ -106,7 +108,7 @@ def load_source(source, *, path=None, file_name=None, columns="", group_column="
         raise UserError(f"unknown data source {source!r}; choose one of "
                         f"{', '.join(SOURCES)}.")
     variables = _names_or_none(columns, "'Variables'", "column")
-    if source != "upload":
+    if source != UPLOAD:
         if source in ("builtin", "adult"):
             data = builtin_data("gau" if source == "builtin" else source)
         else:
@@ -223,12 +225,28 @@ def _directory_secret(directory):
     return _directory_secret(directory)
 
 
+#: What a declared data-set name is keyed as (never equal to a table's fingerprint).
+_DECLARED_PREFIX = "declared data set name: "
+
+
+def declare_name(data, name):
+    """Key ``data``'s budget by the custodian's ``name`` for it, not its cells:
+    the same name finds the same budget whatever the file's bytes (an edited
+    cell, a renamed column, ``true``/``false`` for 0/1) under the same secret."""
+    text = " ".join(str(name).split())
+    if not text:
+        raise UserError("the data set's name (--data-name) must not be empty.")
+    data.fingerprint = _DECLARED_PREFIX + text
+    return data
+
+
 def data_key(data, directory="."):
     """The key of a data set's budget in ``directory``: an HMAC-SHA256, under the
     directory's secret, of the parsed table (:func:`_fingerprint_of`).
 
     The same table (the same column names and cells, in any row or column order)
-    has the same key, whatever its file is called or wherever it was picked.
+    has the same key, whatever its file is called or wherever it was picked; a
+    data set its custodian named (:func:`declare_name`) is keyed by that name.
     """
     secret = _directory_secret(os.path.abspath(directory))
     return hmac.new(secret.encode(), _fingerprint_of(data).encode(),

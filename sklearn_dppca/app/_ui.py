@@ -32,7 +32,8 @@ from ._figures import (
 )
 from ._inputs import fit_defaults, split_defaults
 from ._session import Explorer, open_release
-from ._sources import SOURCES, budget_file_for, data_key, load_source
+from ._access import TokenGate, local_access
+from ._sources import SOURCES, UPLOAD, budget_file_for, data_key, load_source
 
 try:
     from shiny import App, reactive, render, ui
@@ -75,6 +76,7 @@ _STYLE = """
 #message { font-size: 0.85rem; height: 2.6em; overflow-y: auto; }
 .dppca-view .form-group { margin-bottom: 0.3rem; }
 .dppca-overview { overflow-x: auto; }
+.dppca-reference-off { font-size: 0.8rem; color: #6c757d; padding-top: 1.9rem; }
 """
 
 
@@ -85,7 +87,8 @@ class _AppState:
     ``start_source`` of ``data_source`` (``"builtin"`` when started without data).
     """
 
-    def __init__(self, start, budget, budget_dir, start_source):
+    def __init__(self, start, budget, budget_dir, start_source, access):
+        self.access = access
         self.budget = budget
         self.budget_dir = budget_dir
         self.explorers = {start.key: start}
@@ -100,7 +103,7 @@ class _AppState:
         explorer = self.explorers.get(key)
         if explorer is None:
             explorer = Explorer(data, self.budget, budget_file_for(key, self.budget_dir),
-                                key=key)
+                                key=key, reference=self.access.reference)
             self.explorers[key] = explorer
         else:
             # the same data set declared again (other variables): same budget
@@ -122,15 +125,19 @@ def _start_fields(data):
             "group_labels": ",".join(map(str, data.labels or []))}
 
 
-def _data_panel(start_label, start_data=None):
+def _data_panel(start_label, start_data=None, uploads=True):
+    """The data sets; with ``uploads`` (a local explorer) also a CSV file's."""
     choices = {START: f"as started: {start_label}"} if start_label else {}
-    choices.update(SOURCES)
+    choices.update({source: label for source, label in SOURCES.items()
+                    if uploads or source != UPLOAD})
     fields = _start_fields(start_data)
+    upload = [ui.input_file("upload", "CSV file (header row)",
+                            accept=[".csv", "text/csv"])] if uploads else []
     return ui.accordion_panel(
         "Data",
         ui.input_select("data_source", "Data source", choices,
                         selected=START if start_label else "builtin"),
-        ui.input_file("upload", "CSV file (header row)", accept=[".csv", "text/csv"]),
+        *upload,
         ui.input_text("columns", "Variables (comma-separated; empty: all but the group)",
                       ""),
         ui.input_text("group_column", "Group column", fields["group_column"]),
@@ -140,10 +147,14 @@ def _data_panel(start_label, start_data=None):
     )
 
 
-def _fit_panel(budget):
+def _fit_panel(budget, reference=False):
     # every input starts at DPPCA's default (read off the estimator), the eps at
-    # most a share of the data set's budget
+    # most a share of the data set's budget; the non-private reference only where
+    # the custodian turned it on (a local explorer: _access)
     default = fit_defaults(budget=budget)
+    store = [ui.input_checkbox("nonprivate",
+                               "store the NON-PRIVATE reference (never publish)",
+                               default["nonprivate"])] if reference else []
     return ui.accordion_panel(
         "Next fit settings (spends budget)",
         ui.input_numeric("n_components", "Components k", default["n_components"],
@@ -169,9 +180,7 @@ def _fit_panel(budget):
         ui.input_select("histogram", "Score histogram", ["additive", "sparse"],
                         selected=default["histogram"]),
         ui.input_numeric("bins", "Bins per axis (0 = auto)", default["bins"], min=0, step=1),
-        ui.input_checkbox("nonprivate",
-                          "store the NON-PRIVATE reference (never publish)",
-                          default["nonprivate"]),
+        *store,
     )
 
 
@@ -195,14 +204,18 @@ def _fit_bar():
     )
 
 
-def _view_row():
+def _view_row(reference=False):
+    # without the reference, its place says so (and keeps the row's layout)
+    shown = ui.input_checkbox("show_reference", "show NON-PRIVATE reference", False) \
+        if reference else ui.div("NON-PRIVATE reference: off (local only)",
+                                 class_="dppca-reference-off")
     return ui.layout_columns(
         ui.input_select("fit_choice", "Release shown", {}),
         ui.input_numeric("axis_x", "x axis", 1, min=1, step=1),
         ui.input_numeric("axis_y", "y axis", 2, min=1, step=1),
         ui.input_select("score_kind", "Scores as", list(SCORE_KINDS)),
         ui.input_numeric("biplot_alpha", "Biplot alpha", 1.0, min=0, max=1, step=0.25),
-        ui.input_checkbox("show_reference", "show NON-PRIVATE reference", False),
+        shown,
         col_widths=(4, 1, 1, 2, 2, 2),
         class_="dppca-view mb-0",
     )
@@ -222,7 +235,8 @@ def _picture_tab(display, title):
     )
 
 
-def _page(start_label, budget, start_data=None):
+def _page(start_label, budget, start_data=None, access=None):
+    access = local_access() if access is None else access
     downloads = ui.div(
         ui.download_button("download_release", "Release (JSON)", class_="btn-sm"),
         ui.download_button("download_png", "Picture (PNG)", class_="btn-sm"),
@@ -236,14 +250,15 @@ def _page(start_label, budget, start_data=None):
              ui.nav_panel("Next fit's plan", ui.output_code("plan"), value="plan")]
     return ui.page_sidebar(
         ui.sidebar(_fit_bar(),
-                   ui.accordion(_data_panel(start_label, start_data), _fit_panel(budget),
+                   ui.accordion(_data_panel(start_label, start_data, access.uploads),
+                                _fit_panel(budget, access.reference),
                                 _releases_panel(),
                                 open=["Data", "Next fit settings (spends budget)"],
                                 multiple=True),
                    width=380, open="always"),
         ui.tags.style(_STYLE),
         ui.div(ui.output_text("message"), ui.output_ui("reference_mark")),
-        _view_row(),
+        _view_row(access.reference),
         ui.navset_tab(*tabs, id="tab", selected="scree"),
         downloads,
         title="sklearn-dppca explorer: differentially private PCA on a kept budget",
@@ -283,11 +298,15 @@ def _file_stamp(path):
 # --------------------------------------------------------------------------------------
 # the server
 # --------------------------------------------------------------------------------------
-def _fit_inputs(input):
+def _fit_inputs(input, reference):
+    """The page's fit inputs; ``nonprivate`` only where the page offers it
+    (``reference``), else False whatever a client sends."""
     ids = ("n_components", "score_axes", "eps", "delta", "split_loading", "split_scree",
            "split_score", "split_scale", "scale", "radial", "accounting", "scree_method",
-           "histogram", "bins", "nonprivate")
-    return {name: input[name]() for name in ids}
+           "histogram", "bins")
+    inputs = {name: input[name]() for name in ids}
+    inputs["nonprivate"] = bool(input.nonprivate()) if reference else False
+    return inputs
 
 
 def _server_for(state):
@@ -338,6 +357,10 @@ def _server_for(state):
             try:
                 if source == START:
                     explorer = state.start
+                elif source == UPLOAD and not state.access.uploads:
+                    raise UserError("uploads are off in an explorer served beyond this "
+                                    "computer: it serves the data sets its custodian "
+                                    "started it with.")
                 else:
                     upload = (input.upload() or [None])[0]
                     data = load_source(
@@ -395,7 +418,7 @@ def _server_for(state):
             explorer = current()
             start = time.perf_counter()
             try:
-                index = explorer.fit(_fit_inputs(input))
+                index = explorer.fit(_fit_inputs(input, state.access.reference))
             except BudgetExceededError as error:
                 note.set(describe_error(error))
                 refused.set("Fit refused: it needs more than is left of the budget. "
@@ -425,7 +448,7 @@ def _server_for(state):
         def planned():
             revision()          # what is left changes with every charge, anywhere
             try:
-                return current().plan(_fit_inputs(input))
+                return current().plan(_fit_inputs(input, state.access.reference))
             except (UserError, ValueError, TypeError) as error:
                 return f"No plan: {describe_error(error)}"
 
@@ -458,17 +481,22 @@ def _server_for(state):
             return (explorer.fits[index], index) if index < len(explorer.fits) \
                 else (None, None)
 
+        def reference_asked():
+            # only where the page offers the reference: a client that sends the
+            # input anyway is not heard
+            return state.access.reference and bool(input.show_reference())
+
         def drawing():
             x, y = input.axis_x(), input.axis_y()
             axes = None if x is None or y is None else (int(x) - 1, int(y) - 1)
             alpha = input.biplot_alpha()
             return dict(axes=axes, score_kind=input.score_kind(),
                         biplot_alpha=1.0 if alpha is None else alpha,
-                        show_reference=bool(input.show_reference()))
+                        show_reference=reference_asked())
 
         def reference_shown():
             fit, _ = chosen()
-            return fit is not None and input.show_reference() and fit.has_reference
+            return fit is not None and reference_asked() and fit.has_reference
 
         @render.ui
         def budget_meter():
@@ -510,7 +538,7 @@ def _server_for(state):
             fit, _ = chosen()
             if fit is None:
                 return "No release yet: set the next fit and press Fit."
-            source, _ = fit.drawn(bool(input.show_reference()))
+            source, _ = fit.drawn(reference_asked())
             return str(source.summary())
 
         @render.code
@@ -617,14 +645,18 @@ def _picture_outputs(display, session, input, chosen, drawing):
     render.text(pointed)
 
 
-def build_app(start, budget, budget_dir, start_source=START):
+def build_app(start, budget, budget_dir, start_source=START, access=None):
     """The Shiny App of the explorer ``start`` (the data the app starts with).
 
     ``start_source``: ``"builtin"`` when the app starts on the built-in data,
-    else :data:`START` (the data given to the app, listed first).
+    else :data:`START` (the data given to the app, listed first). ``access``
+    (:mod:`._access`): local (the default, no reference) or served; a served
+    app is returned behind its token's gate.
     """
     warm_up()
-    state = _AppState(start, budget, budget_dir, start_source)
+    access = local_access() if access is None else access
+    state = _AppState(start, budget, budget_dir, start_source, access)
     label, data = (None, None) if start_source != START else (start.data.source,
                                                                start.data)
-    return App(_page(label, budget, data), _server_for(state))
+    app = App(_page(label, budget, data, access), _server_for(state))
+    return TokenGate(app, access.token) if access.served else app
