@@ -94,15 +94,29 @@ def _open_budget(options):
     """The accountant of ``--budget-file`` (None without it)."""
     if options.budget_file is None:
         return None
-    from .privacy import PrivacyAccountant
+    from .privacy import PrivacyAccountant, SealError
+    from .privacy._seal import CUSTODIAN_VARIABLE
 
     path, name = options.budget_file, _data_name(options)
+    custodian = options.custodian if options.custodian is not None else \
+        (os.environ.get(CUSTODIAN_VARIABLE) or None)
+    if options.start_over and custodian is None:
+        raise _UserError("--start-over is the custodian's act on a sealed budget file: "
+                         "give --custodian DIR too.")
     try:
         return PrivacyAccountant.open(path, total=options.budget,
-                                      key=_DATA_KEY_PREFIX + name)
+                                      key=_DATA_KEY_PREFIX + name,
+                                      custodian=custodian,
+                                      start_over=options.start_over)
     except OSError as error:
         raise _UserError(f"cannot use --budget-file {path!r}: "
                          f"{error.strerror or error}.") from None
+    except SealError as error:
+        message = " ".join(str(error).split()).replace(
+            "open it with start_over=True", "run again with --start-over").replace(
+            "open it with its custodian (custodian=)",
+            "give its custodian's folder (--custodian DIR)")
+        raise _UserError(f"--budget-file: {message} Nothing was spent.") from None
     except (ValueError, TypeError) as error:
         message = " ".join(str(error).split())
         if "(key)" in message:

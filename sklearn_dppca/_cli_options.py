@@ -310,6 +310,16 @@ class Options:
         if self.data_name is not None and self.budget_file is None:
             raise _UserError("--data-name names the data set of a --budget-file: give "
                              "--budget-file FILE too.")
+        # (--custodian's default, $SKLEARN_DPPCA_CUSTODIAN, is read where the budget
+        # file is opened: sklearn_dppca._cli._open_budget)
+        self.custodian = args.custodian
+        self.start_over = bool(args.start_over)
+        if self.custodian is not None and self.budget_file is None:
+            raise _UserError("--custodian seals a --budget-file: give --budget-file FILE "
+                             "too.")
+        if self.start_over and self.budget_file is None:
+            raise _UserError("--start-over is the custodian's act on a sealed budget "
+                             "file: give --budget-file FILE and --custodian DIR too.")
         if self.budget is not None and self.budget_file is None:
             raise _UserError("--budget is the total of a --budget-file: give "
                              "--budget-file FILE too (without it no budget is kept "

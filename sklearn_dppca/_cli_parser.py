@@ -23,7 +23,7 @@ FIT_OPTIONS = ("data", "columns", "eps", "delta", "components", "scale", "axes",
                "histogram", "scree_method", "scree_params", "monotone",
                "synthetic_sampling", "group", "groups", "budget_split", "pairs",
                "noise", "accounting", "seed", "nonprivate_reference", "bounds",
-               "budget_file", "budget", "data_name")
+               "budget_file", "budget", "data_name", "custodian", "start_over")
 #: DPPCA's scree methods (its ``scree_method``; tests/test_cli.py keeps them equal).
 _SCREE_METHODS = ("clipped", "huber", "pmwm", "kendall", "matrix")
 #: ``--scree-kind`` (what the scree panel shows) -> plot_overview's ``scree_kw``
@@ -160,6 +160,14 @@ def build_parser():
                              "custodian names it (default: the CSV file's name without "
                              "its extension, or the built-in data's); a budget file "
                              "refuses a run on another data set")
+    budget.add_argument("--custodian", default=None, metavar="DIR",
+                        help="the custodian's folder (a key and a witness, made on "
+                             "first use; default: $SKLEARN_DPPCA_CUSTODIAN if set): the "
+                             "--budget-file is sealed, and a file edited, rolled back "
+                             "or deleted is refused")
+    budget.add_argument("--start-over", action="store_true", default=None,
+                        help="the custodian's act, with --custodian: a fresh budget "
+                             "where a deleted one was, or seal a file as it is")
     budget.add_argument("--seed", default=None, metavar="INT",
                         help="seed of the noise, for reproducible tests only: a "
                              "release made with a known seed is not private")

@@ -201,6 +201,19 @@ def test_refusal_survives_a_restart(tmp_path, data):
         Explorer(data, (1.0, 1e-5), path).fit(FIT)
 
 
+def test_a_sealed_budget_file_rolled_back_is_refused_by_the_next_explorer(tmp_path,
+                                                                         data):
+    path, custodian = tmp_path / f"c{BUDGET_SUFFIX}", tmp_path / "custodian"
+    first = Explorer(data, BUDGET, path, custodian=custodian)
+    before = path.read_bytes()
+    first.fit(FIT)
+    path.write_bytes(before)                       # an older copy put back
+    with pytest.raises(UserError, match="rolled back.*--start-over"):
+        Explorer(data, BUDGET, path, custodian=custodian)
+    with pytest.raises(UserError, match="sealed: open it with its custodian"):
+        Explorer(data, BUDGET, path)
+
+
 def test_a_budget_file_with_another_total_is_an_error(tmp_path, data):
     path = tmp_path / f"c{BUDGET_SUFFIX}"
     Explorer(data, BUDGET, path).fit(FIT)

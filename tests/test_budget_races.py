@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from sklearn_dppca.privacy import BudgetExceededError, PrivacyAccountant, Spend, gdp_mu
-from sklearn_dppca.privacy._accountant import _file_lock
+from sklearn_dppca.privacy._files import file_lock as _file_lock
 from ._hang_guard import HANG_GUARD
 
 pytestmark = pytest.mark.skipif(

@@ -770,13 +770,46 @@ def test_a_budget_file_is_kept_across_runs(small_csv, tmp_path):
     assert "(2 fits charged" in out
 
 
+def test_a_sealed_budget_file_refuses_what_would_give_budget_back(small_csv, tmp_path,
+                                                                   monkeypatch):
+    monkeypatch.delenv("SKLEARN_DPPCA_CUSTODIAN", raising=False)
+    base = [small_csv, "--columns", "a,b,c", "--seed", "0", "--eps", "0.5",
+            "--budget-file", "b.json", "--custodian", "custodian"]
+    code, out, err = run_cli(base + ["--budget", "2,1e-5"], tmp_path)
+    assert code == 0, err
+    sealed = read_json(tmp_path / "b.json")
+    assert sealed["format"] == "sklearn-dppca/accountant/3"
+    assert len(sealed["charges"]) == 1
+    (tmp_path / "report.png").unlink()
+    (tmp_path / "released.json").unlink()
+    # the charge deleted from the file: refused, nothing spent or written
+    (tmp_path / "b.json").write_text(json.dumps(dict(sealed, charges=[])))
+    code, _, err = run_cli(base, tmp_path)
+    assert code == 2 and err.count("\n") == 1
+    assert "rolled back: the file holds 0 of the 1 charges" in err
+    assert "Nothing was spent." in err and not (tmp_path / "report.png").exists()
+    # the file deleted: a fresh budget needs the custodian's act
+    (tmp_path / "b.json").unlink()
+    code, _, err = run_cli(base + ["--budget", "2,1e-5"], tmp_path)
+    assert code == 2 and "was deleted" in err and "run again with --start-over" in err
+    code, out, err = run_cli(base + ["--budget", "2,1e-5", "--start-over"], tmp_path)
+    assert code == 0, err
+    # a sealed file is not opened without its custodian
+    code, _, err = run_cli(base[:-2], tmp_path)
+    assert code == 2 and "give its custodian's folder (--custodian DIR)" in err
+
+
 @pytest.mark.parametrize("args, match", [
+    (["--custodian", "c"], "--custodian seals a --budget-file"),
+    (["--budget-file", "b.json", "--budget", "1,1e-5", "--start-over"],
+     "--start-over is the custodian's act"),
     (["--budget", "1,1e-5"], "--budget is the total of a --budget-file"),
     (["--budget-file", "b.json", "--budget", "1"], "--budget must be EPS,DELTA"),
     (["--budget-file", "b.json", "--budget", "0,1e-5"], "--budget 0,1e-5: eps"),
     (["--budget-file", "b.json", "--budget", "1,2"], "--budget 1,2: delta"),
 ])
-def test_budget_option_errors(tmp_path, args, match):
+def test_budget_option_errors(tmp_path, args, match, monkeypatch):
+    monkeypatch.delenv("SKLEARN_DPPCA_CUSTODIAN", raising=False)
     code, _, err = run_cli(args, tmp_path)
     assert code == 2 and match in err and err.count("\n") == 1, err
     assert list(tmp_path.iterdir()) == []

@@ -11,6 +11,7 @@ from .._data_sources import UserError, builtin_data, read_csv
 from .._data_sources import TabularData
 from .._validation import MAX_ABS_VALUE
 from ._access import TOKEN_VARIABLE, access_for, local_access, served_access
+from ..privacy._seal import CUSTODIAN_VARIABLE
 from ._session import open_explorer
 from ._sources import BUDGET_SUFFIX, csv_fingerprint, declare_name
 
@@ -27,7 +28,7 @@ def _check_shiny():
         raise ImportError(_INSTALL_HINT)
 
 
-def _start(X, groups, y, budget, budget_file, access, data_name=None):
+def _start(X, groups, y, budget, budget_file, access, data_name=None, custodian=None):
     """The explorer of the starting data and the choice of ``data_source`` it is."""
     if X is None:
         if groups is not None or y is not None:
@@ -53,21 +54,22 @@ def _start(X, groups, y, budget, budget_file, access, data_name=None):
             legacy = None
     # (a budget file named after the data, from before keys, is still used)
     return open_explorer(data, budget, ".", budget_file, legacy,
-                         reference=access.reference), source
+                         reference=access.reference, custodian=custodian), source
 
 
-def _build(X, groups, y, budget, budget_file, access, data_name=None):
+def _build(X, groups, y, budget, budget_file, access, data_name=None, custodian=None):
     from . import _ui
 
     _check_shiny()
-    start, source = _start(X, groups, y, budget, budget_file, access, data_name)
+    start, source = _start(X, groups, y, budget, budget_file, access, data_name,
+                           custodian)
     budget_dir = os.path.dirname(start.budget_file)
     return _ui.build_app(start, start.budget, budget_dir, start_source=source,
                          access=access)
 
 
 def create_app(X=None, *, groups=None, y=None, budget=(1.0, 1e-5), budget_file=None,
-               data_name=None, token=None, allow_reference=False):
+               data_name=None, custodian=None, token=None, allow_reference=False):
     """Build the explorer as a Shiny ``App``, without serving it.
 
     The app fits :class:`~sklearn_dppca.DPPCA` on the chosen data set and charges
@@ -113,6 +115,10 @@ def create_app(X=None, *, groups=None, y=None, budget=(1.0, 1e-5), budget_file=N
         (under the directory's secret), not by its cells, so that an edited
         cell or a renamed column does not start a fresh budget for the same
         people. None: keyed by the table.
+    custodian : str, default=None
+        The custodian's folder (a key and a witness): every data set's budget
+        file is then sealed, and one edited, rolled back or deleted is refused
+        (:meth:`~sklearn_dppca.privacy.PrivacyAccountant.open`).
     token : str, default=None
         The access token of a served app (at least 16 characters among letters,
         digits and ``-_.~``; e.g. ``secrets.token_urlsafe()``). None: a local app.
@@ -148,7 +154,7 @@ def create_app(X=None, *, groups=None, y=None, budget=(1.0, 1e-5), budget_file=N
     try:
         access = local_access(allow_reference) if token is None else \
             served_access(token, allow_reference)
-        return _build(X, groups, y, budget, budget_file, access, data_name)
+        return _build(X, groups, y, budget, budget_file, access, data_name, custodian)
     except UserError as error:
         raise ValueError(str(error)) from None
 
@@ -191,8 +197,8 @@ def _serve(app, sock, host, launch, access):
 
 
 def run(X=None, *, groups=None, y=None, budget=(1.0, 1e-5), budget_file=None,
-        data_name=None, host="127.0.0.1", port=8000, launch=True, token=None,
-        allow_reference=False):
+        data_name=None, custodian=None, host="127.0.0.1", port=8000, launch=True,
+        token=None, allow_reference=False):
     """Serve the explorer on ``host:port`` until interrupted.
 
     The explorer (see :func:`create_app`) prints its address, ``sklearn-dppca
@@ -213,6 +219,9 @@ def run(X=None, *, groups=None, y=None, budget=(1.0, 1e-5), budget_file=None,
         The JSON file of the starting data's budget (see :func:`create_app`).
     data_name : str, default=None
         The custodian's name for ``X``, which keys its budget (see
+        :func:`create_app`).
+    custodian : str, default=None
+        The custodian's folder that seals the budget files (see
         :func:`create_app`).
     host : str, default="127.0.0.1"
         The address to listen on: only this computer by default.
@@ -253,7 +262,7 @@ def run(X=None, *, groups=None, y=None, budget=(1.0, 1e-5), budget_file=None,
     """
     try:
         access = access_for(host, token, allow_reference)
-        app = _build(X, groups, y, budget, budget_file, access, data_name)
+        app = _build(X, groups, y, budget, budget_file, access, data_name, custodian)
     except UserError as error:
         raise ValueError(str(error)) from None
     try:
@@ -289,6 +298,10 @@ def _parser():
                         help="the custodian's name for the CSV's data set: its budget "
                              "is keyed by this name, not by the file's cells (needed "
                              "with a --host beyond this computer)")
+    parser.add_argument("--custodian", default=None, metavar="DIR",
+                        help="the custodian's folder (a key and a witness; default: "
+                             "$" + CUSTODIAN_VARIABLE + " if set): the budget files are "
+                             "sealed, and one edited, rolled back or deleted is refused")
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to listen on (default 127.0.0.1: this computer; "
                              "any other needs the access token printed in the address, "
@@ -384,13 +397,16 @@ def _app_of(args, data, budget, access):
     """The app of the command line's starting data."""
     from . import _ui
 
+    custodian = args.custodian if args.custodian is not None else \
+        (os.environ.get(CUSTODIAN_VARIABLE) or None)
     if data is None:
-        start, source = _start(None, None, None, budget, args.budget_file, access)
+        start, source = _start(None, None, None, budget, args.budget_file, access,
+                               custodian=custodian)
     else:
         legacy = None if args.data_name is not None else args.csv + BUDGET_SUFFIX
         start = open_explorer(data, budget, os.path.dirname(os.path.abspath(args.csv)),
                               args.budget_file, legacy=legacy,
-                              reference=access.reference)
+                              reference=access.reference, custodian=custodian)
         source = _ui.START
     return _ui.build_app(start, start.budget, os.path.dirname(start.budget_file),
                          start_source=source, access=access)

@@ -35,7 +35,7 @@ from .._summary import ledger_table, plan_text
 from ._figures import draw_figure, figure_bytes
 from ._inputs import dppca_params
 from ._sources import BUDGET_SUFFIX, budget_file_for, data_key
-from ..privacy import BudgetExceededError, PrivacyAccountant
+from ..privacy import BudgetExceededError, PrivacyAccountant, SealError
 
 #: Suffix of the folder of a data set's releases, beside its budget file.
 _RELEASES_SUFFIX = ".dppca-releases"
@@ -46,18 +46,20 @@ _FIT_LOCK = threading.Lock()
 
 
 def open_explorer(data, budget, directory=".", budget_file=None, legacy=None,
-                  reference=False):
+                  reference=False, custodian=None):
     """The :class:`Explorer` of ``data``: its budget file is ``budget_file`` if
     given, else ``legacy`` (a file named after the data, from before keys) if it
     exists, else the keyed file of ``directory`` (:func:`budget_file_for`).
-    ``reference``: whether its fits may store the non-private reference."""
+    ``reference``: whether its fits may store the non-private reference;
+    ``custodian``: the custodian's folder that seals its budget file."""
     directory = os.path.dirname(os.path.abspath(budget_file)) if budget_file is not None \
         else directory
     key = data_key(data, directory)
     if budget_file is None:
         budget_file = legacy if legacy is not None and os.path.exists(legacy) else \
             budget_file_for(key, directory)
-    return Explorer(data, budget, budget_file, key=key, reference=reference)
+    return Explorer(data, budget, budget_file, key=key, reference=reference,
+                    custodian=custodian)
 
 
 # --------------------------------------------------------------------------------------
@@ -73,10 +75,11 @@ def _check_budget(budget):
     return eps, delta
 
 
-def _open_budget(path, budget, key=None):
+def _open_budget(path, budget, key=None, custodian=None):
     """The accountant of the budget file ``path``, opened
     (:meth:`~sklearn_dppca.PrivacyAccountant.open`): created with ``budget`` if
-    new, with the data set's ``key``.
+    new, with the data set's ``key``, sealed by the ``custodian``'s folder if
+    given (a file that does not prove its history is refused, with what happened).
 
     Raises :class:`UserError` when the file holds another total than ``budget``
     or is not a saved accountant: the budget of a data set is never reset or
@@ -85,10 +88,15 @@ def _open_budget(path, budget, key=None):
     eps, delta = _check_budget(budget)
     try:
         return PrivacyAccountant.open(path, total=(eps, delta),
-                                      key=None if os.path.exists(path) else key)
+                                      key=None if os.path.exists(path) else key,
+                                      custodian=custodian)
     except OSError as error:
         raise UserError(f"cannot use the budget file {path!r}: "
                         f"{error.strerror or error}.") from None
+    except SealError as error:
+        raise UserError(f"the budget file cannot be used: {error} (The custodian "
+                        "starts a budget over with python -m sklearn_dppca "
+                        "--budget-file FILE --custodian DIR --start-over.)") from None
     except (ValueError, TypeError) as error:
         if "holds a total" not in str(error):
             raise UserError(f"the budget file {path!r} cannot be used: {error}") from None
@@ -226,19 +234,24 @@ class Explorer:
     key : str, default=None
         The data set's key (the name of its budget file), checked against the
         key the file holds.
+    custodian : str, default=None
+        The custodian's folder that seals the budget file
+        (:meth:`~sklearn_dppca.privacy.PrivacyAccountant.open`).
     reference : bool, default=False
         Whether a fit may store the NON-PRIVATE reference (``nonprivate`` among
         its inputs): only on an explorer local to its custodian, who turned it on
         (:mod:`._access`). Otherwise such a fit is refused before any charge.
     """
 
-    def __init__(self, data, budget, budget_file, key=None, reference=False):
+    def __init__(self, data, budget, budget_file, key=None, reference=False,
+                 custodian=None):
         self.data = data
+        self.custodian = custodian
         self.reference = bool(reference)
         self.budget_file = os.path.abspath(budget_file)
         self.budget = _check_budget(budget)
         self.key = key
-        self.accountant = _open_budget(self.budget_file, self.budget, key)
+        self.accountant = _open_budget(self.budget_file, self.budget, key, custodian)
         self.releases_dir = _releases_dir_for(self.budget_file)
         self.fits = []
         self.unreadable = set()     # files in the releases folder that are no release

@@ -103,7 +103,8 @@ class _AppState:
         explorer = self.explorers.get(key)
         if explorer is None:
             explorer = Explorer(data, self.budget, budget_file_for(key, self.budget_dir),
-                                key=key, reference=self.access.reference)
+                                key=key, reference=self.access.reference,
+                                custodian=self.start.custodian)
             self.explorers[key] = explorer
         else:
             # the same data set declared again (other variables): same budget

@@ -38,6 +38,7 @@ from ._mechanisms import (
     symmetric_matrix_gaussian,
 )
 from ._risk import membership_risk
+from ._seal import SealError
 from ._quantiles import interval_quantile, positive_quantile, quantile, upper_quantile
 from ._snapping import snapping
 from ._warnings import PrivacyRiskWarning, PrivacyUtilityWarning
@@ -50,6 +51,7 @@ __all__ = [
     "PrivacyLedger",
     "PrivacyRiskWarning",
     "PrivacyUtilityWarning",
+    "SealError",
     "Spend",
     "additive_histogram",
     "check_delta",

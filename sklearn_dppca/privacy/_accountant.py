@@ -25,8 +25,6 @@ import contextlib
 import json
 import math
 import os
-import tempfile
-import time
 import threading
 import uuid
 import weakref
@@ -35,17 +33,21 @@ from datetime import datetime, timezone
 from .._validation import NON_NEGATIVE, Instance, Interval, check_field, check_param
 from ._accounting import Spend, gdp_delta, gdp_mu, tidy as _tidy
 from ._calibration import check_delta, check_eps
+from ._files import file_lock as _file_lock, write_json as _write_json
+from ._seal import Custodian, SealError, new_budget_id
 
 #: The format tag of a saved accountant (version 1, without charge ids and key, is
 #: still read).
 _ACCOUNTANT_FORMAT = "sklearn-dppca/accountant/2"
 _FORMAT_V1 = "sklearn-dppca/accountant/1"
+#: A sealed budget file (:mod:`._seal`): a seal and a chain value per charge.
+_FORMAT_SEALED = "sklearn-dppca/accountant/3"
 _KEYS = ("format", "eps", "delta", "key", "charges")
 _KEYS_V1 = ("format", "eps", "delta", "charges")
+_KEYS_SEALED = _KEYS + ("budget_id", "seal")
 _CHARGE_KEYS = ("id", "label", "eps", "delta", "mu", "time")
 _CHARGE_KEYS_V1 = ("label", "eps", "delta", "mu", "time")
-#: The suffix of the lock file beside a budget file.
-_LOCK_SUFFIX = ".lock"
+_CHARGE_KEYS_SEALED = _CHARGE_KEYS + ("chain",)
 # The accountants alive in this process, by token: unpickling one in the process
 # that owns it returns the same object instead of a copy that would split its budget.
 _LIVE = weakref.WeakValueDictionary()
@@ -151,6 +153,8 @@ class PrivacyAccountant:
         self._key = None         # what the budget protects, as the file names it
         self._read_only = False  # an unpickled copy
         self._last = None        # the last charge this object made
+        self._custodian = None   # the custodian of a sealed file (_seal.Custodian)
+        self._sealed = None      # its {"budget_id", "seal"}
         self._take_ownership()
 
     def _take_ownership(self, pid=None, token=None):
@@ -163,7 +167,7 @@ class PrivacyAccountant:
 
     # -- the budget file ------------------------------------------------------------
     @classmethod
-    def open(cls, path, total=None, *, key=None):
+    def open(cls, path, total=None, *, key=None, custodian=None, start_over=False):
         """Open the budget kept in the file ``path``, shared with other processes.
 
         A new file is created with the budget ``total``; an existing one is read
@@ -192,6 +196,18 @@ class PrivacyAccountant:
             Names what the budget protects (for example a keyed hash of the data
             set), stored in a new file; an existing file with another key is
             refused. None: no check (a file without a key gets none).
+        custodian : str or path-like, default=None
+            The custodian's folder (its key and witness, made on first use; keep
+            it out of reach of those who only fit). The file is then **sealed**: a
+            chain of MACs under the custodian's key proves its history, and a
+            file edited, rolled back to an older copy, given a raised total, or
+            deleted is refused with a :class:`~sklearn_dppca.privacy.SealError`
+            that says which (:mod:`sklearn_dppca.privacy._seal`). None: the file
+            is not sealed (and a sealed file cannot be opened).
+        start_over : bool, default=False
+            The custodian's explicit act, with ``custodian``: start a fresh
+            budget where a deleted one was, take on a file this custodian's
+            witness does not know, or seal an unsealed file as it is.
 
         Returns
         -------
@@ -206,6 +222,9 @@ class PrivacyAccountant:
             If ``total`` is missing for a new file or differs from the file's, if
             ``key`` differs from the file's, or if the file is not a saved
             accountant (the message names the problem).
+        SealError
+            With ``custodian``, if the file does not prove its history; without,
+            if the file is sealed.
 
         Examples
         --------
@@ -235,9 +254,13 @@ class PrivacyAccountant:
             total = (check_eps(eps), check_delta(delta))
         if key is not None:
             check_param(key, [str], "key")
+        check_param(start_over, [bool], "start_over")
+        if start_over and custodian is None:
+            raise ValueError("start_over is the custodian's act: it needs custodian.")
+        custodian = None if custodian is None else Custodian(custodian)
         with _file_lock(path):
             if os.path.exists(path):
-                eps, delta, stored_key, charges = _read_file(path)
+                eps, delta, stored_key, charges, sealed = _read_file(path)
                 if total is not None and not (math.isclose(eps, total[0], rel_tol=1e-12)
                                               and math.isclose(delta, total[1],
                                                                rel_tol=1e-12)):
@@ -253,17 +276,62 @@ class PrivacyAccountant:
                 accountant._charges = charges
                 accountant._key = stored_key if stored_key is not None else key
                 accountant._path = path
-                if stored_key is None and key is not None:
+                if custodian is not None or sealed is not None:
+                    accountant._open_sealed(custodian, sealed, start_over)
+                elif stored_key is None and key is not None:
                     accountant._write()
             else:
                 if total is None:
                     raise ValueError(f"{path} does not exist: a new budget file needs its "
                                      "total (eps, delta) (total).")
+                if custodian is not None and custodian.known_at(path) and not start_over:
+                    raise SealError(
+                        f"{path} was deleted: this custodian's witness holds a budget "
+                        "for it. To start a fresh budget for this data set, open it with "
+                        "start_over=True.")
                 accountant = cls(*total)
                 accountant._key = key
                 accountant._path = path
-                accountant._write()
+                if custodian is not None:
+                    accountant._seal_now(custodian)
+                else:
+                    accountant._write()
         return accountant
+
+    def _open_sealed(self, custodian, sealed, start_over):
+        """Check an existing file against its seal and the custodian's witness
+        (the caller holds the file lock), or seal it as it is with ``start_over``."""
+        if custodian is None:
+            raise SealError(f"{self._path}: the budget file is sealed: open it with its "
+                            "custodian (custodian=).")
+        self._custodian = custodian
+        if sealed is None:
+            if not start_over:
+                raise SealError(f"{self._path}: the budget file is not sealed; to seal it "
+                                "as it is, open it with start_over=True.")
+            self._seal_now(custodian)
+            return
+        self._sealed = sealed
+        record = self._record()
+        chain = custodian.verify(record, self._path)
+        if start_over and custodian.known_at(self._path) != sealed["budget_id"]:
+            custodian.witness(self._path, record, chain)     # taken on as it is
+        custodian.check_witness(record, chain, self._path)
+        custodian.witness(self._path, record, chain)
+
+    def _seal_now(self, custodian):
+        """Seal this accountant's file afresh: a new budget id, its seal, every
+        charge chained (the caller holds the file lock)."""
+        self._custodian = custodian
+        budget_id = new_budget_id()
+        self._sealed = {"budget_id": budget_id,
+                        "seal": custodian.seal(budget_id, self._eps, self._delta, self._key)}
+        previous = self._sealed["seal"]
+        for charge in self._charges:
+            charge["chain"] = previous = custodian.link(previous, charge)
+        self._write()
+        custodian.witness(self._path, self._record(),
+                          [charge["chain"] for charge in self._charges])
 
     @property
     def path(self):
@@ -280,8 +348,11 @@ class PrivacyAccountant:
         _write_json(self._record(), self._path)
 
     def _record(self):
-        return {"format": _ACCOUNTANT_FORMAT, "eps": self._eps, "delta": self._delta,
-                "key": self._key, "charges": [dict(charge) for charge in self._charges]}
+        record = {"format": _ACCOUNTANT_FORMAT, "eps": self._eps, "delta": self._delta,
+                  "key": self._key, "charges": [dict(charge) for charge in self._charges]}
+        if self._sealed is not None:
+            record.update(format=_FORMAT_SEALED, **self._sealed)
+        return record
 
     def _merge_file(self):
         """Merge the file's charges with ours by id (the caller holds both locks).
@@ -291,9 +362,15 @@ class PrivacyAccountant:
         charge is never given back. Returns nothing.
         """
         if not os.path.exists(self._path):
+            if self._custodian is not None:
+                raise SealError(f"{self._path} was deleted while open; its custodian "
+                                "must start it over (start_over=True).")
             self._write()
             return
-        eps, delta, key, charges = _read_file(self._path)
+        eps, delta, key, charges, sealed = _read_file(self._path)
+        if self._custodian is not None:
+            self._merge_sealed(eps, delta, key, charges, sealed)
+            return
         if not (math.isclose(eps, self._eps, rel_tol=1e-12)
                 and math.isclose(delta, self._delta, rel_tol=1e-12)):
             raise ValueError(f"{self._path}: the budget file now holds another total "
@@ -306,6 +383,22 @@ class PrivacyAccountant:
         self._charges = charges + lost
         if lost or (key is None and self._key is not None):
             self._write()
+
+    def _merge_sealed(self, eps, delta, key, charges, sealed):
+        """Take the sealed file's charges after checking them against the seal
+        and the witness (the caller holds the file lock): a sealed file is never
+        mended by re-adding charges, it is refused (:class:`SealError`)."""
+        if sealed is None:
+            raise SealError(f"{self._path}: the budget file lost its seal while open.")
+        record = {"format": _FORMAT_SEALED, "eps": eps, "delta": delta, "key": key,
+                  "charges": charges, **sealed}
+        chain = self._custodian.verify(record, self._path)
+        self._custodian.check_witness(record, chain, self._path)
+        if sealed != self._sealed or {c["id"] for c in self._charges} - \
+                {c["id"] for c in charges}:
+            raise SealError(f"{self._path}: the budget file was replaced by another "
+                            "budget while open.")
+        self._charges = charges
 
     def _refresh(self):
         """Read the file again (an opened accountant); nothing for the others."""
@@ -347,7 +440,7 @@ class PrivacyAccountant:
         ``delta``, ``mu`` and ``time`` (UTC, ISO 8601).
         """
         self._refresh()
-        return [dict(charge) for charge in self._charges]
+        return _unchained(self._charges)
 
     def _total(self):
         """The charges composed: a :class:`Spend`."""
@@ -404,18 +497,29 @@ class PrivacyAccountant:
                 self._merge_file()
             if not (self._total() + spend).fits(self._eps, self._delta):
                 raise BudgetExceededError(self._refusal(spend, label))
-            self._charges.append({
+            charge = {
                 "id": uuid.uuid4().hex, "label": label, "eps": spend.eps,
                 "delta": spend.delta, "mu": spend.mu,
                 "time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            })
+            }
+            if self._custodian is not None:
+                previous = self._charges[-1]["chain"] if self._charges else \
+                    self._sealed["seal"]
+                charge["chain"] = self._custodian.link(previous, charge)
+            self._charges.append(charge)
             if self._path is not None:
                 try:
                     self._write()
                 except BaseException:
                     self._charges.pop()
                     raise
-            self._last = self._charges[-1]
+            if self._custodian is not None:
+                # (after the file: a crash between the two leaves the file ahead of
+                # its witness, which the next open accepts, never behind it)
+                self._custodian.witness(self._path, self._record(),
+                                        [c["chain"] for c in self._charges])
+            self._last = {name: value for name, value in charge.items()
+                          if name != "chain"}
 
     def _check_owner(self):
         if self._read_only:
@@ -641,16 +745,16 @@ class PrivacyAccountant:
             If the file is not JSON, not a saved accountant, or has a bad field
             (the message names the problem).
         """
-        eps, delta, key, charges = _read_file(os.fspath(path))
+        eps, delta, key, charges, sealed = _read_file(os.fspath(path))
         accountant = cls(eps, delta)
-        accountant._charges, accountant._key = charges, key
+        accountant._charges, accountant._key = _unchained(charges), key
         return accountant
 
     @classmethod
     def _from_record(cls, data, where):
-        eps, delta, key, charges = _check_record(data, where)
+        eps, delta, key, charges, sealed = _check_record(data, where)
         accountant = cls(eps, delta)
-        accountant._charges, accountant._key = charges, key
+        accountant._charges, accountant._key = _unchained(charges), key
         return accountant
 
     def __copy__(self):
@@ -680,77 +784,22 @@ def _unpickle(token, pid, data):
     return accountant
 
 
-@contextlib.contextmanager
-def _file_lock(path):
-    """An exclusive OS lock on ``path``'s lock file, held inside the block.
-
-    The lock is taken on ``<path>.lock``, never replaced, rather than on the
-    budget file, which each write replaces (a lock on a replaced file would lock
-    nothing). The OS drops it when the process dies.
-    """
-    fd = os.open(path + _LOCK_SUFFIX, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        _lock_fd(fd)
-        try:
-            yield
-        finally:
-            _unlock_fd(fd)
-    finally:
-        os.close(fd)
-
-
-try:                                    # POSIX
-    import fcntl
-
-    def _lock_fd(fd):
-        fcntl.flock(fd, fcntl.LOCK_EX)
-
-    def _unlock_fd(fd):
-        fcntl.flock(fd, fcntl.LOCK_UN)
-
-except ImportError:                     # pragma: no cover (Windows)
-    import msvcrt
-
-    def _lock_fd(fd):
-        os.lseek(fd, 0, os.SEEK_SET)
-        while True:
-            try:
-                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-                return
-            except OSError:
-                time.sleep(0.01)
-
-    def _unlock_fd(fd):
-        os.lseek(fd, 0, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-
-
-def _write_json(data, path):
-    """Write ``data`` to ``path`` atomically (a temporary file renamed over it)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(
-        prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(data, stream, indent=2, allow_nan=False)
-            stream.write("\n")
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-
-
 def _read_file(path):
-    """``(eps, delta, key, charges)`` of a budget file, each field checked."""
+    """``(eps, delta, key, charges, sealed)`` of a budget file, each field checked
+    (:func:`_check_record`)."""
     with open(path, encoding="utf-8") as stream:
         try:
             data = json.load(stream)
         except ValueError:   # JSONDecodeError, UnicodeDecodeError
             raise ValueError(f"{path} is not a JSON file.") from None
     return _check_record(data, path)
+
+
+def _unchained(charges):
+    """The charges without their chain values (an accountant in memory, which
+    seals nothing: :meth:`PrivacyAccountant.load`, a pickled copy)."""
+    return [{name: value for name, value in charge.items() if name != "chain"}
+            for charge in charges]
 
 
 def _check_spend(spend):
@@ -805,20 +854,27 @@ def _largest(accepts, high):
 
 
 def _check_record(data, where):
-    """``(eps, delta, key, charges)`` of a saved accountant, each field checked."""
+    """``(eps, delta, key, charges, sealed)`` of a saved accountant, each field
+    checked (``sealed``: the ``budget_id`` and ``seal`` of a sealed file, else
+    None; its charges keep their ``chain``)."""
     check_field(data, [Instance(dict, "a JSON object")], f"{where}: a saved accountant")
     version = data.get("format")
-    if version not in (_ACCOUNTANT_FORMAT, _FORMAT_V1):
+    if version not in (_ACCOUNTANT_FORMAT, _FORMAT_V1, _FORMAT_SEALED):
         raise ValueError(f"{where}: not a saved accountant (the 'format' field is not "
                          f"{_ACCOUNTANT_FORMAT!r}).")
-    _check_keys(data, _KEYS if version == _ACCOUNTANT_FORMAT else _KEYS_V1, where)
+    _check_keys(data, {_ACCOUNTANT_FORMAT: _KEYS, _FORMAT_V1: _KEYS_V1,
+                       _FORMAT_SEALED: _KEYS_SEALED}[version], where)
+    sealed = None
+    if version == _FORMAT_SEALED:
+        sealed = {name: check_field(data[name], [Instance(str, "a string")],
+                                    f"{where}: {name!r}") for name in ("budget_id", "seal")}
     eps = _number(data, "eps", where, positive=True)
     delta = _number(data, "delta", where, positive=True, below_one=True)
     key = data.get("key")
     if key is not None:
         check_field(key, [Instance(str, "a string or null")], f"{where}: 'key'")
     check_field(data["charges"], [Instance(list, "a list")], f"{where}: 'charges'")
-    charges = [_check_charge(charge, f"{where}: charge {i}", version == _FORMAT_V1, i)
+    charges = [_check_charge(charge, f"{where}: charge {i}", version, i)
                for i, charge in enumerate(data["charges"])]
     ids = [charge["id"] for charge in charges]
     if len(set(ids)) != len(ids):
@@ -826,13 +882,14 @@ def _check_record(data, where):
     if not sum((Spend(c["eps"], c["delta"], c["mu"]) for c in charges),
                Spend()).fits(eps, delta):
         raise ValueError(f"{where}: the charges recorded exceed the budget.")
-    return eps, delta, key, charges
+    return eps, delta, key, charges, sealed
 
 
-def _check_charge(charge, where, version_1=False, index=0):
+def _check_charge(charge, where, version=_ACCOUNTANT_FORMAT, index=0):
     check_field(charge, [Instance(dict, "a JSON object")], where)
-    _check_keys(charge, _CHARGE_KEYS_V1 if version_1 else _CHARGE_KEYS, where)
-    if version_1:
+    _check_keys(charge, {_ACCOUNTANT_FORMAT: _CHARGE_KEYS, _FORMAT_V1: _CHARGE_KEYS_V1,
+                         _FORMAT_SEALED: _CHARGE_KEYS_SEALED}[version], where)
+    if version == _FORMAT_V1:
         # (a file of version 1 has no ids: its charges are named by position)
         identifier = f"v1-{index}"
     else:
@@ -845,11 +902,15 @@ def _check_charge(charge, where, version_1=False, index=0):
         datetime.fromisoformat(charge["time"])
     except ValueError:
         raise ValueError(f"{where}: 'time' must be an ISO 8601 string.") from None
-    return {"id": identifier, "label": charge["label"],
-            "eps": _number(charge, "eps", where),
-            "delta": _number(charge, "delta", where, below_one=True),
-            "mu": _number(charge, "mu", where),
-            "time": charge["time"]}
+    checked = {"id": identifier, "label": charge["label"],
+               "eps": _number(charge, "eps", where),
+               "delta": _number(charge, "delta", where, below_one=True),
+               "mu": _number(charge, "mu", where),
+               "time": charge["time"]}
+    if version == _FORMAT_SEALED:
+        checked["chain"] = check_field(charge["chain"], [Instance(str, "a string")],
+                                       f"{where}: 'chain'")
+    return checked
 
 
 def _check_keys(record, keys, where):
