@@ -32,7 +32,8 @@ import time
 import warnings
 
 from ._cli_options import Options, dppca_for, in_cli_terms
-from ._cli_parser import SCREE_PANELS, build_parser
+from ._cli_parser import build_parser
+from ._requests import SCREE_PANELS
 from ._data_sources import LARGE_N as _LARGE_N
 from ._pair_design import design_pairs
 from ._data_sources import UserError as _UserError

@@ -11,6 +11,7 @@ import os
 import re
 
 from ._cli_parser import FIT_OPTIONS
+from ._requests import parse_bounds
 from ._data_sources import BUILTIN_DATA
 from ._data_sources import UserError as _UserError
 from ._data_sources import parse_names as _parse_names
@@ -161,17 +162,6 @@ def _parse_scree_params(text):
     return params
 
 
-_BOUNDS_FORM = "--bounds must look like 0:10,-5:5 or age=17:90,hours=1:99"
-
-
-def _parse_range(text, where):
-    low, sep, high = str(text).partition(":")
-    if not sep or not low.strip() or not high.strip():
-        raise _UserError(f"{_BOUNDS_FORM}; {where} has no low:high range.")
-    return (_float(low.strip(), f"--bounds ({where}) low"),
-            _float(high.strip(), f"--bounds ({where}) high"))
-
-
 def _parse_eps_range(text):
     """``LOW:HIGH`` of ``--eps-range``: two positive eps, LOW < HIGH."""
     parts = str(text).split(":")
@@ -185,28 +175,11 @@ def _parse_eps_range(text):
 
 
 def _parse_bounds(text):
-    """``low:high,...`` (one range per variable, in their order) -> a list of
-    pairs, or ``name=low:high,...`` (by variable name) -> a dict. The ranges are
-    public (a codebook); DPPCA checks them against the variables."""
-    items = [item.strip() for item in str(text).split(",")]
-    if not all(items):
-        raise _UserError(f"{_BOUNDS_FORM}; got an empty item.")
-    named = ["=" in item for item in items]
-    if any(named) and not all(named):
-        raise _UserError(f"{_BOUNDS_FORM}: give every range by name or none.")
-    if not any(named):
-        return [_parse_range(item, f"item {index + 1}")
-                for index, item in enumerate(items)]
-    bounds = {}
-    for item in items:
-        name, _, spec = item.rpartition("=")
-        name = name.strip()
-        if not name:
-            raise _UserError(f"{_BOUNDS_FORM}; a range has no variable name.")
-        if name in bounds:
-            raise _UserError(f"--bounds: variable {name!r} is given twice.")
-        bounds[name] = _parse_range(spec, repr(name))
-    return bounds
+    """``--bounds``: the request layer's reading (:func:`~sklearn_dppca._requests.parse_bounds`)."""
+    try:
+        return parse_bounds(text, "--bounds")
+    except ValueError as error:
+        raise _UserError(str(error)) from None
 
 
 def _parse_components(text):

@@ -16,6 +16,7 @@ from ._budget_split import BUDGET_PARTS as _BUDGET_PARTS
 from ._budget_split import DEFAULT_SCALED_SPLIT, DEFAULT_SPLIT
 from ._data_sources import BUILTIN_DATA
 from ._pair_design import AUTO_ALL_ROWS, AUTO_PARTNERS
+from ._requests import SCREE_PANELS
 
 #: The options that fit (or choose the data of a fit): none applies to a redraw
 #: with ``--from-json``.
@@ -26,11 +27,6 @@ FIT_OPTIONS = ("data", "columns", "eps", "delta", "components", "scale", "axes",
                "budget_file", "budget", "data_name", "custodian", "start_over")
 #: DPPCA's scree methods (its ``scree_method``; tests/test_cli.py keeps them equal).
 _SCREE_METHODS = ("clipped", "huber", "pmwm", "kendall", "matrix")
-#: ``--scree-kind`` (what the scree panel shows) -> plot_overview's ``scree_kw``
-#: (its cumulative PVE line needs the PVE axis, so it is dropped with the variances
-#: alone).
-SCREE_PANELS = {"pve": {"kind": "pve"}, "both": {"kind": "both"},
-                "variance": {"kind": "variance", "cumulative": False}}
 
 
 def _prog():

@@ -12,11 +12,20 @@ One reading of each input for both front ends:
   (:func:`~sklearn_dppca._pair_design.design_pairs`) decides, unless the user chose
   ``pairs``;
 * **the spend of a fit** is read off its public plan (:func:`planned_spend`), the
-  very spend the fit charges.
+  very spend the fit charges;
+* **the scree panel** shows the PVE, the variances or both (:data:`SCREE_PANELS`);
+* **public bounds** are written ``0:10,-5:5`` (one range per variable, in their
+  order) or ``age=17:90,hours=1:99`` (by name): :func:`parse_bounds`.
 """
 
 import math
 
+#: What the scree panel shows (``--scree-kind``, the explorer's "Scree shows") ->
+#: the scree's keywords (``plot_overview``'s ``scree_kw``). Its cumulative PVE line
+#: needs the PVE axis, so it is dropped with the variances alone: the view of a fit
+#: whose total was not bought (no PVE) but whose variances were.
+SCREE_PANELS = {"pve": {"kind": "pve"}, "both": {"kind": "both"},
+                "variance": {"kind": "variance", "cumulative": False}}
 
 
 def budget_split(shares):
@@ -43,6 +52,53 @@ def budget_split(shares):
     if not any(share > 0 for share in shares.values()):
         raise ValueError("the budget shares must not all be 0.")
     return {part: float(share) for part, share in shares.items() if share > 0}
+
+
+def _bound(text, name, where, end):
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{name} ({where}) {end} must be a number, got "
+                         f"{text!r}.") from None
+
+
+def _range(text, name, where):
+    low, sep, high = str(text).partition(":")
+    if not sep or not low.strip() or not high.strip():
+        raise ValueError(f"{name} must look like 0:10,-5:5 or age=17:90,hours=1:99; "
+                         f"{where} has no low:high range.")
+    return (_bound(low.strip(), name, where, "low"),
+            _bound(high.strip(), name, where, "high"))
+
+
+def parse_bounds(text, name):
+    """DPPCA's ``bounds`` from a front end's text (``name``: the input, as the
+    user knows it, for messages).
+
+    ``low:high,...`` (one range per variable, in their order) gives a list of
+    pairs; ``name=low:high,...`` (by variable name) a dict. The ranges are public
+    (a codebook); DPPCA checks them against the variables. Raises ValueError
+    naming ``name`` and the item.
+    """
+    form = f"{name} must look like 0:10,-5:5 or age=17:90,hours=1:99"
+    items = [item.strip() for item in str(text).split(",")]
+    if not all(items):
+        raise ValueError(f"{form}; got an empty item.")
+    named = ["=" in item for item in items]
+    if any(named) and not all(named):
+        raise ValueError(f"{form}: give every range by name or none.")
+    if not any(named):
+        return [_range(item, name, f"item {index + 1}") for index, item in enumerate(items)]
+    bounds = {}
+    for item in items:
+        variable, _, spec = item.rpartition("=")
+        variable = variable.strip()
+        if not variable:
+            raise ValueError(f"{form}; a range has no variable name.")
+        if variable in bounds:
+            raise ValueError(f"{name}: variable {variable!r} is given twice.")
+        bounds[variable] = _range(spec, name, repr(variable))
+    return bounds
 
 
 def shares_note(split):

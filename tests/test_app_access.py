@@ -183,7 +183,7 @@ def test_the_server_hears_no_reference_it_does_not_offer():
     sent = Inputs({name: (lambda: 1) for name in (
         "n_components", "score_axes", "eps", "delta", "split_loading", "split_scree",
         "split_score", "split_scale", "scale", "radial", "accounting", "scree_method",
-        "histogram", "bins")}, nonprivate=lambda: True)       # a crafted client
+        "histogram", "bins", "bounds")}, nonprivate=lambda: True)   # a crafted client
     assert _fit_inputs(sent, reference=False)["nonprivate"] is False
     assert _fit_inputs(sent, reference=True)["nonprivate"] is True
 

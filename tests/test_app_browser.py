@@ -535,6 +535,36 @@ def test_pointing_at_a_component_reads_its_released_values(explorer, browser, cs
         assert said.startswith("PC2: PVE not estimable"), said
 
 
+def test_the_scree_shows_the_variances_for_free(explorer, browser, csv):
+    """'Scree shows' draws the released variances (there even where the PVE is
+    not estimable) and back, charging nothing; pointing reads the variance."""
+    charges, meter = _saved(csv).charges, _text(browser, "budget_meter")
+    _show_tab(browser, "scree")
+    picture = _until(browser, lambda d: _picture_source(d, "scree"), "the scree picture")
+    _choose(browser, "scree_kind", "variance")
+    _new_picture(browser, "scree", picture, "the scree of the variances")
+    _screenshot(browser, "scree-variances")
+    released = load_release(_kept(csv)[0])
+    variance = released.explained_variance_[0]
+
+    def point_at_pc1(driver):
+        # (as in the test above: from a corner, on every poll, found anew)
+        image = driver.find_element(By.CSS_SELECTOR, "#scree_picture img")
+        ActionChains(driver).move_to_element_with_offset(
+            image, 5 - image.size["width"] // 2, 5 - image.size["height"] // 2) \
+            .pause(0.3).move_to_element_with_offset(
+                image, -image.size["width"] // 4, 0).perform()
+        return _text(driver, "scree_hover").startswith("PC1") and \
+            _text(driver, "scree_hover")
+
+    said = _until(browser, point_at_pc1, "the hover words on PC1")
+    if np.isfinite(variance):
+        assert f"variance {variance:.3g}" in said, said
+    _choose(browser, "scree_kind", "pve")
+    _until(browser, lambda d: _picture_source(d, "scree"), "the scree of the PVE")
+    assert _saved(csv).charges == charges and _text(browser, "budget_meter") == meter
+
+
 def test_the_downloaded_release_loads(explorer, browser, downloads):
     browser.find_element(By.ID, "download_release").click()
     path = _until(browser, lambda d: next(

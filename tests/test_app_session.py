@@ -23,6 +23,7 @@ matplotlib.use("Agg")
 from sklearn_dppca import BudgetExceededError, load_release  # noqa: E402
 from sklearn_dppca._cli import main  # noqa: E402
 from sklearn_dppca._data_sources import TabularData, UserError  # noqa: E402
+from sklearn_dppca.app._inputs import dppca_params  # noqa: E402
 from sklearn_dppca.app._figures import (  # noqa: E402
     DISPLAYS,
     REFERENCE_MARK,
@@ -367,12 +368,42 @@ def test_figure_downloads(tmp_path, data, fmt, magic):
     assert explorer.figure_bytes(index, "biplot", fmt).startswith(magic)
 
 
+def test_declared_bounds_reach_the_fit_and_its_plan(tmp_path, data):
+    explorer = Explorer(data, BUDGET, tmp_path / f"c{BUDGET_SUFFIX}")
+    ranges = ",".join(f"{name}=-40:40" for name in data.X.columns)
+    boxed = dppca_params({**FIT, "bounds": ranges}, 1000)["bounds"]
+    assert boxed == {name: (-40.0, 40.0) for name in data.X.columns}
+    assert dppca_params({**FIT, "bounds": "  "}, 1000)["bounds"] is None
+    # the plan is the bounded fit's (a range per variable is checked there)
+    with pytest.raises(ValueError, match="bounds"):
+        explorer.plan({**FIT, "bounds": "0:1"})
+    explorer.plan({**FIT, "bounds": ranges})
+    index = explorer.fit({**FIT, "bounds": ranges})
+    assert explorer.fits[index].estimator.bounds == boxed
+
+
+def test_the_scree_shows_the_variances_when_asked(tmp_path, data):
+    explorer = Explorer(data, BUDGET, tmp_path / f"c{BUDGET_SUFFIX}")
+    index = explorer.fit(FIT)
+    kinds = {}
+    for kind in ("pve", "variance", "both"):
+        figure, shown = draw_figure(explorer.fits[index], "scree", scree_kind=kind)
+        kinds[kind] = (shown.bars_ is not None, shown.line_ is not None)
+    assert kinds == {"pve": (True, False), "variance": (False, True),
+                     "both": (True, True)}
+    with pytest.raises(ValueError, match="scree_kind must be one of pve, both, variance"):
+        draw_figure(explorer.fits[index], "scree", scree_kind="bars")
+
+
 @pytest.mark.parametrize("params, match", [
     ({"eps": "lots"}, "eps must be a number"),
     ({"n_components": 1.5}, "n_components must be a whole number"),
     ({"split_loading": 0, "split_scree": 0, "split_score": 0}, "must not all be 0"),
     ({"score_axes": "1,1"}, "score_axes"),
     ({"bins": -1}, "bins"),
+    ({"bounds": "0:10,5"}, "Public bounds must look like 0:10,-5:5.*item 2"),
+    ({"bounds": "0:ten"}, r"Public bounds \(item 1\) high must be a number"),
+    ({"bounds": "0:1,0:1"}, "bounds"),            # 2 ranges for 10 variables
 ])
 def test_bad_fit_inputs_are_named_and_spend_nothing(tmp_path, data, params, match):
     explorer = Explorer(data, BUDGET, tmp_path / f"c{BUDGET_SUFFIX}")

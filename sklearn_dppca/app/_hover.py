@@ -42,7 +42,11 @@ def _scree(release, shown, height):
     texts = []
     for i in range(len(ratio)):
         if not np.isfinite(ratio[i]):
-            texts.append(f"PC{i + 1}: PVE not estimable (the fit could not buy it)")
+            # a variance may be released where its share is not (the total not
+            # bought): the scree's "variances" view draws it
+            texts.append(f"PC{i + 1}: PVE not estimable (the fit could not buy it)"
+                         + (f"; variance {variance[i]:.3g}{_sd(noise[i])}"
+                            if np.isfinite(variance[i]) else ""))
             continue
         # the picture's error bars: 2 sd of the variance, in PVE points
         pve_sd = 100 * noise[i] / total if total and np.isfinite(noise[i]) else None

@@ -6,7 +6,7 @@ import math
 
 from .._budget_split import BUDGET_PARTS, check_budget_split
 from .._pca import DPPCA
-from .._requests import budget_split
+from .._requests import budget_split, parse_bounds
 
 
 
@@ -115,6 +115,8 @@ def fit_defaults(scale=None, budget=None):
         "bins": 0 if dppca["bins"] == "auto" else dppca["bins"],
         "score_axes": ",".join(str(axis + 1) for axis in dppca["axes"]),
         "nonprivate": dppca["compute_nonprivate"],
+        # DPPCA's bounds=None: none declared
+        "bounds": "" if dppca["bounds"] is None else dppca["bounds"],
     }
 
 
@@ -124,13 +126,20 @@ def _round_down(value):
     return round(math.floor(value / scale + 1e-9) * scale, 12)
 
 
+def _bounds(text):
+    """DPPCA's ``bounds`` from the page's text (the request layer's reading)."""
+    text = "" if text is None else str(text).strip()
+    return parse_bounds(text, "Public bounds") if text else None
+
+
 def dppca_params(params, n_samples):
     """DPPCA's keyword arguments from the page's fit inputs (``params``: by input id).
 
     Keys: ``n_components``, ``eps``, ``delta``, ``split_loading``, ``split_scree``,
     ``split_score``, ``split_scale`` (with ``scale``), ``scale``, ``radial``,
     ``accounting``, ``scree_method``, ``histogram``, ``bins`` (0: automatic),
-    ``score_axes`` (``"1,2"``) and ``nonprivate``. Missing keys take DPPCA's
+    ``score_axes`` (``"1,2"``), ``nonprivate`` and ``bounds`` (the page's text,
+    ``0:10,-5:5`` or ``name=low:high,...``; empty: none). Missing keys take DPPCA's
     defaults (:func:`fit_defaults`). Raises ValueError naming the input.
     """
     scale = bool(params.get("scale", fit_defaults()["scale"]))
@@ -145,6 +154,7 @@ def dppca_params(params, n_samples):
         bins="auto" if bins == 0 else bins,
         axes=_score_axes(params["score_axes"], k) if k >= 2 else (0, 1),
         compute_nonprivate=bool(params["nonprivate"]),
+        bounds=_bounds(params["bounds"]),
         # the page never sets a seed (a release made with a known seed is not
         # private); tests do, for reproducible pictures
         random_state=params.get("random_state"),

@@ -47,6 +47,9 @@ _FIGURE_DPI = 100
 #: The titles of the pictures' tabs, one per display (in the order of DISPLAYS).
 _TAB_TITLES = {"scree": "Scree", "loading": "Loadings", "variable": "Variables",
                "score": "Scores", "biplot": "Biplot", "overview": "Overview"}
+#: The choices of "Scree shows" (keys of SCREE_PANELS): the variances too, for a
+#: fit whose total (so its PVE) was not bought.
+_SCREE_CHOICES = {"pve": "PVE", "variance": "variances", "both": "both"}
 #: The prefix of the ``fit_choice`` values of releases opened from a file.
 _OPENED = "opened-"
 #: Seconds between two looks at the budget file (its meter and releases).
@@ -58,6 +61,9 @@ _PICTURE_HEIGHT = "max(360px, calc(100vh - 320px))"
 #: there (a narrower page scrolls it sideways), and its height per width.
 _OVERVIEW_WIDTH, _OVERVIEW_ASPECT = 1280, 0.66
 _STYLE = """
+/* the page's scrollbar always has its place: a picture is drawn at the width it
+   is shown, whether or not what is above it makes the page scroll */
+html, .bslib-sidebar-layout > .main { scrollbar-gutter: stable; }
 .dppca-fitbar { position: sticky; top: 0; z-index: 10; padding: 0.25rem 0 0.6rem;
   background: #fff; box-shadow: -1.5rem 0 0 #fff, 1.5rem 0 0 #fff;
   border-bottom: 1px solid #d0d4d9; margin-bottom: 0.5rem; }
@@ -181,6 +187,8 @@ def _fit_panel(budget, reference=False):
         ui.input_select("histogram", "Score histogram", ["additive", "sparse"],
                         selected=default["histogram"]),
         ui.input_numeric("bins", "Bins per axis (0 = auto)", default["bins"], min=0, step=1),
+        ui.input_text("bounds", "Public bounds (a codebook's ranges: 0:10,-5:5 or "
+                      "age=17:90,...; empty: none)", default["bounds"]),
         *store,
     )
 
@@ -208,16 +216,19 @@ def _fit_bar():
 def _view_row(reference=False):
     # without the reference, its place says so (and keeps the row's layout)
     shown = ui.input_checkbox("show_reference", "show NON-PRIVATE reference", False) \
-        if reference else ui.div("NON-PRIVATE reference: off (local only)",
-                                 class_="dppca-reference-off")
+        if reference else ui.div("reference: off", class_="dppca-reference-off",
+                                 title="The NON-PRIVATE reference is local only, "
+                                       "turned on by the custodian "
+                                       "(--allow-reference).")
     return ui.layout_columns(
         ui.input_select("fit_choice", "Release shown", {}),
         ui.input_numeric("axis_x", "x axis", 1, min=1, step=1),
         ui.input_numeric("axis_y", "y axis", 2, min=1, step=1),
         ui.input_select("score_kind", "Scores as", list(SCORE_KINDS)),
+        ui.input_select("scree_kind", "Scree shows", _SCREE_CHOICES),
         ui.input_numeric("biplot_alpha", "Biplot alpha", 1.0, min=0, max=1, step=0.25),
         shown,
-        col_widths=(4, 1, 1, 2, 2, 2),
+        col_widths=(3, 1, 1, 2, 2, 2, 1),
         class_="dppca-view mb-0",
     )
 
@@ -304,7 +315,7 @@ def _fit_inputs(input, reference):
     (``reference``), else False whatever a client sends."""
     ids = ("n_components", "score_axes", "eps", "delta", "split_loading", "split_scree",
            "split_score", "split_scale", "scale", "radial", "accounting", "scree_method",
-           "histogram", "bins")
+           "histogram", "bins", "bounds")
     inputs = {name: input[name]() for name in ids}
     inputs["nonprivate"] = bool(input.nonprivate()) if reference else False
     return inputs
@@ -492,6 +503,7 @@ def _server_for(state):
             axes = None if x is None or y is None else (int(x) - 1, int(y) - 1)
             alpha = input.biplot_alpha()
             return dict(axes=axes, score_kind=input.score_kind(),
+                        scree_kind=input.scree_kind(),
                         biplot_alpha=1.0 if alpha is None else alpha,
                         show_reference=reference_asked())
 
