@@ -96,11 +96,10 @@ def _open_budget(options):
     if options.budget_file is None:
         return None
     from .privacy import PrivacyAccountant, SealError
-    from .privacy._seal import CUSTODIAN_VARIABLE
+    from .privacy._seal import custodian_folder
 
     path, name = options.budget_file, _data_name(options)
-    custodian = options.custodian if options.custodian is not None else \
-        (os.environ.get(CUSTODIAN_VARIABLE) or None)
+    custodian = custodian_folder(options.custodian)
     if options.start_over and custodian is None:
         raise _UserError("--start-over is the custodian's act on a sealed budget file: "
                          "give --custodian DIR too.")

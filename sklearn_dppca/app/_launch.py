@@ -11,7 +11,7 @@ from .._data_sources import UserError, builtin_data, read_csv
 from .._data_sources import TabularData
 from .._validation import MAX_ABS_VALUE
 from ._access import TOKEN_VARIABLE, access_for, local_access, served_access
-from ..privacy._seal import CUSTODIAN_VARIABLE
+from ..privacy._seal import CUSTODIAN_VARIABLE, custodian_folder
 from ._session import open_explorer
 from ._sources import BUDGET_SUFFIX, csv_fingerprint, declare_name
 
@@ -397,8 +397,7 @@ def _app_of(args, data, budget, access):
     """The app of the command line's starting data."""
     from . import _ui
 
-    custodian = args.custodian if args.custodian is not None else \
-        (os.environ.get(CUSTODIAN_VARIABLE) or None)
+    custodian = custodian_folder(args.custodian)
     if data is None:
         start, source = _start(None, None, None, budget, args.budget_file, access,
                                custodian=custodian)

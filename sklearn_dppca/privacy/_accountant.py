@@ -314,9 +314,9 @@ class PrivacyAccountant:
         self._sealed = sealed
         record = self._record()
         chain = custodian.verify(record, self._path)
-        if start_over and custodian.known_at(self._path) != sealed["budget_id"]:
-            custodian.witness(self._path, record, chain)     # taken on as it is
-        custodian.check_witness(record, chain, self._path)
+        taken_on = start_over and custodian.known_at(self._path) != sealed["budget_id"]
+        if not taken_on:
+            custodian.check_witness(record, chain, self._path)
         custodian.witness(self._path, record, chain)
 
     def _seal_now(self, custodian):
@@ -330,8 +330,11 @@ class PrivacyAccountant:
         for charge in self._charges:
             charge["chain"] = previous = custodian.link(previous, charge)
         self._write()
-        custodian.witness(self._path, self._record(),
-                          [charge["chain"] for charge in self._charges])
+        custodian.witness(self._path, self._record(), self._links())
+
+    def _links(self):
+        """The chain values of a sealed accountant's charges, oldest first."""
+        return [charge["chain"] for charge in self._charges]
 
     @property
     def path(self):
@@ -516,10 +519,8 @@ class PrivacyAccountant:
             if self._custodian is not None:
                 # (after the file: a crash between the two leaves the file ahead of
                 # its witness, which the next open accepts, never behind it)
-                self._custodian.witness(self._path, self._record(),
-                                        [c["chain"] for c in self._charges])
-            self._last = {name: value for name, value in charge.items()
-                          if name != "chain"}
+                self._custodian.witness(self._path, self._record(), self._links())
+            self._last = _unchained([charge])[0]
 
     def _check_owner(self):
         if self._read_only:

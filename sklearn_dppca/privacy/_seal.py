@@ -38,6 +38,12 @@ from ._files import file_lock, write_json
 
 #: The environment variable the command line reads for its ``--custodian`` folder.
 CUSTODIAN_VARIABLE = "SKLEARN_DPPCA_CUSTODIAN"
+def custodian_folder(given):
+    """The front ends' custodian folder: ``given`` (``--custodian``), else
+    :data:`CUSTODIAN_VARIABLE`'s value, else None (budget files not sealed)."""
+    return given if given is not None else (os.environ.get(CUSTODIAN_VARIABLE) or None)
+
+
 #: The custodian folder's files.
 _KEY_NAME, _WITNESS_NAME = "custodian.key", "witness.json"
 _WITNESS_FORMAT = "sklearn-dppca/witness/1"
