@@ -205,3 +205,39 @@ def test_real_estimators(real_estimators, save_png):
                 save_png(disp.figure_, f"{key}_{kind}.png")
             plt.close("all")
     assert len(LoadingDisplay.from_estimator(real["directions"]).nonprivate_arrows_) == 20
+
+
+def _crowd(n_lost, n_clear=4, n_features=30):
+    """Loadings on two components: ``n_clear`` clear of their noise on PC1 only
+    (PC2's noise is wide), ``n_lost`` within it on both axes, the rest clear on
+    both."""
+    rng = np.random.default_rng(0)
+    V = np.zeros((2, n_features))
+    noise = np.full((2, n_features), 0.01)
+    V[:, :n_lost] = rng.uniform(-0.01, 0.01, size=(2, n_lost))     # within 2 sd
+    clear = slice(n_lost, n_lost + n_clear)
+    V[0, clear], V[1, clear], noise[1, clear] = 0.4, 0.3, 0.5        # PC1 only
+    V[:, n_lost + n_clear:] = 0.2
+    names = [f"v{j}" for j in range(n_features)]
+    return LoadingDisplay(V, feature_names=names, components_noise_scale=noise)
+
+
+@pytest.mark.parametrize("kind", ["vector", "point"])
+def test_a_crowd_of_loadings_within_noise_is_not_labelled(kind):
+    disp = _crowd(n_lost=20).plot(kind=kind)
+    shown = [t.get_text() for t in disp.texts_ if t.get_visible()]
+    # the names of the 20 lost on both axes are hidden, said in one note; those
+    # clear on PC1 alone (uncertain as arrows) and the rest keep theirs
+    assert shown == [f"v{j}" for j in range(20, 30)]
+    assert disp.uncertain_[20:24].all()
+    assert "20 of 30 loadings within their noise on both axes" in \
+        disp.unlabelled_note_.get_text()
+    assert [t.get_text() for t in disp.texts_] == disp.variables_     # one per variable
+    plt.close("all")
+
+
+def test_a_few_loadings_within_noise_keep_their_labels():
+    disp = _crowd(n_lost=10).plot()
+    assert all(t.get_visible() for t in disp.texts_)
+    assert disp.unlabelled_note_ is None
+    plt.close("all")

@@ -48,6 +48,39 @@ from ._style import (
 _KINDS = ("vector", "point", "heatmap")
 
 
+#: The most loadings within their noise (on both axes) whose labels a picture
+#: writes: past it their names pile up near 0 (breast cancer's 30 at eps 4:
+#: 28 of them).
+_CROWD = 10
+
+
+def _lost_on_both_axes(coords, sds):
+    """Per loading, whether it is within two noise sds of 0 on each axis (a NaN
+    sd: no information, within): where it sits is noise in both directions. A
+    loading clear of its noise on one axis keeps its label, even when the other
+    axis's noise makes the arrow as a whole uncertain."""
+    if sds is None:
+        return np.zeros(len(coords), dtype=bool)
+    with np.errstate(invalid="ignore"):
+        clear = above_noise(np.abs(coords), sds)
+    return ~clear.any(axis=1)
+
+
+def _hide_crowd(ax, texts, lost, fontsize):
+    """Hide the labels of the loadings within their noise on both axes and say
+    so in the axes (their points or arrows and their noise bars stay); returns
+    the note."""
+    for text, hidden in zip(texts, lost):
+        if hidden:
+            text.set_visible(False)
+    note = (f"{int(lost.sum())} of {len(lost)} loadings within their noise on both "
+            "axes: not labelled (kind='heatmap' names them all)")
+    return ax.text(0.01, 0.01, note, transform=ax.transAxes, ha="left", va="bottom",
+                   fontsize=fontsize, color="0.3", zorder=6,
+                   bbox={"boxstyle": "round,pad=0.2", "facecolor": "white",
+                         "edgecolor": "none", "alpha": 0.8})
+
+
 def _artist_of(kind):
     """The matplotlib class ``arrow_kw`` styles for ``kind``."""
     from matplotlib.collections import PathCollection
@@ -96,7 +129,14 @@ class LoadingDisplay:
     scatter_ : matplotlib PathCollection or None
         ``kind="point"``: the points.
     texts_ : list of matplotlib Text
-        Variable labels.
+        Variable labels, one per variable drawn. ``kind`` "vector" and "point":
+        when more than :data:`_CROWD` loadings are within their noise, their
+        within two noise sds of 0 on both axes, their labels are hidden (their
+        positions are noise, and a pile of their names would read as
+        structure) and :attr:`unlabelled_note_` says so.
+    unlabelled_note_ : matplotlib Text or None
+        The note of the hidden labels ("28 of 30 loadings within their noise on
+        both axes: not labelled"), or None.
     image_ : matplotlib AxesImage or None
         ``kind="heatmap"``: the signed loadings, rows are variables.
     colorbar_ : matplotlib Colorbar or None
@@ -236,6 +276,7 @@ class LoadingDisplay:
         self.arrows_ = []
         self.scatter_ = None
         self.texts_ = []
+        self.unlabelled_note_ = None
         self.image_ = None
         self.colorbar_ = None
         self.cell_texts_ = []
@@ -311,6 +352,9 @@ class LoadingDisplay:
         for text, unsure in zip(self.texts_, weak):
             if unsure:
                 text.set_alpha(0.6)
+        lost = _lost_on_both_axes(coords, sds)
+        if lost.sum() > _CROWD:
+            self.unlabelled_note_ = _hide_crowd(ax, self.texts_, lost, fontsize)
         if ref is not None or weak.any():
             add_legend(ax, handles, where="below")
         return self
