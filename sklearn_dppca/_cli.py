@@ -33,7 +33,7 @@ import warnings
 
 from ._cli_options import Options, dppca_for, in_cli_terms
 from ._cli_parser import build_parser
-from ._requests import SCREE_PANELS
+from ._requests import SCREE_PANELS, eps_preview
 from ._data_sources import LARGE_N as _LARGE_N
 from ._pair_design import design_pairs
 from ._data_sources import UserError as _UserError
@@ -260,59 +260,13 @@ def _plan(options, out):
     delta = estimator.get_params()["delta"]
     print(risk_words(planned_spend(plan), delta), file=out)
     if options.eps_range is not None:
-        print(_eps_preview(estimator, n_samples, n_features, options.eps_range, delta),
-              file=out)
+        try:
+            preview = eps_preview(estimator, n_samples, n_features, options.eps_range,
+                                  delta)
+        except (ValueError, TypeError) as error:
+            raise _UserError(f"cannot plan the fit: {in_cli_terms(error)}") from None
+        print(preview, file=out)
     return 0
-
-
-#: How many eps the preview of ``--eps-range`` shows.
-_PREVIEW_POINTS = 7
-
-
-def _eps_preview(estimator, n_samples, n_features, eps_range, delta):
-    """The plan at :data:`_PREVIEW_POINTS` eps from ``eps_range`` (geometric): per
-    eps and part of the fit, the largest predicted noise sd of its steps
-    (relative to each step's public scale; "bought" where its steps have no such
-    sd, "-" where the part is not bought), and the membership bounds of the
-    fit's spend (public: n, p and the settings)."""
-    import numpy as np
-
-    from .privacy import membership_risk
-    from ._requests import planned_spend
-
-    low, high = eps_range
-    grid = np.geomspace(low, high, _PREVIEW_POINTS)
-    # (the estimator at each eps, then back: a clone would warn that it spends)
-    asked = estimator.get_params()["eps"]
-    try:
-        plans = [_checked_plan(estimator.set_params(eps=float(eps)), n_samples,
-                               n_features, "cannot plan the fit: ") for eps in grid]
-    finally:
-        estimator.set_params(eps=asked)
-    parts = list(dict.fromkeys(step.split("/")[0] for plan in plans
-                               for step in plan["step"]))
-    lines = ["", "Preview across eps: each part's largest noise sd (relative to each "
-             "step's public scale; '-': not bought) and the best membership test "
-             "(true positives at 1% false positives, advantage):",
-             f"{'eps':>7s} " + " ".join(f"{part:>9s}" for part in parts)
-             + f" {'TPR@1%':>7s} {'advantage':>9s}"]
-    for eps, plan in zip(grid, plans):
-        cells = [_part_cell(plan, part) for part in parts]
-        risk = membership_risk(planned_spend(plan), delta)
-        lines.append(f"{eps:7.3g} " + " ".join(f"{cell:>9s}" for cell in cells)
-                     + f" {100 * risk['tpr']:6.1f}% {risk['advantage']:9.2f}")
-    return "\n".join(lines)
-
-
-def _part_cell(plan, part):
-    """One cell of the preview: the part's largest relative noise sd, "bought"
-    when its steps have none, "-" when it is not run."""
-    rows = [row for row in plan.itertuples(index=False)
-            if row.step.split("/")[0] == part]
-    if not rows or not all(row.released for row in rows):
-        return "-"
-    sds = [row.noise_sd for row in rows if row.noise_sd == row.noise_sd]
-    return f"{max(sds):.3g}" if sds else "bought"
 
 
 def _checked_plan(estimator, n_samples, n_features, prefix):

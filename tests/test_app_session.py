@@ -382,6 +382,21 @@ def test_declared_bounds_reach_the_fit_and_its_plan(tmp_path, data):
     assert explorer.fits[index].estimator.bounds == boxed
 
 
+def test_the_plan_previews_the_fit_across_eps_for_free(tmp_path, data):
+    path = tmp_path / f"c{BUDGET_SUFFIX}"
+    explorer = Explorer(data, BUDGET, path)
+    preview = explorer.eps_preview({**FIT, "eps": 0.8})
+    rows = preview.splitlines()[2:]
+    # seven eps from a quarter to four times the fit's, each with its risk
+    assert [float(row.split()[0]) for row in rows] == pytest.approx(
+        np.geomspace(0.2, 3.2, 7), rel=1e-2)
+    risks = [float(row.split()[-2].rstrip("%")) for row in rows]
+    assert risks == sorted(risks) and risks[0] < risks[-1]
+    assert not path.exists() or explorer.accountant.spent() == (0.0, 0.0)
+    with pytest.raises(ValueError, match="bounds"):
+        explorer.eps_preview({**FIT, "bounds": "0:1"})
+
+
 def test_the_scree_shows_the_variances_when_asked(tmp_path, data):
     explorer = Explorer(data, BUDGET, tmp_path / f"c{BUDGET_SUFFIX}")
     index = explorer.fit(FIT)

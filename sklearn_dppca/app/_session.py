@@ -30,7 +30,7 @@ from .._budget_words import budget_words, delta_note, spent_after
 from .._pca import DPPCA
 from .._release_write import export_release
 from .._released_pca import load_release
-from .._requests import planned_spend, shares_note
+from .._requests import eps_preview, planned_spend, shares_note
 from .._summary import ledger_table, plan_text
 from ._figures import draw_figure, figure_bytes
 from ._inputs import dppca_params
@@ -343,6 +343,18 @@ class Explorer:
         return "\n".join([plan_text(plan, kwargs["eps"], n_samples)]
                          + ([note] if note else [])
                          + [self._afford_text(planned_spend(plan))])
+
+    def eps_preview(self, params):
+        """The next fit's plan across eps, a quarter to four times its own (the
+        same settings and rows; public, nothing spent): each part's largest
+        noise sd relative to its scale and the best membership test, as text
+        (:func:`~sklearn_dppca._requests.eps_preview`)."""
+        n_samples, n_features = self.data.X.shape
+        kwargs = dppca_params(params, n_samples)
+        estimator = DPPCA(groups=self.data.labels, **kwargs)
+        eps = kwargs["eps"]
+        return eps_preview(estimator, n_samples, n_features, (eps / 4, eps * 4),
+                           kwargs["delta"]).lstrip("\n")
 
     def _afford_text(self, spend):
         """Whether a fit charging ``spend`` fits what is left, and the meter after

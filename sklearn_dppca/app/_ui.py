@@ -466,7 +466,15 @@ def _server_for(state):
 
         @render.code
         def plan():
-            return planned()
+            # the plan, then how it changes with eps (public, free: nothing read)
+            text = planned()
+            if text.startswith("No plan"):
+                return text
+            try:
+                preview = current().eps_preview(_fit_inputs(input, state.access.reference))
+            except (UserError, ValueError, TypeError):
+                return text
+            return f"{text}\n\n{preview}"
 
         @render.text
         def plan_verdict():
