@@ -141,13 +141,12 @@ _PREVIEW_POINTS = 7
 
 def eps_preview(estimator, n_samples, n_features, eps_range, delta):
     """The plan at :data:`_PREVIEW_POINTS` eps from ``eps_range`` (geometric), as
-    text, for both front ends: per
-    eps and part of the fit, the largest predicted noise sd of its steps
-    (relative to each step's public scale; "bought" where its steps have no such
-    sd, "-" where the part is not bought), and the membership bounds of the
-    fit's spend (public: n, p and the settings). The estimator's own eps is put
-    back; a setting the plan refuses is its ValueError."""
-    
+    text for both front ends: per eps and part of the fit, the largest predicted
+    noise sd of its steps (relative to each step's public scale; "bought" where
+    its steps have no such sd, "-" where the part is not bought), and the
+    membership bounds of the fit's spend (public: n, p and the settings). The
+    estimator's own eps is put back; a setting the plan refuses is its
+    ValueError."""
     import numpy as np
 
     from .privacy import membership_risk

@@ -319,6 +319,12 @@ class Explorer:
                 "budget_file": os.path.basename(self.budget_file)}
 
     # -- fitting (spends) ------------------------------------------------------------
+    def _unfitted(self, params):
+        """The DPPCA the page's fit inputs ask for on this data set, not fitted,
+        and its keyword arguments."""
+        kwargs = dppca_params(params, self.data.X.shape[0])
+        return DPPCA(groups=self.data.labels, **kwargs), kwargs
+
     def plan(self, params):
         """The plan of the next fit: what it would buy, as text, before any data
         are read and before anything is spent (:meth:`sklearn_dppca.DPPCA.plan`).
@@ -335,9 +341,8 @@ class Explorer:
             each part would need, then whether the fit fits what is left of the
             budget and what the meter would read after it.
         """
+        estimator, kwargs = self._unfitted(params)
         n_samples, n_features = self.data.X.shape
-        kwargs = dppca_params(params, n_samples)
-        estimator = DPPCA(groups=self.data.labels, **kwargs)
         plan = estimator.plan(n_samples, n_features)
         note = shares_note(kwargs["budget_split"])
         return "\n".join([plan_text(plan, kwargs["eps"], n_samples)]
@@ -349,9 +354,8 @@ class Explorer:
         same settings and rows; public, nothing spent): each part's largest
         noise sd relative to its scale and the best membership test, as text
         (:func:`~sklearn_dppca._requests.eps_preview`)."""
+        estimator, kwargs = self._unfitted(params)
         n_samples, n_features = self.data.X.shape
-        kwargs = dppca_params(params, n_samples)
-        estimator = DPPCA(groups=self.data.labels, **kwargs)
         eps = kwargs["eps"]
         return eps_preview(estimator, n_samples, n_features, (eps / 4, eps * 4),
                            kwargs["delta"]).lstrip("\n")
