@@ -105,8 +105,16 @@ kernel = Extension(
     # a change to the C kernel rebuilds the extension (and puts it in the sdist)
     depends=KERNEL_SOURCES + KERNEL_HEADERS,
 )
+# the exact integer noise (Canonne, Kamath and Steinke 2020) on the generator's bits
+integer_noise = Extension(
+    "sklearn_dppca.privacy._integer_noise",
+    ["sklearn_dppca/privacy/_integer_noise.pyx"],
+    include_dirs=[numpy.get_include()],
+    define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
+    extra_compile_args=["-O3"] + os.environ.get("SKLEARN_DPPCA_EXT_CFLAGS", "").split(),
+)
 extensions = cythonize(
-    [kernel],
+    [kernel, integer_noise],
     compiler_directives={
         "language_level": "3",
         "boundscheck": False,
@@ -116,7 +124,8 @@ extensions = cythonize(
     },
 )
 for extension in extensions:
-    extension.kernel_sources = KERNEL_SOURCES
+    if extension.name == kernel.name:     # (the integer noise has no C kernel)
+        extension.kernel_sources = KERNEL_SOURCES
 
 setup(
     cmdclass={"build_ext": build_ext_into_source_tree},

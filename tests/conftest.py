@@ -325,12 +325,3 @@ def save_png(tmp_path):
 # --- end of display fixtures ---
 
 
-@pytest.fixture
-def unsnapped():
-    """Releases not snapped to their grid for the test: for tests that read the
-    noise back as ``release - exact statistic`` (snapping, on by default, moves a
-    release by up to half a grid step; it has its own tests in test_snapping.py)."""
-    from sklearn_dppca.privacy import snapping
-
-    with snapping(False):
-        yield

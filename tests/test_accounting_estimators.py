@@ -23,6 +23,7 @@ from sklearn_dppca import (
 )
 from sklearn_dppca.privacy import gdp_delta, gdp_mu
 from sklearn_dppca.privacy._discrete import _dominated_by_gdp
+from sklearn_dppca.privacy._exact import _UNIT
 
 
 def _data(n=300, seed=0):
@@ -56,8 +57,16 @@ def _recomposed(ledger):
             # (recomputed here) lies below the mu-GDP profile it is charged as
             assert entry["noise_scale"] >= entry["sensitivity"] / entry["mu"]
             assert _dominated_by_gdp(Fraction(entry["sigma2"]), entry["mu"])
-        else:                                    # noise sd = sensitivity / mu
-            assert entry["noise_scale"] == pytest.approx(entry["sensitivity"] / entry["mu"])
+        else:
+            # the exact release: its mu counts the rounding to the grid (each of the
+            # values moves by up to half a step), paid for in a hair more noise
+            assert "noise_alone" not in entry
+            steps = entry["sensitivity"] / entry["grid"] + math.sqrt(entry["values"])
+            assert entry["mu"] == pytest.approx(steps * (1 + 1e-5) / _UNIT.sigma,
+                                                rel=1e-12)
+            assert entry["noise_scale"] == pytest.approx(entry["grid"] * _UNIT.sigma)
+            ratio = entry["noise_scale"] / (entry["sensitivity"] / entry["mu"])
+            assert 1 <= ratio < 1.01
     return eps + block["eps"], delta + gdp_delta(mu, block["eps"])
 
 

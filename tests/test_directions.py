@@ -18,8 +18,11 @@ def test_classical_noise_scale_matches_the_classical_formula():
     X = gaussian_data(n=50)
     est = DPKendallDirections(eps=0.5, delta=1e-3, noise="classical", accounting="basic",
                               sensitivity="standard", random_state=0).fit(X)
-    assert est.noise_scale_ == pytest.approx(0.6042367252, rel=1e-9)
-    assert est.noise_scale_ == pytest.approx(4 * math.sqrt(2 * math.log(1250)) / 25, rel=1e-12)
+    # (and the exact release's allowance for its rounding, sqrt(6) of its grid's
+    # steps on a mu s of about 2**16 steps: +0.03%)
+    classical = 4 * math.sqrt(2 * math.log(1250)) / 25
+    assert classical == pytest.approx(0.6042367252, rel=1e-9)
+    assert classical <= est.noise_scale_ <= classical * 1.0005
 
 
 def test_noise_law_over_many_seeds():
@@ -102,7 +105,7 @@ def test_ledger_and_spend():
     part, block = est.privacy_ledger_
     assert (part["step"], block["step"]) == ("loading", "gaussian block")
     assert part["eps"] == part["delta"] == 0.0
-    assert part["noise_scale"] == pytest.approx(part["sensitivity"] / part["mu"])
+    assert 1 <= part["noise_scale"] / (part["sensitivity"] / part["mu"]) < 1.001
     assert block["mu"] == part["mu"] and block["eps"] == 0.7
     assert block["delta"] == pytest.approx(1e-6, rel=1e-9) and block["delta"] <= 1e-6
     # (the spend as reported: 10 significant digits, the block's delta 1e-06)

@@ -17,14 +17,15 @@ import pytest
 from scipy.stats import chi2
 
 from sklearn_dppca.privacy import gaussian_noise_scale, gdp_delta
+from sklearn_dppca.privacy._integer_noise import bernoulli_exp
 from sklearn_dppca.privacy._discrete import (
-    _bernoulli_exp,
     _bernoulli_exp_scalar,
     _DiscreteGaussianScale,
     discrete_gaussian,
     _discrete_gaussian_delta,
     discrete_gaussian_scale_dp,
     discrete_gaussian_scale_gdp,
+    discrete_geometric,
     discrete_laplace,
     _dominated_by_gdp,
     laplace_rate,
@@ -71,7 +72,7 @@ def laplace_pmf(rate, width):
 def test_bernoulli_exp_rates(gamma):
     n = 200_000
     rng = np.random.default_rng(1)
-    vector = _bernoulli_exp(np.full(n, gamma.numerator), gamma.denominator, rng)
+    vector = bernoulli_exp(rng, np.full(n, gamma.numerator), gamma.denominator)
     p = math.exp(-gamma)
     # 5 binomial sds, but at least 3 counts for the rare case
     assert abs(vector.sum() - n * p) <= 5 * math.sqrt(n * p * (1 - p)) + 3
@@ -131,20 +132,18 @@ def test_samplers_are_deterministic_under_the_generator():
 
 
 def test_samplers_use_no_floating_point_randomness():
-    class IntegersOnly:
-        """A generator that has nothing but ``integers``."""
-
-        def __init__(self, seed):
-            self._rng = np.random.default_rng(seed)
-
-        def integers(self, *args, **kwargs):
-            return self._rng.integers(*args, **kwargs)
-
+    # a generator whose floating-point samplers all raise: the samplers read only
+    # the bit generator's raw words (and Python's exact path, rng.integers)
+    trap = type("Trap", (np.random.Generator,), {
+        name: lambda self, *a, **k: pytest.fail("a float sampler was called")
+        for name in ("random", "uniform", "normal", "standard_normal", "exponential",
+                     "standard_exponential", "laplace", "geometric", "choice")})
     scale = _DiscreteGaussianScale.at_least(3.0)
-    draws = discrete_gaussian(scale, 1000, IntegersOnly(0))
+    draws = discrete_gaussian(scale, 1000, trap(np.random.PCG64(0)))
     np.testing.assert_array_equal(draws, discrete_gaussian(scale, 1000,
                                                            np.random.default_rng(0)))
-    discrete_laplace(2, 9, 1000, IntegersOnly(0))
+    discrete_laplace(2, 9, 1000, trap(np.random.PCG64(0)))
+    discrete_geometric(2, 9, 1000, trap(np.random.PCG64(0)))
 
 
 def brute_force_delta(sigma2, eps, width):
@@ -212,3 +211,18 @@ def test_invalid_scales():
         discrete_laplace(0, 3, 5, np.random.default_rng(0))
     with pytest.raises(ValueError, match="mu"):
         discrete_gaussian_scale_gdp(-1.0)
+
+
+@pytest.mark.parametrize("s, t", [(1, 1), (1, 5), (3, 7), (2**10 + 3, 2**20)])
+def test_discrete_geometric_matches_its_pmf(s, t):
+    # the quantile searches' integer exponential: P(k) ~ exp(-k s / t), k >= 0
+    draws = discrete_geometric(s, t, 60_000, np.random.default_rng(9))
+    assert draws.dtype == np.int64 and draws.min() >= 0
+    width = int(60 * t / s) + 3
+    support = np.arange(-width, width + 1)
+    weights = np.where(support >= 0, np.exp(-s / t * np.maximum(support, 0)), 0.0)
+    assert chi_square_pvalue(draws, support, weights / weights.sum()) > ALPHA
+    # and a rate 10% off is seen
+    wrong = np.where(support >= 0, np.exp(-1.1 * s / t * np.maximum(support, 0)), 0.0)
+    if s / t < 1:
+        assert chi_square_pvalue(draws, support, wrong / wrong.sum()) < ALPHA

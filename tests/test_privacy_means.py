@@ -183,7 +183,7 @@ def test_zero_sensitivity_release_is_exact_and_recorded():
     assert ledger.spent() == (0.5, 1e-6)
     assert ledger.entries[0]["noise_scale"] == 0.0
     constant = pmwm_mean(np.zeros(1000), 1.0, 1e-5, np.random.default_rng(17))
-    assert 0.0 <= constant <= 0.03  # the grid's resolution around 0 is beta - 1
+    assert abs(constant) <= 0.03  # the grid's resolution around 0 is beta - 1
 
 
 def test_pmwm_validation():
@@ -213,10 +213,12 @@ def test_huber_accuracy_large_sample():
 
 
 def test_huber_accuracy_at_ten_thousand_values():
+    # 91% of 200 estimates are within 5% (before and after the exact noise); of 40
+    # estimates, fewer than 30 within would have chance below 0.5%
     rng = np.random.default_rng(21)
     estimates = [huber_mean(rng.normal(5, 1, 10_000), 1.0, 1e-5, rng)
                  for _ in range(40)]
-    assert np.mean(np.abs(np.array(estimates) / 5 - 1) <= 0.05) >= 0.9
+    assert np.mean(np.abs(np.array(estimates) / 5 - 1) <= 0.05) >= 0.75
 
 
 def test_huber_sqrt_block_rule_is_what_fails_at_ten_thousand_values():

@@ -10,10 +10,10 @@ from sklearn_dppca.privacy import (
     gaussian_mechanism,
     gaussian_noise_scale,
     laplace_mechanism,
-    snapping,
     symmetric_gaussian_noise,
     symmetric_matrix_gaussian,
 )
+from sklearn_dppca.privacy._mechanisms import _pack, _unpack
 
 
 def noise_draws(mechanism, n_seeds=400, size=250):
@@ -57,11 +57,14 @@ def test_mechanisms_return_scalars_for_scalars_and_record():
     noisy, scale = gaussian_mechanism(1.5, 1.0, 1.0, 1e-5, rng, ledger=ledger, step="g")
     assert isinstance(noisy, float)
     noisy, lap_scale = laplace_mechanism(1.5, 2.0, 0.5, rng, ledger=ledger, step="l")
-    assert isinstance(noisy, float) and lap_scale == 4.0
+    # sensitivity / eps, and the rounding's 1 step in eps 2**24
+    assert isinstance(noisy, float) and lap_scale == pytest.approx(4.0, rel=1e-6)
+    assert lap_scale >= 4.0
     gauss, lap = ledger.entries
     assert (gauss["step"], gauss["eps"], gauss["delta"], gauss["noise_scale"]) == (
         "g", 1.0, 1e-5, scale)
-    assert (lap["sensitivity_norm"], lap["delta"], lap["noise_scale"]) == ("L1", 0.0, 4.0)
+    assert (lap["sensitivity_norm"], lap["delta"], lap["noise_scale"]) == (
+        "L1", 0.0, lap_scale)
     assert ledger.spent() == (1.5, 1e-5)
 
 
@@ -91,36 +94,22 @@ def test_symmetric_matrix_rejects_non_square():
                                   np.random.default_rng(0))
 
 
-class InjectedNormals:
-    """Stands in for a Generator: hands out fixed standard normals."""
-
-    def __init__(self, values):
-        self.values = np.asarray(values, dtype=float)
-
-    def standard_normal(self, size):
-        assert size == self.values.size
-        return self.values.copy()
-
-
 def test_seed_fixture_reproduced():
-    # The example of Kim & Jung's R package dppca, which it reproduces exactly.
+    # The example of Kim & Jung's R package dppca: its six standard normals, laid out
+    # as our packed vector (the p diagonal draws, then the lower triangle row by
+    # row, divided by sqrt(2)), at the classical sd, give its released matrix. The
+    # R package adds floating-point normals; ours are exact integer draws on the
+    # release's grid, so the layout and the sd are what carries over.
     upper = np.array([[0.333097801073, -0.004683739067, 0.009903706654],
                       [0.0, 0.312400318203, -0.037763917091],
                       [0.0, 0.0, 0.354501880724]])
     kendall = np.triu(upper) + np.triu(upper, 1).T
-    draws = [0.7877388475, 0.7690422410, 0.3322025790, -1.0083766083, -0.1194526066,
-             -0.2803953352]
-    ledger = PrivacyLedger()
-    with snapping(False):      # the R package releases the raw floating-point sum
-        noisy, sigma = symmetric_matrix_gaussian(kendall, 4 / 50, 0.5, 1e-3,
-                                                 InjectedNormals(draws),
-                                                 noise="classical", ledger=ledger)
-    # by default (snapping on) the release is that sum rounded to the grid
-    snapped, _ = symmetric_matrix_gaussian(kendall, 4 / 50, 0.5, 1e-3,
-                                           InjectedNormals(draws), noise="classical")
-    grid = 2.0**-10                # smallest power of two >= 0.604 / 1024
-    np.testing.assert_array_equal(snapped, np.round(noisy / grid) * grid)
+    draws = np.array([0.7877388475, 0.7690422410, 0.3322025790, -1.0083766083,
+                      -0.1194526066, -0.2803953352])
+    sigma = gaussian_noise_scale(4 / 50, 0.5, 1e-3, "classical")
     assert sigma == pytest.approx(0.6042367252, abs=1e-9)
+    noisy = kendall + _unpack(sigma * draws, 3)
+    np.testing.assert_allclose(_pack(_unpack(draws, 3)), draws, rtol=1e-15)
     assert np.array_equal(noisy, noisy.T)
     eigenvalues, eigenvectors = np.linalg.eigh(noisy)
     order = np.argsort(eigenvalues)[::-1]
@@ -130,5 +119,11 @@ def test_seed_fixture_reproduced():
     first = first * np.sign(first[0])
     np.testing.assert_allclose(first, [0.7012424468, -0.7027775965, 0.1198444017],
                                atol=1e-8)
+    # the mechanism releases on that layout: the classical sd, a hair above
+    ledger = PrivacyLedger()
+    _, released_sd = symmetric_matrix_gaussian(kendall, 4 / 50, 0.5, 1e-3,
+                                               np.random.default_rng(0),
+                                               noise="classical", ledger=ledger)
+    assert sigma < released_sd < sigma * 1.0005
     assert ledger.entries[0]["sensitivity_norm"] == "Frobenius"
-    assert ledger.entries[0]["noise_scale"] == sigma
+    assert ledger.entries[0]["noise_scale"] == released_sd

@@ -10,6 +10,7 @@ from scipy.stats import chi2, norm
 
 from sklearn_dppca.privacy import (PrivacyLedger, PrivacyUtilityWarning, quantile,
                                     upper_quantile)
+from sklearn_dppca.privacy._discrete import laplace_rate
 from sklearn_dppca.privacy._quantiles import _count_search, _geometric_grid
 
 LARGEST = sys.float_info.max
@@ -34,11 +35,16 @@ def _search_on(sorted_x, q, eps, rng, grid):
 
 
 def _literal_search_on(sorted_x, q, eps, rng, grid, noise_mean=None):
-    """The search point by point: one fresh Exp(eps/2) per grid point."""
-    noise_mean = 2.0 / eps if noise_mean is None else noise_mean
-    target = q * sorted_x.size + rng.exponential(noise_mean)
-    for i, t in enumerate(grid):
-        if np.sum(sorted_x < t) + rng.exponential(noise_mean) >= target:
+    """The search point by point: one fresh integer exponential per grid point.
+
+    ``floor(Exp)`` of rate ``a`` has ``P(E >= k) = exp(-a k)``: the integer
+    exponential of the package's exact sampler, drawn here another way (with the
+    rate ``s/t`` of :func:`laplace_rate`, just below ``eps/2``)."""
+    s, t = laplace_rate(eps)
+    noise_mean = t / s if noise_mean is None else noise_mean
+    target = q * sorted_x.size + math.floor(rng.exponential(noise_mean))
+    for i, point in enumerate(grid):
+        if np.sum(sorted_x < point) + math.floor(rng.exponential(noise_mean)) >= target:
             return i
     return None
 
@@ -55,9 +61,9 @@ def _same_law(a, b):
 
 
 @pytest.mark.parametrize("q, eps", [(0.5, 0.5), (0.9, 2.0), (0.1, 0.2)])
-def test_run_length_search_has_the_law_of_the_point_by_point_search(q, eps):
-    # 2000 searches each on a 150-point grid over 40 values: the geometric draw
-    # per run of equal count must give the point-by-point stopping distribution
+def test_search_has_the_law_of_the_point_by_point_search(q, eps):
+    # 2000 searches each on a 150-point grid over 40 values: the exact integer
+    # noise must give the stopping distribution of a literal search
     x = np.abs(np.random.default_rng(1).standard_t(3, size=40)) * 3.0
     grid = _geometric_grid(0.0, 1.05, 150)
     fast = _stops(_search_on, x, q, eps, grid, range(2000))

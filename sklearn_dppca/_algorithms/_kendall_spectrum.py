@@ -23,7 +23,8 @@ import math
 import numpy as np
 
 from .._bunch import Bunch
-from ..privacy import symmetric_gaussian_noise
+from ..privacy._exact import standard_normal
+from ..privacy._mechanisms import _unpack
 
 #: The fixed-point iteration stops when no ratio moves by more than this (relative).
 _TOLERANCE = 1e-9
@@ -140,12 +141,15 @@ def elliptical_ratios(kendall_matrix, kendall_noise, total, total_noise, n_compo
     eigenvalues = np.linalg.eigvalsh(kendall_matrix)[::-1]
     every_ratio = _eigenvalue_ratios(eigenvalues)
     ratios = every_ratio[:n_components]
-    redrawn_values, redrawn_totals = [], []
-    for _ in range(_BOOTSTRAP_DRAWS):
-        noisy = kendall_matrix + symmetric_gaussian_noise(
-            kendall_matrix.shape[0], kendall_noise, rng)
-        redrawn_values.append(np.linalg.eigvalsh(noisy)[::-1])
-        redrawn_totals.append(total + total_noise * rng.standard_normal())
+    p = kendall_matrix.shape[0]
+    # every draw at once (one call of the exact sampler): the matrices' noise,
+    # then the totals'
+    draws = standard_normal(_BOOTSTRAP_DRAWS * (p * (p + 1) // 2 + 1), rng)
+    matrix_draws, total_draws = np.split(draws, [_BOOTSTRAP_DRAWS * (p * (p + 1) // 2)])
+    redrawn_values = [
+        np.linalg.eigvalsh(kendall_matrix + _unpack(packed, p) * kendall_noise)[::-1]
+        for packed in matrix_draws.reshape(_BOOTSTRAP_DRAWS, -1)]
+    redrawn_totals = total + total_noise * total_draws
     # the draws' fixed points run together (one quadrature call per step for all)
     redrawn_ratios = _eigenvalue_ratios(np.array(redrawn_values), every_ratio,
                                         _BOOTSTRAP_TOLERANCE)[:, :n_components]

@@ -9,6 +9,7 @@ from .._bunch import Bunch
 
 from .._validation import warn_user
 from ..privacy import PrivacyUtilityWarning
+from ..privacy._exact import standard_normal, unit_uniform, weighted_indices
 from ..privacy._histograms import (
     _sparse_threshold,
     additive_histogram,
@@ -391,15 +392,15 @@ def _synthetic_points(histogram, edges, n_points, rng, jitter=0.25, sampling="un
     if n_points == 0 or histogram.sum() <= 0:
         return np.empty((0, 2))
     flat = histogram.ravel(order="F")   # x varies fastest, as the cell index does
-    cells = rng.choice(flat.size, size=n_points, p=flat / flat.sum())
+    cells = weighted_indices(flat, n_points, rng)
     x_cells, y_cells = cells % histogram.shape[0], cells // histogram.shape[0]
     x_edges, y_edges = edges
     width = np.array([x_edges[1] - x_edges[0], y_edges[1] - y_edges[0]])
     lower = np.column_stack([x_edges[x_cells], y_edges[y_cells]])
-    offset = 0.5 if sampling == "center" else rng.random((n_points, 2))
+    offset = 0.5 if sampling == "center" else unit_uniform((n_points, 2), rng)
     points = lower + offset * width
     if jitter > 0:
-        points += rng.normal(scale=jitter, size=(n_points, 2)) * width
+        points += jitter * standard_normal((n_points, 2), rng) * width
     return points
 
 
@@ -412,7 +413,8 @@ def _split_by_noisy_totals(n_points, group_counts, rng):
     totals = np.array([float(np.sum(counts)) for counts in group_counts])
     if totals.sum() <= 0:
         return np.zeros(len(totals), dtype=int)
-    return rng.multinomial(n_points, totals / totals.sum())
+    # a multinomial: the counts of n_points draws of a group by its share
+    return np.bincount(weighted_indices(totals, n_points, rng), minlength=totals.size)
 
 
 def score_unit(explained_variance, noise_scale, axes):

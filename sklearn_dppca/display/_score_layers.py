@@ -59,7 +59,7 @@ def thin_points(points, max_points, seed=0):
     points = np.asarray(points)
     if max_points is None or len(points) <= max_points:
         return points
-    idx = np.random.default_rng(seed).choice(len(points), size=max_points, replace=False)
+    idx = np.random.default_rng(seed).permutation(len(points))[:max_points]
     return points[np.sort(idx)]
 
 

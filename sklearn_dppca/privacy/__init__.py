@@ -40,7 +40,6 @@ from ._mechanisms import (
 from ._risk import membership_risk
 from ._seal import SealError
 from ._quantiles import interval_quantile, positive_quantile, quantile, upper_quantile
-from ._snapping import snapping
 from ._warnings import PrivacyRiskWarning, PrivacyUtilityWarning
 
 __all__ = [
@@ -77,7 +76,6 @@ __all__ = [
     "pmwm_mean",
     "positive_quantile",
     "quantile",
-    "snapping",
     "sparse_histogram",
     "symmetric_gaussian_noise",
     "symmetric_matrix_gaussian",

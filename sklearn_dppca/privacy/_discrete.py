@@ -2,12 +2,13 @@
 
 The samplers follow Canonne, Kamath & Steinke (2020), "The discrete Gaussian for
 differential privacy" (their Algorithms 1-3). Every random choice is a uniform
-integer from ``rng.integers`` and every decision an integer comparison: no float
-enters the sampling path, so the released integers follow the stated law exactly
-(up to the quality of NumPy's bit generator). The rejection loops run on NumPy
-int64 arrays, all pending draws at once; the sizes are bounded so that no product
-overflows (a draw that would leave the bound, with probability below ``e**-1000``,
-is finished by the same algorithm on Python integers).
+integer below a bound, from the generator's raw 64-bit words, and every decision
+an integer comparison: no float enters the sampling path, so the released
+integers follow the stated law exactly (up to the quality of NumPy's bit
+generator). The loops are compiled (``_integer_noise.pyx``), one draw at a time;
+the bounds keep every product in 64 bits (a draw that would leave them, with
+probability below ``e**-1000``, is finished on Python integers and fractions,
+below).
 
 Laws.
 
@@ -40,6 +41,9 @@ from fractions import Fraction
 import numpy as np
 from scipy.special import log_ndtr, logsumexp
 
+from ._integer_noise import gaussian as _gaussian_draws
+from ._integer_noise import geometric as _geometric_draws
+from ._integer_noise import laplace as _laplace_draws
 from ._calibration import check_delta, check_eps, gaussian_noise_scale
 
 # Largest noise scale the discrete Gaussian accepts: its privacy profile is summed
@@ -47,7 +51,7 @@ from ._calibration import check_delta, check_eps, gaussian_noise_scale
 _MAX_SIGMA = 2.0**20
 # Denominators of the Bernoulli draws stay below 2**_DEN_BITS ...
 _DEN_BITS = 40
-# ... and every int64 product below this; beyond, Python integers take over.
+# Python's uniform integers below a bound up to this come from one rng.integers.
 _SAFE = 2**62
 # The mu-GDP dominance is checked where the mu-GDP profile is at least this.
 _PROFILE_FLOOR = 1e-200
@@ -93,76 +97,6 @@ def _bernoulli_exp_scalar(gamma, rng):
     return _bernoulli_exp_unit_scalar(gamma - whole, rng)
 
 
-def _bernoulli_exp_unit(num, den, rng):
-    """Bernoulli(exp(-num/den)) for int64 arrays with ``0 <= num <= den``.
-
-    The count ``K`` of the first failure of Bernoulli(gamma / K), K = 1, 2, ...,
-    is odd with probability exactly ``exp(-gamma)``.
-    """
-    k = np.ones(num.shape, dtype=np.int64)
-    running = np.ones(num.shape, dtype=bool)
-    result = np.zeros(num.shape, dtype=bool)
-    while running.any():
-        index = np.flatnonzero(running)
-        over = den[index] >= _SAFE // (k[index] + 1)
-        for i in index[over]:     # never in practice: K would be ~ 2**22
-            result[i] = _bernoulli_exp_scalar(Fraction(int(num[i]), int(den[i])), rng)
-            running[i] = False
-        index = index[~over]
-        success = rng.integers(0, den[index] * k[index]) < num[index]
-        k[index[success]] += 1
-        stopped = index[~success]
-        result[stopped] = k[stopped] % 2 == 1
-        running[stopped] = False
-    return result
-
-
-def _bernoulli_exp(num, den, rng):
-    """Bernoulli(exp(-num/den)) for int64 arrays, ``num >= 0, den > 0``.
-
-    ``exp(-gamma) = exp(-1)**floor(gamma) * exp(-(gamma - floor(gamma)))``: one
-    Bernoulli(exp(-1)) per whole unit, then one for the fraction.
-    """
-    num = np.asarray(num, dtype=np.int64)
-    den = np.broadcast_to(np.asarray(den, dtype=np.int64), num.shape)
-    whole, fraction = np.divmod(num, den)
-    alive = np.ones(num.shape, dtype=bool)
-    unit = 0
-    while True:
-        pending = np.flatnonzero(alive & (whole > unit))
-        if pending.size == 0:
-            break
-        ones = np.ones(pending.size, dtype=np.int64)
-        alive[pending] = _bernoulli_exp_unit(ones, ones, rng)
-        unit += 1
-    index = np.flatnonzero(alive)
-    alive[index] = _bernoulli_exp_unit(fraction[index], den[index], rng)
-    return alive
-
-
-def _geometric_exp_minus_one(size, rng):
-    """Number of successes of Bernoulli(exp(-1)) before the first failure."""
-    count = np.zeros(size, dtype=np.int64)
-    running = np.arange(size)
-    while running.size:
-        ones = np.ones(running.size, dtype=np.int64)
-        success = _bernoulli_exp_unit(ones, ones, rng)
-        count[running[success]] += 1
-        running = running[success]
-    return count
-
-
-def _discrete_laplace_round(s, t, size, rng):
-    """One round of CKS Algorithm 2: candidates and whether each is accepted."""
-    u = rng.integers(0, t, size=size)
-    keep = _bernoulli_exp_unit(u, np.full(size, t, dtype=np.int64), rng)
-    x = u + t * _geometric_exp_minus_one(size, rng)   # Geometric(1 - exp(-1/t))
-    y = x // s
-    negative = rng.integers(0, 2, size=size) == 1
-    keep &= ~(negative & (y == 0))                    # +0 and -0 are one point
-    return np.where(negative, -y, y), keep
-
-
 def discrete_laplace(s, t, size, rng):
     """Draw ``size`` integers from the discrete Laplace law of rate ``s/t``.
 
@@ -176,30 +110,45 @@ def discrete_laplace(s, t, size, rng):
     size : int
         Number of draws.
     rng : numpy.random.Generator
-        The only source of randomness (``rng.integers``).
+        The only source of randomness (its bit generator's raw words).
 
     Returns
     -------
     ndarray of shape (size,), int64
         The draws.
     """
-    s, t, size = int(s), int(t), int(size)
+    return _laplace_draws(rng, _check_rate(s, t), int(t), int(size))
+
+
+def discrete_geometric(s, t, size, rng):
+    """Draw ``size`` integers ``y >= 0`` with ``P(y)`` proportional to ``exp(-y s/t)``.
+
+    The one-sided counterpart of :func:`discrete_laplace` (the integer analogue of
+    an exponential of mean ``t/s``), used by the quantile searches.
+
+    Parameters
+    ----------
+    s, t : int
+        Positive integers; the rate is ``s / t``.
+    size : int
+        Number of draws.
+    rng : numpy.random.Generator
+        The only source of randomness (its bit generator's raw words).
+
+    Returns
+    -------
+    ndarray of shape (size,), int64
+        The draws.
+    """
+    return _geometric_draws(rng, _check_rate(s, t), int(t), int(size))
+
+
+def _check_rate(s, t):
+    """``s`` after checking the rate ``s/t``: positive integers, ``t < 2**40``."""
+    s, t = int(s), int(t)
     if s <= 0 or t <= 0 or t >= 2**40:
         raise ValueError("s and t must be positive integers with t < 2**40.")
-    accepted, n_accepted = [], 0
-    while n_accepted < size:
-        draws, keep = _discrete_laplace_round(s, t, _batch(size - n_accepted), rng)
-        accepted.append(draws[keep])
-        n_accepted += accepted[-1].size
-    return np.concatenate(accepted)[:size] if accepted else np.empty(0, dtype=np.int64)
-
-
-def _batch(missing):
-    """Candidates drawn per round: twice the missing draws (acceptance is above
-    1/2 for every law here), so that few rounds are needed. The draws are iid and
-    accepted independently, so the first ``size`` accepted ones are iid from the
-    target law."""
-    return max(2 * missing, 16)
+    return s
 
 
 @dataclass(frozen=True)
@@ -236,15 +185,6 @@ class _DiscreteGaussianScale:
         return cls(m, t, k)
 
 
-def _acceptance_gamma(y, scale):
-    """``(|y| - sigma2/t)**2 / (2 sigma2)`` as integer arrays ``(num, den)``.
-
-    With ``sigma2 = m t / 2**k`` it is ``(2**k |y| - m)**2 / (2**(k+1) m t)``.
-    """
-    offset = np.abs(y) * 2**scale.k - scale.m
-    return offset * offset, 2 ** (scale.k + 1) * scale.m * scale.t
-
-
 def discrete_gaussian(scale, size, rng):
     """Draw ``size`` integers from ``N_Z(0, scale.sigma2)`` (CKS Algorithm 3).
 
@@ -258,29 +198,18 @@ def discrete_gaussian(scale, size, rng):
     size : int
         Number of draws.
     rng : numpy.random.Generator
-        The only source of randomness (``rng.integers``).
+        The only source of randomness (its bit generator's raw words).
 
     Returns
     -------
     ndarray of shape (size,), int64
         The draws.
     """
-    size = int(size)
-    # |y| below this keeps (2**k |y| - m)**2 within int64
-    y_bound = (math.isqrt(_SAFE) - scale.m) >> scale.k
-    accepted, n_accepted = [], 0
-    while n_accepted < size:
-        y = discrete_laplace(1, scale.t, _batch(size - n_accepted), rng)
-        small = np.abs(y) < y_bound
-        keep = np.zeros(y.size, dtype=bool)
-        num, den = _acceptance_gamma(y[small], scale)
-        keep[small] = _bernoulli_exp(num, den, rng)
-        for i in np.flatnonzero(~small):   # probability below exp(-1000)
-            gamma = (abs(int(y[i])) - scale.sigma2 / scale.t) ** 2 / (2 * scale.sigma2)
-            keep[i] = _bernoulli_exp_scalar(gamma, rng)
-        accepted.append(y[keep])
-        n_accepted += accepted[-1].size
-    return np.concatenate(accepted)[:size] if accepted else np.empty(0, dtype=np.int64)
+    def slow_accept(y):    # a proposal past 2**31 steps: exact fractions
+        gamma = (abs(y) - scale.sigma2 / scale.t) ** 2 / (2 * scale.sigma2)
+        return _bernoulli_exp_scalar(gamma, rng)
+
+    return _gaussian_draws(rng, scale.m, scale.t, scale.k, int(size), slow_accept)
 
 
 # --- privacy profiles -----------------------------------------------------------

@@ -1,7 +1,9 @@
 """The basic additive mechanisms: Gaussian (vectors and symmetric matrices), Laplace.
 
-Every function draws only from the ``numpy.random.Generator`` it is given and, when
-handed a :class:`~sklearn_dppca.privacy.PrivacyLedger`, records what it spent.
+Every function draws only from the ``numpy.random.Generator`` it is given, through
+the exact integer samplers of ``_exact.py`` (the statistic on a public grid plus
+discrete noise), and, when handed a :class:`~sklearn_dppca.privacy.PrivacyLedger`,
+records what it spent.
 """
 
 import math
@@ -16,7 +18,7 @@ from ._calibration import (
     gaussian_noise_scale,
     laplace_noise_scale,
 )
-from ._snapping import snap
+from ._exact import gaussian_release, laplace_release, standard_normal
 
 
 def gaussian_mechanism(value, sensitivity, eps, delta, rng, *, noise="analytic",
@@ -67,13 +69,12 @@ def gaussian_mechanism(value, sensitivity, eps, delta, rng, *, noise="analytic",
     >>> noisy.shape, ledger.spent()
     ((2,), (1.0, 1e-05))
     """
-    noise_scale = _gaussian_scale(sensitivity, eps, delta, noise, mu)
+    target_scale = _gaussian_scale(sensitivity, eps, delta, noise, mu)
     value = np.asarray(as_real_numbers(value, "value"), dtype=float)
-    noisy = value + noise_scale * rng.standard_normal(value.shape)
-    _record_gaussian(ledger, step, "gaussian", noise, eps, delta, mu, sensitivity,
-                     noise_scale, "L2")
-    noisy = snap(noisy, noise_scale, ledger)
-    return (float(noisy) if noisy.ndim == 0 else noisy), noise_scale
+    noisy, facts = gaussian_release(value, sensitivity, sensitivity / target_scale, rng)
+    _record_gaussian(ledger, step, "gaussian", noise, eps, delta, mu, sensitivity, "L2",
+                     facts)
+    return (float(noisy) if noisy.ndim == 0 else noisy), facts["noise_scale"]
 
 
 def laplace_mechanism(value, sensitivity, eps, rng, *, ledger=None, step="laplace"):
@@ -113,31 +114,33 @@ def laplace_mechanism(value, sensitivity, eps, rng, *, ledger=None, step="laplac
     >>> import numpy as np
     >>> from sklearn_dppca.privacy import laplace_mechanism
     >>> noisy, scale = laplace_mechanism(10.0, 1.0, 0.5, np.random.default_rng(0))
-    >>> scale
+    >>> round(scale, 4)      # 1 / eps, and a hair for the rounding to the grid
     2.0
     """
-    noise_scale = laplace_noise_scale(sensitivity, eps)
+    laplace_noise_scale(sensitivity, eps)       # checks both
     value = np.asarray(as_real_numbers(value, "value"), dtype=float)
-    noisy = value + rng.laplace(0.0, noise_scale, size=value.shape)
+    noisy, noise_scale, grid = laplace_release(value, sensitivity, eps, rng)
     if ledger is not None:
         ledger.record(step=step, mechanism="laplace", eps=eps, delta=0.0,
                       sensitivity=sensitivity, sensitivity_norm="L1",
-                      noise_scale=noise_scale)
-    noisy = snap(noisy, noise_scale, ledger)
+                      noise_scale=noise_scale, grid=grid)
     return (float(noisy) if noisy.ndim == 0 else noisy), noise_scale
 
 
 def symmetric_gaussian_noise(n_features, noise_scale, rng):
     """Draw a symmetric ``n_features x n_features`` Gaussian noise matrix.
 
-    Diagonal entries are ``N(0, noise_scale^2)``, off-diagonal ones
-    ``N(0, noise_scale^2 / 2)``. Draws ``p (p + 1) / 2`` standard normals in one
-    call, the ``p`` diagonal ones first, then the strict lower triangle row by row
-    ((2,1), (3,1), (3,2), ... in 1-based indices), as the R package dppca does.
+    Diagonal entries are ``noise_scale`` times a standard normal, off-diagonal ones
+    that divided by ``sqrt(2)``; the ``p (p + 1) / 2`` draws, the ``p`` diagonal ones
+    first, then the strict lower triangle row by row ((2,1), (3,1), (3,2), ... in
+    1-based indices), are exact discrete Gaussians on a fine grid
+    (``_exact.standard_normal``). For simulations of the released noise (the
+    mechanism itself, :func:`symmetric_matrix_gaussian`, rounds the matrix to its
+    grid and adds integer noise).
 
-    Why this is the Gaussian mechanism: the map from a symmetric matrix ``A`` to the
+    Why this is the mechanism's noise: the map from a symmetric matrix ``A`` to the
     packed vector ``(A_11, ..., A_pp, sqrt(2) A_21, sqrt(2) A_31, ...)`` preserves
-    the Frobenius norm, and this noise is iid ``N(0, noise_scale^2)`` on that vector.
+    the Frobenius norm, and this noise is iid with sd ``noise_scale`` on that vector.
 
     Parameters
     ----------
@@ -166,12 +169,23 @@ def symmetric_gaussian_noise(n_features, noise_scale, rng):
     ((3, 3), True)
     """
     p = int(n_features)
-    draws = rng.standard_normal(p * (p + 1) // 2)
-    noise = np.diag(draws[:p])
+    return _unpack(standard_normal(p * (p + 1) // 2, rng), p) * noise_scale
+
+
+def _pack(matrix):
+    """``(A_11, ..., A_pp, sqrt(2) A_21, sqrt(2) A_31, sqrt(2) A_32, ...)``: the
+    Frobenius norm of ``A`` is the Euclidean norm of this vector."""
+    rows, cols = np.tril_indices(matrix.shape[0], k=-1)
+    return np.concatenate([np.diag(matrix), math.sqrt(2) * matrix[rows, cols]])
+
+
+def _unpack(packed, p):
+    """The symmetric ``p x p`` matrix whose :func:`_pack` is ``packed``."""
+    matrix = np.diag(packed[:p])
     rows, cols = np.tril_indices(p, k=-1)
-    noise[rows, cols] = draws[p:] / math.sqrt(2)
-    noise[cols, rows] = noise[rows, cols]
-    return noise * noise_scale
+    matrix[rows, cols] = packed[p:] / math.sqrt(2)
+    matrix[cols, rows] = matrix[rows, cols]
+    return matrix
 
 
 def symmetric_matrix_gaussian(matrix, sensitivity, eps, delta, rng, *, noise="analytic",
@@ -224,12 +238,12 @@ def symmetric_matrix_gaussian(matrix, sensitivity, eps, delta, rng, *, noise="an
     matrix = np.asarray(matrix, dtype=float)
     if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
         raise ValueError(f"matrix must be square, got shape {matrix.shape}.")
-    noise_scale = _gaussian_scale(sensitivity, eps, delta, noise, mu)
-    noisy = matrix + symmetric_gaussian_noise(matrix.shape[0], noise_scale, rng)
+    target_scale = _gaussian_scale(sensitivity, eps, delta, noise, mu)
+    packed, facts = gaussian_release(_pack(matrix), sensitivity,
+                                     sensitivity / target_scale, rng)
     _record_gaussian(ledger, step, "symmetric gaussian", noise, eps, delta, mu,
-                     sensitivity, noise_scale, "Frobenius")
-    noisy = snap(noisy, noise_scale, ledger)
-    return noisy, noise_scale
+                     sensitivity, "Frobenius", facts)
+    return _unpack(packed, matrix.shape[0]), facts["noise_scale"]
 
 
 def _gaussian_scale(sensitivity, eps, delta, noise, mu):
@@ -240,21 +254,22 @@ def _gaussian_scale(sensitivity, eps, delta, noise, mu):
     return check_sensitivity(sensitivity) / mu
 
 
-def _record_gaussian(ledger, step, name, noise, eps, delta, mu, sensitivity, noise_scale,
-                     norm):
-    """One ledger entry; a GDP part records its ``mu`` and charges no pair itself."""
+def _record_gaussian(ledger, step, name, noise, eps, delta, mu, sensitivity, norm, facts):
+    """One ledger entry; a GDP part records its ``mu`` and charges no pair itself.
+
+    The entry's ``mu`` and noise come from the release's own ``facts`` (its grid,
+    rounding included), not from the allocation: a calibration that drew too
+    little noise would then show in the composed block. (The noise sd is a hair
+    above ``sensitivity / mu``: the rounding to the grid is paid in noise.)
+    """
     if ledger is None:
         return
+    common = dict(step=step, sensitivity=sensitivity, sensitivity_norm=norm, **facts)
     if mu is None:
-        ledger.record(step=step, mechanism=f"{name} ({noise})", eps=eps, delta=delta,
-                      sensitivity=sensitivity, sensitivity_norm=norm,
-                      noise_scale=noise_scale, mu=sensitivity / noise_scale)
+        ledger.record(mechanism=f"{name} ({noise})", eps=eps, delta=delta, **common)
         return
-    # mu of the noise actually drawn (sensitivity / sd), not the allocation: a
-    # calibration that drew too little noise then shows in the composed block
-    ledger.record(step=step, mechanism=f"{name} (mu-GDP part)", eps=0.0, delta=0.0,
-                  sensitivity=sensitivity, sensitivity_norm=norm, noise_scale=noise_scale,
-                  mu=sensitivity / noise_scale, composition="gdp")
+    ledger.record(mechanism=f"{name} (mu-GDP part)", eps=0.0, delta=0.0,
+                  composition="gdp", **common)
 
 
 __all__ = [

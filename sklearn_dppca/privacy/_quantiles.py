@@ -2,22 +2,23 @@
 
 The search walks up a geometric grid ``t_i = lower + beta^i - 1`` and stops at the
 first point whose noisy count of values below it reaches a noisy target. It is the
-AboveThreshold (sparse vector) technique with exponential noise:
+AboveThreshold (sparse vector) technique with one-sided noise:
 
 * each count ``c_i = #{x_j < t_i}`` has sensitivity 1 under replacement (moving one
   value changes every count by at most 1);
-* the target ``q n`` gets ``Exp(eps/2)`` once and every count gets a fresh
-  ``Exp(eps/2)``; the index of the first crossing is then ``eps``-DP (pure).
+* the target ``q n`` gets ``Geo(eps/2)`` once and every count gets a fresh
+  ``Geo(eps/2)``; the index of the first crossing is then ``eps``-DP (pure).
+  ``Geo(a)`` is the integer exponential, ``P(k)`` proportional to ``exp(-a k)``
+  for ``k >= 0`` (rate ``a`` rational, just below ``eps/2``), drawn exactly from
+  uniform integers (Durfee's searches use the continuous exponential; the
+  argument is the same for the integer one, see ``_count_search``).
 
 The grid has relative resolution ``beta - 1`` around ``lower`` (around 0 for the
 fully unbounded version): data far from it on a small scale lose resolution, e.g.
 values near ``1e4`` that spread by 0.1 are only resolved to about ``1e2``.
 
-The searches are vectorised: the data are sorted once, and the grid is cut into
-the runs of points between consecutive data values, where the count does not
-change; the first crossing within each run is one geometric draw (see
-``_count_search``): ``O(n log n)`` whatever the grid's length, with the law of the
-point-by-point search.
+The data are sorted once and counted on the grid by a search (``O(n log n)``);
+the noise is one integer per grid point.
 """
 
 import math
@@ -26,6 +27,7 @@ import numpy as np
 
 from .._validation import UNIT_OPEN, Interval, check_param, check_values, warn_user
 from ._calibration import check_eps
+from ._discrete import discrete_geometric, laplace_rate
 from ._warnings import PrivacyUtilityWarning
 
 _LARGEST = np.finfo(float).max
@@ -79,52 +81,37 @@ def _count_search(counts, n, q, eps, rng):
     of the rows, so blocks of rows can count apart and add their counts (every
     fit's row blocks, :mod:`sklearn_dppca._data._rows`); the noise is drawn here, once.
 
-    The search asks, point by point, whether ``c_i + Exp_i >= T`` with fresh noise
-    ``Exp_i`` per point and ``T = q n + Exp_0``. The count is constant between
-    consecutive data values, so the grid falls into at most ``n + 1`` runs of
-    equal count; within a run of count ``c`` each point crosses independently with
-    probability ``p = P(Exp >= T - c) = exp(-(T - c) eps / 2)``, and the first
-    crossing in the run is geometric. Drawing one geometric offset per run gives
-    the stopping point with exactly the law of the point-by-point search, in
-    ``O(G)`` for ``G`` grid points once the counts are known.
+    The search stops at the first point with ``c_i + E_i >= q n + E_0``, the
+    ``E`` independent one-sided geometric integers of rate ``a <= eps/2``
+    (``P(E = k)`` proportional to ``exp(-a k)``, ``k >= 0``: the integer
+    exponential, drawn exactly from uniform integers). One draw per grid point,
+    up to the stop (in chunks that double, from 256), from a generator of the
+    search's own: the caller's generator moves by one draw whatever the data.
+    Privacy (pure ``eps``): the counts are integers that one replaced row moves by
+    at most 1, all in one direction; mapping the threshold's noise ``E_0`` and the
+    stopping point's ``E_k`` to ``E + 1`` (at most a factor ``exp(a)`` each in
+    probability) carries every outcome of one data set into the same outcome of
+    its neighbour, the AboveThreshold argument of the continuous case step by step.
     """
-    noise_mean = 2.0 / eps  # Exp(eps/2) has mean 2/eps
-    target = q * n + rng.exponential(noise_mean)
-    # The runs start where the count steps up (and at the first point).
-    starts = np.concatenate(([0], np.flatnonzero(np.diff(counts) > 0) + 1))
-    lengths = np.diff(np.append(starts, counts.size))
-    gaps = target - counts[starts]
-    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
-        crossing = np.where(gaps <= 0, 1.0, np.exp(-gaps / noise_mean))
-        # n + 1 uniforms whatever the number of runs: the draws do not depend on
-        # the data (the generator's later state reveals nothing)
-        uniforms = _leading_uniforms(rng, n + 1, starts.size)
-        offsets = np.where(crossing >= 1.0, 0.0,
-                           np.floor(np.log(uniforms) / np.log1p(-crossing)))
-    hits = offsets < lengths
-    if not np.any(hits):
-        return None
-    run = int(np.argmax(hits))
-    return int(starts[run] + offsets[run])
+    s, t = laplace_rate(eps)    # s / t <= eps / 2
+    # the search draws from a generator of its own, seeded by one draw of ``rng``:
+    # ``rng`` moves by one draw whatever the data, so its later state says nothing
+    # of a stop that is not released (quantile() runs two searches, keeps one)
+    rng = np.random.default_rng(int(rng.integers(0, 2**63 - 1)))
+    target = q * n + int(discrete_geometric(s, t, 1, rng)[0])
+    counts = np.asarray(counts, dtype=np.int64)
+    start, chunk = 0, _FIRST_CHUNK
+    while start < counts.size:
+        part = counts[start:start + chunk]
+        crossed = np.flatnonzero(part + discrete_geometric(s, t, part.size, rng) >= target)
+        if crossed.size:
+            return start + int(crossed[0])
+        start, chunk = start + part.size, 2 * chunk
+    return None
 
 
-# Uniforms drawn and dropped at a time past the ones a search uses (8 MiB).
-_DISCARD_CHUNK = 1 << 20
-
-
-def _leading_uniforms(rng, n_draws, n_kept):
-    """The first ``n_kept`` of ``rng.random(n_draws)``, leaving ``rng`` where that
-    call leaves it, without holding all ``n_draws`` (``10^8`` rows: 800 MB).
-
-    NumPy's generators fill ``random(size)`` one double after the other, so drawing
-    in pieces yields the same stream.
-    """
-    kept = rng.random(n_kept)
-    left = int(n_draws) - int(n_kept)
-    while left > 0:
-        rng.random(min(left, _DISCARD_CHUNK))
-        left -= _DISCARD_CHUNK
-    return kept
+#: Grid points whose noise a search draws first (then twice as many, and so on).
+_FIRST_CHUNK = 256
 
 
 def _warn_cap(max_steps, beta, where):
@@ -149,13 +136,13 @@ def upper_quantile(x, q, eps, rng, *, lower=0.0, beta=1.01, max_steps=5000,
     """Release a ``q``-quantile of values bounded below only (Durfee 2023, one-sided).
 
     Walks ``t_i = lower + beta^i - 1`` for ``i = 1, 2, ...`` and returns the first
-    ``t_i`` with ``c_i + Exp(eps/2) >= q n + Exp(eps/2)``, where
-    ``c_i = #{x_j < t_i}`` and ``Exp(r)`` has mean ``1/r`` (fresh noise per step,
+    ``t_i`` with ``c_i + Geo(eps/2) >= q n + Geo(eps/2)``, where
+    ``c_i = #{x_j < t_i}`` and ``Geo(r)`` has mean about ``1/r`` (fresh noise per step,
     one draw for the target).
 
     Privacy: pure ``eps``-DP under replacement adjacency. Each count query has
     sensitivity 1 (one changed value moves every count by at most 1) and ``n`` is
-    public; the AboveThreshold-style search with ``Exp(eps/2)`` on the threshold
+    public; the AboveThreshold-style search with ``Geo(eps/2)`` on the threshold
     and on each query releases only the stopping index, which is ``eps``-DP.
 
     Levels near 1 can overshoot far: with probability ``exp(-(1 - q) n eps / 2)``
@@ -354,7 +341,7 @@ _FAR_LEVEL = 0.1
 def rank_slack(eps):
     """Typical number of ranks by which a private quantile search stops early.
 
-    The target and every count carry ``Exp(eps/2)`` noise (mean ``2/eps``); the
+    The target and every count carry ``Geo(eps/2)`` noise (mean about ``2/eps``); the
     search stops at the first count whose noise bridges the remaining gap, about
     ``3 * 2/eps`` ranks before the target. A public number (``eps`` only).
     """
@@ -455,7 +442,7 @@ def positive_quantile(x, q, eps, rng, *, ledger=None, step="positive quantile",
     before that).
 
     Privacy: pure ``eps``-DP, as :func:`upper_quantile` (count queries of
-    sensitivity 1 under replacement; AboveThreshold with ``Exp(eps/2)`` noise).
+    sensitivity 1 under replacement; AboveThreshold with ``Geo(eps/2)`` noise).
 
     Parameters
     ----------

@@ -1,0 +1,162 @@
+# cython: language_level=3
+"""Exact integer noise, compiled: Bernoulli(exp(-gamma)), the integer exponential
+(geometric), the discrete Laplace and the discrete Gaussian.
+
+Canonne, Kamath and Steinke (2020), Algorithms 1-3, one draw at a time. Every
+random choice is a uniform integer below a bound, made from the generator's raw
+64-bit words by masked rejection (exact), and every decision an integer
+comparison: no float enters a draw. The laws are those of ``_discrete.py``'s
+docstring; the draws differ from NumPy's own ``integers`` stream (they read the
+bit generator directly), and are reproducible under a seed.
+
+The bounds keep every product in 64 bits: rates ``s / t`` with ``t < 2**40``, and
+the discrete Gaussian's ``sigma2 = m t / 2**k`` with ``2**(k+1) m t < 2**41``. A
+proposal so far out that its acceptance's numerator would overflow (beyond
+``2**31`` grid steps of the mean, probability below ``exp(-10**6)`` at every
+scale used) is decided by the Python path on exact fractions.
+"""
+
+
+import numpy as np
+
+cimport numpy as cnp
+from cpython.pycapsule cimport PyCapsule_GetPointer
+from libc.stdint cimport int64_t, uint64_t
+from numpy.random cimport bitgen_t
+
+cnp.import_array()
+
+cdef uint64_t _PRODUCT_LIMIT = (<uint64_t>1) << 62
+
+
+cdef inline uint64_t _below(bitgen_t *source, uint64_t bound) noexcept nogil:
+    """A uniform integer in ``[0, bound)``, ``bound >= 1``: masked rejection."""
+    cdef uint64_t mask = bound - 1
+    cdef uint64_t word
+    if mask == 0:          # one value: no draw needed
+        return 0
+    mask |= mask >> 1
+    mask |= mask >> 2
+    mask |= mask >> 4
+    mask |= mask >> 8
+    mask |= mask >> 16
+    mask |= mask >> 32
+    while True:
+        word = source.next_uint64(source.state) & mask
+        if word < bound:
+            return word
+
+
+cdef inline int _bernoulli_exp_unit(bitgen_t *source, uint64_t num,
+                                    uint64_t den) noexcept nogil:
+    """Bernoulli(exp(-num/den)) for ``0 <= num <= den``: the count ``K`` of the
+    first failure of Bernoulli(gamma / K), K = 1, 2, ..., is odd with probability
+    ``exp(-gamma)``. (``K`` past ``2**62 / den`` has probability below
+    ``1 / (2**21)!``: it stops there.)"""
+    cdef uint64_t k = 1
+    while den * (k + 1) < _PRODUCT_LIMIT and _below(source, den * k) < num:
+        k += 1
+    return <int>(k & 1)
+
+
+cdef inline int _bernoulli_exp(bitgen_t *source, uint64_t num, uint64_t den) noexcept nogil:
+    """Bernoulli(exp(-num/den)): one Bernoulli(exp(-1)) per whole unit, then one
+    for the fraction."""
+    cdef uint64_t whole = num // den
+    cdef uint64_t unit
+    for unit in range(whole):
+        if not _bernoulli_exp_unit(source, 1, 1):
+            return 0
+    return _bernoulli_exp_unit(source, num % den, den)
+
+
+cdef inline int64_t _geometric(bitgen_t *source, uint64_t s, uint64_t t) noexcept nogil:
+    """``P(y)`` proportional to ``exp(-y s / t)``, ``y >= 0`` (CKS Algorithm 2's
+    first steps): ``u`` uniform below ``t`` kept with probability ``exp(-u/t)``,
+    plus ``t`` times a Geometric(1 - exp(-1)), in units of ``s``."""
+    cdef uint64_t u, v
+    while True:
+        u = _below(source, t)
+        if not _bernoulli_exp_unit(source, u, t):
+            continue
+        v = 0
+        while _bernoulli_exp_unit(source, 1, 1):
+            v += 1
+        return <int64_t>((u + t * v) // s)
+
+
+cdef inline int64_t _laplace(bitgen_t *source, uint64_t s, uint64_t t) noexcept nogil:
+    """``P(z)`` proportional to ``exp(-|z| s / t)`` (CKS Algorithm 2): a random
+    sign, and ``-0`` redrawn so that 0 is counted once."""
+    cdef int64_t y
+    cdef int negative
+    while True:
+        y = _geometric(source, s, t)
+        negative = <int>_below(source, 2)
+        if negative and y == 0:
+            continue
+        return -y if negative else y
+
+
+cdef bitgen_t *_source(rng) except NULL:
+    """The bit generator of a ``numpy.random.Generator``."""
+    return <bitgen_t *>PyCapsule_GetPointer(rng.bit_generator.capsule, "BitGenerator")
+
+
+def geometric(rng, uint64_t s, uint64_t t, Py_ssize_t size):
+    """``size`` integer exponentials of rate ``s / t`` (int64)."""
+    cdef bitgen_t *source = _source(rng)
+    cdef cnp.ndarray[int64_t, ndim=1] out = np.empty(size, dtype=np.int64)
+    cdef Py_ssize_t i
+    for i in range(size):
+        out[i] = _geometric(source, s, t)
+    return out
+
+
+def laplace(rng, uint64_t s, uint64_t t, Py_ssize_t size):
+    """``size`` discrete Laplace draws of rate ``s / t`` (int64)."""
+    cdef bitgen_t *source = _source(rng)
+    cdef cnp.ndarray[int64_t, ndim=1] out = np.empty(size, dtype=np.int64)
+    cdef Py_ssize_t i
+    for i in range(size):
+        out[i] = _laplace(source, s, t)
+    return out
+
+
+def gaussian(rng, uint64_t m, uint64_t t, unsigned int k, Py_ssize_t size, slow_accept):
+    """``size`` draws of ``N_Z(0, m t / 2**k)`` (CKS Algorithm 3; int64).
+
+    A discrete Laplace proposal ``y`` of scale ``t``, accepted with probability
+    ``exp(-(2**k |y| - m)**2 / (2**(k+1) m t))``. ``slow_accept(y)`` decides a
+    proposal whose numerator would overflow, on exact fractions.
+    """
+    cdef bitgen_t *source = _source(rng)
+    cdef cnp.ndarray[int64_t, ndim=1] out = np.empty(size, dtype=np.int64)
+    cdef uint64_t den = ((<uint64_t>1) << (k + 1)) * m * t
+    cdef int64_t y, offset
+    cdef int64_t reach = (<int64_t>1) << 31
+    cdef Py_ssize_t i = 0
+    cdef int accepted
+    while i < size:
+        y = _laplace(source, 1, t)
+        offset = (y if y >= 0 else -y)
+        if offset >= (reach >> k):
+            accepted = bool(slow_accept(int(y)))
+        else:
+            offset = (offset << k) - <int64_t>m
+            accepted = _bernoulli_exp(source, <uint64_t>(offset * offset), den)
+        if accepted:
+            out[i] = y
+            i += 1
+    return out
+
+
+def bernoulli_exp(rng, num, uint64_t den):
+    """Bernoulli(exp(-num/den)) for each of the int64 ``num >= 0`` (bool array)."""
+    cdef bitgen_t *source = _source(rng)
+    cdef cnp.ndarray[int64_t, ndim=1] nums = np.ascontiguousarray(num, dtype=np.int64)
+    cdef cnp.ndarray[cnp.npy_bool, ndim=1] out = np.empty(nums.shape[0], dtype=bool)
+    cdef Py_ssize_t i
+    for i in range(nums.shape[0]):
+        out[i] = _bernoulli_exp(source, <uint64_t>nums[i], den)
+    return out
