@@ -5,7 +5,7 @@ grid plus discrete Gaussian or Laplace noise from the generator's bits; the
 quantile searches on integer exponentials). The textbook version written here
 adds NumPy's floating-point Gaussian, Laplace and exponential noise to the same
 statistics: it is patched in for this benchmark only (the package has no float
-sampler). Both run the same fits, interleaved, 20 seeds each, ``eps = 1``,
+sampler). Both run the same fits, interleaved, 40 seeds each, ``eps = 1``,
 ``n_components = 2``, on Gaussian data (20,000 x 10) and on adult's numeric
 columns (standardised by their sample sds before the benchmark: the same table
 for both).
@@ -29,7 +29,7 @@ from sklearn_dppca._algorithms import _kendall_spectrum, _scores
 from sklearn_dppca.datasets import load_adult
 from sklearn_dppca.privacy import _mechanisms, _quantiles
 
-SEEDS = range(20)
+SEEDS = range(40)
 
 
 def _float_gaussian(values, sensitivity, mu, rng):

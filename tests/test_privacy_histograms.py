@@ -248,7 +248,8 @@ def test_dyadic_argmax_bins():
     assert dyadic_argmax([7.999999999, 4.0, 100.0], sharp, rng) == 4.0
     assert dyadic_argmax([0.0, -3.0, 1.0], sharp, rng) == 2.0 ** -40
     assert dyadic_argmax([1e300, np.inf, 1.0], sharp, rng) == 2.0 ** 40
-    assert dyadic_argmax([1e-300, 3.0], sharp, rng, k_min=-5, k_max=5) == 2.0 ** -5
+    # (two in the clamped lowest bin, one above: no tie for the noise to break)
+    assert dyadic_argmax([1e-300, 1e-300, 3.0], sharp, rng, k_min=-5, k_max=5) == 2.0 ** -5
     assert dyadic_argmax([0.75] * 3 + [3.0], sharp, rng, k_min=0, k_max=3) == 1.0
 
 

@@ -29,97 +29,131 @@ cnp.import_array()
 cdef uint64_t _PRODUCT_LIMIT = (<uint64_t>1) << 62
 
 
-cdef inline uint64_t _below(bitgen_t *source, uint64_t bound) noexcept nogil:
-    """A uniform integer in ``[0, bound)``, ``bound >= 1``: masked rejection."""
-    cdef uint64_t mask = bound - 1
-    cdef uint64_t word
-    if mask == 0:          # one value: no draw needed
+cdef struct Bits:
+    # the generator and the unused bits of its last 64-bit word
+    bitgen_t *source
+    uint64_t word
+    int left
+
+
+cdef inline int _bit_length(uint64_t value) noexcept nogil:
+    """The number of bits of ``value`` (0 for 0)."""
+    cdef int length = 0
+    cdef int step = 32
+    while step:
+        if value >> step:
+            value >>= step
+            length += step
+        step >>= 1
+    return length + <int>(value != 0)
+
+
+cdef inline uint64_t _take(Bits *bits, int count) noexcept nogil:
+    """``count`` fresh random bits (``1 <= count <= 63``): from the word in hand,
+    or a new word (the bits left unused are dropped: every bit is iid uniform)."""
+    cdef uint64_t value
+    if bits.left < count:
+        bits.word = bits.source.next_uint64(bits.source.state)
+        bits.left = 64
+    value = bits.word & (((<uint64_t>1) << count) - 1)
+    bits.word >>= count
+    bits.left -= count
+    return value
+
+
+cdef inline uint64_t _below(Bits *bits, uint64_t bound) noexcept nogil:
+    """A uniform integer in ``[0, bound)``, ``1 <= bound <= 2**63``: as many random
+    bits as ``bound - 1`` has, redrawn while the value is past the bound."""
+    cdef int count = _bit_length(bound - 1)
+    cdef uint64_t value
+    if count == 0:         # one value: no draw needed
         return 0
-    mask |= mask >> 1
-    mask |= mask >> 2
-    mask |= mask >> 4
-    mask |= mask >> 8
-    mask |= mask >> 16
-    mask |= mask >> 32
     while True:
-        word = source.next_uint64(source.state) & mask
-        if word < bound:
-            return word
+        value = _take(bits, count)
+        if value < bound:
+            return value
 
 
-cdef inline int _bernoulli_exp_unit(bitgen_t *source, uint64_t num,
+cdef inline int _bernoulli_exp_unit(Bits *bits, uint64_t num,
                                     uint64_t den) noexcept nogil:
     """Bernoulli(exp(-num/den)) for ``0 <= num <= den``: the count ``K`` of the
     first failure of Bernoulli(gamma / K), K = 1, 2, ..., is odd with probability
     ``exp(-gamma)``. (``K`` past ``2**62 / den`` has probability below
     ``1 / (2**21)!``: it stops there.)"""
     cdef uint64_t k = 1
-    while den * (k + 1) < _PRODUCT_LIMIT and _below(source, den * k) < num:
+    while den * (k + 1) < _PRODUCT_LIMIT and _below(bits, den * k) < num:
         k += 1
     return <int>(k & 1)
 
 
-cdef inline int _bernoulli_exp(bitgen_t *source, uint64_t num, uint64_t den) noexcept nogil:
+cdef inline int _bernoulli_exp(Bits *bits, uint64_t num, uint64_t den) noexcept nogil:
     """Bernoulli(exp(-num/den)): one Bernoulli(exp(-1)) per whole unit, then one
     for the fraction."""
     cdef uint64_t whole = num // den
     cdef uint64_t unit
     for unit in range(whole):
-        if not _bernoulli_exp_unit(source, 1, 1):
+        if not _bernoulli_exp_unit(bits, 1, 1):
             return 0
-    return _bernoulli_exp_unit(source, num % den, den)
+    return _bernoulli_exp_unit(bits, num % den, den)
 
 
-cdef inline int64_t _geometric(bitgen_t *source, uint64_t s, uint64_t t) noexcept nogil:
+cdef inline int64_t _geometric(Bits *bits, uint64_t s, uint64_t t) noexcept nogil:
     """``P(y)`` proportional to ``exp(-y s / t)``, ``y >= 0`` (CKS Algorithm 2's
     first steps): ``u`` uniform below ``t`` kept with probability ``exp(-u/t)``,
     plus ``t`` times a Geometric(1 - exp(-1)), in units of ``s``."""
     cdef uint64_t u, v
     while True:
-        u = _below(source, t)
-        if not _bernoulli_exp_unit(source, u, t):
+        u = _below(bits, t)
+        if not _bernoulli_exp_unit(bits, u, t):
             continue
         v = 0
-        while _bernoulli_exp_unit(source, 1, 1):
+        while _bernoulli_exp_unit(bits, 1, 1):
             v += 1
         return <int64_t>((u + t * v) // s)
 
 
-cdef inline int64_t _laplace(bitgen_t *source, uint64_t s, uint64_t t) noexcept nogil:
+cdef inline int64_t _laplace(Bits *bits, uint64_t s, uint64_t t) noexcept nogil:
     """``P(z)`` proportional to ``exp(-|z| s / t)`` (CKS Algorithm 2): a random
     sign, and ``-0`` redrawn so that 0 is counted once."""
     cdef int64_t y
     cdef int negative
     while True:
-        y = _geometric(source, s, t)
-        negative = <int>_below(source, 2)
+        y = _geometric(bits, s, t)
+        negative = <int>_below(bits, 2)
         if negative and y == 0:
             continue
         return -y if negative else y
 
 
-cdef bitgen_t *_source(rng) except NULL:
-    """The bit generator of a ``numpy.random.Generator``."""
-    return <bitgen_t *>PyCapsule_GetPointer(rng.bit_generator.capsule, "BitGenerator")
+cdef Bits _bits(rng) except *:
+    """Random bits from the bit generator of a ``numpy.random.Generator``."""
+    cdef Bits bits
+    bits.source = <bitgen_t *>PyCapsule_GetPointer(rng.bit_generator.capsule,
+                                                   "BitGenerator")
+    bits.word = 0
+    bits.left = 0
+    return bits
 
 
 def geometric(rng, uint64_t s, uint64_t t, Py_ssize_t size):
     """``size`` integer exponentials of rate ``s / t`` (int64)."""
-    cdef bitgen_t *source = _source(rng)
+    cdef Bits state = _bits(rng)
+    cdef Bits *bits = &state
     cdef cnp.ndarray[int64_t, ndim=1] out = np.empty(size, dtype=np.int64)
     cdef Py_ssize_t i
     for i in range(size):
-        out[i] = _geometric(source, s, t)
+        out[i] = _geometric(bits, s, t)
     return out
 
 
 def laplace(rng, uint64_t s, uint64_t t, Py_ssize_t size):
     """``size`` discrete Laplace draws of rate ``s / t`` (int64)."""
-    cdef bitgen_t *source = _source(rng)
+    cdef Bits state = _bits(rng)
+    cdef Bits *bits = &state
     cdef cnp.ndarray[int64_t, ndim=1] out = np.empty(size, dtype=np.int64)
     cdef Py_ssize_t i
     for i in range(size):
-        out[i] = _laplace(source, s, t)
+        out[i] = _laplace(bits, s, t)
     return out
 
 
@@ -130,7 +164,8 @@ def gaussian(rng, uint64_t m, uint64_t t, unsigned int k, Py_ssize_t size, slow_
     ``exp(-(2**k |y| - m)**2 / (2**(k+1) m t))``. ``slow_accept(y)`` decides a
     proposal whose numerator would overflow, on exact fractions.
     """
-    cdef bitgen_t *source = _source(rng)
+    cdef Bits state = _bits(rng)
+    cdef Bits *bits = &state
     cdef cnp.ndarray[int64_t, ndim=1] out = np.empty(size, dtype=np.int64)
     cdef uint64_t den = ((<uint64_t>1) << (k + 1)) * m * t
     cdef int64_t y, offset
@@ -138,25 +173,62 @@ def gaussian(rng, uint64_t m, uint64_t t, unsigned int k, Py_ssize_t size, slow_
     cdef Py_ssize_t i = 0
     cdef int accepted
     while i < size:
-        y = _laplace(source, 1, t)
+        y = _laplace(bits, 1, t)
         offset = (y if y >= 0 else -y)
         if offset >= (reach >> k):
             accepted = bool(slow_accept(int(y)))
         else:
             offset = (offset << k) - <int64_t>m
-            accepted = _bernoulli_exp(source, <uint64_t>(offset * offset), den)
+            accepted = _bernoulli_exp(bits, <uint64_t>(offset * offset), den)
         if accepted:
             out[i] = y
             i += 1
     return out
 
 
+def first_crossing(rng, counts, double target, uint64_t s, uint64_t t):
+    """The first index ``i`` with ``counts[i] + E_i >= target`` for independent
+    integer exponentials ``E_i`` of rate ``s / t``, or -1.
+
+    ``P(E >= g) = exp(-g s / t)`` for an integer ``g >= 0``: each point is one
+    Bernoulli(exp(-g s / t)) with ``g = ceil(target - counts[i])``, drawn only up to
+    the first crossing. ``g s`` is split against ``t`` so that no product leaves
+    64 bits (``t <= 2**40``, ``s < 2**22 t``).
+    """
+    cdef Bits state = _bits(rng)
+    cdef Bits *bits = &state
+    cdef cnp.ndarray[int64_t, ndim=1] values = np.ascontiguousarray(counts, dtype=np.int64)
+    cdef Py_ssize_t i
+    cdef double gap
+    cdef uint64_t g, whole, rest, unit
+    cdef int crossed
+    for i in range(values.shape[0]):
+        gap = target - <double>values[i]
+        if gap <= 0:
+            return i
+        g = <uint64_t>gap
+        if <double>g < gap:            # ceil
+            g += 1
+        # g s / t = (g // t) s + ((g % t) s) / t
+        whole = (g // t) * s + ((g % t) * s) // t
+        rest = ((g % t) * s) % t
+        crossed = 1
+        for unit in range(whole):
+            if not _bernoulli_exp_unit(bits, 1, 1):
+                crossed = 0
+                break
+        if crossed and _bernoulli_exp_unit(bits, rest, t):
+            return i
+    return -1
+
+
 def bernoulli_exp(rng, num, uint64_t den):
     """Bernoulli(exp(-num/den)) for each of the int64 ``num >= 0`` (bool array)."""
-    cdef bitgen_t *source = _source(rng)
+    cdef Bits state = _bits(rng)
+    cdef Bits *bits = &state
     cdef cnp.ndarray[int64_t, ndim=1] nums = np.ascontiguousarray(num, dtype=np.int64)
     cdef cnp.ndarray[cnp.npy_bool, ndim=1] out = np.empty(nums.shape[0], dtype=bool)
     cdef Py_ssize_t i
     for i in range(nums.shape[0]):
-        out[i] = _bernoulli_exp(source, <uint64_t>nums[i], den)
+        out[i] = _bernoulli_exp(bits, <uint64_t>nums[i], den)
     return out

@@ -28,6 +28,7 @@ import numpy as np
 from .._validation import UNIT_OPEN, Interval, check_param, check_values, warn_user
 from ._calibration import check_eps
 from ._discrete import discrete_geometric, laplace_rate
+from ._integer_noise import first_crossing
 from ._warnings import PrivacyUtilityWarning
 
 _LARGEST = np.finfo(float).max
@@ -84,9 +85,10 @@ def _count_search(counts, n, q, eps, rng):
     The search stops at the first point with ``c_i + E_i >= q n + E_0``, the
     ``E`` independent one-sided geometric integers of rate ``a <= eps/2``
     (``P(E = k)`` proportional to ``exp(-a k)``, ``k >= 0``: the integer
-    exponential, drawn exactly from uniform integers). One draw per grid point,
-    up to the stop (in chunks that double, from 256), from a generator of the
-    search's own: the caller's generator moves by one draw whatever the data.
+    exponential, drawn exactly from uniform integers). A grid point of gap
+    ``g = ceil(q n + E_0 - c_i)`` is crossed with probability ``exp(-a g)``: one
+    exact Bernoulli a point, up to the stop, from a generator of the search's own
+    (the caller's generator moves by one draw whatever the data).
     Privacy (pure ``eps``): the counts are integers that one replaced row moves by
     at most 1, all in one direction; mapping the threshold's noise ``E_0`` and the
     stopping point's ``E_k`` to ``E + 1`` (at most a factor ``exp(a)`` each in
@@ -99,19 +101,8 @@ def _count_search(counts, n, q, eps, rng):
     # of a stop that is not released (quantile() runs two searches, keeps one)
     rng = np.random.default_rng(int(rng.integers(0, 2**63 - 1)))
     target = q * n + int(discrete_geometric(s, t, 1, rng)[0])
-    counts = np.asarray(counts, dtype=np.int64)
-    start, chunk = 0, _FIRST_CHUNK
-    while start < counts.size:
-        part = counts[start:start + chunk]
-        crossed = np.flatnonzero(part + discrete_geometric(s, t, part.size, rng) >= target)
-        if crossed.size:
-            return start + int(crossed[0])
-        start, chunk = start + part.size, 2 * chunk
-    return None
-
-
-#: Grid points whose noise a search draws first (then twice as many, and so on).
-_FIRST_CHUNK = 256
+    stop = first_crossing(rng, counts, target, s, t)
+    return None if stop < 0 else int(stop)
 
 
 def _warn_cap(max_steps, beta, where):
