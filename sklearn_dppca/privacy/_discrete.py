@@ -41,9 +41,8 @@ from fractions import Fraction
 import numpy as np
 from scipy.special import log_ndtr, logsumexp
 
+from ._integer_noise import exponential as _exponential_draws
 from ._integer_noise import gaussian as _gaussian_draws
-from ._integer_noise import geometric as _geometric_draws
-from ._integer_noise import laplace as _laplace_draws
 from ._calibration import check_delta, check_eps, gaussian_noise_scale
 
 # Largest noise scale the discrete Gaussian accepts: its privacy profile is summed
@@ -117,30 +116,14 @@ def discrete_laplace(s, t, size, rng):
     ndarray of shape (size,), int64
         The draws.
     """
-    return _laplace_draws(rng, _check_rate(s, t), int(t), int(size))
+    return _exponential_draws(rng, _check_rate(s, t), int(t), int(size), True)
 
 
 def discrete_geometric(s, t, size, rng):
-    """Draw ``size`` integers ``y >= 0`` with ``P(y)`` proportional to ``exp(-y s/t)``.
-
-    The one-sided counterpart of :func:`discrete_laplace` (the integer analogue of
-    an exponential of mean ``t/s``), used by the quantile searches.
-
-    Parameters
-    ----------
-    s, t : int
-        Positive integers; the rate is ``s / t``.
-    size : int
-        Number of draws.
-    rng : numpy.random.Generator
-        The only source of randomness (its bit generator's raw words).
-
-    Returns
-    -------
-    ndarray of shape (size,), int64
-        The draws.
-    """
-    return _geometric_draws(rng, _check_rate(s, t), int(t), int(size))
+    """``size`` integers ``y >= 0`` with ``P(y)`` proportional to ``exp(-y s/t)``:
+    the one-sided :func:`discrete_laplace` (same arguments; the integer analogue
+    of an exponential of mean ``t/s``), for the quantile searches."""
+    return _exponential_draws(rng, _check_rate(s, t), int(t), int(size), False)
 
 
 def _check_rate(s, t):

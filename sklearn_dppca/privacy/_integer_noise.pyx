@@ -135,25 +135,15 @@ cdef Bits _bits(rng) except *:
     return bits
 
 
-def geometric(rng, uint64_t s, uint64_t t, Py_ssize_t size):
-    """``size`` integer exponentials of rate ``s / t`` (int64)."""
+def exponential(rng, uint64_t s, uint64_t t, Py_ssize_t size, bint two_sided):
+    """``size`` draws of rate ``s / t`` (int64): discrete Laplace when
+    ``two_sided``, else integer exponentials (``>= 0``)."""
     cdef Bits state = _bits(rng)
     cdef Bits *bits = &state
     cdef cnp.ndarray[int64_t, ndim=1] out = np.empty(size, dtype=np.int64)
     cdef Py_ssize_t i
     for i in range(size):
-        out[i] = _geometric(bits, s, t)
-    return out
-
-
-def laplace(rng, uint64_t s, uint64_t t, Py_ssize_t size):
-    """``size`` discrete Laplace draws of rate ``s / t`` (int64)."""
-    cdef Bits state = _bits(rng)
-    cdef Bits *bits = &state
-    cdef cnp.ndarray[int64_t, ndim=1] out = np.empty(size, dtype=np.int64)
-    cdef Py_ssize_t i
-    for i in range(size):
-        out[i] = _laplace(bits, s, t)
+        out[i] = _laplace(bits, s, t) if two_sided else _geometric(bits, s, t)
     return out
 
 
