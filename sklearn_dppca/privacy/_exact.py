@@ -6,7 +6,8 @@ Construction (every Gaussian and Laplace release of the package). A real statist
 
 * ``Z`` is drawn by an exact integer sampler: ``d`` independent discrete Gaussians
   ``N_Z(0, s2)`` of one fixed scale ``s2 ~ 2**32`` (``_UNIT``, Canonne, Kamath
-  and Steinke 2020, Algorithm 3, from ``rng.integers`` and integer comparisons);
+  and Steinke 2020, Algorithm 3, from the generator's raw bits and integer
+  comparisons);
 * the grid is public (it depends on ``Delta``, ``mu`` and ``d`` only) and chosen
   so that the rounded statistic's integer sensitivity, ``Delta / grid + sqrt(d)``
   (each coordinate's rounding moves it by at most 1/2 on either data set), equals
@@ -22,7 +23,7 @@ it), that is when ``h(c) - h(c - m) <= mu'`` for ``h = Phi^-1(F)`` and ``F`` the
 law's distribution function. That follows for every ``m`` at once from the one
 inequality on unit steps ``h(j) - h(j - 1) <= (1 + tau) / s`` for all ``j``,
 which :func:`_unit_step_excess` checks for ``_UNIT`` (in double precision, from
-compensated sums; its excess is below ``1e-9``, ``tau = 1e-5``), wherever
+compensated sums; its excess is about ``1.3e-9``, ``tau = 1e-5``), wherever
 ``P(X > j) >= 1e-300``. So a coordinate shifted by ``m`` is ``m (1 + tau) / s``-GDP,
 and ``d`` independent coordinates shifted by ``v`` are
 ``||v|| (1 + tau) / s``-GDP (Dong, Roth and Su 2022: the trade-off of a product
