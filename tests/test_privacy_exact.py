@@ -279,3 +279,14 @@ def test_the_float_sampler_trap_catches_a_float_draw(integer_generators):
         rng.standard_normal(3)
     with pytest.raises(AssertionError, match="choice"):
         rng.choice(5, 2)
+
+
+def test_a_statistic_out_of_range_is_clamped_and_nan_stays_nan():
+    # (the fits' contracts keep statistics finite; the release does not invent a
+    # number where one is not)
+    released, facts = gaussian_release(np.array([np.nan, np.inf, -np.inf, 1.0]), 1.0,
+                                       0.5, np.random.default_rng(10))
+    assert np.isnan(released[0])
+    steps = np.rint(released[1:] / facts["grid"])
+    assert steps[0] > 2.0**52 - 2**40 and steps[1] < -(2.0**52 - 2**40)
+    assert np.isfinite(released[3])

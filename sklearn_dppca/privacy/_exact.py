@@ -71,11 +71,12 @@ _BLOCK = 4096
 
 
 def _steps(values, grid):
-    """``round(values / grid)`` as int64, clamped to ``+-_MAX_STEPS`` (a public
-    clamp: 1-Lipschitz per coordinate, so no sensitivity grows)."""
+    """``round(values / grid)``, clamped to ``+-_MAX_STEPS`` (a public clamp:
+    1-Lipschitz per coordinate, so no sensitivity grows). Whole numbers held as
+    floats: adding integer noise to them is exact (every sum stays below
+    ``2**53``), and a NaN statistic stays NaN rather than becoming an integer."""
     with np.errstate(over="ignore", invalid="ignore"):
-        scaled = np.clip(np.rint(values / grid), -_MAX_STEPS, _MAX_STEPS)
-    return scaled.astype(np.int64)
+        return np.clip(np.rint(values / grid), -_MAX_STEPS, _MAX_STEPS)
 
 
 def _gaussian_grid(sensitivity, mu, n_values):
