@@ -570,7 +570,9 @@ def test_dppca_default_split_audit_catches_one_under_noised_part(
     loading = _ledger_entry(broken, "loading")
     mu_allocated = loading["mu"]
     mu_real = _kendall_sensitivity(N_ROWS, broken.sensitivity) / loading["noise_scale"]
-    assert mu_real == pytest.approx(UNDER_NOISE * mu_allocated)
+    # (less a hair: the exact release pays its rounding to the grid in noise,
+    # sqrt(3) steps of the mu s it may move, 1e-4 here)
+    assert mu_real == pytest.approx(UNDER_NOISE * mu_allocated, rel=1e-3)
     true_eps = _gdp_eps(mu_real)
     # the numbers of the comment at UNDER_NOISE: four-fold is clearly broken,
     # two-fold only slightly (why the audit does not use it)

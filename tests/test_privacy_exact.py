@@ -290,3 +290,18 @@ def test_a_statistic_out_of_range_is_clamped_and_nan_stays_nan():
     steps = np.rint(released[1:] / facts["grid"])
     assert steps[0] > 2.0**52 - 2**40 and steps[1] < -(2.0**52 - 2**40)
     assert np.isfinite(released[3])
+
+
+@pytest.mark.parametrize("sensitivity", [7.152082120577607e-309, 1e-320, 0.3, 1e300])
+def test_the_grid_never_lets_a_statistic_move_further_than_its_mu(sensitivity):
+    # a subnormal sensitivity (a clip bound found at the bottom of its grid, as on
+    # ten rows of zeros and one outlier) leaves sensitivity / grid few bits: the
+    # grid is rounded up, and the recorded mu is at most the one asked for
+    from fractions import Fraction
+
+    mu = 0.2682449939511572
+    grid, reads = _gaussian_grid(sensitivity, mu, 3)
+    steps = mu * _UNIT.sigma / (1 + _STEP_SLACK) * (1 - 1e-12) - math.sqrt(3)
+    assert reads and Fraction(sensitivity) <= Fraction(steps) * Fraction(grid)
+    _, facts = gaussian_release(np.zeros(3), sensitivity, mu, np.random.default_rng(11))
+    assert facts["mu"] <= mu

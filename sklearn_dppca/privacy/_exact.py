@@ -45,6 +45,7 @@ use the same integer sources (:func:`standard_normal`, :func:`unit_uniform`,
 """
 
 import math
+from fractions import Fraction
 
 import numpy as np
 from scipy.special import ndtri
@@ -92,8 +93,19 @@ def _gaussian_grid(sensitivity, mu, n_values):
     steps = mu * _UNIT.sigma / (1 + _STEP_SLACK) * (1 - _FLOAT_MARGIN)
     room = steps - math.sqrt(n_values)
     if room >= _MIN_ROOM * steps:
-        return sensitivity / room, True
-    return sensitivity / steps, False
+        return _grid_within(sensitivity, room), True
+    return _grid_within(sensitivity, steps), False
+
+
+def _grid_within(sensitivity, steps):
+    """The float grid nearest ``sensitivity / steps`` that is not below it: the
+    statistic then moves by at most ``steps`` grid steps, exactly (a subnormal
+    sensitivity, from a clip bound found at the bottom of its grid, leaves the
+    quotient few bits: rounded down it would let the statistic move further)."""
+    grid = sensitivity / steps
+    while Fraction(sensitivity) > Fraction(steps) * Fraction(grid):
+        grid = math.nextafter(grid, math.inf)
+    return grid
 
 
 def gaussian_release(values, sensitivity, mu, rng):
@@ -134,8 +146,13 @@ def gaussian_release(values, sensitivity, mu, rng):
 
 def _release_mu(sensitivity, grid, n_values):
     """The rounded statistic's integer sensitivity ``sensitivity / grid +
-    sqrt(n_values)``, over ``s``, times ``1 + tau``: the release's GDP parameter."""
-    return (sensitivity / grid + math.sqrt(n_values)) * (1 + _STEP_SLACK) / _UNIT.sigma
+    sqrt(n_values)``, over ``s``, times ``1 + tau``: the release's GDP parameter.
+    (``sensitivity / grid`` in exact fractions, rounded to the float above: a
+    subnormal grid's quotient is not exact in floats.)"""
+    steps = float(Fraction(sensitivity) / Fraction(grid))
+    steps = steps if Fraction(steps) * Fraction(grid) >= Fraction(sensitivity) \
+        else math.nextafter(steps, math.inf)
+    return (steps + math.sqrt(n_values)) * (1 + _STEP_SLACK) / _UNIT.sigma
 
 
 def laplace_release(values, sensitivity, eps, rng):
@@ -150,9 +167,9 @@ def laplace_release(values, sensitivity, eps, rng):
     room = steps - max(values.size, 1)
     noise = discrete_laplace(1, _LAPLACE_STEPS, values.size, rng).reshape(values.shape)
     if room < _MIN_ROOM * steps:      # as for the Gaussian: the noise alone
-        grid = sensitivity / steps
+        grid = _grid_within(sensitivity, steps)
         return noise * grid, grid * _LAPLACE_STEPS, grid
-    grid = sensitivity / room
+    grid = _grid_within(sensitivity, room)
     return (_steps(values, grid) + noise) * grid, grid * _LAPLACE_STEPS, grid
 
 
