@@ -90,8 +90,8 @@ def test_rounding_moves_adversarial_neighbours_by_at_most_its_allowance(n_values
     # neighbours a sensitivity apart whose values sit just off half a step, rounded
     # apart: the integer statistics move by at most sensitivity / grid + sqrt(d)
     sensitivity, mu = 0.03, 0.2
-    grid, reads = _gaussian_grid(sensitivity, mu, n_values)
-    assert reads
+    grid, room = _gaussian_grid(sensitivity, mu, n_values)
+    assert room is not None
     rng = np.random.default_rng(0)
     direction = rng.standard_normal(n_values)
     direction /= np.linalg.norm(direction)
@@ -300,8 +300,8 @@ def test_the_grid_never_lets_a_statistic_move_further_than_its_mu(sensitivity):
     from fractions import Fraction
 
     mu = 0.2682449939511572
-    grid, reads = _gaussian_grid(sensitivity, mu, 3)
+    grid, room = _gaussian_grid(sensitivity, mu, 3)
     steps = mu * _UNIT.sigma / (1 + _STEP_SLACK) * (1 - 1e-12) - math.sqrt(3)
-    assert reads and Fraction(sensitivity) <= Fraction(steps) * Fraction(grid)
+    assert room == steps and Fraction(sensitivity) <= Fraction(steps) * Fraction(grid)
     _, facts = gaussian_release(np.zeros(3), sensitivity, mu, np.random.default_rng(11))
     assert facts["mu"] <= mu

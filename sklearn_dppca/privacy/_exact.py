@@ -82,7 +82,8 @@ def _steps(values, grid):
 
 def _gaussian_grid(sensitivity, mu, n_values):
     """The public grid of a ``mu``-GDP release of ``n_values`` numbers of L2
-    ``sensitivity``, and whether the release reads the statistic.
+    ``sensitivity``, and the steps the statistic may move on it (None when the
+    release does not read the statistic).
 
     The integer statistic may move by ``mu s / (1 + tau)`` steps (less a relative
     ``1e-12``, so that float rounding never lands above ``mu``), of which the
@@ -93,8 +94,8 @@ def _gaussian_grid(sensitivity, mu, n_values):
     steps = mu * _UNIT.sigma / (1 + _STEP_SLACK) * (1 - _FLOAT_MARGIN)
     room = steps - math.sqrt(n_values)
     if room >= _MIN_ROOM * steps:
-        return _grid_within(sensitivity, room), True
-    return _grid_within(sensitivity, steps), False
+        return _grid_within(sensitivity, room), room
+    return _grid_within(sensitivity, steps), None
 
 
 def _grid_within(sensitivity, steps):
@@ -119,7 +120,7 @@ def gaussian_release(values, sensitivity, mu, rng):
     sensitivity, mu : float
         Positive; the release is ``mu``-GDP.
     rng : numpy.random.Generator
-        The only source of randomness (``rng.integers``).
+        The only source of randomness (its bit generator's raw bits).
 
     Returns
     -------
@@ -129,30 +130,21 @@ def gaussian_release(values, sensitivity, mu, rng):
         For the ledger: ``noise_scale``, the noise sd ``grid * s``
         (``sensitivity / mu`` times ``1 + tau + sqrt(d) / (mu s)``, within 0.1% for
         ``mu s >= 1000 sqrt(d)``); ``grid``; ``values``, the count ``d``; ``mu``, the
-        release's GDP parameter from its grid, rounding included (at most the ``mu``
-        asked for; that ``mu`` when the noise is released alone, which
-        ``noise_alone`` then says).
+        GDP parameter the grid guarantees, rounding included: the rounded
+        statistic moves by at most ``room + sqrt(d)`` steps (``sensitivity <= room *
+        grid`` exactly), over ``s``, times ``1 + tau`` (at most the ``mu`` asked
+        for; that ``mu`` when the noise is released alone, which ``noise_alone``
+        then says).
     """
     values = np.asarray(values, dtype=float)
     n_values = max(values.size, 1)
-    grid, reads = _gaussian_grid(sensitivity, mu, n_values)
+    grid, room = _gaussian_grid(sensitivity, mu, n_values)
     noise = discrete_gaussian(_UNIT, values.size, rng).reshape(values.shape)
     facts = dict(noise_scale=grid * _UNIT.sigma, grid=grid, values=n_values, mu=mu)
-    if not reads:
+    if room is None:
         return noise * grid, dict(facts, noise_alone=True)
-    facts["mu"] = _release_mu(sensitivity, grid, n_values)
+    facts["mu"] = (room + math.sqrt(n_values)) * (1 + _STEP_SLACK) / _UNIT.sigma
     return (_steps(values, grid) + noise) * grid, facts
-
-
-def _release_mu(sensitivity, grid, n_values):
-    """The rounded statistic's integer sensitivity ``sensitivity / grid +
-    sqrt(n_values)``, over ``s``, times ``1 + tau``: the release's GDP parameter.
-    (``sensitivity / grid`` in exact fractions, rounded to the float above: a
-    subnormal grid's quotient is not exact in floats.)"""
-    steps = float(Fraction(sensitivity) / Fraction(grid))
-    steps = steps if Fraction(steps) * Fraction(grid) >= Fraction(sensitivity) \
-        else math.nextafter(steps, math.inf)
-    return (steps + math.sqrt(n_values)) * (1 + _STEP_SLACK) / _UNIT.sigma
 
 
 def laplace_release(values, sensitivity, eps, rng):

@@ -190,7 +190,9 @@ def _unpack(packed, p):
 
 def symmetric_matrix_gaussian(matrix, sensitivity, eps, delta, rng, *, noise="analytic",
                               ledger=None, step="symmetric matrix", mu=None):
-    """Release ``matrix + E`` with ``E`` from :func:`symmetric_gaussian_noise`.
+    """Release ``matrix + E``, ``E`` of the law of :func:`symmetric_gaussian_noise`.
+
+    The packed matrix is rounded to a public grid and gets exact integer noise.
 
     Parameters
     ----------
