@@ -365,7 +365,7 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
     def _set_privacy(self, ledger, params, plan=None):
         """Close the Gaussian block, store the ledger and the spend (within the grant)."""
         if plan is not None and plan.block is not None:
-            ledger.close_gaussian_block(plan.block[0])
+            ledger.close_gaussian_block(plan.block[0], plan.block[1])
         try:
             self.privacy_spent_ = ledger.check_within(params["eps"], params["delta"])
         except RuntimeError:

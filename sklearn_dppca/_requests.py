@@ -127,12 +127,12 @@ def planned_spend(plan):
         Gaussian block's ``mu`` (composed as the accountant does): what the fit
         charges its accountant.
     """
-    from .privacy import Spend     # (the command line starts without SciPy)
+    # (the command line starts without SciPy)
+    from .privacy._accounting import charged_spend
 
     released = plan[plan["released"]]
-    mus = [mu for mu in released["mu"] if mu == mu]
-    return Spend(math.fsum(released["eps"]), math.fsum(released["delta"]),
-                 math.sqrt(math.fsum(mu * mu for mu in mus)))
+    return charged_spend(released["eps"], released["delta"],
+                         [mu for mu in released["mu"] if mu == mu])
 
 
 #: How many eps a preview across eps shows (``--eps-range``, the explorer's plan).

@@ -127,7 +127,9 @@ def test_many_gaussian_mechanisms_compose_to_root_sum_of_squares(mus, eps):
 @pytest.mark.parametrize("delta", [1e-10, 1e-6, 1e-3])
 def test_gdp_mu_inverts_gdp_delta(eps, delta):
     mu = gdp_mu(eps, delta)
-    assert delta * (1 - 1e-9) <= gdp_delta(mu, eps) <= delta
+    # within the grant with the outward bound on its delta (a relative 1e-11 and
+    # the logs' cancellation allowed for), and no further inside than that
+    assert delta * (1 - 1e-8) <= gdp_delta(mu, eps) <= delta
     assert gdp_delta(mu * (1 + 1e-6), eps) > delta
     # The analytic Gaussian mechanism of sensitivity 1 is (1 / sigma)-GDP: its
     # calibration, found by another root search, must agree.

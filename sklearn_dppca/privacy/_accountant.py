@@ -31,7 +31,7 @@ import weakref
 from datetime import datetime, timezone
 
 from .._validation import NON_NEGATIVE, Instance, Interval, check_field, check_param
-from ._accounting import Spend, gdp_delta, gdp_mu, tidy as _tidy
+from ._accounting import Spend, compose, gdp_delta, gdp_mu, tidy as _tidy, tidy_down
 from ._calibration import check_delta, check_eps
 from ._files import file_lock as _file_lock, write_json as _write_json
 from ._seal import Custodian, SealError, new_budget_id
@@ -447,7 +447,7 @@ class PrivacyAccountant:
 
     def _total(self):
         """The charges composed: a :class:`Spend`."""
-        return sum((Spend(c["eps"], c["delta"], c["mu"]) for c in self._charges), Spend())
+        return compose(Spend(c["eps"], c["delta"], c["mu"]) for c in self._charges)
 
     def can_afford(self, spend):
         """Tell whether ``spend`` fits in what is left.
@@ -569,10 +569,9 @@ class PrivacyAccountant:
         def accepts(eps):
             block_eps = (1 - pure_share) * eps
             block = gdp_mu(block_eps, self._delta) if block_eps > 0 else 0.0
-            spent_eps, spent_delta = (total + Spend(eps=pure_share * eps, mu=block)
-                                      ).as_pair(self._eps)
-            return spent_eps <= self._eps and spent_delta <= self._delta
-        return _tidy(_largest(accepts, self._eps))
+            return (total + Spend(eps=pure_share * eps, mu=block)).fits(self._eps,
+                                                                         self._delta)
+        return tidy_down(_largest(accepts, self._eps))
 
     def spent(self):
         """Compute the ``eps`` the charges spend, read at the total's ``delta``.
@@ -627,7 +626,7 @@ class PrivacyAccountant:
         mu = self._largest_beside(total, lambda m: Spend(mu=m),
                                   gdp_mu(self._eps, self._delta))
         return {
-            "eps": _tidy(Spend(mu=mu).eps_at(self._delta)) if mu > 0 else 0.0,
+            "eps": self._largest_fits_reading(total, mu, 1),
             "pure_eps": self._largest_beside(total, lambda e: Spend(eps=e), self._eps),
             "delta": self._largest_beside(total, lambda d: Spend(delta=d), self._delta),
             "mu": mu,
@@ -635,13 +634,10 @@ class PrivacyAccountant:
 
     def _largest_beside(self, total, make, high):
         """The largest amount in ``[0, high]`` whose spend ``make(amount)`` fits
-        beside ``total`` exactly, without the round-off slack of Spend.fits: what
-        is reported is then accepted by can_afford, and reads 0.7, not 0.7 +
-        1e-12."""
-        def within(amount):
-            eps, delta = (total + make(amount)).as_pair(self._eps)
-            return eps <= self._eps and delta <= self._delta
-        return _largest(within, high)
+        beside ``total`` (Spend.fits, exact): what is reported is then accepted by
+        can_afford."""
+        return _largest(lambda amount: (total + make(amount)).fits(self._eps, self._delta),
+                        high)
 
     def fits_left(self, counts=(1, 2, 4)):
         """The ``eps`` of each of ``count`` equal further fits the budget takes.
@@ -663,8 +659,24 @@ class PrivacyAccountant:
         self._refresh()
         mu = self._largest_beside(self._total(), lambda m: Spend(mu=m),
                                   gdp_mu(self._eps, self._delta))
-        return {int(count): _tidy(Spend(mu=mu / math.sqrt(count)).eps_at(self._delta))
-                if mu > 0 else 0.0 for count in counts}
+        return {int(count): self._largest_fits_reading(self._total(), mu, int(count))
+                for count in counts}
+
+    def _largest_fits_reading(self, total, mu, count):
+        """The eps of each of ``count`` further all-Gaussian fits at the total's
+        delta beside ``total``, given ``mu`` (the largest block that fits), to 10
+        significant digits: the estimate read off ``mu``, lowered a last digit at a
+        time until ``count`` fits at it (each spending ``gdp_mu(eps, delta)``, which
+        aims a hair inside) are accepted, so a fit at exactly the reading is."""
+        if mu <= 0:
+            return 0.0
+        read = _tidy(Spend(mu=mu / math.sqrt(count)).eps_at(self._delta))
+        while read > 0:
+            fits = compose([Spend(mu=gdp_mu(read, self._delta))] * count)
+            if (total + fits).fits(self._eps, self._delta):
+                return read
+            read = tidy_down(math.nextafter(read, 0.0))
+        return 0.0
 
     # -- saving ---------------------------------------------------------------------
     def to_dict(self):
@@ -880,8 +892,8 @@ def _check_record(data, where):
     ids = [charge["id"] for charge in charges]
     if len(set(ids)) != len(ids):
         raise ValueError(f"{where}: two charges have the same 'id'.")
-    if not sum((Spend(c["eps"], c["delta"], c["mu"]) for c in charges),
-               Spend()).fits(eps, delta):
+    if not compose(Spend(c["eps"], c["delta"], c["mu"]) for c in charges).fits(eps,
+                                                                                delta):
         raise ValueError(f"{where}: the charges recorded exceed the budget.")
     return eps, delta, key, charges, sealed
 

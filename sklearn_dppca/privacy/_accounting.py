@@ -33,16 +33,27 @@ step names are the leaves' paths.
 
 import math
 from dataclasses import dataclass
+from decimal import ROUND_FLOOR, Decimal
+from fractions import Fraction
 
 from scipy.optimize import brentq
 
 from .._validation import NON_NEGATIVE, SHARE, Options, check_param
 from ._calibration import check_delta, check_eps, gaussian_delta
+from ._decimals import (as_written, block_delta_bound,
+                        exact_sum, sqrt_at_least, trim_to, written_at_least,
+                        written_at_most)
 
 ACCOUNTING_METHODS = ("gdp", "basic")
 _LEAF_KINDS = ("gaussian", "pure", "basic")
 # Relative slack for shares that sum to 1 on paper (0.35 + 0.3 + 0.35 in floats).
-_ROUNDOFF = 1e-12
+# Shares only weigh the parts: what the parts may spend is trimmed exactly
+# (BudgetTree.allocate), so this slack never reaches a spend.
+_SHARE_ROUNDOFF = 1e-12
+# gdp_mu aims this far inside the grant (relative, in mu and in eps): a block's mu
+# split among its parts and composed again, and a Spend's sums rounded up to a
+# float as written, come back within a few ulps of it.
+_INWARD = 1e-12
 
 
 def gdp_delta(mu, eps):
@@ -90,8 +101,10 @@ def gdp_mu(eps, delta):
     """Find the largest ``mu`` whose ``mu``-GDP gives ``(eps, delta)``-DP.
 
     ``gdp_delta(mu, eps)`` rises with ``mu``; the root is found in ``log mu`` and
-    then stepped down until the profile holds, so the returned ``mu`` never
-    overstates the budget.
+    then stepped down until the profile holds with outward rounding (``eps`` and
+    ``delta`` read as written, the block's ``delta`` bounded above, a relative
+    ``1e-12`` to spare in ``mu`` and ``eps``), so the returned ``mu`` never
+    overstates the budget and a :class:`Spend` of it fits the grant exactly.
 
     Parameters
     ----------
@@ -127,8 +140,12 @@ def gdp_mu(eps, delta):
     while excess(high) <= 0:
         high += 3.0
     mu = math.exp(brentq(excess, low, high, xtol=1e-14, rtol=1e-14, maxiter=500))
-    while gdp_delta(mu, eps) > delta:
-        mu *= 1 - 1e-13
+    eps_inside = as_written(eps) * (1 - Fraction(_INWARD))
+    step = 1e-11
+    while block_delta_bound(Fraction(mu) * (1 + Fraction(_INWARD)),
+                            eps_inside) > as_written(delta):
+        mu *= 1 - step
+        step = min(2 * step, 0.5)
     return mu
 
 
@@ -163,6 +180,18 @@ def tidy(value):
     return float(f"{value:.10g}") if math.isfinite(value) else value
 
 
+def tidy_down(value):
+    """``value`` to 10 significant digits, rounded down: a reading of what is
+    left (:meth:`PrivacyAccountant.remaining`), so that a fit at exactly the
+    reading is accepted."""
+    read = tidy(value)
+    if not math.isfinite(value) or value <= 0 or as_written(read) <= as_written(value):
+        return read
+    exponent = math.floor(math.log10(value)) - 9
+    floored = Decimal(repr(float(value))).scaleb(-exponent).to_integral_value(ROUND_FLOOR)
+    return float(floored.scaleb(exponent))
+
+
 @dataclass(frozen=True)
 class Spend:
     """A spend as the accountant composes it.
@@ -174,6 +203,13 @@ class Spend:
     ``(eps, delta)`` pairs add; ``mu``'s add in squares. The spend fits a grant
     ``(E, D)`` when some ``eps_G >= 0`` has ``eps + eps_G <= E`` and
     ``delta + gdp_delta(mu, eps_G) <= D``; the best ``eps_G`` is ``E - eps``.
+
+    Each number stands for the decimal it prints as (``0.1`` is one tenth, not
+    the float ``0.1000000000000000055``): spends add exactly in these decimals
+    (their sum rounded up to a float) and :meth:`fits` compares them with no
+    slack, the block's ``delta`` bounded above. The package's mechanisms run at
+    floats no larger than the decimals they charge (:ref:`floating_point`,
+    "Budgets add up as written").
 
     Parameters
     ----------
@@ -210,8 +246,7 @@ class Spend:
             check_param(getattr(self, name), [NON_NEGATIVE], f"Spend.{name}")
 
     def __add__(self, other):
-        return Spend(self.eps + other.eps, self.delta + other.delta,
-                     math.hypot(self.mu, other.mu))
+        return compose((self, other))
 
     def as_pair(self, grant_eps):
         """Convert to the ``(eps, delta)`` spent when the block takes what ``grant_eps`` leaves.
@@ -298,11 +333,84 @@ class Spend:
         Returns
         -------
         bool
-            True when the spend fits, up to floating-point round-off.
+            True when the spend fits: the decimals compared exactly, the
+            Gaussian block's ``delta`` bounded above (never a spend over the
+            grant, not even by round-off).
         """
-        spent_eps, spent_delta = self.as_pair(eps)
-        return (spent_eps <= eps * (1 + _ROUNDOFF)
-                and spent_delta <= delta * (1 + _ROUNDOFF) + 1e-300)
+        return within((as_written(self.eps), as_written(self.delta),
+                       as_written(self.mu)), as_written(eps), as_written(delta))
+
+
+def within(spent, eps, delta):
+    """Tell whether an exact spend stays within an exact grant.
+
+    Parameters
+    ----------
+    spent : tuple of Fraction
+        ``(eps, delta, mu)`` spent: the pair added by basic composition and the
+        Gaussian block's ``mu``.
+    eps, delta : Fraction
+        The grant.
+
+    Returns
+    -------
+    bool
+        True when ``eps`` covers the pair's and the block's ``delta``, bounded
+        above at what ``eps`` leaves it, fits beside the pair's ``delta``.
+    """
+    spent_eps, spent_delta, mu = spent
+    eps_left, delta_left = eps - spent_eps, delta - spent_delta
+    if eps_left < 0 or delta_left < 0:
+        return False
+    return block_delta_bound(mu, eps_left) <= delta_left
+
+
+def charged_sums(eps, delta, mu):
+    """The exact ``(eps, delta, mu)`` a mechanism's numbers charge (a ledger's
+    entries, a plan's allocations): each at its binary value, at which it ran;
+    ``mu`` composed in squares and rounded up to a float as written."""
+    return (sum(map(Fraction, eps), Fraction(0)), sum(map(Fraction, delta), Fraction(0)),
+            as_written(sqrt_at_least(sum((Fraction(m) ** 2 for m in mu), Fraction(0)))))
+
+
+def compose(spends):
+    """Compose spends exactly: the decimals of their ``eps``'s and ``delta``'s
+    added, their ``mu``'s in squares, each total rounded up once to a float as
+    written (:class:`Spend` reads its numbers as decimals).
+
+    Parameters
+    ----------
+    spends : iterable of Spend
+
+    Returns
+    -------
+    Spend
+    """
+    spends = list(spends)
+    return Spend(written_at_least(exact_sum(s.eps for s in spends)),
+                 written_at_least(exact_sum(s.delta for s in spends)),
+                 sqrt_at_least(sum((as_written(s.mu) ** 2 for s in spends),
+                                   Fraction(0))))
+
+
+def charged_spend(eps, delta, mu):
+    """The :class:`Spend` of a mechanism's numbers (a ledger's entries, a plan's
+    allocations): :func:`charged_sums`, each at its binary value, at which it
+    ran.
+
+    Parameters
+    ----------
+    eps, delta, mu : iterable of float
+        The ``eps``'s and ``delta``'s added by basic composition, and the
+        ``mu``'s of the Gaussian parts composed in GDP.
+
+    Returns
+    -------
+    Spend
+        :func:`charged_sums`, each rounded up to a float as written.
+    """
+    eps, delta, mu = charged_sums(eps, delta, mu)
+    return Spend(written_at_least(eps), written_at_least(delta), written_at_least(mu))
 
 
 class BudgetTree:
@@ -326,8 +434,14 @@ class BudgetTree:
     >>> tree = BudgetTree({"clip bound": (0.25, "pure"),
     ...                    "statistic": (0.75, "gaussian")})
     >>> plan = tree.allocate(1.0, 1e-5, accounting="basic")
-    >>> plan["statistic"].eps, plan["statistic"].delta
-    (0.75, 1e-05)
+    >>> plan["statistic"].eps
+    0.75
+
+    The float ``1e-05`` is a hair above the decimal 1e-05, so the one part that
+    takes all of it runs at the float just below:
+
+    >>> plan["statistic"].delta
+    9.999999999999999e-06
     """
 
     def __init__(self, parts):
@@ -378,20 +492,32 @@ class BudgetTree:
         accounting = check_param(accounting, [Options(*ACCOUNTING_METHODS)], "accounting")
         eps, delta = check_eps(eps), check_delta(delta)
         leaves = self.leaves()
-        allocations = {path: Allocation(path, kind, eps * share, delta * weight)
-                       for path, share, weight, kind in leaves}
-        gaussian = [(path, share, weight) for path, share, weight, kind in leaves
-                    if kind == "gaussian"]
+        in_block = [leaf for leaf in leaves if accounting == "gdp" and leaf[3] == "gaussian"]
+        alone = [leaf for leaf in leaves if leaf not in in_block]
+        # the parts outside the block trimmed until what they charge adds up to
+        # at most the grant as written
+        eps_parts = trim_to([eps * share for _, share, _, _ in alone], as_written(eps))
+        delta_parts = trim_to([delta * weight for _, _, weight, _ in alone],
+                              as_written(delta))
+        allocations = {path: Allocation(path, kind, part_eps, part_delta)
+                       for (path, _, _, kind), part_eps, part_delta
+                       in zip(alone, eps_parts, delta_parts)}
         block = None
-        if accounting == "gdp" and gaussian:
-            block_eps = eps * math.fsum(share for _, share, _ in gaussian)
-            block_delta = min(delta * math.fsum(w for _, _, w in gaussian), delta)
+        if in_block:
+            outside = charged_spend(eps_parts, delta_parts, ())
+            # the block takes its share, and never more than the parts leave
+            block_eps = min(eps * math.fsum(share for _, share, _, _ in in_block),
+                            written_at_most(as_written(eps) - as_written(outside.eps)))
+            block_delta = min(delta * math.fsum(w for _, _, w, _ in in_block), delta,
+                              written_at_most(as_written(delta)
+                                              - as_written(outside.delta)))
             mu = gdp_mu(block_eps, block_delta)
-            total_share = math.fsum(share for _, share, _ in gaussian)
-            for path, share, _ in gaussian:
+            total_share = math.fsum(share for _, share, _, _ in in_block)
+            for path, share, _, _ in in_block:
                 allocations[path] = Allocation(path, "gaussian", 0.0, 0.0,
                                                mu * math.sqrt(share / total_share))
             block = (block_eps, block_delta, mu)
+        allocations = {path: allocations[path] for path, _, _, _ in leaves}
         return BudgetPlan(allocations, accounting, block)
 
 
@@ -438,10 +564,8 @@ class BudgetPlan:
         """The :class:`Spend` if every leaf is spent (an upper bound on the fit's)."""
         leaves = [a for path, a in self.allocations.items()
                   if not self.prefix or path.startswith(self.prefix + "/")]
-        eps = math.fsum(a.eps for a in leaves)
-        delta = math.fsum(a.delta for a in leaves)
-        mu = math.sqrt(math.fsum(a.mu**2 for a in leaves if a.mu is not None))
-        return Spend(eps, delta, mu)
+        return charged_spend((a.eps for a in leaves), (a.delta for a in leaves),
+                             (a.mu for a in leaves if a.mu is not None))
 
 
 def _check_parts(parts, where):
@@ -464,7 +588,7 @@ def _check_parts(parts, where):
             content = _check_parts(content, f"{where}/{name}")
         checked[name] = (share, content)
     total = math.fsum(share for share, _ in checked.values())
-    if total > 1 + _ROUNDOFF:
+    if total > 1 + _SHARE_ROUNDOFF:
         raise ValueError(f"The shares of {where} sum to {total:g} > 1.")
     return checked
 

@@ -8,16 +8,26 @@ exact composition (see :mod:`sklearn_dppca.privacy._accounting`).
 
 import math
 
+from fractions import Fraction
+
 from .._validation import SHARE, check_param
-from ._accounting import Spend, gdp_delta, tidy
+from ._accounting import charged_spend, charged_sums, tidy, within
 from ._calibration import check_delta, check_eps
+from ._decimals import as_granted, as_written, block_delta_bound, float_at_least, trim_to
 
 #: The step name of the entry that charges the composed Gaussian block.
 _GAUSSIAN_BLOCK_STEP = "gaussian block"
 
-# Relative slack for float round-off when parts that sum to the total on paper are
-# added in floating point (0.4 + 0.2 + 0.4 != 1.0 exactly).
-_ROUNDOFF = 1e-12
+# Relative slack for shares that sum to 1 on paper (0.4 + 0.2 + 0.4 != 1.0 in
+# floats); the parts themselves are trimmed to the total exactly.
+_SHARE_ROUNDOFF = 1e-12
+
+
+def _block_delta(mu, block_eps, block_delta):
+    bound = block_delta_bound(as_written(mu), Fraction(float(block_eps)))
+    if block_delta is not None and bound <= Fraction(float(block_delta)):
+        return float(block_delta)
+    return float_at_least(bound)
 
 
 class PrivacyBudget:
@@ -82,11 +92,17 @@ class PrivacyBudget:
             delta_shares[part] = check_param(delta_share, [SHARE], f"{name}[{part!r}]")
         for shares in (eps_shares, delta_shares):
             total = math.fsum(shares.values())
-            if total > 1 + _ROUNDOFF:
+            if total > 1 + _SHARE_ROUNDOFF:
                 raise ValueError(f"The shares in {name} sum to {total:g} > 1: {fractions!r}.")
+        # the parts trimmed until what they charge adds up to at most the total
+        # as written
+        eps_parts = dict(zip(fractions, trim_to(
+            [self.eps * eps_shares[part] for part in fractions], as_written(self.eps))))
+        delta_parts = dict(zip(fractions, trim_to(
+            [self.delta * delta_shares[part] for part in fractions],
+            as_written(self.delta))))
         return {
-            part: _Part(self.eps * eps_shares[part], self.delta * delta_shares[part])
-            if eps_shares[part] > 0
+            part: _Part(eps_parts[part], delta_parts[part]) if eps_shares[part] > 0
             else None
             for part in fractions
         }
@@ -197,27 +213,35 @@ class PrivacyLedger:
         """
         return [entry for entry in self.entries if entry.get("composition") == "gdp"]
 
-    def close_gaussian_block(self, block_eps):
+    def close_gaussian_block(self, block_eps, block_delta=None):
         """Charge the Gaussian block: one entry with its composed ``mu`` and pair.
 
         ``mu = sqrt(sum mu_i^2)`` over the GDP parts recorded so far (exact
-        composition), charged as ``(block_eps, gdp_delta(mu, block_eps))``. Does
-        nothing when there are no such parts (for example a skipped histogram).
+        composition, each part's ``mu`` charged as
+        :func:`~sklearn_dppca.privacy._decimals.charged`), charged as
+        ``(block_eps, delta)`` with ``delta`` the block's ``gdp_delta(mu,
+        block_eps)`` bounded above. Does nothing when there are no such parts
+        (for example a skipped histogram).
 
         Parameters
         ----------
         block_eps : float
             The ``eps`` at which the composed block is charged.
+        block_delta : float, default=None
+            The ``delta`` the block was calibrated within (its plan's): recorded
+            when the bound at the composed ``mu`` is within it (the block is
+            then ``(block_eps, block_delta)``-DP, and a fit at ``delta = 1e-6``
+            reads ``1e-06``), else the bound.
         """
         parts = self.gdp_parts()
         if not parts or any(e.get("step") == _GAUSSIAN_BLOCK_STEP for e in self.entries):
             return
-        mu = math.sqrt(math.fsum(entry["mu"] ** 2 for entry in parts))
+        mu = charged_spend((), (), (entry["mu"] for entry in parts)).mu
         self.entries.append({
             "step": _GAUSSIAN_BLOCK_STEP,
             "mechanism": f"mu-GDP composition of {len(parts)} Gaussian parts",
             "eps": float(block_eps),
-            "delta": gdp_delta(mu, block_eps),
+            "delta": _block_delta(mu, block_eps, block_delta),
             "sensitivity": None,
             "sensitivity_norm": None,
             "noise_scale": None,
@@ -236,9 +260,8 @@ class PrivacyLedger:
         """
         outside = [e for e in self.entries if e.get("step") != _GAUSSIAN_BLOCK_STEP]
         parts = self.gdp_parts()
-        return Spend(math.fsum(e["eps"] for e in outside),
-                     math.fsum(e["delta"] for e in outside),
-                     math.sqrt(math.fsum(e["mu"] ** 2 for e in parts)))
+        return charged_spend((e["eps"] for e in outside), (e["delta"] for e in outside),
+                             (e["mu"] for e in parts))
 
     def spent(self):
         """Compute the total ``(eps, delta)``: the entries' pairs added.
@@ -257,7 +280,7 @@ class PrivacyLedger:
         )
 
     def check_within(self, eps, delta):
-        """Return the spend, capped at the grant for float round-off only.
+        """Check the spend against the grant exactly; return its reading.
 
         Parameters
         ----------
@@ -269,25 +292,30 @@ class PrivacyLedger:
         Returns
         -------
         eps : float
-            The ``eps`` spent, at most the grant.
+            The ``eps`` spent, at most the grant (to 10 significant digits).
         delta : float
-            The ``delta`` spent, at most the grant.
+            The ``delta`` spent, at most the grant (to 10 significant digits).
 
         Raises
         ------
         RuntimeError
-            If the ledger spent more than granted beyond round-off: that would be
-            a bug, and nothing may be released.
+            If the ledger's :meth:`spend` does not fit the grant, compared
+            exactly (no round-off slack) with the grant read as the larger of
+            the float given and its decimal (a mechanism called with the float
+            ``3e-06`` runs at that float; an estimator's parts are trimmed to
+            the decimal, see :meth:`BudgetTree.allocate`): that would be a bug,
+            and nothing may be released.
         """
         spent_eps, spent_delta = self.spent()
-        capped = []
-        for spent, granted, name in ((spent_eps, eps, "eps"), (spent_delta, delta, "delta")):
-            if spent > granted * (1 + _ROUNDOFF) + 1e-300:
-                raise RuntimeError(
-                    f"Privacy ledger spent {name}={spent!r} > granted {granted!r}."
-                )
-            capped.append(min(tidy(spent), granted))
-        return tuple(capped)
+        outside = [e for e in self.entries if e.get("step") != _GAUSSIAN_BLOCK_STEP]
+        spent = charged_sums((e["eps"] for e in outside), (e["delta"] for e in outside),
+                             (e["mu"] for e in self.gdp_parts()))
+        if not within(spent, as_granted(eps), as_granted(delta)):
+            over = "eps" if as_written(spent_eps) > as_written(eps) else "delta"
+            spent, granted = (spent_eps, eps) if over == "eps" else (spent_delta, delta)
+            raise RuntimeError(f"Privacy ledger spent {over}={spent!r} > granted "
+                               f"{granted!r}.")
+        return min(tidy(spent_eps), eps), min(tidy(spent_delta), delta)
 
     def to_list(self):
         """Copy the entries.

@@ -22,6 +22,7 @@ from .._validation import (
 )
 from ._budget import PrivacyLedger
 from ._calibration import check_delta, check_eps
+from ._decimals import as_granted, trim_to
 from ._histograms import dyadic_argmax
 from ._mechanisms import gaussian_mechanism
 from ._pair_sums import clipped_pair_sum
@@ -307,8 +308,13 @@ def huber_mean(w, eps, delta, rng, *, m2_frac=0.25, k_min=-40, k_max=40, block_s
     delta = check_delta(delta)
     m2_frac = check_param(m2_frac, [UNIT_OPEN], "m2_frac")
     m = w.size
-    scale_eps = m2_frac * eps
-    gd_eps = eps - scale_eps
+    n_steps = max(1, math.ceil(math.log(m)))
+    # the scale's share and the steps' trimmed so that together they spend at
+    # most the grant (gd_eps / n_steps added n_steps times may exceed gd_eps)
+    gd_eps = eps - m2_frac * eps
+    scale_eps, *step_eps = trim_to([m2_frac * eps] + [gd_eps / n_steps] * n_steps,
+                                   as_granted(eps))
+    step_delta = trim_to([delta / n_steps] * n_steps, as_granted(delta))
     block_size = check_param(block_size, [None, Interval("int", 1, None)], "block_size")
     medians = _pair_block_medians(w, rng, block_size)
     scale = dyadic_argmax(medians, scale_eps, rng,
@@ -316,13 +322,13 @@ def huber_mean(w, eps, delta, rng, *, m2_frac=0.25, k_min=-40, k_max=40, block_s
                           k_max=k_max, ledger=ledger, step=f"{step}/scale")
     _warn_if_scale_is_noise(medians.size, scale_eps, k_max - k_min + 1)
     tau = _huber_tau(scale, gd_eps, m)
-    n_steps = max(1, math.ceil(math.log(m)))
     mu = 0.0
     for index in range(1, n_steps + 1):
         # mu + gradient: adding the earlier release mu is post-processing.
         mu, noise_scale = gaussian_mechanism(mu + _huber_gradient(w, mu, tau), 2 * tau / m,
-                                   gd_eps / n_steps, delta / n_steps, rng, noise=noise,
-                                   ledger=ledger, step=f"{step}/gd step {index}")
+                                   step_eps[index - 1], step_delta[index - 1], rng,
+                                   noise=noise, ledger=ledger,
+                                   step=f"{step}/gd step {index}")
     return (mu, noise_scale) if return_noise_scale else mu
 
 
