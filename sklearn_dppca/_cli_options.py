@@ -272,7 +272,9 @@ class Options:
         if self.group == "":
             raise _UserError("--group: the column name is empty.")
         self.groups = _parse_labels(args.groups) if args.groups is not None else None
-        self.out = _figure_path(args.out if args.out is not None else "report.png")
+        # (a preview across eps draws its own figure: it never replaces a report)
+        default_out = "eps_preview.png" if self.eps_range is not None else "report.png"
+        self.out = _figure_path(args.out if args.out is not None else default_out)
         self.dpi = _int(args.dpi, "--dpi", minimum=10) if args.dpi is not None else 100
         self.json = args.json
         self.budget_file = args.budget_file

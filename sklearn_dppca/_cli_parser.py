@@ -209,7 +209,9 @@ def build_parser():
                             "above; default {dppca})")
     output = parser.add_argument_group("output")
     output.add_argument("--out", default=None, metavar="FILE",
-                        help="overview figure, .png, .pdf or .svg (default report.png)")
+                        help="overview figure, .png, .pdf or .svg (default report.png; "
+                             "with --plan --eps-range the preview figure, default "
+                             "eps_preview.png)")
     output.add_argument("--scree-kind", choices=tuple(SCREE_PANELS), default=None,
                         help="the scree panel: PVE bars on one axis (pve, the "
                              "default), the variances only, or both on two axes")
@@ -227,11 +229,13 @@ def build_parser():
     output.add_argument("--plan", action="store_true",
                         help="print what the fit would buy (one line per mechanism "
                         "step, from the number of rows, the variables and the "
-                        "budget: no cell is read) and stop; no file is written")
+                        "budget: no cell is read) and stop; no file is written "
+                        "(with --eps-range, only its figure)")
     output.add_argument("--eps-range", default=None, metavar="LOW:HIGH",
                         help="with --plan: the plan at 7 eps from LOW to HIGH "
                              "(geometric), each part's predicted noise and whether it "
-                             "is bought, and what each eps means for one person; "
+                             "is bought, and what each eps means for one person, "
+                             "printed and drawn to --out (default eps_preview.png); "
                              "nothing is read or spent")
     output.add_argument("--quiet", action="store_true",
                         help="print only warnings and errors")

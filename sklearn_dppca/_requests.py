@@ -11,15 +11,21 @@ One reading of each input for both front ends:
 * **pairs on large tables**: no rule of their own: DPPCA's ``pairs="auto"``
   (:func:`~sklearn_dppca._pair_design.design_pairs`) decides, unless the user chose
   ``pairs``;
-* **the spend of a fit** is read off its public plan (:func:`planned_spend`), the
-  very spend the fit charges, and how the plan changes with eps by
-  :func:`eps_preview`;
+* **the spend of a fit** is read off its public plan (:func:`planned_spend`, from
+  :mod:`sklearn_dppca._plan_preview`), the very spend the fit charges, and how the
+  plan changes with eps by :func:`eps_preview` (the same preview as the
+  explorer's figure, :class:`~sklearn_dppca.display.EpsPreviewDisplay`);
 * **the scree panel** shows the PVE, the variances or both (:data:`SCREE_PANELS`);
 * **public bounds** are written ``0:10,-5:5`` (one range per variable, in their
   order) or ``age=17:90,hours=1:99`` (by name): :func:`parse_bounds`.
 """
 
 import math
+
+from ._plan_preview import planned_spend, preview_across_eps
+
+__all__ = ["SCREE_PANELS", "budget_split", "eps_preview", "parse_bounds", "planned_spend",
+           "shares_note"]
 
 #: What the scree panel shows (``--scree-kind``, the explorer's "Scree shows") ->
 #: the scree's keywords (``plot_overview``'s ``scree_kw``). Its cumulative PVE line
@@ -112,75 +118,29 @@ def shares_note(split):
             "fraction of its eps and delta (shares are fractions of eps).")
 
 
-def planned_spend(plan):
-    """The spend a fit charges, read off its public plan.
-
-    Parameters
-    ----------
-    plan : pandas.DataFrame
-        An estimator's :meth:`~sklearn_dppca.DPPCA.plan`.
-
-    Returns
-    -------
-    Spend
-        The sums of ``eps`` and ``delta`` of the released steps and their
-        Gaussian block's ``mu`` (composed as the accountant does): what the fit
-        charges its accountant.
-    """
-    # (the command line starts without SciPy)
-    from .privacy._accounting import charged_spend
-
-    released = plan[plan["released"]]
-    return charged_spend(released["eps"], released["delta"],
-                         [mu for mu in released["mu"] if mu == mu])
-
-
-#: How many eps a preview across eps shows (``--eps-range``, the explorer's plan).
-_PREVIEW_POINTS = 7
-
-
 def eps_preview(estimator, n_samples, n_features, eps_range, delta):
-    """The plan at :data:`_PREVIEW_POINTS` eps from ``eps_range`` (geometric), as
-    text for both front ends: per eps and part of the fit, the largest predicted
-    noise sd of its steps (relative to each step's public scale; "bought" where
-    its steps have no such sd, "-" where the part is not bought), and the
-    membership bounds of the fit's spend (public: n, p and the settings). The
-    estimator's own eps is put back; a setting the plan refuses is its
-    ValueError."""
-    import numpy as np
-
-    from .privacy import membership_risk
-
-    low, high = eps_range
-    grid = np.geomspace(low, high, _PREVIEW_POINTS)
-    # (the estimator at each eps, then back: a clone would warn that it spends)
-    asked = estimator.get_params()["eps"]
-    try:
-        plans = [estimator.set_params(eps=float(eps)).plan(n_samples, n_features)
-                 for eps in grid]
-    finally:
-        estimator.set_params(eps=asked)
-    parts = list(dict.fromkeys(step.split("/")[0] for plan in plans
-                               for step in plan["step"]))
+    """The plan across eps (:func:`~sklearn_dppca._plan_preview.preview_across_eps`)
+    as text for both front ends: per eps and part of the fit, the largest
+    predicted noise sd of its steps (relative to each step's public scale;
+    "bought" where its steps have no such sd, "-" where the part is not bought),
+    and the membership bounds of the fit's spend (public: n, p and the
+    settings). A setting the plan refuses is its ValueError."""
+    preview = preview_across_eps(estimator, n_samples, n_features, eps_range, delta)
     lines = ["", "Preview across eps: each part's largest noise sd (relative to each "
              "step's public scale; '-': not bought) and the best membership test "
              "(true positives at 1% false positives, advantage):",
-             f"{'eps':>7s} " + " ".join(f"{part:>9s}" for part in parts)
+             f"{'eps':>7s} " + " ".join(f"{part:>9s}" for part in preview.parts)
              + f" {'TPR@1%':>7s} {'advantage':>9s}"]
-    for eps, plan in zip(grid, plans):
-        cells = [_part_cell(plan, part) for part in parts]
-        risk = membership_risk(planned_spend(plan), delta)
+    for column, eps in enumerate(preview.eps):
+        cells = [_preview_cell(preview.bought[row, column], preview.noise_sd[row, column])
+                 for row in range(len(preview.parts))]
         lines.append(f"{eps:7.3g} " + " ".join(f"{cell:>9s}" for cell in cells)
-                     + f" {100 * risk['tpr']:6.1f}% {risk['advantage']:9.2f}")
+                     + f" {100 * preview.tpr[column]:6.1f}% "
+                     f"{preview.advantage[column]:9.2f}")
     return "\n".join(lines)
 
 
-def _part_cell(plan, part):
-    """One cell of the preview: the part's largest relative noise sd, "bought"
-    when its steps have none, "-" when it is not run."""
-    rows = [row for row in plan.itertuples(index=False)
-            if row.step.split("/")[0] == part]
-    if not rows or not all(row.released for row in rows):
+def _preview_cell(bought, noise_sd):
+    if not bought:
         return "-"
-    sds = [row.noise_sd for row in rows if row.noise_sd == row.noise_sd]
-    return f"{max(sds):.3g}" if sds else "bought"
+    return "bought" if noise_sd != noise_sd else f"{noise_sd:.3g}"

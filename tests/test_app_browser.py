@@ -473,6 +473,14 @@ def test_every_tab_is_drawn_at_full_width_for_free(explorer, browser, csv):
     _until(browser, lambda d: "Privacy ledger of fit 1" in _text(d, "ledger"), "the ledger")
     assert "Charges to the budget of this data set" in _text(browser, "ledger")
     _screenshot(browser, "tab-ledger")
+    # the next fit's plan, and its preview across eps drawn (public, free)
+    _show_tab(browser, "plan")
+    _until(browser, lambda d: "Preview across eps" in _text(d, "plan"), "the plan")
+    _until(browser, lambda d: d.execute_script(
+        "const img = document.querySelector('#plan_preview_picture img');"
+        "return img !== null && img.complete && img.naturalWidth > 0;"),
+        "the preview across eps")
+    _screenshot(browser, "tab-plan")
     assert _text(browser, "budget_meter") == meter
     assert _options(browser, "fit_choice") == fits
     assert _saved(csv).charges == charges

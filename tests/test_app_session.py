@@ -395,6 +395,12 @@ def test_the_plan_previews_the_fit_across_eps_for_free(tmp_path, data):
     assert not path.exists() or explorer.accountant.spent() == (0.0, 0.0)
     with pytest.raises(ValueError, match="bounds"):
         explorer.eps_preview({**FIT, "bounds": "0:1"})
+    # ... and drawn: the same preview as a picture, still for free
+    picture = explorer.eps_preview_picture({**FIT, "eps": 0.8})
+    assert picture[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not path.exists() or explorer.accountant.spent() == (0.0, 0.0)
+    with pytest.raises(ValueError, match="bounds"):
+        explorer.eps_preview_picture({**FIT, "bounds": "0:1"})
 
 
 def test_the_scree_shows_the_variances_when_asked(tmp_path, data):

@@ -6,6 +6,7 @@ import io
 
 from ..display import (
     BiplotDisplay,
+    EpsPreviewDisplay,
     LoadingDisplay,
     ScoreDisplay,
     ScreeDisplay,
@@ -151,6 +152,20 @@ def figure_bytes(fit, display="overview", fmt="png", dpi=100, **drawing):
     figure, _ = draw_figure(fit, display, **drawing)
     buffer = io.BytesIO()
     figure.savefig(buffer, format=fmt, dpi=dpi)
+    return buffer.getvalue()
+
+
+def preview_png(estimator, n_samples, n_features, eps_range, size, dpi):
+    """The plan of ``estimator`` across ``eps_range`` drawn as a PNG file's bytes
+    (:class:`~sklearn_dppca.display.EpsPreviewDisplay`; public inputs only)."""
+    _use_agg()
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=size, layout="constrained")
+    EpsPreviewDisplay.from_estimator(estimator, n_samples, n_features,
+                                     eps_range=eps_range, ax=figure.add_subplot())
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi)
     return buffer.getvalue()
 
 

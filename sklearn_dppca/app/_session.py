@@ -32,7 +32,7 @@ from .._release_write import export_release
 from .._released_pca import load_release
 from .._requests import eps_preview, planned_spend, shares_note
 from .._summary import ledger_table, plan_text
-from ._figures import draw_figure, figure_bytes
+from ._figures import draw_figure, figure_bytes, preview_png
 from ._inputs import dppca_params
 from ._sources import BUDGET_SUFFIX, budget_file_for, data_key
 from ..privacy import BudgetExceededError, PrivacyAccountant, SealError
@@ -359,6 +359,15 @@ class Explorer:
         eps = kwargs["eps"]
         return eps_preview(estimator, n_samples, n_features, (eps / 4, eps * 4),
                            kwargs["delta"]).lstrip("\n")
+
+    def eps_preview_picture(self, params, size=(8.0, 5.0), dpi=100):
+        """The same preview drawn (:class:`~sklearn_dppca.display.EpsPreviewDisplay`),
+        as a PNG file's bytes: public inputs only, nothing spent."""
+        estimator, kwargs = self._unfitted(params)
+        n_samples, n_features = self.data.X.shape
+        eps = kwargs["eps"]
+        return preview_png(estimator, n_samples, n_features, (eps / 4, eps * 4),
+                           size, dpi)
 
     def _afford_text(self, spend):
         """Whether a fit charging ``spend`` fits what is left, and the meter after

@@ -233,6 +233,15 @@ def _view_row(reference=False):
     )
 
 
+def _image_file(data, alt, **attributes):
+    """A rendered image for Shiny: the PNG ``data`` in a temporary file (deleted
+    once sent) and its HTML attributes."""
+    handle, path = tempfile.mkstemp(suffix=".png")
+    with os.fdopen(handle, "wb") as stream:
+        stream.write(data)
+    return {"src": path, "alt": alt, **attributes}
+
+
 def _picture_tab(display, title):
     overview = display == "overview"
     image = ui.output_image(f"{display}_picture", width="100%",
@@ -259,7 +268,10 @@ def _page(start_label, budget, start_data=None, access=None):
     tabs = [_picture_tab(display, _TAB_TITLES[display]) for display in DISPLAYS]
     tabs += [ui.nav_panel("Ledger", ui.output_code("ledger"), value="ledger"),
              ui.nav_panel("Summary", ui.output_code("summary"), value="summary"),
-             ui.nav_panel("Next fit's plan", ui.output_code("plan"), value="plan")]
+             ui.nav_panel("Next fit's plan", ui.output_code("plan"),
+                          ui.output_image("plan_preview_picture", width="100%",
+                                          height="auto"),
+                          value="plan")]
     return ui.page_sidebar(
         ui.sidebar(_fit_bar(),
                    ui.accordion(_data_panel(start_label, start_data, access.uploads),
@@ -476,6 +488,17 @@ def _server_for(state):
                 return text
             return f"{text}\n\n{preview}"
 
+        @render.image(delete_file=True)
+        def plan_preview_picture():
+            # the preview across eps drawn: public inputs only, nothing spent
+            try:
+                data = current().eps_preview_picture(
+                    _fit_inputs(input, state.access.reference))
+            except (UserError, ValueError, TypeError):
+                return None
+            return _image_file(data, "the next fit's plan across eps",
+                               style="display: block; max-width: 820px;", width="100%")
+
         @render.text
         def plan_verdict():
             # the plan's last lines: what the next fit buys and what it cannot, and
@@ -641,12 +664,9 @@ def _picture_outputs(display, session, input, chosen, drawing):
         data, _, _ = drawn()
         if data is None:
             return None
-        handle, path = tempfile.mkstemp(suffix=".png")
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
         # drawn at the size of its place: one figure pixel per CSS pixel
-        return {"src": path, "alt": f"{display} picture", "style": "display: block;",
-                **({} if display == "overview" else {"width": "100%"})}
+        return _image_file(data, f"{display} picture", style="display: block;",
+                           **({} if display == "overview" else {"width": "100%"}))
 
     picture.__name__ = image_id
     render.image(delete_file=True)(picture)

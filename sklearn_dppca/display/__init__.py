@@ -1,4 +1,5 @@
-"""The five DP PCA pictures, scikit-learn style displays.
+"""The five DP PCA pictures, scikit-learn style displays, and the preview of a
+fit's plan across eps (:class:`EpsPreviewDisplay`, public inputs only).
 
 Each display follows scikit-learn's ``RocCurveDisplay`` pattern: the constructor
 takes computed values, ``plot(ax=None, ...)`` draws and returns the display, and the
@@ -12,6 +13,7 @@ matplotlib is imported only when something is drawn.
 """
 
 from ._biplot import BiplotDisplay
+from ._eps_preview import EpsPreviewDisplay
 from ._loading import LoadingDisplay
 from ._overview import plot_overview
 from ._score import ScoreDisplay
@@ -20,6 +22,7 @@ from ._variable import VariableDisplay
 
 __all__ = [
     "BiplotDisplay",
+    "EpsPreviewDisplay",
     "LoadingDisplay",
     "ScoreDisplay",
     "ScreeDisplay",
