@@ -244,6 +244,14 @@ def _cell_values(cells):
     return values, text
 
 
+def csv_columns(path, *, shown_as=None):
+    """The column names of a CSV file's header (public: what the file declares),
+    with the header's checks of :func:`read_csv`; no cell is read as a value."""
+    shown = path if shown_as is None else shown_as
+    header, _ = _read_rows(path, shown)
+    return _header_names(header, shown)
+
+
 def csv_shape(path, columns=None, group=None, *, shown_as=None, spelling=None):
     """The public shape ``(n, p)`` of the table :func:`read_csv` would read: the
     number of data rows and of declared variables. No cell is read as a value

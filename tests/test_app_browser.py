@@ -190,7 +190,10 @@ def _click_and_settle(driver, element_id):
     """Click a button and wait until the server has gone busy and idle again, that
     is, has finished what the click started."""
     idle = driver.execute_script("return window.idleCount;")
-    driver.find_element(By.ID, element_id).click()
+    button = driver.find_element(By.ID, element_id)
+    # (in sight first: the sidebar may have scrolled it under the budget meter)
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", button)
+    button.click()
     _until(driver, lambda d: d.execute_script("return window.idleCount;") > idle,
            f"the server to finish the {element_id} click")
 
@@ -434,6 +437,34 @@ def test_a_fit_spends_and_shows_its_figure(explorer, browser, csv):
     # the release is kept beside the budget file, as published: no reference
     (kept,) = _kept(csv)
     assert "NOT_PRIVATE" not in kept.read_text(encoding="utf-8")
+
+
+def test_the_picker_lists_the_columns_and_the_preview_shows_no_value(explorer, browser,
+                                                                     csv):
+    # the variables are picked from the file's header (uploaded: every column);
+    # the loaded data are described by names and types, never by a value
+    offered = browser.execute_script(
+        "return Object.keys(document.querySelector('#columns').selectize.options);")
+    assert sorted(offered) == sorted(VARIABLES + (GROUP_COLUMN,))
+    preview = _text(browser, "data_preview")
+    assert preview.startswith(f"{N_ROWS} rows x {len(VARIABLES)} variables, each a number: "
+                              + ", ".join(VARIABLES))
+    assert f"Groups (column {GROUP_COLUMN!r}): the declared labels" in preview
+    cells = csv.read_text(encoding="utf-8").splitlines()[1].split(",")[:-1]
+    assert not any(cell in preview for cell in cells)
+    # two picked in the list and loaded: the data are those two (the same
+    # budget: the file's), then all again
+    meter = _text(browser, "budget_meter")
+    browser.execute_script("document.querySelector('#columns').selectize"
+                           ".setValue(['reading', 'algebra']);")
+    _click_and_settle(browser, "load_data")
+    _until(browser, lambda d: _text(d, "data_preview").startswith(
+        f"{N_ROWS} rows x 2 variables, each a number: reading, algebra."), "two columns")
+    assert _text(browser, "budget_meter") == meter
+    browser.execute_script("document.querySelector('#columns').selectize.clear();")
+    _click_and_settle(browser, "load_data")
+    _until(browser, lambda d: _text(d, "data_preview").startswith(
+        f"{N_ROWS} rows x {len(VARIABLES)} variables"), "all columns again")
 
 
 def test_fit_stays_in_sight(explorer, browser):

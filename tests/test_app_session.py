@@ -39,7 +39,9 @@ from sklearn_dppca.app._sources import (  # noqa: E402
     BUDGET_SUFFIX,
     budget_file_for,
     data_key,
+    data_preview_text,
     load_source,
+    source_columns,
 )
 from sklearn_dppca.datasets import make_gaussian_clusters  # noqa: E402
 from ._hang_guard import HANG_GUARD  # noqa: E402
@@ -711,7 +713,45 @@ def test_the_group_fields_start_as_the_app_was_started(tmp_path):
 
     assert value_of("group_column") == "grp"
     assert value_of("group_labels") == "x,y"
-    assert value_of("columns") == ""
+    # the variables are picked from a list (none picked: all but the group)
+    start = page.index('id="columns"')
+    assert "<select" in page[start - 80:start] and "selected" not in \
+        page[start:page.index("</select>", start)]
     empty = str(_page(None, (2.0, 1e-5)))
     start = empty.index('id="group_column"')
     assert 'value=""' in empty[start:start + 300]
+
+
+def test_the_picker_offers_declared_names_only(tmp_path):
+    from sklearn_dppca.datasets import load_wine_frame
+
+    assert source_columns("wine") == list(load_wine_frame()[0].columns)
+    assert source_columns("upload") == []            # no file chosen yet
+    assert source_columns("start") == []             # the data as started
+    path = tmp_path / "mine.csv"
+    path.write_text("height,weight,grp\n1.5,60,x\n1.7,70,y\n")
+    assert source_columns("upload", path=str(path), file_name="mine.csv") == [
+        "height", "weight", "grp"]
+    bad = tmp_path / "semi.csv"
+    bad.write_text("a;b\n1,5;2\n")
+    with pytest.raises(UserError, match="semicolon"):
+        source_columns("upload", path=str(bad), file_name="semi.csv")
+    # names picked in the list may hold commas: they are taken as they are
+    comma = tmp_path / "comma.csv"
+    comma.write_text('"x, cm",y\n1,2\n3,4\n5,6\n')
+    data = load_source("upload", path=str(comma), file_name="comma.csv",
+                       columns=("x, cm",))
+    assert list(data.X.columns) == ["x, cm"]
+
+
+def test_the_data_preview_names_and_types_but_no_value(tmp_path):
+    path = tmp_path / "survey.csv"
+    path.write_text("a,b,grp\n1234.5,-987.25,x\n2.5,3.5,y\n7.5,8.5,x\n")
+    data = load_source("upload", path=str(path), file_name="survey.csv",
+                       group_column="grp", group_labels="x,y")
+    text = data_preview_text(data)
+    assert text == ("3 rows x 2 variables, each a number: a, b. Groups (column 'grp'): "
+                    "the declared labels x, y, drawn as groups, never a variable. No "
+                    "value is shown here.")
+    for value in ("1234", "987", "2.5", "8.5"):
+        assert value not in text

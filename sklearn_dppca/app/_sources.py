@@ -14,6 +14,7 @@ from .._data_sources import (
     TabularData,
     UserError,
     builtin_data,
+    csv_columns,
     parse_names,
     read_csv,
 )
@@ -74,8 +75,44 @@ def _example_data(name):
     return TabularData(bunch.data, y, labels, "scikit-learn example data 'digits'", "digit")
 
 
+def source_columns(source, *, path=None, file_name=None):
+    """The names a source's variables may be picked from (public: a data set's
+    declared column names, or an uploaded file's header; no cell is read):
+    empty for a source without them (the data set as started, an upload not yet
+    chosen). Every problem is a :class:`UserError`."""
+    if source not in SOURCES:
+        return []
+    if source == UPLOAD:
+        if path is None:
+            return []
+        return csv_columns(path, shown_as=file_name or os.path.basename(path))
+    if source in ("builtin", "adult"):
+        return [str(name) for name in builtin_data(
+            "gau" if source == "builtin" else source).X.columns]
+    return [str(name) for name in _example_data(source).X.columns]
+
+
+def data_preview_text(data):
+    """What a fit on ``data`` reads, by name and type, never by value: the number
+    of rows, each variable (a number: the reader refuses any other cell) and the
+    group column with its declared labels."""
+    n, p = data.X.shape
+    names = [str(name) for name in getattr(data.X, "columns", range(p))]
+    text = (f"{n} rows x {p} variables, each a number: " + ", ".join(names[:40])
+            + (f", ... ({p - 40} more)" if p > 40 else "") + ".")
+    if data.labels:
+        column = f" (column {data.group_column!r})" if data.group_column else ""
+        text += (f" Groups{column}: the declared labels "
+                 f"{', '.join(map(str, data.labels))}, drawn as groups, never a "
+                 "variable.")
+    return text + " No value is shown here."
+
+
 def _names_or_none(text, option, what):
-    """A comma-separated list typed in the page, or None when the box is empty."""
+    """A comma-separated list typed in the page, or the names picked in a list
+    (a tuple: names may hold commas), or None when there are none."""
+    if isinstance(text, (list, tuple)):
+        return [str(name) for name in text] or None
     if text is None or not str(text).strip():
         return None
     return parse_names(text, option, what)
@@ -99,10 +136,10 @@ def load_source(source, *, path=None, file_name=None, columns="", group_column="
     """The data of one source of the page; every problem is a :class:`UserError`.
 
     ``source`` is a key of :data:`SOURCES`. For ``"upload"``, ``path`` is where the
-    file is and ``file_name`` its name (used in messages); ``columns``,
-    ``group_column`` and ``group_labels`` are the page's text boxes. For the other
-    sources, ``columns`` may pick some of their variables; their groups are their
-    own.
+    file is and ``file_name`` its name (used in messages); ``columns`` (the
+    names picked, or comma-separated text), ``group_column`` and ``group_labels``
+    are the page's fields. For the other sources, ``columns`` may pick some of
+    their variables; their groups are their own.
     """
     if source not in SOURCES:
         raise UserError(f"unknown data source {source!r}; choose one of "

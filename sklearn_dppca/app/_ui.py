@@ -33,7 +33,15 @@ from ._figures import (
 from ._inputs import fit_defaults, split_defaults
 from ._session import Explorer, open_release
 from ._access import TokenGate, local_access
-from ._sources import SOURCES, UPLOAD, budget_file_for, data_key, load_source
+from ._sources import (
+    SOURCES,
+    UPLOAD,
+    budget_file_for,
+    data_key,
+    data_preview_text,
+    load_source,
+    source_columns,
+)
 
 try:
     from shiny import App, reactive, render, ui
@@ -145,12 +153,14 @@ def _data_panel(start_label, start_data=None, uploads=True):
         ui.input_select("data_source", "Data source", choices,
                         selected=START if start_label else "builtin"),
         *upload,
-        ui.input_text("columns", "Variables (comma-separated; empty: all but the group)",
-                      ""),
+        # the picker lists the source's declared column names (no cell is read)
+        ui.input_selectize("columns", "Variables (none picked: all but the group)",
+                           [], multiple=True),
         ui.input_text("group_column", "Group column", fields["group_column"]),
         ui.input_text("group_labels", "Group labels (comma-separated, declared)",
                       fields["group_labels"]),
         ui.input_action_button("load_data", "Load data"),
+        ui.div(ui.output_text("data_preview"), class_="dppca-note"),
     )
 
 
@@ -375,6 +385,25 @@ def _server_for(state):
                     revision.set(revision() + 1)
 
         @reactive.effect
+        def _offer_columns():
+            # the picker offers the chosen source's column names (a data set's
+            # declared names, an uploaded file's header: no cell is read)
+            source = input.data_source()
+            upload = (input.upload() or [None])[0] if state.access.uploads else None
+            try:
+                names = source_columns(source, path=upload and upload["datapath"],
+                                       file_name=upload and upload["name"])
+            except UserError:
+                names = []        # (Load data says what is wrong with the file)
+            ui.update_selectize("columns", choices=names, selected=[])
+
+        @render.text
+        def data_preview():
+            # names and types, never a value: what the next fit will read
+            revision()
+            return data_preview_text(current().data)
+
+        @reactive.effect
         @reactive.event(input.load_data)
         def _load():
             source = input.data_source()
@@ -389,7 +418,8 @@ def _server_for(state):
                     upload = (input.upload() or [None])[0]
                     data = load_source(
                         source, path=upload and upload["datapath"],
-                        file_name=upload and upload["name"], columns=input.columns(),
+                        file_name=upload and upload["name"],
+                        columns=tuple(input.columns() or ()),
                         group_column=input.group_column(),
                         group_labels=input.group_labels())
                     explorer = state.explorer_for(data)
