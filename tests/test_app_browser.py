@@ -325,16 +325,25 @@ def _meter(driver):
     return tuple(float(v) for v in found.groups())
 
 
+def _budget_path(csv):
+    """The budget file of the uploaded ``csv`` (unnamed: keyed by its contents)."""
+    from sklearn_dppca.app._sources import budget_file_for, data_key, load_source
+
+    data = load_source("upload", path=str(csv), file_name=csv.name,
+                       group_column=GROUP_COLUMN, group_labels=",".join(GROUPS))
+    return Path(budget_file_for(data_key(data, csv.parent), csv.parent))
+
+
 def _saved(csv):
     """The data set's account as saved beside it, in the file of its key
     (read-only: a copy in memory)."""
-    (path,) = csv.parent.glob("data-*.dppca-budget.json")
-    return PrivacyAccountant.load(path)
+    return PrivacyAccountant.load(_budget_path(csv))
 
 
 def _kept(csv):
     """The release files kept beside the data set's budget file, oldest first."""
-    return sorted(csv.parent.glob("data-*.dppca-releases/*.json"))
+    releases = _budget_path(csv).name.replace(".dppca-budget.json", ".dppca-releases")
+    return sorted((csv.parent / releases).glob("*.json"))
 
 
 def _screenshot(driver, name):
@@ -680,6 +689,48 @@ def test_two_sessions_meters_agree(explorer, browser, csv):
     _until(browser, lambda d: len(_fit_values(d)) == 2, "the first tab to list the fit")
     _screenshot(browser, "two-sessions-first")
     assert len(_saved(csv).charges) == explorer["charges"]
+
+
+def _load_upload(driver, path, data_name=""):
+    """Upload ``path`` through the page under ``data_name`` and load it."""
+    _choose(driver, "data_source", "upload")
+    driver.find_element(By.ID, "upload").send_keys(str(path))
+    _until(driver, lambda d: "complete" in _text(d, "upload_progress").lower(),
+           "the upload to complete")
+    _type(driver, "data_name", data_name)
+    _click_and_settle(driver, "load_data")
+    _until(driver, lambda d: f"{N_ROWS} rows x" in _text(d, "data_preview"),
+           f"{path.name} to load")
+
+
+def test_an_upload_named_by_its_custodian_keeps_its_budget(explorer, browser, csv,
+                                                            folder):
+    # the custodian's name for a data set keys its budget: an edited copy under
+    # another file name finds the budget its first upload spent
+    lines = csv.read_text(encoding="utf-8").splitlines()
+    copies = []
+    for name, row in (("marks-2026.csv", 1), ("marks (edited).csv", 2)):
+        edited = list(lines)
+        cells = edited[row].split(",")
+        cells[0] = f"{float(cells[0]) + 1:.1f}"            # one cell changed
+        edited[row] = ",".join(cells)
+        (folder / name).write_text("\n".join(edited) + "\n", encoding="utf-8")
+        copies.append(folder / name)
+    original = _meter(browser)
+    _load_upload(browser, copies[0], "school marks 2026")
+    _until(browser, lambda d: _meter(d)[0] == 0, "a budget of its own for the name")
+    assert _meter(browser)[1:] == original[1:]
+    _type(browser, "eps", SECOND_FIT["eps"])
+    browser.find_element(By.ID, "fit").click()
+    _until(browser, lambda d: _meter(d)[0] > 0, "the named data set's fit to spend")
+    spent = _meter(browser)
+    _load_upload(browser, copies[1], "school marks 2026")
+    _until(browser, lambda d: _meter(d) == spent, "the same budget for the edited copy")
+    _load_upload(browser, copies[1])                          # unnamed: its own
+    _until(browser, lambda d: _meter(d)[0] == 0, "a fresh budget for unnamed bytes")
+    _load_upload(browser, csv)                                 # back to the module's
+    _until(browser, lambda d: _meter(d) == original, "the module's budget again")
+    _type(browser, "eps", FIRST_FIT["eps"])
 
 
 def test_a_restart_keeps_the_spent_budget_and_the_releases(explorer, browser, csv):

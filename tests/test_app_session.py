@@ -755,3 +755,28 @@ def test_the_data_preview_names_and_types_but_no_value(tmp_path):
                     "value is shown here.")
     for value in ("1234", "987", "2.5", "8.5"):
         assert value not in text
+
+
+def test_an_upload_named_by_its_custodian_keeps_one_budget(tmp_path):
+    # the same data set, edited (one cell) and renamed (a column, the file):
+    # under one declared name it is one budget; unnamed, each has its own
+    first, edited = tmp_path / "survey.csv", tmp_path / "survey (copy).csv"
+    first.write_text("a,b\n1,2\n3,4\n5,6\n7,9\n")
+    edited.write_text("a,bb\n1,2\n3,4\n5,6\n7,8\n")
+    named = [load_source("upload", path=str(path), file_name=path.name,
+                         data_name="county survey") for path in (first, edited)]
+    assert data_key(named[0], tmp_path) == data_key(named[1], tmp_path)
+    other = load_source("upload", path=str(first), file_name=first.name,
+                        data_name="another survey")
+    assert data_key(other, tmp_path) != data_key(named[0], tmp_path)
+    unnamed = [load_source("upload", path=str(path), file_name=path.name)
+               for path in (first, edited)]
+    assert data_key(unnamed[0], tmp_path) != data_key(unnamed[1], tmp_path)
+    assert data_key(unnamed[0], tmp_path) != data_key(named[0], tmp_path)
+    # one explorer, one budget: a fit on the first is charged to the edited copy
+    explorers = [Explorer(data, BUDGET, budget_file_for(data_key(data, tmp_path),
+                                                        tmp_path)) for data in named]
+    explorers[0].fit({**FIT, "eps": 0.5})
+    spent = explorers[0].accountant.spent()
+    assert spent[0] > 0 and explorers[1].accountant.spent() == spent
+    assert len(explorers[1].accountant.charges) == 1

@@ -132,14 +132,17 @@ def _select_columns(data, columns):
 
 
 def load_source(source, *, path=None, file_name=None, columns="", group_column="",
-                group_labels=""):
+                group_labels="", data_name=""):
     """The data of one source of the page; every problem is a :class:`UserError`.
 
     ``source`` is a key of :data:`SOURCES`. For ``"upload"``, ``path`` is where the
     file is and ``file_name`` its name (used in messages); ``columns`` (the
     names picked, or comma-separated text), ``group_column`` and ``group_labels``
-    are the page's fields. For the other sources, ``columns`` may pick some of
-    their variables; their groups are their own.
+    are the page's fields; ``data_name``, when given, is the custodian's name for
+    an uploaded data set, which then keys its budget (:func:`declare_name`: an
+    edited cell or a renamed copy keeps the budget). For the other sources,
+    ``columns`` may pick some of their variables; their groups are their own and
+    their budgets keyed by their contents.
     """
     if source not in SOURCES:
         raise UserError(f"unknown data source {source!r}; choose one of "
@@ -170,6 +173,8 @@ def load_source(source, *, path=None, file_name=None, columns="", group_column="
                         "column cannot also be a variable.")
     data = read_csv(path, variables, group, labels, max_abs=MAX_ABS_VALUE,
                     shown_as=file_name or os.path.basename(path), spelling=_APP_SPELLING)
+    if str(data_name or "").strip():
+        return declare_name(data, data_name)
     data.fingerprint = csv_fingerprint(path)
     return data
 
@@ -272,7 +277,8 @@ def declare_name(data, name):
     cell, a renamed column, ``true``/``false`` for 0/1) under the same secret."""
     text = " ".join(str(name).split())
     if not text:
-        raise UserError("the data set's name (--data-name) must not be empty.")
+        raise UserError("the data set's name (--data-name, 'Data set name') must not "
+                        "be empty.")
     data.fingerprint = _DECLARED_PREFIX + text
     return data
 

@@ -147,7 +147,10 @@ def _data_panel(start_label, start_data=None, uploads=True):
                     if uploads or source != UPLOAD})
     fields = _start_fields(start_data)
     upload = [ui.input_file("upload", "CSV file (header row)",
-                            accept=[".csv", "text/csv"])] if uploads else []
+                            accept=[".csv", "text/csv"]),
+              # the custodian's name for an uploaded data set keys its budget
+              ui.input_text("data_name", "Data set name (keys the upload's budget; "
+                            "empty: its contents do)", "")] if uploads else []
     return ui.accordion_panel(
         "Data",
         ui.input_select("data_source", "Data source", choices,
@@ -421,7 +424,8 @@ def _server_for(state):
                         file_name=upload and upload["name"],
                         columns=tuple(input.columns() or ()),
                         group_column=input.group_column(),
-                        group_labels=input.group_labels())
+                        group_labels=input.group_labels(),
+                        data_name=input.data_name() if source == UPLOAD else "")
                     explorer = state.explorer_for(data)
             except (UserError, ValueError, TypeError) as error:
                 note.set(f"Data not loaded: {describe_error(error)} (the data shown "
