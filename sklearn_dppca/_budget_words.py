@@ -61,7 +61,8 @@ def budget_words(accountant):
     buys: :func:`_room_words`), ``sentence`` (:data:`_COMPOSITION`) and ``details``
     (one line per charge: its own ``eps`` at the total delta, its pure ``eps`` and
     ``delta`` and its Gaussian ``mu``, and the ``mu`` of all the Gaussian blocks
-    composed).
+    composed), and ``risk`` (what the charges so far and the whole budget mean
+    for one person: :func:`_budget_risk_words`).
     """
     charges = accountant.charges
     eps, delta = accountant.eps, accountant.delta
@@ -85,7 +86,30 @@ def budget_words(accountant):
         "text": f"{spent:.2f} of eps {_number(eps)} spent at delta {_number(delta)}",
         "room": _room_words(accountant),
         "sentence": _COMPOSITION, "details": lines,
+        "risk": _budget_risk_words(_composed(charges), eps, delta),
+        "risk_short": _budget_risk_words(_composed(charges), eps, delta, short=True),
     }
+
+
+def _budget_risk_words(spent, eps_total, delta_total, fpr=0.01, short=False):
+    """What a budget means for one person, in one sentence: the best membership
+    test's true positive rate at ``fpr`` false positives and its largest
+    advantage, for the charges so far (``spent``, a Spend) and for the whole
+    budget spent by fits whose parts are all Gaussian
+    (:func:`~sklearn_dppca.privacy.membership_risk`); ``short`` for a meter."""
+    from .privacy import membership_risk
+
+    now = membership_risk(spent, delta_total, fpr)
+    whole = membership_risk(eps_total, delta_total, fpr)
+    if short:
+        return (f"For one person: the best membership test flags at most "
+                f"{100 * now['tpr']:.1f}% of members at {100 * fpr:g}% of non-members "
+                f"(advantage {now['advantage']:.2f}); the whole budget, "
+                f"{100 * whole['tpr']:.1f}% ({whole['advantage']:.2f}).")
+    return (f"For one person (a membership test that wrongly flags {100 * fpr:g}% of "
+            f"non-members): spent so far, it flags at most {100 * now['tpr']:.1f}% of "
+            f"members (advantage at most {now['advantage']:.2f}); the whole budget, "
+            f"at most {100 * whole['tpr']:.1f}% ({whole['advantage']:.2f}).")
 
 
 def spent_after(accountant, spend):

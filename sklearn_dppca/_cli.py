@@ -182,7 +182,7 @@ def _budget_line(accountant, options):
     words = budget_words(accountant)
     return (f"Budget of {options.budget_file}: {words['text']} ({words['charges']} "
             f"fit{'s' * (words['charges'] != 1)} charged; fits composed exactly); "
-            f"{words['room']}.")
+            f"{words['room']}. {words['risk']}")
 
 
 def _fit(options, out, err):

@@ -191,8 +191,8 @@ def _click_and_settle(driver, element_id):
     is, has finished what the click started."""
     idle = driver.execute_script("return window.idleCount;")
     button = driver.find_element(By.ID, element_id)
-    # (in sight first: the sidebar may have scrolled it under the budget meter)
-    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", button)
+    # (in sight first, at the bottom: the sidebar's top, the meter and Fit, stays)
+    driver.execute_script("arguments[0].scrollIntoView({block: 'end'});", button)
     button.click()
     _until(driver, lambda d: d.execute_script("return window.idleCount;") > idle,
            f"the server to finish the {element_id} click")

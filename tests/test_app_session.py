@@ -690,6 +690,14 @@ def test_the_plan_says_what_the_meter_will_read_or_that_fit_is_refused(tmp_path,
                     f"this fit needs more than is left ({explorer.meter()['room']}). Fit "
                     "would be refused (nothing spent).")
     assert explorer.meter()["room"].startswith("room for one more fit at eps ")
+    # beside the budget, what it means for one person: now, and all of it
+    from sklearn_dppca.privacy import membership_risk
+
+    risk = explorer.meter()["risk_short"]
+    whole = membership_risk(*BUDGET)
+    assert risk.startswith("For one person: the best membership test flags at most ")
+    assert risk.endswith(f"the whole budget, {100 * whole['tpr']:.1f}% "
+                         f"({whole['advantage']:.2f}).")
     charges = explorer.accountant.charges
     with pytest.raises(BudgetExceededError):
         explorer.fit(FIT)

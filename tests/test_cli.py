@@ -748,6 +748,15 @@ def test_a_budget_file_is_kept_across_runs(small_csv, tmp_path):
                              tmp_path)
     assert code == 0, err
     assert "Budget of b.json: 1.00 of eps 1.2 spent at delta 1e-5 (1 fit charged" in out
+    # ... and what it means for one person: the spend so far (a fit at eps 1,
+    # 2.0% at 1% false positives) and the whole budget
+    from sklearn_dppca.privacy import membership_risk
+
+    whole = membership_risk(1.2, 1e-5)
+    assert ("For one person (a membership test that wrongly flags 1% of non-members): "
+            "spent so far, it flags at most 2.0% of members (advantage at most 0.11); "
+            f"the whole budget, at most {100 * whole['tpr']:.1f}% "
+            f"({whole['advantage']:.2f}).") in out
     assert "no budget is kept" not in out
     (tmp_path / "report.png").unlink()
     # a second run on the same file: refused before the fit, nothing spent or written

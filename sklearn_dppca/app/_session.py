@@ -306,9 +306,10 @@ class Explorer:
             ``delta_total``, ``fraction`` (``eps_spent / eps_total``), ``charges``
             (how many fits were charged, by any session or process), ``text``
             ("0.90 of eps 1 spent at delta 1e-5 ..."), ``sentence`` (the exact
-            composition in one sentence) and ``details`` (lines: each fit's eps at
+            composition in one sentence), ``details`` (lines: each fit's eps at
             the total delta, its pure eps, delta and Gaussian mu, and the mu of
-            all of them).
+            all of them) and ``risk`` (what the spend so far and the whole budget
+            mean for one person).
         """
         words = budget_words(self.accountant)
         charges = words["charges"]

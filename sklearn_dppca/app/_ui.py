@@ -314,6 +314,8 @@ def _meter_bar(meter):
                aria_valuemin="0", aria_valuemax="1", aria_valuenow=f"{fraction:.4f}",
                aria_label="share of the data set's budget spent"),
         ui.div(meter["text"], class_="dppca-meter-label"),
+        ui.div(meter["risk_short"], class_="dppca-meter-risk",
+               style="font-size: 0.75rem; color: #444;"),
         ui.tags.details(
             ui.tags.summary("How the budget is counted", style="font-size: 0.8rem;"),
             ui.tags.p(meter["sentence"], style="font-size: 0.8rem;"),
