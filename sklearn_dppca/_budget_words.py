@@ -35,8 +35,11 @@ def _number(value, digits=3):
 
 
 def _composed(charges):
-    """The charges (dicts with ``eps``, ``delta``, ``mu``) composed: a Spend."""
-    return sum((Spend(c["eps"], c["delta"], c["mu"]) for c in charges), Spend())
+    """The charges (dicts with ``eps``, ``delta``, ``mu``) composed as the
+    accountant composes them (exactly, rounded once): a Spend."""
+    from .privacy._accounting import compose
+
+    return compose(Spend(c["eps"], c["delta"], c["mu"]) for c in charges)
 
 
 def _room_words(accountant):
@@ -67,6 +70,7 @@ def budget_words(accountant):
     charges = accountant.charges
     eps, delta = accountant.eps, accountant.delta
     spent = accountant.spent()[0]
+    total = _composed(charges)
     lines = []
     for index, charge in enumerate(charges, start=1):
         alone = _composed([charge]).eps_at(delta)
@@ -76,7 +80,6 @@ def budget_words(accountant):
             f"{_number(charge['eps'])}, delta {_number(charge['delta'])} and a Gaussian "
             f"block of mu {_number(charge['mu'])}")
     if charges:
-        total = _composed(charges)
         lines.append(f"all fits: pure eps {_number(total.eps)}, delta "
                      f"{_number(total.delta)}, Gaussian blocks composed to mu "
                      f"{_number(total.mu)}: eps {_number(spent)} at delta {_number(delta)}")
@@ -86,8 +89,8 @@ def budget_words(accountant):
         "text": f"{spent:.2f} of eps {_number(eps)} spent at delta {_number(delta)}",
         "room": _room_words(accountant),
         "sentence": _COMPOSITION, "details": lines,
-        "risk": _budget_risk_words(_composed(charges), eps, delta),
-        "risk_short": _budget_risk_words(_composed(charges), eps, delta, short=True),
+        "risk": _budget_risk_words(total, eps, delta),
+        "risk_short": _budget_risk_words(total, eps, delta, short=True),
     }
 
 
