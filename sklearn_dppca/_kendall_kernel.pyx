@@ -544,10 +544,34 @@ cdef int _check_order(const Py_ssize_t[::1] order, Py_ssize_t n) except -1:
     return 0
 
 
+cdef int _check_order_window(const Py_ssize_t[::1] order, Py_ssize_t n,
+                             Py_ssize_t first, Py_ssize_t count) except -1:
+    """The ring positions ``first, ..., first + count - 1`` (mod ``n``) hold row
+    numbers: all a task reads of ``order``. Checking the whole ring in every
+    task cost more than the task's pairs (128 tasks of a million rows)."""
+    cdef Py_ssize_t i, t, bad = -1
+    if order.shape[0] != n:
+        raise ValueError(f"order must have one entry per row ({n}), got "
+                         f"{order.shape[0]}.")
+    with nogil:
+        for i in range(min(count, n)):
+            t = (first + i) % n
+            if order[t] < 0 or order[t] >= n:
+                bad = t
+                break
+    if bad >= 0:
+        raise ValueError(f"order[{bad}] = {order[bad]} is not a row number in "
+                         f"[0, {n}).")
+    return 0
+
+
 cdef int _check_design(Py_ssize_t n, const Py_ssize_t[::1] order,
                        const Py_ssize_t[::1] offsets, Py_ssize_t half_offset,
-                       Py_ssize_t start, Py_ssize_t stop) except -1:
-    """The ring arguments of design_partial and _design_partial_direct."""
+                       Py_ssize_t start, Py_ssize_t stop,
+                       bint whole_order=True) except -1:
+    """The ring arguments of design_partial and _design_partial_direct (the
+    whole ``order``, or with ``whole_order=False`` its length only: the caller
+    then checks the windows it reads with :func:`_check_order_window`)."""
     cdef Py_ssize_t j
     if not 0 <= start <= stop <= n:
         raise ValueError(f"start and stop must satisfy 0 <= start <= stop <= n = {n}, "
@@ -559,7 +583,11 @@ cdef int _check_design(Py_ssize_t n, const Py_ssize_t[::1] order,
         if not 0 < offsets[j] < n:
             raise ValueError(f"offsets[{j}] = {offsets[j]} is not in [1, n) = "
                              f"[1, {n}).")
-    _check_order(order, n)
+    if whole_order:
+        _check_order(order, n)
+    elif order.shape[0] != n:
+        raise ValueError(f"order must have one entry per row ({n}), got "
+                         f"{order.shape[0]}.")
     return 0
 
 
@@ -1039,12 +1067,15 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
                          f"{floor_mantissa!r}.")
     if centre.shape[0] != p:
         raise ValueError(f"centre must have {p} entries, got {centre.shape[0]}.")
-    _check_design(n, order, offsets, half_offset, start, stop)
+    _check_design(n, order, offsets, half_offset, start, stop, whole_order=False)
     if stop == start or p == 0:
         return np.zeros((p, p)), 0
     for j in range(n_offsets):
         reach = max(reach, offsets[j])
     width = _lanes((stop - start) + reach + DESIGN_LANE_PAD)
+    _check_order_window(order, n, start, width)
+    if half_count:
+        _check_order_window(order, n, start + half_offset, half_count + DESIGN_LANE_PAD)
 
     # Buffers, allocated here with the GIL held and kept alive by these names.
     cdef double[::1] rows = np.empty(p * width)

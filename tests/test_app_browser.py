@@ -26,6 +26,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -102,20 +103,23 @@ def _wait_for(condition, timeout, what):
 class _App:
     """``python -m sklearn_dppca app`` in a subprocess, its output in log files."""
 
-    def __init__(self, csv, budget):
+    def __init__(self, csv, budget, served=(), environment=None):
+        """``served``: the custodian's options of a served explorer (``--host``,
+        ``--data-name``, ``--custodian``), its token in ``environment``."""
         self.folder = Path(csv).parent
         port = _free_port()
         package_root = str(Path(sklearn_dppca.__file__).resolve().parents[1])
         env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONUNBUFFERED": "1",
                "PYTHONPATH": os.pathsep.join(
                    [package_root] + [p for p in os.environ.get("PYTHONPATH", "")
-                                     .split(os.pathsep) if p])}
+                                     .split(os.pathsep) if p]),
+               **(environment or {})}
         self.log = self.folder / f"app-{port}.log"
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "sklearn_dppca", "app", str(csv),
                  "--budget", ",".join(map(str, budget)), "--port", str(port),
-                 "--group", GROUP_COLUMN, "--groups", ",".join(GROUPS)],
+                 "--group", GROUP_COLUMN, "--groups", ",".join(GROUPS), *served],
                 cwd=self.folder, env=env, stdout=log, stderr=subprocess.STDOUT)
         self.url = _wait_for(self._address, START_TIMEOUT,
                              "the app to print its address and answer")
@@ -130,9 +134,13 @@ class _App:
         match = re.search(r"sklearn-dppca explorer on (http://\S+)", self._output())
         if not match:
             return None
+        # a served explorer prints every interface's address: this computer's
+        url = match.group(1).replace("//0.0.0.0:", "//127.0.0.1:")
         try:
-            with urllib.request.urlopen(match.group(1), timeout=2) as answer:
-                return match.group(1) if answer.status == 200 else None
+            with urllib.request.urlopen(url.split("?")[0], timeout=2) as answer:
+                return url if answer.status == 200 else None
+        except urllib.error.HTTPError as refused:      # no token: answered, refused
+            return url if refused.code == 403 else None
         except OSError:
             return None
 
@@ -762,3 +770,53 @@ def test_a_restart_keeps_the_spent_budget_and_the_releases(explorer, browser, cs
         assert _meter(browser) == pytest.approx(spent, rel=1e-3)
     finally:
         again.kill()
+
+
+def test_a_served_explorer_is_its_custodians(browser, tmp_path_factory):
+    # Served beyond this computer: a visitor without the token gets nothing; with
+    # it, no upload and no non-private reference on the page; and the named data
+    # set keeps one budget across working folders, a restart and an edited copy,
+    # because the budget files are kept in the custodian's folder.
+    from sklearn_dppca.app._access import TOKEN_VARIABLE
+
+    root = tmp_path_factory.mktemp("served")
+    custodian, token = root / "custodian", "k3y-of-the_custodian.0123456789"
+    served = ["--host", "0.0.0.0", "--data-name", "school marks",
+              "--custodian", str(custodian)]
+    copies = []
+    for name in ("office", "laptop"):
+        (root / name).mkdir()
+        copies.append(root / name / "marks.csv")
+        _write_csv(copies[-1])
+    lines = copies[1].read_text(encoding="utf-8").splitlines()
+    cells = lines[1].split(",")
+    cells[0] = f"{float(cells[0]) + 1:.1f}"                  # one cell changed
+    copies[1].write_text("\n".join([lines[0], ",".join(cells)] + lines[2:]) + "\n",
+                         encoding="utf-8")
+    app = _App(copies[0], BUDGET, served, {TOKEN_VARIABLE: token})
+    try:
+        base = app.url.split("?")[0]
+        browser.get(base)
+        assert "needs its access token" in browser.find_element(By.TAG_NAME, "body").text
+        _open(browser, app.url)
+        assert browser.current_url == base                    # the token left the address
+        for absent in ("upload", "nonprivate"):
+            assert not browser.find_elements(By.ID, absent)
+        before = _meter(browser)
+        assert before[0] == 0
+        _type(browser, "eps", SECOND_FIT["eps"])
+        browser.find_element(By.ID, "fit").click()
+        _until(browser, lambda d: _meter(d)[0] > 0, "the served fit to spend")
+        spent = _meter(browser)
+    finally:
+        app.kill()
+    again = _App(copies[1], BUDGET, served, {TOKEN_VARIABLE: token})
+    try:
+        _open(browser, again.url)
+        _until(browser, lambda d: _meter(d) == spent,
+               "the same budget from another folder, restarted, on an edited copy")
+    finally:
+        again.kill()
+    for copy in copies:                                          # none beside the copies
+        assert not list(copy.parent.glob("*.dppca-budget.json"))
+    assert len(list(custodian.glob("*.dppca-budget.json"))) == 1

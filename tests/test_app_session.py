@@ -788,3 +788,40 @@ def test_an_upload_named_by_its_custodian_keeps_one_budget(tmp_path):
     spent = explorers[0].accountant.spent()
     assert spent[0] > 0 and explorers[1].accountant.spent() == spent
     assert len(explorers[1].accountant.charges) == 1
+
+
+def test_a_custodians_named_data_set_keeps_its_budget_across_folders(tmp_path,
+                                                                     monkeypatch):
+    # The custodian's explorer keeps its budget files in the custodian's folder:
+    # the named data set started from two working folders (a copy of the CSV
+    # each, one cell edited) is one budget, and a stray budget file of the
+    # working folder (an old name-based one) is not picked up. Without a
+    # custodian the folders are two budgets, as documented.
+    custodian = tmp_path / "custodian"
+    folders = [tmp_path / "office", tmp_path / "laptop"]
+    legacy = "data" + BUDGET_SUFFIX
+    for folder, last in zip(folders, ("7,9", "7,8")):
+        folder.mkdir()
+        (folder / "survey.csv").write_text(f"a,b\n1,2\n3,4\n5,6\n{last}\n")
+        (folder / legacy).write_text("not a budget")
+    data = [load_source("upload", path=str(folder / "survey.csv"),
+                        file_name="survey.csv", data_name="county survey")
+            for folder in folders]
+    explorers = []
+    for one, folder in zip(data, folders):
+        monkeypatch.chdir(folder)
+        explorers.append(open_explorer(one, BUDGET, ".", legacy=legacy,
+                                       custodian=str(custodian)))
+        if len(explorers) == 1:
+            explorers[0].fit({**FIT, "eps": 0.5})
+    first, second = explorers
+    assert second.budget_file == first.budget_file
+    assert os.path.dirname(second.budget_file) == str(custodian)
+    assert second.accountant.spent() == first.accountant.spent()
+    assert len(second.accountant.charges) == 1
+    unsealed = []
+    for one, folder in zip(data, folders):
+        monkeypatch.chdir(folder)
+        unsealed.append(open_explorer(one, BUDGET, "."))
+    assert unsealed[0].budget_file != unsealed[1].budget_file
+    assert unsealed[1].accountant.spent()[0] == 0

@@ -359,3 +359,20 @@ def test_labels_neither_collide_nor_leave_the_figure(name, seed):
     # the ledger is readable at 100 dpi: at least 7 points, no cell cut
     table = _cells_hold_their_text(fig)
     assert min(cell.get_fontsize() for cell in table.get_celld().values()) >= 7
+
+
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow)])
+def test_thirty_variables_at_eps_4_stay_readable(seed):
+    # Breast cancer's 30 variables at eps 4, no groups (the report a custodian
+    # gets from the command line): every loading is within its noise on PC2,
+    # so each picture shows 30 names in a small region; none may cover another
+    # or leave its panel.
+    import warnings
+
+    from sklearn_dppca import DPPCA
+
+    X, _ = _real_table("breast_cancer")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fig = plot_overview(DPPCA(eps=4.0, random_state=seed).fit(X))
+    assert _layout_problems(fig) == []

@@ -752,3 +752,31 @@ def test_all_pairs_kernel_refuses_out_of_range_indices(change, message):
             np.asarray(args["runs"], dtype=np.intp).reshape(len(args["runs"]), -1))
     with pytest.raises(ValueError, match=message):
         all_pairs_partial(*call)
+
+
+@pytest.mark.parametrize("m", [8, 9])
+def test_design_kernel_checks_the_ring_entries_it_reads(m):
+    # A task checks the ring positions it reads (its owners, their partners up to
+    # the farthest offset, the antipodes when m is odd), not the whole ring: a
+    # bad entry there is refused with its position, one outside is never read.
+    from sklearn_dppca._kendall_kernel import design_partial
+
+    n, p = 400, 3
+    X = np.random.default_rng(0).standard_normal((n, p))
+    design = _pair_design(n, m, np.random.default_rng(1))
+    centre = np.zeros(p)
+    start, stop = 100, 150
+    reference, _ = design_partial(X, design.order, design.offsets, design.half_offset,
+                                  start, stop, centre)
+    read = [stop + m // 2 - 1] + ([start + n // 2] if m % 2 else [])
+    for position in read:
+        order = design.order.copy()
+        order[position] = n
+        with pytest.raises(ValueError, match=rf"order\[{position}\] = {n} is not"):
+            design_partial(X, order, design.offsets, design.half_offset, start, stop,
+                           centre)
+    order = design.order.copy()
+    order[start - 1] = n      # before the task's window: never read
+    total, _ = design_partial(X, order, design.offsets, design.half_offset, start,
+                              stop, centre)
+    np.testing.assert_array_equal(total, reference)

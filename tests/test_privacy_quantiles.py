@@ -11,7 +11,15 @@ from scipy.stats import chi2, norm
 from sklearn_dppca.privacy import (PrivacyLedger, PrivacyUtilityWarning, quantile,
                                     upper_quantile)
 from sklearn_dppca.privacy._discrete import laplace_rate
-from sklearn_dppca.privacy._quantiles import _count_search, _geometric_grid
+from sklearn_dppca.privacy._quantiles import (
+    _SCALE_FREE_GRID,
+    _count_search,
+    _counts_below,
+    _geometric_grid,
+    even_counts,
+    geometric_counts,
+    scale_free_counts,
+)
 
 LARGEST = sys.float_info.max
 
@@ -249,3 +257,59 @@ def test_upper_quantile_overshoots_only_when_its_target_passes_n():
         assert lowest <= past <= highest
         if tail_means == 1.0:
             assert np.max(found) > 1.5 * x.max()
+
+
+# --- the counts a search reads: binned from the grid's formula, exact -------------
+
+def _hard_values(grid, rng):
+    """Values where a bin guessed from a formula is most likely wrong: every grid
+    point, its float neighbours, the ends of the float range, zero, negatives,
+    infinities and NaN, and random values over many scales."""
+    points = grid[rng.choice(grid.size, size=min(grid.size, 2000), replace=False)]
+    spread = np.abs(rng.standard_cauchy(3000)) * 10.0 ** rng.uniform(-300, 300, 3000)
+    with np.errstate(over="ignore"):   # the largest float's neighbour is inf
+        above = np.nextafter(points, np.inf)
+    return np.concatenate([
+        points, np.nextafter(points, -np.inf), above,
+        grid[:3], grid[-3:], spread, -spread,
+        [0.0, -0.0, 5e-324, np.finfo(float).tiny, np.finfo(float).max, np.inf,
+         -np.inf, np.nan],
+    ])
+
+
+def _sorted_counts(values, grid):
+    """The reference: #{x < t} by sorting the values."""
+    return np.searchsorted(np.sort(values), grid, side="left")
+
+
+@pytest.mark.parametrize("lower, beta, max_steps", [
+    (0.0, 1.01, 5000), (0.0, 1.0001, 29000), (-3.5, 1.2, 400), (0.0, 2.0, 1100),
+])
+def test_geometric_counts_equal_the_sorted_counts(lower, beta, max_steps):
+    grid = _geometric_grid(lower, beta, max_steps)
+    values = _hard_values(grid, np.random.default_rng(0))
+    np.testing.assert_array_equal(geometric_counts(values, lower, beta, max_steps),
+                                  _sorted_counts(values, grid))
+
+
+def test_scale_free_and_even_counts_equal_the_sorted_counts():
+    rng = np.random.default_rng(1)
+    values = _hard_values(_SCALE_FREE_GRID, rng)
+    np.testing.assert_array_equal(scale_free_counts(values),
+                                  _sorted_counts(values, _SCALE_FREE_GRID))
+    for low, high, points in [(-4.0, 4.0, 40_001), (0.1, 0.3, 7), (-1e300, 1e300, 101)]:
+        grid = np.linspace(low, high, points)
+        values = np.concatenate([_hard_values(grid, rng), rng.uniform(low, high, 500)])
+        np.testing.assert_array_equal(even_counts(values, low, high, points),
+                                      _sorted_counts(values, grid))
+
+
+def test_counts_are_exact_whatever_the_guess():
+    """A guess far off (here: every value guessed in bin 0, or past the end)
+    falls back to the binary search: the guess buys speed, never the counts."""
+    grid = _geometric_grid(0.0, 1.05, 800)
+    values = _hard_values(grid, np.random.default_rng(2))
+    for guess in (lambda v: np.zeros(v.shape), lambda v: np.full(v.shape, 1e9),
+                  lambda v: np.full(v.shape, np.nan)):
+        np.testing.assert_array_equal(_counts_below(values, grid, guess),
+                                      _sorted_counts(values, grid))

@@ -48,10 +48,10 @@ from .._validation import MAX_ABS_VALUE
 from ..privacy._histograms import histogram_counts
 from ..privacy._means import clipped_pair_mean
 from ..privacy._quantiles import (
-    _SCALE_FREE_GRID,
-    _counts_below,
-    _geometric_grid,
     _two_sided_values,
+    even_counts,
+    geometric_counts,
+    scale_free_counts,
 )
 
 # The names of the statistics whose designs or matchings are drawn: with the
@@ -173,7 +173,7 @@ def block_matching_counts(X, root, name, index, factor):
     differences, half = _matched_differences(X, root, name, index)
     with np.errstate(over="ignore"):
         values = np.einsum("ij,ij->i", differences, differences) * factor
-    return _counts_below(values, _SCALE_FREE_GRID), half
+    return scale_free_counts(values), half
 
 
 def block_column_matching_counts(X, root, name, index):
@@ -182,7 +182,7 @@ def block_column_matching_counts(X, root, name, index):
     differences, half = _matched_differences(X, root, name, index)
     with np.errstate(over="ignore"):
         values = differences**2 / 2
-    return np.array([_counts_below(values[:, j], _SCALE_FREE_GRID)
+    return np.array([scale_free_counts(values[:, j])
                      for j in range(X.shape[1])]), half
 
 
@@ -237,12 +237,11 @@ def centred_moment_sensitivity(n_samples, n_coordinates):
 def block_two_sided_counts(X, beta, max_steps):
     """Per column, the counts of the two-sided search's positive and negative
     values below its geometric grid: two arrays of shape (p, grid)."""
-    grid = _geometric_grid(0.0, beta, max_steps)
     positive, negative = [], []
     for column in range(X.shape[1]):
-        above, below = _two_sided_values(np.sort(X[:, column]), beta)
-        positive.append(np.searchsorted(above, grid, side="left"))
-        negative.append(np.searchsorted(below[::-1], grid, side="left"))
+        above, below = _two_sided_values(X[:, column], beta)
+        positive.append(geometric_counts(above, 0.0, beta, max_steps))
+        negative.append(geometric_counts(below, 0.0, beta, max_steps))
     return np.array(positive), np.array(negative)
 
 
@@ -250,16 +249,15 @@ def block_interval_counts(X, shifts, grid):
     """Per column, the counts of ``x_j - shift_j`` below an even grid ``(low,
     high, points)``: shape (p, points). A difference past the float range is
     ``+-inf``: below or above every point."""
-    points = np.linspace(*grid)
     with np.errstate(over="ignore"):
         shifted = X - shifts
-    return np.array([_counts_below(shifted[:, j], points) for j in range(X.shape[1])])
+    return np.array([even_counts(shifted[:, j], *grid) for j in range(X.shape[1])])
 
 
 def block_distance_counts(X, center, unit, beta, max_steps):
     with np.errstate(over="ignore"):
         distances = np.linalg.norm(X - center, axis=1) / unit
-    return _counts_below(distances, _geometric_grid(0.0, beta, max_steps))
+    return geometric_counts(distances, 0.0, beta, max_steps)
 
 
 def block_histogram(X, x_edges, y_edges, codes, n_labels):

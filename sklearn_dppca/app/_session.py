@@ -51,15 +51,36 @@ def open_explorer(data, budget, directory=".", budget_file=None, legacy=None,
     given, else ``legacy`` (a file named after the data, from before keys) if it
     exists, else the keyed file of ``directory`` (:func:`budget_file_for`).
     ``reference``: whether its fits may store the non-private reference;
-    ``custodian``: the custodian's folder that seals its budget file."""
-    directory = os.path.dirname(os.path.abspath(budget_file)) if budget_file is not None \
-        else directory
+    ``custodian``: the custodian's folder that seals its budget file.
+
+    With a custodian and no ``budget_file``, the budget files and their secret
+    live in the custodian's folder, not beside the data: a data set the
+    custodian named keeps one budget wherever the explorer is started from
+    (another folder, a copy of the CSV), and no stray file of the working
+    folder is picked up.
+    """
+    if budget_file is not None:
+        directory = os.path.dirname(os.path.abspath(budget_file))
+    elif custodian is not None:
+        directory, legacy = _custodian_budgets(custodian), None
     key = data_key(data, directory)
     if budget_file is None:
         budget_file = legacy if legacy is not None and os.path.exists(legacy) else \
             budget_file_for(key, directory)
     return Explorer(data, budget, budget_file, key=key, reference=reference,
                     custodian=custodian)
+
+
+def _custodian_budgets(custodian):
+    """The custodian's folder, made (owner only) if new: where the budget files
+    of a sealed explorer are kept."""
+    folder = os.path.abspath(os.fspath(custodian))
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    except OSError as error:
+        raise UserError(f"cannot use the custodian's folder {folder!r}: "
+                        f"{error.strerror or error}.") from None
+    return folder
 
 
 # --------------------------------------------------------------------------------------

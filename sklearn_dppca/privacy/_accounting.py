@@ -31,6 +31,7 @@ turns the tree and the grant into one :class:`Allocation` per leaf; the ledger's
 step names are the leaves' paths.
 """
 
+import functools
 import math
 from dataclasses import dataclass
 from decimal import ROUND_FLOOR, Decimal
@@ -129,8 +130,14 @@ def gdp_mu(eps, delta):
     >>> round(mu, 4), gdp_delta(mu, 1.0) <= 1e-5
     (0.2681, True)
     """
-    eps, delta = check_eps(eps), check_delta(delta)
+    return _largest_mu(check_eps(eps), check_delta(delta))
 
+
+# A fit's public plan asks for the same few (eps, delta) many times (each part's
+# candidate allocations): the root search and its exact check are pure, so kept.
+@functools.lru_cache(maxsize=1024)
+def _largest_mu(eps, delta):
+    """:func:`gdp_mu` for validated ``eps`` and ``delta``."""
     def excess(log_mu):
         return gdp_delta(math.exp(log_mu), eps) - delta
 

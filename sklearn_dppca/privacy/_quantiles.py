@@ -17,8 +17,9 @@ The grid has relative resolution ``beta - 1`` around ``lower`` (around 0 for the
 fully unbounded version): data far from it on a small scale lose resolution, e.g.
 values near ``1e4`` that spread by 0.1 are only resolved to about ``1e2``.
 
-The data are sorted once and counted on the grid by a search (``O(n log n)``);
-the noise is one integer per grid point.
+The data are binned on the grid (``O(n)``: each value's bin comes from the
+grid's formula and is checked against its neighbours) and the bins summed into
+the counts; the noise is one integer per grid point.
 """
 
 import math
@@ -68,10 +69,74 @@ def _geometric_grid(lower, beta, max_steps):
     return np.minimum(grid, _LARGEST)
 
 
-def _counts_below(values, grid):
+def _counts_below(values, grid, position=None):
     """``#{x < t}`` for every point ``t`` of ``grid``: all a search reads of the
-    data (counts of a public grid, which blocks of rows can count apart and add)."""
-    return np.searchsorted(np.sort(values), grid, side="left")
+    data (counts of a public grid, which blocks of rows can count apart and add).
+
+    Each value is binned into the sorted grid and the bins are summed: O(n log g)
+    where sorting the values would be O(n log n) (the grids are short, the data
+    long). ``searchsorted(grid, x, "right")`` is the number of grid points at or
+    below ``x``, so ``x < t_i`` exactly when that number is at most ``i``; NaN
+    bins past the end, as a sort would put it. ``position``, when given, maps
+    values to their approximate bins in closed form (the grid's own formula, see
+    :func:`_geometric_position`): each guess is then checked against the grid
+    and corrected, so the counts are exact whatever the guess, and a good guess
+    saves the binary search (three times faster on a million values).
+    """
+    if position is None:
+        bins = np.searchsorted(grid, values, side="right")
+    else:
+        bins = _checked_bins(values, grid, position(values))
+    return np.cumsum(np.bincount(bins, minlength=grid.size + 1))[:grid.size]
+
+
+def _checked_bins(values, grid, guess):
+    """``searchsorted(grid, values, "right")`` from approximate bins ``guess``:
+    each guessed bin ``b`` is kept where ``grid[b-1] <= x < grid[b]`` (the ends
+    open), and the binary search places the rest (NaN, or a guess off by one or
+    more: a few values at the grid points)."""
+    size = grid.size
+    # fmax/fmin send NaN to 0; the truncation then floors the non-negative guesses
+    bins = np.fmin(np.fmax(guess, 0.0), float(size)).astype(np.intp)
+    below = np.concatenate([[-np.inf], grid])
+    above = np.concatenate([grid, [np.inf]])
+    placed = (below[bins] <= values) & (values < above[bins])
+    unplaced = ~placed
+    if np.any(unplaced):
+        bins[unplaced] = np.searchsorted(grid, values[unplaced], side="right")
+    return bins
+
+
+def geometric_counts(values, lower, beta, max_steps):
+    """:func:`_counts_below` on :func:`_geometric_grid` ``(lower, beta, max_steps)``."""
+    return _counts_below(values, _geometric_grid(lower, beta, max_steps),
+                         _geometric_position(lower, beta))
+
+
+def even_counts(values, low, high, n_points):
+    """:func:`_counts_below` on the even grid ``linspace(low, high, n_points)``."""
+    step = (high - low) / (n_points - 1)
+
+    def position(values):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return (values - low) / step + 1.0
+    return _counts_below(values, np.linspace(low, high, n_points), position)
+
+
+def scale_free_counts(values):
+    """:func:`_counts_below` on :data:`_SCALE_FREE_GRID`."""
+    return _counts_below(values, _SCALE_FREE_GRID, _scale_free_position)
+
+
+def _geometric_position(lower, beta):
+    """The closed-form bins of :func:`_geometric_grid`'s points: a value ``x``
+    is at or above ``floor(log(1 + x - lower) / log(beta))`` of them."""
+    log_beta = math.log(beta)
+
+    def position(values):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return np.log1p(values - lower) / log_beta
+    return position
 
 
 def _count_search(counts, n, q, eps, rng):
@@ -193,7 +258,7 @@ def upper_quantile(x, q, eps, rng, *, lower=0.0, beta=1.01, max_steps=5000,
     if np.any(x < lower):
         raise ValueError(f"all values of x must be >= lower={lower!r}.")
     grid = _geometric_grid(lower, beta, max_steps)
-    counts = _counts_below(x, grid)
+    counts = geometric_counts(x, lower, beta, max_steps)
     return _upper_from_counts(counts, x.size, q, eps, rng, grid, beta, ledger, step)
 
 
@@ -276,12 +341,11 @@ def quantile(x, q, eps, rng, *, beta=1.01, max_steps=5000, ledger=None,
     q = check_param(q, _LEVEL, "q")
     eps = check_eps(eps)
     beta, max_steps = _check_grid(beta, max_steps)
-    x = np.sort(check_values(x))
+    x = check_values(x)
     grid = _geometric_grid(0.0, beta, max_steps)
-    # Both maps are monotone, so sorting x once sorts both transformed samples.
     positive, negative = _two_sided_values(x, beta)
-    return _two_sided_release(np.searchsorted(positive, grid, side="left"),
-                              np.searchsorted(negative[::-1], grid, side="left"),
+    return _two_sided_release(geometric_counts(positive, 0.0, beta, max_steps),
+                              geometric_counts(negative, 0.0, beta, max_steps),
                               x.size, q, eps, rng, grid, beta, ledger, step, warn)
 
 
@@ -374,6 +438,12 @@ def _scale_free_grid():
 
 
 _SCALE_FREE_GRID = _scale_free_grid()
+
+
+def _scale_free_position(values):
+    """The closed-form bins of :data:`_SCALE_FREE_GRID` (see :func:`_counts_below`)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (np.log(values) - math.log(_TINY)) / math.log(_SCALE_FREE_BETA)
 _SCALE_FREE_POINTS = len(_SCALE_FREE_GRID)
 
 
@@ -477,7 +547,7 @@ def positive_quantile(x, q, eps, rng, *, ledger=None, step="positive quantile",
     x = check_values(x)
     if np.any(x < 0):
         raise ValueError("all values of x must be >= 0.")
-    counts = _counts_below(x, _SCALE_FREE_GRID)
+    counts = scale_free_counts(x)
     return _positive_from_counts(counts, x.size, q, eps, rng, ledger, step, warn)
 
 
@@ -549,7 +619,7 @@ def interval_quantile(x, q, eps, rng, *, low, high, n_points=40_001, ledger=None
         raise ValueError(f"low must be below high, got low={low!r}, high={high!r}.")
     x = check_values(x)
     grid = np.linspace(low, high, int(n_points))
-    counts = _counts_below(x, grid)
+    counts = even_counts(x, low, high, int(n_points))
     return _interval_from_counts(counts, x.size, q, eps, rng, grid, ledger, step)
 
 
