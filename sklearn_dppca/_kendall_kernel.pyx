@@ -529,19 +529,8 @@ cdef void _block_run(Workspace* work, ExactPairs* exact, const double* X,
 # ValueError rather than a read or write out of bounds. O(n) per call (order is
 # scanned), small beside the pairs' work.
 cdef int _check_order(const Py_ssize_t[::1] order, Py_ssize_t n) except -1:
-    cdef Py_ssize_t t, bad = -1
-    if order.shape[0] != n:
-        raise ValueError(f"order must have one entry per row ({n}), got "
-                         f"{order.shape[0]}.")
-    with nogil:
-        for t in range(n):
-            if order[t] < 0 or order[t] >= n:
-                bad = t
-                break
-    if bad >= 0:
-        raise ValueError(f"order[{bad}] = {order[bad]} is not a row number in "
-                         f"[0, {n}).")
-    return 0
+    """Every ring position holds a row number."""
+    return _check_order_window(order, n, 0, n)
 
 
 cdef int _check_order_window(const Py_ssize_t[::1] order, Py_ssize_t n,
