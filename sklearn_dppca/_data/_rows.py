@@ -28,6 +28,7 @@ from . import _statistics as stats
 from .._kendall import check_pair_design
 from .._validation import check_max_abs
 from ..privacy._quantiles import (
+    _even_grid,
     _geometric_grid,
     _interval_from_counts,
     _positive_from_counts,
@@ -467,7 +468,7 @@ class Rows:
                              [(np.array(shifts), grid)] * self.n_blocks)
         counts = np.sum([block[column] for block in results], axis=0)
         return _interval_from_counts(counts, self.shape[0], q, eps, rng,
-                                     np.linspace(*grid), ledger, step)
+                                     _even_grid(*grid), ledger, step)
 
     def distance_quantile(self, center, unit, q, eps, rng, *, beta, max_steps, ledger,
                           step):

@@ -22,6 +22,7 @@ grid's formula and is checked against its neighbours) and the bins summed into
 the counts; the noise is one integer per grid point.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -60,13 +61,26 @@ def _check_grid(beta, max_steps):
     return beta, max_steps
 
 
+@functools.lru_cache(maxsize=64)
 def _geometric_grid(lower, beta, max_steps):
     """``t_i = lower + beta^i - 1`` for ``i = 1..max_steps``, saturated at the
-    largest float so that the counts stay defined past overflow."""
+    largest float so that the counts stay defined past overflow. Read-only and
+    kept: a fit asks for the same few public grids once per column and block."""
     steps = np.arange(1, max_steps + 1)
     with np.errstate(over="ignore"):
         grid = lower + np.expm1(steps * math.log(beta))
-    return np.minimum(grid, _LARGEST)
+    grid = np.minimum(grid, _LARGEST)
+    grid.flags.writeable = False
+    return grid
+
+
+@functools.lru_cache(maxsize=64)
+def _even_grid(low, high, n_points):
+    """``linspace(low, high, n_points)``, read-only and kept (as
+    :func:`_geometric_grid`)."""
+    grid = np.linspace(low, high, n_points)
+    grid.flags.writeable = False
+    return grid
 
 
 def _counts_below(values, grid, position=None):
@@ -120,7 +134,7 @@ def even_counts(values, low, high, n_points):
     def position(values):
         with np.errstate(over="ignore", invalid="ignore"):
             return (values - low) / step + 1.0
-    return _counts_below(values, np.linspace(low, high, n_points), position)
+    return _counts_below(values, _even_grid(low, high, n_points), position)
 
 
 def scale_free_counts(values):
@@ -439,12 +453,13 @@ def _scale_free_grid():
 
 _SCALE_FREE_GRID = _scale_free_grid()
 
+_SCALE_FREE_POINTS = len(_SCALE_FREE_GRID)
+
 
 def _scale_free_position(values):
     """The closed-form bins of :data:`_SCALE_FREE_GRID` (see :func:`_counts_below`)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         return (np.log(values) - math.log(_TINY)) / math.log(_SCALE_FREE_BETA)
-_SCALE_FREE_POINTS = len(_SCALE_FREE_GRID)
 
 
 #: The chance a search may have of stopping below the data.
@@ -618,7 +633,7 @@ def interval_quantile(x, q, eps, rng, *, low, high, n_points=40_001, ledger=None
     if not low < high:
         raise ValueError(f"low must be below high, got low={low!r}, high={high!r}.")
     x = check_values(x)
-    grid = np.linspace(low, high, int(n_points))
+    grid = _even_grid(low, high, int(n_points))
     counts = even_counts(x, low, high, int(n_points))
     return _interval_from_counts(counts, x.size, q, eps, rng, grid, ledger, step)
 
