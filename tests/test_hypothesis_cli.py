@@ -236,7 +236,8 @@ def _csv_list(items):
 
 VALID = {
     "--eps": ["1", "0.5", "2", "1e-3", "10", " 3 "],
-    "--delta": ["1e-5", "1e-6", "0.01", "1e-300"],
+    # (a Gaussian part's delta is at least 1e-270: gdp_mu; 1e-250 keeps every split)
+    "--delta": ["1e-5", "1e-6", "0.01", "1e-250"],
     "--bins": ["20", "3", "1", "4,6", "20,20", "1,2"],
     "--histogram": ["additive", "sparse"],
     "--scree-method": ["clipped", "huber", "pmwm"],

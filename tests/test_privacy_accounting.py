@@ -338,3 +338,18 @@ def test_an_empty_budget_allocates_nothing():
     plan = BudgetTree({}).allocate(1.0, 1e-5)
     assert plan.allocations == {} and plan.block is None
     assert plan.planned_spend() == Spend()
+
+
+def test_a_gaussian_block_below_the_smallest_delta_is_refused_by_name():
+    # Below 1e-270 the exact noise's uncharged tails (about 1e-280) and the bound's
+    # absolute allowance (1e-300) are no longer negligible: one clear ValueError,
+    # at the plan of a fit as at gdp_mu, never a failed search (it used to end in
+    # "cannot convert NaN to integer ratio" for a block delta below 1e-300).
+    from sklearn_dppca import DPPCA
+
+    assert gdp_mu(1.0, 1e-270) > 0
+    for delta in (9.9e-271, 1e-300, 5e-324):
+        with pytest.raises(ValueError, match=r"below 1e-270, the smallest delta"):
+            gdp_mu(1.0, delta)
+    with pytest.raises(ValueError, match=r"delta=.* is below 1e-270"):
+        DPPCA(delta=1e-300).plan(300, 3)

@@ -98,6 +98,13 @@ def gdp_delta(mu, eps):
     return max(gaussian_delta(1.0, mu, eps), 0.0)
 
 
+#: The smallest ``delta`` of a Gaussian block (:func:`gdp_mu`): the exact noise's
+#: unchecked tails add at most about ``1e-280`` to ``delta`` uncharged (see the
+#: floating-point page), and the bound on a block's ``delta`` carries an absolute
+#: ``1e-300``; at ``1e-270`` both stay below ``1e-10`` of it.
+_SMALLEST_GAUSSIAN_DELTA = 1e-270
+
+
 def gdp_mu(eps, delta):
     """Find the largest ``mu`` whose ``mu``-GDP gives ``(eps, delta)``-DP.
 
@@ -119,6 +126,12 @@ def gdp_mu(eps, delta):
     mu : float
         The largest GDP parameter within the grant.
 
+    Raises
+    ------
+    ValueError
+        If ``delta`` is below ``1e-270``, the smallest ``delta`` a Gaussian part
+        is accounted at.
+
     See Also
     --------
     gdp_delta : The ``delta`` of a ``mu``-GDP mechanism at a given ``eps``.
@@ -130,7 +143,14 @@ def gdp_mu(eps, delta):
     >>> round(mu, 4), gdp_delta(mu, 1.0) <= 1e-5
     (0.2681, True)
     """
-    return _largest_mu(check_eps(eps), check_delta(delta))
+    eps, delta = check_eps(eps), check_delta(delta)
+    if delta < _SMALLEST_GAUSSIAN_DELTA:
+        raise ValueError(
+            f"delta={delta:g} is below {_SMALLEST_GAUSSIAN_DELTA:g}, the smallest delta "
+            "a Gaussian part is accounted at (the exact noise leaves tails of about "
+            "1e-280 uncharged, which must stay negligible): raise delta, or the "
+            "Gaussian parts' share of it.")
+    return _largest_mu(eps, delta)
 
 
 # A fit's public plan asks for the same few (eps, delta) many times (each part's
