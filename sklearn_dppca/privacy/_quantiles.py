@@ -83,24 +83,21 @@ def _even_grid(low, high, n_points):
     return grid
 
 
-def _counts_below(values, grid, position=None):
+def _counts_below(values, grid, position):
     """``#{x < t}`` for every point ``t`` of ``grid``: all a search reads of the
     data (counts of a public grid, which blocks of rows can count apart and add).
 
-    Each value is binned into the sorted grid and the bins are summed: O(n log g)
-    where sorting the values would be O(n log n) (the grids are short, the data
-    long). ``searchsorted(grid, x, "right")`` is the number of grid points at or
-    below ``x``, so ``x < t_i`` exactly when that number is at most ``i``; NaN
-    bins past the end, as a sort would put it. ``position``, when given, maps
+    Each value is binned into the sorted grid and the bins are summed, with no
+    sort of the values. ``searchsorted(grid, x, "right")`` is the number of grid
+    points at or below ``x``, so ``x < t_i`` exactly when that number is at most
+    ``i``; NaN bins past the end, as a sort would put it. ``position`` maps
     values to their approximate bins in closed form (the grid's own formula, see
-    :func:`_geometric_position`): each guess is then checked against the grid
-    and corrected, so the counts are exact whatever the guess, and a good guess
-    saves the binary search (three times faster on a million values).
+    :func:`_geometric_position`): each guess is checked against the grid and the
+    binary search places the values it missed, so the counts are exact whatever
+    the guess, and a good guess saves the search (three times faster than
+    sorting on a million values).
     """
-    if position is None:
-        bins = np.searchsorted(grid, values, side="right")
-    else:
-        bins = _checked_bins(values, grid, position(values))
+    bins = _checked_bins(values, grid, position(values))
     return np.cumsum(np.bincount(bins, minlength=grid.size + 1))[:grid.size]
 
 
@@ -452,7 +449,6 @@ def _scale_free_grid():
 
 
 _SCALE_FREE_GRID = _scale_free_grid()
-
 _SCALE_FREE_POINTS = len(_SCALE_FREE_GRID)
 
 
