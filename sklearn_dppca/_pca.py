@@ -588,7 +588,9 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         scree_params = dict(params["scree_params"] or {})
         if scree_params.get("C") == "box":
             scree_params["C"] = "auto"
-        unbounded = dict(params, bounds=None, scree_params=scree_params or None,
+        if scree_params.get("bound") == "box":
+            scree_params["bound"] = "auto"
+        unbounded = dict(params, bounds=None, scree_params=scree_params,
                          radial="spherical" if params["radial"] == "covariance"
                          else params["radial"])
         fit = self._prepare(unbounded, n_samples, n_features, names, n_groups)

@@ -19,6 +19,7 @@ from sklearn_dppca._algorithms._directions import _box_diagonal
 from sklearn_dppca._algorithms._scores import _box_frame
 from sklearn_dppca._algorithms._scree_settings import (
     box_component_bounds,
+    box_is_quieter,
     box_norm_bound,
 )
 from sklearn_dppca._data._rows import Rows
@@ -287,14 +288,17 @@ def test_the_box_frame_holds_every_clipped_row():
 def test_dppca_with_bounds_has_no_frame_and_no_spread_searches():
     X = _data(2000)       # (rows and eps enough for the plan to buy every part,
     fitted = DPPCA(bounds=BOX, scale=True, eps=2.0, random_state=0).fit(X)   # unbounded too)
+    # the scree searches the total's bound, then takes the box's moments or the
+    # bound, whichever has the less noise (here the bound: the box is wider
+    # than the data, and the mean is not released)
     assert steps(fitted) == [
-        "scale/mean", "scale/statistic", "loading", "scree/variances/clip bound",
-        "scree/variances/statistic", "scree/total variance/clip bound",
-        "scree/total variance/statistic", "score/histogram", "gaussian block"]
+        "scale/mean", "scale/statistic", "loading", "scree/total variance/clip bound",
+        "scree/variances/statistic", "scree/total variance/statistic",
+        "score/histogram", "gaussian block"]
     assert fitted.frame_ is not None
-    # the searched scree bounds are capped at the box's (divided by the spreads)
+    # the searched scree bound is capped at the box's (divided by the spreads)
     widths = WIDTHS / fitted.scale_
-    caps = box_norm_bound(widths, fitted.components_)
+    caps = box_norm_bound(widths)
     assert np.all(fitted.clip_bounds_ <= caps * (1 + 1e-12))
 
 
@@ -309,14 +313,61 @@ def test_bounds_replace_the_scree_searches_the_plan_cannot_buy():
         plan = DPPCA(eps=eps, bounds=bounds).plan(n, 10)
         return [step for step in plan.loc[plan.released, "step"] if step.startswith("scree")]
 
-    assert released(442, 1.0, box) == released(442, 1.0, None) == [
+    assert released(442, 1.0, None) == [
         "scree/total variance/clip bound", "scree/total variance/statistic",
         "scree/variances/statistic"]
+    # with the box the same search, then the box's moments where they are the
+    # quieter (the mean runs only then)
+    assert released(442, 1.0, box) == [
+        "scree/total variance/clip bound", "scree/mean", "scree/variances/statistic",
+        "scree/total variance/statistic"]
     # 300 rows: the searches cannot be bought; the moments about the box's
     # private mean replace them, and the scree is still bought
     assert released(300, 1.0, None) == []
     assert released(300, 1.0, box) == ["scree/mean", "scree/variances/statistic",
                                        "scree/total variance/statistic"]
+
+
+def test_the_box_is_quieter_where_its_width_is_at_most_the_searched_bound():
+    # the box's total has sensitivity sum h^2 / n, the pair statistic's 2 C / n:
+    # with a noiseless mean the box wins exactly up to sum h^2 = 2 C
+    half = np.array([1.0, 2.0, 2.0])            # sum h^2 = 9
+    assert box_is_quieter(half, 4.5, (0.0, 1.0), 100)
+    assert not box_is_quieter(half, 4.4, (0.0, 1.0), 100)
+    # the mean's noise enters squared: a noisy enough mean hands it to the search
+    assert box_is_quieter(half, 5.0, (1.0, 1.0), 100)
+    assert not box_is_quieter(half, 5.0, (50.0, 1.0), 100)
+
+
+@pytest.mark.parametrize("Estimator", [DPPCA, DPScree])
+def test_the_scree_takes_the_box_only_where_it_is_quieter(Estimator):
+    # rows spread over the whole box: its moments beat the searched bound; the
+    # same rows in a box ten times as wide (a loose codebook): the search wins,
+    # and the box's mean is not released, its budget joined to the variances'
+    X = LOW + np.random.default_rng(1).uniform(size=(3000, 3)) * WIDTHS
+    wide = list(zip(LOW - 4.5 * WIDTHS, HIGH + 4.5 * WIDTHS))
+    tight = Estimator(2, bounds=BOX, eps=4.0, random_state=0).fit(X)
+    loose = Estimator(2, bounds=wide, eps=4.0, random_state=0).fit(X)
+    assert "scree/mean" in steps(tight) and tight.clip_bounds_ is None
+    assert "scree/mean" not in steps(loose) and loose.clip_bounds_ is not None
+    for fitted in (tight, loose):
+        assert steps(fitted)[1] == "scree/total variance/clip bound"
+        assert "scree/mean" in set(fitted.plan_.step)
+        # both print a PC1 variance near the table's (uniform: width^2 / 12)
+        truth = np.cov(X.T) @ fitted.components_[0] @ fitted.components_[0]
+        assert 0.7 < fitted.explained_variance_[0] / truth < 1.3
+    # the box's form has the less noise here, the search's with the wide box
+    assert tight.noise_scale_[0] < loose.noise_scale_[0]
+
+
+def test_the_kendall_scree_takes_bounds():
+    # its plan compares with the fit without bounds, whose scree settings are
+    # the method's (empty) defaults: this raised a TypeError
+    X = _data(400)
+    fitted = DPPCA(2, scree_method="kendall", bounds=BOX, random_state=0).fit(X)
+    assert fitted.plan_.equals(
+        DPPCA(2, scree_method="kendall", bounds=BOX, random_state=0).plan(400, 3))
+    assert fitted.explained_variance_.shape == (2,)
 
 
 def test_box_moments_spend_nothing_on_searches():

@@ -58,7 +58,7 @@ _FRAME_SLACK = 0.25
 _OPTIONAL_PARTS = ("scale", "scree", "score")
 
 
-def _unit_sd(leaf, noise):
+def unit_sd(leaf, noise):
     """The Gaussian noise sd per unit of sensitivity a leaf buys (the analytic
     calibration's: the classical one, defined only up to eps of about 7, gives
     as much or more)."""
@@ -71,7 +71,7 @@ def _unit_sd(leaf, noise):
 def _relative_noise(kind, leaf, settings):
     """The noise sd of a Gaussian statistic relative to its public scale."""
     n, p, k = settings["n"], settings["p"], settings["k"]
-    sd = _unit_sd(leaf, settings["noise"])
+    sd = unit_sd(leaf, settings["noise"])
     if kind == "kendall":
         per_term = 2.0 if settings["sensitivity"] == "standard" else math.sqrt(2.0)
         # a symmetric Gaussian matrix with off-diagonal sd s has operator norm
@@ -102,7 +102,7 @@ def _histogram_informative(leaf, settings):
     if settings["histogram"] == "additive":
         # the continuous Gaussian of the cells' L2 sensitivity sqrt(2): within a
         # few percent of the discrete one the fit calibrates
-        threshold = 3.5 * math.sqrt(2.0) * _unit_sd(leaf, "analytic")
+        threshold = 3.5 * math.sqrt(2.0) * unit_sd(leaf, "analytic")
     else:
         threshold = 1.0 + 2.0 * math.log(1.0 / max(leaf.delta, 1e-300)) / leaf.eps
     return n / (0.55 * cells) >= 2.0 * threshold
@@ -146,6 +146,12 @@ def _informative(leaf, settings):
     predicted noise sd relative to its public scale (NaN where there is none)."""
     kind, detail = _step_kind(leaf.path)
     n = settings["n"]
+    if detail == "mean" and _part_of(leaf.path) == "scree" \
+            and settings.get("scree_box_or_search"):
+        # the box's mean runs only where the box wins, its noise counted there
+        # (:func:`~._scree_settings.box_is_quieter`); else its budget joins the
+        # variances'
+        return True, _relative_noise("mean", leaf, settings)
     if kind == "gaussian":
         if detail == "spreads" and settings["bounded"]:
             detail = "box spreads"
@@ -291,7 +297,10 @@ def plan_settings(params, n, p, k, *, scree_params=None, scree_method=None,
     """What the rules read besides a leaf's budget: public numbers and settings
     (``params``: an estimator's validated hyperparameters). ``bounded``: declared
     bounds (the spreads are moments about the box's mean); ``scree_box``: so are
-    the scree's statistics (the clipped scree with ``C="box"``)."""
+    the scree's statistics (the clipped scree with ``C="box"``);
+    ``scree_box_or_search``: they are the box's or the searched bound's,
+    whichever has the less noise (``bound="box"``), and the plan judges them
+    as the searched form, the one a box can only improve on."""
     scree_params = scree_params or {}
     total = scree_params.get("quantile_level") if scree_method == "clipped" else None
     bounded = params.get("bounds") is not None
@@ -299,6 +308,8 @@ def plan_settings(params, n, p, k, *, scree_params=None, scree_method=None,
             "bounded": bounded,
             "scree_box": bounded and scree_method == "clipped"
             and scree_params.get("C") == "box",
+            "scree_box_or_search": bounded and scree_method == "clipped"
+            and scree_params.get("bound") == "box" and scree_params.get("C") == "auto",
             "sensitivity": params["sensitivity"],
             "clip": scree_params.get("clip", "norm"),
             "levels": {"variances": scree_params.get("quantile_level", BASE_LEVEL),

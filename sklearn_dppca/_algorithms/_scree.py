@@ -7,6 +7,9 @@ scree method; :func:`feature_variances` derives each column's variance from them
 
 import math
 
+from dataclasses import replace
+from fractions import Fraction
+
 import numpy as np
 from scipy.optimize import least_squares
 
@@ -18,6 +21,8 @@ from ..privacy._warnings import warn_imprecise, warn_noise_dominated
 from ._box_moments import project_mean, release_box_mean, release_box_total, \
     release_box_variances
 from ._directions import squared_radius
+from ._plan import unit_sd
+from ._scree_settings import box_is_quieter
 from ._kendall_spectrum import component_scales, elliptical_ratios, elliptical_variances
 from ._spread import spread_level
 from ._variances import (
@@ -27,6 +32,8 @@ from ._variances import (
     post_process_variances,
     private_total_variance,
     private_variances,
+    total_at_bound,
+    total_clip_bound,
 )
 
 
@@ -94,6 +101,9 @@ def _release_scree(X, components, *, method, params, budget, noise, pairs, rng, 
         raw, noise_scale, total, total_noise = _box_scree(X, components, budget, noise,
                                                           rng, ledger)
         bounds = None
+    elif method == "clipped" and params.get("bound") == "box":
+        raw, noise_scale, bounds, total, total_noise = _box_or_search_scree(
+            X, components, params, budget, noise, pairs, rng, ledger)
     else:
         raw, noise_scale, bounds, total, total_noise = _clipped_scree(
             X, components, method, params, budget, noise, pairs, rng, ledger, kendall)
@@ -119,6 +129,47 @@ def _box_scree(X, components, budget, noise, rng, ledger):
     total, total_noise, _ = release_box_total(X, mean, budget["total variance/statistic"],
                                               noise, rng, ledger)
     return raw, noise_scale, total, total_noise
+
+
+def _box_or_search_scree(X, components, params, budget, noise, pairs, rng, ledger):
+    """``bound="box"``: the total's clip bound is searched first; then the form
+    with the less noise (:func:`~._scree_settings.box_is_quieter`, on public
+    values only) releases the variances and the total: the box's moments about
+    its private mean (:func:`_box_scree`), or the pair statistics clipped at the
+    released bound, the mean's budget then joining the variances' (its leaf is
+    not run). Returns ``(raw, noise_scale, bounds, total, total_noise)``, the
+    bounds None for the box's form."""
+    total_part = budget.part("total variance")
+    bound = total_clip_bound(X, total_part, rng, ledger, pairs=pairs,
+                             quantile_level=params["quantile_level"])
+    units = (unit_sd(budget["mean"], noise), unit_sd(total_part["statistic"], noise))
+    if box_is_quieter(X.widths() / 2, bound, units, X.shape[0]):
+        raw, noise_scale, total, total_noise = _box_scree(X, components, budget, noise,
+                                                          rng, ledger)
+        return raw, noise_scale, None, total, total_noise
+    leaf = _joined(budget["variances/statistic"], budget["mean"])
+    raw, noise_scale, bounds = private_variances(
+        X, components, method="clipped", params=dict(params, C=bound),
+        budget={"statistic": leaf}, noise=noise, rng=rng, ledger=ledger)
+    total, total_noise = total_at_bound(X, bound, total_part["statistic"], noise, rng,
+                                        ledger, pairs=pairs)
+    noise_scale = _widen_if_clipped("variance", _component_names(len(raw)), raw,
+                                    noise_scale, _clipped_share_inputs(raw, bounds))
+    return raw, noise_scale, bounds, total, _widened_total_noise(total, total_noise, bound)
+
+
+def _joined(leaf, other):
+    """One Gaussian leaf spending what ``leaf`` and ``other`` would in the GDP
+    block: their ``mu`` in squares, at most the exact composition (never an ulp
+    over what the plan allocated); named as ``leaf``. Under basic accounting
+    ``leaf`` as it is: ``other`` is left unspent (a joined ``eps`` could leave
+    the classical calibration's range after the charge)."""
+    if leaf.mu is None or other.mu is None:
+        return leaf
+    mu = math.hypot(leaf.mu, other.mu)
+    while Fraction(mu)**2 > Fraction(leaf.mu)**2 + Fraction(other.mu)**2:
+        mu = math.nextafter(mu, 0.0)
+    return replace(leaf, mu=mu)
 
 
 def _clipped_scree(X, components, method, params, budget, noise, pairs, rng, ledger,
@@ -278,10 +329,14 @@ def _total_variance(X, budget, noise, pairs, level, rng, ledger):
     total, total_noise, total_bound = private_total_variance(
         X, budget.part("total variance"), noise, rng, ledger, pairs=pairs,
         quantile_level=level)
-    widened = _widen_if_clipped("total variance", ["the data"], np.array([total]),
-                                np.array([total_noise]),
-                                (np.array([total]), np.array([total_bound])))
-    return total, float(widened[0]), total_bound
+    return total, _widened_total_noise(total, total_noise, total_bound), total_bound
+
+
+def _widened_total_noise(total, total_noise, bound):
+    """The total's noise sd, raised if the total is near its clip ``bound``."""
+    return float(_widen_if_clipped("total variance", ["the data"], np.array([total]),
+                                   np.array([total_noise]),
+                                   (np.array([total]), np.array([bound])))[0])
 
 
 def _elliptical_scree(X, components, budget, kendall, *, noise, pairs, rng, ledger):

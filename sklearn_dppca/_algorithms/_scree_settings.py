@@ -44,8 +44,9 @@ _SCREE_DEFAULTS = {
         "quantile_level": "auto",
         "pairs": "auto",         # pairs of the U-statistic ("norm" only): "auto", "all" or m
         # the norm bound: its own search ("own"), the total variance's released
-        # bound ("total"), or "auto" (the first the fit's plan can buy, see
-        # scree_variants)
+        # bound ("total"), that bound or the declared box's moments, whichever
+        # has the less noise ("box", declared bounds only), or "auto" (the first
+        # the fit's plan can buy, see scree_variants)
         "bound": "auto",
         # "auto": also read the variances off the released Kendall matrix (an
         # elliptical model, free) and combine both where they agree within
@@ -83,7 +84,7 @@ _METHOD_PARAM_CONSTRAINTS = {
     "a": [EXTENDED_REAL],
     "b": [EXTENDED_REAL],
     "split": [Boolean()],
-    "bound": [Options("auto", "own", "total")],
+    "bound": [Options("auto", "own", "total", "box")],
     "elliptical": [Options("auto", "off")],
 }
 
@@ -133,6 +134,13 @@ def check_scree_before_charge(method, params, n_samples, n_components,
         raise ValueError(f"{name}['C']='box' takes the variances' bounds from the "
                          "declared box: it needs bounds (one public (low, high) range "
                          "per column).")
+    if method == "clipped" and params["bound"] == "box" and not bounded:
+        raise ValueError(f"{name}['bound']='box' weighs the searched bound against "
+                         "the declared box: it needs bounds (one public (low, high) "
+                         "range per column).")
+    if method == "clipped" and params["bound"] == "box" and params["C"] != "auto":
+        raise ValueError(f"{name}['bound']='box' searches the total's bound: it needs "
+                         f"{name}['C']='auto'.")
     if method == "clipped" and params["clip"] == "scaled" and not isinstance(params["C"], str):
         raise ValueError(f"{name}['C'] must be 'auto' or 'box' with clip='scaled': its "
                          "bound is on coordinates scaled by released values, which no "
@@ -204,6 +212,9 @@ def _resolve_clip_and_bound(params, n_samples, n_components, eps, scaled):
     if params["C"] == "box":
         # moments about the box's mean: nothing to clip, no bound to search
         return dict(params, bound="own")
+    if params["bound"] == "box":
+        # the total's bound clips the norm of the projected differences
+        return dict(params, clip="norm")
     if params["clip"] == "scaled" and not scaled:
         raise ValueError("clip='scaled' takes each component's scale from the released "
                          "Kendall matrix: it needs directions released in this fit or "
@@ -238,7 +249,7 @@ def _choose_level(params, n_samples, n_components, eps):
     search_eps = eps * params["quantile_share"]
     if params["clip"] == "component":
         search_eps /= n_components
-    elif params["clip"] == "norm" and params["bound"] == "total":
+    elif params["clip"] == "norm" and params["bound"] in ("total", "box"):
         search_eps = _shared_search_eps(params, eps)
     n_values = n_samples // 2
     tail = max(rank_slack(search_eps), _MIN_TAIL)
@@ -260,9 +271,11 @@ def scree_variants(method, params, bounded):
 
     For the clipped method with ``C="auto"``: the variances' own norm bound
     (``bound="own"``, two searches) before the total variance's released bound
-    (``"total"``, one search with both budgets) when ``bound="auto"``, then, with
-    declared ``bounds``, the moments about the box's private mean (``C="box"``,
-    no search, :mod:`._box_moments`). The estimators take the first whose
+    (``"total"``, one search with both budgets) when ``bound="auto"``. With
+    declared ``bounds``, ``bound="auto"`` is first the total's search weighed
+    against the box (``"box"``: the form with the less noise, see
+    :func:`box_is_quieter`), then the moments about the box's private mean
+    alone (``C="box"``, no search, :mod:`._box_moments`). The estimators take the first whose
     scree their plan, every part's budget settled, would run
     (:func:`~sklearn_dppca._algorithms._plan.bought_parts`); when none, the last
     (the plan then says what its scree would need). A search the plan can buy
@@ -273,7 +286,10 @@ def scree_variants(method, params, bounded):
     """
     if method != "clipped" or params["C"] != "auto":
         return [params]
-    bounds = ["own", "total"] if params["bound"] == "auto" else [params["bound"]]
+    if params["bound"] != "auto":
+        bounds = [params["bound"]]
+    else:
+        bounds = (["box"] if bounded else []) + ["own", "total"]
     variants = [dict(params, bound=bound) for bound in bounds]
     return variants + [dict(params, C="box")] if bounded else variants
 
@@ -363,11 +379,12 @@ def scree_parts(method, params, n_components, bounded=False):
     total = _variance_parts("clipped", TOTAL_PARAMS, 1)
     if method == "kendall":
         return {"total variance": (1.0, total)}
+    if method == "clipped" and params.get("bound") == "box":
+        return _box_or_search_parts(params)
     if method == "clipped" and params.get("bound") == "total":
         # one search, the total's, with both searches' budget; it comes first:
         # the variances clip at its released bound
-        search = (1.0 - TOTAL_SHARE) * params["quantile_share"] \
-            + TOTAL_SHARE * TOTAL_PARAMS["quantile_share"]
+        search = _total_search_share(params)
         total_share = TOTAL_SHARE + (1.0 - TOTAL_SHARE) * params["quantile_share"]
         return {"total variance": (total_share, {
                     "clip bound": (search / total_share, "pure"),
@@ -376,6 +393,54 @@ def scree_parts(method, params, n_components, bounded=False):
     return {"variances": (1.0 - TOTAL_SHARE,
                           _variance_parts(method, params, n_components)),
             "total variance": (TOTAL_SHARE, total)}
+
+
+def _total_search_share(params):
+    """The share of the scree's budget of the total's search when it finds the
+    variances' bound too (``bound="total"`` and ``"box"``): both searches'."""
+    return (1.0 - TOTAL_SHARE) * params["quantile_share"] \
+        + TOTAL_SHARE * TOTAL_PARAMS["quantile_share"]
+
+
+def _box_or_search_parts(params):
+    """The tree of ``bound="box"``: the total's search (with both searches'
+    budget, exactly as for ``bound="total"``, so that where the search wins the
+    fit is the one without bounds would make), then the box's private mean, the
+    variances' statistic and the total's. The three Gaussian leaves split the
+    rest as ``C="box"`` does (:data:`_BOX_SHARES`); where the search's bound
+    wins, the mean is not released and its budget goes to the variances
+    (:func:`box_is_quieter`). Flat, so that the leaves run in this order in
+    both forms."""
+    search = _total_search_share(params)
+    rest = 1.0 - search
+    return {"total variance/clip bound": (search, "pure"),
+            "mean": (rest * _BOX_SHARES["mean"], "gaussian"),
+            "variances": (rest * _BOX_SHARES["variances"], {"statistic": (1.0, "gaussian")}),
+            "total variance/statistic": (rest * _BOX_SHARES["total variance"],
+                                         "gaussian")}
+
+
+def box_is_quieter(half_widths, bound, unit_sds, n_samples):
+    """Whether the box's moments give the total variance less noise than the
+    pair statistic clipped at the total's released ``bound`` (public: the
+    declared box, a released bound, the leaves' budgets and ``n``).
+
+    ``unit_sds``: the noise sd per unit of sensitivity of the mean's leaf and
+    of the total's statistic. The pair form's sd is ``2 bound / n`` units; the
+    box's, with the mean at the box centre (its noise then enters squared),
+    ``sum_j h_j^2 / n`` units and the spread of the mean's noise squared,
+    ``sqrt(2 sum_j s_j^4)`` with ``s_j = w_j sqrt(p) / n`` units of the mean's
+    leaf (:mod:`._box_moments`). A box about as wide as the data (each column
+    spans its own box) wins; a codebook's box several times wider than the
+    data loses to the search, which finds the data's own scale.
+    """
+    half_widths = np.asarray(half_widths, dtype=float)
+    n_features = half_widths.size
+    mean_unit, total_unit = unit_sds
+    mean_sds = 2.0 * half_widths * math.sqrt(n_features) / n_samples * mean_unit
+    box_sd = math.hypot(float(np.sum(half_widths**2)) / n_samples * total_unit,
+                        math.sqrt(2.0 * float(np.sum(mean_sds**4))))
+    return box_sd <= 2.0 * bound / n_samples * total_unit
 
 
 #: The scree's split with declared bounds (``C="box"``): the private mean the

@@ -177,20 +177,38 @@ def private_total_variance(X, budget, noise, rng, ledger, *, pairs="all",
     the part of :data:`TOTAL_PARAMS`'s tree. Returns ``(total, noise_scale,
     bound)``; ``total`` may be negative.
     """
+    bound = total_clip_bound(X, budget, rng, ledger, pairs=pairs,
+                             quantile_level=quantile_level)
+    total, noise_scale = total_at_bound(X, bound, budget["statistic"], noise, rng, ledger,
+                                        pairs=pairs)
+    return total, noise_scale, bound
+
+
+def total_clip_bound(X, budget, rng, ledger, *, pairs="all", quantile_level=None):
+    """The total variance's clip bound: a private quantile of ``||d||^2 / 2`` over
+    a matching at :data:`TOTAL_PARAMS`'s level (or ``quantile_level``), with
+    ``budget["clip bound"]``, capped by a declared box (see
+    :func:`private_total_variance`)."""
     params = dict(TOTAL_PARAMS, pairs=pairs)
     if quantile_level is not None:
         params["quantile_level"] = quantile_level
     widths = X.widths()
-    bound = _norm_clip_bound(X, params, budget, rng, ledger, TOTAL_BOUND,
-                             None if widths is None else box_norm_bound(widths))
+    return _norm_clip_bound(X, params, budget, rng, ledger, TOTAL_BOUND,
+                            None if widths is None else box_norm_bound(widths))
+
+
+def total_at_bound(X, bound, leaf, noise, rng, ledger, *, pairs="all"):
+    """The total variance's U-statistic clipped at the public ``bound``, released
+    with its tail count on the Gaussian ``leaf`` (sensitivity ``2 bound / n``).
+    Returns ``(total, noise_scale)``."""
     scatter = _norm_clipped_scatter(X, bound, pairs, TOTAL_SCATTER)
     counts, n_values = X.matching_counts(TOTAL_BOUND, 0.5)
     total, noise_scale = _release_with_tail(
         float(np.trace(scatter)), 2 * bound / X.shape[0],
         _share_at_or_above(counts, n_values, _TAIL * bound), 1.0 / n_values,
-        (_TAIL - 1.0) * bound, budget["statistic"], noise, rng, ledger, ["the data"],
+        (_TAIL - 1.0) * bound, leaf, noise, rng, ledger, ["the data"],
         "total variance")
-    return float(total[0]), float(noise_scale[0]), bound
+    return float(total[0]), float(noise_scale[0])
 
 
 def _clipped_variances(X, components, params, budget, noise, rng, ledger, scales=None):
