@@ -302,43 +302,44 @@ def test_the_variable_plot_greys_a_loading_lost_in_its_noise(make_fake):
     assert disp.uncertain_.sum() == 1
 
 
-def test_a_release_within_three_noise_sds_of_zero_is_not_printed():
-    # scree_values prints a variance (and the total) only three noise sds above 0
+def test_a_release_within_four_noise_sds_of_zero_is_not_printed():
+    # scree_values prints a variance (and the total) only four noise sds above 0:
+    # its two-sd interval then lies within a factor of two of it
     from sklearn_dppca._algorithms._scree import scree_values
     from sklearn_dppca._bunch import Bunch
 
-    released = Bunch(raw=np.array([10.0, 2.9, 3.1]), noise_scale=np.array([1.0, 1.0, 1.0]),
+    released = Bunch(raw=np.array([10.0, 3.9, 4.1]), noise_scale=np.array([1.0, 1.0, 1.0]),
                      bounds=None, total=30.0, total_noise=1.0)
     values = scree_values(released, monotone=False)
     assert np.isfinite(values.explained_variance[[0, 2]]).all()
     assert np.isnan(values.explained_variance[1])
-    noisy_total = Bunch(**dict(released, total=2.9 * 16, total_noise=16.0))
+    noisy_total = Bunch(**dict(released, total=3.9 * 16, total_noise=16.0))
     assert np.isnan(scree_values(noisy_total, monotone=False).total_variance)
 
 
-def test_a_share_is_printed_by_the_variances_three_sd_rule():
-    # a share is printed when it stands three of its own noise sds above zero
+def test_a_share_is_printed_by_the_variances_four_sd_rule():
+    # a share is printed when it stands four of its own noise sds above zero
     # (first order: share * hypot(s_l / lambda_l, s_T / T)), as a variance is
     from sklearn_dppca._algorithms._scree import scree_values
     from sklearn_dppca._bunch import Bunch
 
-    # of a total of 20 +- 3 (relative sd 0.15): PC1 9 +- 1, share 0.45 with
-    # relative sd hypot(1/9, 0.15) = 0.19 (5.4 sds; sd 0.084, above the 0.05 a
-    # fixed rule would allow), printed; PC2 4.5 +- 1, hypot(0.22, 0.15) = 0.27
-    # (3.7 sds), printed; PC3 3.2 +- 1, a variance printed (3.2 sds) but a share
-    # of relative sd hypot(0.31, 0.15) = 0.35 (2.9 sds), not
-    released = Bunch(raw=np.array([9.0, 4.5, 3.2]), noise_scale=np.ones(3),
-                     bounds=None, total=20.0, total_noise=3.0)
+    # of a total of 40 +- 3 (relative sd 0.075): PC1 12 +- 1, share 0.3 with
+    # relative sd hypot(1/12, 0.075) = 0.11 (8.9 sds; sd 0.034), printed; PC2
+    # 6 +- 1, hypot(0.17, 0.075) = 0.18 (5.5 sds), printed; PC3 4.1 +- 1, a
+    # variance printed (4.1 sds) but a share of relative sd hypot(0.244, 0.075)
+    # = 0.255 (3.9 sds), not
+    released = Bunch(raw=np.array([12.0, 6.0, 4.1]), noise_scale=np.ones(3),
+                     bounds=None, total=40.0, total_noise=3.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         values = scree_values(released, monotone=False)
     assert np.isfinite(values.explained_variance).all()
-    assert values.total_variance == 20.0
+    assert values.total_variance == 40.0
     ratios = values.explained_variance_ratio
-    np.testing.assert_allclose(ratios[:2], [0.45, 0.225])
+    np.testing.assert_allclose(ratios[:2], [0.3, 0.15])
     assert np.isnan(ratios[2])
     # a share whose total is not estimable is not printed either
-    lost_total = Bunch(**dict(released, total=20.0, total_noise=7.0))
+    lost_total = Bunch(**dict(released, total=40.0, total_noise=10.5))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert np.isnan(scree_values(lost_total, monotone=False)
@@ -347,21 +348,21 @@ def test_a_share_is_printed_by_the_variances_three_sd_rule():
 
 def test_the_warning_names_exactly_what_is_not_estimable():
     # one rule for the NaN and the warnings: a variance between one and two noise
-    # sds (PC2, 1.9 sd) is named noise, one between two and three (PC3, 2.1 sd)
-    # too imprecise to print
+    # sds (PC2, 1.9 sd) is named noise, one between two and four (PC3, 2.1 sd,
+    # and PC5, 3.5 sd) too imprecise to print
     from sklearn_dppca._algorithms._scree import scree_values
     from sklearn_dppca._bunch import Bunch
 
-    released = Bunch(raw=np.array([10.0, 1.9, 2.1, 0.5, 3.5]), noise_scale=np.ones(5),
+    released = Bunch(raw=np.array([10.0, 1.9, 2.1, 0.5, 3.5, 4.5]), noise_scale=np.ones(6),
                      bounds=None, total=30.0, total_noise=1.0)
     with pytest.warns(PrivacyUtilityWarning) as caught:
         values = scree_values(released, monotone=False)
     named = [str(w.message) for w in caught if "variance of" in str(w.message)]
     assert len(named) == 2, named
     assert "of PC2, PC4 is not two noise sds" in named[0]
-    assert "of PC3 is only 2 to 3 noise sds" in named[1]
-    assert np.isnan(values.explained_variance[[1, 2, 3]]).all()
-    assert np.isfinite(values.explained_variance[[0, 4]]).all()
+    assert "of PC3, PC5 is only 2 to 4 noise sds" in named[1]
+    assert np.isnan(values.explained_variance[[1, 2, 3, 4]]).all()
+    assert np.isfinite(values.explained_variance[[0, 5]]).all()
 
 
 def test_pure_noise_passes_as_an_estimate_rarely():

@@ -16,7 +16,7 @@ from scipy.optimize import least_squares
 from .._bunch import Bunch
 
 from ..privacy import PrivacyUtilityWarning
-from .._validation import warn_user, three_sds_above
+from .._validation import warn_user, printable
 from ..privacy._warnings import warn_imprecise, warn_noise_dominated
 from ._box_moments import project_mean, release_box_mean, release_box_total, \
     release_box_variances
@@ -263,10 +263,10 @@ def _combine_in_units(raw, noise_scale, total, total_noise, kendall, n_samples, 
     agree = np.abs(elliptical.variances - raw) <= _AGREEMENT * difference
     if not np.all(agree & (elliptical.variances >= _SEEN * difference)):
         return None
-    # the model sharpens a printed variance, never stands in for one the clipped
-    # release cannot tell (diabetes at eps 1: its PC2 and PC3, not printed
-    # alone, came out 2 to 2.5 times the table's at 4 to 5.5 joint sds)
-    measured = three_sds_above(raw, noise_scale)
+    # the model sharpens a variance the clipped release measures, never stands
+    # in for one it cannot tell (diabetes at eps 1: its PC2 and PC3, below three
+    # sds alone, came out 2 to 2.5 times the table's at 4 to 5.5 joint sds)
+    measured = raw > _MEASURED_SDS * noise_scale
     if not np.any(measured):
         return None
     fitted = _joint_fit(raw[measured], noise_scale[measured], total, total_noise,
@@ -279,6 +279,9 @@ def _combine_in_units(raw, noise_scale, total, total_noise, kendall, n_samples, 
     return raw, noise_scale, total, total_noise
 
 
+#: How many noise sds above zero a clipped variance must stand for the model to
+#: sharpen it (the printing rule, four sds, then reads the joint sd).
+_MEASURED_SDS = 3.0
 #: The smallest noise sd a joint fit weighs a value by (values of order 1).
 _SD_FLOOR = 1e-12
 
@@ -393,8 +396,8 @@ def scree_values(released, monotone):
     Warns when a variance or the total is noise-dominated. Returns a Bunch with
     ``explained_variance`` (ordered and non-negative with ``monotone``),
     ``explained_variance_ratio`` and ``total_variance`` (raised to at least the
-    variances' sum). A variance or total whose release is not three noise sds
-    above zero (:func:`~sklearn_dppca._validation.three_sds_above`; the clipped
+    variances' sum). A variance or total whose release is not four noise sds
+    above zero (:func:`~sklearn_dppca._validation.printable`; the clipped
     ones' sd is raised to the release when they sit at their bound) is not
     estimable: NaN; so is a share whose variance or total is.
     Every value is NaN for a scree the plan did not buy.
@@ -411,13 +414,13 @@ def scree_values(released, monotone):
                    released.noise_scale)
     warn_imprecise("total variance", ["the data"], [released.total],
                    [released.total_noise])
-    estimable = three_sds_above(released.raw, released.noise_scale)
+    estimable = printable(released.raw, released.noise_scale)
     variances = post_process_variances(released.raw, monotone, estimable)
     # (the total is raised to at least the printed variances' sum, not noise's)
     printed = np.where(estimable, variances, 0.0)
     ratio, total = explained_variance_ratio(printed, released.total)
-    total_estimable = bool(three_sds_above(released.total, released.total_noise)) and total > 0
-    shares = estimable & total_estimable & three_sds_above(
+    total_estimable = bool(printable(released.total, released.total_noise)) and total > 0
+    shares = estimable & total_estimable & printable(
         ratio, _share_noise(printed, released.noise_scale, total, released.total_noise))
     return Bunch(explained_variance=np.where(estimable, variances, np.nan),
                  explained_variance_ratio=np.where(shares, ratio, np.nan),

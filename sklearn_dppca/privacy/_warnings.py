@@ -6,7 +6,7 @@
 
 import numpy as np
 
-from .._validation import above_noise, warn_user, three_sds_above
+from .._validation import above_noise, warn_user, printable
 
 
 class PrivacyUtilityWarning(UserWarning):
@@ -51,12 +51,12 @@ def warn_noise_dominated(what, names, estimates, noise_scales):
 
 def warn_imprecise(what, names, estimates, noise_scales):
     """One PrivacyUtilityWarning naming the items that stand above their noise
-    but less than three noise sds above zero (:func:`three_sds_above`): not
+    but less than four noise sds above zero (:func:`printable`): not
     estimable either (post-processing, public names)."""
-    flagged = above_noise(estimates, noise_scales) & ~three_sds_above(estimates,
+    flagged = above_noise(estimates, noise_scales) & ~printable(estimates,
                                                                       noise_scales)
     _warn_named(what, names, flagged,
-                "is only 2 to 3 noise sds above zero: too imprecise to print")
+                "is only 2 to 4 noise sds above zero: too imprecise to print")
 
 
 def _warn_named(what, names, flagged, why):
