@@ -380,6 +380,17 @@ def _number(value, spec):
     return format(float(value), spec) if np.isfinite(float(value)) else NOT_ESTIMABLE
 
 
+def _box_form_text(fitted):
+    """How the scree used the declared box, read off the ledger's steps (None
+    where it read no moments about the box's mean)."""
+    steps = {entry["step"] for entry in getattr(fitted, "privacy_ledger_", None) or []}
+    if "scree/mean" not in steps:
+        return None
+    why = ("its noise was below the searched bound's" if
+           "scree/total variance/clip bound" in steps else "no search could be bought")
+    return f"Variances and total: moments about the declared box's private mean ({why})"
+
+
 def _scree_lines(fitted):
     """The scree method, each variance with its noise sd and PVE, the total."""
     variances = fitted.explained_variance_
@@ -388,6 +399,9 @@ def _scree_lines(fitted):
         noise, variances.shape)
     lines = [f"Scree method: {fitted.method_label_}; PVE is the share of the private "
              "total variance"]
+    form = _box_form_text(fitted)
+    if form is not None:
+        lines.append(f"  {form}")
     for l, (variance, sd, ratio) in enumerate(
             zip(variances, noise, fitted.explained_variance_ratio_)):
         pve = (f"{100 * ratio:.1f}%" if np.isfinite(ratio) else NOT_ESTIMABLE)

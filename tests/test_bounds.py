@@ -358,6 +358,9 @@ def test_the_scree_takes_the_box_only_where_it_is_quieter(Estimator):
         assert 0.7 < fitted.explained_variance_[0] / truth < 1.3
     # the box's form has the less noise here, the search's with the wide box
     assert tight.noise_scale_[0] < loose.noise_scale_[0]
+    # and the summary says which form the variances took
+    assert "moments about the declared box's private mean" in str(tight.summary())
+    assert "moments about the declared box's" not in str(loose.summary())
 
 
 def test_the_kendall_scree_takes_bounds():
