@@ -353,3 +353,12 @@ def test_a_gaussian_block_below_the_smallest_delta_is_refused_by_name():
             gdp_mu(1.0, delta)
     with pytest.raises(ValueError, match=r"delta=.* is below 1e-270"):
         DPPCA(delta=1e-300).plan(300, 3)
+    # an accountant of such a delta funds pure parts only: its room reads no
+    # Gaussian fit (it used to raise gdp_mu's refusal from remaining())
+    from sklearn_dppca.privacy import PrivacyAccountant
+
+    accountant = PrivacyAccountant(1.0, 1e-300)
+    room = accountant.remaining()
+    assert room["eps"] == room["mu"] == 0.0 and room["pure_eps"] == 1.0
+    assert accountant.fits_left() == {1: 0.0, 2: 0.0, 4: 0.0}
+    assert accountant.can_afford(Spend(eps=0.5))

@@ -31,7 +31,8 @@ import weakref
 from datetime import datetime, timezone
 
 from .._validation import NON_NEGATIVE, Instance, Interval, check_field, check_param
-from ._accounting import Spend, compose, gdp_delta, gdp_mu, tidy as _tidy, tidy_down
+from ._accounting import (SMALLEST_GAUSSIAN_DELTA, Spend, compose, gdp_delta, gdp_mu,
+                          tidy as _tidy, tidy_down)
 from ._calibration import check_delta, check_eps
 from ._files import file_lock as _file_lock, write_json as _write_json
 from ._seal import Custodian, SealError, new_budget_id
@@ -623,14 +624,21 @@ class PrivacyAccountant:
 
     def _room(self):
         total = self._total()
-        mu = self._largest_beside(total, lambda m: Spend(mu=m),
-                                  gdp_mu(self._eps, self._delta))
+        mu = self._largest_beside(total, lambda m: Spend(mu=m), self._largest_block())
         return {
             "eps": self._largest_fits_reading(total, mu, 1),
             "pure_eps": self._largest_beside(total, lambda e: Spend(eps=e), self._eps),
             "delta": self._largest_beside(total, lambda d: Spend(delta=d), self._delta),
             "mu": mu,
         }
+
+    def _largest_block(self):
+        """The ``mu`` of the whole grant as one Gaussian block; 0 when its
+        ``delta`` is below the smallest a Gaussian part is accounted at (such an
+        accountant funds pure parts only)."""
+        if self._delta < SMALLEST_GAUSSIAN_DELTA:
+            return 0.0
+        return gdp_mu(self._eps, self._delta)
 
     def _largest_beside(self, total, make, high):
         """The largest amount in ``[0, high]`` whose spend ``make(amount)`` fits
@@ -658,7 +666,7 @@ class PrivacyAccountant:
         """
         self._refresh()
         mu = self._largest_beside(self._total(), lambda m: Spend(mu=m),
-                                  gdp_mu(self._eps, self._delta))
+                                  self._largest_block())
         return {int(count): self._largest_fits_reading(self._total(), mu, int(count))
                 for count in counts}
 

@@ -102,7 +102,7 @@ def gdp_delta(mu, eps):
 #: unchecked tails add at most about ``1e-280`` to ``delta`` uncharged (see the
 #: floating-point page), and the bound on a block's ``delta`` carries an absolute
 #: ``1e-300``; at ``1e-270`` both stay below ``1e-10`` of it.
-_SMALLEST_GAUSSIAN_DELTA = 1e-270
+SMALLEST_GAUSSIAN_DELTA = 1e-270
 
 
 def gdp_mu(eps, delta):
@@ -144,9 +144,9 @@ def gdp_mu(eps, delta):
     (0.2681, True)
     """
     eps, delta = check_eps(eps), check_delta(delta)
-    if delta < _SMALLEST_GAUSSIAN_DELTA:
+    if delta < SMALLEST_GAUSSIAN_DELTA:
         raise ValueError(
-            f"delta={delta:g} is below {_SMALLEST_GAUSSIAN_DELTA:g}, the smallest delta "
+            f"delta={delta:g} is below {SMALLEST_GAUSSIAN_DELTA:g}, the smallest delta "
             "a Gaussian part is accounted at (the exact noise leaves tails of about "
             "1e-280 uncharged, which must stay negligible): raise delta, or the "
             "Gaussian parts' share of it.")
