@@ -489,6 +489,32 @@ def test_scree_default_settings_audit(runs):
     assert bound <= EPS
 
 
+@pytest.mark.slow   # 1600 fits with private directions, a search and a choice
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_scree_with_bounds_audit(runs):
+    # Declared bounds: the total's bound is searched, then a public rule on it
+    # picks the box's moments or the pair statistics clipped at it (the box's
+    # mean released only in the first). 400 rows (the plan buys the search), a
+    # box 1.5 times the rows' spread along e1, so that the choice goes either way
+    # (about a third of the fits take the search); one row at the box's centre
+    # or at its corner. Real fits with public directions (e1, e2); the statistic
+    # is the variance along e1.
+    base = np.random.default_rng(0).uniform(-1.0, 1.0, size=(399, 2))
+    X_a, X_b = np.vstack([base, [0.0, 0.0]]), np.vstack([base, [1.5, 1.0]])
+    box = [(-1.5, 1.5), (-1.0, 1.0)]
+
+    def make(seed):
+        return DPScree(eps=EPS, delta=DELTA, bounds=box, directions=np.eye(2),
+                       monotone=False, random_state=seed)
+
+    statistic = lambda e: e.explained_variance_raw_[0]  # noqa: E731
+    stats_a = _real_statistics(make, statistic, X_a, runs["default"], 0)
+    stats_b = _real_statistics(make, statistic, X_b, runs["default"], 10**6)
+    bound = _audit(stats_a, stats_b)
+    _report("DPScree (declared bounds: the box or the search)", EPS, bound)
+    assert bound <= EPS
+
+
 # ------------------------------------------------------------------ DPPCA
 
 def _make_dppca(budget_split=None):
