@@ -478,15 +478,19 @@ def test_scree_default_settings_audit(runs):
     # neighbours; the statistic is the first released variance.
     X_a, X_b = _candidates()[("origin", "outlier e1")], _candidates()[("origin", "origin")]
 
-    def make(seed):
-        return DPScree(eps=EPS, delta=DELTA, random_state=seed)
+    bound = _first_variance_audit(
+        lambda seed: DPScree(eps=EPS, delta=DELTA, random_state=seed), X_a, X_b, runs)
+    _report("DPScree (defaults)", EPS, bound)
+    assert bound <= EPS
 
+
+def _first_variance_audit(make, X_a, X_b, runs):
+    """The audit's bound on the first released variance of real fits on ``X_a``
+    and ``X_b`` (``make(seed)``: the estimator)."""
     statistic = lambda e: e.explained_variance_raw_[0]  # noqa: E731
     stats_a = _real_statistics(make, statistic, X_a, runs["default"], 0)
     stats_b = _real_statistics(make, statistic, X_b, runs["default"], 10**6)
-    bound = _audit(stats_a, stats_b)
-    _report("DPScree (defaults)", EPS, bound)
-    assert bound <= EPS
+    return _audit(stats_a, stats_b)
 
 
 @pytest.mark.slow   # 1600 fits with private directions, a search and a choice
@@ -507,10 +511,7 @@ def test_scree_with_bounds_audit(runs):
         return DPScree(eps=EPS, delta=DELTA, bounds=box, directions=np.eye(2),
                        monotone=False, random_state=seed)
 
-    statistic = lambda e: e.explained_variance_raw_[0]  # noqa: E731
-    stats_a = _real_statistics(make, statistic, X_a, runs["default"], 0)
-    stats_b = _real_statistics(make, statistic, X_b, runs["default"], 10**6)
-    bound = _audit(stats_a, stats_b)
+    bound = _first_variance_audit(make, X_a, X_b, runs)
     _report("DPScree (declared bounds: the box or the search)", EPS, bound)
     assert bound <= EPS
 
