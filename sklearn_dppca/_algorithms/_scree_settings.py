@@ -274,9 +274,10 @@ def scree_variants(method, params, bounded):
     (``"total"``, one search with both budgets) when ``bound="auto"``. With
     declared ``bounds``, ``bound="auto"`` is first the total's search weighed
     against the box (``"box"``: the form with the less noise, see
-    :func:`box_is_quieter`), then the moments about the box's private mean
-    alone (``C="box"``, no search, :mod:`._box_moments`). The estimators take the first whose
-    scree their plan, every part's budget settled, would run
+    :func:`box_is_quieter`), then as without bounds, then the moments about the
+    box's private mean alone (``C="box"``, no search, :mod:`._box_moments`).
+    The estimators take the first whose scree their plan, every part's budget
+    settled, would run
     (:func:`~sklearn_dppca._algorithms._plan.bought_parts`); when none, the last
     (the plan then says what its scree would need). A search the plan can buy
     finds a bound near the data, and a codebook's box is much wider (breast
@@ -404,9 +405,8 @@ def _total_search_share(params):
 
 def _box_or_search_parts(params):
     """The tree of ``bound="box"``: the total's search (with both searches'
-    budget, exactly as for ``bound="total"``, so that where the search wins the
-    fit is the one without bounds would make), then the box's private mean, the
-    variances' statistic and the total's. The three Gaussian leaves split the
+    budget, exactly as ``bound="total"`` runs it), then the box's private mean,
+    the variances' statistic and the total's. The three Gaussian leaves split the
     rest as ``C="box"`` does (:data:`_BOX_SHARES`); where the search's bound
     wins, the mean is not released and its budget goes to the variances
     (:func:`box_is_quieter`). Flat, so that the leaves run in this order in
