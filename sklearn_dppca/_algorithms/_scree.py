@@ -21,9 +21,9 @@ from ..privacy._warnings import warn_imprecise, warn_noise_dominated
 from ._box_moments import project_mean, release_box_mean, release_box_total, \
     release_box_variances
 from ._directions import squared_radius
+from ._kendall_spectrum import component_scales, elliptical_ratios, elliptical_variances
 from ._plan import unit_sd
 from ._scree_settings import box_is_quieter
-from ._kendall_spectrum import component_scales, elliptical_ratios, elliptical_variances
 from ._spread import spread_level
 from ._variances import (
     clipped_to_the_bound,
@@ -153,9 +153,8 @@ def _box_or_search_scree(X, components, params, budget, noise, pairs, rng, ledge
         budget={"statistic": leaf}, noise=noise, rng=rng, ledger=ledger)
     total, total_noise = total_at_bound(X, bound, total_part["statistic"], noise, rng,
                                         ledger, pairs=pairs)
-    noise_scale = _widen_if_clipped("variance", _component_names(len(raw)), raw,
-                                    noise_scale, _clipped_share_inputs(raw, bounds))
-    return raw, noise_scale, bounds, total, _widened_total_noise(total, total_noise, bound)
+    return (raw, _widened_variance_noise(raw, noise_scale, bounds), bounds, total,
+            _widened_total_noise(total, total_noise, bound))
 
 
 def _joined(leaf, other):
@@ -191,10 +190,8 @@ def _clipped_scree(X, components, method, params, budget, noise, pairs, rng, led
     if not (method == "clipped" and params.get("bound") == "total"):
         total, total_noise, _ = _total_variance(X, budget, noise, pairs, level, rng,
                                                 ledger)
-    noise_scale = _widen_if_clipped("variance", _component_names(len(raw)), raw,
-                                    noise_scale,
-                                    _clipped_share_inputs(raw, bounds, scales))
-    return raw, noise_scale, bounds, total, total_noise
+    return (raw, _widened_variance_noise(raw, noise_scale, bounds, scales), bounds, total,
+            total_noise)
 
 
 #: How many noise sds (of their difference) the clipped and the elliptical
@@ -333,6 +330,12 @@ def _total_variance(X, budget, noise, pairs, level, rng, ledger):
         X, budget.part("total variance"), noise, rng, ledger, pairs=pairs,
         quantile_level=level)
     return total, _widened_total_noise(total, total_noise, total_bound), total_bound
+
+
+def _widened_variance_noise(raw, noise_scale, bounds, scales=None):
+    """The variances' noise sds, raised where a variance is near its clip bound."""
+    return _widen_if_clipped("variance", _component_names(len(raw)), raw, noise_scale,
+                             _clipped_share_inputs(raw, bounds, scales))
 
 
 def _widened_total_noise(total, total_noise, bound):

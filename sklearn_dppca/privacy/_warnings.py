@@ -53,8 +53,7 @@ def warn_imprecise(what, names, estimates, noise_scales):
     """One PrivacyUtilityWarning naming the items that stand above their noise
     but less than four noise sds above zero (:func:`printable`): not
     estimable either (post-processing, public names)."""
-    flagged = above_noise(estimates, noise_scales) & ~printable(estimates,
-                                                                      noise_scales)
+    flagged = above_noise(estimates, noise_scales) & ~printable(estimates, noise_scales)
     _warn_named(what, names, flagged,
                 "is only 2 to 4 noise sds above zero: too imprecise to print")
 
