@@ -90,8 +90,9 @@ Block 2 (``--scale``): ``DPPCA(n_components=3, scale=True)`` at each eps, 10
     seeds, each box. Per table and box: fits whose ``explained_variance_[0]``
     is finite and above 2p (on unit-variance columns no eigenvalue exceeds p),
     fits with some finite ``scale_[j]`` below 1e-6 times column j's sample sd
-    (columns with sd 0 skipped), and the mean number of NaN entries of
-    ``scale_`` per fit.
+    (columns with sd 0 skipped), the mean number of NaN entries of
+    ``scale_`` per fit (columns left in their unit) and the mean number of
+    columns divided by their box's public unit (``scale_origin_ == "box"``).
 
 Block 3 (``--plan``): per table at eps 1 and 4, whether ``DPPCA(n_components=3,
     eps, bounds=tight).plan(n, p)`` differs from the same with the codebook box
@@ -514,13 +515,13 @@ def run_scale(tables, eps_list, seeds):
     print(f"\nBlock 2: DPPCA(n_components={K}, scale=True), eps in "
           f"{{{', '.join(f'{e:g}' for e in eps_list)}}}, {seeds} seeds each")
     print(f"{'table':<15}{'box':<9}{'fits':>6}{'EV1 > 2p':>10}{'tiny scale_':>13}"
-          f"{'NaN scale_ / fit':>18}{'raised':>8}")
+          f"{'NaN scale_ / fit':>18}{'box unit / fit':>16}{'raised':>8}")
     for name, table in tables.items():
         X = table["X"]
         p = X.shape[1]
         sd = X.std(axis=0, ddof=1)
         for box_name, box in table["boxes"].items():
-            fits = large = tiny = nan_columns = raised = 0
+            fits = large = tiny = nan_columns = box_columns = raised = 0
             for eps in eps_list:
                 for seed in range(seeds):
                     fits += 1
@@ -534,12 +535,15 @@ def run_scale(tables, eps_list, seeds):
                     scale = (np.full(p, np.nan) if fit.scale_ is None
                              else np.asarray(fit.scale_, dtype=float))
                     nan_columns += int(np.isnan(scale).sum())
+                    origin = getattr(fit, "scale_origin_", None)
+                    box_columns += 0 if origin is None else int(np.sum(origin == "box"))
                     check = np.isfinite(scale) & (sd > 0)
                     tiny += bool(np.any(scale[check] < 1e-6 * sd[check]))
             done = fits - raised
             mean_nan = f"{nan_columns / done:.1f} of {p}" if done else "-"
+            mean_box = f"{box_columns / done:.1f} of {p}" if done else "-"
             print(f"{name:<15}{box_name:<9}{fits:>6}{large:>10}{tiny:>13}{mean_nan:>18}"
-                  f"{raised:>8}")
+                  f"{mean_box:>16}{raised:>8}")
 
 
 # -------------------------------------------------------------- block 3: plan

@@ -15,7 +15,7 @@ from ._algorithms._scree import (
     release_scree,
     scree_values,
 )
-from ._algorithms._spread import release_spreads
+from ._algorithms._spread import scale_columns
 from ._algorithms._scree_settings import check_method_params, scree_gaussian_calls
 from ._bunch import Bunch
 from ._data._input import (
@@ -383,20 +383,22 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
     def _feature_names(self):
         return feature_names(self)
 
-    def _unbought_scale(self, params, plan, n_features):
-        """``scale_`` before the spreads' release: None without ``scale``, NaN per
-        column when the plan could not buy the spreads (the columns stay in their
-        own units: a covariance PCA, and every summary and picture says so)."""
-        if params["scale"] and "scale" not in plan:
-            return np.full(n_features, np.nan)
-        return None
-
-    def _release_spreads(self, X, plan, params, rng, ledger):
-        """Release the spreads of ``X`` with the plan's ``"scale"`` part (see
-        :func:`~sklearn_dppca._algorithms._spread.release_spreads`)."""
-        return release_spreads(X, budget=plan.part("scale"), noise=params["noise"],
-                               rng=rng, ledger=ledger,
+    def _scale_columns(self, X, plan, params, rng, ledger):
+        """The spread step of ``scale=True``, after the charge: sets ``scale_`` and
+        ``scale_origin_`` (None each without ``scale``) and returns the rows the
+        fit reads. Each column is divided by its private spread, released with
+        the plan's ``"scale"`` part where the plan bought it, else by its box's
+        public unit (declared bounds), else by nothing (a covariance PCA for that
+        column; every summary and picture says so; see
+        :func:`~sklearn_dppca._algorithms._spread.scale_columns`)."""
+        self.scale_ = self.scale_origin_ = None
+        if not params["scale"]:
+            return X
+        budget = plan.part("scale") if "scale" in plan else None
+        scaled = scale_columns(X, budget, noise=params["noise"], rng=rng, ledger=ledger,
                                feature_names=self._feature_names())
+        self.scale_, self.scale_origin_ = scaled.scale, scaled.origin
+        return scaled.X
 
     def _release_directions(self, X, budget, params, rng, ledger, *, pairs,
                             progress=None):

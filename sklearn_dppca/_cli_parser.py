@@ -175,7 +175,9 @@ def build_parser():
     model.add_argument("--scale", action="store_true", default=None,
                        help="correlation PCA: divide each variable by a private "
                             "spread, bought with the 'scale' part of the budget "
-                            "(for variables in different units)")
+                            "(for variables in different units); with --bounds, a "
+                            "variable whose spread is not estimable is divided by "
+                            "its range / sqrt(12)")
     model.add_argument("--bounds", default=None, metavar="LOW:HIGH,...",
                        help="public ranges of the variables, from a codebook (never "
                             "from the data): low:high for each variable in order, or "

@@ -121,7 +121,13 @@ class DPKendallDirections(_PrivateProjection):
         perturbation theory on the released Kendall matrix (post-processing),
         capped at 1 where eigenvalues nearly tie; None without a released matrix.
     scale_ : ndarray of shape (n_features,) or None
-        The private spreads the columns were divided by (``scale=True``), else None.
+        What each column was divided by (``scale=True``, else None): its private
+        spread, or with declared ``bounds`` its box's public unit ``width /
+        sqrt(12)`` where the private spread was not estimable; NaN where a
+        column kept its own unit.
+    scale_origin_ : ndarray of shape (n_features,) or None
+        Per column, ``"private"``, ``"box"`` or ``"none"``: where ``scale_``
+        came from (``scale=True``, else None).
     radius_ : float or None
         The clip radius of ``radial="clipped"`` (private or public) or
         ``"covariance"`` (the declared box's diagonal), else None.
@@ -235,10 +241,7 @@ class DPKendallDirections(_PrivateProjection):
     def _release(self, X, spec, params, rng, ledger, targets):
         """The spreads (``scale=True``) and the directions, after the charge."""
         plan = spec.plan
-        self.scale_ = self._unbought_scale(params, plan, X.shape[1])
-        if "scale" in plan:
-            spreads = self._release_spreads(X, plan, params, rng, ledger)
-            X, self.scale_ = spreads.X, spreads.scale
+        X = self._scale_columns(X, plan, params, rng, ledger)
         released = self._release_directions(
             X, plan.node("loading"), params, rng, ledger, pairs=params["pairs"])
         self.radius_ = released.radius

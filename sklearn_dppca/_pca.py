@@ -176,7 +176,10 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         Divide each column by a private estimate of its spread first (released
         as ``scale_``, paid by the ``scale`` part of ``budget_split``): the PCA
         of the correlation matrix, for tables in mixed units. Translation
-        invariant; see the user guide, "Units and scaling".
+        invariant. With ``bounds``, a column whose spread is not estimable (or
+        every column, when the plan cannot buy the spreads) is divided by its
+        box's public unit, ``width / sqrt(12)``, instead of keeping its unit
+        (``scale_origin_``); see the user guide, "Units and scaling".
     {shared: noise}
     {shared: sensitivity}
     {shared: accounting}
@@ -249,7 +252,13 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     feature_variance_noise_scale_ : ndarray of shape (n_features,)
         Its noise sd, propagated from the scree's and the total's.
     scale_ : ndarray of shape (n_features,) or None
-        The private spreads the columns were divided by (``scale=True``), else None.
+        What each column was divided by (``scale=True``, else None): its private
+        spread, or with declared ``bounds`` its box's public unit ``width /
+        sqrt(12)`` where the private spread was not estimable; NaN where a
+        column kept its own unit.
+    scale_origin_ : ndarray of shape (n_features,) or None
+        Per column, ``"private"``, ``"box"`` or ``"none"``: where ``scale_``
+        came from (``scale=True``, else None).
     method_label_ : str
         The scree method that released the variances.
     radius_ : float or None
@@ -463,10 +472,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         n_components = spec.n_components
         with_scores = "score" in plan
         self.n_samples_ = X.shape[0]
-        self.scale_ = self._unbought_scale(params, plan, X.shape[1])
+        X = self._scale_columns(X, plan, params, rng, ledger)
         if "scale" in plan:
-            spreads = self._release_spreads(X, plan, params, rng, ledger)
-            X, self.scale_ = spreads.X, spreads.scale
             self._progress("spreads released", start)
         released = self._release_directions(
             X, plan.node("loading"), params, rng, ledger, pairs=params["pairs"],

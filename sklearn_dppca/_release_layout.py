@@ -18,11 +18,15 @@ number for the directions, one per component for a scree).
 from dataclasses import dataclass
 
 __all__ = ["Entry", "FORMAT", "FRAME_LAYOUT", "LAYOUT", "NONPRIVATE_KEY",
-           "NONPRIVATE_LAYOUT", "WITHHELD_PARAMS"]
+           "NONPRIVATE_LAYOUT", "SCALE_ORIGINS", "WITHHELD_PARAMS"]
 
 #: Name and version of the layout.
 FORMAT = "sklearn-dppca-release/1"
 FORMAT_PREFIX = "sklearn-dppca-release/"
+
+#: ``scale_origin``: what divided each column of a ``scale=True`` fit (its
+#: private spread, its declared box's public unit, nothing).
+SCALE_ORIGINS = ("private", "box", "none")
 
 #: The only key under which non-private values may ever appear.
 NONPRIVATE_KEY = "nonprivate_reference_NOT_PRIVATE"
@@ -52,7 +56,8 @@ class Entry:
         How the value is written: ``"array"`` (finite numbers of one of
         ``shapes``, read back as a read-only float array), ``"number"`` (one
         finite number, read back as a float), ``"count"`` (an int at least
-        ``minimum``), ``"names"`` (``p`` strings), ``"labels"`` (a list of
+        ``minimum``), ``"names"`` (``p`` strings), ``"origins"`` (``p`` of
+        ``"private"``, ``"box"`` and ``"none"``), ``"labels"`` (a list of
         str, int, float or bool), ``"point_labels"`` (one label per synthetic
         point, each one of ``groups``), or the name of a structured entry
         (``"format"``, ``"software"``, ``"estimator"``, ``"spent"``,
@@ -154,6 +159,8 @@ LAYOUT = (
     _array("synthetic_scores", ((None, 2),), (_PCA,)),
     # the private spreads of a scaled fit (scale=True)
     _array("scale", (("p",),), bound="positive", not_estimable=True),
+    # what divided each column: its private spread, its box's public unit, none
+    Entry("scale_origin", "scale_origin_", "origins", needs=("scale",), omit_null=True),
     _array("feature_variance", (("p",),), _WITH_VARIANCES, bound="non_negative",
            together="scree", not_estimable=True),
     _array("feature_variance_noise_scale", (("p",),), _WITH_VARIANCES,

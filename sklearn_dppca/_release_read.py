@@ -18,6 +18,7 @@ from ._release_layout import (
     FRAME_LAYOUT,
     LAYOUT,
     NONPRIVATE_LAYOUT,
+    SCALE_ORIGINS,
     Entry,
     together,
 )
@@ -88,6 +89,14 @@ def _read_names(value, entry, name, dims):
     if len(names) != dims["p"] or not all(isinstance(n, str) for n in names):
         raise ValueError(f"{name} must be {dims['p']} strings, got {names!r:.200}.")
     return np.array(names, dtype=object)
+
+
+def _read_origins(value, entry, name, dims):
+    origins = _typed(value, list, name)
+    if len(origins) != dims["p"] or not all(origin in SCALE_ORIGINS for origin in origins):
+        raise ValueError(f"{name} must be {dims['p']} of {list(SCALE_ORIGINS)}, got "
+                         f"{origins!r:.200}.")
+    return np.array(origins, dtype=object)
 
 
 def _read_labels(value, entry, name, dims):
@@ -210,6 +219,7 @@ _READERS = {
     "count": _read_count,
     "names": _read_names,
     "labels": _read_labels,
+    "origins": _read_origins,
     "axes": _read_axes,
     "spent": _read_spent,
     "ledger": _read_ledger,
@@ -269,6 +279,7 @@ def _read_layout(release):
             )
     _check_presence(values)
     _check_scree(values)
+    _check_scale_origin(values)
     _check_groups(values)
     _check_ledger(values)
     return values
@@ -292,6 +303,16 @@ def _check_presence(values):
                 raise ValueError(
                     f"Release field {entry.key!r} must be null when {need!r} is null."
                 )
+
+
+def _check_scale_origin(values):
+    """A column keeps its unit (origin ``"none"``) exactly where its divisor is
+    NaN (not estimable)."""
+    origin = values["scale_origin"]
+    if origin is not None and not np.array_equal(origin == "none",
+                                                 np.isnan(values["scale"])):
+        raise ValueError("Release field 'scale_origin' must be 'none' exactly where "
+                         "'scale' is not estimable.")
 
 
 def _check_scree(values):

@@ -117,6 +117,7 @@ _WRITERS = {
     "number": _write_number,
     "count": lambda value, entry: int(value),
     "labels": _write_labels,
+    "origins": lambda origins, entry: [str(origin) for origin in origins],
     "point_labels": _write_labels,
     "axes": lambda axes, entry: [int(a) for a in axes],
     "spent": _write_spent,

@@ -123,8 +123,13 @@ class ReleasedPCA:
         Standard deviation(s) of the Gaussian noise of the release (of each raw
         private variance for a scree).
     scale_ : ndarray of shape (n_features,) or None
-        Private spread of each column when the fit scaled the columns
-        (``scale=True``, correlation PCA); ``transform`` divides by it.
+        What each column was divided by when the fit scaled the columns
+        (``scale=True``): its private spread, or its declared box's public unit
+        (``width / sqrt(12)``); NaN where a column kept its unit. ``transform``
+        divides by it.
+    scale_origin_ : ndarray of shape (n_features,) or None
+        Per column, ``"private"``, ``"box"`` or ``"none"``: where ``scale_``
+        came from.
     feature_variance_ : ndarray of shape (n_features,) or None
         Private variance of each column in the units the components act on (all
         ones for a scaled fit).

@@ -249,7 +249,13 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     feature_variance_noise_scale_ : ndarray of shape (n_features,)
         Its noise sd, propagated from the scree's and the total's.
     scale_ : ndarray of shape (n_features,) or None
-        The private spreads the columns were divided by, or None.
+        What each column was divided by (``scale=True``, else None): its private
+        spread, or with declared ``bounds`` its box's public unit ``width /
+        sqrt(12)`` where the private spread was not estimable; NaN where a
+        column kept its own unit.
+    scale_origin_ : ndarray of shape (n_features,) or None
+        Per column, ``"private"``, ``"box"`` or ``"none"``: where ``scale_``
+        came from (``scale=True``, else None).
     noise_scale_ : ndarray of shape (n_components,)
         Standard deviation of the Gaussian noise on each raw variance.
     clip_bounds_ : ndarray of shape (n_components,) or None
@@ -577,16 +583,16 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         return reused
 
     def _scaled(self, X, reused, plan, params, rng, ledger):
-        """Divide X by the spreads: reused ones, released ones, or none."""
-        if reused is not None:
-            self.scale_ = reused
-            return X / column_divisors(reused)
-        if "scale" not in plan:
-            self.scale_ = self._unbought_scale(params, plan, X.shape[1])
-            return X
-        spreads = self._release_spreads(X, plan, params, rng, ledger)
-        self.scale_ = spreads.scale
-        return spreads.X
+        """Divide X by the spreads: the reused directions' ones (their origins
+        with them), or this fit's (:meth:`_scale_columns`)."""
+        if reused is None:
+            return self._scale_columns(X, plan, params, rng, ledger)
+        self.scale_ = reused
+        self.scale_origin_ = getattr(self._reused(), "scale_origin_", None)
+        if self.scale_origin_ is None:      # a release written before the origins
+            self.scale_origin_ = np.where(np.isfinite(reused), "private",
+                                          "none").astype(object)
+        return X / column_divisors(reused)
 
     def _kendall_release(self, X, plan, params, rng, ledger, pairs="all"):
         """The Kendall matrix behind the directions: released here (``directions``

@@ -410,7 +410,8 @@ def _scree_lines(fitted):
     total = fitted.total_variance_
     lines.append(f"  Total variance {_number(total, '.4g')}"
                  f"{_noise_text(fitted.total_variance_noise_scale_) if np.isfinite(total) else ''}")
-    scaling = _scaling_text(getattr(fitted, "scale_", None), feature_names(fitted))
+    scaling = _scaling_text(getattr(fitted, "scale_", None),
+                            getattr(fitted, "scale_origin_", None), feature_names(fitted))
     if scaling is not None:
         lines.append(f"  {scaling}")
     return lines
@@ -567,20 +568,33 @@ def _not_estimable(plan):
     return parts
 
 
-def _scaling_text(scale, names):
+def _scaling_text(scale, origin, names):
     """What ``scale_`` did, in words that never claim a correlation PCA the fit
-    did not make: every column divided by its private spread, some of them (the
-    others' spreads not estimable, named), or none (None without
-    ``scale=True``)."""
+    did not make: every column divided by its private spread, by its box's
+    public unit, by nothing, or a mix (the columns not divided by a private
+    spread named); None without ``scale=True``."""
     if scale is None:
         return None
-    finite = np.isfinite(np.asarray(scale, dtype=float))
-    if finite.all():
+    if origin is None:        # a release written before the origins: NaN kept its unit
+        origin = np.where(np.isfinite(np.asarray(scale, dtype=float)), "private", "none")
+    origin = np.asarray(origin, dtype=object)
+    private, box = origin == "private", origin == "box"
+    if private.all():
         return "Columns divided by their private spreads (scale_): correlation PCA"
-    if not finite.any():
+    if box.all():
+        return ("Columns divided by their box's public unit, width / sqrt(12) "
+                "(scale_): their private spreads were not estimable; the PCA of the "
+                "columns in box units, not a correlation PCA")
+    if not (private | box).any():
         return ("Columns not scaled: their private spreads were not estimable "
                 "(scale_ is NaN): covariance PCA")
-    kept = ", ".join(str(name) for name, ok in zip(names, finite) if not ok)
-    return (f"{int(finite.sum())} of {finite.size} columns divided by their private "
-            f"spreads; not estimable (NaN in scale_), left in their own units: {kept}; "
-            "neither a covariance nor a correlation PCA")
+    parts = [f"{int(private.sum())} of {origin.size} columns divided by their private "
+             "spreads"]
+    for kind, words in (("box", "by their box's public unit (width / sqrt(12))"),
+                        ("none", "left in their own units (NaN in scale_)")):
+        listed = ", ".join(str(name) for name, o in zip(names, origin) if o == kind)
+        if listed:
+            parts.append(f"{words}: {listed}")
+    ending = ("neither a covariance nor a correlation PCA" if (origin == "none").any()
+              else "every column free of its unit, but not a correlation PCA")
+    return "; ".join(parts + [ending])

@@ -479,3 +479,70 @@ def test_declared_bounds_never_take_the_directions_budget():
         if bought(boxed, "scree") == bought(unboxed, "scree"):
             assert boxed.loc[boxed.step == "loading", "mu"].item() >= \
                 unboxed.loc[unboxed.step == "loading", "mu"].item() * (1 - 1e-12), (n, eps)
+
+
+# ------------------------------------------------- scale=True: the box's unit
+def _nearly_constant_last_column(n=2000, seed=0):
+    """Rows of the box whose last column barely moves within its wide range: its
+    private spread (the box's moment) is not two noise sds above zero."""
+    X = _data(n, seed)
+    X[:, 2] = 30.0 + np.random.default_rng(seed).normal(0.0, 1e-3, n)
+    return X
+
+
+def test_scale_divides_by_the_box_unit_where_the_plan_cannot_buy_the_spreads():
+    X = _data(60)
+    fitted = DPPCA(bounds=BOX, scale=True, eps=0.5, random_state=0).fit(X)
+    assert not any(step.startswith("scale") for step in steps(fitted))
+    # the declared widths over sqrt(12), not the data's: the same for any rows
+    np.testing.assert_array_equal(fitted.scale_, WIDTHS / math.sqrt(12.0))
+    assert list(fitted.scale_origin_) == ["box"] * 3
+    np.testing.assert_allclose(fitted.transform(X),
+                               (X / fitted.scale_) @ fitted.components_.T)
+    assert "box's public unit" in str(fitted.summary())
+    assert "Columns divided by their private spreads" not in str(fitted.summary())
+    # without bounds the columns keep their units: a covariance PCA, said so
+    plain = DPPCA(scale=True, eps=0.5, random_state=0).fit(X)
+    assert np.isnan(plain.scale_).all() and list(plain.scale_origin_) == ["none"] * 3
+    assert "covariance PCA" in str(plain.summary())
+
+
+@pytest.mark.parametrize("Estimator", [DPPCA, DPScree, DPKendallDirections])
+def test_scale_divides_a_column_whose_spread_is_noise_by_its_box_unit(Estimator):
+    X = _nearly_constant_last_column()
+    with pytest.warns(Warning, match=r"spreads of x2 are .*box's public unit"):
+        fitted = Estimator(bounds=BOX, scale=True, eps=2.0, random_state=0).fit(X)
+    assert list(fitted.scale_origin_) == ["private", "private", "box"]
+    assert fitted.scale_[2] == WIDTHS[2] / math.sqrt(12.0)
+    # the others are their private spreads, within 10% of the rows' sd
+    np.testing.assert_allclose(fitted.scale_[:2], X[:, :2].std(axis=0), rtol=0.1)
+    if Estimator is DPKendallDirections:
+        # directions reused by a scree bring their spreads and origins
+        from sklearn.frozen import FrozenEstimator
+
+        scree = DPScree(directions=FrozenEstimator(fitted), bounds=BOX, scale=True, eps=4.0,
+                        delta=2e-5, random_state=0).fit(X)
+        assert list(scree.scale_origin_) == ["private", "private", "box"]
+        np.testing.assert_array_equal(scree.scale_, fitted.scale_)
+    else:
+        assert "1 of 3" not in str(fitted.summary())
+        assert "2 of 3 columns divided by their private spreads; by their box's " \
+            "public unit (width / sqrt(12)): x2; every column free of its unit" \
+            in str(fitted.summary())
+
+
+def test_the_scale_origins_travel_with_the_release(tmp_path):
+    from sklearn_dppca import ReleasedPCA, export_release
+
+    X = _nearly_constant_last_column()
+    fitted = DPPCA(bounds=BOX, scale=True, eps=2.0, random_state=0).fit(X)
+    release = export_release(fitted, allow_seeded=True)
+    assert release["scale_origin"] == ["private", "private", "box"]
+    loaded = ReleasedPCA(release)
+    assert list(loaded.scale_origin_) == ["private", "private", "box"]
+    np.testing.assert_allclose(loaded.transform(X), fitted.transform(X))
+    assert str(loaded.summary()).count("box's public unit") == 1
+    for origins in (["private", "private", "none"], ["private", "box"],
+                    ["private", "private", "spread"]):
+        with pytest.raises(ValueError, match="scale_origin"):
+            ReleasedPCA(dict(release, scale_origin=origins))

@@ -57,10 +57,11 @@ RELEASE_KEYS = {
     "score_histograms", "synthetic_scores", "synthetic_groups", "budget",
     "privacy_spent", "privacy_ledger", "scale", "feature_variance",
     "feature_variance_noise_scale", "total_variance", "total_variance_noise_scale",
-    "histogram_threshold", "expected_noise_cells", "radius", "plan",
+    "histogram_threshold", "expected_noise_cells", "radius", "plan", "scale_origin",
 }
-#: keys left out of a file when null (a radius only with radial="clipped")
-OMITTED_WHEN_NULL = {"radius"}
+#: keys left out of a file when null (a radius only with radial="clipped", the
+#: columns' scale origins only with scale=True)
+OMITTED_WHEN_NULL = {"radius", "scale_origin"}
 NEW_ATTRIBUTES = ("scale_", "feature_variance_", "feature_variance_noise_scale_",
                   "total_variance_", "total_variance_noise_scale_", "histogram_threshold_",
                   "expected_noise_cells_")
@@ -599,9 +600,9 @@ def test_a_format_1_file_loads_as_it_always_did(name):
     # computed from the file's own values since (post-processing, not stored)
     derived = {"kendall_noise_scale_", "components_noise_scale_"}
     # entries added to the format since: absent from these files
-    assert loaded.plan_ is None
+    assert loaded.plan_ is None and loaded.scale_origin_ is None
     assert {key: value for key, value in snapshot.items()
-            if key not in derived | {"_plan_rows"}} == expected
+            if key not in derived | {"_plan_rows", "scale_origin_"}} == expected
     if loaded.kendall_matrix_ is not None and loaded.kendall_noise_scale_ is not None:
         assert loaded.components_noise_scale_.shape == loaded.components_.shape
     again = export_release(loaded, include_nonprivate=loaded.nonprivate_ is not None,

@@ -10,7 +10,7 @@ from sklearn.frozen import FrozenEstimator
 from ._kendall_support import one_block
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, PrivacyUtilityWarning
 from sklearn_dppca._algorithms._scores import _additive_threshold
-from sklearn_dppca._algorithms._spread import _spreads_from_variances
+from sklearn_dppca._algorithms._spread import _box_units, _unreliable_spreads
 from sklearn_dppca._algorithms._variances import (
     explained_variance_ratio,
     implied_feature_variances,
@@ -117,18 +117,19 @@ def test_unreliable_spreads_are_not_estimable():
                      clip_bounds=np.array([20.0, 1.0, 2.05, 1e-240, 20.0, 20.0]),
                      clipped_share=np.array([0.1, 0.1, 0.1, 0.1, 0.45, 0.1]),
                      separated=np.array([True] * 5 + [False]))
-    names = ["x0", "x1", "x2", "x3", "x4", "x5"]
-    with pytest.warns(PrivacyUtilityWarning, match="x1, x2, x3, x4, x5"):
-        scale = _spreads_from_variances(released, names)
-    # NaN: not estimable (the column keeps its own unit, divided by 1): noise
-    # alone, at its bound, a collapsed bound, too many pairs clipped, a search
-    # that could not tell the column from zero
-    np.testing.assert_allclose(scale, [2.0] + [np.nan] * 5)
+    # not estimable: noise alone, at its bound, a collapsed bound, too many
+    # pairs clipped, a search that could not tell the column from zero
+    np.testing.assert_array_equal(_unreliable_spreads(released), [False] + [True] * 5)
     # with declared bounds nothing is clipped: only the noise decides
     boxed = Bunch(**dict(released, clipped_share=None, separated=None))
-    with pytest.warns(PrivacyUtilityWarning, match="spreads of x1 are"):
-        scale = _spreads_from_variances(boxed, names)
-    np.testing.assert_allclose(scale, [2.0, np.nan, math.sqrt(2.0), 1e-125, 2.0, 2.0])
+    np.testing.assert_array_equal(_unreliable_spreads(boxed),
+                                  [False, True, False, False, False, False])
+
+
+def test_box_units_are_the_widths_over_root_twelve():
+    # the sd of a value spread evenly over the range; a zero width keeps its unit
+    np.testing.assert_array_equal(_box_units([math.sqrt(12.0), 0.0, 6.0]),
+                                  [1.0, np.nan, 6.0 / math.sqrt(12.0)])
 
 
 def zero_inflated(n=6400, seed=1):

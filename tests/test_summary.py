@@ -163,3 +163,27 @@ def test_the_ledger_table_has_one_line_per_call_and_the_total():
     assert lines[3].index("0.5") == lines[1].index("eps")
     gdp = [dict(LEDGER[0], composition="gdp")]
     assert "mu-GDP" in ledger_table(gdp, (0.5, 5e-6)).splitlines()[-1]
+
+
+def test_the_scaling_line_never_claims_a_correlation_pca_the_fit_did_not_make():
+    from sklearn_dppca._summary import _scaling_text
+
+    names = ["a", "b", "c"]
+    one = np.ones(3)
+    nan = np.full(3, np.nan)
+    assert _scaling_text(None, None, names) is None
+    assert _scaling_text(one, np.array(["private"] * 3, dtype=object), names) == \
+        "Columns divided by their private spreads (scale_): correlation PCA"
+    assert "not a correlation PCA" in _scaling_text(
+        one, np.array(["box"] * 3, dtype=object), names)
+    assert _scaling_text(nan, np.array(["none"] * 3, dtype=object), names).endswith(
+        "covariance PCA")
+    mixed = _scaling_text(np.array([1.0, 1.0, np.nan]),
+                          np.array(["private", "box", "none"], dtype=object), names)
+    assert mixed == ("1 of 3 columns divided by their private spreads; by their box's "
+                     "public unit (width / sqrt(12)): b; left in their own units (NaN "
+                     "in scale_): c; neither a covariance nor a correlation PCA")
+    # a release written before the origins: a finite spread was a private one
+    assert _scaling_text(np.array([1.0, np.nan, 1.0]), None, names).endswith(
+        "left in their own units (NaN in scale_): b; neither a covariance nor a "
+        "correlation PCA")

@@ -9,7 +9,15 @@ its pairs are ties (capital gains: 92% zeros, 84% tied pairs). For data whose
 columns share one elliptical law up to scale (Gaussian, multivariate t), ``s_j`` is
 the standard deviation times one factor common to every column, so dividing by it
 gives the eigenvectors and PVE of the correlation matrix.
+
+With declared ``bounds``, a column whose private spread is not estimable (or a
+fit whose plan could not buy the spreads) is divided by its box's public unit,
+``w_j / sqrt(12)`` (the sd of a value spread evenly over the column's range):
+free, never read off the data, and the columns stay free of their units
+(:func:`scale_columns`). Without bounds such a column keeps its own unit.
 """
+
+import math
 
 import numpy as np
 from .._bunch import Bunch
@@ -190,18 +198,15 @@ _CLIPPED_SHARE_LIMIT = 0.4
 _UNRELIABLE_BOUND = 1e-200
 
 
-def _spreads_from_variances(released, feature_names):
-    """Positive, finite spreads ``scale_`` from released variances (post-processing).
+def _unreliable_spreads(released):
+    """Per column, whether its released variance cannot give a spread.
 
     A spread is unreliable when its variance is not two noise sds above zero
-    (:func:`~sklearn_dppca._validation.above_noise`), when almost
-    every pair was clipped (:func:`clipped_to_the_bound`) or when its clip
-    bound search stopped at the bottom of the range (:data:`_UNRELIABLE_BOUND`,
-    zero-inflated columns at small budgets); such a column's spread is NaN (not
-    estimable), the column keeps its own unit, and a PrivacyUtilityWarning names
-    it: dividing by a noisy or collapsed spread would blow the column up. Returns
-    the spreads.
-    """
+    (:func:`~sklearn_dppca._validation.above_noise`), when almost every pair
+    was clipped (:func:`clipped_to_the_bound`) or when its clip bound search
+    stopped at the bottom of the range (:data:`_UNRELIABLE_BOUND`, zero-inflated
+    columns at small budgets): dividing by a noisy or collapsed spread would
+    blow the column up. Public: released values and bounds only."""
     unreliable = ~above_noise(released.raw, released.noise_scale)
     if released.clipped_share is not None:
         unreliable |= (
@@ -211,26 +216,56 @@ def _spreads_from_variances(released, feature_names):
             | (released.clip_bounds < _UNRELIABLE_BOUND)
             | (released.clipped_share > _CLIPPED_SHARE_LIMIT)
             | ~released.separated)
-    if np.any(unreliable):
-        listed = ", ".join(str(n) for n, bad in zip(feature_names, unreliable) if bad)
-        warn_user(
-            f"The private spreads of {listed} are dominated by noise (or their clip "
-            "bound search stopped below most of their values, as it may for a column "
-            "of mostly zeros): not estimable (NaN in scale_); "
-            "these columns are left in their own units. Give budget_split['scale'] "
-            "more, or use more rows.",
-            PrivacyUtilityWarning,
-        )
-    return np.where(unreliable, np.nan, np.sqrt(np.where(unreliable, 1.0, released.raw)))
+    return unreliable
 
 
-def release_spreads(X, *, budget, noise, rng, ledger, feature_names):
-    """The spread step of a ``scale=True`` fit: release the spreads, scale X.
+def _box_units(widths):
+    """The public unit of each column of a box of ``widths``: ``w / sqrt(12)``,
+    the sd of a value spread evenly over the range (NaN for a zero width: a
+    declared constant keeps its unit)."""
+    widths = np.asarray(widths, dtype=float)
+    return np.where(widths > 0, widths / math.sqrt(12.0), np.nan)
 
-    ``budget``: the part of :func:`spread_parts`'s tree. Returns a Bunch: ``X``
-    divided by the spreads (a view of the rows) and ``scale`` (the spreads).
+
+def scale_columns(X, budget, *, noise, rng, ledger, feature_names):
+    """The spread step of a ``scale=True`` fit: divide each column of ``X`` by
+    its private spread (released on ``budget``, the plan's ``scale`` part, or
+    None when the plan could not buy it), else by its box's public unit
+    (:func:`_box_units`, declared bounds), else by nothing (it keeps its unit).
+
+    Returns a Bunch: ``X`` (a divided view of the rows), ``scale`` (the
+    divisors, NaN where a column keeps its unit) and ``origin`` (per column,
+    one of :data:`~sklearn_dppca._release_layout.SCALE_ORIGINS`). A
+    PrivacyUtilityWarning names the columns whose private spread was not
+    estimable (column names are public).
     """
-    released = _private_feature_variances(X, budget=budget, noise=noise, rng=rng,
-                                         ledger=ledger, feature_names=feature_names)
-    spreads = _spreads_from_variances(released, feature_names)
-    return Bunch(X=X / column_divisors(spreads), scale=spreads)
+    n_features = X.shape[1]
+    spreads = np.full(n_features, np.nan)
+    if budget is not None:
+        released = _private_feature_variances(X, budget=budget, noise=noise, rng=rng,
+                                             ledger=ledger, feature_names=feature_names)
+        unreliable = _unreliable_spreads(released)
+        spreads = np.where(unreliable, np.nan,
+                           np.sqrt(np.where(unreliable, 1.0, released.raw)))
+        _warn_unreliable(feature_names, unreliable, X.box() is not None)
+    widths = X.widths()
+    fallback = np.full(n_features, np.nan) if widths is None else _box_units(widths)
+    private = np.isfinite(spreads)
+    scale = np.where(private, spreads, fallback)
+    origin = np.where(private, "private", np.where(np.isfinite(fallback), "box", "none"))
+    return Bunch(X=X / column_divisors(scale), scale=scale, origin=origin.astype(object))
+
+
+def _warn_unreliable(feature_names, unreliable, bounded):
+    if not np.any(unreliable):
+        return
+    listed = ", ".join(str(n) for n, bad in zip(feature_names, unreliable) if bad)
+    instead = ("divided by their box's public unit (width / sqrt(12)) instead"
+               if bounded else "left in their own units")
+    warn_user(
+        f"The private spreads of {listed} are dominated by noise (or their clip "
+        "bound search stopped below most of their values, as it may for a column "
+        f"of mostly zeros): not estimable; these columns are {instead} "
+        "(scale_origin_). Give budget_split['scale'] more, or use more rows.",
+        PrivacyUtilityWarning,
+    )
