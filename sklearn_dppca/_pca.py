@@ -355,7 +355,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     >>> bounded = DPPCA(eps=1.0, bounds=box, radial="covariance",
     ...                 scree_params={"C": "box"}, random_state=0).fit(X)
     >>> [entry["step"] for entry in bounded.privacy_ledger_]
-    ['loading', 'scree/mean', 'scree/variances/statistic', 'scree/total variance/statistic', 'gaussian block']
+    ['loading', 'scree/mean', 'scree/total variance/statistic', 'scree/variances/statistic', 'gaussian block']
     """
 
     _parameter_constraints = {
@@ -595,7 +595,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         scree_params = dict(params["scree_params"] or {})
         if scree_params.get("C") == "box":
             scree_params["C"] = "auto"
-        if scree_params.get("bound") == "box":
+        if scree_params.get("bound") in ("box", "box-own"):
             scree_params["bound"] = "auto"
         unbounded = dict(params, bounds=None, scree_params=scree_params,
                          radial="spherical" if params["radial"] == "covariance"

@@ -144,7 +144,11 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         tables, higher with more rows and budget; a number in (0, 1): lower levels
         cut noise, higher ones cut clipping bias), ``pairs`` ("auto", "all" or m
         partners per row, "norm" only; "auto" as in :class:`DPKendallDirections`,
-        which also sets the pairs of directions this estimator releases);
+        which also sets the pairs of directions this estimator releases),
+        ``bound`` ("auto": the first its plan can buy of "own", the variances'
+        own search and the total's, and "total", the total's search alone; with
+        declared ``bounds`` first "box-own" and "box", each of those weighed
+        against the box's moments, the quieter taken);
         ``huber``: ``m2_frac`` (0.25), ``k_min`` (-40), ``k_max`` (40),
         ``block_size`` (16);
         ``pmwm``: ``beta`` (1.01), ``trim_const`` (10), ``eta`` (0.01), ``a`` (0),
@@ -322,7 +326,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     >>> bounded = DPScree(eps=1.0, bounds=box, scree_params={"C": "box"},
     ...                   random_state=0).fit(X)
     >>> [entry["step"] for entry in bounded.privacy_ledger_]
-    ['loading', 'scree/mean', 'scree/variances/statistic', 'scree/total variance/statistic', 'gaussian block']
+    ['loading', 'scree/mean', 'scree/total variance/statistic', 'scree/variances/statistic', 'gaussian block']
 
     Directions fitted before are reused frozen (scikit-learn's
     ``FrozenEstimator``); their ledger comes with them, within ``eps, delta``:

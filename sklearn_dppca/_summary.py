@@ -386,8 +386,9 @@ def _box_form_text(fitted):
     steps = {entry["step"] for entry in getattr(fitted, "privacy_ledger_", None) or []}
     if "scree/mean" not in steps:
         return None
-    why = ("its noise was below the searched bound's" if
-           "scree/total variance/clip bound" in steps else "no search could be bought")
+    searched = any(step.startswith("scree/") and "clip bound" in step for step in steps)
+    why = ("its noise was below the searched bound's" if searched
+           else "no search could be bought")
     return f"Variances and total: moments about the declared box's private mean ({why})"
 
 

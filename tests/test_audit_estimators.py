@@ -495,25 +495,35 @@ def _first_variance_audit(make, X_a, X_b, runs):
 
 @pytest.mark.slow   # 1600 fits with private directions, a search and a choice
 @pytest.mark.filterwarnings("ignore::UserWarning")
-def test_scree_with_bounds_audit(runs):
-    # Declared bounds: the total's bound is searched, then a public rule on it
-    # picks the box's moments or the pair statistics clipped at it (the box's
-    # mean released only in the first). 400 rows (the plan buys the search), a
-    # box 1.5 times the rows' spread along e1, so that the choice goes either way
-    # (about a third of the fits take the search); one row at the box's centre
-    # or at its corner. Real fits with public directions (e1, e2); the statistic
+@pytest.mark.parametrize("bound, n_rows, half_width, searched", [
+    ("box", 150, 1.5, "scree/total variance/clip bound"),     # the total's search
+    ("box-own", 400, 1.7, "scree/variances/clip bound"),      # the variances' own
+])
+def test_scree_with_bounds_audit(runs, bound, n_rows, half_width, searched):
+    # Declared bounds: a bound is searched (the total's, or the variances' own),
+    # then a public rule on it picks the box's moments or the
+    # pair statistics clipped at it (the box's mean released only in the first).
+    # A box wider than the rows along e1, so that the choice goes either way
+    # (about 40% of the fits take the search); one row at the box's centre or
+    # at its corner. Real fits with public directions (e1, e2); the statistic
     # is the variance along e1.
-    base = np.random.default_rng(0).uniform(-1.0, 1.0, size=(399, 2))
-    X_a, X_b = np.vstack([base, [0.0, 0.0]]), np.vstack([base, [1.5, 1.0]])
-    box = [(-1.5, 1.5), (-1.0, 1.0)]
+    base = np.random.default_rng(0).uniform(-1.0, 1.0, size=(n_rows - 1, 2))
+    X_a = np.vstack([base, [0.0, 0.0]])
+    X_b = np.vstack([base, [half_width, 1.0]])
+    box = [(-half_width, half_width), (-1.0, 1.0)]
 
     def make(seed):
         return DPScree(eps=EPS, delta=DELTA, bounds=box, directions=np.eye(2),
-                       monotone=False, random_state=seed)
+                       scree_params={"bound": bound}, monotone=False, random_state=seed)
 
-    bound = _first_variance_audit(make, X_a, X_b, runs)
-    _report("DPScree (declared bounds: the box or the search)", EPS, bound)
-    assert bound <= EPS
+    chosen = [[e["step"] for e in make(seed).fit(X_a).privacy_ledger_]
+              for seed in range(20)]
+    assert all(searched in steps for steps in chosen)
+    assert 0 < sum("scree/mean" in steps for steps in chosen) < 20   # both forms run
+    audited = _first_variance_audit(make, X_a, X_b, runs)
+    _report(f"DPScree (declared bounds: the box or the search, bound={bound!r})",
+            EPS, audited)
+    assert audited <= EPS
 
 
 # ------------------------------------------------------------------ DPPCA

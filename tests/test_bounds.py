@@ -21,6 +21,7 @@ from sklearn_dppca._algorithms._scree_settings import (
     box_component_bounds,
     box_is_quieter,
     box_norm_bound,
+    box_variances_are_quieter,
 )
 from sklearn_dppca._data._rows import Rows
 from sklearn_dppca._data._statistics import clipped_sum_sensitivity, view_box, view_rows
@@ -288,13 +289,14 @@ def test_the_box_frame_holds_every_clipped_row():
 def test_dppca_with_bounds_has_no_frame_and_no_spread_searches():
     X = _data(2000)       # (rows and eps enough for the plan to buy every part,
     fitted = DPPCA(bounds=BOX, scale=True, eps=2.0, random_state=0).fit(X)   # unbounded too)
-    # the scree searches the total's bound, then takes the box's moments or the
-    # bound, whichever has the less noise (here the bound: the box is wider
-    # than the data, and the mean is not released)
+    # the scree searches the variances' bound (as bound="own" would), then takes
+    # the box's moments or the bound, whichever has the less noise (here the
+    # bound: the box is wider than the data, and the mean is not released),
+    # then the total as bound="own" does
     assert steps(fitted) == [
-        "scale/mean", "scale/statistic", "loading", "scree/total variance/clip bound",
-        "scree/variances/statistic", "scree/total variance/statistic",
-        "score/histogram", "gaussian block"]
+        "scale/mean", "scale/statistic", "loading", "scree/variances/clip bound",
+        "scree/variances/statistic", "scree/total variance/clip bound",
+        "scree/total variance/statistic", "score/histogram", "gaussian block"]
     assert fitted.frame_ is not None
     # the searched scree bound is capped at the box's (divided by the spreads)
     widths = WIDTHS / fitted.scale_
@@ -319,13 +321,13 @@ def test_bounds_replace_the_scree_searches_the_plan_cannot_buy():
     # with the box the same search, then the box's moments where they are the
     # quieter (the mean runs only then)
     assert released(442, 1.0, box) == [
-        "scree/total variance/clip bound", "scree/mean", "scree/variances/statistic",
-        "scree/total variance/statistic"]
+        "scree/total variance/clip bound", "scree/mean", "scree/total variance/statistic",
+        "scree/variances/statistic"]
     # 300 rows: the searches cannot be bought; the moments about the box's
     # private mean replace them, and the scree is still bought
     assert released(300, 1.0, None) == []
-    assert released(300, 1.0, box) == ["scree/mean", "scree/variances/statistic",
-                                       "scree/total variance/statistic"]
+    assert released(300, 1.0, box) == ["scree/mean", "scree/total variance/statistic",
+                                       "scree/variances/statistic"]
 
 
 def test_the_box_is_quieter_where_its_width_is_at_most_the_searched_bound():
@@ -339,6 +341,45 @@ def test_the_box_is_quieter_where_its_width_is_at_most_the_searched_bound():
     assert not box_is_quieter(half, 5.0, (50.0, 1.0), 100)
 
 
+def test_the_box_is_quieter_for_the_variances_where_its_reach_is_within_their_bound():
+    # one column of half width 2: the box's variance has sensitivity h^2 / n,
+    # the norm-clipped one 2 sqrt(2) C / n: the box wins exactly up to C = sqrt(2)
+    one = np.array([[1.0]])
+    assert box_variances_are_quieter([2.0], one, [1.4143], (0.0, 1.0, 1.0), 100)
+    assert not box_variances_are_quieter([2.0], one, [1.414], (0.0, 1.0, 1.0), 100)
+    # a search joined with the mean's budget is quieter by its unit
+    assert not box_variances_are_quieter([2.0], one, [1.5], (0.0, 1.0, 0.9), 100)
+    # per component (k = 2: sqrt(2) R_l^2 against 2 sqrt(2) C_l): every one must win
+    two = np.eye(2)
+    assert box_variances_are_quieter([1.0, 2.0], two, [0.5, 2.0], (0.0, 1.0, 1.0), 100)
+    assert not box_variances_are_quieter([1.0, 2.0], two, [0.5, 1.9], (0.0, 1.0, 1.0),
+                                         100)
+    # the mean's noise enters squared
+    assert not box_variances_are_quieter([2.0], one, [1.5], (30.0, 1.0, 1.0), 100)
+
+
+@pytest.mark.parametrize("n, eps, first", [
+    (150, 4.0, "scree/total variance/clip bound"),      # as bound="total" runs
+    (3000, 4.0, "scree/variances/clip bound"),          # as bound="own" runs
+])
+def test_a_box_the_search_beats_leaves_the_fit_as_without_bounds(n, eps, first):
+    # a codebook's box ten times wider than the rows: the searched bounds win,
+    # the box's mean is not released, and the scree is the fit without bounds
+    # (its releases, budgets and draws): declaring the box cost nothing
+    X = LOW + np.random.default_rng(1).uniform(size=(n, 3)) * WIDTHS
+    wide = list(zip(LOW - 4.5 * WIDTHS, HIGH + 4.5 * WIDTHS))
+    plain = DPScree(2, eps=eps, random_state=0).fit(X)
+    boxed = DPScree(2, eps=eps, bounds=wide, random_state=0).fit(X)
+    assert steps(boxed) == steps(plain) and steps(plain)[1] == first
+    spent = {e["step"]: e.get("mu") for e in plain.privacy_ledger_}
+    for entry in boxed.privacy_ledger_:
+        assert entry.get("mu") == pytest.approx(spent[entry["step"]], rel=1e-12)
+    np.testing.assert_array_equal(boxed.components_, plain.components_)
+    for name in ("explained_variance_raw_", "noise_scale_", "clip_bounds_"):
+        np.testing.assert_allclose(getattr(boxed, name), getattr(plain, name), rtol=1e-9)
+    assert boxed.total_variance_ == pytest.approx(plain.total_variance_, rel=1e-9)
+
+
 @pytest.mark.parametrize("Estimator", [DPPCA, DPScree])
 def test_the_scree_takes_the_box_only_where_it_is_quieter(Estimator):
     # rows spread over the whole box: its moments beat the searched bound; the
@@ -350,8 +391,12 @@ def test_the_scree_takes_the_box_only_where_it_is_quieter(Estimator):
     loose = Estimator(2, bounds=wide, eps=4.0, random_state=0).fit(X)
     assert "scree/mean" in steps(tight) and tight.clip_bounds_ is None
     assert "scree/mean" not in steps(loose) and loose.clip_bounds_ is not None
+    # (3000 rows at eps 4: the variances' own search decides; where the box
+    # wins, the total's search is not run)
+    assert "scree/total variance/clip bound" not in steps(tight)
+    assert "scree/total variance/clip bound" in steps(loose)
     for fitted in (tight, loose):
-        assert steps(fitted)[1] == "scree/total variance/clip bound"
+        assert steps(fitted)[1] == "scree/variances/clip bound"
         assert "scree/mean" in set(fitted.plan_.step)
         # both print a PC1 variance near the table's (uniform: width^2 / 12)
         truth = np.cov(X.T) @ fitted.components_[0] @ fitted.components_[0]
@@ -376,8 +421,8 @@ def test_the_kendall_scree_takes_bounds():
 def test_box_moments_spend_nothing_on_searches():
     X = _data(200)
     fitted = DPScree(2, bounds=BOX, scree_params={"C": "box"}, random_state=0).fit(X)
-    assert steps(fitted) == ["loading", "scree/mean", "scree/variances/statistic",
-                             "scree/total variance/statistic", "gaussian block"]
+    assert steps(fitted) == ["loading", "scree/mean", "scree/total variance/statistic",
+                             "scree/variances/statistic", "gaussian block"]
     assert fitted.clip_bounds_ is None          # nothing is clipped
     sensitivity = {e["step"]: e["sensitivity"] for e in fitted.privacy_ledger_}
     # per coordinate one row over n (moments over their bounds, the box's mean in
@@ -476,6 +521,9 @@ def test_declared_bounds_never_take_the_directions_budget():
         boxed = DPPCA(eps=eps, bounds=[(0.0, 1.0)] * 5).plan(n, 5)
         unboxed = DPPCA(eps=eps).plan(n, 5)
         assert bought(boxed, "score") == bought(unboxed, "score"), (n, eps)
+        # the box buys the scree wherever the search alone does (its variances
+        # judged with the mean's budget joined, as they run where the search wins)
+        assert bought(boxed, "scree") >= bought(unboxed, "scree"), (n, eps)
         if bought(boxed, "scree") == bought(unboxed, "scree"):
             assert boxed.loc[boxed.step == "loading", "mu"].item() >= \
                 unboxed.loc[unboxed.step == "loading", "mu"].item() * (1 - 1e-12), (n, eps)

@@ -23,6 +23,7 @@ to the parts that are (:func:`bought_parts`). For every step the plan also gives
 
 import functools
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -31,7 +32,7 @@ import numpy as np
 from ..privacy import _calibration
 from ._directions import _RADIUS_SHARE, _auto_radius_level
 from ._spread import spread_level
-from ._scree_settings import BASE_LEVEL
+from ._scree_settings import BASE_LEVEL, BOX_MEAN_SHARE
 from ..privacy._quantiles import rank_slack, search_informative
 from .._bunch import Bunch
 from .._data._statistics import KENDALL_MATRIX, RADIUS, SPREAD_BOUNDS, TOTAL_BOUND, TWO_SIDED
@@ -152,6 +153,11 @@ def _informative(leaf, settings):
         # (:func:`~._scree_settings.box_is_quieter`); else its budget joins the
         # variances'
         return True, _relative_noise("mean", leaf, settings)
+    if kind == "gaussian" and leaf.path == "scree/variances/statistic" \
+            and settings.get("scree_box_or_search") and leaf.mu is not None:
+        # judged as it runs where the search wins, the box's mean's budget joined
+        # to it: so the box buys the scree exactly where the search alone would
+        leaf = replace(leaf, mu=leaf.mu / math.sqrt(1.0 - BOX_MEAN_SHARE))
     if kind == "gaussian":
         if detail == "spreads" and settings["bounded"]:
             detail = "box spreads"
@@ -309,7 +315,8 @@ def plan_settings(params, n, p, k, *, scree_params=None, scree_method=None,
             "scree_box": bounded and scree_method == "clipped"
             and scree_params.get("C") == "box",
             "scree_box_or_search": bounded and scree_method == "clipped"
-            and scree_params.get("bound") == "box" and scree_params.get("C") == "auto",
+            and scree_params.get("bound") in ("box", "box-own")
+            and scree_params.get("C") == "auto",
             "sensitivity": params["sensitivity"],
             "clip": scree_params.get("clip", "norm"),
             "levels": {"variances": scree_params.get("quantile_level", BASE_LEVEL),

@@ -23,7 +23,7 @@ from ._box_moments import project_mean, release_box_mean, release_box_total, \
 from ._directions import squared_radius
 from ._kendall_spectrum import component_scales, elliptical_ratios, elliptical_variances
 from ._plan import unit_sd
-from ._scree_settings import box_is_quieter
+from ._scree_settings import box_is_quieter, box_variances_are_quieter
 from ._spread import spread_level
 from ._variances import (
     clipped_to_the_bound,
@@ -34,6 +34,7 @@ from ._variances import (
     private_variances,
     total_at_bound,
     total_clip_bound,
+    variances_clip_bounds,
 )
 
 
@@ -104,6 +105,9 @@ def _release_scree(X, components, *, method, params, budget, noise, pairs, rng, 
     elif method == "clipped" and params.get("bound") == "box":
         raw, noise_scale, bounds, total, total_noise = _box_or_search_scree(
             X, components, params, budget, noise, pairs, rng, ledger)
+    elif method == "clipped" and params.get("bound") == "box-own":
+        raw, noise_scale, bounds, total, total_noise = _box_or_own_scree(
+            X, components, params, budget, noise, pairs, rng, ledger)
     else:
         raw, noise_scale, bounds, total, total_noise = _clipped_scree(
             X, components, method, params, budget, noise, pairs, rng, ledger, kendall)
@@ -115,30 +119,41 @@ def _release_scree(X, components, *, method, params, budget, noise, pairs, rng, 
                  total_noise=total_noise)
 
 
-def _box_scree(X, components, budget, noise, rng, ledger):
+def _box_scree(X, components, budget, noise, rng, ledger, total_first=True):
     """The clipped scree with declared bounds (``C="box"``): the variances along
     the directions and the total variance as second moments about one private
     mean, each bounded by the box
     (:mod:`~sklearn_dppca._algorithms._box_moments`): no search, no term
-    clipped. Returns ``(variances, their noise sds, total, its noise sd)``."""
+    clipped. The mean first, then the total and the variances (the variances
+    first without ``total_first``: the order of the budget's tree). Returns
+    ``(variances, their noise sds, total, its noise sd)``."""
     mean = release_box_mean(X, budget["mean"], noise, rng, ledger)
-    projected = project_mean(mean, components)
-    raw, noise_scale, _ = release_box_variances(
-        X.projected(components), projected, budget["variances/statistic"], noise, rng,
-        ledger)
-    total, total_noise, _ = release_box_total(X, mean, budget["total variance/statistic"],
-                                              noise, rng, ledger)
-    return raw, noise_scale, total, total_noise
+
+    def total():
+        return release_box_total(X, mean, budget["total variance/statistic"], noise,
+                                 rng, ledger)[:2]
+
+    def variances():
+        return release_box_variances(
+            X.projected(components), project_mean(mean, components),
+            budget["variances/statistic"], noise, rng, ledger)[:2]
+
+    if total_first:
+        (total_value, total_noise), (raw, noise_scale) = total(), variances()
+    else:
+        (raw, noise_scale), (total_value, total_noise) = variances(), total()
+    return raw, noise_scale, total_value, total_noise
 
 
 def _box_or_search_scree(X, components, params, budget, noise, pairs, rng, ledger):
     """``bound="box"``: the total's clip bound is searched first; then the form
     with the less noise (:func:`~._scree_settings.box_is_quieter`, on public
-    values only) releases the variances and the total: the box's moments about
+    values only) releases the total and the variances: the box's moments about
     its private mean (:func:`_box_scree`), or the pair statistics clipped at the
     released bound, the mean's budget then joining the variances' (its leaf is
-    not run). Returns ``(raw, noise_scale, bounds, total, total_noise)``, the
-    bounds None for the box's form."""
+    not run): the releases, budgets and draws of ``bound="total"`` without
+    bounds, in its order. Returns ``(raw, noise_scale, bounds, total,
+    total_noise)``, the bounds None for the box's form."""
     total_part = budget.part("total variance")
     bound = total_clip_bound(X, total_part, rng, ledger, pairs=pairs,
                              quantile_level=params["quantile_level"])
@@ -147,14 +162,45 @@ def _box_or_search_scree(X, components, params, budget, noise, pairs, rng, ledge
         raw, noise_scale, total, total_noise = _box_scree(X, components, budget, noise,
                                                           rng, ledger)
         return raw, noise_scale, None, total, total_noise
+    total, total_noise = total_at_bound(X, bound, total_part["statistic"], noise, rng,
+                                        ledger, pairs=pairs)
     leaf = _joined(budget["variances/statistic"], budget["mean"])
     raw, noise_scale, bounds = private_variances(
         X, components, method="clipped", params=dict(params, C=bound),
         budget={"statistic": leaf}, noise=noise, rng=rng, ledger=ledger)
-    total, total_noise = total_at_bound(X, bound, total_part["statistic"], noise, rng,
-                                        ledger, pairs=pairs)
     return (raw, _widened_variance_noise(raw, noise_scale, bounds), bounds, total,
             _widened_total_noise(total, total_noise, bound))
+
+
+def _box_or_own_scree(X, components, params, budget, noise, pairs, rng, ledger):
+    """``bound="box-own"``: the variances' clip bound(s) are searched first (one
+    in norm or one per component, as ``bound="own"`` clips); then the form with
+    the less noise on every variance
+    (:func:`~._scree_settings.box_variances_are_quieter`, on public values only)
+    releases the variances and the total: the box's moments about its private
+    mean (the total's search is then not run, its eps left unspent), or the
+    pair statistics clipped at the released bounds, the mean's budget joining
+    the variances' (its leaf is not run), then the total's search and
+    statistic: the releases, budgets and draws of ``bound="own"`` without
+    bounds, in its order. Returns ``(raw, noise_scale, bounds, total,
+    total_noise)``, the bounds None for the box's form."""
+    part = budget.part("variances")
+    bounds = variances_clip_bounds(X, components, params, part, rng, ledger)
+    joined = _joined(part["statistic"], budget["mean"])
+    units = tuple(unit_sd(leaf, noise) for leaf in (budget["mean"], part["statistic"],
+                                                     joined))
+    if box_variances_are_quieter(X.widths() / 2, components, bounds, units, X.shape[0]):
+        raw, noise_scale, total, total_noise = _box_scree(X, components, budget, noise,
+                                                          rng, ledger, total_first=False)
+        return raw, noise_scale, None, total, total_noise
+    public = float(bounds[0]) if params["clip"] != "component" else bounds
+    raw, noise_scale, bounds = private_variances(
+        X, components, method="clipped", params=dict(params, C=public),
+        budget={"statistic": joined}, noise=noise, rng=rng, ledger=ledger)
+    total, total_noise, _ = _total_variance(X, budget, noise, pairs,
+                                            params["quantile_level"], rng, ledger)
+    return (raw, _widened_variance_noise(raw, noise_scale, bounds), bounds, total,
+            total_noise)
 
 
 def _joined(leaf, other):

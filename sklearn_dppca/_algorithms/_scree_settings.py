@@ -45,7 +45,8 @@ _SCREE_DEFAULTS = {
         "pairs": "auto",         # pairs of the U-statistic ("norm" only): "auto", "all" or m
         # the norm bound: its own search ("own"), the total variance's released
         # bound ("total"), that bound or the declared box's moments, whichever
-        # has the less noise ("box", declared bounds only), or "auto" (the first
+        # has the less noise ("box", declared bounds only), the variances' own
+        # bound or the box's moments ("box-own", likewise), or "auto" (the first
         # the fit's plan can buy, see scree_variants)
         "bound": "auto",
         # "auto": also read the variances off the released Kendall matrix (an
@@ -84,7 +85,7 @@ _METHOD_PARAM_CONSTRAINTS = {
     "a": [EXTENDED_REAL],
     "b": [EXTENDED_REAL],
     "split": [Boolean()],
-    "bound": [Options("auto", "own", "total", "box")],
+    "bound": [Options("auto", "own", "total", "box", "box-own")],
     "elliptical": [Options("auto", "off")],
 }
 
@@ -134,13 +135,13 @@ def check_scree_before_charge(method, params, n_samples, n_components,
         raise ValueError(f"{name}['C']='box' takes the variances' bounds from the "
                          "declared box: it needs bounds (one public (low, high) range "
                          "per column).")
-    if method == "clipped" and params["bound"] == "box" and not bounded:
-        raise ValueError(f"{name}['bound']='box' weighs the searched bound against "
-                         "the declared box: it needs bounds (one public (low, high) "
-                         "range per column).")
-    if method == "clipped" and params["bound"] == "box" and params["C"] != "auto":
-        raise ValueError(f"{name}['bound']='box' searches the total's bound: it needs "
-                         f"{name}['C']='auto'.")
+    if method == "clipped" and params["bound"] in _BOX_OR_SEARCH and not bounded:
+        raise ValueError(f"{name}['bound']={params['bound']!r} weighs a searched bound "
+                         "against the declared box: it needs bounds (one public (low, "
+                         "high) range per column).")
+    if method == "clipped" and params["bound"] in _BOX_OR_SEARCH and params["C"] != "auto":
+        raise ValueError(f"{name}['bound']={params['bound']!r} searches its bound: it "
+                         f"needs {name}['C']='auto'.")
     if method == "clipped" and params["clip"] == "scaled" and not isinstance(params["C"], str):
         raise ValueError(f"{name}['C'] must be 'auto' or 'box' with clip='scaled': its "
                          "bound is on coordinates scaled by released values, which no "
@@ -215,6 +216,12 @@ def _resolve_clip_and_bound(params, n_samples, n_components, eps, scaled):
     if params["bound"] == "box":
         # the total's bound clips the norm of the projected differences
         return dict(params, clip="norm")
+    if params["bound"] == "box-own":
+        # the variances' own bounds, clipping as bound="own" would (in norm
+        # where the rows' scaled coordinates would need a released matrix)
+        clip = "norm" if params["clip"] == "scaled" else _choose_clip(
+            params, n_samples, n_components, eps)
+        return dict(params, clip=clip)
     if params["clip"] == "scaled" and not scaled:
         raise ValueError("clip='scaled' takes each component's scale from the released "
                          "Kendall matrix: it needs directions released in this fit or "
@@ -272,10 +279,11 @@ def scree_variants(method, params, bounded):
     For the clipped method with ``C="auto"``: the variances' own norm bound
     (``bound="own"``, two searches) before the total variance's released bound
     (``"total"``, one search with both budgets) when ``bound="auto"``. With
-    declared ``bounds``, ``bound="auto"`` is first the total's search weighed
-    against the box (``"box"``: the form with the less noise, see
-    :func:`box_is_quieter`), then as without bounds, then the moments about the
-    box's private mean alone (``C="box"``, no search, :mod:`._box_moments`).
+    declared ``bounds``, ``bound="auto"`` is first each of those weighed against
+    the box (``"box-own"``, then ``"box"``: the form with the less noise, see
+    :func:`box_is_quieter`; where the search wins, the fit without bounds, draw
+    for draw), then as without bounds, then the moments about the box's private
+    mean alone (``C="box"``, no search, :mod:`._box_moments`).
     The estimators take the first whose scree their plan, every part's budget
     settled, would run
     (:func:`~sklearn_dppca._algorithms._plan.bought_parts`); when none, the last
@@ -290,7 +298,7 @@ def scree_variants(method, params, bounded):
     if params["bound"] != "auto":
         bounds = [params["bound"]]
     else:
-        bounds = (["box"] if bounded else []) + ["own", "total"]
+        bounds = (["box-own", "box"] if bounded else []) + ["own", "total"]
     variants = [dict(params, bound=bound) for bound in bounds]
     return variants + [dict(params, C="box")] if bounded else variants
 
@@ -367,21 +375,23 @@ def scree_parts(method, params, n_components, bounded=False):
     ``bounded``: the fit has declared ``bounds``; with the clipped method's
     ``C="box"`` (:func:`_uses_box`) the variances and the total are moments
     about the box's private mean (:mod:`._box_moments`): the tree is that
-    mean, the variances' statistic and the total's, no search.
+    mean, the total's statistic and the variances', no search.
     """
     if method == "matrix":
         return None
     if _uses_box(method, params, bounded):
         # moments about one private mean, bounded by the box (_box_moments)
         return {"mean": (_BOX_SHARES["mean"], "gaussian"),
-                "variances": (_BOX_SHARES["variances"], {"statistic": (1.0, "gaussian")}),
                 "total variance": (_BOX_SHARES["total variance"],
-                                   {"statistic": (1.0, "gaussian")})}
+                                   {"statistic": (1.0, "gaussian")}),
+                "variances": (_BOX_SHARES["variances"], {"statistic": (1.0, "gaussian")})}
     total = _variance_parts("clipped", TOTAL_PARAMS, 1)
     if method == "kendall":
         return {"total variance": (1.0, total)}
     if method == "clipped" and params.get("bound") == "box":
         return _box_or_search_parts(params)
+    if method == "clipped" and params.get("bound") == "box-own":
+        return _box_or_own_parts(params)
     if method == "clipped" and params.get("bound") == "total":
         # one search, the total's, with both searches' budget; it comes first:
         # the variances clip at its released bound
@@ -404,20 +414,77 @@ def _total_search_share(params):
 
 
 def _box_or_search_parts(params):
-    """The tree of ``bound="box"``: the total's search (with both searches'
-    budget, exactly as ``bound="total"`` runs it), then the box's private mean,
-    the variances' statistic and the total's. The three Gaussian leaves split the
-    rest as ``C="box"`` does (:data:`_BOX_SHARES`); where the search's bound
-    wins, the mean is not released and its budget goes to the variances
-    (:func:`box_is_quieter`). Flat, so that the leaves run in this order in
-    both forms."""
+    """The tree of ``bound="box"``: the budget of ``bound="total"`` (the
+    total's search with both searches' budget, the total's statistic, the
+    variances'), with the box's private mean carved out of the variances' share
+    (:data:`BOX_MEAN_SHARE`). Where the search's bound wins
+    (:func:`box_is_quieter`) the mean is not released and its budget goes back
+    to the variances: the scree is then the fit without bounds, draw for draw
+    (a box that does not help costs nothing). Where the box wins, the mean, the
+    total and the variances are the box's moments. Flat, so that the leaves run
+    in this order in both forms."""
     search = _total_search_share(params)
-    rest = 1.0 - search
+    total_share = TOTAL_SHARE + (1.0 - TOTAL_SHARE) * params["quantile_share"]
+    variances = 1.0 - total_share
     return {"total variance/clip bound": (search, "pure"),
-            "mean": (rest * _BOX_SHARES["mean"], "gaussian"),
-            "variances": (rest * _BOX_SHARES["variances"], {"statistic": (1.0, "gaussian")}),
-            "total variance/statistic": (rest * _BOX_SHARES["total variance"],
+            "mean": (variances * BOX_MEAN_SHARE, "gaussian"),
+            "total variance/statistic": (total_share - search, "gaussian"),
+            "variances": (variances * (1.0 - BOX_MEAN_SHARE),
+                          {"statistic": (1.0, "gaussian")})}
+
+
+def _box_or_own_parts(params):
+    """The tree of ``bound="box-own"``: the budget of ``bound="own"`` (the
+    variances' search and statistic, then the total's), with the box's private
+    mean carved out of the variances' statistic (:data:`BOX_MEAN_SHARE`). The
+    variances' search decides (:func:`box_variances_are_quieter`): where it
+    wins, the mean is not released, its budget goes back to the variances, and
+    the scree is the fit without bounds, draw for draw; where the box wins, the
+    mean, the variances and the total are the box's moments, and the total's
+    search is not run (its eps is left unspent). Flat, in the order the leaves
+    run in both forms."""
+    share = params["quantile_share"]
+    variances = 1.0 - TOTAL_SHARE
+    total = _variance_parts("clipped", TOTAL_PARAMS, 1)
+    return {"variances/clip bound": (variances * share, "pure"),
+            "mean": (variances * (1.0 - share) * BOX_MEAN_SHARE, "gaussian"),
+            "variances/statistic": (variances * (1.0 - share) * (1.0 - BOX_MEAN_SHARE),
+                                    "gaussian"),
+            "total variance/clip bound": (TOTAL_SHARE * total["clip bound"][0], "pure"),
+            "total variance/statistic": (TOTAL_SHARE * total["statistic"][0],
                                          "gaussian")}
+
+
+def box_variances_are_quieter(half_widths, components, bounds, unit_sds, n_samples):
+    """Whether the box's moments give every variance along the released
+    ``components`` less noise than the pair statistics clipped at the
+    variances' released ``bounds`` (public: the box, the released directions
+    and bounds, the leaves' budgets and ``n``).
+
+    ``bounds``: one norm bound, or one per component. ``unit_sds``: the noise
+    sd per unit of sensitivity of the mean's leaf, of the variances' statistic
+    in the box's form, and in the search's (its leaf joined with the mean's).
+    The clipped variances' sds are ``2 sqrt(2) C / n`` units for a norm bound
+    (:func:`~._variances._norm_clipped_variances`), ``2 sqrt(k) C_l / n`` per
+    component (:func:`~._variances._component_clipped_variances`); the box's,
+    with the mean at the box's centre, ``sqrt(k) R_l^2 / n`` units for the
+    term bound ``R_l = sum_j |v_lj| h_j`` of component ``l``, and the spread of
+    the mean's noise squared along ``v_l`` (:mod:`._box_moments`). A mean far
+    from the centre makes the box's noise larger than this (up to four times,
+    at an edge): the rule favours the box there."""
+    half_widths = np.asarray(half_widths, dtype=float)
+    components = np.asarray(components, dtype=float)
+    bounds = np.asarray(bounds, dtype=float)
+    n_components, n_features = components.shape
+    mean_unit, box_unit, search_unit = unit_sds
+    reach = np.abs(components) @ half_widths
+    mean_sds = 2.0 * half_widths * math.sqrt(n_features) / n_samples * mean_unit
+    along = (components**2) @ mean_sds**2            # the mean's noise variance along v_l
+    box_sds = np.hypot(math.sqrt(n_components) * reach**2 / n_samples * box_unit,
+                       math.sqrt(2.0) * along)
+    per_bound = 2.0 * (math.sqrt(2.0) if bounds.size == 1 else math.sqrt(n_components))
+    search_sds = per_bound * bounds / n_samples * search_unit
+    return bool(np.all(box_sds <= search_sds))
 
 
 def box_is_quieter(half_widths, bound, unit_sds, n_samples):
@@ -448,6 +515,12 @@ def box_is_quieter(half_widths, bound, unit_sds, n_samples):
 #: mean's noise enters the variances squared: at 150 rows and eps = 1 a smaller
 #: share costs more through it than the statistics gain.)
 _BOX_SHARES = {"mean": 0.25, "variances": 0.55, "total variance": 0.2}
+#: With ``bound="box"`` or ``"box-own"``: the box's mean's share of the
+#: variances' statistic (about the share it has of the mean and the variances
+#: in :data:`_BOX_SHARES`).
+BOX_MEAN_SHARE = 0.3
+#: The ``bound`` values that weigh a searched bound against the declared box.
+_BOX_OR_SEARCH = ("box", "box-own")
 
 
 def _uses_box(method, params, bounded):

@@ -76,10 +76,8 @@ def _norm_clipped_variances(X, components, params, budget, noise, rng, ledger):
     Columns in large units that the directions hardly load on no longer set the
     bound (they did when the full p-dimensional difference was clipped).
     """
-    widths = X.widths()
     projected = X.projected(components)
-    bound = _norm_clip_bound(projected, params, budget, rng, ledger, SCREE_BOUND,
-                             None if widths is None else box_norm_bound(widths, components))
+    bound = float(variances_clip_bounds(X, components, params, budget, rng, ledger)[0])
     scatter = _norm_clipped_scatter(projected, bound, params["pairs"], SCREE_SCATTER)
     counts, n_values = projected.matching_counts(SCREE_BOUND, 0.5)
     noisy, noise_scale = _release_with_tail(
@@ -270,22 +268,8 @@ def _component_clipped_variances(X, components, params, budget, noise, rng, ledg
     not drowned by the noise of a large one.
     """
     n_components = components.shape[0]
-    widths = X.widths()
     projected = X.projected(components)
-    if isinstance(params["C"], str):
-        labels = [f"PC{l + 1}" for l in range(n_components)]
-        leaves = [budget[f"clip bound {label}"] for label in labels]
-        counts, n_values = projected.column_matching_counts(SCREE_COMPONENT_BOUNDS)
-        bounds = np.array([
-            _positive_from_counts(column_counts, n_values, params["quantile_level"],
-                                  leaf.eps, rng, ledger, leaf.path, False)
-            for column_counts, leaf in zip(counts, leaves)])
-        warn_if_far(n_values, params["quantile_level"], leaves[0].eps,
-                    f"{budget.prefix}/clip bounds (each of {n_components})")
-        if widths is not None:
-            bounds = np.minimum(bounds, box_component_bounds(widths, components))
-    else:
-        bounds = check_public_clip(params["C"], n_components)
+    bounds = variances_clip_bounds(X, components, params, budget, rng, ledger)
     statistic, sensitivity = projected.clipped_pair_means(bounds)
     # each component's tail count, from the matching its search read (relative to
     # its bound: a term past _TAIL bounds lost _TAIL - 1 of them)
@@ -297,6 +281,39 @@ def _component_clipped_variances(X, components, params, budget, noise, rng, ledg
         budget["statistic"], noise, rng, ledger, _component_labels(n_components),
         "variance")
     return noisy * bounds, noise_scale * bounds, bounds
+
+
+def variances_clip_bounds(X, components, params, budget, rng, ledger):
+    """The clip bounds of the clipped scree's variances along ``components``
+    (``params["clip"]`` ``"norm"`` or ``"scaled"``: one, on ``||V d||^2 / 2``
+    for the rows ``V`` given; ``"component"``: one per component, on ``(v_l .
+    d)^2 / 2``). Public when ``params["C"]`` is;
+    else private quantiles over their matchings (the leaves ``clip bound`` or
+    ``clip bound PC<l>`` of ``budget``), each capped at the declared box's
+    (:func:`box_norm_bound`, :func:`box_component_bounds`): post-processing,
+    no term can exceed it. Returns an array (one bound, or one per
+    component)."""
+    widths = X.widths()
+    projected = X.projected(components)
+    if params["clip"] != "component":        # one norm bound (scaled: of scaled rows)
+        return np.array([_norm_clip_bound(
+            projected, params, budget, rng, ledger, SCREE_BOUND,
+            None if widths is None else box_norm_bound(widths, components))])
+    n_components = components.shape[0]
+    if not isinstance(params["C"], str):
+        return check_public_clip(params["C"], n_components)
+    labels = [f"PC{l + 1}" for l in range(n_components)]
+    leaves = [budget[f"clip bound {label}"] for label in labels]
+    counts, n_values = projected.column_matching_counts(SCREE_COMPONENT_BOUNDS)
+    bounds = np.array([
+        _positive_from_counts(column_counts, n_values, params["quantile_level"],
+                              leaf.eps, rng, ledger, leaf.path, False)
+        for column_counts, leaf in zip(counts, leaves)])
+    warn_if_far(n_values, params["quantile_level"], leaves[0].eps,
+                f"{budget.prefix}/clip bounds (each of {n_components})")
+    if widths is not None:
+        bounds = np.minimum(bounds, box_component_bounds(widths, components))
+    return bounds
 
 
 def _per_component_variances(estimator, X, components, params, budget, noise, rng,
