@@ -120,14 +120,8 @@ class DPKendallDirections(_PrivateProjection):
         Approximate noise sd of each entry of ``components_``: first-order
         perturbation theory on the released Kendall matrix (post-processing),
         capped at 1 where eigenvalues nearly tie; None without a released matrix.
-    scale_ : ndarray of shape (n_features,) or None
-        What each column was divided by (``scale=True``, else None): its private
-        spread, or with declared ``bounds`` its box's public unit ``width /
-        sqrt(12)`` where the private spread was not estimable; NaN where a
-        column kept its own unit.
-    scale_origin_ : ndarray of shape (n_features,) or None
-        Per column, ``"private"``, ``"box"`` or ``"none"``: where ``scale_``
-        came from (``scale=True``, else None).
+    {shared: scale_}
+    {shared: scale_origin_}
     radius_ : float or None
         The clip radius of ``radial="clipped"`` (private or public) or
         ``"covariance"`` (the declared box's diagonal), else None.

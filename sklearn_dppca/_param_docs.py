@@ -74,6 +74,16 @@ _SHARED_ATTRIBUTES = {
     pairs_ : "all" or int
         The pair design the fit used: ``pairs`` with ``"auto"`` resolved from
         the row blocks (public).""",
+    'scale_': """\
+    scale_ : ndarray of shape (n_features,) or None
+        What each column was divided by (``scale=True``, else None): its private
+        spread, or with declared ``bounds`` its box's public unit ``width /
+        sqrt(12)`` where the private spread was not estimable; NaN where a
+        column kept its own unit.""",
+    'scale_origin_': """\
+    scale_origin_ : ndarray of shape (n_features,) or None
+        Per column, ``"private"``, ``"box"`` or ``"none"``: where ``scale_``
+        came from (``scale=True``, else None).""",
 }
 
 _PLACEHOLDER = re.compile(r"^ *\{shared: (\w+)\}$", re.MULTILINE)

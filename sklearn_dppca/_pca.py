@@ -251,14 +251,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         scree and the total (free post-processing; see :class:`DPScree`).
     feature_variance_noise_scale_ : ndarray of shape (n_features,)
         Its noise sd, propagated from the scree's and the total's.
-    scale_ : ndarray of shape (n_features,) or None
-        What each column was divided by (``scale=True``, else None): its private
-        spread, or with declared ``bounds`` its box's public unit ``width /
-        sqrt(12)`` where the private spread was not estimable; NaN where a
-        column kept its own unit.
-    scale_origin_ : ndarray of shape (n_features,) or None
-        Per column, ``"private"``, ``"box"`` or ``"none"``: where ``scale_``
-        came from (``scale=True``, else None).
+    {shared: scale_}
+    {shared: scale_origin_}
     method_label_ : str
         The scree method that released the variances.
     radius_ : float or None

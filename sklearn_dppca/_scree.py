@@ -252,14 +252,8 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         square root, so no arrow leaves the unit circle.
     feature_variance_noise_scale_ : ndarray of shape (n_features,)
         Its noise sd, propagated from the scree's and the total's.
-    scale_ : ndarray of shape (n_features,) or None
-        What each column was divided by (``scale=True``, else None): its private
-        spread, or with declared ``bounds`` its box's public unit ``width /
-        sqrt(12)`` where the private spread was not estimable; NaN where a
-        column kept its own unit.
-    scale_origin_ : ndarray of shape (n_features,) or None
-        Per column, ``"private"``, ``"box"`` or ``"none"``: where ``scale_``
-        came from (``scale=True``, else None).
+    {shared: scale_}
+    {shared: scale_origin_}
     noise_scale_ : ndarray of shape (n_components,)
         Standard deviation of the Gaussian noise on each raw variance.
     clip_bounds_ : ndarray of shape (n_components,) or None
