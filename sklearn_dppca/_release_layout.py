@@ -18,15 +18,11 @@ number for the directions, one per component for a scree).
 from dataclasses import dataclass
 
 __all__ = ["Entry", "FORMAT", "FRAME_LAYOUT", "LAYOUT", "NONPRIVATE_KEY",
-           "NONPRIVATE_LAYOUT", "SCALE_ORIGINS", "WITHHELD_PARAMS"]
+           "NONPRIVATE_LAYOUT", "WITHHELD_PARAMS"]
 
 #: Name and version of the layout.
 FORMAT = "sklearn-dppca-release/1"
 FORMAT_PREFIX = "sklearn-dppca-release/"
-
-#: ``scale_origin``: what divided each column of a ``scale=True`` fit (its
-#: private spread, its declared box's public unit, nothing).
-SCALE_ORIGINS = ("private", "box", "none")
 
 #: The only key under which non-private values may ever appear.
 NONPRIVATE_KEY = "nonprivate_reference_NOT_PRIVATE"

@@ -12,13 +12,13 @@ import math
 
 import numpy as np
 
+from ._algorithms._projection import SCALE_ORIGINS
 from ._bunch import Bunch
 from ._release_layout import (
     DIMENSION_KEYS,
     FRAME_LAYOUT,
     LAYOUT,
     NONPRIVATE_LAYOUT,
-    SCALE_ORIGINS,
     Entry,
     together,
 )

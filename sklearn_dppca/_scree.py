@@ -28,7 +28,7 @@ from ._base import (
     scree_classical_check,
 )
 from ._algorithms._plan import plan_settings
-from ._algorithms._projection import column_divisors
+from ._algorithms._projection import column_divisors, scale_origins
 from ._validation import (
     UNIT_OPEN,
     Boolean,
@@ -586,10 +586,8 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         if reused is None:
             return self._scale_columns(X, plan, params, rng, ledger)
         self.scale_ = reused
-        self.scale_origin_ = getattr(self._reused(), "scale_origin_", None)
-        if self.scale_origin_ is None:      # a release written before the origins
-            self.scale_origin_ = np.where(np.isfinite(reused), "private",
-                                          "none").astype(object)
+        self.scale_origin_ = scale_origins(reused,
+                                           getattr(self._reused(), "scale_origin_", None))
         return X / column_divisors(reused)
 
     def _kendall_release(self, X, plan, params, rng, ledger, pairs="all"):

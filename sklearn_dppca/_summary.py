@@ -12,6 +12,7 @@ import html
 import numpy as np
 
 from ._names import feature_names
+from ._algorithms._projection import scale_origins
 from ._validation import above_noise
 
 
@@ -569,6 +570,26 @@ def _not_estimable(plan):
     return parts
 
 
+def scaling_words(fitted):
+    """How a ``scale=True`` fit divided its columns, in a few words for the
+    overview's panel ("" without ``scale``)."""
+    origin = scale_origins(getattr(fitted, "scale_", None),
+                           getattr(fitted, "scale_origin_", None))
+    if origin is None:
+        return ""
+    counts = {kind: int(np.sum(origin == kind)) for kind in ("private", "box", "none")}
+    if counts["private"] == len(origin):
+        return ", each divided by a private spread"
+    if counts["box"] == len(origin):
+        return ", each divided by its box's unit (spreads not estimable)"
+    if counts["none"] == len(origin):
+        return ", not scaled (spreads not estimable)"
+    words = [f"{counts['private']} of {len(origin)} divided by a private spread"]
+    if counts["box"]:
+        words.append(f"{counts['box']} by the box's unit")
+    return ", " + ", ".join(words)
+
+
 def _scaling_text(scale, origin, names):
     """What ``scale_`` did, in words that never claim a correlation PCA the fit
     did not make: every column divided by its private spread, by its box's
@@ -576,9 +597,7 @@ def _scaling_text(scale, origin, names):
     spread named); None without ``scale=True``."""
     if scale is None:
         return None
-    if origin is None:        # a release written before the origins: NaN kept its unit
-        origin = np.where(np.isfinite(np.asarray(scale, dtype=float)), "private", "none")
-    origin = np.asarray(origin, dtype=object)
+    origin = scale_origins(scale, origin)
     private, box = origin == "private", origin == "box"
     if private.all():
         return "Columns divided by their private spreads (scale_): correlation PCA"

@@ -187,3 +187,23 @@ def test_the_scaling_line_never_claims_a_correlation_pca_the_fit_did_not_make():
     assert _scaling_text(np.array([1.0, np.nan, 1.0]), None, names).endswith(
         "left in their own units (NaN in scale_): b; neither a covariance nor a "
         "correlation PCA")
+
+
+def test_the_overview_words_count_what_divided_the_columns():
+    from types import SimpleNamespace
+
+    from sklearn_dppca._summary import scaling_words
+
+    def words(scale, origin=None):
+        return scaling_words(SimpleNamespace(scale_=scale, scale_origin_=origin))
+
+    assert words(None) == ""
+    assert words(np.ones(2), np.array(["private"] * 2, dtype=object)) == \
+        ", each divided by a private spread"
+    assert words(np.ones(2), np.array(["box"] * 2, dtype=object)).startswith(
+        ", each divided by its box's unit")
+    assert words(np.array([1.0, 1.0, np.nan]),
+                 np.array(["private", "box", "none"], dtype=object)) == \
+        ", 1 of 3 divided by a private spread, 1 by the box's unit"
+    # a release written before the origins: NaN kept its unit
+    assert words(np.full(2, np.nan)) == ", not scaled (spreads not estimable)"

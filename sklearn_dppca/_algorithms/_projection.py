@@ -14,6 +14,23 @@ def whitening_scale(explained_variance):
                     np.inf)
 
 
+#: ``scale_origin_``: what divided each column of a ``scale=True`` fit (its
+#: private spread, its declared box's public unit, nothing).
+SCALE_ORIGINS = ("private", "box", "none")
+
+
+def scale_origins(scale, origin):
+    """Where each divisor of ``scale_`` came from (``scale_origin_``), or for a
+    release written before the origins were: a finite spread was a private one,
+    NaN kept its unit. None without ``scale``."""
+    if scale is None:
+        return None
+    if origin is not None:
+        return np.asarray(origin, dtype=object)
+    return np.where(np.isfinite(np.asarray(scale, dtype=float)), "private",
+                    "none").astype(object)
+
+
 def column_divisors(spreads):
     """The divisors of the columns: the released spreads, 1 where a spread is NaN
     (not estimable: that column stays in its own unit, as the fit read it)."""

@@ -235,7 +235,7 @@ def scale_columns(X, budget, *, noise, rng, ledger, feature_names):
 
     Returns a Bunch: ``X`` (a divided view of the rows), ``scale`` (the
     divisors, NaN where a column keeps its unit) and ``origin`` (per column,
-    one of :data:`~sklearn_dppca._release_layout.SCALE_ORIGINS`). A
+    one of :data:`~._projection.SCALE_ORIGINS`). A
     PrivacyUtilityWarning names the columns whose private spread was not
     estimable (column names are public).
     """

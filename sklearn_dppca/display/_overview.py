@@ -12,6 +12,7 @@ from .._summary import (
     format_value,
     ledger_row,
     released_line,
+    scaling_words,
     spent_cells,
 )
 from .._validation import check_param
@@ -505,33 +506,13 @@ def _draw_panels(estimator, axes, two_axes, fitted_axes, kws, ax_scree, ax_loadi
     return displays
 
 
-def _scaling_words(estimator):
-    """How a ``scale=True`` fit divided its columns, in a few words ("" without)."""
-    scale = getattr(estimator, "scale_", None)
-    if scale is None:
-        return ""
-    origin = getattr(estimator, "scale_origin_", None)
-    if origin is None:         # a release written before the origins
-        origin = np.where(np.isfinite(np.asarray(scale, dtype=float)), "private", "none")
-    counts = {kind: int(np.sum(np.asarray(origin) == kind))
-              for kind in ("private", "box", "none")}
-    if counts["private"] == len(origin):
-        return ", each divided by a private spread"
-    if counts["none"] == len(origin):
-        return ", not scaled (spreads not estimable)"
-    words = [f"{counts['private']} of {len(origin)} divided by a private spread"]
-    if counts["box"]:
-        words.append(f"{counts['box']} by the box's unit")
-    return ", " + ", ".join(words)
-
-
 def _summary_panel(ax, estimator):
     """Plain facts about the release, next to the pictures (the estimator and the
     budget are in the figure's title too)."""
     ax.set_axis_off()
     eps, delta = getattr(estimator, "privacy_spent_", (np.nan, np.nan))
     rows = f"rows n = {estimator.n_samples_}, variables p = {estimator.n_features_in_}"
-    rows += _scaling_words(estimator)
+    rows += scaling_words(estimator)
     lines = [released_line(estimator), rows,
              f"privacy spent: eps = {eps:.4g}, delta = {delta:.3g}"]
     ratio = getattr(estimator, "explained_variance_ratio_", None)
