@@ -3,6 +3,7 @@
 import contextlib
 import io
 import json
+import math
 import os
 import subprocess
 import sys
@@ -724,6 +725,26 @@ def test_bounds_skip_the_searches_they_make_unnecessary(small_csv, tmp_path):
                                                          "a": [-5.0, 5.0]}
     steps = [entry["step"] for entry in released["privacy_ledger"]]
     assert not any(step.startswith("score/frame") for step in steps)
+
+
+@needs_scale
+def test_scale_with_bounds_says_which_columns_took_the_box_unit(small_csv, tmp_path):
+    # 80 rows at eps 1: the plan cannot buy the spreads; with --bounds each column
+    # is divided by its box's unit, and the report, the release and the summary
+    # say so (the same words as the estimator's summary)
+    code, out, err = run_cli([small_csv, "--columns", "a,b", "--seed", "0", "--scale",
+                              "--bounds", "a=-5:5,b=0:20"], tmp_path)
+    assert code == 0, err
+    released = read_json(tmp_path / "released.json")
+    assert released["scale_origin"] == ["box", "box"]
+    assert released["scale"] == pytest.approx([10 / math.sqrt(12), 20 / math.sqrt(12)])
+    assert "Columns divided by their box's public unit, width / sqrt(12)" in out
+    # without bounds the columns keep their units, and the origins say so
+    code, out, err = run_cli([small_csv, "--columns", "a,b", "--seed", "0", "--scale",
+                              "--json", "plain.json", "--out", "plain.png"], tmp_path)
+    assert code == 0, err
+    assert read_json(tmp_path / "plain.json")["scale_origin"] == ["none", "none"]
+    assert "covariance PCA" in out
 
 
 # ------------------------------------------------------------ --budget-file
