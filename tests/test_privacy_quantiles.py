@@ -336,3 +336,17 @@ def test_the_grids_formulas_place_almost_every_value():
         exact = np.searchsorted(grid, values, side="right")
         placed = np.clip(np.floor(guess), 0, grid.size)     # as the counting does
         assert np.mean(placed == exact) >= 0.999
+
+
+def test_a_search_short_of_budget_says_where_it_probably_stops():
+    from sklearn_dppca.privacy import PrivacyUtilityWarning
+    from sklearn_dppca.privacy._quantiles import rank_slack, warn_if_far
+
+    # 221 values and eps 0.17: about 35 values early, near level 0.81 (public)
+    assert rank_slack(0.17) == pytest.approx(35.3, abs=0.1)
+    with pytest.warns(PrivacyUtilityWarning,
+                      match=r"about 35 values early, near level 0\.81\), so it clips"):
+        warn_if_far(221, 0.97, 0.17, "scree/total variance/clip bound")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn_if_far(221, 0.97, 1.0, "scree/total variance/clip bound")   # 6 early: quiet

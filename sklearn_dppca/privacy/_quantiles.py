@@ -419,14 +419,19 @@ def warn_if_far(n, q, eps, step):
 
     Public rule (``n`` and ``eps`` only; nothing about the data decides it): the
     :func:`rank_slack` exceeds 10% of the ``n`` values, i.e. the search probably
-    stops more than 10 points of level below ``q``. ``eps`` is the budget of one
-    one-sided search.
+    stops more than 10 points of level below ``q``; the message gives the level
+    it probably reaches (public: ``q``, ``n`` and ``eps``) and what that does to
+    the statistic it bounds. ``eps`` is the budget of one one-sided search.
     """
-    if rank_slack(eps) > _FAR_LEVEL * n:
+    slack = rank_slack(eps)
+    if slack > _FAR_LEVEL * n:
+        reached = max(q - slack / max(n, 1), 0.0)
         warn_user(
             f"The private quantile search {step!r} (level {q:g}) has a budget too "
-            f"small for its {n} values: it probably stopped far from its level. "
-            "Give this step more eps, or use more rows.",
+            f"small for its {n} values: it probably stopped far from its level "
+            f"(about {slack:.0f} values early, near level {reached:.2f}), so it clips "
+            "more than its level says and what it bounds comes out lower. Give this "
+            "step more eps, or use more rows.",
             PrivacyUtilityWarning,
         )
 
