@@ -361,6 +361,7 @@ def test_the_box_is_quieter_for_the_variances_where_its_reach_is_within_their_bo
 @pytest.mark.parametrize("n, eps, first", [
     (150, 4.0, "scree/total variance/clip bound"),      # as bound="total" runs
     (3000, 4.0, "scree/variances/clip bound"),          # as bound="own" runs
+    (40000, 8.0, "scree/variances/clip bound PC1"),     # "own", per component
 ])
 def test_a_box_the_search_beats_leaves_the_fit_as_without_bounds(n, eps, first):
     # a codebook's box ten times wider than the rows: the searched bounds win,
@@ -380,6 +381,19 @@ def test_a_box_the_search_beats_leaves_the_fit_as_without_bounds(n, eps, first):
     for name in ("explained_variance_raw_", "noise_scale_", "clip_bounds_"):
         np.testing.assert_allclose(getattr(boxed, name), getattr(plain, name), rtol=1e-9)
     assert boxed.total_variance_ == pytest.approx(plain.total_variance_, rel=1e-9)
+
+
+def test_the_box_can_win_over_per_component_searches():
+    # 40,000 rows at eps 8: "own" clips per component (a search per PC); rows
+    # that fill the box make its moments the quieter for every variance
+    X = LOW + np.random.default_rng(1).uniform(size=(40000, 3)) * WIDTHS
+    fitted = DPScree(2, bounds=BOX, eps=8.0, random_state=0).fit(X)
+    assert steps(fitted)[1:5] == ["scree/variances/clip bound PC1",
+                                  "scree/variances/clip bound PC2", "scree/mean",
+                                  "scree/variances/statistic"]
+    assert "scree/total variance/clip bound" not in steps(fitted)
+    truth = np.array([v @ np.cov(X.T) @ v for v in fitted.components_])
+    np.testing.assert_allclose(fitted.explained_variance_, truth, rtol=0.1)
 
 
 @pytest.mark.parametrize("Estimator", [DPPCA, DPScree])

@@ -391,7 +391,7 @@ def scree_parts(method, params, n_components, bounded=False):
     if method == "clipped" and params.get("bound") == "box":
         return _box_or_search_parts(params)
     if method == "clipped" and params.get("bound") == "box-own":
-        return _box_or_own_parts(params)
+        return _box_or_own_parts(params, n_components)
     if method == "clipped" and params.get("bound") == "total":
         # one search, the total's, with both searches' budget; it comes first:
         # the variances clip at its released bound
@@ -433,26 +433,26 @@ def _box_or_search_parts(params):
                           {"statistic": (1.0, "gaussian")})}
 
 
-def _box_or_own_parts(params):
+def _box_or_own_parts(params, n_components):
     """The tree of ``bound="box-own"``: the budget of ``bound="own"`` (the
-    variances' search and statistic, then the total's), with the box's private
-    mean carved out of the variances' statistic (:data:`BOX_MEAN_SHARE`). The
-    variances' search decides (:func:`box_variances_are_quieter`): where it
-    wins, the mean is not released, its budget goes back to the variances, and
-    the scree is the fit without bounds, draw for draw; where the box wins, the
-    mean, the variances and the total are the box's moments, and the total's
-    search is not run (its eps is left unspent). Flat, in the order the leaves
-    run in both forms."""
-    share = params["quantile_share"]
-    variances = 1.0 - TOTAL_SHARE
-    total = _variance_parts("clipped", TOTAL_PARAMS, 1)
-    return {"variances/clip bound": (variances * share, "pure"),
-            "mean": (variances * (1.0 - share) * BOX_MEAN_SHARE, "gaussian"),
-            "variances/statistic": (variances * (1.0 - share) * (1.0 - BOX_MEAN_SHARE),
-                                    "gaussian"),
-            "total variance/clip bound": (TOTAL_SHARE * total["clip bound"][0], "pure"),
-            "total variance/statistic": (TOTAL_SHARE * total["statistic"][0],
-                                         "gaussian")}
+    variances' search(es) and statistic, then the total's), with the box's
+    private mean carved out of the variances' statistic
+    (:data:`BOX_MEAN_SHARE`). The variances' search decides
+    (:func:`box_variances_are_quieter`): where it wins, the mean is not
+    released, its budget goes back to the variances, and the scree is the fit
+    without bounds, draw for draw; where the box wins, the mean, the variances
+    and the total are the box's moments, and the total's search is not run (its
+    eps is left unspent). Flat, in the order the leaves run in both forms."""
+    variances = _variance_parts("clipped", params, n_components)
+    share = 1.0 - TOTAL_SHARE
+    statistic = share * variances.pop("statistic")[0]
+    parts = {f"variances/{name}": (share * part, kind)
+             for name, (part, kind) in variances.items()}
+    parts["mean"] = (statistic * BOX_MEAN_SHARE, "gaussian")
+    parts["variances/statistic"] = (statistic * (1.0 - BOX_MEAN_SHARE), "gaussian")
+    for name, (part, kind) in _variance_parts("clipped", TOTAL_PARAMS, 1).items():
+        parts[f"total variance/{name}"] = (TOTAL_SHARE * part, kind)
+    return parts
 
 
 def box_variances_are_quieter(half_widths, components, bounds, unit_sds, n_samples):
