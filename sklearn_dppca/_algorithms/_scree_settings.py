@@ -396,7 +396,7 @@ def scree_parts(method, params, n_components, bounded=False):
         # one search, the total's, with both searches' budget; it comes first:
         # the variances clip at its released bound
         search = _total_search_share(params)
-        total_share = TOTAL_SHARE + (1.0 - TOTAL_SHARE) * params["quantile_share"]
+        total_share = _total_share(params)
         return {"total variance": (total_share, {
                     "clip bound": (search / total_share, "pure"),
                     "statistic": (1.0 - search / total_share, "gaussian")}),
@@ -413,6 +413,12 @@ def _total_search_share(params):
         + TOTAL_SHARE * TOTAL_PARAMS["quantile_share"]
 
 
+def _total_share(params):
+    """The total's share of the scree's budget when its search finds the
+    variances' bound too: its own, and the variances' search's."""
+    return TOTAL_SHARE + (1.0 - TOTAL_SHARE) * params["quantile_share"]
+
+
 def _box_or_search_parts(params):
     """The tree of ``bound="box"``: the budget of ``bound="total"`` (the
     total's search with both searches' budget, the total's statistic, the
@@ -424,7 +430,7 @@ def _box_or_search_parts(params):
     total and the variances are the box's moments. Flat, so that the leaves run
     in this order in both forms."""
     search = _total_search_share(params)
-    total_share = TOTAL_SHARE + (1.0 - TOTAL_SHARE) * params["quantile_share"]
+    total_share = _total_share(params)
     variances = 1.0 - total_share
     return {"total variance/clip bound": (search, "pure"),
             "mean": (variances * BOX_MEAN_SHARE, "gaussian"),
@@ -455,6 +461,12 @@ def _box_or_own_parts(params, n_components):
     return parts
 
 
+def _box_mean_sds(half_widths, n_samples, unit):
+    """The noise sd of each column's box mean: ``w_j sqrt(p) / n`` units of its
+    leaf (``unit``: its sd per unit of sensitivity; :mod:`._box_moments`)."""
+    return 2.0 * half_widths * math.sqrt(half_widths.size) / n_samples * unit
+
+
 def box_variances_are_quieter(half_widths, components, bounds, unit_sds, n_samples):
     """Whether the box's moments give every variance along the released
     ``components`` less noise than the pair statistics clipped at the
@@ -475,10 +487,10 @@ def box_variances_are_quieter(half_widths, components, bounds, unit_sds, n_sampl
     half_widths = np.asarray(half_widths, dtype=float)
     components = np.asarray(components, dtype=float)
     bounds = np.asarray(bounds, dtype=float)
-    n_components, n_features = components.shape
+    n_components = components.shape[0]
     mean_unit, box_unit, search_unit = unit_sds
     reach = np.abs(components) @ half_widths
-    mean_sds = 2.0 * half_widths * math.sqrt(n_features) / n_samples * mean_unit
+    mean_sds = _box_mean_sds(half_widths, n_samples, mean_unit)
     along = (components**2) @ mean_sds**2            # the mean's noise variance along v_l
     box_sds = np.hypot(math.sqrt(n_components) * reach**2 / n_samples * box_unit,
                        math.sqrt(2.0) * along)
@@ -502,9 +514,8 @@ def box_is_quieter(half_widths, bound, unit_sds, n_samples):
     data loses to the search, which finds the data's own scale.
     """
     half_widths = np.asarray(half_widths, dtype=float)
-    n_features = half_widths.size
     mean_unit, total_unit = unit_sds
-    mean_sds = 2.0 * half_widths * math.sqrt(n_features) / n_samples * mean_unit
+    mean_sds = _box_mean_sds(half_widths, n_samples, mean_unit)
     box_sd = math.hypot(float(np.sum(half_widths**2)) / n_samples * total_unit,
                         math.sqrt(2.0 * float(np.sum(mean_sds**4))))
     return box_sd <= 2.0 * bound / n_samples * total_unit
