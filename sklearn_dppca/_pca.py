@@ -341,15 +341,16 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
 
     Public ranges of the columns (from a codebook, not from the data) replace
     the frame's searches; with ``C="box"`` the scree's too (moments about the
-    box's private mean), and they allow the noisy covariance. The score summary
-    is bought only where the fit without bounds buys it (here not: its budget
-    goes to the directions and the scree):
+    box's private mean; the variances and the rest, the total less them, in one
+    release on the budgets of both), and they allow the noisy covariance. The
+    score summary is bought only where the fit without bounds buys it (here
+    not: its budget goes to the directions and the scree):
 
     >>> box = [(-30.0, 30.0)] * X.shape[1]
     >>> bounded = DPPCA(eps=1.0, bounds=box, radial="covariance",
     ...                 scree_params={"C": "box"}, random_state=0).fit(X)
     >>> [entry["step"] for entry in bounded.privacy_ledger_]
-    ['loading', 'scree/mean', 'scree/total variance/statistic', 'scree/variances/statistic', 'gaussian block']
+    ['loading', 'scree/mean', 'scree/variances/statistic', 'gaussian block']
     """
 
     _parameter_constraints = {

@@ -211,9 +211,10 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         2`` for the total. Where the fit's plan cannot buy the searches, the
         variances and the total are second moments about the box's private
         mean instead, each term bounded by the box (``scree/mean``: the mean
-        about the box's centre in units of its widths, sensitivity
-        ``sqrt(p) / n``; then each moment over its bound ``(h_l + |c_l -
-        m_l|)^2``, sensitivity ``1 / n`` a coordinate); ``scree_params={"C":
+        about the box's centre in units of its diagonal, sensitivity ``1 /
+        n``; then the variances and the rest, the total less them, in one
+        release, each moment bounded by ``(h_l + |c_l - m_l|)^2``);
+        ``scree_params={"C":
         "box"}`` takes them always (a codebook's wide ranges make them
         loose, see the user guide, "Public bounds"; ``clip`` is then not
         read). It also enables ``radial="covariance"`` and caps
@@ -314,13 +315,14 @@ class DPScree(_VarianceMixin, _PrivateProjection):
 
     With public ranges of the columns (from a codebook, not from the data) and
     ``C="box"``, the variances are moments about the box's private mean, and no
-    search runs:
+    search runs; the variances and the rest (the total less them) are one
+    release, on the budgets of both:
 
     >>> box = [(30.0, 70.0), (35.0, 65.0), (40.0, 60.0)]
     >>> bounded = DPScree(eps=1.0, bounds=box, scree_params={"C": "box"},
     ...                   random_state=0).fit(X)
     >>> [entry["step"] for entry in bounded.privacy_ledger_]
-    ['loading', 'scree/mean', 'scree/total variance/statistic', 'scree/variances/statistic', 'gaussian block']
+    ['loading', 'scree/mean', 'scree/variances/statistic', 'gaussian block']
 
     Directions fitted before are reused frozen (scikit-learn's
     ``FrozenEstimator``); their ledger comes with them, within ``eps, delta``:

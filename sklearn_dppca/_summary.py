@@ -382,10 +382,12 @@ def _number(value, spec):
 
 
 def _box_form_text(fitted):
-    """How the scree used the declared box, read off the ledger's steps (None
-    where it read no moments about the box's mean)."""
+    """How the scree used the declared box, read off the ledger's steps and the
+    clip bounds (None where it read no moments about the box's mean: no mean
+    released, or a first part of it that showed the search the quieter, whose
+    clip bounds the fit then keeps)."""
     steps = {entry["step"] for entry in getattr(fitted, "privacy_ledger_", None) or []}
-    if "scree/mean" not in steps:
+    if "scree/mean" not in steps or getattr(fitted, "clip_bounds_", None) is not None:
         return None
     searched = any(step.startswith("scree/") and "clip bound" in step for step in steps)
     why = ("its noise was below the searched bound's" if searched

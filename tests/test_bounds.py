@@ -331,29 +331,39 @@ def test_bounds_replace_the_scree_searches_the_plan_cannot_buy():
 
 
 def test_the_box_is_quieter_where_its_width_is_at_most_the_searched_bound():
-    # the box's total has sensitivity sum h^2 / n, the pair statistic's 2 C / n:
-    # with a noiseless mean the box wins exactly up to sum h^2 = 2 C
-    half = np.array([1.0, 2.0, 2.0])            # sum h^2 = 9
-    assert box_is_quieter(half, 4.5, (0.0, 1.0), 100)
-    assert not box_is_quieter(half, 4.4, (0.0, 1.0), 100)
+    # k = p (no rest): the box's total, the sum of the moments in units R_l R,
+    # has sd sum h^2 / n, the pair statistic's 2 C / n: with a noiseless mean
+    # the box wins exactly up to sum h^2 = 2 C
+    half, every = np.array([1.0, 2.0, 2.0]), np.eye(3)       # sum h^2 = 9
+    assert box_is_quieter(half, every, 4.5 * (1 + 1e-9), (0.0, 1.0, 1.0), 100)
+    assert not box_is_quieter(half, every, 4.4, (0.0, 1.0, 1.0), 100)
+    # a quieter joint leaf (the variances' and the total's budgets) buys it
+    assert box_is_quieter(half, every, 4.4, (0.0, 0.9, 1.0), 100)
     # the mean's noise enters squared: a noisy enough mean hands it to the search
-    assert box_is_quieter(half, 5.0, (1.0, 1.0), 100)
-    assert not box_is_quieter(half, 5.0, (50.0, 1.0), 100)
+    assert box_is_quieter(half, every, 5.0, (1.0, 1.0, 1.0), 100)
+    assert not box_is_quieter(half, every, 5.0, (50.0, 1.0, 1.0), 100)
+    # directions that are not orthonormal: the total is not their sum, the search
+    assert not box_is_quieter(half, 2.0 * every, 1e9, (0.0, 1.0, 1.0), 100)
 
 
 def test_the_box_is_quieter_for_the_variances_where_its_reach_is_within_their_bound():
-    # one column of half width 2: the box's variance has sensitivity h^2 / n,
-    # the norm-clipped one 2 sqrt(2) C / n: the box wins exactly up to C = sqrt(2)
+    # one column of half width 2: the box's variance has sd h^2 / n, the
+    # norm-clipped one 2 sqrt(2) C / n: the box wins exactly up to C = sqrt(2)
     one = np.array([[1.0]])
     assert box_variances_are_quieter([2.0], one, [1.4143], (0.0, 1.0, 1.0), 100)
     assert not box_variances_are_quieter([2.0], one, [1.414], (0.0, 1.0, 1.0), 100)
     # a search joined with the mean's budget is quieter by its unit
     assert not box_variances_are_quieter([2.0], one, [1.5], (0.0, 1.0, 0.9), 100)
-    # per component (k = 2: sqrt(2) R_l^2 against 2 sqrt(2) C_l): every one must win
+    # per component (k = 2, reaches 1 and 2, units 2 and 4): the box's sds are
+    # R_l R sqrt(sum R^2) / n = (2, 4) sqrt(5) / 2 / n against 2 sqrt(2) C_l / n,
+    # so every one wins exactly from C = (sqrt(5 / 8), sqrt(5 / 2))
     two = np.eye(2)
-    assert box_variances_are_quieter([1.0, 2.0], two, [0.5, 2.0], (0.0, 1.0, 1.0), 100)
-    assert not box_variances_are_quieter([1.0, 2.0], two, [0.5, 1.9], (0.0, 1.0, 1.0),
-                                         100)
+    thresholds = np.sqrt([5 / 8, 5 / 2])
+    assert box_variances_are_quieter([1.0, 2.0], two, thresholds * 1.0001,
+                                     (0.0, 1.0, 1.0), 100)
+    for shortfall in ([0.999, 1.1], [1.1, 0.999]):
+        assert not box_variances_are_quieter([1.0, 2.0], two, thresholds * shortfall,
+                                             (0.0, 1.0, 1.0), 100)
     # the mean's noise enters squared
     assert not box_variances_are_quieter([2.0], one, [1.5], (30.0, 1.0, 1.0), 100)
 
@@ -385,12 +395,15 @@ def test_a_box_the_search_beats_leaves_the_fit_as_without_bounds(n, eps, first):
 
 def test_the_box_can_win_over_per_component_searches():
     # 40,000 rows at eps 8: "own" clips per component (a search per PC); rows
-    # that fill the box make its moments the quieter for every variance
-    X = LOW + np.random.default_rng(1).uniform(size=(40000, 3)) * WIDTHS
-    fitted = DPScree(2, bounds=BOX, eps=8.0, random_state=0).fit(X)
-    assert steps(fitted)[1:5] == ["scree/variances/clip bound PC1",
+    # that fill the box make its moments the quieter for every variance (the
+    # mean in two parts: the first to see where it lies, then the rest)
+    widths = np.array([1.0, 2.0, 4.0])
+    X = np.random.default_rng(1).uniform(size=(40000, 3)) * widths
+    fitted = DPScree(2, bounds=[(0.0, w) for w in widths], eps=8.0,
+                     random_state=0).fit(X)
+    assert steps(fitted)[1:6] == ["scree/variances/clip bound PC1",
                                   "scree/variances/clip bound PC2", "scree/mean",
-                                  "scree/variances/statistic"]
+                                  "scree/mean", "scree/variances/statistic"]
     assert "scree/total variance/clip bound" not in steps(fitted)
     truth = np.array([v @ np.cov(X.T) @ v for v in fitted.components_])
     np.testing.assert_allclose(fitted.explained_variance_, truth, rtol=0.1)
@@ -437,17 +450,21 @@ def test_the_kendall_scree_takes_bounds():
 def test_box_moments_spend_nothing_on_searches():
     X = _data(200)
     fitted = DPScree(2, bounds=BOX, scree_params={"C": "box"}, random_state=0).fit(X)
-    assert steps(fitted) == ["loading", "scree/mean", "scree/total variance/statistic",
-                             "scree/variances/statistic", "gaussian block"]
+    assert steps(fitted) == ["loading", "scree/mean", "scree/variances/statistic",
+                             "gaussian block"]
     assert fitted.clip_bounds_ is None          # nothing is clipped
-    sensitivity = {e["step"]: e["sensitivity"] for e in fitted.privacy_ledger_}
-    # per coordinate one row over n (moments over their bounds, the box's mean in
-    # units of the widths), with the rounding allowance
-    assert sensitivity["scree/total variance/statistic"] == pytest.approx(1 / 200,
-                                                                          rel=1e-9)
-    assert sensitivity["scree/variances/statistic"] == pytest.approx(
-        math.sqrt(2) / 200, rel=1e-9)
-    assert sensitivity["scree/mean"] == pytest.approx(math.sqrt(3) / 200, rel=1e-9)
+    entries = {e["step"]: e for e in fitted.privacy_ledger_}
+    # the mean in units of the box's diagonal: one row moves it by 1 / n; the
+    # two variances and the rest in one release, on both leaves' budgets, moving
+    # by between 1 / n (one moment) and sqrt(3) / n (all three at once)
+    assert entries["scree/mean"]["sensitivity"] == pytest.approx(1 / 200, rel=1e-9)
+    moments = entries["scree/variances/statistic"]
+    assert moments["values"] == 3
+    assert 1 / 200 <= moments["sensitivity"] <= math.sqrt(3) / 200 * (1 + 1e-9)
+    planned = fitted.plan_.set_index("step")["mu"]
+    assert moments["mu"] == pytest.approx(math.hypot(
+        planned["scree/variances/statistic"], planned["scree/total variance/statistic"]),
+        rel=1e-12)
     # the moments are the table's: a large budget gives the variances along the
     # released directions and the total of the (unclipped) rows
     big = DPScree(directions=fitted.components_, bounds=BOX,
@@ -610,3 +627,36 @@ def test_the_scale_origins_travel_with_the_release(tmp_path):
                     ["private", "private", "spread"]):
         with pytest.raises(ValueError, match="scale_origin"):
             ReleasedPCA(dict(release, scale_origin=origins))
+
+
+def test_a_mean_near_an_edge_seen_in_the_first_part_hands_the_scree_to_the_search():
+    # skewed rows filling the box's width: with its mean assumed at the centre
+    # the box looks the quieter; a quarter of the mean's budget shows the mean
+    # near the low edge (every term bound widens), and the search runs, the
+    # rest of the mean's budget joined to the variances'. Less skewed rows: the
+    # box wins, and the mean's two parts spend its budget
+    widths = np.array([1.0, 2.0, 4.0])
+    box = [(0.0, w) for w in widths]
+    rng = np.random.default_rng(1)
+
+    def fit(rate):
+        X = np.minimum(rng.exponential(size=(3000, 3)) / rate, 1.0) * widths
+        return DPScree(2, bounds=box, eps=4.0, random_state=0).fit(X)
+
+    for rate, box_wins in ((8.0, False), (2.0, True)):
+        fitted = fit(rate)
+        planned = fitted.plan_.set_index("step")["mu"]
+        means = [e["mu"] for e in fitted.privacy_ledger_ if e["step"] == "scree/mean"]
+        spent = {e["step"]: e.get("mu") for e in fitted.privacy_ledger_}
+        assert (fitted.clip_bounds_ is None) == box_wins
+        # the summary names the box's form only where the fit took it
+        assert ("moments about the declared box's" in str(fitted.summary())) == box_wins
+        if box_wins:
+            assert len(means) == 2
+            assert math.hypot(*means) == pytest.approx(planned["scree/mean"], rel=1e-12)
+        else:
+            assert means == [pytest.approx(planned["scree/mean"] * 0.5, rel=1e-12)]
+            assert spent["scree/variances/statistic"] == pytest.approx(math.hypot(
+                planned["scree/variances/statistic"],
+                planned["scree/mean"] * math.sqrt(0.75)), rel=1e-12)
+        assert fitted.privacy_spent_[0] <= fitted.eps * (1 + 1e-9)

@@ -6,16 +6,26 @@ released variances are unbiased for the table's.
 """
 
 import itertools
+from fractions import Fraction
 
 import numpy as np
 import pytest
 
 from sklearn_dppca._algorithms._box_moments import (
+    _moment_units,
+    _scree_terms,
+    _scree_units,
+    box_diagonal,
+    box_scree_sds,
+    combine_means,
+    complement_basis,
     project_mean,
     release_box_mean,
+    release_box_scree,
     release_box_total,
     release_box_variances,
 )
+from sklearn_dppca._algorithms._scree import _share_noise, _split_leaf
 from sklearn_dppca._bunch import Bunch
 from sklearn_dppca._data._rows import Rows
 from sklearn_dppca.privacy import PrivacyLedger
@@ -102,7 +112,9 @@ def test_moments_about_a_mean_move_by_their_sensitivity_at_the_corners(k):
             lambda rng, ledger: release_box_variances(
                 _rows(Y).projected(V), projected, _leaf("variances"), "analytic", rng,
                 ledger))
-        return (values + projected.noise_scale**2) / bounds, sensitivity
+        # (in the release's units: R_l R along directions, :func:`_moment_units`)
+        units = _moment_units(bounds, projected.joint)[0]
+        return (values + projected.noise_scale**2) / units, sensitivity
 
     base, sensitivity = statistic(X)
     gaps = [np.linalg.norm(statistic(Y)[0] - base) for Y in _neighbours(X)]
@@ -186,3 +198,161 @@ def test_the_mean_of_the_box_is_near_the_rows_with_a_large_budget():
                             np.random.default_rng(0), ledger)
     np.testing.assert_allclose(mean.mean, X.mean(axis=0), atol=1e-6 * WIDTHS.max())
     assert ledger.to_list()[0]["step"] == "mean"
+
+
+# --------------------------------------------------------------------------------------
+# the scree's forms: the mean in the diagonal's unit, the variances and the rest
+# in one release whose sum is the total
+# --------------------------------------------------------------------------------------
+
+def test_the_scree_mean_in_the_diagonal_unit_moves_by_one_over_n():
+    X = _data()
+    X[0] = LOW
+    diagonal = box_diagonal(WIDTHS)
+
+    def statistic(Y):
+        released, sensitivity = _released(
+            lambda rng, ledger: release_box_mean(_rows(Y), _leaf("mean"), "analytic",
+                                                 rng, ledger, common_unit=True))
+        return (released.mean - CENTRE) / diagonal, released.noise_scale, sensitivity
+
+    base, noise_scale, sensitivity = statistic(X)
+    assert sensitivity == pytest.approx(1 / len(X), rel=1e-4)
+    # every column's noise sd is the diagonal's over n mu: equal, whatever its width
+    np.testing.assert_allclose(noise_scale, diagonal * sensitivity / 1.0, rtol=1e-4)
+    gaps = [np.linalg.norm(statistic(Y)[0] - base) for Y in _neighbours(X)]
+    assert max(gaps) <= sensitivity
+    assert max(gaps) > 0.9 * sensitivity
+
+
+def _scree_vector(released, terms):
+    """The released moments of :func:`release_box_scree` (the variances, then
+    the rest: the total less them), the mean's noise variance added back."""
+    raw = np.asarray(released.raw)
+    vector = raw if terms.bounds.size == raw.size else \
+        np.append(raw, released.total - np.sum(raw))
+    return vector + terms.mean_variance
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_the_box_scree_moves_by_its_sensitivity_at_the_corners(k):
+    X = _data()
+    V = _orthonormal(k)
+    rest = complement_basis(V)
+    terms = _scree_terms(MEAN, V, rest)
+    units = _scree_units(terms)[0]
+
+    def statistic(Y):
+        released, sensitivity = _released(
+            lambda rng, ledger: release_box_scree(_rows(Y), MEAN, V, rest,
+                                                  _leaf("scree"), "analytic", rng, ledger))
+        return _scree_vector(released, terms) / units, sensitivity
+
+    X[0] = MEAN.mean    # its terms are 0: a corner's are a row's largest
+    base, sensitivity = statistic(X)
+    assert sensitivity <= np.sqrt(terms.bounds.size) / len(X) * (1 + 1e-9)
+    gaps = [np.linalg.norm(statistic(Y)[0] - base) for Y in _neighbours(X)]
+    assert max(gaps) <= sensitivity
+    # the corners come within a factor sqrt(2) of the bound (attained only by
+    # two rows whose terms fall on different moments)
+    assert max(gaps) > 0.6 * sensitivity
+
+
+def test_every_box_scree_term_is_within_its_bound():
+    corners = np.array([np.where(signs, HIGH, LOW)
+                        for signs in itertools.product([0, 1], repeat=3)])
+    V = _orthonormal(2)
+    rest = complement_basis(V)
+    terms = _scree_terms(MEAN, V, rest)
+    deviations = corners - MEAN.mean
+    along = (deviations @ V.T)**2
+    beyond = np.sum((deviations @ rest.T)**2, axis=1)
+    assert np.all(along <= terms.bounds[:2]) and np.all(beyond <= terms.bounds[2])
+    # a row's terms sum to its squared distance from the mean, within the joint bound
+    np.testing.assert_allclose(along.sum(axis=1) + beyond,
+                               np.sum(deviations**2, axis=1), rtol=1e-12)
+    assert np.max(np.sum(deviations**2, axis=1)) <= terms.joint
+
+
+def test_the_box_scree_sds_are_predicted_before_the_release():
+    X = _data(60)
+    V = _orthonormal(2)
+    rest = complement_basis(V)
+    ledger = PrivacyLedger()
+    released = release_box_scree(_rows(X), MEAN, V, rest, _leaf("scree", 0.7), "analytic",
+                                 np.random.default_rng(0), ledger)
+    sds, total_sd = box_scree_sds(MEAN, V, rest, len(X), 1 / 0.7)
+    # (to the exact noise's own scale, within 1e-4 of the calibrated one)
+    np.testing.assert_allclose(released.noise_scale, sds, rtol=1e-4)
+    assert released.total_noise == pytest.approx(total_sd, rel=1e-4)
+    assert released.covaried
+
+
+def test_the_box_scree_is_unbiased_and_its_sds_are_its_spread():
+    # many noise draws of the mean and of the moments: the variances and the total
+    # (their sum with the rest) average to the table's; the stated sds, the
+    # total's and the PVE's with the noise they share, are the spread
+    X = _data(200, seed=1) * [1.0, 1.0, 1.0]
+    V = _orthonormal(2)
+    rest = complement_basis(V)
+    truth = np.var(X @ V.T, axis=0)
+    total_truth = np.var(X, axis=0).sum()
+    draws, totals, shares = [], [], []
+    for seed in range(400):
+        rng = np.random.default_rng(seed)
+        ledger = PrivacyLedger()
+        mean = release_box_mean(_rows(X), _leaf("mean", 0.5), "analytic", rng, ledger,
+                                common_unit=True)
+        released = release_box_scree(_rows(X), mean, V, rest, _leaf("scree", 2.0),
+                                      "analytic", rng, ledger)
+        draws.append(released.raw)
+        totals.append(released.total)
+        shares.append(released.raw[0] / released.total)
+    draws, totals, shares = np.array(draws), np.array(totals), np.array(shares)
+    np.testing.assert_array_less(np.abs(draws.mean(axis=0) - truth),
+                                 4 * draws.std(axis=0) / np.sqrt(len(draws)))
+    assert abs(totals.mean() - total_truth) < 4 * totals.std() / np.sqrt(len(totals))
+    np.testing.assert_allclose(draws.std(axis=0), released.noise_scale, rtol=0.2)
+    assert totals.std() == pytest.approx(released.total_noise, rel=0.2)
+    share_sd = _share_noise(truth[:1], released.noise_scale[:1], total_truth,
+                            released.total_noise, covaried=True)[0]
+    assert shares.std() == pytest.approx(share_sd, rel=0.2)
+    # read as independent, the share's sd would be stated too large here
+    independent = _share_noise(truth[:1], released.noise_scale[:1], total_truth,
+                               released.total_noise)[0]
+    assert independent > 1.3 * shares.std()
+
+
+def test_two_parts_of_the_mean_are_one_release():
+    # split in mu^2 (never more than the whole, exactly), then combined by their
+    # noise: the whole's noise sd, and the same spread over many draws
+    leaf = _leaf("mean", 0.37)
+    first, rest = _split_leaf(leaf, 0.25)
+    assert Fraction(first.mu)**2 + Fraction(rest.mu)**2 <= Fraction(leaf.mu)**2
+    X = _data(100)
+    combined = []
+    for seed in range(300):
+        rng = np.random.default_rng(seed)
+        ledger = PrivacyLedger()
+        parts = [release_box_mean(_rows(X), part, "analytic", rng, ledger,
+                                  common_unit=True) for part in (first, rest)]
+        combined.append(combine_means(*parts))
+    whole = release_box_mean(_rows(X), leaf, "analytic", np.random.default_rng(0),
+                             PrivacyLedger(), common_unit=True)
+    np.testing.assert_allclose(combined[0].noise_scale, whole.noise_scale, rtol=1e-4)
+    spread = np.std([c.mean for c in combined], axis=0)
+    np.testing.assert_allclose(spread, whole.noise_scale, rtol=0.2)
+    assert _split_leaf(Allocation("m", "gaussian", 0.5, 1e-6), 0.25) is None
+
+
+def test_the_complement_is_orthonormal_and_orthogonal_to_the_directions():
+    V = _orthonormal(2)
+    rest = complement_basis(V)
+    assert rest.shape == (1, 3)
+    np.testing.assert_allclose(np.vstack([V, rest]) @ np.vstack([V, rest]).T, np.eye(3),
+                               atol=1e-12)
+    assert complement_basis(_orthonormal(3)).shape == (0, 3)
+    # rows that are not orthonormal have no complement the total could use
+    assert complement_basis(2.0 * V) is None
+    assert complement_basis(np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]]) / [[1], [2**0.5]]) \
+        is None

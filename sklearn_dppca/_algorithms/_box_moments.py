@@ -22,9 +22,28 @@ noise variance, is subtracted, and its spread (``sqrt(2)`` times that) is part
 of the released noise sd. Each view (divided by spreads, projected on
 directions) has its box (:meth:`~sklearn_dppca._data._rows.Rows.box`,
 :meth:`~sklearn_dppca._data._rows.Rows.box_projection`), so the same two releases
-give the spreads of ``scale=True``, the variances along released directions and
-the total variance.
+give the spreads of ``scale=True`` and the scree.
+
+The scree takes both in the forms that suit it (the spreads keep the ones
+above, the same relative noise on every column):
+
+* its mean is in units of the box's diagonal ``S = sqrt(sum_j w_j^2)``: the
+  vector moves by ``1 / n``, every column's noise sd is ``S / (n mu)`` and
+  along any unit direction too (in width units, ``sqrt(p)`` times the widest
+  column's along it), which the moments, reading it squared along their
+  directions and over all of them for the total, want (at a given L2
+  sensitivity, ``sum_j s_j^4`` is least for equal ``s_j``);
+* its variances along the ``k`` directions and the rest (the moment along
+  the ``p - k`` directions orthogonal to them) are one release
+  (:func:`release_box_scree`), whose sum is the total: a PVE near 1 is read
+  against the other moments' noise only, not a total released on its own. Each
+  moment is in units of ``R_l R`` (:func:`_moment_units`), so the largest has
+  about ``sqrt(k)`` times less noise than in its own unit, and a row's terms,
+  whose sum is at most its squared distance from the mean, bound the move
+  jointly.
 """
+
+import math
 
 import numpy as np
 
@@ -43,32 +62,70 @@ def _units(values):
     return np.where(values > 0, values, 1.0)
 
 
-def release_box_mean(X, leaf, noise, rng, ledger):
+def box_diagonal(widths):
+    """The length of the box's diagonal, ``sqrt(sum_j w_j^2)``: the common unit
+    of the scree's mean (public: the declared box)."""
+    return float(np.sqrt(np.sum(np.asarray(widths, dtype=float)**2)))
+
+
+def release_box_mean(X, leaf, noise, rng, ledger, *, common_unit=False):
     """The private mean of each column of the view ``X`` (declared bounds).
 
-    Released about the box centre in units of each column's width (sensitivity
-    ``sqrt(p) / n``, see the module's docstring) on the Gaussian ``leaf``.
-    Returns a Bunch with ``mean`` and ``noise_scale`` (per column, in the view's
-    units), and the box's ``centre`` and ``half`` widths.
+    Released about the box centre on the Gaussian ``leaf``, in units of each
+    column's width (sensitivity ``sqrt(p) / n``, see the module's docstring:
+    the same relative noise on every column, as the spreads want) or, with
+    ``common_unit``, in units of the box's diagonal ``S`` (:func:`box_diagonal`):
+    a row moves column ``j`` by at most ``w_j / (n S)``, the vector by ``1 /
+    n``, so every column's noise sd is ``S / (n mu)``, ``sqrt(p)`` times less
+    than the widest column's in width units. Its noise enters a moment squared
+    along a direction, and the total through every column
+    (``sum_j s_j^4`` is least for equal ``s_j`` at a given sensitivity), so the
+    scree takes the common unit. Returns a Bunch with ``mean`` and
+    ``noise_scale`` (per column, in the view's units), and the box's ``centre``
+    and ``half`` widths.
     """
     low, high = X.box()
     centre, widths = low / 2 + high / 2, high - low
     n_samples, n_features = X.shape
-    statistic = X.centred_sums(centre)[0] / n_samples / _units(widths)
+    units = np.full(n_features, box_diagonal(widths)) if common_unit else _units(widths)
+    exact = 1.0 if common_unit else None
+    statistic = X.centred_sums(centre)[0] / n_samples / units
     noisy, noise_scale = gaussian_mechanism(
-        statistic, centred_moment_sensitivity(n_samples, n_features), rng=rng,
+        statistic, centred_moment_sensitivity(n_samples, n_features, exact), rng=rng,
         noise=noise, ledger=ledger, **leaf.mechanism_budget())
-    return Bunch(mean=centre + noisy * widths, noise_scale=noise_scale * widths,
+    return Bunch(mean=centre + noisy * units, noise_scale=noise_scale * units,
                  centre=centre, half=widths / 2)
+
+
+def combine_means(first, second):
+    """One mean from two releases of the same box mean, each column weighted by
+    its inverse noise variance (post-processing): for Gaussian noise, the
+    release at the two leaves' ``mu`` combined in squares."""
+    first_weight, second_weight = first.noise_scale**-2.0, second.noise_scale**-2.0
+    weights = first_weight + second_weight
+    return Bunch(first, mean=(first.mean * first_weight + second.mean * second_weight)
+                 / weights, noise_scale=weights**-0.5)
 
 
 def project_mean(mean, matrix):
     """The released mean of a view projected on the rows of ``matrix``: its
-    value and noise sd along each row (post-processing)."""
+    value and noise sd along each row (post-processing), and ``joint``, a bound
+    on ``sum_l (v_l . (y - m))^2`` for every row ``y`` of the box: ``||M||^2``
+    (the largest singular value squared) times the farthest any point of the box
+    lies from the mean, squared."""
     matrix = np.asarray(matrix, dtype=float)
+    farthest = float(np.sum((mean.half + np.abs(mean.mean - mean.centre))**2))
+    spread = float(np.linalg.norm(matrix, 2))**2 if matrix.size else 0.0
     return Bunch(mean=matrix @ mean.mean,
                  noise_scale=np.sqrt((matrix**2) @ mean.noise_scale**2),
-                 centre=matrix @ mean.centre, half=np.abs(matrix) @ mean.half)
+                 centre=matrix @ mean.centre, half=np.abs(matrix) @ mean.half,
+                 joint=spread * farthest * _REACH_ALLOWANCE)
+
+
+def _term_bounds(mean):
+    """Each column's term bound ``R_j^2`` about the released ``mean``, ``R_j =
+    h_j + |c_j - m_j|`` (public: the box and the released mean)."""
+    return ((mean.half + np.abs(mean.mean - mean.centre)) * _REACH_ALLOWANCE)**2
 
 
 def _moments_about_mean(Y, mean):
@@ -78,24 +135,152 @@ def _moments_about_mean(Y, mean):
     offset = mean.mean - mean.centre
     about_mean = np.maximum(second - 2.0 * offset * first
                             + Y.shape[0] * offset**2, 0.0)
-    reach = (mean.half + np.abs(offset)) * _REACH_ALLOWANCE
-    return about_mean, reach**2
+    return about_mean, _term_bounds(mean)
+
+
+def complement_basis(components):
+    """Orthonormal rows spanning the directions orthogonal to the rows of
+    ``components`` (public: released directions), or None when those rows are
+    not orthonormal (to ``1e-9``): the total is then not their variances' sum
+    plus the rest's."""
+    components = np.asarray(components, dtype=float)
+    n_components = components.shape[0]
+    if not np.allclose(components @ components.T, np.eye(n_components), rtol=0.0,
+                       atol=1e-9):
+        return None
+    return np.linalg.svd(components, full_matrices=True)[2][n_components:]
+
+
+def _scree_terms(mean, components, rest):
+    """What the box's scree (:func:`release_box_scree`) releases, from public
+    values only (the box, the released ``mean``, the directions and the rows
+    ``rest`` orthogonal to them): per coordinate (each variance, then the rest
+    when there is one) the term bound, the mean's noise variance and the
+    rounding of :func:`~sklearn_dppca._data._statistics.centred_moment_sensitivity`
+    in units of the largest term (before the units), the bound on a row's sum
+    of terms, and the mean's noise variance along every direction."""
+    basis = np.vstack([components, rest])
+    along = project_mean(mean, basis)
+    bounds, noise = _term_bounds(along), along.noise_scale**2
+    n_components = components.shape[0]
+    farthest = float(np.sum((mean.half + np.abs(mean.mean - mean.centre))**2))
+    if rest.shape[0]:
+        bounds = np.append(bounds[:n_components],
+                           min(float(np.sum(bounds[n_components:])),
+                               float(np.linalg.norm(rest, 2))**2 * farthest
+                               * _REACH_ALLOWANCE))
+        largest = np.append(bounds[:n_components], float(np.sum(_term_bounds(along)[
+            n_components:])))
+        coordinate_noise = np.append(noise[:n_components], float(np.sum(noise[
+            n_components:])))
+    else:
+        largest, coordinate_noise = bounds, noise
+    return Bunch(bounds=bounds, mean_variance=coordinate_noise, largest=largest,
+                 joint=along.joint, direction_noise=noise, along=along, basis=basis)
+
+
+def _scree_units(terms):
+    """The units (:func:`_moment_units`), the move over them and the rounding
+    scales of the box's scree's coordinates."""
+    units, exact = _moment_units(terms.bounds, terms.joint)
+    return units, exact, terms.largest / units
+
+
+def box_scree_sds(mean, components, rest, n_samples, unit):
+    """The noise sds :func:`release_box_scree` gives the variances along
+    ``components`` and the total, computed before the release from public
+    values only (the released or an assumed ``mean``, the box, ``n``, and
+    ``unit``, the leaf's sd per unit of sensitivity; to the rounding
+    allowance). Returns ``(variance sds, total sd)``."""
+    terms = _scree_terms(mean, components, rest)
+    units, exact, _ = _scree_units(terms)
+    spread = units * exact / n_samples * unit
+    n_components = components.shape[0]
+    variance_sds = np.hypot(spread[:n_components],
+                            math.sqrt(2.0) * terms.mean_variance[:n_components])
+    total_sd = math.sqrt(float(np.sum(spread**2))
+                         + 2.0 * float(np.sum(terms.direction_noise**2)))
+    return variance_sds, total_sd
+
+
+def release_box_scree(X, mean, components, rest, leaf, noise, rng, ledger):
+    """The variances along ``components`` and the total variance of the view
+    ``X``, one Gaussian mechanism on the moments about the released ``mean``
+    along each direction and of the rest (the rows ``rest``, orthonormal and
+    orthogonal to them: :func:`complement_basis`), in the units of
+    :func:`_moment_units`; the total is their sum. One release, so the total's
+    noise holds each variance's: a share ``lambda_l / total`` is read against
+    the noise of the total less ``lambda_l`` (``covaried``), and a PVE near 1 is
+    not drowned by a total released on its own. The mean's noise variance is
+    subtracted along every direction. Returns a Bunch with ``raw``,
+    ``noise_scale``, ``total``, ``total_noise`` and ``covaried``."""
+    terms = _scree_terms(mean, components, rest)
+    units, exact, rounding = _scree_units(terms)
+    about_mean, _ = _moments_about_mean(X.projected(terms.basis), terms.along)
+    n_samples, n_components = X.shape[0], components.shape[0]
+    vector = about_mean[:n_components]
+    if rest.shape[0]:
+        vector = np.append(vector, math.fsum(about_mean[n_components:]))
+    noisy, noise_scale = gaussian_mechanism(
+        vector / n_samples / units,
+        centred_moment_sensitivity(n_samples, vector.size, exact, rounding),
+        rng=rng, noise=noise, ledger=ledger, **leaf.mechanism_budget())
+    values = noisy * units - terms.mean_variance
+    spread = noise_scale * units
+    sds = np.hypot(spread, math.sqrt(2.0) * terms.mean_variance)
+    total_sd = math.sqrt(float(np.sum(spread**2))
+                         + 2.0 * float(np.sum(terms.direction_noise**2)))
+    return Bunch(raw=values[:n_components], noise_scale=sds[:n_components],
+                 total=float(math.fsum(values)), total_noise=total_sd, covaried=True)
+
+
+def _moment_units(bounds, joint):
+    """The units of a vector of moments with term bounds ``R_l^2`` whose
+    row-wise sum is at most ``joint``, and the vector's move over them.
+
+    Moment ``l`` is released in units of ``R_l R`` (``R`` the largest ``R_l``):
+    its terms, at most ``R_l / R <= 1`` there, move by at most that when a row
+    is replaced, the vector by ``sqrt(sum_l R_l^2) / R``; and, the terms being
+    non-negative (``|a_l - b_l| <= max(a_l, b_l)``), by at most ``sqrt(2)``
+    times the largest norm of a row's terms, ``sqrt(sum_l a_l^2 / R_l^2) <=
+    sqrt(sum_l a_l) <= sqrt(joint)``, over ``R``. So moment ``l``'s noise sd is
+    ``R_l min(sqrt(sum_j R_j^2), sqrt(2 joint)) / (n mu)``: between its own
+    unit's (``sqrt(k) R_l^2``, the same relative noise on every moment) and one
+    common unit's (the same noise on every moment), it gives the largest
+    moment about the common unit's noise and the small ones (which a PVE near
+    1 reads) noise in proportion to their reach. Returns ``(units, exact)``,
+    ``exact`` the move in units of ``1 / n`` (for
+    :func:`~sklearn_dppca._data._statistics.centred_moment_sensitivity`)."""
+    reach = np.sqrt(np.asarray(bounds, dtype=float))
+    largest = float(np.max(reach)) if reach.size else 0.0
+    if largest <= 0:
+        return np.ones(reach.size), 0.0
+    each = float(np.sqrt(np.sum(reach**2)))
+    norm = each if joint is None else min(each, math.sqrt(2.0 * joint))
+    return _units(reach * largest), norm / largest
 
 
 def release_box_variances(Y, mean, leaf, noise, rng, ledger):
     """The variance of each column of the view ``Y`` (a projection on released
     directions, or the rows: the spreads) about the released ``mean`` of its
     columns (:func:`release_box_mean`, :func:`project_mean`), one Gaussian
-    mechanism on the vector of moments over their bounds (sensitivity
-    ``sqrt(k) / n``). The mean's noise variance is subtracted.
+    mechanism on the vector of moments. The spreads' moments are each over its
+    own bound (sensitivity ``sqrt(k) / n``: the same relative noise on every
+    column); the moments along directions (a mean with ``joint``) in the
+    units of :func:`_moment_units`, which give the largest variance about
+    ``sqrt(k)`` times less noise than its own unit. The mean's noise variance
+    is subtracted.
 
     Returns ``(variances, noise sds, bounds R_j^2)``; a variance may be negative.
     """
     about_mean, bounds = _moments_about_mean(Y, mean)
     n_samples, n_columns = Y.shape
-    units = _units(bounds)
+    joint = mean.get("joint")
+    units, exact = (_units(bounds), None) if joint is None else \
+        _moment_units(bounds, joint)
     noisy, noise_scale = gaussian_mechanism(
-        about_mean / n_samples / units, centred_moment_sensitivity(n_samples, n_columns),
+        about_mean / n_samples / units,
+        centred_moment_sensitivity(n_samples, n_columns, exact),
         rng=rng, noise=noise, ledger=ledger, **leaf.mechanism_budget())
     mean_variance = mean.noise_scale**2
     sds = np.sqrt((noise_scale * units)**2 + 2.0 * mean_variance**2)

@@ -18,12 +18,14 @@ from .._bunch import Bunch
 from ..privacy import PrivacyUtilityWarning
 from .._validation import warn_user, printable
 from ..privacy._warnings import warn_imprecise, warn_noise_dominated
-from ._box_moments import project_mean, release_box_mean, release_box_total, \
+from ._box_moments import box_scree_sds, combine_means, complement_basis, \
+    project_mean, release_box_mean, release_box_scree, release_box_total, \
     release_box_variances
 from ._directions import squared_radius
 from ._kendall_spectrum import component_scales, elliptical_ratios, elliptical_variances
 from ._plan import unit_sd
-from ._scree_settings import box_is_quieter, box_variances_are_quieter
+from ._scree_settings import box_is_quieter, box_variances_are_quieter, \
+    searched_total_sd, searched_variance_sds
 from ._spread import spread_level
 from ._variances import (
     clipped_to_the_bound,
@@ -99,108 +101,196 @@ def _release_scree(X, components, *, method, params, budget, noise, pairs, rng, 
     if method == "matrix":
         return _matrix_scree(components, kendall)
     if method == "clipped" and params.get("C") == "box":
-        raw, noise_scale, total, total_noise = _box_scree(X, components, budget, noise,
-                                                          rng, ledger)
-        bounds = None
+        released = _box_scree(X, components, budget, noise, rng, ledger)
     elif method == "clipped" and params.get("bound") == "box":
-        raw, noise_scale, bounds, total, total_noise = _box_or_search_scree(
-            X, components, params, budget, noise, pairs, rng, ledger)
+        released = _box_or_search_scree(X, components, params, budget, noise, pairs, rng,
+                                        ledger)
     elif method == "clipped" and params.get("bound") == "box-own":
-        raw, noise_scale, bounds, total, total_noise = _box_or_own_scree(
-            X, components, params, budget, noise, pairs, rng, ledger)
+        released = _box_or_own_scree(X, components, params, budget, noise, pairs, rng,
+                                     ledger)
     else:
-        raw, noise_scale, bounds, total, total_noise = _clipped_scree(
-            X, components, method, params, budget, noise, pairs, rng, ledger, kendall)
+        released = _searched_scree(*_clipped_scree(
+            X, components, method, params, budget, noise, pairs, rng, ledger, kendall))
     if method == "clipped" and params.get("elliptical") == "auto" \
             and kendall is not None and kendall.radius is None:
         raw, noise_scale, total, total_noise = _combine_elliptical(
-            raw, noise_scale, total, total_noise, kendall, X.shape[0], rng)
-    return Bunch(raw=raw, noise_scale=noise_scale, bounds=bounds, total=total,
-                 total_noise=total_noise)
+            released.raw, released.noise_scale, released.total, released.total_noise,
+            kendall, X.shape[0], rng)
+        # (the combined values' noises are no longer the sums of one release's)
+        released = Bunch(released, raw=raw, noise_scale=noise_scale, total=total,
+                         total_noise=total_noise, covaried=False)
+    return released
 
 
-def _box_scree(X, components, budget, noise, rng, ledger, total_first=True):
+def _box_scree(X, components, budget, noise, rng, ledger):
     """The clipped scree with declared bounds (``C="box"``): the variances along
     the directions and the total variance as second moments about one private
     mean, each bounded by the box
     (:mod:`~sklearn_dppca._algorithms._box_moments`): no search, no term
-    clipped. The mean first, then the total and the variances (the variances
-    first without ``total_first``: the order of the budget's tree). Returns
-    ``(variances, their noise sds, total, its noise sd)``."""
-    mean = release_box_mean(X, budget["mean"], noise, rng, ledger)
+    clipped. The mean first, then one release of the variances and the rest
+    (:func:`~._box_moments.release_box_scree`) on the variances' and the total's
+    leaves joined; for directions that are not orthonormal, the total and then
+    the variances, each on its own leaf. Returns the scree's Bunch (bounds
+    None)."""
+    mean = release_box_mean(X, budget["mean"], noise, rng, ledger, common_unit=True)
+    return _box_moments_scree(X, mean, components, budget, noise, rng, ledger)
 
-    def total():
-        return release_box_total(X, mean, budget["total variance/statistic"], noise,
-                                 rng, ledger)[:2]
 
-    def variances():
-        return release_box_variances(
-            X.projected(components), project_mean(mean, components),
-            budget["variances/statistic"], noise, rng, ledger)[:2]
+def _box_moments_scree(X, mean, components, budget, noise, rng, ledger):
+    """The box's variances and total about the released ``mean`` (see
+    :func:`_box_scree`)."""
+    rest = complement_basis(components)
+    statistic, total_statistic = budget["variances/statistic"], \
+        budget["total variance/statistic"]
+    if rest is not None:
+        released = release_box_scree(X, mean, components, rest,
+                                     _joined(statistic, total_statistic), noise, rng,
+                                     ledger)
+        return Bunch(released, bounds=None)
+    total, total_noise = release_box_total(X, mean, total_statistic, noise, rng,
+                                           ledger)[:2]
+    raw, noise_scale, _ = release_box_variances(
+        X.projected(components), project_mean(mean, components), statistic, noise, rng,
+        ledger)
+    return Bunch(raw=raw, noise_scale=noise_scale, bounds=None, total=total,
+                 total_noise=total_noise)
 
-    if total_first:
-        (total_value, total_noise), (raw, noise_scale) = total(), variances()
-    else:
-        (raw, noise_scale), (total_value, total_noise) = variances(), total()
-    return raw, noise_scale, total_value, total_noise
+
+def _searched_scree(raw, noise_scale, bounds, total, total_noise):
+    """The scree's Bunch of separately released variances and total."""
+    return Bunch(raw=raw, noise_scale=noise_scale, bounds=bounds, total=total,
+                 total_noise=total_noise)
+
+
+#: The share (of ``mu^2``) of the box's mean released first, to see how far the
+#: mean lies from the box's centre before the box's moments are chosen: a mean
+#: near an edge widens every term bound up to four times. Where the search then
+#: wins, only this share is lost to it (its noise sd rises by a factor
+#: ``1 / sqrt(1 - share x BOX_MEAN_SHARE)``, 4%); where the box wins, the rest is
+#: released and the two are combined (:func:`~._box_moments.combine_means`).
+_FIRST_MEAN_SHARE = 0.25
+
+
+def _split_leaf(leaf, share):
+    """Two Gaussian leaves named as ``leaf`` that spend together at most what it
+    does: ``share`` of its ``mu^2`` and the rest (never an ulp over, as
+    :func:`_joined`); None under basic accounting (no ``mu`` to split)."""
+    if leaf.mu is None:
+        return None
+    first, rest = leaf.mu * math.sqrt(share), leaf.mu * math.sqrt(1.0 - share)
+    while Fraction(first)**2 + Fraction(rest)**2 > Fraction(leaf.mu)**2:
+        rest = math.nextafter(rest, 0.0)
+    return replace(leaf, mu=first), replace(leaf, mu=rest)
+
+
+def _box_mean_in_two(X, leaf, box_wins, noise, rng, ledger):
+    """The box's mean where the box's moments win, with the decision read off a
+    first release of part of it (public: the released part and the box).
+
+    ``box_wins(guess)`` tells, from a guess of the released mean (the first
+    part's value with the whole mean's noise sd), whether the box's form has
+    the less noise. Returns ``(mean, unspent)``: the whole mean (both parts
+    combined) and None where the box wins; None and the leaf of the part not
+    released where it loses (its budget goes to the search's statistic). Under
+    basic accounting the whole mean is released, then decided on."""
+    parts = _split_leaf(leaf, _FIRST_MEAN_SHARE)
+    if parts is None:
+        mean = release_box_mean(X, leaf, noise, rng, ledger, common_unit=True)
+        return (mean, None) if box_wins(mean) else (None, None)
+    first_leaf, rest_leaf = parts
+    first = release_box_mean(X, first_leaf, noise, rng, ledger, common_unit=True)
+    guess = Bunch(first, noise_scale=first.noise_scale * (first_leaf.mu / leaf.mu))
+    if not box_wins(guess):
+        return None, rest_leaf
+    rest = release_box_mean(X, rest_leaf, noise, rng, ledger, common_unit=True)
+    return combine_means(first, rest), None
 
 
 def _box_or_search_scree(X, components, params, budget, noise, pairs, rng, ledger):
     """``bound="box"``: the total's clip bound is searched first; then the form
-    with the less noise (:func:`~._scree_settings.box_is_quieter`, on public
-    values only) releases the total and the variances: the box's moments about
-    its private mean (:func:`_box_scree`), or the pair statistics clipped at the
-    released bound, the mean's budget then joining the variances' (its leaf is
-    not run): the releases, budgets and draws of ``bound="total"`` without
-    bounds, in its order. Returns ``(raw, noise_scale, bounds, total,
-    total_noise)``, the bounds None for the box's form."""
+    with the less noise releases the total and the variances: the box's moments
+    about its private mean (:func:`_box_moments_scree`), or the pair statistics
+    clipped at the released bound. Public values only decide, twice: before the
+    mean, with the mean assumed at the box's centre
+    (:func:`~._scree_settings.box_is_quieter`); where the search wins there, the
+    mean is not released and its budget joins the variances' (the releases,
+    budgets and draws of ``bound="total"`` without bounds, in its order). Where
+    the box wins, a first part of the mean is released and the total's noise
+    about it must still be at most the search's (:func:`_box_mean_in_two`); else
+    the search's form runs, the mean's unspent part joining the variances'.
+    Returns the scree's Bunch, the bounds None for the box's form."""
     total_part = budget.part("total variance")
     bound = total_clip_bound(X, total_part, rng, ledger, pairs=pairs,
                              quantile_level=params["quantile_level"])
-    units = (unit_sd(budget["mean"], noise), unit_sd(total_part["statistic"], noise))
-    if box_is_quieter(X.widths() / 2, bound, units, X.shape[0]):
-        raw, noise_scale, total, total_noise = _box_scree(X, components, budget, noise,
-                                                          rng, ledger)
-        return raw, noise_scale, None, total, total_noise
+    n_samples = X.shape[0]
+    box_leaf = _joined(budget["variances/statistic"], total_part["statistic"])
+    units = tuple(unit_sd(leaf, noise) for leaf in (budget["mean"], box_leaf,
+                                                    total_part["statistic"]))
+    unspent = budget["mean"]
+    if box_is_quieter(X.widths() / 2, components, bound, units, n_samples):
+        rest = complement_basis(components)
+        mean, unspent = _box_mean_in_two(
+            X, budget["mean"],
+            lambda guess: box_scree_sds(guess, components, rest, n_samples, units[1])[1]
+            <= searched_total_sd(bound, n_samples, units[2]), noise, rng, ledger)
+        if mean is not None:
+            return _box_moments_scree(X, mean, components, budget, noise, rng, ledger)
+    leaf = budget["variances/statistic"] if unspent is None else \
+        _joined(budget["variances/statistic"], unspent)
     total, total_noise = total_at_bound(X, bound, total_part["statistic"], noise, rng,
                                         ledger, pairs=pairs)
-    leaf = _joined(budget["variances/statistic"], budget["mean"])
     raw, noise_scale, bounds = private_variances(
         X, components, method="clipped", params=dict(params, C=bound),
         budget={"statistic": leaf}, noise=noise, rng=rng, ledger=ledger)
-    return (raw, _widened_variance_noise(raw, noise_scale, bounds), bounds, total,
-            _widened_total_noise(total, total_noise, bound))
+    return _searched_scree(raw, _widened_variance_noise(raw, noise_scale, bounds), bounds,
+                           total, _widened_total_noise(total, total_noise, bound))
 
 
 def _box_or_own_scree(X, components, params, budget, noise, pairs, rng, ledger):
     """``bound="box-own"``: the variances' clip bound(s) are searched first (one
     in norm or one per component, as ``bound="own"`` clips); then the form with
-    the less noise on every variance
-    (:func:`~._scree_settings.box_variances_are_quieter`, on public values only)
-    releases the variances and the total: the box's moments about its private
-    mean (the total's search is then not run, its eps left unspent), or the
-    pair statistics clipped at the released bounds, the mean's budget joining
-    the variances' (its leaf is not run), then the total's search and
-    statistic: the releases, budgets and draws of ``bound="own"`` without
-    bounds, in its order. Returns ``(raw, noise_scale, bounds, total,
-    total_noise)``, the bounds None for the box's form."""
+    the less noise on every variance releases the variances and the total: the
+    box's moments about its private mean (:func:`_box_moments_scree`; the
+    total's search is then not run, its eps left unspent), or the pair
+    statistics clipped at the released bounds, then the total's search and
+    statistic. Public values only decide, twice, as in
+    :func:`_box_or_search_scree`: before the mean, with the mean assumed at
+    the box's centre (:func:`~._scree_settings.box_variances_are_quieter`;
+    where the search wins the mean is not released and its budget joins the
+    variances': the releases, budgets and draws of ``bound="own"`` without
+    bounds, in its order); then with the noise about a first part of the mean
+    (:func:`_box_mean_in_two`). Returns the scree's Bunch, the bounds None for
+    the box's form."""
     part = budget.part("variances")
     bounds = variances_clip_bounds(X, components, params, part, rng, ledger)
-    joined = _joined(part["statistic"], budget["mean"])
-    units = tuple(unit_sd(leaf, noise) for leaf in (budget["mean"], part["statistic"],
-                                                     joined))
-    if box_variances_are_quieter(X.widths() / 2, components, bounds, units, X.shape[0]):
-        raw, noise_scale, total, total_noise = _box_scree(X, components, budget, noise,
-                                                          rng, ledger, total_first=False)
-        return raw, noise_scale, None, total, total_noise
+    box_leaf = _joined(part["statistic"], budget["total variance/statistic"])
+    units = tuple(unit_sd(each, noise) for each in (
+        budget["mean"], box_leaf, _joined(part["statistic"], budget["mean"])))
+    n_samples, n_components = X.shape[0], components.shape[0]
+    unspent = budget["mean"]
+    if box_variances_are_quieter(X.widths() / 2, components, bounds, units, n_samples):
+        rest = complement_basis(components)
+        split = _split_leaf(budget["mean"], _FIRST_MEAN_SHARE)
+        search_unit = unit_sd(part["statistic"] if split is None
+                              else _joined(part["statistic"], split[1]), noise)
+
+        def box_wins(guess):
+            box_sds, _ = box_scree_sds(guess, components, rest, n_samples, units[1])
+            return bool(np.all(box_sds <= searched_variance_sds(
+                bounds, n_components, n_samples, search_unit)))
+
+        mean, unspent = _box_mean_in_two(X, budget["mean"], box_wins, noise, rng, ledger)
+        if mean is not None:
+            return _box_moments_scree(X, mean, components, budget, noise, rng, ledger)
+    leaf = part["statistic"] if unspent is None else _joined(part["statistic"], unspent)
     public = float(bounds[0]) if params["clip"] != "component" else bounds
     raw, noise_scale, bounds = private_variances(
         X, components, method="clipped", params=dict(params, C=public),
-        budget={"statistic": joined}, noise=noise, rng=rng, ledger=ledger)
+        budget={"statistic": leaf}, noise=noise, rng=rng, ledger=ledger)
     total, total_noise, _ = _total_variance(X, budget, noise, pairs,
                                             params["quantile_level"], rng, ledger)
-    return (raw, _widened_variance_noise(raw, noise_scale, bounds), bounds, total,
-            total_noise)
+    return _searched_scree(raw, _widened_variance_noise(raw, noise_scale, bounds), bounds,
+                           total, total_noise)
 
 
 def _joined(leaf, other):
@@ -470,20 +560,30 @@ def scree_values(released, monotone):
     ratio, total = explained_variance_ratio(printed, released.total)
     total_estimable = bool(printable(released.total, released.total_noise)) and total > 0
     shares = estimable & total_estimable & printable(
-        ratio, _share_noise(printed, released.noise_scale, total, released.total_noise))
+        ratio, _share_noise(printed, released.noise_scale, total, released.total_noise,
+                            covaried=released.get("covaried", False)))
     return Bunch(explained_variance=np.where(estimable, variances, np.nan),
                  explained_variance_ratio=np.where(shares, ratio, np.nan),
                  total_variance=total if total_estimable else np.nan)
 
 
-def _share_noise(variances, noise_scale, total, total_noise):
-    """The noise sd of each share ``lambda_l / total`` (first order, independent
-    noises): ``share * sqrt((s_l / lambda_l)^2 + (s_T / total)^2)``."""
+def _share_noise(variances, noise_scale, total, total_noise, covaried=False):
+    """The noise sd of each share ``lambda_l / total`` (first order): with
+    independent noises ``share * sqrt((s_l / lambda_l)^2 + (s_T / total)^2)``;
+    ``covaried`` (the total the sum of ``lambda_l`` and parts of independent
+    noise, :func:`~._box_moments.release_box_scree`), ``sqrt((1 - share)^2
+    s_l^2 + share^2 (s_T^2 - s_l^2)) / total``: ``lambda_l``'s noise moves the
+    share's top and bottom together."""
     total, total_noise = np.float64(total), np.float64(total_noise)
+    noise_scale = np.asarray(noise_scale, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         share = variances / total
-        relative = np.hypot(np.asarray(noise_scale) / variances, total_noise / total)
-        return np.where(variances > 0, share * relative, np.inf)
+        if covaried:
+            rest = np.sqrt(np.maximum(total_noise**2 - noise_scale**2, 0.0))
+            spread = np.hypot((1.0 - share) * noise_scale, share * rest) / total
+        else:
+            spread = share * np.hypot(noise_scale / variances, total_noise / total)
+        return np.where(variances > 0, spread, np.inf)
 
 
 def _finite(values, n_terms):

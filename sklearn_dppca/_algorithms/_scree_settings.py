@@ -25,6 +25,8 @@ from ..privacy._quantiles import (
     rank_slack,
     search_informative,
 )
+from .._bunch import Bunch
+from ._box_moments import box_diagonal, box_scree_sds, complement_basis
 
 
 SCREE_METHODS = ("clipped", "huber", "pmwm", "kendall", "matrix")
@@ -461,10 +463,17 @@ def _box_or_own_parts(params, n_components):
     return parts
 
 
-def _box_mean_sds(half_widths, n_samples, unit):
-    """The noise sd of each column's box mean: ``w_j sqrt(p) / n`` units of its
-    leaf (``unit``: its sd per unit of sensitivity; :mod:`._box_moments`)."""
-    return 2.0 * half_widths * math.sqrt(half_widths.size) / n_samples * unit
+def _centred_guess(half_widths, n_samples, mean_unit):
+    """The box's mean as the screens assume it before it is released: at the
+    box's centre, with the noise sd of every column of the scree's mean, ``S /
+    n`` units of its leaf, ``S = sqrt(sum_j w_j^2)`` (``mean_unit``: its sd per
+    unit of sensitivity; :func:`~._box_moments.release_box_mean` with
+    ``common_unit``). Public: the box, ``n`` and the budget."""
+    half_widths = np.asarray(half_widths, dtype=float)
+    zeros = np.zeros(half_widths.size)
+    sd = box_diagonal(2.0 * half_widths) / n_samples * mean_unit
+    return Bunch(mean=zeros, centre=zeros, half=half_widths,
+                 noise_scale=np.full(half_widths.size, sd))
 
 
 def box_variances_are_quieter(half_widths, components, bounds, unit_sds, n_samples):
@@ -474,51 +483,65 @@ def box_variances_are_quieter(half_widths, components, bounds, unit_sds, n_sampl
     and bounds, the leaves' budgets and ``n``).
 
     ``bounds``: one norm bound, or one per component. ``unit_sds``: the noise
-    sd per unit of sensitivity of the mean's leaf, of the variances' statistic
-    in the box's form, and in the search's (its leaf joined with the mean's).
-    The clipped variances' sds are ``2 sqrt(2) C / n`` units for a norm bound
-    (:func:`~._variances._norm_clipped_variances`), ``2 sqrt(k) C_l / n`` per
-    component (:func:`~._variances._component_clipped_variances`); the box's,
-    with the mean at the box's centre, ``sqrt(k) R_l^2 / n`` units for the
-    term bound ``R_l = sum_j |v_lj| h_j`` of component ``l``, and the spread of
-    the mean's noise squared along ``v_l`` (:mod:`._box_moments`). A mean far
-    from the centre makes the box's noise larger than this (up to four times,
-    at an edge): the rule favours the box there."""
-    half_widths = np.asarray(half_widths, dtype=float)
+    sd per unit of sensitivity of the mean's leaf, of the box's statistic (the
+    variances' and the total's leaves joined) and of the search's (the
+    variances' leaf joined with the mean's). The clipped variances' sds are
+    :func:`searched_variance_sds`; the box's are
+    :func:`~._box_moments.box_scree_sds` with the mean at the box's centre
+    (:func:`_centred_guess`). A mean far from the centre makes the box's noise
+    larger than this (up to four times, at an edge): the rule favours the box
+    there, and the fit looks again once part of the mean is released. Directions
+    that are not orthonormal get the search (the total is then not their
+    variances' sum plus a rest)."""
     components = np.asarray(components, dtype=float)
-    bounds = np.asarray(bounds, dtype=float)
-    n_components = components.shape[0]
+    rest = complement_basis(components)
+    if rest is None:
+        return False
     mean_unit, box_unit, search_unit = unit_sds
-    reach = np.abs(components) @ half_widths
-    mean_sds = _box_mean_sds(half_widths, n_samples, mean_unit)
-    along = (components**2) @ mean_sds**2            # the mean's noise variance along v_l
-    box_sds = np.hypot(math.sqrt(n_components) * reach**2 / n_samples * box_unit,
-                       math.sqrt(2.0) * along)
+    box_sds, _ = box_scree_sds(_centred_guess(half_widths, n_samples, mean_unit),
+                               components, rest, n_samples, box_unit)
+    return bool(np.all(box_sds <= searched_variance_sds(
+        bounds, components.shape[0], n_samples, search_unit)))
+
+
+def searched_variance_sds(bounds, n_components, n_samples, unit):
+    """The noise sds of the variances' pair statistics clipped at the released
+    ``bounds`` (one norm bound, or one per component; before any widening):
+    ``2 sqrt(2) C / n`` units of the leaf (``unit``: its sd per unit of
+    sensitivity) for a norm bound, ``2 sqrt(k) C_l / n`` per component."""
+    bounds = np.asarray(bounds, dtype=float)
     per_bound = 2.0 * (math.sqrt(2.0) if bounds.size == 1 else math.sqrt(n_components))
-    search_sds = per_bound * bounds / n_samples * search_unit
-    return bool(np.all(box_sds <= search_sds))
+    return per_bound * bounds / n_samples * unit
 
 
-def box_is_quieter(half_widths, bound, unit_sds, n_samples):
+def searched_total_sd(bound, n_samples, unit):
+    """The noise sd of the total's pair statistic clipped at the released
+    ``bound``: ``2 bound / n`` units of its leaf."""
+    return 2.0 * bound / n_samples * unit
+
+
+def box_is_quieter(half_widths, components, bound, unit_sds, n_samples):
     """Whether the box's moments give the total variance less noise than the
     pair statistic clipped at the total's released ``bound`` (public: the
-    declared box, a released bound, the leaves' budgets and ``n``).
+    declared box, the released directions and bound, the leaves' budgets and
+    ``n``).
 
-    ``unit_sds``: the noise sd per unit of sensitivity of the mean's leaf and
-    of the total's statistic. The pair form's sd is ``2 bound / n`` units; the
-    box's, with the mean at the box centre (its noise then enters squared),
-    ``sum_j h_j^2 / n`` units and the spread of the mean's noise squared,
-    ``sqrt(2 sum_j s_j^4)`` with ``s_j = w_j sqrt(p) / n`` units of the mean's
-    leaf (:mod:`._box_moments`). A box about as wide as the data (each column
+    ``unit_sds``: the noise sd per unit of sensitivity of the mean's leaf, of
+    the box's statistic (the variances' and the total's leaves joined) and of
+    the total's. The pair form's sd is :func:`searched_total_sd`; the box's,
+    :func:`~._box_moments.box_scree_sds` with the mean at the box's centre
+    (:func:`_centred_guess`). A box about as wide as the data (each column
     spans its own box) wins; a codebook's box several times wider than the
     data loses to the search, which finds the data's own scale.
     """
-    half_widths = np.asarray(half_widths, dtype=float)
-    mean_unit, total_unit = unit_sds
-    mean_sds = _box_mean_sds(half_widths, n_samples, mean_unit)
-    box_sd = math.hypot(float(np.sum(half_widths**2)) / n_samples * total_unit,
-                        math.sqrt(2.0 * float(np.sum(mean_sds**4))))
-    return box_sd <= 2.0 * bound / n_samples * total_unit
+    components = np.asarray(components, dtype=float)
+    rest = complement_basis(components)
+    if rest is None:
+        return False
+    mean_unit, box_unit, total_unit = unit_sds
+    _, box_sd = box_scree_sds(_centred_guess(half_widths, n_samples, mean_unit),
+                              components, rest, n_samples, box_unit)
+    return box_sd <= searched_total_sd(bound, n_samples, total_unit)
 
 
 #: The scree's split with declared bounds (``C="box"``): the private mean the

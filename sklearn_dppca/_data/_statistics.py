@@ -218,20 +218,31 @@ def block_centred_sums(X, centre):
 _MOMENT_ROUNDINGS = 16
 
 
-def centred_moment_sensitivity(n_samples, n_coordinates):
+def centred_moment_sensitivity(n_samples, n_coordinates, exact_norm=None,
+                               rounding=None):
     """L2 sensitivity of a vector of one-sample means, each of terms in ``[-1, 1]``
     or ``[0, 1]`` (a row's term over its public bound), as computed.
 
     Exactly, replacing one row moves each coordinate by at most ``1 / n`` (a mean
     of terms in ``[0, 1]``; ``[-1/2, 1/2]`` for a mean about the box centre in
-    units of the width). As computed (a naive sum of ``n`` terms, then a few
+    units of the width), the vector by ``sqrt(k) / n``; ``exact_norm``, when
+    given, is a smaller bound on ``n`` times that vector's move, proved by the
+    caller (a joint bound on a row's terms, or coordinates that move by less
+    than their unit). As computed (a naive sum of ``n`` terms, then a few
     roundings, :data:`_MOMENT_ROUNDINGS`), each coordinate is within ``(n + 16)
     2**-53`` of its exact value times the largest term (at most 4 for a moment
     expanded about another centre), so two neighbours' computed coordinates
-    differ by at most ``1 / n`` plus twice that.
+    differ by at most their exact move plus twice that. ``rounding``, when
+    given, is per coordinate the sum of the largest terms of the sums it is
+    computed from, in its unit (1 for one sum of terms at most 1).
     """
     allowance = 8.0 * (n_samples + _MOMENT_ROUNDINGS) * 2.0**-53
-    return math.sqrt(n_coordinates) * (1.0 / n_samples + allowance)
+    root = math.sqrt(n_coordinates)
+    spread = root if rounding is None else \
+        math.sqrt(math.fsum(float(r)**2 for r in rounding)) * (1.0 + 2.0**-40)
+    if exact_norm is None:
+        return root / n_samples + spread * allowance
+    return min(exact_norm, root) / n_samples + spread * allowance
 
 
 def block_two_sided_counts(X, beta, max_steps):
