@@ -199,7 +199,12 @@ def _box_mean_in_two(X, leaf, box_wins, noise, rng, ledger):
         return (mean, None) if box_wins(mean) else (None, None)
     first_leaf, rest_leaf = parts
     first = release_box_mean(X, first_leaf, noise, rng, ledger, common_unit=True)
-    guess = Bunch(first, noise_scale=first.noise_scale * (first_leaf.mu / leaf.mu))
+    # the first part's offset from the centre, less one of its noise sds (its
+    # noise alone would push every guessed bound out), with the whole's noise sd
+    offset = first.mean - first.centre
+    guess = Bunch(first, mean=first.centre + np.sign(offset) * np.maximum(
+        np.abs(offset) - first.noise_scale, 0.0),
+        noise_scale=first.noise_scale * (first_leaf.mu / leaf.mu))
     if not box_wins(guess):
         return None, rest_leaf
     rest = release_box_mean(X, rest_leaf, noise, rng, ledger, common_unit=True)

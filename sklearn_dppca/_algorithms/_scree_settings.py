@@ -493,15 +493,23 @@ def box_variances_are_quieter(half_widths, components, bounds, unit_sds, n_sampl
     there, and the fit looks again once part of the mean is released. Directions
     that are not orthonormal get the search (the total is then not their
     variances' sum plus a rest)."""
+    box = _centred_box_sds(half_widths, components, unit_sds[:2], n_samples)
+    return box is not None and bool(np.all(box[0] <= searched_variance_sds(
+        bounds, len(components), n_samples, unit_sds[2])))
+
+
+def _centred_box_sds(half_widths, components, unit_sds, n_samples):
+    """The box's scree's noise sds (the variances', the total's) with its mean
+    at the box's centre (:func:`_centred_guess`), or None for directions that
+    are not orthonormal. ``unit_sds``: the mean's and the box's statistic's
+    sd per unit of sensitivity."""
     components = np.asarray(components, dtype=float)
     rest = complement_basis(components)
     if rest is None:
-        return False
-    mean_unit, box_unit, search_unit = unit_sds
-    box_sds, _ = box_scree_sds(_centred_guess(half_widths, n_samples, mean_unit),
-                               components, rest, n_samples, box_unit)
-    return bool(np.all(box_sds <= searched_variance_sds(
-        bounds, components.shape[0], n_samples, search_unit)))
+        return None
+    mean_unit, box_unit = unit_sds
+    return box_scree_sds(_centred_guess(half_widths, n_samples, mean_unit), components,
+                         rest, n_samples, box_unit)
 
 
 def searched_variance_sds(bounds, n_components, n_samples, unit):
@@ -534,14 +542,9 @@ def box_is_quieter(half_widths, components, bound, unit_sds, n_samples):
     spans its own box) wins; a codebook's box several times wider than the
     data loses to the search, which finds the data's own scale.
     """
-    components = np.asarray(components, dtype=float)
-    rest = complement_basis(components)
-    if rest is None:
-        return False
-    mean_unit, box_unit, total_unit = unit_sds
-    _, box_sd = box_scree_sds(_centred_guess(half_widths, n_samples, mean_unit),
-                              components, rest, n_samples, box_unit)
-    return box_sd <= searched_total_sd(bound, n_samples, total_unit)
+    box = _centred_box_sds(half_widths, components, unit_sds[:2], n_samples)
+    return box is not None and bool(
+        box[1] <= searched_total_sd(bound, n_samples, unit_sds[2]))
 
 
 #: The scree's split with declared bounds (``C="box"``): the private mean the
