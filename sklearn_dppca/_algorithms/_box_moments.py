@@ -114,12 +114,23 @@ def project_mean(mean, matrix):
     (the largest singular value squared) times the farthest any point of the box
     lies from the mean, squared."""
     matrix = np.asarray(matrix, dtype=float)
-    farthest = float(np.sum((mean.half + np.abs(mean.mean - mean.centre))**2))
-    spread = float(np.linalg.norm(matrix, 2))**2 if matrix.size else 0.0
     return Bunch(mean=matrix @ mean.mean,
                  noise_scale=np.sqrt((matrix**2) @ mean.noise_scale**2),
                  centre=matrix @ mean.centre, half=np.abs(matrix) @ mean.half,
-                 joint=spread * farthest * _REACH_ALLOWANCE)
+                 joint=_largest_square(matrix) * _farthest(mean))
+
+
+def _farthest(mean):
+    """The farthest any point of the box lies from the released ``mean``,
+    squared (with the bounds' rounding allowance)."""
+    return float(np.sum((mean.half + np.abs(mean.mean - mean.centre))**2)) \
+        * _REACH_ALLOWANCE
+
+
+def _largest_square(matrix):
+    """``||M||^2``, the largest singular value of ``matrix`` squared (0 when it
+    has no rows)."""
+    return float(np.linalg.norm(matrix, 2))**2 if matrix.size else 0.0
 
 
 def _term_bounds(mean):
@@ -155,26 +166,24 @@ def _scree_terms(mean, components, rest):
     """What the box's scree (:func:`release_box_scree`) releases, from public
     values only (the box, the released ``mean``, the directions and the rows
     ``rest`` orthogonal to them): per coordinate (each variance, then the rest
-    when there is one) the term bound, the mean's noise variance and the
-    rounding of :func:`~sklearn_dppca._data._statistics.centred_moment_sensitivity`
-    in units of the largest term (before the units), the bound on a row's sum
-    of terms, and the mean's noise variance along every direction."""
+    when there is one) the term bound, the mean's noise variance and the sum of
+    the largest terms of the sums it is computed from (the rest adds one per
+    direction: the rounding of
+    :func:`~sklearn_dppca._data._statistics.centred_moment_sensitivity`); the
+    bound on a row's sum of terms; and the mean's noise variance along every
+    direction."""
     basis = np.vstack([components, rest])
     along = project_mean(mean, basis)
-    bounds, noise = _term_bounds(along), along.noise_scale**2
+    terms, noise = _term_bounds(along), along.noise_scale**2
     n_components = components.shape[0]
-    farthest = float(np.sum((mean.half + np.abs(mean.mean - mean.centre))**2))
+    bounds, largest, coordinate_noise = terms, terms, noise
     if rest.shape[0]:
-        bounds = np.append(bounds[:n_components],
-                           min(float(np.sum(bounds[n_components:])),
-                               float(np.linalg.norm(rest, 2))**2 * farthest
-                               * _REACH_ALLOWANCE))
-        largest = np.append(bounds[:n_components], float(np.sum(_term_bounds(along)[
-            n_components:])))
-        coordinate_noise = np.append(noise[:n_components], float(np.sum(noise[
-            n_components:])))
-    else:
-        largest, coordinate_noise = bounds, noise
+        beyond = float(np.sum(terms[n_components:]))
+        bounds = np.append(terms[:n_components],
+                           min(beyond, _largest_square(rest) * _farthest(mean)))
+        largest = np.append(terms[:n_components], beyond)
+        coordinate_noise = np.append(noise[:n_components],
+                                     float(np.sum(noise[n_components:])))
     return Bunch(bounds=bounds, mean_variance=coordinate_noise, largest=largest,
                  joint=along.joint, direction_noise=noise, along=along, basis=basis)
 
@@ -186,6 +195,16 @@ def _scree_units(terms):
     return units, exact, terms.largest / units
 
 
+def _scree_sds(terms, spread):
+    """The noise sds of the box's scree's coordinates and of the total (their
+    sum), for the moments' noise sds ``spread``: the mean's noise squared along
+    each direction adds ``sqrt(2)`` times its variance."""
+    sds = np.hypot(spread, math.sqrt(2.0) * terms.mean_variance)
+    total_sd = math.sqrt(float(np.sum(spread**2))
+                         + 2.0 * float(np.sum(terms.direction_noise**2)))
+    return sds, total_sd
+
+
 def box_scree_sds(mean, components, rest, n_samples, unit):
     """The noise sds :func:`release_box_scree` gives the variances along
     ``components`` and the total, computed before the release from public
@@ -194,13 +213,8 @@ def box_scree_sds(mean, components, rest, n_samples, unit):
     allowance). Returns ``(variance sds, total sd)``."""
     terms = _scree_terms(mean, components, rest)
     units, exact, _ = _scree_units(terms)
-    spread = units * exact / n_samples * unit
-    n_components = components.shape[0]
-    variance_sds = np.hypot(spread[:n_components],
-                            math.sqrt(2.0) * terms.mean_variance[:n_components])
-    total_sd = math.sqrt(float(np.sum(spread**2))
-                         + 2.0 * float(np.sum(terms.direction_noise**2)))
-    return variance_sds, total_sd
+    sds, total_sd = _scree_sds(terms, units * exact / n_samples * unit)
+    return sds[:components.shape[0]], total_sd
 
 
 def release_box_scree(X, mean, components, rest, leaf, noise, rng, ledger):
@@ -226,10 +240,7 @@ def release_box_scree(X, mean, components, rest, leaf, noise, rng, ledger):
         centred_moment_sensitivity(n_samples, vector.size, exact, rounding),
         rng=rng, noise=noise, ledger=ledger, **leaf.mechanism_budget())
     values = noisy * units - terms.mean_variance
-    spread = noise_scale * units
-    sds = np.hypot(spread, math.sqrt(2.0) * terms.mean_variance)
-    total_sd = math.sqrt(float(np.sum(spread**2))
-                         + 2.0 * float(np.sum(terms.direction_noise**2)))
+    sds, total_sd = _scree_sds(terms, noise_scale * units)
     return Bunch(raw=values[:n_components], noise_scale=sds[:n_components],
                  total=float(math.fsum(values)), total_noise=total_sd, covaried=True)
 

@@ -187,16 +187,18 @@ def _box_mean_in_two(X, leaf, box_wins, noise, rng, ledger):
     """The box's mean where the box's moments win, with the decision read off a
     first release of part of it (public: the released part and the box).
 
-    ``box_wins(guess)`` tells, from a guess of the released mean (the first
-    part's value with the whole mean's noise sd), whether the box's form has
-    the less noise. Returns ``(mean, unspent)``: the whole mean (both parts
-    combined) and None where the box wins; None and the leaf of the part not
-    released where it loses (its budget goes to the search's statistic). Under
-    basic accounting the whole mean is released, then decided on."""
+    ``box_wins(guess, unspent)`` tells, from a guess of the released mean (the
+    first part's value with the whole mean's noise sd), whether the box's form
+    has the less noise than the search's would with ``unspent`` (the leaf of
+    the part not yet released, or None) joined to it. Returns ``(mean,
+    unspent)``: the whole mean (both parts combined) and None where the box
+    wins; None and the leaf of the part not released where it loses (its budget
+    goes to the search's statistic). Under basic accounting the whole mean is
+    released, then decided on."""
     parts = _split_leaf(leaf, _FIRST_MEAN_SHARE)
     if parts is None:
         mean = release_box_mean(X, leaf, noise, rng, ledger, common_unit=True)
-        return (mean, None) if box_wins(mean) else (None, None)
+        return (mean, None) if box_wins(mean, None) else (None, None)
     first_leaf, rest_leaf = parts
     first = release_box_mean(X, first_leaf, noise, rng, ledger, common_unit=True)
     # the first part's offset from the centre, less one of its noise sds (its
@@ -205,7 +207,7 @@ def _box_mean_in_two(X, leaf, box_wins, noise, rng, ledger):
     guess = Bunch(first, mean=first.centre + np.sign(offset) * np.maximum(
         np.abs(offset) - first.noise_scale, 0.0),
         noise_scale=first.noise_scale * (first_leaf.mu / leaf.mu))
-    if not box_wins(guess):
+    if not box_wins(guess, rest_leaf):
         return None, rest_leaf
     rest = release_box_mean(X, rest_leaf, noise, rng, ledger, common_unit=True)
     return combine_means(first, rest), None
@@ -236,7 +238,8 @@ def _box_or_search_scree(X, components, params, budget, noise, pairs, rng, ledge
         rest = complement_basis(components)
         mean, unspent = _box_mean_in_two(
             X, budget["mean"],
-            lambda guess: box_scree_sds(guess, components, rest, n_samples, units[1])[1]
+            lambda guess, _: box_scree_sds(guess, components, rest, n_samples,
+                                           units[1])[1]
             <= searched_total_sd(bound, n_samples, units[2]), noise, rng, ledger)
         if mean is not None:
             return _box_moments_scree(X, mean, components, budget, noise, rng, ledger)
@@ -275,14 +278,13 @@ def _box_or_own_scree(X, components, params, budget, noise, pairs, rng, ledger):
     unspent = budget["mean"]
     if box_variances_are_quieter(X.widths() / 2, components, bounds, units, n_samples):
         rest = complement_basis(components)
-        split = _split_leaf(budget["mean"], _FIRST_MEAN_SHARE)
-        search_unit = unit_sd(part["statistic"] if split is None
-                              else _joined(part["statistic"], split[1]), noise)
 
-        def box_wins(guess):
+        def box_wins(guess, unspent):
             box_sds, _ = box_scree_sds(guess, components, rest, n_samples, units[1])
+            search = part["statistic"] if unspent is None else \
+                _joined(part["statistic"], unspent)
             return bool(np.all(box_sds <= searched_variance_sds(
-                bounds, n_components, n_samples, search_unit)))
+                bounds, n_components, n_samples, unit_sd(search, noise))))
 
         mean, unspent = _box_mean_in_two(X, budget["mean"], box_wins, noise, rng, ledger)
         if mean is not None:
