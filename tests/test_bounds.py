@@ -660,3 +660,19 @@ def test_a_mean_near_an_edge_seen_in_the_first_part_hands_the_scree_to_the_searc
                 planned["scree/variances/statistic"],
                 planned["scree/mean"] * math.sqrt(0.75)), rel=1e-12)
         assert fitted.privacy_spent_[0] <= fitted.eps * (1 + 1e-9)
+
+
+def test_under_basic_accounting_the_box_spends_both_statistics_leaves():
+    # no mu to add in squares: the total and the variances are released each on
+    # its own leaf, as before the joint release; nothing of the scree is left
+    # unspent
+    X = _data(200)
+    fitted = DPScree(2, bounds=BOX, scree_params={"C": "box"}, accounting="basic",
+                     eps=4.0, random_state=0).fit(X)
+    assert steps(fitted) == ["loading", "scree/mean", "scree/total variance/statistic",
+                             "scree/variances/statistic"]
+    assert fitted.privacy_spent_[0] == pytest.approx(fitted.eps, rel=1e-9)
+    joint = DPScree(2, bounds=BOX, scree_params={"C": "box"}, eps=4.0,
+                    random_state=0).fit(X)
+    assert "scree/mean" in steps(joint)
+    assert "scree/total variance/statistic" not in steps(joint)

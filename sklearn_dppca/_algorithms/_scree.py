@@ -129,20 +129,23 @@ def _box_scree(X, components, budget, noise, rng, ledger):
     (:mod:`~sklearn_dppca._algorithms._box_moments`): no search, no term
     clipped. The mean first, then one release of the variances and the rest
     (:func:`~._box_moments.release_box_scree`) on the variances' and the total's
-    leaves joined; for directions that are not orthonormal, the total and then
-    the variances, each on its own leaf. Returns the scree's Bunch (bounds
-    None)."""
+    leaves joined; under basic accounting or for directions that are not
+    orthonormal, the total and then the variances, each on its own leaf.
+    Returns the scree's Bunch (bounds None)."""
     mean = release_box_mean(X, budget["mean"], noise, rng, ledger, common_unit=True)
     return _box_moments_scree(X, mean, components, budget, noise, rng, ledger)
 
 
 def _box_moments_scree(X, mean, components, budget, noise, rng, ledger):
     """The box's variances and total about the released ``mean`` (see
-    :func:`_box_scree`)."""
+    :func:`_box_scree`): one release on the two leaves joined, or, where they
+    cannot be joined (``accounting="basic"``: no ``mu`` to add in squares) or
+    the directions are not orthonormal, the total and the variances each on its
+    own leaf."""
     rest = complement_basis(components)
     statistic, total_statistic = budget["variances/statistic"], \
         budget["total variance/statistic"]
-    if rest is not None:
+    if rest is not None and statistic.mu is not None and total_statistic.mu is not None:
         released = release_box_scree(X, mean, components, rest,
                                      _joined(statistic, total_statistic), noise, rng,
                                      ledger)
