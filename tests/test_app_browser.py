@@ -554,8 +554,10 @@ def test_the_axes_are_honoured_and_stale_notes_cleared(explorer, browser, csv):
     _screenshot(browser, "score-axes-2-1")
     _type(browser, "axis_x", 1)
     _type(browser, "axis_y", 2)
-    _until(browser, lambda d: _picture_source(d, "score"), "the score picture again")
-    assert _text(browser, "score_note") == ""
+    # (the two axes are sent one after the other: the page may show the picture of
+    # PC1 x PC2 a moment before the note of PC1 x PC1 is replaced; wait for both)
+    _until(browser, lambda d: _picture_source(d, "score") and _text(d, "score_note") == "",
+           "the score picture again, its stale note cleared")
     assert _saved(csv).charges == charges
 
 
