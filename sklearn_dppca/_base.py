@@ -8,11 +8,12 @@ from sklearn.utils.validation import check_is_fitted
 from ._algorithms._directions import release_directions
 from ._algorithms._plan import bought_parts, first_pass_requests, plan_frame, plan_table
 from ._algorithms._loading_noise import loading_noise_scale
-from ._algorithms._projection import back_project, project, whitening_scale
+from ._algorithms._projection import back_project, project, scale_origins, \
+    whitening_scale
 from ._algorithms._scree import (
     feature_variances,
-    not_estimable_scree,
     release_scree,
+    scree_in_scale,
     scree_values,
 )
 from ._algorithms._spread import scale_columns
@@ -470,12 +471,13 @@ class _VarianceMixin:
                    ledger, kendall=None):
         """Release the scree along ``components_`` and store it (see
         :func:`~sklearn_dppca._algorithms._scree.release_scree`)."""
-        if budget is None and method != "matrix":      # the plan did not buy it
-            released = not_estimable_scree(self.components_.shape[0])
-        else:
+        released = None
+        if budget is not None or method == "matrix":    # (else the plan did not buy it)
             released = release_scree(X, self.components_, method=method, params=params,
                                      budget=budget, noise=noise, pairs=pairs, rng=rng,
                                      ledger=ledger, kendall=kendall)
+        released = scree_in_scale(released, self.components_.shape[0],
+                                  self._columns_in_own_units(), self._feature_names())
         values = scree_values(released, monotone)
         self.explained_variance_raw_ = released.raw
         self.explained_variance_ = values.explained_variance
@@ -485,6 +487,13 @@ class _VarianceMixin:
         self.noise_scale_ = released.noise_scale
         self.clip_bounds_ = released.bounds
         self._set_feature_variances()
+
+    def _columns_in_own_units(self):
+        """Per column, whether a ``scale=True`` fit left it in its own units (None
+        without ``scale``)."""
+        origin = scale_origins(getattr(self, "scale_", None),
+                               getattr(self, "scale_origin_", None))
+        return None if origin is None else origin == "none"
 
     def _set_feature_variances(self):
         """The column variances the stored scree and total imply (post-processing)."""

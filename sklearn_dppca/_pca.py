@@ -179,7 +179,12 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         invariant. With ``bounds``, a column whose spread is not estimable (or
         every column, when the plan cannot buy the spreads) is divided by its
         box's public unit, ``width / sqrt(12)``, instead of keeping its unit
-        (``scale_origin_``); see the user guide, "Units and scaling".
+        (``scale_origin_``). Without ``bounds`` such a column keeps its own
+        unit; the variances, PVE and total are then "not estimable" (NaN: in
+        mixed units they are no correlation PCA's), and where the plan cannot
+        buy the spreads the scree is not run (its budget buys the spreads
+        first, else goes to the other parts); see the user guide, "Units and
+        scaling".
     {shared: noise}
     {shared: sensitivity}
     {shared: accounting}
@@ -592,7 +597,9 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
             scree_params["C"] = "auto"
         if scree_params.get("bound") in ("box", "box-own"):
             scree_params["bound"] = "auto"
+        # (its scree need not wait for spreads: a box gives every column a unit)
         unbounded = dict(params, bounds=None, scree_params=scree_params,
+                         scree_waits_for_scale=False,
                          radial="spherical" if params["radial"] == "covariance"
                          else params["radial"])
         fit = self._prepare(unbounded, n_samples, n_features, names, n_groups)

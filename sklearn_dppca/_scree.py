@@ -170,6 +170,10 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         Divide each column by a private estimate of its spread first (released
         as ``scale_``): the PCA of the correlation matrix. Reused directions
         fitted with ``scale=True`` bring their ``scale_`` (``scale`` must agree).
+        A column left in its own unit (its spread not estimable, no
+        ``bounds``) makes every variance "not estimable" (NaN: mixed units),
+        and without ``bounds`` the scree is run only where the plan buys the
+        spreads too (see :class:`DPPCA`).
     scale_share : float, default=0.2
         Share of ``eps`` and ``delta`` spent on the spreads when they are
         released here.

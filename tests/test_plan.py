@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-from sklearn_dppca import DPKendallDirections, DPPCA, DPScree
+from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, PrivacyUtilityWarning
 from sklearn_dppca._algorithms._plan import _without, bought_parts
 from sklearn_dppca._base import _settle_blocks
 from sklearn_dppca._bunch import Bunch
@@ -250,6 +250,48 @@ def test_a_three_row_table_says_its_directions_are_noise(tmp_path, capsys):
     assert plan.loc[plan.step == "loading", "eps_needed"].item() > 1.0
 
 
+def _steps(plan, part):
+    return plan.step.str.startswith(part)
+
+
+def test_without_a_box_the_scree_waits_for_the_spreads():
+    # a scree of columns left in their own units is a covariance PCA's (diabetes
+    # at eps 1 printed a PC1 variance of 1,412 under scale=True): it is not run
+    X = _data(400, 5)
+    plan = DPPCA(scale=True, eps=1.0).plan(*X.shape)
+    scale, scree = _steps(plan, "scale"), _steps(plan, "scree")
+    assert not plan.loc[scale | scree, "released"].any()
+    unscaled = DPPCA(eps=1.0).plan(*X.shape)      # (without scale=True it is bought)
+    assert unscaled.loc[_steps(unscaled, "scree"), "released"].all()
+    # bought with the spreads: at their eps, or its own if larger
+    needed = plan.loc[scree, "eps_needed"]
+    assert (needed >= plan.loc[scale, "eps_needed"].max()).all()
+    both = DPPCA(scale=True, eps=1.05 * needed.max()).plan(*X.shape)
+    assert both.loc[_steps(both, "scale") | _steps(both, "scree"), "released"].all()
+    with pytest.warns(PrivacyUtilityWarning, match="scale=True: the columns' spreads "
+                                                   "are not estimable"):
+        fitted = DPPCA(scale=True, eps=1.0, random_state=0).fit(X)
+    assert np.all(np.isnan(fitted.explained_variance_))
+    assert math.isnan(fitted.total_variance_)
+    assert fitted.budget_["scree"] == (0.0, 0.0) and fitted.budget_["scale"] == (0.0, 0.0)
+    assert not any(e["step"].startswith(("scree", "scale")) for e in fitted.privacy_ledger_)
+
+
+def test_the_spreads_take_the_scree_budget_before_the_scree_is_run_unscaled():
+    # at 2,000 x 20 and eps 4 the spreads fall short beside the scree and not
+    # without it: the fit divides by them, and the scree waits for eps 6.7
+    plan = DPScree(2, eps=4.0, scale=True).plan(2000, 20)
+    scree = _steps(plan, "scree")
+    assert plan.loc[_steps(plan, "scale"), "released"].all()
+    assert not plan.loc[scree, "released"].any()
+    assert (plan.loc[scree, "eps_needed"] > 4.0).all()
+    unscaled = DPScree(2, eps=4.0).plan(2000, 20)
+    assert unscaled.loc[_steps(unscaled, "scree"), "released"].all()
+    # a declared box gives every column a unit: the scree does not wait
+    boxed = DPScree(2, eps=4.0, scale=True, bounds=[(-50.0, 50.0)] * 20).plan(2000, 20)
+    assert boxed.loc[_steps(boxed, "scree"), "released"].any()
+
+
 def test_gau_and_adult_buy_every_part_at_eps_1():
     X = make_gaussian_clusters(random_state=0)
     assert DPPCA(eps=1.0).plan(*X.shape).released.all()
@@ -285,6 +327,22 @@ def test_declared_bounds_never_lose_the_scree(Estimator):
         for eps in EPS_GRID:
             if _runs_scree(Estimator, n, eps, None):
                 assert _runs_scree(Estimator, n, eps, BOX), (n, eps)
+
+
+@pytest.mark.parametrize("Estimator", [DPPCA, DPScree])
+def test_under_scale_a_larger_budget_never_loses_the_spreads_or_the_scree(Estimator):
+    for n in (442, 2000, 20000):
+        bought = []
+        for eps in EPS_GRID + (12.0, 16.0, 24.0):
+            plan = Estimator(eps=eps, scale=True).plan(n, 10)
+            bought.append((plan.loc[_steps(plan, "scale"), "released"].all(),
+                           plan.loc[_steps(plan, "scree"), "released"].any()))
+        assert not any(scree and not spreads for spreads, scree in bought), n
+        for part in (0, 1):
+            runs = [pair[part] for pair in bought]
+            first = runs.index(True) if True in runs else len(runs)
+            assert all(runs[first:]), (n, part, runs)
+        assert bought[-1] == (True, True), n
 
 
 # -- what the rows compute ahead is declared with the steps ---------------------------

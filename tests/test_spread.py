@@ -252,9 +252,10 @@ def test_noise_dominated_variances_warn():
     assert noisy.any() and np.all(np.isnan(scree.explained_variance_[noisy]))
 
 
-def test_adult_scaled_gives_a_positive_scree():
+def test_adult_scaled_gives_a_positive_scree_in_scaled_units_only():
     table = load_adult().data
     sds = table.to_numpy(dtype=float).std(axis=0)
+    seen = set()
     for seed in range(2):
         pca = quiet(DPPCA(eps=1.0, scale=True, pairs=64, random_state=seed), table)
         # capital_loss (95% zeros, 91% of its pairs tied) may not be told from
@@ -263,8 +264,34 @@ def test_adult_scaled_gives_a_positive_scree():
         released = np.isfinite(pca.scale_)
         assert np.all(pca.scale_[released] > 0.3 * sds[released])
         assert pca.scale_[2] > 100          # capital_gain, in dollars, 92% zeros
-        assert np.all(pca.explained_variance_ > 0)
-        assert 0 < pca.explained_variance_ratio_.sum() < 1
+        seen.add(bool(released.all()))
+        if released.all():
+            assert np.all(pca.explained_variance_ > 0)
+            assert 0 < pca.explained_variance_ratio_.sum() < 1
+        else:
+            # capital_loss in dollars beside four scaled columns: mixed units
+            assert np.all(np.isnan(pca.explained_variance_))
+            assert np.isnan(pca.total_variance_)
+    assert seen == {True, False}            # (both cases, in these two seeds)
+
+
+def test_a_scree_in_mixed_units_is_not_estimable():
+    # the zero-inflated column keeps its own units beside eight scaled ones: the
+    # variances the scree released are in mixed units, not a correlation PCA's
+    X = zero_inflated()
+    with pytest.warns(PrivacyUtilityWarning, match=r"scale=True: x8 kept their own "
+                                                   r"units .*mixed units"):
+        pca = DPPCA(eps=1.0, scale=True, random_state=1).fit(X)
+    assert np.isnan(pca.scale_[8]) and np.isfinite(pca.scale_[:8]).all()
+    assert np.all(np.isnan(pca.explained_variance_))
+    assert np.all(np.isnan(pca.explained_variance_ratio_))
+    assert np.isnan(pca.total_variance_)
+    # (released and paid for before the spreads were known: in the ledger)
+    assert any(e["step"] == "scree/variances/statistic" for e in pca.privacy_ledger_)
+    # without x8 every column is scaled, and the scree is printed
+    eight = quiet(DPPCA(eps=1.0, scale=True, random_state=1), X[:, :8])
+    assert np.isfinite(eight.scale_).all()
+    assert np.isfinite(eight.explained_variance_[0])
 
 
 def test_a_search_that_cannot_reach_the_data_is_not_run():

@@ -237,8 +237,10 @@ def bought_parts(parts, allocate, settings):
     share given to the others, which may then become informative; until every
     part left is. Parts in ``settings["held back"]`` are dropped from the start
     (declared bounds buy no part the same fit without them would not buy:
-    :meth:`~sklearn_dppca.DPPCA.plan`). ``allocate(parts)`` gives the BudgetPlan
-    of a tree. Returns the kept tree and the dropped part names (public: no
+    :meth:`~sklearn_dppca.DPPCA.plan`). With ``settings["scree_needs_scale"]``
+    (``scale=True`` and no box), a scree falls before the spreads: its
+    variances would otherwise be in the columns' own units. ``allocate(parts)``
+    gives the BudgetPlan of a tree. Returns the kept tree and the dropped part names (public: no
     data)."""
     dropped = set(settings.get("held back", {}))
     while True:
@@ -246,7 +248,13 @@ def bought_parts(parts, allocate, settings):
         shortfalls = _shortfalls(allocate(kept), settings) if kept else {}
         if not shortfalls:
             return kept, dropped
-        dropped.add(max(sorted(shortfalls), key=shortfalls.get))
+        worst = max(sorted(shortfalls), key=shortfalls.get)
+        if worst == "scale" and settings.get("scree_needs_scale") and "scree" in kept:
+            # without the spreads (and without a box's unit) the scree would be
+            # in the columns' own units, not the correlation PCA's asked for: it
+            # gives its budget to the spreads first, and is not run without them
+            worst = "scree"
+        dropped.add(worst)
 
 
 #: The largest growth of a leaf the plan's bisection tries (finite and far
@@ -306,12 +314,18 @@ def plan_settings(params, n, p, k, *, scree_params=None, scree_method=None,
     the scree's statistics (the clipped scree with ``C="box"``);
     ``scree_box_or_search``: they are the box's or the searched bound's,
     whichever has the less noise (``bound="box"``), and the plan judges them
-    as the searched form, the one a box can only improve on."""
+    as the searched form, the one a box can only improve on;
+    ``scree_needs_scale``: ``scale=True`` without a box, where the scree is run
+    only with the spreads (:func:`bought_parts`; not where ``params`` say
+    ``scree_waits_for_scale=False``: a bounded fit's unbounded twin, whose
+    plan only decides the score summary's)."""
     scree_params = scree_params or {}
     total = scree_params.get("quantile_level") if scree_method == "clipped" else None
     bounded = params.get("bounds") is not None
     return {"n": int(n), "p": int(p), "k": int(k), "noise": params["noise"],
             "bounded": bounded,
+            "scree_needs_scale": bool(params.get("scale")) and not bounded
+            and params.get("scree_waits_for_scale", True),
             "scree_box": bounded and scree_method == "clipped"
             and scree_params.get("C") == "box",
             "scree_box_or_search": bounded and scree_method == "clipped"
@@ -323,6 +337,24 @@ def plan_settings(params, n, p, k, *, scree_params=None, scree_method=None,
                        "total": total, "spreads": None,
                        "radius": params.get("radius_level", "auto")},
             "histogram": params.get("histogram", "additive"), "n_groups": int(n_groups)}
+
+
+def _waits_for_spreads(path, full, settings):
+    """Whether the step at ``path`` is a scree step that needs spreads the full
+    split (``full``, the BudgetPlan of every part) cannot buy: the fit gives
+    the spreads the scree's budget, or drops both (:func:`bought_parts`)."""
+    return bool(settings.get("scree_needs_scale")) and _part_of(path) == "scree" \
+        and any(_part_of(step) == "scale" and not _informative(leaf, settings)[0]
+                for step, leaf in full.allocations.items())
+
+
+def _spreads_needed(full, allocate_at, settings, eps):
+    """The total eps at which every spread step of ``full`` is informative, the
+    split kept: where the scree that waits for them is bought with them."""
+    needed = [_eps_needed(path, allocate_at, settings, eps)
+              for path in full.allocations if _part_of(path) == "scale"]
+    needed = [value for value in needed if not math.isnan(value)]
+    return max(needed) if needed else math.nan
 
 
 _COLUMNS = ["step", "mechanism", "eps", "delta", "mu", "noise_sd", "released",
@@ -356,6 +388,10 @@ def plan_table(full, kept, allocate_at, settings, eps):
         held = settings.get("held back", {}).get(_part_of(path))
         if held is not None:
             needed = held        # (the eps at which the fit without bounds buys it)
+        elif not released and _waits_for_spreads(path, full, settings):
+            # bought with the spreads: at the larger of their eps and its own
+            needed = np.nanmax([_spreads_needed(full, allocate_at, settings, eps),
+                                _eps_needed(path, allocate_at, settings, eps)])
         else:
             needed = math.nan if ok and released else \
                 _eps_needed(path, allocate_at, settings, eps)

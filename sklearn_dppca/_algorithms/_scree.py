@@ -532,11 +532,57 @@ def _matrix_scree(components, kendall):
             total_noise=half_square * kendall.noise_scale * math.sqrt(matrix.shape[0]))
 
 
-def not_estimable_scree(n_components):
+def _not_estimable_scree(n_components):
     """The release of a scree the plan could not buy: every value NaN."""
     missing = np.full(n_components, np.nan)
     return Bunch(raw=missing, noise_scale=missing.copy(), bounds=None, total=np.nan,
                  total_noise=np.nan)
+
+
+def scree_in_scale(released, n_components, own_units, feature_names):
+    """The scree a ``scale=True`` fit may print: ``released`` (None where the
+    plan did not run it), or every value "not estimable" where a column kept its
+    own units (``own_units``, per column; None without ``scale``).
+
+    A scree is in the units of the rows it reads: with a column left in its own
+    units (its spread not estimable, no box) the variances, PVE and total are
+    in mixed units, not the correlation PCA's that ``scale=True`` asks for (on
+    diabetes at eps 1, a covariance PCA's PC1 of 1,412 where a correlation
+    PCA's is at most 10). Post-processing of released values (the spreads) and
+    of the plan; the warning names columns, never data. Returns the release.
+    """
+    mixed = own_units is not None and bool(np.any(own_units))
+    if released is None:
+        if mixed and np.all(own_units):
+            warn_user(
+                "scale=True: the columns' spreads are not estimable with this budget "
+                "and these rows, and no bounds were declared, so the columns keep "
+                "their own units (a covariance PCA). Its variances, PVE and total "
+                "would not be the correlation PCA's: the scree is not run, and its "
+                "budget went to the other parts (plan_ gives the eps that buys "
+                "both). Declare bounds (their unit stands in for a spread), or "
+                "raise eps.",
+                PrivacyUtilityWarning,
+            )
+        else:
+            warn_user(
+                "The variances, PVE and total are not estimable with this budget and "
+                "these rows (see plan_): the scree is not run, and its budget went "
+                "to the other parts.",
+                PrivacyUtilityWarning,
+            )
+        return _not_estimable_scree(n_components)
+    if not mixed:
+        return released
+    listed = ", ".join(str(name) for name, own in zip(feature_names, own_units) if own)
+    warn_user(
+        f"scale=True: {listed} kept their own units (spreads not estimable), so the "
+        "variances, PVE and total are in mixed units, not a correlation PCA's: not "
+        "estimable. Declare bounds (their unit stands in for a spread), or raise "
+        "eps.",
+        PrivacyUtilityWarning,
+    )
+    return _not_estimable_scree(n_components)
 
 
 def scree_values(released, monotone):
@@ -628,7 +674,9 @@ def feature_variances(components, explained_variance, noise_scale, total, total_
     rest_noise = math.hypot(total_noise, *noise_scale)
     noise = _column_norms(np.vstack([noise_scale[:, None] * loadings,
                                      rest_noise * rest_share]))
-    warn_noise_dominated("implied variance", feature_names, values, noise)
+    if known.any() or np.isfinite(total):
+        # (with nothing released, the scree's own warning has said why)
+        warn_noise_dominated("implied variance", feature_names, values, noise)
     return values, noise
 
 
