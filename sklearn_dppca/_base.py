@@ -13,8 +13,10 @@ from ._algorithms._projection import back_project, project, scale_origins, \
 from ._algorithms._scree import (
     feature_variances,
     release_scree,
+    reordered_scree,
     scree_in_scale,
     scree_values,
+    variance_order,
 )
 from ._algorithms._spread import scale_columns
 from ._algorithms._scree_settings import check_method_params, scree_gaussian_calls
@@ -478,6 +480,10 @@ class _VarianceMixin:
                                      ledger=ledger, kendall=kendall)
         released = scree_in_scale(released, self.components_.shape[0],
                                   self._columns_in_own_units(), self._feature_names())
+        order = variance_order(released, monotone)
+        if order is not None:     # (post-processing: the directions' order is not theirs)
+            released = reordered_scree(released, order)
+            self.components_ = self.components_[order]
         values = scree_values(released, monotone)
         self.explained_variance_raw_ = released.raw
         self.explained_variance_ = values.explained_variance

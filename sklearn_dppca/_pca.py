@@ -133,7 +133,9 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         Tuning values of the scree method (see :class:`DPScree`).
     monotone : bool, default=True
         Post-process the private variances to a non-increasing, non-negative
-        sequence (isotonic regression, free; see :class:`DPScree`). False only
+        sequence (isotonic regression, free; see :class:`DPScree`): pooling
+        noise only, and where the directions' order breaks the variances' by
+        more than noise, the components take the variances' order. False only
         clamps them at 0, so a later component may show more variance than an
         earlier one, as released. A float ``n_components`` reads the PVE after
         this post-processing.
@@ -488,6 +490,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         # the score axes' view now: the rows ask the frame's first counts of the
         # scree's first pass
         scores = X.score_view(self.components_[list(axes)]) if with_scores else None
+        before = self.components_
         self._fit_scree(X, method=params["scree_method"], params=spec.scree_params,
                         budget=plan.part("scree") if "scree" in plan else None,
                         noise=params["noise"], pairs=params["pairs"],
@@ -497,6 +500,11 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
                                       noise_scale=released.noise_scale,
                                       radius=released.radius))
         self._progress("variances released", start)
+        if with_scores and not np.array_equal(before[list(axes)],
+                                              self.components_[list(axes)]):
+            # the scree put the components in its order (post-processing): the
+            # score axes follow the components they now name
+            scores = X.score_view(self.components_[list(axes)])
         if spec.threshold is not None:
             # the score summary reads the components on ``axes``: keep them
             n_components = self._keep_for_ratio(

@@ -8,6 +8,8 @@ from sklearn.frozen import FrozenEstimator
 
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, PrivacyUtilityWarning
 from sklearn_dppca._algorithms._scree import _joint_fit
+from sklearn_dppca._algorithms._variances import post_process_variances
+from sklearn_dppca.datasets import load_adult
 from sklearn_dppca._kendall import random_pairs
 
 from ._kendall_support import one_block
@@ -142,6 +144,50 @@ def test_monotone_post_processing_and_pve():
     printed = np.isfinite(raw_only.explained_variance_)
     np.testing.assert_allclose(raw_only.explained_variance_[printed],
                                np.clip(raw_only.explained_variance_raw_, 0, None)[printed])
+
+
+def test_pooling_is_for_noise_not_for_an_order_the_directions_break():
+    # pooled within noise: the isotonic projection
+    np.testing.assert_allclose(
+        post_process_variances(np.array([1.0, 1.2, 0.5]), True, None,
+                               np.array([0.2, 0.2, 0.2])), [1.1, 1.1, 0.5])
+    # a later variance 100 sds above the first: no pooling, a warning naming them
+    raw = np.array([1.0, 2.0, 100.0])
+    with pytest.warns(PrivacyUtilityWarning, match=r"PC1, PC2, PC3 are out of the "
+                                                   r"directions' order"):
+        kept = post_process_variances(raw, True, None, np.array([0.1, 0.1, 1.0]))
+    np.testing.assert_array_equal(kept, raw)
+    # a value not printed takes no part; a negative one is clamped, then pooled
+    np.testing.assert_array_equal(post_process_variances(
+        np.array([-1.0, 5.0, 1.0]), True, np.array([True, False, True]),
+        np.ones(3)), [0.5, 5.0, 0.5])
+
+
+def test_adult_raw_components_take_the_order_of_their_variances():
+    # raw adult: capital gain (sd 7,326 dollars, 92% zeros) holds most of the
+    # variance but is third in the Kendall order; pooled, the first two variances
+    # came out 2.5e4 to 1.3e5 times the table's along their directions
+    X = load_adult().data.to_numpy(dtype=float)
+    with pytest.warns(PrivacyUtilityWarning, match="put in the order of their "
+                                                   "variances, PC3 of the directions"):
+        pca = DPPCA(n_components=3, eps=4.0, pairs=64, random_state=0).fit(X)
+    assert abs(pca.components_[0, 2]) > 0.99                 # capital gain first
+    assert np.all(np.diff(pca.explained_variance_) <= 0)
+    along = np.einsum("ij,jk,ik->i", pca.components_, np.cov(X.T), pca.components_)
+    ratio = pca.explained_variance_ / along
+    assert np.all((ratio > 0.5) & (ratio < 2.0)), ratio
+    # the score summary reads the components its axes now name: its frame holds
+    # the bulk of the scores on them
+    scores = X @ pca.components_[list(pca.axes_)].T
+    low, high = np.percentile(scores, [5, 95], axis=0)
+    centre, half = np.asarray(pca.frame_["center"]), pca.frame_["half_width"]
+    assert np.all(centre - half <= low) and np.all(high <= centre + half)
+    # without the scree's order (monotone=False) the Kendall order stays
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        raw = DPPCA(n_components=3, eps=4.0, pairs=64, monotone=False,
+                    random_state=0).fit(X)
+    assert abs(raw.components_[2, 2]) > 0.99
 
 
 def printed_errors(n, method, seeds, n_components=None):

@@ -17,6 +17,7 @@ from .._bunch import Bunch
 
 from ..privacy import PrivacyUtilityWarning
 from .._validation import warn_user, printable
+from ..privacy._means import monotone_scree
 from ..privacy._warnings import warn_imprecise, warn_noise_dominated
 from ._box_moments import box_scree_sds, combine_means, complement_basis, \
     project_mean, release_box_mean, release_box_scree, release_box_total, \
@@ -28,6 +29,7 @@ from ._scree_settings import box_is_quieter, box_variances_are_quieter, \
     searched_total_sd, searched_variance_sds
 from ._spread import spread_level
 from ._variances import (
+    ORDER_SDS,
     clipped_to_the_bound,
     explained_variance_ratio,
     implied_feature_variances,
@@ -585,6 +587,49 @@ def scree_in_scale(released, n_components, own_units, feature_names):
     return _not_estimable_scree(n_components)
 
 
+def variance_order(released, monotone):
+    """The order of the components by their private variances, where the
+    directions' own order contradicts them beyond noise; None otherwise
+    (post-processing of released values).
+
+    The directions come in the order of their Kendall eigenvalues. On a table
+    far from elliptical that is not the order of their variances: on raw
+    adult, the capital-gain direction, third, holds 1e5 times the variance of
+    the first (age). Where every variance is printed (:func:`~sklearn_dppca.
+    _validation.printable`) and the non-increasing pooling with ``monotone``
+    would move one by more than :data:`~._variances.ORDER_SDS` of its noise
+    sd, the components are put in the order of their variances (largest
+    first, a stable sort), as a PCA's are; a PrivacyUtilityWarning says so.
+    Returns the permutation (an index array) or None.
+    """
+    raw, noise_scale = np.asarray(released.raw), np.asarray(released.noise_scale)
+    if not monotone or raw.size < 2 or not np.all(printable(raw, noise_scale)):
+        return None
+    pooled = monotone_scree(raw)
+    if not np.any(np.abs(pooled - np.clip(raw, 0, None)) > ORDER_SDS * noise_scale):
+        return None
+    order = np.argsort(-raw, kind="stable")
+    warn_user(
+        "The private variances are out of the directions' order by more than "
+        "their noise (robust directions on a table far from elliptical, such as "
+        "heavy-tailed or zero-inflated columns in raw units): the components are "
+        f"put in the order of their variances, PC{order[0] + 1} of the "
+        "directions' order first. Consider scale=True or declared bounds.",
+        PrivacyUtilityWarning,
+    )
+    return order
+
+
+def reordered_scree(released, order):
+    """``released`` (a :func:`release_scree` Bunch) with its per-component
+    values in ``order`` (the total and a single norm bound unchanged)."""
+    bounds = released.bounds
+    if bounds is not None and np.ndim(bounds) == 1 and len(bounds) == len(order):
+        bounds = np.asarray(bounds)[order]
+    return Bunch(released, raw=np.asarray(released.raw)[order],
+                 noise_scale=np.asarray(released.noise_scale)[order], bounds=bounds)
+
+
 def scree_values(released, monotone):
     """Post-process a :func:`release_scree` release (free).
 
@@ -610,7 +655,8 @@ def scree_values(released, monotone):
     warn_imprecise("total variance", ["the data"], [released.total],
                    [released.total_noise])
     estimable = printable(released.raw, released.noise_scale)
-    variances = post_process_variances(released.raw, monotone, estimable)
+    variances = post_process_variances(released.raw, monotone, estimable,
+                                       released.noise_scale)
     # (the total is raised to at least the printed variances' sum, not noise's)
     printed = np.where(estimable, variances, 0.0)
     ratio, total = explained_variance_ratio(printed, released.total)
