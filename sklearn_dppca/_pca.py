@@ -134,8 +134,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     monotone : bool, default=True
         Post-process the private variances to a non-increasing, non-negative
         sequence (isotonic regression, free; see :class:`DPScree`): pooling
-        noise only, and where the directions' order breaks the variances' by
-        more than noise, the components take the variances' order. False only
+        noise only; where the directions' order breaks the variances' by more
+        than noise, the components take the variances' order. False only
         clamps them at 0, so a later component may show more variance than an
         earlier one, as released. A float ``n_components`` reads the PVE after
         this post-processing.

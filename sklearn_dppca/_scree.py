@@ -180,9 +180,9 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     monotone : bool, default=True
         Post-process the variances to a non-increasing, non-negative sequence
         (isotonic regression; free). Pooling is for noise: where it would move
-        a printed variance by more than three noise sds, the values stay as
-        released and, when every one is printed, the components are put in
-        the order of their variances (``components_`` with them).
+        a printed variance by more than three noise sds, the components are
+        put in the order of their released variances instead (``components_``
+        with them).
     whiten : bool, default=False
         ``transform`` divides each projection by the square root of its private
         variance.

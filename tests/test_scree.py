@@ -7,8 +7,9 @@ import pytest
 from sklearn.frozen import FrozenEstimator
 
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, PrivacyUtilityWarning
-from sklearn_dppca._algorithms._scree import _joint_fit
+from sklearn_dppca._algorithms._scree import _joint_fit, variance_order
 from sklearn_dppca._algorithms._variances import post_process_variances
+from sklearn_dppca._bunch import Bunch
 from sklearn_dppca.datasets import load_adult
 from sklearn_dppca._kendall import random_pairs
 
@@ -146,21 +147,29 @@ def test_monotone_post_processing_and_pve():
                                np.clip(raw_only.explained_variance_raw_, 0, None)[printed])
 
 
+def _released(raw, sd):
+    return Bunch(raw=np.asarray(raw, dtype=float), noise_scale=np.asarray(sd, dtype=float))
+
+
 def test_pooling_is_for_noise_not_for_an_order_the_directions_break():
-    # pooled within noise: the isotonic projection
-    np.testing.assert_allclose(
-        post_process_variances(np.array([1.0, 1.2, 0.5]), True, None,
-                               np.array([0.2, 0.2, 0.2])), [1.1, 1.1, 0.5])
-    # a later variance 100 sds above the first: no pooling, a warning naming them
-    raw = np.array([1.0, 2.0, 100.0])
-    with pytest.warns(PrivacyUtilityWarning, match=r"PC1, PC2, PC3 are out of the "
-                                                   r"directions' order"):
-        kept = post_process_variances(raw, True, None, np.array([0.1, 0.1, 1.0]))
-    np.testing.assert_array_equal(kept, raw)
-    # a value not printed takes no part; a negative one is clamped, then pooled
+    # out of order within noise: pooled, the order kept
+    assert variance_order(_released([1.0, 1.2, 0.5], [0.2] * 3), True) is None
+    np.testing.assert_allclose(post_process_variances(np.array([1.0, 1.2, 0.5]), True),
+                               [1.1, 1.1, 0.5])
+    # a later variance 100 sds above the first: the components take its order
+    with pytest.warns(PrivacyUtilityWarning, match="PC3 of the directions' order first"):
+        order = variance_order(_released([1.0, 2.0, 100.0], [0.1, 0.1, 1.0]), True)
+    np.testing.assert_array_equal(order, [2, 1, 0])
+    # a value not estimable takes its released value's place; it does not trigger
+    with pytest.warns(PrivacyUtilityWarning):
+        order = variance_order(_released([1.0, 2.0, 50.0], [0.1, 0.1, 100.0]), True)
+    np.testing.assert_array_equal(order, [2, 1, 0])
+    assert variance_order(_released([1.0, 0.5, 50.0], [0.1, 0.1, 100.0]), True) is None
+    # monotone=False keeps the directions' order
+    assert variance_order(_released([1.0, 2.0, 100.0], [0.1, 0.1, 1.0]), False) is None
+    # a value not printed takes no part in the pooling
     np.testing.assert_array_equal(post_process_variances(
-        np.array([-1.0, 5.0, 1.0]), True, np.array([True, False, True]),
-        np.ones(3)), [0.5, 5.0, 0.5])
+        np.array([-1.0, 5.0, 1.0]), True, np.array([True, False, True])), [0.5, 5.0, 0.5])
 
 
 def test_adult_raw_components_take_the_order_of_their_variances():

@@ -595,20 +595,25 @@ def variance_order(released, monotone):
     The directions come in the order of their Kendall eigenvalues. On a table
     far from elliptical that is not the order of their variances: on raw
     adult, the capital-gain direction, third, holds 1e5 times the variance of
-    the first (age). Where every variance is printed (:func:`~sklearn_dppca.
-    _validation.printable`) and the non-increasing pooling with ``monotone``
-    would move one by more than :data:`~._variances.ORDER_SDS` of its noise
-    sd, the components are put in the order of their variances (largest
-    first, a stable sort), as a PCA's are; a PrivacyUtilityWarning says so.
-    Returns the permutation (an index array) or None.
+    the first (age), and pooling the printed variances into a non-increasing
+    scree printed the first two at 2.5e4 to 1.3e5 times the table's. Where,
+    with ``monotone``, the pooling of the printed values
+    (:func:`~sklearn_dppca._validation.printable`) would move one by more than
+    :data:`~._variances.ORDER_SDS` of its noise sd, every component is put in
+    the order of its released variance (largest first, a stable sort: a value
+    not estimable takes its released value's place), as a PCA's are; a
+    PrivacyUtilityWarning says so. Returns the permutation (an index array)
+    or None.
     """
     raw, noise_scale = np.asarray(released.raw), np.asarray(released.noise_scale)
-    if not monotone or raw.size < 2 or not np.all(printable(raw, noise_scale)):
+    printed = printable(raw, noise_scale)
+    if not monotone or np.count_nonzero(printed) < 2:
         return None
-    pooled = monotone_scree(raw)
-    if not np.any(np.abs(pooled - np.clip(raw, 0, None)) > ORDER_SDS * noise_scale):
+    pooled = monotone_scree(raw[printed])
+    moved = np.abs(pooled - np.clip(raw[printed], 0, None)) > ORDER_SDS * noise_scale[printed]
+    if not np.any(moved):
         return None
-    order = np.argsort(-raw, kind="stable")
+    order = np.argsort(-np.clip(raw, 0, None), kind="stable")
     warn_user(
         "The private variances are out of the directions' order by more than "
         "their noise (robust directions on a table far from elliptical, such as "
@@ -655,8 +660,7 @@ def scree_values(released, monotone):
     warn_imprecise("total variance", ["the data"], [released.total],
                    [released.total_noise])
     estimable = printable(released.raw, released.noise_scale)
-    variances = post_process_variances(released.raw, monotone, estimable,
-                                       released.noise_scale)
+    variances = post_process_variances(released.raw, monotone, estimable)
     # (the total is raised to at least the printed variances' sum, not noise's)
     printed = np.where(estimable, variances, 0.0)
     ratio, total = explained_variance_ratio(printed, released.total)

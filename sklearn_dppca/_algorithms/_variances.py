@@ -408,54 +408,24 @@ def implied_feature_variances(components, variances, total_variance):
         n_features - n_components)
 
 
-def post_process_variances(raw, monotone, printed=None, noise_scale=None):
+def post_process_variances(raw, monotone, printed=None):
     """Clamp at 0 and, with ``monotone``, the non-increasing isotonic projection
     of the ``printed`` values (a mask; all when None). A value that is not
     printed takes no part: pooled with one that is, its noise would move it
     (adult at eps 1: the capital-gain direction, third in the Kendall order,
     pooled with two variances of noise alone came out at 0.38 of its value).
-
-    Pooling is for noise: it is not applied where it would move a printed value
-    by more than :data:`ORDER_SDS` of its noise sd (``noise_scale``). The
-    directions are then not in the order of their variances (robust directions
-    on a table far from elliptical: on adult, the capital-gain direction third
-    in the Kendall order held 1e5 times the first's variance, and pooling
-    printed the first two at 4e4 to 1e5 times theirs); the values stay as
-    released and a PrivacyUtilityWarning names the order. Post-processing of
-    released values only.
-    """
+    Pooling is for noise: an order the directions break by more than that is
+    mended first, by putting the components in the variances' order
+    (:func:`~._scree.variance_order`)."""
     clipped = np.clip(raw, 0, None)
     if not monotone:
         return clipped
     printed = np.ones(len(raw), dtype=bool) if printed is None else np.asarray(printed)
-    if not np.any(printed):
-        return clipped
-    pooled = monotone_scree(np.asarray(raw)[printed])
-    if noise_scale is not None:
-        moved = np.abs(pooled - clipped[printed]) > ORDER_SDS * np.asarray(
-            noise_scale, dtype=float)[printed]
-        if np.any(moved):
-            _warn_out_of_order(np.flatnonzero(printed)[moved])
-            return clipped
-    clipped[printed] = pooled
+    if np.any(printed):
+        clipped[printed] = monotone_scree(np.asarray(raw)[printed])
     return clipped
 
 
 #: How many noise sds the isotonic pooling may move a printed variance: farther,
 #: and the variances' order is not noise but the directions' own.
 ORDER_SDS = 3.0
-
-
-def _warn_out_of_order(indices):
-    """Name the components whose printed variances pooling would move by more
-    than their noise (component numbers only: no released value is quoted)."""
-    listed = ", ".join(f"PC{index + 1}" for index in indices)
-    warn_user(
-        f"The private variances of {listed} are out of the directions' order by "
-        "more than their noise: the directions are not in the order of their "
-        "variances (robust directions on a table far from elliptical, such as "
-        "heavy-tailed or zero-inflated columns in raw units). The variances are "
-        "left as released, not pooled into a non-increasing scree; consider "
-        "scale=True or declared bounds.",
-        PrivacyUtilityWarning,
-    )
