@@ -335,37 +335,41 @@ def test_the_box_is_quieter_where_its_width_is_at_most_the_searched_bound():
     # has sd sum h^2 / n, the pair statistic's 2 C / n: with a noiseless mean
     # the box wins exactly up to sum h^2 = 2 C
     half, every = np.array([1.0, 2.0, 2.0]), np.eye(3)       # sum h^2 = 9
-    assert box_is_quieter(half, every, 4.5 * (1 + 1e-9), (0.0, 1.0, 1.0), 100)
-    assert not box_is_quieter(half, every, 4.4, (0.0, 1.0, 1.0), 100)
+    assert box_is_quieter(half, every, 4.5 * (1 + 1e-9), (0.0, 1.0, 1.0, None), 100)
+    assert not box_is_quieter(half, every, 4.4, (0.0, 1.0, 1.0, None), 100)
     # a quieter joint leaf (the variances' and the total's budgets) buys it
-    assert box_is_quieter(half, every, 4.4, (0.0, 0.9, 1.0), 100)
+    assert box_is_quieter(half, every, 4.4, (0.0, 0.9, 1.0, None), 100)
     # the mean's noise enters squared: a noisy enough mean hands it to the search
-    assert box_is_quieter(half, every, 5.0, (1.0, 1.0, 1.0), 100)
-    assert not box_is_quieter(half, every, 5.0, (50.0, 1.0, 1.0), 100)
+    assert box_is_quieter(half, every, 5.0, (1.0, 1.0, 1.0, None), 100)
+    assert not box_is_quieter(half, every, 5.0, (50.0, 1.0, 1.0, None), 100)
     # directions that are not orthonormal: the total is not their sum, the search
-    assert not box_is_quieter(half, 2.0 * every, 1e9, (0.0, 1.0, 1.0), 100)
+    assert not box_is_quieter(half, 2.0 * every, 1e9, (0.0, 1.0, 1.0, None), 100)
+    # basic accounting: the box's total on its own leaf (here twice the noise per
+    # unit), one coordinate of sensitivity sum R_j^2 / n: it wins up to sum h^2 = C
+    assert box_is_quieter(half, every, 9.0 * (1 + 1e-9), (0.0, 1.0, 1.0, 2.0), 100)
+    assert not box_is_quieter(half, every, 8.9, (0.0, 1.0, 1.0, 2.0), 100)
 
 
 def test_the_box_is_quieter_for_the_variances_where_its_reach_is_within_their_bound():
     # one column of half width 2: the box's variance has sd h^2 / n, the
     # norm-clipped one 2 sqrt(2) C / n: the box wins exactly up to C = sqrt(2)
     one = np.array([[1.0]])
-    assert box_variances_are_quieter([2.0], one, [1.4143], (0.0, 1.0, 1.0), 100)
-    assert not box_variances_are_quieter([2.0], one, [1.414], (0.0, 1.0, 1.0), 100)
+    assert box_variances_are_quieter([2.0], one, [1.4143], (0.0, 1.0, 1.0, None), 100)
+    assert not box_variances_are_quieter([2.0], one, [1.414], (0.0, 1.0, 1.0, None), 100)
     # a search joined with the mean's budget is quieter by its unit
-    assert not box_variances_are_quieter([2.0], one, [1.5], (0.0, 1.0, 0.9), 100)
+    assert not box_variances_are_quieter([2.0], one, [1.5], (0.0, 1.0, 0.9, None), 100)
     # per component (k = 2, reaches 1 and 2, units 2 and 4): the box's sds are
     # R_l R sqrt(sum R^2) / n = (2, 4) sqrt(5) / 2 / n against 2 sqrt(2) C_l / n,
     # so every one wins exactly from C = (sqrt(5 / 8), sqrt(5 / 2))
     two = np.eye(2)
     thresholds = np.sqrt([5 / 8, 5 / 2])
     assert box_variances_are_quieter([1.0, 2.0], two, thresholds * 1.0001,
-                                     (0.0, 1.0, 1.0), 100)
+                                     (0.0, 1.0, 1.0, None), 100)
     for shortfall in ([0.999, 1.1], [1.1, 0.999]):
         assert not box_variances_are_quieter([1.0, 2.0], two, thresholds * shortfall,
-                                             (0.0, 1.0, 1.0), 100)
+                                             (0.0, 1.0, 1.0, None), 100)
     # the mean's noise enters squared
-    assert not box_variances_are_quieter([2.0], one, [1.5], (30.0, 1.0, 1.0), 100)
+    assert not box_variances_are_quieter([2.0], one, [1.5], (30.0, 1.0, 1.0, None), 100)
 
 
 @pytest.mark.parametrize("n, eps, first", [

@@ -288,6 +288,26 @@ def test_the_box_scree_sds_are_predicted_before_the_release():
     assert released.covaried
 
 
+def test_the_separate_box_sds_are_predicted_before_the_release():
+    # basic accounting: the variances and the total each on its own leaf; the
+    # prediction the box-or-search choice reads is the release's own noise
+    X = _data(60)
+    V = _orthonormal(2)
+    rng, ledger = np.random.default_rng(0), PrivacyLedger()
+    _, variance_sds, _ = release_box_variances(
+        _rows(X).projected(V), project_mean(MEAN, V), _leaf("v", 0.7), "analytic",
+        rng, ledger)
+    _, total_sd, _ = release_box_total(_rows(X), MEAN, _leaf("t", 0.4), "analytic",
+                                       rng, ledger)
+    sds, predicted_total = box_scree_sds(MEAN, V, complement_basis(V), len(X),
+                                         1 / 0.7, 1 / 0.4)
+    np.testing.assert_allclose(variance_sds, sds, rtol=1e-4)
+    assert total_sd == pytest.approx(predicted_total, rel=1e-4)
+    # and they are not the joint release's, which the choice read before
+    joint_sds, joint_total = box_scree_sds(MEAN, V, complement_basis(V), len(X), 1 / 0.7)
+    assert joint_total != pytest.approx(predicted_total, rel=0.05)
+
+
 def test_the_box_scree_is_unbiased_and_its_sds_are_its_spread():
     # many noise draws of the mean and of the moments: the variances and the total
     # (their sum with the rest) average to the table's; the stated sds, the

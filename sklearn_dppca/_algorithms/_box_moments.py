@@ -205,16 +205,56 @@ def _scree_sds(terms, spread):
     return sds, total_sd
 
 
-def box_scree_sds(mean, components, rest, n_samples, unit):
-    """The noise sds :func:`release_box_scree` gives the variances along
-    ``components`` and the total, computed before the release from public
-    values only (the released or an assumed ``mean``, the box, ``n``, and
-    ``unit``, the leaf's sd per unit of sensitivity; to the rounding
-    allowance). Returns ``(variance sds, total sd)``."""
+def box_scree_sds(mean, components, rest, n_samples, unit, total_unit=None):
+    """The noise sds the box's scree gives the variances along ``components``
+    and the total, computed before the release from public values only (the
+    released or an assumed ``mean``, the box, ``n``; to the rounding
+    allowance): of :func:`release_box_scree` on a leaf of ``unit`` (its sd per
+    unit of sensitivity), or, with ``total_unit`` (separate leaves: basic
+    accounting), of :func:`release_box_variances` on ``unit`` and
+    :func:`release_box_total` on ``total_unit``. Returns ``(variance sds,
+    total sd)``."""
+    if total_unit is not None:
+        along = project_mean(mean, components)
+        units, exact = _variance_units(along)
+        variance_sds = _about_mean_sds(
+            along, units * centred_moment_sensitivity(n_samples, components.shape[0],
+                                                      exact) * unit)
+        total_scale = _total_unit(mean)
+        total_sd = _about_total_sd(mean, total_scale * centred_moment_sensitivity(
+            n_samples, 1) * total_unit)
+        return variance_sds, total_sd
     terms = _scree_terms(mean, components, rest)
     units, exact, _ = _scree_units(terms)
     sds, total_sd = _scree_sds(terms, units * exact / n_samples * unit)
     return sds[:components.shape[0]], total_sd
+
+
+def _variance_units(mean):
+    """The units (and exact-norm bound) of :func:`release_box_variances`' moments
+    about ``mean``: each column's own bound, or those of :func:`_moment_units`
+    for a mean projected on directions (with ``joint``)."""
+    bounds = _term_bounds(mean)
+    joint = mean.get("joint")
+    return (_units(bounds), None) if joint is None else _moment_units(bounds, joint)
+
+
+def _about_mean_sds(mean, spread):
+    """Each moment's noise sd about the released ``mean``: the release's
+    ``spread`` (its noise sd in data units) and the mean's noise variance,
+    subtracted, whose own sd it adds."""
+    return np.sqrt(spread**2 + 2.0 * mean.noise_scale**4)
+
+
+def _total_unit(mean):
+    """The unit of :func:`release_box_total`: the sum of the columns' bounds."""
+    return float(_units(np.array([np.sum(_term_bounds(mean))]))[0])
+
+
+def _about_total_sd(mean, spread):
+    """The total's noise sd about the released ``mean`` (see
+    :func:`_about_mean_sds`), the columns' mean noise variances summed."""
+    return float(np.sqrt(spread**2 + 2.0 * np.sum(mean.noise_scale**4)))
 
 
 def release_box_scree(X, mean, components, rest, leaf, noise, rng, ledger):
@@ -286,16 +326,13 @@ def release_box_variances(Y, mean, leaf, noise, rng, ledger):
     """
     about_mean, bounds = _moments_about_mean(Y, mean)
     n_samples, n_columns = Y.shape
-    joint = mean.get("joint")
-    units, exact = (_units(bounds), None) if joint is None else \
-        _moment_units(bounds, joint)
+    units, exact = _variance_units(mean)
     noisy, noise_scale = gaussian_mechanism(
         about_mean / n_samples / units,
         centred_moment_sensitivity(n_samples, n_columns, exact),
         rng=rng, noise=noise, ledger=ledger, **leaf.mechanism_budget())
-    mean_variance = mean.noise_scale**2
-    sds = np.sqrt((noise_scale * units)**2 + 2.0 * mean_variance**2)
-    return noisy * units - mean_variance, sds, bounds
+    return noisy * units - mean.noise_scale**2, \
+        _about_mean_sds(mean, noise_scale * units), bounds
 
 
 def release_box_total(X, mean, leaf, noise, rng, ledger):
@@ -303,13 +340,12 @@ def release_box_total(X, mean, leaf, noise, rng, ledger):
     of the columns' moments over the sum of their bounds (one coordinate,
     sensitivity ``1 / n``), less the mean's noise variances. Returns ``(total,
     noise sd, bound)``."""
-    about_mean, bounds = _moments_about_mean(X, mean)
+    about_mean, _ = _moments_about_mean(X, mean)
     n_samples = X.shape[0]
-    unit = float(_units(np.array([np.sum(bounds)]))[0])
+    unit = _total_unit(mean)
     noisy, noise_scale = gaussian_mechanism(
         float(np.sum(about_mean)) / n_samples / unit,
         centred_moment_sensitivity(n_samples, 1), rng=rng, noise=noise, ledger=ledger,
         **leaf.mechanism_budget())
-    mean_variance = mean.noise_scale**2
-    sd = float(np.sqrt((noise_scale * unit)**2 + 2.0 * np.sum(mean_variance**2)))
-    return float(noisy) * unit - float(np.sum(mean_variance)), sd, unit
+    return float(noisy) * unit - float(np.sum(mean.noise_scale**2)), \
+        _about_total_sd(mean, noise_scale * unit), unit

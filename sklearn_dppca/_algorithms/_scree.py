@@ -237,14 +237,15 @@ def _box_or_search_scree(X, components, params, budget, noise, pairs, rng, ledge
     n_samples = X.shape[0]
     box_leaf = _joined(budget["variances/statistic"], total_part["statistic"])
     units = tuple(unit_sd(leaf, noise) for leaf in (budget["mean"], box_leaf,
-                                                    total_part["statistic"]))
+                                                    total_part["statistic"])) \
+        + (_own_total_unit(budget, noise),)
     unspent = budget["mean"]
     if box_is_quieter(X.widths() / 2, components, bound, units, n_samples):
         rest = complement_basis(components)
         mean, unspent = _box_mean_in_two(
             X, budget["mean"],
             lambda guess, _: box_scree_sds(guess, components, rest, n_samples,
-                                           units[1])[1]
+                                           units[1], units[3])[1]
             <= searched_total_sd(bound, n_samples, units[2]), noise, rng, ledger)
         if mean is not None:
             return _box_moments_scree(X, mean, components, budget, noise, rng, ledger)
@@ -278,14 +279,16 @@ def _box_or_own_scree(X, components, params, budget, noise, pairs, rng, ledger):
     bounds = variances_clip_bounds(X, components, params, part, rng, ledger)
     box_leaf = _joined(part["statistic"], budget["total variance/statistic"])
     units = tuple(unit_sd(each, noise) for each in (
-        budget["mean"], box_leaf, _joined(part["statistic"], budget["mean"])))
+        budget["mean"], box_leaf, _joined(part["statistic"], budget["mean"]))) \
+        + (_own_total_unit(budget, noise),)
     n_samples, n_components = X.shape[0], components.shape[0]
     unspent = budget["mean"]
     if box_variances_are_quieter(X.widths() / 2, components, bounds, units, n_samples):
         rest = complement_basis(components)
 
         def box_wins(guess, unspent):
-            box_sds, _ = box_scree_sds(guess, components, rest, n_samples, units[1])
+            box_sds, _ = box_scree_sds(guess, components, rest, n_samples, units[1],
+                                       units[3])
             search = part["statistic"] if unspent is None else \
                 _joined(part["statistic"], unspent)
             return bool(np.all(box_sds <= searched_variance_sds(
@@ -303,6 +306,15 @@ def _box_or_own_scree(X, components, params, budget, noise, pairs, rng, ledger):
                                             params["quantile_level"], rng, ledger)
     return _searched_scree(raw, _widened_variance_noise(raw, noise_scale, bounds), bounds,
                            total, total_noise)
+
+
+def _own_total_unit(budget, noise):
+    """The sd per unit of sensitivity of the box's total where it is released on
+    its own leaf (basic accounting: :func:`_box_moments_scree`), None where it
+    is one release with the variances."""
+    statistic, total = budget["variances/statistic"], budget["total variance/statistic"]
+    return None if statistic.mu is not None and total.mu is not None else \
+        unit_sd(total, noise)
 
 
 def _joined(leaf, other):

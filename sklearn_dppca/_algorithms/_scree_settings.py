@@ -484,8 +484,10 @@ def box_variances_are_quieter(half_widths, components, bounds, unit_sds, n_sampl
 
     ``bounds``: one norm bound, or one per component. ``unit_sds``: the noise
     sd per unit of sensitivity of the mean's leaf, of the box's statistic (the
-    variances' and the total's leaves joined) and of the search's (the
-    variances' leaf joined with the mean's). The clipped variances' sds are
+    variances' and the total's leaves joined; the variances' alone under basic
+    accounting), of the search's (the variances' leaf joined with the mean's)
+    and of the box's total's own leaf (None where it is joined). The clipped
+    variances' sds are
     :func:`searched_variance_sds`; the box's are
     :func:`~._box_moments.box_scree_sds` with the mean at the box's centre
     (:func:`_centred_guess`). A mean far from the centre makes the box's noise
@@ -493,7 +495,7 @@ def box_variances_are_quieter(half_widths, components, bounds, unit_sds, n_sampl
     there, and the fit looks again once part of the mean is released. Directions
     that are not orthonormal get the search (the total is then not their
     variances' sum plus a rest)."""
-    box = _centred_box_sds(half_widths, components, unit_sds[:2], n_samples)
+    box = _centred_box_sds(half_widths, components, unit_sds, n_samples)
     return box is not None and bool(np.all(box[0] <= searched_variance_sds(
         bounds, len(components), n_samples, unit_sds[2])))
 
@@ -501,15 +503,17 @@ def box_variances_are_quieter(half_widths, components, bounds, unit_sds, n_sampl
 def _centred_box_sds(half_widths, components, unit_sds, n_samples):
     """The box's scree's noise sds (the variances', the total's) with its mean
     at the box's centre (:func:`_centred_guess`), or None for directions that
-    are not orthonormal. ``unit_sds``: the mean's and the box's statistic's
-    sd per unit of sensitivity."""
+    are not orthonormal. ``unit_sds``: the sds per unit of sensitivity of the
+    mean's leaf, of the box's statistic and of the search's, and, where the
+    box's total has a leaf of its own (basic accounting), of that leaf (None
+    where it is one release with the variances)."""
     components = np.asarray(components, dtype=float)
     rest = complement_basis(components)
     if rest is None:
         return None
-    mean_unit, box_unit = unit_sds
+    mean_unit, box_unit, _, total_unit = unit_sds
     return box_scree_sds(_centred_guess(half_widths, n_samples, mean_unit), components,
-                         rest, n_samples, box_unit)
+                         rest, n_samples, box_unit, total_unit)
 
 
 def searched_variance_sds(bounds, n_components, n_samples, unit):
@@ -535,14 +539,17 @@ def box_is_quieter(half_widths, components, bound, unit_sds, n_samples):
     ``n``).
 
     ``unit_sds``: the noise sd per unit of sensitivity of the mean's leaf, of
-    the box's statistic (the variances' and the total's leaves joined) and of
-    the total's. The pair form's sd is :func:`searched_total_sd`; the box's,
+    the box's statistic (the variances' and the total's leaves joined; the
+    variances' alone under basic accounting), of the total's and of the box's
+    total's own leaf (None where it is joined: under basic accounting the box
+    releases its total on the total's leaf). The pair form's sd is
+    :func:`searched_total_sd`; the box's,
     :func:`~._box_moments.box_scree_sds` with the mean at the box's centre
     (:func:`_centred_guess`). A box about as wide as the data (each column
     spans its own box) wins; a codebook's box several times wider than the
     data loses to the search, which finds the data's own scale.
     """
-    box = _centred_box_sds(half_widths, components, unit_sds[:2], n_samples)
+    box = _centred_box_sds(half_widths, components, unit_sds, n_samples)
     return box is not None and bool(
         box[1] <= searched_total_sd(bound, n_samples, unit_sds[2]))
 
