@@ -4,6 +4,7 @@ import contextlib
 import io
 import json
 import math
+import re
 import os
 import subprocess
 import sys
@@ -743,8 +744,20 @@ def test_scale_with_bounds_says_which_columns_took_the_box_unit(small_csv, tmp_p
     code, out, err = run_cli([small_csv, "--columns", "a,b", "--seed", "0", "--scale",
                               "--json", "plain.json", "--out", "plain.png"], tmp_path)
     assert code == 0, err
-    assert read_json(tmp_path / "plain.json")["scale_origin"] == ["none", "none"]
+    plain = read_json(tmp_path / "plain.json")
+    assert plain["scale_origin"] == ["none", "none"]
     assert "covariance PCA" in out
+    # whose scree, in the columns' own units, is not printed: the report and the
+    # release say "not estimable", with the eps the plan names for the spreads
+    assert plain["explained_variance"] == ["not estimable"] * 2
+    assert "scale=True: the columns' spreads are not estimable" in err
+    assert re.search(r"not estimable at eps = 1 with n = 80: variances \(needs eps "
+                     r"about [0-9.]+\)", out)
+    assert not any(entry["step"].startswith("scree") for entry in plain["privacy_ledger"])
+    # with bounds the scree does not wait for spreads: every column has a unit
+    assert "scale=True: the columns' spreads" not in run_cli(
+        [small_csv, "--columns", "a,b", "--seed", "0", "--scale", "--bounds",
+         "a=-5:5,b=0:20", "--json", "boxed.json", "--out", "boxed.png"], tmp_path)[2]
 
 
 # ------------------------------------------------------------ --budget-file
