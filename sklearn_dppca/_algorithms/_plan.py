@@ -240,8 +240,8 @@ def bought_parts(parts, allocate, settings):
     :meth:`~sklearn_dppca.DPPCA.plan`). With ``settings["scree_needs_scale"]``
     (``scale=True`` and no box), a scree falls before the spreads: its
     variances would otherwise be in the columns' own units. ``allocate(parts)``
-    gives the BudgetPlan of a tree. Returns the kept tree and the dropped part names (public: no
-    data)."""
+    gives the BudgetPlan of a tree. Returns the kept tree and the dropped part
+    names (public: no data)."""
     dropped = set(settings.get("held back", {}))
     while True:
         kept = _without(parts, dropped)
