@@ -622,7 +622,8 @@ def variance_order(released, monotone):
     if not monotone or np.count_nonzero(printed) < 2:
         return None
     pooled = monotone_scree(raw[printed])
-    moved = np.abs(pooled - np.clip(raw[printed], 0, None)) > ORDER_SDS * noise_scale[printed]
+    moved = np.abs(pooled - np.clip(raw[printed], 0, None)) \
+        > ORDER_SDS * noise_scale[printed]
     if not np.any(moved):
         return None
     order = np.argsort(-np.clip(raw, 0, None), kind="stable")
