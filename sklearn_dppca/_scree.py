@@ -179,10 +179,10 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         released here.
     monotone : bool, default=True
         Post-process the variances to a non-increasing, non-negative sequence
-        (isotonic regression; free). Pooling is for noise: where it would move
-        a printed variance by more than three noise sds, the components are
-        put in the order of their released variances instead (``components_``
-        with them).
+        (isotonic regression; free). Pooling is for noise: where a later
+        component's released variance exceeds an earlier one's by more than
+        three joint noise sds, the components are put in the order of their
+        released variances instead (``components_`` with them).
     whiten : bool, default=False
         ``transform`` divides each projection by the square root of its private
         variance.

@@ -160,11 +160,19 @@ def test_pooling_is_for_noise_not_for_an_order_the_directions_break():
     with pytest.warns(PrivacyUtilityWarning, match="PC3 of the directions' order first"):
         order = variance_order(_released([1.0, 2.0, 100.0], [0.1, 0.1, 1.0]), True)
     np.testing.assert_array_equal(order, [2, 1, 0])
-    # a value not estimable takes its released value's place; it does not trigger
+    # a value too noisy to tell takes its released value's place; it does not
+    # trigger (50 +- 100 against 1 +- 0.1)
     with pytest.warns(PrivacyUtilityWarning):
         order = variance_order(_released([1.0, 2.0, 50.0], [0.1, 0.1, 100.0]), True)
     np.testing.assert_array_equal(order, [2, 1, 0])
     assert variance_order(_released([1.0, 0.5, 50.0], [0.1, 0.1, 100.0]), True) is None
+    # one that stands far above an earlier one not estimable does (adult: the
+    # capital-gain direction printed, age's and hours' noise alone)
+    with pytest.warns(PrivacyUtilityWarning):
+        order = variance_order(_released([0.1, 0.05, 50.0], [1.0, 1.0, 2.0]), True)
+    np.testing.assert_array_equal(order, [2, 0, 1])
+    # out of order within noise: no reordering (the pooling's case)
+    assert variance_order(_released([1.0, 1.5, 0.2], [0.2, 0.2, 0.2]), True) is None
     # monotone=False keeps the directions' order
     assert variance_order(_released([1.0, 2.0, 100.0], [0.1, 0.1, 1.0]), False) is None
     # a value not printed takes no part in the pooling

@@ -608,25 +608,25 @@ def variance_order(released, monotone):
     far from elliptical that is not the order of their variances: on raw
     adult, the capital-gain direction, third, holds 1e5 times the variance of
     the first (age), and pooling the printed variances into a non-increasing
-    scree printed the first two at 2.5e4 to 1.3e5 times the table's. Where,
-    with ``monotone``, the pooling of the printed values
-    (:func:`~sklearn_dppca._validation.printable`) would move one by more than
-    :data:`~._variances.ORDER_SDS` of its noise sd, every component is put in
-    the order of its released variance (largest first, a stable sort: a value
-    not estimable takes its released value's place), as a PCA's are; a
-    PrivacyUtilityWarning says so. Returns the permutation (an index array)
-    or None.
+    scree printed the first two at 2.5e4 to 1.3e5 times the table's. Pooling
+    is for noise: where, with ``monotone``, a later component's released
+    variance exceeds an earlier one's by more than :data:`~._variances.
+    ORDER_SDS` of their joint noise sd, every component is put in the order
+    of its released variance (largest first, a stable sort; a value not
+    estimable takes its released value's place), as a PCA's are, and a
+    PrivacyUtilityWarning says so. Returns the permutation (an index array) or
+    None.
     """
-    raw, noise_scale = np.asarray(released.raw), np.asarray(released.noise_scale)
-    printed = printable(raw, noise_scale)
-    if not monotone or np.count_nonzero(printed) < 2:
+    raw = np.clip(np.asarray(released.raw, dtype=float), 0, None)
+    noise_scale = np.asarray(released.noise_scale, dtype=float)
+    if not monotone or raw.size < 2 or not np.all(np.isfinite(raw)):
         return None
-    pooled = monotone_scree(raw[printed])
-    moved = np.abs(pooled - np.clip(raw[printed], 0, None)) \
-        > ORDER_SDS * noise_scale[printed]
-    if not np.any(moved):
+    excess = raw[None, :] - raw[:, None]            # later (column) less earlier (row)
+    joint = np.hypot(noise_scale[:, None], noise_scale[None, :])
+    later = np.triu(np.ones(excess.shape, dtype=bool), k=1)
+    if not np.any(later & (excess > ORDER_SDS * joint)):
         return None
-    order = np.argsort(-np.clip(raw, 0, None), kind="stable")
+    order = np.argsort(-raw, kind="stable")
     warn_user(
         "The private variances are out of the directions' order by more than "
         "their noise (robust directions on a table far from elliptical, such as "

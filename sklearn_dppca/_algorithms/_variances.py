@@ -426,6 +426,7 @@ def post_process_variances(raw, monotone, printed=None):
     return clipped
 
 
-#: How many noise sds the isotonic pooling may move a printed variance: farther,
-#: and the variances' order is not noise but the directions' own.
+#: How many sds of their joint noise a later component's released variance may
+#: exceed an earlier one's and the order still be noise's (for the isotonic
+#: pooling to mend); farther, it is the directions' own.
 ORDER_SDS = 3.0
