@@ -180,6 +180,33 @@ def test_pooling_is_for_noise_not_for_an_order_the_directions_break():
         np.array([-1.0, 5.0, 1.0]), True, np.array([True, False, True])), [0.5, 5.0, 0.5])
 
 
+def test_variance_order_leaves_no_break_beyond_noise_and_is_idempotent():
+    # random released scree (sizes 2 to 6, values over six orders of magnitude,
+    # sds from tiny to larger than the values): either no later value stands
+    # three joint sds above an earlier one and the order is kept, or the order
+    # returned is a permutation after which none does, and asking again keeps it
+    rng = np.random.default_rng(0)
+    reordered = 0
+    for _ in range(500):
+        k = int(rng.integers(2, 7))
+        raw = 10.0 ** rng.uniform(-3, 3, k) * rng.choice([1.0, -0.01], k, p=[0.9, 0.1])
+        sd = np.abs(raw) * 10.0 ** rng.uniform(-3, 0.5, k)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            order = variance_order(_released(raw, sd), True)
+        if order is None:
+            kept = np.clip(raw, 0, None)
+            excess = kept[None, :] - kept[:, None]
+            joint = np.hypot(sd[:, None], sd[None, :])
+            assert not np.any(np.triu(excess > 3.0 * joint, k=1))
+            continue
+        reordered += 1
+        assert sorted(order) == list(range(k))
+        assert np.all(np.diff(np.clip(raw[order], 0, None)) <= 0)
+        assert variance_order(_released(raw[order], sd[order]), True) is None
+    assert 50 < reordered < 450        # (both cases drawn)
+
+
 def test_adult_raw_components_take_the_order_of_their_variances():
     # raw adult: capital gain (sd 7,326 dollars, 92% zeros) holds most of the
     # variance but is third in the Kendall order; pooled, the first two variances
