@@ -17,7 +17,6 @@ from .._bunch import Bunch
 
 from ..privacy import PrivacyUtilityWarning
 from .._validation import warn_user, printable
-from ..privacy._means import monotone_scree
 from ..privacy._warnings import warn_imprecise, warn_noise_dominated
 from ._box_moments import box_scree_sds, combine_means, complement_basis, \
     project_mean, release_box_mean, release_box_scree, release_box_total, \
@@ -29,7 +28,6 @@ from ._scree_settings import box_is_quieter, box_variances_are_quieter, \
     searched_total_sd, searched_variance_sds
 from ._spread import spread_level
 from ._variances import (
-    ORDER_SDS,
     clipped_to_the_bound,
     explained_variance_ratio,
     implied_feature_variances,
@@ -599,6 +597,12 @@ def scree_in_scale(released, n_components, own_units, feature_names):
     return _not_estimable_scree(n_components)
 
 
+#: How many sds of their joint noise a later component's released variance may
+#: exceed an earlier one's and the order still be noise's (for the isotonic
+#: pooling to mend); farther, it is the directions' own.
+_ORDER_SDS = 3.0
+
+
 def variance_order(released, monotone):
     """The order of the components by their private variances, where the
     directions' own order contradicts them beyond noise; None otherwise
@@ -610,8 +614,8 @@ def variance_order(released, monotone):
     the first (age), and pooling the printed variances into a non-increasing
     scree printed the first two at 2.5e4 to 1.3e5 times the table's. Pooling
     is for noise: where, with ``monotone``, a later component's released
-    variance exceeds an earlier one's by more than :data:`~._variances.
-    ORDER_SDS` of their joint noise sd, every component is put in the order
+    variance exceeds an earlier one's by more than :data:`_ORDER_SDS` of
+    their joint noise sd, every component is put in the order
     of its released variance (largest first, a stable sort; a value not
     estimable takes its released value's place), as a PCA's are, and a
     PrivacyUtilityWarning says so. Returns the permutation (an index array) or
@@ -624,7 +628,7 @@ def variance_order(released, monotone):
     excess = raw[None, :] - raw[:, None]            # later (column) less earlier (row)
     joint = np.hypot(noise_scale[:, None], noise_scale[None, :])
     later = np.triu(np.ones(excess.shape, dtype=bool), k=1)
-    if not np.any(later & (excess > ORDER_SDS * joint)):
+    if not np.any(later & (excess > _ORDER_SDS * joint)):
         return None
     order = np.argsort(-raw, kind="stable")
     warn_user(

@@ -424,9 +424,3 @@ def post_process_variances(raw, monotone, printed=None):
     if np.any(printed):
         clipped[printed] = monotone_scree(np.asarray(raw)[printed])
     return clipped
-
-
-#: How many sds of their joint noise a later component's released variance may
-#: exceed an earlier one's and the order still be noise's (for the isotonic
-#: pooling to mend); farther, it is the directions' own.
-ORDER_SDS = 3.0
