@@ -387,12 +387,28 @@ def _box_form_text(fitted):
     released, or a first part of it that showed the search the quieter, whose
     clip bounds the fit then keeps)."""
     steps = {entry["step"] for entry in getattr(fitted, "privacy_ledger_", None) or []}
-    if "scree/mean" not in steps or getattr(fitted, "clip_bounds_", None) is not None:
+    bounds = getattr(fitted, "clip_bounds_", None)
+    if "scree/mean" not in steps:
         return None
+    if bounds is not None:
+        return _mixed_form_text(np.isnan(np.asarray(bounds, dtype=float)))
     searched = any(step.startswith("scree/") and "clip bound" in step for step in steps)
     why = ("its noise was below the searched bound's" if searched
            else "no search could be bought")
     return f"Variances and total: moments about the declared box's private mean ({why})"
+
+
+def _mixed_form_text(from_box):
+    """The line of a scree whose variances took both forms (a clip bound NaN
+    where the box's moments gave it), or None where none took the box's."""
+    if np.ndim(from_box) != 1 or not np.any(from_box):
+        return None
+    def names(mask):
+        return ", ".join(f"PC{index + 1}" for index in np.flatnonzero(mask))
+
+    return (f"Variances of {names(from_box)} and total: moments about the declared "
+            "box's private mean (a heavy tail past the searched bound); "
+            f"{names(~from_box)}: clipped at their searched bounds")
 
 
 def _scree_lines(fitted):

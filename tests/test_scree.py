@@ -683,13 +683,16 @@ def test_the_tail_count_widens_a_value_its_clipping_moved():
     # loss (the share less two of its noise sds) exceeds a value's noise sd, the
     # value's sd is raised to the value (not estimable) and the warning names it
     from sklearn_dppca._algorithms._variances import _release_with_tail
+    from sklearn_dppca._bunch import Bunch
     from sklearn_dppca.privacy import PrivacyLedger
     from sklearn_dppca.privacy._accounting import Allocation
 
     def release(shares, mu=1e3):
         ledger = PrivacyLedger()
+        tail = Bunch(shares=np.atleast_1d(shares), sensitivity=1e-3,
+                     losses=np.full(2, 3 * 100.0))
         values, sds = _release_with_tail(
-            np.array([10.0, 5.0]), 0.01, shares, 1e-3, 3 * 100.0,
+            np.array([10.0, 5.0]), 0.01, tail,
             Allocation("scree/variances/statistic", "gaussian", 0.0, 0.0, mu), "analytic",
             np.random.default_rng(0), ledger, ["PC1", "PC2"], "variance")
         return values, sds, ledger.to_list()[0]

@@ -18,14 +18,15 @@ from .._bunch import Bunch
 from ..privacy import PrivacyUtilityWarning
 from .._validation import warn_user, printable
 from ..privacy._warnings import warn_imprecise, warn_noise_dominated
+from ._box_moments import _TAIL_WEIGHT as _MEAN_TAIL_WEIGHT
 from ._box_moments import box_scree_sds, combine_means, complement_basis, \
     project_mean, release_box_mean, release_box_scree, release_box_total, \
     release_box_variances
 from ._directions import squared_radius
 from ._kendall_spectrum import component_scales, elliptical_ratios, elliptical_variances
 from ._plan import unit_sd
-from ._scree_settings import box_is_quieter, box_variances_are_quieter, \
-    searched_total_sd, searched_variance_sds
+from ._scree_settings import box_component_bounds, box_is_quieter, box_norm_bound, \
+    box_variances_are_quieter, searched_total_sd, searched_variance_sds
 from ._spread import spread_level
 from ._variances import (
     clipped_to_the_bound,
@@ -34,6 +35,9 @@ from ._variances import (
     post_process_variances,
     private_total_variance,
     private_variances,
+    SWITCH_MARGIN,
+    tail_moved,
+    tail_shares,
     total_at_bound,
     total_clip_bound,
     variances_clip_bounds,
@@ -186,34 +190,42 @@ def _split_leaf(leaf, share):
     return replace(leaf, mu=first), replace(leaf, mu=rest)
 
 
-def _box_mean_in_two(X, leaf, box_wins, noise, rng, ledger):
+def _box_mean_in_two(X, leaf, box_for, noise, rng, ledger, tail=None, mixed=False):
     """The box's mean where the box's moments win, with the decision read off a
     first release of part of it (public: the released part and the box).
 
-    ``box_wins(guess, unspent)`` tells, from a guess of the released mean (the
-    first part's value with the whole mean's noise sd), whether the box's form
-    has the less noise than the search's would with ``unspent`` (the leaf of
-    the part not yet released, or None) joined to it. Returns ``(mean,
-    unspent)``: the whole mean (both parts combined) and None where the box
-    wins; None and the leaf of the part not released where it loses (its budget
-    goes to the search's statistic). Under basic accounting the whole mean is
+    ``box_for(guess, unspent)`` tells, from a guess of the released mean (the
+    first part's value with the whole mean's noise sd, and with ``tail`` the
+    released tail shares), where the box's form wins over the search's with
+    ``unspent`` (the leaf of the part not yet released, or None) joined to it:
+    a bool, or one per variance. The box is taken where it wins for every
+    variance, or, with ``mixed`` (and a ``mu`` to split: not under basic
+    accounting), for any. ``tail``: tail shares
+    (:func:`~._variances.tail_shares`) released with the first part. Returns
+    ``(mean, unspent, verdict)``: the whole mean (both parts combined) and None
+    where the box is taken; None and the leaf of the part not released where
+    it is not (its budget goes to the search's statistic); ``verdict``,
+    ``box_for``'s last answer. Under basic accounting the whole mean is
     released, then decided on."""
     parts = _split_leaf(leaf, _FIRST_MEAN_SHARE)
     if parts is None:
-        mean = release_box_mean(X, leaf, noise, rng, ledger, common_unit=True)
-        return (mean, None) if box_wins(mean, None) else (None, None)
+        mean = release_box_mean(X, leaf, noise, rng, ledger, common_unit=True, tail=tail)
+        verdict = box_for(mean, None)
+        return (mean if np.all(verdict) else None), None, verdict
     first_leaf, rest_leaf = parts
-    first = release_box_mean(X, first_leaf, noise, rng, ledger, common_unit=True)
+    first = release_box_mean(X, first_leaf, noise, rng, ledger, common_unit=True,
+                             tail=tail)
     # the first part's offset from the centre, less one of its noise sds (its
     # noise alone would push every guessed bound out), with the whole's noise sd
     offset = first.mean - first.centre
     guess = Bunch(first, mean=first.centre + np.sign(offset) * np.maximum(
         np.abs(offset) - first.noise_scale, 0.0),
         noise_scale=first.noise_scale * (first_leaf.mu / leaf.mu))
-    if not box_wins(guess, rest_leaf):
-        return None, rest_leaf
+    verdict = box_for(guess, rest_leaf)
+    if not (np.any(verdict) if mixed else np.all(verdict)):
+        return None, rest_leaf, verdict
     rest = release_box_mean(X, rest_leaf, noise, rng, ledger, common_unit=True)
-    return combine_means(first, rest), None
+    return combine_means(first, rest), None, verdict
 
 
 def _box_or_search_scree(X, components, params, budget, noise, pairs, rng, ledger):
@@ -240,7 +252,7 @@ def _box_or_search_scree(X, components, params, budget, noise, pairs, rng, ledge
     unspent = budget["mean"]
     if box_is_quieter(X.widths() / 2, components, bound, units, n_samples):
         rest = complement_basis(components)
-        mean, unspent = _box_mean_in_two(
+        mean, unspent, _ = _box_mean_in_two(
             X, budget["mean"],
             lambda guess, _: box_scree_sds(guess, components, rest, n_samples,
                                            units[1], units[3])[1]
@@ -260,19 +272,26 @@ def _box_or_search_scree(X, components, params, budget, noise, pairs, rng, ledge
 
 def _box_or_own_scree(X, components, params, budget, noise, pairs, rng, ledger):
     """``bound="box-own"``: the variances' clip bound(s) are searched first (one
-    in norm or one per component, as ``bound="own"`` clips); then the form with
-    the less noise on every variance releases the variances and the total: the
-    box's moments about its private mean (:func:`_box_moments_scree`; the
-    total's search is then not run, its eps left unspent), or the pair
-    statistics clipped at the released bounds, then the total's search and
-    statistic. Public values only decide, twice, as in
-    :func:`_box_or_search_scree`: before the mean, with the mean assumed at
-    the box's centre (:func:`~._scree_settings.box_variances_are_quieter`;
-    where the search wins the mean is not released and its budget joins the
-    variances': the releases, budgets and draws of ``bound="own"`` without
-    bounds, in its order); then with the noise about a first part of the mean
-    (:func:`_box_mean_in_two`). Returns the scree's Bunch, the bounds None for
-    the box's form."""
+    in norm or one per component, as ``bound="own"`` clips); then each variance
+    takes the form that suits it: the box's moments about its private mean
+    (:func:`_box_moments_scree`) or the pair statistic clipped at its released
+    bound. Public values only decide, twice, as in
+    :func:`_box_or_search_scree`: before the mean, with the mean assumed at the
+    box's centre (:func:`~._scree_settings.box_quieter_variances`; where the
+    search is quieter for every variance the mean is not released and its
+    budget joins the variances': the releases, budgets and draws of
+    ``bound="own"`` without bounds, in its order); then with the noise about a
+    first part of the mean, released with the searched bounds' tail shares
+    (:func:`_box_mean_in_two`): the box takes a variance where its noise is
+    the less, or where the tail shares show that the clipping would move the
+    search's value by more than its noise (:func:`~._variances.tail_moved`: a
+    heavy tail, such as adult's top-coded capital gains, which a box clips
+    nowhere). The box for every variance: its moments give the variances and
+    the total (the total's search is not run, its eps left unspent). For some
+    (:func:`_mixed_scree`): those from the box, the others clipped, the total
+    the box's. For none: the pair statistics at the released bounds, the
+    mean's unspent part joined, then the total's search and statistic.
+    Returns the scree's Bunch, the bounds None for the box's form."""
     part = budget.part("variances")
     bounds = variances_clip_bounds(X, components, params, part, rng, ledger)
     box_leaf = _joined(part["statistic"], budget["total variance/statistic"])
@@ -281,29 +300,120 @@ def _box_or_own_scree(X, components, params, budget, noise, pairs, rng, ledger):
         + (_own_total_unit(budget, noise),)
     n_samples, n_components = X.shape[0], components.shape[0]
     unspent = budget["mean"]
-    if box_variances_are_quieter(X.widths() / 2, components, bounds, units, n_samples):
+    tail = tail_shares(X.projected(components), params["clip"], bounds,
+                       _box_term_bounds(X.widths(), components, params["clip"]))
+    level = params["quantile_level"]
+    search_sds = searched_variance_sds(bounds, n_components, n_samples, units[2])
+    may_show = _tail_may_show(tail, level, search_sds, budget["mean"], noise)
+    if may_show or box_variances_are_quieter(X.widths() / 2, components, bounds, units,
+                                             n_samples):
         rest = complement_basis(components)
 
-        def box_wins(guess, unspent):
+        def box_for(guess, unspent):
             box_sds, _ = box_scree_sds(guess, components, rest, n_samples, units[1],
                                        units[3])
             search = part["statistic"] if unspent is None else \
                 _joined(part["statistic"], unspent)
-            return bool(np.all(box_sds <= searched_variance_sds(
-                bounds, n_components, n_samples, unit_sd(search, noise))))
+            search_sds = searched_variance_sds(bounds, n_components, n_samples,
+                                               unit_sd(search, noise))
+            quieter = box_sds <= search_sds
+            moved = tail_moved(guess.shares, guess.share_noise, tail.losses, search_sds,
+                               SWITCH_MARGIN) if may_show else np.zeros_like(quieter)
+            # (without a heavy tail, all or none: a split leaf would give the
+            # largest variance more noise for a quieter small one)
+            return quieter | moved if np.any(moved) else np.full(quieter.shape,
+                                                                 np.all(quieter))
 
-        mean, unspent = _box_mean_in_two(X, budget["mean"], box_wins, noise, rng, ledger)
-        if mean is not None:
+        # (the tail shares ride on the mean only where they could show a tail:
+        # elsewhere the first look is as it was without them)
+        mean, unspent, verdict = _box_mean_in_two(X, budget["mean"], box_for, noise,
+                                                  rng, ledger, tail if may_show else None,
+                                                  mixed=True)
+        if mean is not None and np.all(verdict):
             return _box_moments_scree(X, mean, components, budget, noise, rng, ledger)
+        if mean is not None:
+            return _mixed_scree(X, mean, components, verdict, bounds, params, budget,
+                                noise, rng, ledger)
     leaf = part["statistic"] if unspent is None else _joined(part["statistic"], unspent)
+    raw, noise_scale, bounds = _searched_variances(X, components, bounds, params, leaf,
+                                                   noise, rng, ledger)
+    total, total_noise, _ = _total_variance(X, budget, noise, pairs,
+                                            params["quantile_level"], rng, ledger)
+    return _searched_scree(raw, noise_scale, bounds, total, total_noise)
+
+
+def _box_term_bounds(widths, components, clip):
+    """The box's bound on the searched statistics' terms (public): per
+    component, or one in norm."""
+    if clip == "component":
+        return box_component_bounds(widths, components)
+    return [box_norm_bound(widths, components)]
+
+
+def _tail_may_show(tail, level, search_sds, mean_leaf, noise):
+    """Whether the tail shares, released with the first part of the box's mean
+    (:func:`_box_mean_in_two`), could show the clipping moving a searched
+    variance by more than its noise sd ``search_sds`` (public: the released
+    bounds, the search's level, ``n`` and the budget). A search stops up to
+    about as far below its level as its tail (:func:`~._scree_settings._choose_level`), so up to
+    about ``2 (1 - level)`` of the terms lie above its bound, and above
+    ``_TAIL`` bounds as many where the tail is heavy (adult's capital gains at
+    eps 4: 0.98% at the level 0.995): a share that large, less
+    :data:`~._variances.SWITCH_MARGIN` of its noise sds, times
+    the loss per term (:func:`~._variances.tail_shares`) must exceed the sd. On
+    small tables the shares' noise is larger than any such share and the box
+    is not looked at for them (the fit without bounds, draw for draw)."""
+    parts = _split_leaf(mean_leaf, _FIRST_MEAN_SHARE)
+    first = mean_leaf if parts is None else parts[0]
+    share_noise = math.hypot(1.0, _MEAN_TAIL_WEIGHT) / _MEAN_TAIL_WEIGHT \
+        * tail.sensitivity * unit_sd(first, noise)
+    seen = max(2.0 * (1.0 - level) - SWITCH_MARGIN * share_noise, 0.0)
+    return bool(np.any(tail.losses * seen > search_sds))
+
+
+def _searched_variances(X, components, bounds, params, leaf, noise, rng, ledger):
+    """The variances along ``components`` clipped at their released ``bounds``
+    (public now) on the Gaussian ``leaf``, the noise sd of a value at its bound
+    raised to it. Returns ``(raw, noise sds, bounds)``."""
     public = float(bounds[0]) if params["clip"] != "component" else bounds
     raw, noise_scale, bounds = private_variances(
         X, components, method="clipped", params=dict(params, C=public),
         budget={"statistic": leaf}, noise=noise, rng=rng, ledger=ledger)
-    total, total_noise, _ = _total_variance(X, budget, noise, pairs,
-                                            params["quantile_level"], rng, ledger)
-    return _searched_scree(raw, _widened_variance_noise(raw, noise_scale, bounds), bounds,
-                           total, total_noise)
+    return raw, _widened_variance_noise(raw, noise_scale, bounds), bounds
+
+
+def _mixed_scree(X, mean, components, from_box, bounds, params, budget, noise, rng,
+                 ledger):
+    """The scree of :func:`_box_or_own_scree` where a heavy tail beyond the
+    searched bounds gives some variances (the mask ``from_box``) to the box's
+    moments and the search keeps the others. The variances' statistic leaf is
+    split in ``mu^2`` by their counts. The box's moments along its directions
+    and the rest (everything orthogonal to them, the searched directions
+    included) are one release on its share joined with the total's leaf, whose
+    sum is the total (the total's search would clip the same tail): a variance
+    from the box shares its noise with the total (``covaried``), a searched
+    one does not. The others are clipped at their released bounds (with their
+    tail counts) on the other share. ``bounds`` of the result: each searched
+    variance's clip bound (the norm bound, for norm clipping, on each), NaN for
+    the box's."""
+    from_search = ~from_box
+    statistic = budget["variances/statistic"]
+    search_leaf, box_leaf = _split_leaf(statistic, np.count_nonzero(from_search)
+                                        / from_box.size)
+    box_components = components[from_box]
+    released = release_box_scree(
+        X, mean, box_components, complement_basis(box_components),
+        _joined(box_leaf, budget["total variance/statistic"]), noise, rng, ledger)
+    searched = components[from_search]
+    own = bounds if params["clip"] != "component" else bounds[from_search]
+    raw_searched, sds_searched, own = _searched_variances(X, searched, own, params,
+                                                          search_leaf, noise, rng, ledger)
+    raw, sds = np.empty(from_box.size), np.empty(from_box.size)
+    clip = np.full(from_box.size, np.nan)
+    raw[from_box], sds[from_box] = released.raw, released.noise_scale
+    raw[from_search], sds[from_search], clip[from_search] = raw_searched, sds_searched, own
+    return Bunch(raw=raw, noise_scale=sds, bounds=clip, total=released.total,
+                 total_noise=released.total_noise, covaried=from_box.copy())
 
 
 def _own_total_unit(budget, noise):

@@ -495,9 +495,21 @@ def box_variances_are_quieter(half_widths, components, bounds, unit_sds, n_sampl
     there, and the fit looks again once part of the mean is released. Directions
     that are not orthonormal get the search (the total is then not their
     variances' sum plus a rest)."""
+    return bool(np.all(_box_quieter_variances(half_widths, components, bounds, unit_sds,
+                                             n_samples)))
+
+
+def _box_quieter_variances(half_widths, components, bounds, unit_sds, n_samples):
+    """Per variance along the released ``components``, whether the box's moments
+    give it less noise than the pair statistic clipped at the released
+    ``bounds``, with the mean at the box's centre (see
+    :func:`box_variances_are_quieter`, whose arguments these are); all False
+    for directions that are not orthonormal."""
     box = _centred_box_sds(half_widths, components, unit_sds, n_samples)
-    return box is not None and bool(np.all(box[0] <= searched_variance_sds(
-        bounds, len(components), n_samples, unit_sds[2])))
+    if box is None:
+        return np.zeros(len(components), dtype=bool)
+    return box[0] <= searched_variance_sds(bounds, len(components), n_samples,
+                                           unit_sds[2])
 
 
 def _centred_box_sds(half_widths, components, unit_sds, n_samples):

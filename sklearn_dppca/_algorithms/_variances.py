@@ -25,6 +25,7 @@ from .._data._statistics import (
     TOTAL_BOUND,
     TOTAL_SCATTER,
 )
+from .._bunch import Bunch
 from .._validation import (
     warn_user,
 )
@@ -79,11 +80,12 @@ def _norm_clipped_variances(X, components, params, budget, noise, rng, ledger):
     projected = X.projected(components)
     bound = float(variances_clip_bounds(X, components, params, budget, rng, ledger)[0])
     scatter = _norm_clipped_scatter(projected, bound, params["pairs"], SCREE_SCATTER)
-    counts, n_values = projected.matching_counts(SCREE_BOUND, 0.5)
+    widths = X.widths()
+    tail = tail_shares(projected, "norm", np.array([bound]),
+                       None if widths is None else [box_norm_bound(widths, components)])
     noisy, noise_scale = _release_with_tail(
-        np.diag(scatter).copy(), 2 * math.sqrt(2) * bound / X.shape[0],
-        _share_at_or_above(counts, n_values, _TAIL * bound), 1.0 / n_values,
-        (_TAIL - 1.0) * bound, budget["statistic"], noise, rng, ledger,
+        np.diag(scatter).copy(), 2 * math.sqrt(2) * bound / X.shape[0], tail,
+        budget["statistic"], noise, rng, ledger,
         _component_labels(components.shape[0]), "variance")
     return noisy, noise_scale, np.array([bound])
 
@@ -100,51 +102,106 @@ _TAIL = 4.0
 _TAIL_WEIGHT = 0.25
 
 
-def _release_with_tail(statistic, sensitivity, shares, share_sensitivity, loss, leaf,
-                       noise, rng, ledger, names, what):
+def tail_shares(projected, clip, bounds, box_bounds=None):
+    """The tail counts of the clipped scree's variances along released
+    directions: the share of the matched pair terms at or above a threshold
+    past each clip bound, from the matchings the bounds' searches read (exact,
+    before noise).
+
+    ``projected``: the rows projected on the directions; ``clip``: ``"norm"``
+    (one share, of ``||V d||^2 / 2`` against the one bound) or
+    ``"component"`` (one per direction, of ``(v_l . d)^2 / 2`` against its
+    own). The threshold is ``_TAIL`` bounds, or, where a declared box bounds
+    every term by ``box_bounds`` (:func:`box_component_bounds`,
+    :func:`box_norm_bound`; public), halfway from the bound to the box's when
+    that is nearer: a top-coded column puts its tail at the box's edge, and at
+    four bounds past it no term is counted (adult at eps 4: a capital-gain
+    bound of 1.8e9 against the box's 5e9 kept 42% of the variance, unseen).
+    Each term past the threshold lost at least the threshold less the bound to
+    the clipping: ``losses``, per direction (a norm share charged to each
+    direction: it bounds their sum; 0 where the box's bound is the clip
+    bound's or less, as nothing is clipped). One row is in one matched pair, so
+    the shares move by at most ``sensitivity`` in L2 (``sqrt(len(shares)) /
+    m``, ``m`` pairs). Returns a Bunch with ``shares``, ``sensitivity`` and
+    ``losses``."""
+    bounds = np.asarray(bounds, dtype=float)
+    n_directions = projected.shape[1]
+    if clip == "component":
+        counts, n_values = projected.column_matching_counts(SCREE_COMPONENT_BOUNDS)
+    else:
+        counts, n_values = projected.matching_counts(SCREE_BOUND, 0.5)
+        counts = [counts]
+    thresholds = _TAIL * bounds
+    if box_bounds is not None:
+        box_bounds = np.asarray(box_bounds, dtype=float)
+        thresholds = np.where(box_bounds > bounds,
+                              np.minimum(thresholds, (bounds + box_bounds) / 2), np.inf)
+    shares = np.array([_share_at_or_above(column, n_values, threshold)
+                       for column, threshold in zip(counts, thresholds)])
+    losses = np.where(np.isfinite(thresholds), thresholds - bounds, 0.0)
+    return Bunch(shares=shares, sensitivity=math.sqrt(shares.size) / max(n_values, 1),
+                 losses=np.broadcast_to(losses, (n_directions,)).copy())
+
+
+def tail_moved(seen, share_noise, losses, sds, margin=2.0):
+    """Mask of the clipped values whose clipping the released tail shares show
+    moved by more than their noise sds ``sds`` (post-processing): the bias's
+    lower bound, ``losses`` times the share less ``margin`` of its noise sds
+    (``share_noise``), exceeds the sd. ``seen``: one share for all the values
+    (a norm bound) or one each. Two sds mark a released value not estimable;
+    a choice between two forms asks for more (:data:`SWITCH_MARGIN`)."""
+    seen = np.broadcast_to(np.asarray(seen, dtype=float), np.shape(losses))
+    lost = np.asarray(losses, dtype=float) * np.maximum(seen - margin * share_noise, 0.0)
+    return lost > np.asarray(sds, dtype=float)
+
+
+#: The noise sds a tail share must stand above zero for the scree to take the
+#: box's moments instead of a clipped variance: breast cancer at eps 4 saw a
+#: share of 0 at 2.9 sds in 1 fit of 10 (two sds, one-sided, let 2.3% of the
+#: pure-noise shares through, and each switch costs the variance and the total
+#: the box's larger noise); three let 0.13% through, and adult's top-coded
+#: capital gains (1% of the pairs past four bounds, 4 sds at eps 4) pass in
+#: most fits.
+SWITCH_MARGIN = 3.0
+
+
+def _release_with_tail(statistic, sensitivity, tail, leaf, noise, rng, ledger, names,
+                       what):
     """Release a clipped statistic with its tail counts, and widen the noise sd
     of a value the clipping moved by more than it.
 
-    ``shares``: the share of the matched pair terms at or above ``_TAIL`` clip
-    bounds (one for all the values of a vector clipped in norm, or one each),
-    exact, of L2 sensitivity ``share_sensitivity`` (one row is in one matched
-    pair: ``sqrt(len(shares)) / m``). Each such term lost at least ``(_TAIL -
-    1)`` bounds to the clipping: ``loss * share`` (``loss``, per value, that
-    many bounds in the value's units) is a lower bound on the clipping's bias of
-    the value (of their sum, for a vector clipped in norm: it is charged to
-    each). The shares are appended to the statistic, scaled so that their
+    ``tail``: a :func:`tail_shares` Bunch (its ``losses`` in the statistic's
+    units). The shares are appended to the statistic, scaled so that their
     sensitivity is ``_TAIL_WEIGHT`` of the statistic's, and released by the same
     Gaussian mechanism (L2 sensitivity ``sqrt(1 + _TAIL_WEIGHT^2)`` times the
-    statistic's). Where the bias's lower bound, the share less two of its noise
-    sds, exceeds a value's noise sd, the value's sd is raised to at least the
-    value (it is then not estimable) and a PrivacyUtilityWarning names it: a
-    heavy tail beyond the bound carries an unknown share of the variance (adult
-    at eps 1: the capital-gain direction, clipped at the searched bound, kept 17
-    to 22% of its variance in two seeds of three, and the count flagged both).
-    Light tails leave the shares near 0 (a Gaussian term is above four times its
+    statistic's). Where the bias's lower bound exceeds a value's noise sd
+    (:func:`tail_moved`), the value's sd is raised to at least the value (it is
+    then not estimable) and a PrivacyUtilityWarning names it: a heavy tail
+    beyond the bound carries an unknown share of the variance (adult at eps 1:
+    the capital-gain direction, clipped at the searched bound, kept 17 to 22%
+    of its variance in two seeds of three, and the count flagged both). Light
+    tails leave the shares near 0 (a Gaussian term is above four times its
     0.97 quantile with chance 1.5e-5). The counts see a tail that holds more
     than about ``17 / (n mu)`` of the pairs (``mu`` the statistic's); a thinner
     one goes unseen: declare bounds. Returns ``(values, noise sds)``.
     """
     statistic = np.atleast_1d(np.asarray(statistic, dtype=float))
-    shares = np.atleast_1d(np.asarray(shares, dtype=float))
-    scale = _TAIL_WEIGHT * sensitivity / share_sensitivity
+    scale = _TAIL_WEIGHT * sensitivity / tail.sensitivity
     noisy, noise_scale = gaussian_mechanism(
-        np.concatenate([statistic, shares * scale]),
+        np.concatenate([statistic, tail.shares * scale]),
         sensitivity * math.hypot(1.0, _TAIL_WEIGHT), rng=rng, noise=noise,
         ledger=ledger, **leaf.mechanism_budget())
     values, seen = noisy[:statistic.size], noisy[statistic.size:] / scale
-    lost = loss * np.maximum(seen - 2.0 * noise_scale / scale, 0.0)
     sds = np.full(values.shape, noise_scale)
-    moved = lost > sds
+    moved = tail_moved(seen, noise_scale / scale, tail.losses, sds)
     if np.any(moved):
         listed = ", ".join(str(label) for label, flag in zip(names, moved) if flag)
         warn_user(
             f"The private {what} of {listed} is clipped at a bound with a heavy tail "
-            "beyond it: the clipping moved it by more than its noise (at least "
-            f"{_TAIL - 1:g} bounds for each of the pairs past {_TAIL:g}), so it is "
-            "not estimable. Declare bounds (the box's moments clip nothing), or "
-            "transform the column.",
+            "beyond it: the clipping moved it by more than its noise (the pairs "
+            f"past {_TAIL:g} bounds, or halfway to a declared box's, each lost that "
+            "less one bound), so it is not estimable. Declare bounds (the box's "
+            "moments clip nothing), or transform the column.",
             PrivacyUtilityWarning,
         )
     return values, np.where(moved, np.maximum(sds, np.abs(values)), sds)
@@ -201,11 +258,11 @@ def total_at_bound(X, bound, leaf, noise, rng, ledger, *, pairs="all"):
     Returns ``(total, noise_scale)``."""
     scatter = _norm_clipped_scatter(X, bound, pairs, TOTAL_SCATTER)
     counts, n_values = X.matching_counts(TOTAL_BOUND, 0.5)
+    tail = Bunch(shares=np.array([_share_at_or_above(counts, n_values, _TAIL * bound)]),
+                 sensitivity=1.0 / n_values, losses=np.array([(_TAIL - 1.0) * bound]))
     total, noise_scale = _release_with_tail(
-        float(np.trace(scatter)), 2 * bound / X.shape[0],
-        _share_at_or_above(counts, n_values, _TAIL * bound), 1.0 / n_values,
-        (_TAIL - 1.0) * bound, leaf, noise, rng, ledger, ["the data"],
-        "total variance")
+        float(np.trace(scatter)), 2 * bound / X.shape[0], tail, leaf, noise, rng,
+        ledger, ["the data"], "total variance")
     return float(total[0]), float(noise_scale[0])
 
 
@@ -271,13 +328,12 @@ def _component_clipped_variances(X, components, params, budget, noise, rng, ledg
     projected = X.projected(components)
     bounds = variances_clip_bounds(X, components, params, budget, rng, ledger)
     statistic, sensitivity = projected.clipped_pair_means(bounds)
-    # each component's tail count, from the matching its search read (relative to
-    # its bound: a term past _TAIL bounds lost _TAIL - 1 of them)
-    counts, n_values = projected.column_matching_counts(SCREE_COMPONENT_BOUNDS)
-    shares = [_share_at_or_above(column, n_values, _TAIL * bound)
-              for column, bound in zip(counts, bounds)]
+    widths = X.widths()
+    tail = tail_shares(projected, "component", bounds, None if widths is None
+                       else box_component_bounds(widths, components))
     noisy, noise_scale = _release_with_tail(
-        statistic, sensitivity, shares, math.sqrt(n_components) / n_values, _TAIL - 1.0,
+        # (the statistic is in units of each bound: so is each component's loss)
+        statistic, sensitivity, Bunch(tail, losses=tail.losses / np.where(bounds > 0, bounds, 1.0)),
         budget["statistic"], noise, rng, ledger, _component_labels(n_components),
         "variance")
     return noisy * bounds, noise_scale * bounds, bounds
