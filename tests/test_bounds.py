@@ -227,6 +227,40 @@ def test_scree_component_statistic_moves_by_its_sensitivity_at_corners():
     assert 0.99 * 2 / 40 < abs(moved[0]) <= 2 / 40 + 1e-12
 
 
+def test_scree_component_design_moves_by_its_sensitivity_and_tracks_all_pairs():
+    # above 2,000 rows the per-component clipped means read an m-partner design
+    # (one kernel pass per component): a row is in m of the n m / 2 pairs, so a
+    # coordinate moves by at most 2 / n, attained at opposite corners
+    from sklearn_dppca._algorithms._variances import _component_pair_means
+    from sklearn_dppca._data._statistics import design_clipped_sensitivity
+    V = _orthonormal(2)
+    bounds = box_component_bounds(WIDTHS, V)
+    X = _data(400)
+    statistic, sensitivity = _component_pair_means(_rows(X), V, bounds, 8)
+    assert sensitivity == design_clipped_sensitivity(8, 400 * 8 // 2, 2)
+    assert sensitivity < 2 * math.sqrt(2) / 400 * (1 + 1e-6)
+    gaps = [np.linalg.norm(statistic - _component_pair_means(_rows(Y), V, bounds, 8)[0])
+            for Y in _neighbours(X)]
+    assert max(gaps) <= sensitivity
+    signs = V[0] > 0
+    low, high = np.where(signs, LOW, HIGH), np.where(signs, HIGH, LOW)
+    X = low + np.random.default_rng(5).uniform(0, 1e-9, size=(40, 3))
+    Y = X.copy()
+    Y[0] = high
+    moved = (_component_pair_means(_rows(X), V, bounds, 8)[0]
+             - _component_pair_means(_rows(Y), V, bounds, 8)[0])
+    assert 0.99 * 2 / 40 < abs(moved[0]) <= 2 / 40 + 1e-12
+    # "all": the exact sums; a design of 64 partners on 20,000 rows is within a
+    # few of its sampling sds (about sqrt(2 / m) of the U-statistic's own)
+    X = _data(20000)
+    exact, _ = _component_pair_means(_rows(X), V, bounds / 20, "all")
+    np.testing.assert_array_equal(exact, _rows(X).projected(V).clipped_pair_means(
+        bounds / 20)[0])
+    design, _ = _component_pair_means(_rows(X), V, bounds / 20, 64)
+    np.testing.assert_allclose(design, exact, rtol=0.02)
+    assert not np.array_equal(design, exact)
+
+
 @pytest.mark.parametrize("k", [1, 2, 3])
 def test_scree_norm_and_total_move_by_their_sensitivities_at_corners(k):
     X = _data()

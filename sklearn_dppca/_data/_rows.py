@@ -428,6 +428,21 @@ class Rows:
         results = self.map(stats.block_clipped_pair_sums, [(bounds,)] * self.n_blocks)
         return np.sum(results, axis=0), sum(size * (size - 1) // 2 for size in self.sizes)
 
+    def design_clipped_pair_means(self, bounds, partners, name):
+        """Per column, the mean of ``min((x_aj - x_bj)^2 / 2, C_j) / C_j`` over a
+        ``partners``-partner design within the blocks (seeded by ``name``), and
+        the vector's L2 sensitivity as computed
+        (:func:`~sklearn_dppca._data._statistics.design_clipped_sensitivity`)."""
+        bounds = np.asarray(bounds, dtype=np.float64)
+        results = self._take((name, bounds.tobytes(), partners),
+                             stats.block_design_clipped_sums,
+                             self._seeded(name, bounds, partners))
+        sums = np.sum([block_sums for block_sums, _ in results], axis=0)
+        n_terms = sum(terms for _, terms in results)
+        most = min(partners, max(self.sizes) - 1)
+        return sums / n_terms, stats.design_clipped_sensitivity(most, n_terms,
+                                                                self.shape[1])
+
     def clipped_pair_means(self, bounds):
         """Per column, the clipped pair mean divided by its bound (in ``[0, 1]``), and
         the vector's L2 sensitivity as computed
