@@ -459,3 +459,14 @@ def test_radius_search_keeps_its_target_below_n():
                               None, 1.0, stretch=True) for seed in range(200)])
     assert radii.max() < 1.5 * np.median(radii)
     assert 0.8 * 2.65 < np.median(radii) < 1.1 * 2.65
+
+
+def test_a_budget_too_large_for_the_histogram_says_so_before_the_charge():
+    # at eps = 1e4 the score histogram's discrete Gaussian has no scale to
+    # calibrate: one ValueError before any spend, saying the eps is too large
+    # (it said "too small", with the GDP leaf's eps of 0)
+    X = np.random.default_rng(0).normal(size=(2000, 4))
+    estimator = DPPCA(2, eps=1e4, random_state=0)
+    with pytest.raises(ValueError, match="eps is too large for histogram='additive'"):
+        estimator.fit(X)
+    assert not hasattr(estimator, "privacy_spent_")

@@ -226,3 +226,12 @@ def test_discrete_geometric_matches_its_pmf(s, t):
     wrong = np.where(support >= 0, np.exp(-1.1 * s / t * np.maximum(support, 0)), 0.0)
     if s / t < 1:
         assert chi_square_pvalue(draws, support, wrong / wrong.sum()) < ALPHA
+
+
+def test_decaying_sums_without_carry_when_the_decay_underflows():
+    # exp(-1 / sigma2) is 0 below sigma2 of about 1 / 745: nothing carries (this
+    # took log(0) and the histogram's calibration raised a math domain error)
+    from sklearn_dppca.privacy._discrete import _decaying_sums
+    values = np.array([3.0, 1.0, 2.0])
+    np.testing.assert_array_equal(_decaying_sums(values, 0.0, 5.0), values)
+    np.testing.assert_allclose(_decaying_sums(values, 0.5, 4.0), [5.0, 3.5, 3.75])

@@ -315,10 +315,16 @@ def check_histogram_budget(method, budget):
     try:
         _cell_threshold(method, budget, 1)
     except ValueError as error:
+        share = f"mu={budget.mu:g}" if budget.mu is not None else f"eps={budget.eps:g}"
+        # (a share far above any useful one fails too: the discrete Gaussian's
+        # calibration finds no scale once its sd is a few hundredths of a count)
+        size = "too large" if budget.mu is not None and budget.mu > 1.0 else "too small"
         raise ValueError(
-            f"eps is too small for histogram={method!r}: the score histogram's share "
-            f"of it (eps={budget.eps:g}) cannot be spent by its mechanism. Raise eps "
-            "or the score share of budget_split."
+            f"eps is {size} for histogram={method!r}: the score histogram's share "
+            f"of it ({share}) cannot be spent by its mechanism. "
+            + ("Lower eps (the histogram is exact long before this) or the score "
+               "share of budget_split." if size == "too large" else
+               "Raise eps or the score share of budget_split.")
         ) from error
 
 

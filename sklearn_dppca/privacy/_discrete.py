@@ -264,6 +264,10 @@ def _decaying_sums(values, decay, previous):
     positive terms (no cancellation). (NumPy only: SciPy's ``lfilter`` would bring
     ``scipy.signal``, a long import, onto every fit's path.)
     """
+    if decay == 0.0:
+        # (a scale so small that exp(-1 / sigma2) underflows: nothing carries;
+        # eps = 1e4 reached here and the histogram's budget check raised)
+        return np.array(values, dtype=float, copy=True)
     rate = -math.log(decay)
     run = values.size if rate == 0 else max(1, int(200.0 / rate))
     sums = np.empty_like(values)
