@@ -226,8 +226,10 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         only where the same fit without bounds buys it: the box never takes
         the directions' or the scree's budget for a picture). It caps the
         scree's and the total variance's searched clip bounds at the box's;
-        where the plan cannot buy those searches, the variances and the total
-        are moments about the box's private mean instead (see
+        where the plan cannot buy those searches, where the box's moments are
+        the quieter, or where a heavy tail past a searched bound would bias a
+        clipped variance, the variances (that one) and the total are moments
+        about the box's private mean instead (see
         :class:`DPScree`; ``scree_params={"C": "box"}`` always). It caps
         ``radius="auto"`` at the box's diagonal and enables
         ``radial="covariance"``. See the user guide, "Public bounds".
@@ -247,7 +249,10 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     noise_scale_ : ndarray of shape (n_components,)
         Standard deviation of the Gaussian noise on each raw variance.
     clip_bounds_ : ndarray of shape (n_components,) or None
-        Released clip bounds of the scree (``scree_method="clipped"``).
+        Released clip bounds of the scree (``scree_method="clipped"``): one in
+        norm or one per component; None where the box's moments gave every
+        variance, NaN for each variance they gave where a heavy tail past its
+        searched bound sent it to the box (declared ``bounds``).
     total_variance_ : float
         Private total variance (the trace of the covariance), raised to at least
         the sum of ``explained_variance_``.

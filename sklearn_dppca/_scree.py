@@ -220,7 +220,10 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         mean instead, each term bounded by the box (``scree/mean``: the mean
         about the box's centre in units of its diagonal, sensitivity ``1 /
         n``; then the variances and the rest, the total less them, in one
-        release, each moment bounded by ``(h_l + |c_l - m_l|)^2``);
+        release, each moment bounded by ``(h_l + |c_l - m_l|)^2``); so are
+        they where those moments are the quieter, and a variance whose heavy
+        tail past its searched bound the private tail counts show (the others
+        then stay clipped);
         ``scree_params={"C":
         "box"}`` takes them always (a codebook's wide ranges make them
         loose, see the user guide, "Public bounds"; ``clip`` is then not
@@ -265,7 +268,10 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     noise_scale_ : ndarray of shape (n_components,)
         Standard deviation of the Gaussian noise on each raw variance.
     clip_bounds_ : ndarray of shape (n_components,) or None
-        Released clip bounds (``scree_method="clipped"``).
+        Released clip bounds (``scree_method="clipped"``): one in norm or one
+        per component; None where the box's moments gave every variance, NaN
+        for each variance they gave where a heavy tail past its searched bound
+        sent it to the box (declared ``bounds``).
     method_label_ : str
         The scree method that released the variances.
     kendall_matrix_ : ndarray of shape (n_features, n_features) or None
