@@ -116,11 +116,11 @@ def test_budget_totals_and_ledger(method):
     assert scree.noise_scale_.shape == (4,) and np.all(scree.noise_scale_ >= 0)
     if method == "clipped":
         # one joint release: the same sigma = GaussSD(2 sqrt(2) C / n) on every
-        # component, times sqrt(1 + 1/16) for the tail count that rides on it
+        # component, times sqrt(1 + 1/4) for the tail count that rides on it
         entry = [e for e in scree.privacy_ledger_
                  if e["step"] == "scree/variances/statistic"][0]
         assert entry["sensitivity"] == pytest.approx(
-            2 * math.sqrt(2) * scree.clip_bounds_[0] / 4000 * math.sqrt(1 + 1 / 16))
+            2 * math.sqrt(2) * scree.clip_bounds_[0] / 4000 * math.sqrt(1 + 1 / 4))
         # a mu-GDP part of the fit's block: its sd is sensitivity / mu (and a hair
         # for the rounding to the release's grid)
         assert entry["noise_scale"] == pytest.approx(entry["sensitivity"] / entry["mu"],
@@ -259,9 +259,11 @@ def test_default_accuracy_at_n_2000():
     # largest was 0.99 before the exact noise.)
     # The tail count flags a Gaussian fit now and then (its share's noise past two
     # sds: 1 fit of 150 with the exact noise, 7 of 150 before): seed 13's PC1 and
-    # PC2 are then not estimable.
+    # PC2 are then not estimable. Since the tail count weighs half the
+    # statistic's sensitivity (12% more noise, where a quarter gave 3%), PC3 is
+    # printed in 5 fits of 20 (was 6).
     printed, median, worst = printed_errors(2000, "clipped", range(20))
-    assert min(printed[:2]) >= 19 and printed[2] >= 6
+    assert min(printed[:2]) >= 19 and printed[2] >= 5
     assert median <= 0.15 and worst <= 1.0
 
 
@@ -307,8 +309,11 @@ def test_whiten_divides_by_private_sd():
     X = spectrum_data(3000, 9)
     plain = DPScree(n_components=3, random_state=0).fit(X)
     white = DPScree(n_components=3, whiten=True, random_state=0).fit(X)
-    np.testing.assert_allclose(white.transform(X),
-                               plain.transform(X) / np.sqrt(plain.explained_variance_))
+    # (a variance not estimable, NaN, whitens its component to 0)
+    variances = plain.explained_variance_
+    expected = np.where(np.isfinite(variances), plain.transform(X)
+                        / np.sqrt(np.where(np.isfinite(variances), variances, 1.0)), 0.0)
+    np.testing.assert_allclose(white.transform(X), expected)
 
 
 @pytest.mark.parametrize(
@@ -506,7 +511,7 @@ def test_scaled_clipping_puts_each_noise_on_its_own_scale():
     entry = [e for e in scaled.privacy_ledger_
              if e["step"] == "scree/variances/statistic"][0]
     assert entry["sensitivity"] == pytest.approx(
-        2 * math.sqrt(2) * bounds.min() / 2000 * math.sqrt(1 + 1 / 16))
+        2 * math.sqrt(2) * bounds.min() / 2000 * math.sqrt(1 + 1 / 4))
     # the smallest variance's noise drops several-fold, the largest's rises
     assert scaled.noise_scale_[2] < norm.noise_scale_[2] / 2
     assert scaled.noise_scale_[0] > norm.noise_scale_[0]
@@ -701,8 +706,8 @@ def test_the_tail_count_widens_a_value_its_clipping_moved():
         warnings.simplefilter("error")
         values, sds, entry = release(0.0)
     np.testing.assert_allclose(values, [10.0, 5.0], atol=1e-3)
-    # the statistic's sd, its sensitivity times sqrt(1 + 1/16)
-    assert entry["sensitivity"] == pytest.approx(0.01 * math.sqrt(1 + 1 / 16))
+    # the statistic's sd, its sensitivity times sqrt(1 + 1/4)
+    assert entry["sensitivity"] == pytest.approx(0.01 * math.sqrt(1 + 1 / 4))
     # (and a hair for the release's rounding to its grid)
     np.testing.assert_allclose(sds, entry["sensitivity"] / 1e3, rtol=1e-4)
     with pytest.warns(PrivacyUtilityWarning, match="variance of PC1, PC2 is clipped at "
@@ -743,3 +748,28 @@ def test_the_deprecated_method_names_still_work_with_a_future_warning():
         DPScree(method="kendall", scree_method="pmwm").fit(X)
     with pytest.warns(FutureWarning), pytest.raises(ValueError, match="method_params"):
         DPScree(method_params={"bogus": 1}).fit(X)
+
+
+@pytest.mark.parametrize("weight, printed_off", [(None, 0), (0.25, 5)])
+def test_the_tail_count_flags_adults_clipped_capital_gain_at_eps_half(
+        monkeypatch, weight, printed_off):
+    # raw adult without bounds at eps 0.5 (ten seeds): the searched bound clips
+    # capital gain's top-coded tail, keeping 0.11 to 0.14 of its variance. The
+    # tail count, at half the statistic's sensitivity, flags it in every fit (no
+    # printed variance is off); at a quarter (the earlier weight, a broken
+    # variant here) five fits printed it as estimable
+    import sklearn_dppca._algorithms._variances as variances
+    from sklearn_dppca.datasets import load_adult
+    if weight is not None:
+        monkeypatch.setattr(variances, "_TAIL_WEIGHT", weight)
+    X = load_adult().data.to_numpy(dtype=float)
+    covariance = np.cov(X.T)
+    off = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for seed in range(10):
+            fit = DPPCA(3, eps=0.5, pairs=64, random_state=seed).fit(X)
+            for u, value in zip(fit.components_, fit.explained_variance_):
+                off += bool(np.isfinite(value)
+                            and not 0.5 <= value / (u @ covariance @ u) <= 2)
+    assert off == printed_off
