@@ -217,19 +217,24 @@ def test_scree_component_statistic_moves_by_its_sensitivity_at_corners():
             for Y in _neighbours(X)]
     assert max(gaps) <= sensitivity
     # the first component's coordinate moves by its 2 / n at opposite corners
+    moved = _corner_move(V, lambda rows: rows.projected(V).clipped_pair_means(bounds)[0])
+    assert 0.99 * 2 / 40 < abs(moved[0]) <= 2 / 40 + 1e-12
+
+
+def _corner_move(V, means):
+    """How far ``means(rows)`` moves when one of 40 rows at (a hair off) the
+    corner of the box lowest along ``V[0]`` goes to the opposite corner."""
     signs = V[0] > 0
     low, high = np.where(signs, LOW, HIGH), np.where(signs, HIGH, LOW)
     X = low + np.random.default_rng(5).uniform(0, 1e-9, size=(40, 3))
     Y = X.copy()
     Y[0] = high
-    moved = (_rows(X).projected(V).clipped_pair_means(bounds)[0]
-             - _rows(Y).projected(V).clipped_pair_means(bounds)[0])
-    assert 0.99 * 2 / 40 < abs(moved[0]) <= 2 / 40 + 1e-12
+    return means(_rows(X)) - means(_rows(Y))
 
 
 def test_scree_component_design_moves_by_its_sensitivity_and_tracks_all_pairs():
     # above 2,000 rows the per-component clipped means read an m-partner design
-    # (one kernel pass per component): a row is in m of the n m / 2 pairs, so a
+    # (one vectorised pass): a row is in m of the n m / 2 pairs, so a
     # coordinate moves by at most 2 / n, attained at opposite corners
     from sklearn_dppca._algorithms._variances import _component_pair_means
     from sklearn_dppca._data._statistics import design_clipped_sensitivity
@@ -242,13 +247,7 @@ def test_scree_component_design_moves_by_its_sensitivity_and_tracks_all_pairs():
     gaps = [np.linalg.norm(statistic - _component_pair_means(_rows(Y), V, bounds, 8)[0])
             for Y in _neighbours(X)]
     assert max(gaps) <= sensitivity
-    signs = V[0] > 0
-    low, high = np.where(signs, LOW, HIGH), np.where(signs, HIGH, LOW)
-    X = low + np.random.default_rng(5).uniform(0, 1e-9, size=(40, 3))
-    Y = X.copy()
-    Y[0] = high
-    moved = (_component_pair_means(_rows(X), V, bounds, 8)[0]
-             - _component_pair_means(_rows(Y), V, bounds, 8)[0])
+    moved = _corner_move(V, lambda rows: _component_pair_means(rows, V, bounds, 8)[0])
     assert 0.99 * 2 / 40 < abs(moved[0]) <= 2 / 40 + 1e-12
     # "all": the exact sums; a design of 64 partners on 20,000 rows is within a
     # few of its sampling sds (about sqrt(2 / m) of the U-statistic's own)

@@ -356,7 +356,7 @@ def _component_pair_means(X, components, bounds, pairs):
     pairs within the blocks (exact, O(n log n) per component) or over an
     ``m``-partner design (the rule of
     :func:`~sklearn_dppca._pair_design.design_pairs`, public: the blocks'
-    sizes; every component in one vectorised pass, at 200,000 rows a fifth of
+    sizes; every component in one vectorised pass, at 200,000 rows a quarter of
     the exact sums' time), and the vector's L2 sensitivity as computed."""
     projected = X.projected(components)
     design = design_pairs(pairs, X.sizes)
