@@ -277,8 +277,9 @@ def _box_or_own_scree(X, components, params, budget, noise, pairs, rng, ledger):
     (:func:`_box_moments_scree`) or the pair statistic clipped at its released
     bound. Public values only decide, twice, as in
     :func:`_box_or_search_scree`: before the mean, with the mean assumed at the
-    box's centre (:func:`~._scree_settings.box_quieter_variances`; where the
-    search is quieter for every variance the mean is not released and its
+    box's centre (:func:`~._scree_settings.box_variances_are_quieter`; where
+    the search is quieter for every variance, and the tail shares could not
+    show a tail (:func:`_tail_may_show`), the mean is not released and its
     budget joins the variances': the releases, budgets and draws of
     ``bound="own"`` without bounds, in its order); then with the noise about a
     first part of the mean, released with the searched bounds' tail shares
@@ -355,8 +356,9 @@ def _tail_may_show(tail, level, search_sds, mean_leaf, noise):
     (:func:`_box_mean_in_two`), could show the clipping moving a searched
     variance by more than its noise sd ``search_sds`` (public: the released
     bounds, the search's level, ``n`` and the budget). A search stops up to
-    about as far below its level as its tail (:func:`~._scree_settings._choose_level`), so up to
-    about ``2 (1 - level)`` of the terms lie above its bound, and above
+    about as far below its level as its tail
+    (:func:`~._scree_settings._choose_level`), so up to about ``2 (1 -
+    level)`` of the terms lie above its bound, and above
     ``_TAIL`` bounds as many where the tail is heavy (adult's capital gains at
     eps 4: 0.98% at the level 0.995): a share that large, less
     :data:`~._variances.SWITCH_MARGIN` of its noise sds, times

@@ -343,11 +343,11 @@ def _component_clipped_variances(X, components, params, budget, noise, rng, ledg
     widths = X.widths()
     tail = tail_shares(projected, "component", bounds, None if widths is None
                        else box_component_bounds(widths, components))
+    # (the statistic is in units of each bound: so is each component's loss)
+    in_units = Bunch(tail, losses=tail.losses / np.where(bounds > 0, bounds, 1.0))
     noisy, noise_scale = _release_with_tail(
-        # (the statistic is in units of each bound: so is each component's loss)
-        statistic, sensitivity, Bunch(tail, losses=tail.losses / np.where(bounds > 0, bounds, 1.0)),
-        budget["statistic"], noise, rng, ledger, _component_labels(n_components),
-        "variance")
+        statistic, sensitivity, in_units, budget["statistic"], noise, rng, ledger,
+        _component_labels(n_components), "variance")
     return noisy * bounds, noise_scale * bounds, bounds
 
 
