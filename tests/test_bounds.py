@@ -805,3 +805,36 @@ def test_under_basic_accounting_the_box_spends_both_statistics_leaves():
                     random_state=0).fit(X)
     assert "scree/mean" in steps(joint)
     assert "scree/total variance/statistic" not in steps(joint)
+
+
+def test_tail_shares_count_past_four_bounds_or_halfway_to_the_box():
+    # against a direct count over the same matching: the share of the pair terms
+    # at or above the first grid point past the threshold, four bounds, or
+    # halfway from the bound to the box's largest term where that is nearer
+    # (a top-coded tail at the box's edge: four bounds may lie past every term)
+    from sklearn_dppca._algorithms._variances import tail_shares
+    from sklearn_dppca._data._statistics import SCREE_COMPONENT_BOUNDS, _block_generator
+    from sklearn_dppca._kendall import random_pairs
+    from sklearn_dppca.privacy._quantiles import _SCALE_FREE_GRID
+    rng = np.random.default_rng(2)
+    n = 2000
+    X = np.column_stack([rng.normal(0.0, 1.0, n), np.where(rng.random(n) < 0.02, 10.0,
+                                                           rng.uniform(0.0, 1.0, n))])
+    rows = Rows(X, (n,), root=7)
+    V = np.eye(2)
+    bounds = np.array([2.0, 8.0])
+    box_bounds = np.array([200.0, 50.0])          # halfway: 101 and 29 (< 32)
+    tail = tail_shares(rows.projected(V), "component", bounds, box_bounds)
+    first, second = random_pairs(n, _block_generator(7, SCREE_COMPONENT_BOUNDS, 0))
+    terms = (X[first] - X[second])**2 / 2
+    for j, threshold in enumerate([8.0, 29.0]):
+        point = _SCALE_FREE_GRID[np.searchsorted(_SCALE_FREE_GRID, threshold)]
+        assert tail.shares[j] == pytest.approx(np.mean(terms[:, j] >= point), abs=1e-12)
+    np.testing.assert_allclose(tail.losses, [6.0, 21.0])
+    assert tail.shares[1] > 0.02                  # the spike at 10 is seen
+    assert tail.sensitivity == pytest.approx(math.sqrt(2) / (n // 2))
+    # no box: four bounds; a box no wider than the bound clips nothing
+    assert tail_shares(rows.projected(V), "component", bounds).losses.tolist() == [6.0,
+                                                                                 24.0]
+    assert tail_shares(rows.projected(V), "component", bounds,
+                       [2.0, 8.0]).losses.tolist() == [0.0, 0.0]
