@@ -480,7 +480,7 @@ class _VarianceMixin:
                                      ledger=ledger, kendall=kendall)
         released = scree_in_scale(released, self.components_.shape[0],
                                   self._columns_in_own_units(), self._feature_names())
-        order = variance_order(released, monotone)
+        order = variance_order(released, monotone, bounded=X.widths() is not None)
         if order is not None:     # (post-processing: the directions' order is not theirs)
             released = reordered_scree(released, order)
             self.components_ = self.components_[order]

@@ -157,9 +157,13 @@ def test_pooling_is_for_noise_not_for_an_order_the_directions_break():
     np.testing.assert_allclose(post_process_variances(np.array([1.0, 1.2, 0.5]), True),
                                [1.1, 1.1, 0.5])
     # a later variance 100 sds above the first: the components take its order
-    with pytest.warns(PrivacyUtilityWarning, match="PC3 of the directions' order first"):
+    with pytest.warns(PrivacyUtilityWarning, match="PC3 of the directions' order first. "
+                                                   "Consider scale=True or declared bounds"):
         order = variance_order(_released([1.0, 2.0, 100.0], [0.1, 0.1, 1.0]), True)
     np.testing.assert_array_equal(order, [2, 1, 0])
+    # with bounds declared it does not suggest them
+    with pytest.warns(PrivacyUtilityWarning, match=r"Consider scale=True\.$"):
+        variance_order(_released([1.0, 2.0, 100.0], [0.1, 0.1, 1.0]), True, bounded=True)
     # a value too noisy to tell takes its released value's place; it does not
     # trigger (50 +- 100 against 1 +- 0.1)
     with pytest.warns(PrivacyUtilityWarning):

@@ -715,7 +715,7 @@ def scree_in_scale(released, n_components, own_units, feature_names):
 _ORDER_SDS = 3.0
 
 
-def variance_order(released, monotone):
+def variance_order(released, monotone, bounded=False):
     """The order of the components by their private variances, where the
     directions' own order contradicts them beyond noise; None otherwise
     (post-processing of released values).
@@ -730,8 +730,9 @@ def variance_order(released, monotone):
     their joint noise sd, every component is put in the order
     of its released variance (largest first, a stable sort; a value not
     estimable takes its released value's place), as a PCA's are, and a
-    PrivacyUtilityWarning says so. Returns the permutation (an index array) or
-    None.
+    PrivacyUtilityWarning says so (suggesting declared bounds unless
+    ``bounded``: a public setting). Returns the permutation (an index array)
+    or None.
     """
     raw = np.clip(np.asarray(released.raw, dtype=float), 0, None)
     noise_scale = np.asarray(released.noise_scale, dtype=float)
@@ -748,7 +749,8 @@ def variance_order(released, monotone):
         "their noise (robust directions on a table far from elliptical, such as "
         "heavy-tailed or zero-inflated columns in raw units): the components are "
         f"put in the order of their variances, PC{order[0] + 1} of the "
-        "directions' order first. Consider scale=True or declared bounds.",
+        "directions' order first. Consider scale=True"
+        + ("." if bounded else " or declared bounds."),
         PrivacyUtilityWarning,
     )
     return order
