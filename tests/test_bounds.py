@@ -241,21 +241,24 @@ def test_scree_component_design_moves_by_its_sensitivity_and_tracks_all_pairs():
     V = _orthonormal(2)
     bounds = box_component_bounds(WIDTHS, V)
     X = _data(400)
-    statistic, sensitivity = _component_pair_means(_rows(X), V, bounds, 8)
+
+    def means(rows):
+        return _component_pair_means(rows.projected(V), bounds, 8)[0]
+
+    statistic, sensitivity = _component_pair_means(_rows(X).projected(V), bounds, 8)
     assert sensitivity == design_clipped_sensitivity(8, 400 * 8 // 2, 2)
     assert sensitivity < 2 * math.sqrt(2) / 400 * (1 + 1e-6)
-    gaps = [np.linalg.norm(statistic - _component_pair_means(_rows(Y), V, bounds, 8)[0])
-            for Y in _neighbours(X)]
+    gaps = [np.linalg.norm(statistic - means(_rows(Y))) for Y in _neighbours(X)]
     assert max(gaps) <= sensitivity
-    moved = _corner_move(V, lambda rows: _component_pair_means(rows, V, bounds, 8)[0])
+    moved = _corner_move(V, means)
     assert 0.99 * 2 / 40 < abs(moved[0]) <= 2 / 40 + 1e-12
     # "all": the exact sums; a design of 64 partners on 20,000 rows is within a
     # few of its sampling sds (about sqrt(2 / m) of the U-statistic's own)
     X = _data(20000)
-    exact, _ = _component_pair_means(_rows(X), V, bounds / 20, "all")
+    exact, _ = _component_pair_means(_rows(X).projected(V), bounds / 20, "all")
     np.testing.assert_array_equal(exact, _rows(X).projected(V).clipped_pair_means(
         bounds / 20)[0])
-    design, _ = _component_pair_means(_rows(X), V, bounds / 20, 64)
+    design, _ = _component_pair_means(_rows(X).projected(V), bounds / 20, 64)
     np.testing.assert_allclose(design, exact, rtol=0.02)
     assert not np.array_equal(design, exact)
 

@@ -338,7 +338,7 @@ def _component_clipped_variances(X, components, params, budget, noise, rng, ledg
     n_components = components.shape[0]
     projected = X.projected(components)
     bounds = variances_clip_bounds(X, components, params, budget, rng, ledger)
-    statistic, sensitivity = _component_pair_means(X, components, bounds,
+    statistic, sensitivity = _component_pair_means(projected, bounds,
                                                    params.get("pairs", "all"))
     widths = X.widths()
     tail = tail_shares(projected, "component", bounds, None if widths is None
@@ -351,15 +351,15 @@ def _component_clipped_variances(X, components, params, budget, noise, rng, ledg
     return noisy * bounds, noise_scale * bounds, bounds
 
 
-def _component_pair_means(X, components, bounds, pairs):
-    """Per component, the mean of ``min((v_l . d)^2 / 2, C_l) / C_l`` over all
+def _component_pair_means(projected, bounds, pairs):
+    """Per component (column of the rows ``projected`` on the directions), the
+    mean of ``min((v_l . d)^2 / 2, C_l) / C_l`` over all
     pairs within the blocks (exact, O(n log n) per component) or over an
     ``m``-partner design (the rule of
     :func:`~sklearn_dppca._pair_design.design_pairs`, public: the blocks'
     sizes; every component in one vectorised pass, at 200,000 rows a quarter of
     the exact sums' time), and the vector's L2 sensitivity as computed."""
-    projected = X.projected(components)
-    design = design_pairs(pairs, X.sizes)
+    design = design_pairs(pairs, projected.sizes)
     if design == "all":
         return projected.clipped_pair_means(bounds)
     return projected.design_clipped_pair_means(bounds, design, SCREE_COMPONENT_SCATTER)
