@@ -623,7 +623,27 @@ def test_the_scree_shows_the_variances_for_free(explorer, browser, csv):
     assert _saved(csv).charges == charges and _text(browser, "budget_meter") == meter
 
 
+def _server_idle(driver):
+    """Whether the server has answered every input sent (Shiny's busy mark gone)."""
+    return not driver.execute_script(
+        "return document.documentElement.classList.contains('shiny-busy');")
+
+
+def _download_ready(driver, element_id):
+    """Whether a download link can be clicked: the server idle, the link's
+    address set and the link not disabled (Shiny disables it while its output
+    recalculates; a click then starts no download)."""
+    return _server_idle(driver) and driver.execute_script(
+        "const el = document.getElementById(arguments[0]);"
+        "return !!el && !!el.getAttribute('href') && !el.classList.contains('disabled');",
+        element_id)
+
+
 def test_the_downloaded_release_loads(explorer, browser, downloads):
+    # (the previous test's last choice may still be redrawing: a click on the link
+    # while Shiny disables it starts nothing, and CI waited its whole timeout)
+    _until(browser, lambda d: _download_ready(d, "download_release"),
+           "the release's download link")
     browser.find_element(By.ID, "download_release").click()
     path = _until(browser, lambda d: next(
         (p for p in downloads.glob("*.json")), None), "the release's download")
@@ -651,9 +671,7 @@ def test_a_release_file_opens_for_free(explorer, browser, csv, downloads):
     _choose(browser, "fit_choice", "0")
     # the server's answer to the choice (its message, its pictures) before the
     # next test acts: on a loaded machine it could land after the next click
-    _until(browser, lambda d: not d.execute_script(
-        "return document.documentElement.classList.contains('shiny-busy');"),
-        "the server to finish the choice")
+    _until(browser, _server_idle, "the server to finish the choice")
 
 
 def test_a_fit_beyond_what_is_left_is_refused(explorer, browser, csv):
