@@ -290,7 +290,10 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             One row per step: ``step`` (the ledger's name), ``mechanism``,
             ``eps``, ``delta``, ``mu`` (GDP parts; NaN otherwise), ``noise_sd``
             (the predicted noise sd relative to the quantity's public scale,
-            NaN where there is none), ``released`` (run by the fit) and
+            NaN where there is none), ``data_noise_sd`` (with declared
+            ``bounds``: a box moment's noise sd in the data's own units,
+            squared for a variance, from the box at its largest; NaN
+            elsewhere), ``released`` (run by the fit) and
             ``eps_needed`` (the total ``eps`` at which the step would become
             informative, the split kept; NaN when it is, inf beyond ``1e6``).
 

@@ -546,15 +546,19 @@ _PART_WORDS = {"loading": "directions", "directions": "directions",
 def plan_text(plan, eps, n_samples):
     """The plan of a fit (``est.plan(n, p)`` or a fitted ``plan_``) as text: one
     line per step, then which parts are not estimable and the eps each needs."""
+    in_units = _data_noise(plan)
     lines = [f"{'step':36s} {'mechanism':22s} {'eps':>8s} {'mu':>8s} "
-             f"{'noise sd':>9s} {'released':>8s} {'needs eps':>9s}"]
-    for row in plan.itertuples(index=False):
-        noise = "" if row.noise_sd != row.noise_sd else f"{row.noise_sd:.3g}"
+             f"{'noise sd':>9s}" + (f" {'in units':>9s}" if in_units is not None else "")
+             + f" {'released':>8s} {'needs eps':>9s}"]
+    for position, row in enumerate(plan.itertuples(index=False)):
         mu = "" if row.mu != row.mu else f"{row.mu:.3g}"
         needed = "" if row.eps_needed != row.eps_needed else f"{row.eps_needed:.3g}"
+        units = "" if in_units is None else f" {_number_or_blank(in_units[position]):>9s}"
         lines.append(f"{row.step[:36]:36s} {row.mechanism[:22]:22s} {row.eps:8.3g} "
-                     f"{mu:>8s} {noise:>9s} {('yes' if row.released else 'no'):>8s} "
-                     f"{needed:>9s}")
+                     f"{mu:>8s} {_number_or_blank(row.noise_sd):>9s}{units} "
+                     f"{('yes' if row.released else 'no'):>8s} {needed:>9s}")
+    if in_units is not None:
+        lines.append(_IN_UNITS)
     missing = _not_estimable(plan)
     if missing:
         listed = ", ".join(f"{_PART_WORDS.get(part, part)} (needs eps about {needed:.3g})"
@@ -567,6 +571,25 @@ def plan_text(plan, eps, n_samples):
     lines.append(_BOUGHT_IS_NO_PROMISE)
     return "\n".join(lines)
 
+
+def _number_or_blank(value):
+    return "" if value != value else f"{value:.3g}"
+
+
+def _data_noise(plan):
+    """The plan's ``data_noise_sd`` column, or None where it has none or no
+    finite value (no declared box: a plan of a release written before it)."""
+    if "data_noise_sd" not in plan:
+        return None
+    values = plan["data_noise_sd"].to_numpy(dtype=float)
+    return values if np.isfinite(values).any() else None
+
+
+#: What the "in units" column holds (a declared box sets the data's scale).
+_IN_UNITS = (
+    "in units: the noise sd in the data's own units (squared for a variance), "
+    "from the declared box at its largest (the mean at the box centre): a tighter "
+    "box gives less; whether it is small against a variance depends on the data.")
 
 #: What a plan cannot promise: it reads public inputs only.
 _BOUGHT_IS_NO_PROMISE = (

@@ -393,3 +393,55 @@ def test_a_step_the_requests_miss_is_caught(monkeypatch):
                                                    rows=[], scores=[]))
     assert set(_computed_late(monkeypatch, _AHEAD_FITS["pca-scale-clipped"])) == \
         {RADIUS, SPREAD_BOUNDS, TOTAL_BOUND, TWO_SIDED}
+
+
+# ----------------------------------------------------- the box's data-unit noise
+
+def _box(centre, half):
+    return [(c - h, c + h) for c, h in zip(centre, half)]
+
+
+def test_a_tighter_box_shows_less_noise_in_the_data_units():
+    # the relative noise (scale-free) is the same for a box and the same box
+    # twice as wide; the data-unit noise of the box's moments scales with it:
+    # a variance or total by 4, a mean by 2
+    centre, half = np.full(6, 7.0), np.linspace(4.0, 1.0, 6)
+    plans = [DPPCA(eps=4.0, bounds=_box(centre, half * factor)).plan(600, 6)
+             .set_index("step") for factor in (1.0, 2.0)]
+    np.testing.assert_array_equal(plans[0]["noise_sd"], plans[1]["noise_sd"])
+    ratio = plans[1]["data_noise_sd"] / plans[0]["data_noise_sd"]
+    assert ratio["scree/variances/statistic"] == pytest.approx(4.0, rel=1e-12)
+    assert ratio["scree/total variance/statistic"] == pytest.approx(4.0, rel=1e-12)
+    assert ratio["scree/mean"] == pytest.approx(2.0, rel=1e-12)
+    assert math.isnan(plans[0].loc["loading", "data_noise_sd"])
+    # no box: no data units; scale=True: the scree's units are the spreads'
+    assert DPPCA(eps=4.0).plan(600, 6)["data_noise_sd"].isna().all()
+    scaled = DPPCA(eps=4.0, scale=True, bounds=_box(centre, half)).plan(3000, 6)
+    on = scaled.set_index("step")["data_noise_sd"]
+    assert on["scale/statistic"] > 0 and on["scale/mean"] > 0
+    assert on[[step for step in on.index if step.startswith("scree")]].isna().all()
+
+
+def test_the_box_form_fit_has_no_more_noise_than_the_plan_shows():
+    # rows centred in their box (the plan's case): the released variances'
+    # noise sd, in the data's units, is within what the plan said before the fit
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1.0, 1.0, size=(3000, 4)) * np.array([3.0, 2.0, 1.0, 0.5]) + 5.0
+    bounds = _box(np.full(4, 5.0), [3.0, 2.0, 1.0, 0.5])
+    estimator = DPPCA(n_components=2, eps=4.0, bounds=bounds, random_state=0)
+    planned = estimator.plan(3000, 4).set_index("step")["data_noise_sd"]
+    fitted = _quiet_fit(estimator, X)
+    assert fitted.clip_bounds_ is None        # (the box's form was the quieter)
+    assert np.all(fitted.noise_scale_ <= planned["scree/variances/statistic"] * 1.02)
+    # and not far below it: the plan's is a bound, not a guess of another scale
+    assert fitted.noise_scale_[0] > planned["scree/variances/statistic"] / 3
+
+
+def test_the_command_line_plan_shows_the_data_units_only_with_a_box():
+    from sklearn_dppca._summary import plan_text
+
+    boxed = plan_text(DPPCA(eps=4.0, bounds=[(0.0, 14.0)] * 6).plan(600, 6), 4.0, 600)
+    assert "in units" in boxed.splitlines()[0]
+    assert "in units: the noise sd in the data's own units" in boxed
+    bare = plan_text(DPPCA(eps=4.0).plan(600, 6), 4.0, 600)
+    assert "in units" not in bare

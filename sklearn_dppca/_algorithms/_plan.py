@@ -315,6 +315,8 @@ def plan_settings(params, n, p, k, *, scree_params=None, scree_method=None,
     ``scree_box_or_search``: they are the box's or the searched bound's,
     whichever has the less noise (``bound="box"``), and the plan judges them
     as the searched form, the one a box can only improve on;
+    ``box_widths``: the declared box's widths (:func:`_box_widths`: the
+    data-unit noise of :func:`_data_noise_sd`); ``scaled``: ``scale=True``;
     ``scree_needs_scale``: ``scale=True`` without a box, where the scree is run
     only with the spreads (:func:`bought_parts`; not where ``params`` say
     ``scree_waits_for_scale=False``: a bounded fit's unbounded twin, whose
@@ -323,7 +325,8 @@ def plan_settings(params, n, p, k, *, scree_params=None, scree_method=None,
     total = scree_params.get("quantile_level") if scree_method == "clipped" else None
     bounded = params.get("bounds") is not None
     return {"n": int(n), "p": int(p), "k": int(k), "noise": params["noise"],
-            "bounded": bounded,
+            "bounded": bounded, "box_widths": _box_widths(params.get("bounds")),
+            "scaled": bool(params.get("scale")),
             "scree_needs_scale": bool(params.get("scale")) and not bounded
             and params.get("scree_waits_for_scale", True),
             "scree_box": bounded and scree_method == "clipped"
@@ -357,8 +360,62 @@ def _spreads_needed(full, allocate_at, settings, eps):
     return max(needed) if needed else math.nan
 
 
-_COLUMNS = ["step", "mechanism", "eps", "delta", "mu", "noise_sd", "released",
-            "eps_needed"]
+def _box_widths(bounds):
+    """The widths ``high - low`` of declared ``bounds`` (pairs, or a dict of
+    them by column name), in no particular order: what the plan reads of the
+    box (public); None without bounds or when they are not pairs of numbers
+    (the fit's own check refuses those: :func:`~sklearn_dppca._validation.check_bounds`)."""
+    if bounds is None:
+        return None
+    pairs = list(bounds.values()) if isinstance(bounds, dict) else list(bounds)
+    try:
+        widths = np.array([float(high) - float(low) for low, high in pairs])
+    except (TypeError, ValueError):
+        return None
+    return widths if widths.size and np.all(np.isfinite(widths)) else None
+
+
+def _data_noise_sd(leaf, settings):
+    """The predicted noise sd of a box-form statistic in the data's own units
+    (squared for a variance or a total), or NaN.
+
+    With declared bounds the box, not the data, sets the scale of the moments
+    about the box's mean (:mod:`~._box_moments`): their relative noise sd
+    (:func:`_relative_noise`) times the box's bound on the statistic, taken at
+    its largest (the mean at the box centre): for the scree's variances and
+    total the box's half diagonal squared ``sum_j (w_j / 2)^2`` (the largest
+    term along any direction), for a spread's variance the widest column's
+    ``(w / 2)^2``, for the spreads' mean (width units) the widest column's
+    width and for the scree's (the box diagonal's common unit) every column's.
+    So a tighter box shows, before any data are read, how much less noise it
+    buys; whether that noise is small against a variance depends on the data's
+    spread, which the plan cannot read. NaN without bounds, for a step with no
+    box form, and for the scree of ``scale=True`` (its units are the released
+    spreads')."""
+    widths = settings.get("box_widths")
+    kind, detail = _step_kind(leaf.path)
+    part = _part_of(leaf.path)
+    if widths is None or kind != "gaussian" or part not in ("scale", "scree"):
+        return math.nan
+    if part == "scree" and (settings["scaled"] or not (
+            settings["scree_box"] or settings["scree_box_or_search"])):
+        return math.nan
+    if detail == "mean":
+        relative = _relative_noise("mean", leaf, settings)
+        if part == "scale":
+            return relative * float(np.max(widths))
+        # (the scree's mean is in units of the box's diagonal: relative
+        # times the root-mean-square width)
+        return relative * float(np.sqrt(np.mean(widths**2)))
+    if part == "scale":
+        return _relative_noise("box spreads", leaf, dict(settings, box=True)) \
+            * float(np.max(widths / 2.0))**2
+    return _relative_noise(detail, leaf, dict(settings, box=True)) \
+        * float(np.sum((widths / 2.0)**2))
+
+
+_COLUMNS = ["step", "mechanism", "eps", "delta", "mu", "noise_sd", "data_noise_sd",
+            "released", "eps_needed"]
 
 
 def plan_frame(rows):
@@ -374,7 +431,8 @@ def plan_table(full, kept, allocate_at, settings, eps):
     ``full``: the BudgetPlan of the whole tree; ``kept``: that of the parts run.
     Returns a list of dicts with ``step``, ``mechanism``, ``eps``, ``delta``,
     ``mu``, ``noise_sd`` (relative to the public scale, NaN where none),
-    ``released`` and ``eps_needed``.
+    ``data_noise_sd`` (in the data's units where a declared box sets them:
+    :func:`_data_noise_sd`), ``released`` and ``eps_needed``.
     """
     allocate_at = functools.lru_cache(maxsize=None)(allocate_at)   # steps share grants
     rows = []
@@ -398,6 +456,7 @@ def plan_table(full, kept, allocate_at, settings, eps):
         rows.append({
             "step": path, "mechanism": mechanism, "eps": used.eps, "delta": used.delta,
             "mu": math.nan if used.mu is None else used.mu, "noise_sd": relative,
+            "data_noise_sd": _data_noise_sd(used, settings),
             "released": released, "eps_needed": needed})
     return rows
 
