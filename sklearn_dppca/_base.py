@@ -1,6 +1,8 @@
 """What the three private estimators share: projection, tags, ledger bookkeeping,
 the releases of the spreads and the directions, the summary."""
 
+import collections
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
@@ -546,19 +548,42 @@ _SMALLEST_LEAF = float(np.finfo(float).tiny) * 2.0**20
 
 def _allocator(params):
     """``allocate(tree, eps=params["eps"])``: the BudgetPlan of a budget tree at a
-    grant, with ``params``' delta and accounting (each tree checked once)."""
+    grant, with ``params``' delta and accounting (:func:`_allocated`)."""
     accounting, delta = params["accounting"], params["delta"]
-    trees = {}
 
     def allocate(tree, eps=params["eps"]):
         if not tree:
             return BudgetPlan({}, accounting, None)
-        key = repr(tree)
-        if key not in trees:
-            trees[key] = BudgetTree(tree)
-        return trees[key].allocate(eps, delta, accounting)
+        return _allocated(tree, eps, delta, accounting)
 
     return allocate
+
+
+#: BudgetPlans already made, by tree (its repr), grant and accounting; the
+#: oldest dropped past :data:`_KEPT_PLANS`.
+_PLANS = collections.OrderedDict()
+_KEPT_PLANS = 256
+
+
+def _allocated(tree, eps, delta, accounting):
+    """The BudgetPlan of the budget ``tree`` at a grant, each made once.
+
+    The exact accounting costs about a quarter of a millisecond, and a fit asks
+    for the same tree at the same grant half a dozen times (the plan, the
+    scree's choice, the spend), as do the fits of a search over other settings.
+    A BudgetPlan is never changed once made (its allocations are frozen), so
+    one serves them all. The key is the tree's repr (its shares, which round
+    trip, and kinds: public) with the grant as given."""
+    key = (repr(tree), repr(eps), repr(delta), accounting)
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = BudgetTree(tree).allocate(eps, delta, accounting)
+        _PLANS[key] = plan
+        if len(_PLANS) > _KEPT_PLANS:
+            _PLANS.popitem(last=False)
+    else:
+        _PLANS.move_to_end(key)
+    return plan
 
 
 def _check_leaves(plan):

@@ -635,6 +635,66 @@ def max_abs(const double[:, ::1] X):
     return largest
 
 
+cdef inline double _clipped_square(double first, double second,
+                                   double floor) noexcept nogil:
+    cdef double difference = first - second
+    cdef double square = difference * difference
+    return square if square < floor else floor
+
+
+cdef double _clipped_run(const double* first, const double* second, Py_ssize_t count,
+                         double floor) noexcept nogil:
+    """Sum of ``min((first_i - second_i)^2, floor)`` over ``count`` values: four
+    running sums (independent chains, so the loop is not bound by one add's
+    latency); an infinite square (an overflowed difference) counts ``floor``."""
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef Py_ssize_t i = 0
+    while i + 4 <= count:
+        s0 += _clipped_square(first[i], second[i], floor)
+        s1 += _clipped_square(first[i + 1], second[i + 1], floor)
+        s2 += _clipped_square(first[i + 2], second[i + 2], floor)
+        s3 += _clipped_square(first[i + 3], second[i + 3], floor)
+        i += 4
+    while i < count:
+        s0 += _clipped_square(first[i], second[i], floor)
+        i += 1
+    return (s0 + s1) + (s2 + s3)
+
+
+def ring_clipped_sum(const double[::1] values, const Py_ssize_t[::1] offsets,
+                     Py_ssize_t half_offset, double floor):
+    """Sum of ``min((v_t - v_s)^2, floor)`` over the pairs of a ring design on
+    one column in ring order: ``(t, t + o mod n)`` for every ``t`` and every
+    forward offset ``o`` in ``offsets``, and ``(t, t + half_offset)`` for ``t <
+    half_offset`` when ``half_offset > 0``.
+
+    The terms are those of ``sklearn_dppca._data._statistics``' numpy form,
+    each at most ``floor``, summed in another order (a sum of ``N`` terms of at
+    most ``floor`` is within ``N`` rounding units of ``floor`` of exact in any
+    order). Values must be finite; every offset must lie in ``[1, n)`` and
+    ``2 half_offset <= n``.
+    """
+    cdef Py_ssize_t n = values.shape[0], n_offsets = offsets.shape[0], j, offset
+    cdef double total = 0.0
+    if not floor > 0.0:
+        raise ValueError(f"floor must be positive, got {floor!r}.")
+    if half_offset < 0 or 2 * half_offset > n:
+        raise ValueError(f"half_offset must be in [0, n/2], got {half_offset}.")
+    for j in range(n_offsets):
+        if not 1 <= offsets[j] < n:
+            raise ValueError(f"offsets must lie in [1, {n}), got {offsets[j]}.")
+    if n == 0:
+        return 0.0
+    with nogil:
+        for j in range(n_offsets):
+            offset = offsets[j]
+            total += _clipped_run(&values[0], &values[offset], n - offset, floor)
+            total += _clipped_run(&values[n - offset], &values[0], offset, floor)
+        if half_offset:
+            total += _clipped_run(&values[0], &values[half_offset], half_offset, floor)
+    return total
+
+
 def _unit_buffer(p):
     p = max(p, 1)
     return np.empty(max(16, UNIT_BUFFER_BYTES // (8 * p)) * p)

@@ -780,3 +780,38 @@ def test_design_kernel_checks_the_ring_entries_it_reads(m):
     total, _ = design_partial(X, order, design.offsets, design.half_offset, start,
                               stop, centre)
     np.testing.assert_array_equal(total, reference)
+
+
+# ------------------------------------------------- the ring's clipped squares, 1-D
+
+@pytest.mark.parametrize("n, m", [(9, 2), (10, 3), (257, 8), (1000, 64)])
+def test_ring_clipped_sum_matches_the_pairs_of_the_design(n, m):
+    # the compiled loop against a direct fsum over the design's own pairs (each
+    # pair once), on the ring order: every term min(d^2, floor), a third of them
+    # at the floor
+    rng = np.random.default_rng(n + m)
+    values = rng.standard_normal(n) * 3.0
+    design = _pair_design(n, m, np.random.default_rng(0))
+    ring = np.ascontiguousarray(values[design.order])
+    floor = float(np.quantile(np.subtract.outer(values, values)**2, 0.66))
+    offsets = np.ascontiguousarray(design.offsets, dtype=np.intp)
+    pairs = [(t, (t + o) % n) for o in offsets for t in range(n)]
+    pairs += [(t, t + design.half_offset) for t in range(design.half_offset)]
+    assert len(pairs) == n * m // 2
+    direct = math.fsum(min((ring[a] - ring[b])**2, floor) for a, b in pairs)
+    computed = _kendall_kernel.ring_clipped_sum(ring, offsets, design.half_offset, floor)
+    assert computed == pytest.approx(direct, rel=len(pairs) * 2.0**-52)
+    # an overflowed square counts the floor, as NumPy's minimum of inf does
+    huge = np.array([DBL_MAX, -DBL_MAX, 0.0, 1.0])
+    assert _kendall_kernel.ring_clipped_sum(huge, np.array([1], dtype=np.intp), 0,
+                                            2.0) == 2.0 + 2.0 + 1.0 + 2.0
+
+
+@pytest.mark.parametrize("offsets, half, floor, message", [
+    ([0], 0, 1.0, "offsets must lie"), ([5], 0, 1.0, "offsets must lie"),
+    ([1], 3, 1.0, "half_offset"), ([1], 0, 0.0, "floor must be positive"),
+    ([1], 0, float("nan"), "floor must be positive")])
+def test_ring_clipped_sum_refuses_out_of_range_indices(offsets, half, floor, message):
+    with pytest.raises(ValueError, match=message):
+        _kendall_kernel.ring_clipped_sum(np.arange(5.0), np.array(offsets, dtype=np.intp),
+                                         half, floor)

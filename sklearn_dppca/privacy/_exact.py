@@ -167,21 +167,19 @@ def laplace_release(values, sensitivity, eps, rng):
 
 # --- post-processing draws ------------------------------------------------------
 
-#: The discrete Gaussian of the simulations after a release: ``s`` just below
-#: ``2**16``, so that its proposal's scale ``t = 2**16`` is a power of two and the
-#: uniform draws below ``t`` need no rejection (1.7 times as fast as ``_UNIT``,
-#: whose ``t = 2**16 + 1`` rejects half of them). Post-processing needs no
-#: unit-step check.
-_DRAW_UNIT = _DiscreteGaussianScale.at_least(2.0**16 - 0.5)
-
-
 def standard_normal(size, rng):
-    """Draws of ``N_Z(0, s2) / s``: a standard normal on the grid ``1 / s``.
+    """Standard normal draws for the simulations that post-process released
+    values: the inverse normal CDF (``scipy.special.ndtri``, a fixed function)
+    of exact dyadic uniforms (:func:`unit_uniform`), so no floating-point
+    sampler is called.
 
-    For the simulations that post-process released values; exact integer draws.
+    Post-processing needs no exact law (it adds nothing to a release's privacy
+    loss), only reproducible draws from the fit's generator: one 53-bit integer
+    a draw, every value finite (the midpoints keep ``|z|`` below 8.3). Four
+    times as fast as the discrete Gaussian it replaces (a fit's synthetic
+    points draw two per point: 2.2 of 22 ms at 20,000 rows).
     """
-    draws = discrete_gaussian(_DRAW_UNIT, int(np.prod(size)), rng)
-    return (draws / _DRAW_UNIT.sigma).reshape(size)
+    return ndtri(unit_uniform(size, rng))
 
 
 def unit_uniform(size, rng):

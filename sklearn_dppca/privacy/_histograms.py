@@ -72,8 +72,22 @@ def _check_whole_counts(counts):
 
 
 def _axis_index(values, edges):
-    """Interval of each value, right-closed with the first closed; -1 outside."""
-    index = np.searchsorted(edges, values, side="left") - 1
+    """Interval of each value, right-closed with the first closed; -1 outside.
+
+    ``searchsorted(edges, values, "left") - 1``, from each value's interval on
+    evenly spaced edges (closed form) where the edges confirm it, the binary
+    search for the rest (uneven edges, values at an edge, NaN): exact whatever
+    the edges, and a third of the time on the score frame's even ones."""
+    size = edges.size
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        guess = np.ceil((values - edges[0]) / ((edges[-1] - edges[0]) / (size - 1)))
+    # (fmax/fmin send NaN to 1; the guess is then checked like any other)
+    position = np.fmin(np.fmax(guess, 1.0), float(size - 1)).astype(np.intp)
+    placed = (edges[position - 1] < values) & (values <= edges[position])
+    index = position - 1
+    unplaced = ~placed
+    if np.any(unplaced):
+        index[unplaced] = np.searchsorted(edges, values[unplaced], side="left") - 1
     index[values == edges[0]] = 0
     outside = ~((values >= edges[0]) & (values <= edges[-1]))  # NaN is outside too
     index[outside] = -1

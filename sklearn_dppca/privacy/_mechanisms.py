@@ -133,7 +133,7 @@ def symmetric_gaussian_noise(n_features, noise_scale, rng):
     Diagonal entries are ``noise_scale`` times a standard normal, off-diagonal ones
     that divided by ``sqrt(2)``; the ``p (p + 1) / 2`` draws, the ``p`` diagonal ones
     first, then the strict lower triangle row by row ((2,1), (3,1), (3,2), ... in
-    1-based indices), are exact discrete Gaussians on a fine grid
+    1-based indices), are standard normals from exact dyadic uniforms
     (``_exact.standard_normal``). For simulations of the released noise (the
     mechanism itself, :func:`symmetric_matrix_gaussian`, rounds the matrix to its
     grid and adds integer noise).
