@@ -326,7 +326,6 @@ def _layout_problems(fig):
 def _real_table(name):
     """A scikit-learn data set standardised (a layout test: privacy of the
     scaling is not the point), or the command line's Gaussian clusters."""
-    import pandas as pd
     from sklearn import datasets
 
     from sklearn_dppca.datasets import make_gaussian_clusters

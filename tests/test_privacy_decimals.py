@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sklearn_dppca import DPPCA, BudgetExceededError
-from sklearn_dppca.privacy import BudgetTree, PrivacyAccountant, Spend, gdp_mu
+from sklearn_dppca.privacy import BudgetTree, PrivacyAccountant, Spend
 from sklearn_dppca.privacy import _decimals
 from sklearn_dppca.privacy._decimals import as_written, block_delta_bound, trim_to
 

@@ -159,12 +159,13 @@ def elliptical_ratios(kendall_matrix, kendall_noise, total, total_noise, n_compo
     # then the totals'
     draws = standard_normal(_BOOTSTRAP_DRAWS * (p * (p + 1) // 2 + 1), rng)
     matrix_draws, total_draws = np.split(draws, [_BOOTSTRAP_DRAWS * (p * (p + 1) // 2)])
-    redrawn_values = [
-        np.linalg.eigvalsh(kendall_matrix + _unpack(packed, p) * kendall_noise)[::-1]
-        for packed in matrix_draws.reshape(_BOOTSTRAP_DRAWS, -1)]
+    # (the draws' matrices as one stack, one batched eigvalsh)
+    redrawn_values = np.linalg.eigvalsh(
+        kendall_matrix + _unpack(matrix_draws.reshape(_BOOTSTRAP_DRAWS, -1), p)
+        * kendall_noise)[:, ::-1]
     redrawn_totals = total + total_noise * total_draws
     # the draws' fixed points run together (one quadrature call per step for all)
-    redrawn_ratios = _eigenvalue_ratios(np.array(redrawn_values), every_ratio,
+    redrawn_ratios = _eigenvalue_ratios(redrawn_values, every_ratio,
                                         _BOOTSTRAP_TOLERANCE)[:, :n_components]
     draws = np.array(redrawn_totals)[:, None] * redrawn_ratios
     if correct_bias:

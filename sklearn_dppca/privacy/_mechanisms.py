@@ -180,11 +180,15 @@ def _pack(matrix):
 
 
 def _unpack(packed, p):
-    """The symmetric ``p x p`` matrix whose :func:`_pack` is ``packed``."""
-    matrix = np.diag(packed[:p])
+    """The symmetric ``p x p`` matrix whose :func:`_pack` is ``packed`` (a stack
+    of them, shape ``(..., p, p)``, for packed vectors along the last axis)."""
+    packed = np.asarray(packed, dtype=float)
+    matrix = np.zeros(packed.shape[:-1] + (p, p))
+    diagonal = np.arange(p)
+    matrix[..., diagonal, diagonal] = packed[..., :p]
     rows, cols = np.tril_indices(p, k=-1)
-    matrix[rows, cols] = packed[p:] / math.sqrt(2)
-    matrix[cols, rows] = matrix[rows, cols]
+    matrix[..., rows, cols] = packed[..., p:] / math.sqrt(2)
+    matrix[..., cols, rows] = matrix[..., rows, cols]
     return matrix
 
 
