@@ -2,6 +2,7 @@
 the releases of the spreads and the directions, the summary."""
 
 import collections
+import threading
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
@@ -562,6 +563,7 @@ def _allocator(params):
 #: BudgetPlans already made, by tree (its repr), grant and accounting; the
 #: oldest dropped past :data:`_KEPT_PLANS`.
 _PLANS = collections.OrderedDict()
+_PLANS_LOCK = threading.Lock()
 _KEPT_PLANS = 256
 
 
@@ -575,14 +577,16 @@ def _allocated(tree, eps, delta, accounting):
     one serves them all. The key is the tree's repr (its shares, which round
     trip, and kinds: public) with the grant as given."""
     key = (repr(tree), repr(eps), repr(delta), accounting)
-    plan = _PLANS.get(key)
-    if plan is None:
-        plan = BudgetTree(tree).allocate(eps, delta, accounting)
+    with _PLANS_LOCK:         # (fits in threads share the cache)
+        plan = _PLANS.get(key)
+        if plan is not None:
+            _PLANS.move_to_end(key)
+            return plan
+    plan = BudgetTree(tree).allocate(eps, delta, accounting)
+    with _PLANS_LOCK:
         _PLANS[key] = plan
-        if len(_PLANS) > _KEPT_PLANS:
+        while len(_PLANS) > _KEPT_PLANS:
             _PLANS.popitem(last=False)
-    else:
-        _PLANS.move_to_end(key)
     return plan
 
 

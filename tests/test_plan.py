@@ -445,3 +445,20 @@ def test_the_command_line_plan_shows_the_data_units_only_with_a_box():
     assert "in units: the noise sd in the data's own units" in boxed
     bare = plan_text(DPPCA(eps=4.0).plan(600, 6), 4.0, 600)
     assert "in units" not in bare
+
+
+def test_a_budget_tree_is_allocated_once_per_grant():
+    # the cache of allocations: the same tree and grant give the same plan,
+    # equal to a fresh allocation; another grant another plan; bounded in size
+    from sklearn_dppca._base import _KEPT_PLANS, _PLANS, _allocated
+
+    tree = {"a": (0.5, "gaussian"), "b": (0.5, {"c": (1.0, "pure")})}
+    first = _allocated(tree, 1.0, 1e-5, "gdp")
+    assert _allocated(dict(tree), 1.0, 1e-5, "gdp") is first
+    assert first.allocations == BudgetTree(tree).allocate(1.0, 1e-5, "gdp").allocations
+    other = _allocated(tree, 2.0, 1e-5, "gdp")
+    assert other is not first and other["a"].mu > first["a"].mu
+    assert _allocated(tree, 1.0, 1e-5, "basic")["a"].mu is None
+    for extra in range(_KEPT_PLANS + 10):
+        _allocated(tree, 1.0 + extra, 1e-5, "gdp")
+    assert len(_PLANS) == _KEPT_PLANS
