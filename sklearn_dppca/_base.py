@@ -452,9 +452,10 @@ def _settle_blocks(params, sizes):
         if "pairs" in params and method == "clipped" and "pairs" not in given:
             scree_params["pairs"] = params["pairs"]
         if "pairs" in scree_params:
-            scree_params["pairs"] = design_pairs(scree_params["pairs"], sizes)
+            scree_params["pairs"] = design_pairs(scree_params["pairs"], sizes,
+                                                 params["eps"])
     pairs = design_pairs(params["pairs"] if "pairs" in params else
-                         (scree_params or {}).get("pairs", "auto"), sizes)
+                         (scree_params or {}).get("pairs", "auto"), sizes, params["eps"])
     scree_params = check_blockwise_fit(
         sizes, pairs=pairs, compute_nonprivate=params["compute_nonprivate"],
         scree_method=method, scree_params=scree_params)

@@ -209,7 +209,8 @@ def _fit(options, out, err):
     # (delta >= 1/n: the estimator's PrivacyRiskWarning is shown as a warning line)
     from ._data._rows import block_sizes
 
-    pairs = design_pairs(estimator.get_params()["pairs"], block_sizes(n_samples))
+    chosen = estimator.get_params()
+    pairs = design_pairs(chosen["pairs"], block_sizes(n_samples), chosen["eps"])
     if "pairs" not in options.settings and pairs != "all":
         # DPPCA's own rule (pairs="auto"), the same for every front end
         say(f"note: {n_samples} rows: the incomplete U-statistic with {pairs} "

@@ -15,7 +15,7 @@ import sys
 from ._budget_split import BUDGET_PARTS as _BUDGET_PARTS
 from ._budget_split import DEFAULT_SCALED_SPLIT, DEFAULT_SPLIT
 from ._data_sources import BUILTIN_DATA
-from ._pair_design import AUTO_ALL_ROWS, AUTO_PARTNERS
+from ._pair_design import AUTO_ALL_ROWS, AUTO_MAX_PARTNERS, AUTO_PARTNERS
 from ._requests import SCREE_PANELS
 
 #: The options that fit (or choose the data of a fit): none applies to a redraw
@@ -207,8 +207,9 @@ def build_parser():
     model.add_argument("--pairs", default=None, metavar="auto|all|M",
                        help="pairs of the Kendall and scree U-statistics: 'all', M "
                             "partners per row, or 'auto' (every pair up to "
-                            f"{AUTO_ALL_ROWS} rows, {AUTO_PARTNERS} partners per row "
-                            "above; default {dppca})")
+                            f"{AUTO_ALL_ROWS} rows, above {AUTO_PARTNERS} partners per "
+                            f"row up to eps 1, {AUTO_PARTNERS} eps^2 beyond, at most "
+                            f"{AUTO_MAX_PARTNERS}; default {{dppca}})")
     output = parser.add_argument_group("output")
     output.add_argument("--out", default=None, metavar="FILE",
                         help="overview figure, .png, .pdf or .svg (default report.png; "

@@ -60,11 +60,11 @@ class DPKendallDirections(_PrivateProjection):
         with ``m`` others by a data-independent random design (incomplete
         U-statistic, O(n m p): linear in n); the sensitivity is unchanged.
         ``"auto"``: every pair up to ``AUTO_ALL_ROWS`` = 2,000 rows in one block,
-        ``AUTO_PARTNERS`` = 64 partners per row above (and in row blocks), a
-        rule of the block sizes alone, linear in ``n``; its directions' error
-        is within a few percent of all pairs' at eps 1 and 16% above it at eps
-        4 on 20,000 rows (user guide, "Large data sets"). The design used is
-        ``pairs_``.
+        above (and in row blocks) ``AUTO_PARTNERS`` = 64 partners per row up
+        to eps 1 and ``64 eps^2`` beyond, at most 512 from eps 2.83: a rule of
+        the block sizes and the grant alone, linear in ``n``; its directions'
+        error is within 4% of all pairs' at eps 1 and 5% at eps 4 on 20,000
+        rows (user guide, "Large data sets"). The design used is ``pairs_``.
     radial : {"spherical", "clipped", "covariance"}, default="spherical"
         The pair terms: unit directions (the spherical Kendall matrix),
         differences clipped in norm at ``radius`` (see above), or, with

@@ -197,7 +197,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     {shared: radius_level}
     pairs : "auto", "all" or int, default="auto"
         All pairs of rows, or ``m`` partners per row by a data-independent design;
-        ``"auto"``: all pairs up to 2,000 rows, 64 partners per row above (see
+        ``"auto"``: all pairs up to 2,000 rows, above 64 partners per row up to
+        eps 1 and ``64 eps^2`` beyond, at most 512 (see
         :class:`DPKendallDirections`; the design used is ``pairs_``). The clipped
         scree uses the same design unless ``scree_params`` sets its own.
     compute_nonprivate : bool, default=False

@@ -102,7 +102,7 @@ Properties that matter for a private PCA:
   distinct), because the columns are integers on short ranges. The privacy
   unit is still one row (one person), duplicate or not.
 - n = 32,561 is above the size at which the command line and the explorer use
-  the incomplete U-statistic (64 partners per row).
+  the incomplete U-statistic (64 partners per row at eps 1).
 
 Reference: Kohavi, R. (1996). Scaling up the accuracy of naive-Bayes
 classifiers: a decision-tree hybrid. Proceedings of the Second International
