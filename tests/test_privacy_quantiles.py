@@ -350,3 +350,26 @@ def test_a_search_short_of_budget_says_where_it_probably_stops():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         warn_if_far(221, 0.97, 1.0, "scree/total variance/clip bound")   # 6 early: quiet
+
+
+@pytest.mark.parametrize("guessing", ["closed form", "garbage", "nan"])
+def test_counts_below_are_the_sorted_counts_whatever_the_guess(guessing):
+    # the compiled pass against searchsorted: every value (on a grid point, an
+    # ulp either side, below, above, NaN, infinite) in its bin, whatever the guess
+    from sklearn_dppca.privacy._integer_noise import counts_below
+    from sklearn_dppca.privacy._quantiles import _geometric_grid, _geometric_position
+
+    rng = np.random.default_rng(5)
+    grid = _geometric_grid(0.0, 1.01, 3000)
+    values = np.concatenate([np.abs(rng.standard_normal(2000)) * 10.0**rng.uniform(-3, 3),
+                             grid[::7], np.nextafter(grid[::7], 0.0),
+                             np.nextafter(grid[::7], np.inf),
+                             [np.nan, np.inf, -np.inf, -1.0, 0.0, grid[-1] * 2]])
+    guess = {"closed form": _geometric_position(0.0, 1.01)(values),
+             "garbage": rng.uniform(-1e9, 1e9, values.size),
+             "nan": np.full(values.size, np.nan)}[guessing]
+    expected = np.cumsum(np.bincount(np.searchsorted(grid, values, side="right"),
+                                     minlength=grid.size + 1))[:grid.size]
+    np.testing.assert_array_equal(counts_below(values, guess, grid), expected)
+    with pytest.raises(ValueError, match="guess"):
+        counts_below(values, guess[:-1], grid)

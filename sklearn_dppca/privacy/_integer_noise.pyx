@@ -1,6 +1,8 @@
 # cython: language_level=3
 """Exact integer noise, compiled: Bernoulli(exp(-gamma)), the integer exponential
-(geometric), the discrete Laplace and the discrete Gaussian.
+(geometric), the discrete Laplace and the discrete Gaussian; and the quantile
+search's two compiled steps, its counts below a grid (:func:`counts_below`) and
+its first crossing.
 
 Canonne, Kamath and Steinke (2020), Algorithms 1-3, one draw at a time. Every
 random choice is a uniform integer below a bound, made from the generator's raw
@@ -222,3 +224,55 @@ def bernoulli_exp(rng, num, uint64_t den):
     for i in range(nums.shape[0]):
         out[i] = _bernoulli_exp(bits, <uint64_t>nums[i], den)
     return out
+
+
+def counts_below(const double[::1] values, const double[::1] guess,
+                 const double[::1] grid):
+    """``#{x < t_i}`` for every point ``t_i`` of the increasing ``grid``: a
+    search's whole read of the data, one pass over the values.
+
+    Each value's bin, the number of grid points at or below it
+    (``searchsorted(grid, x, "right")``; NaN past the end, as a sort puts it),
+    is read off ``guess`` (a closed form of the grid's, any float: NaN and
+    values out of range are clamped) where the grid confirms it, by binary
+    search where it does not; the bins are counted and the counts summed from
+    the bottom. Exact whatever the guesses (a good guess only saves the
+    search).
+    """
+    cdef Py_ssize_t n = values.shape[0], size = grid.shape[0], i, bin_index
+    cdef Py_ssize_t low, high, middle
+    cdef double x, g
+    if guess.shape[0] != n:
+        raise ValueError(f"guess must have one entry per value ({n}), got "
+                         f"{guess.shape[0]}.")
+    cdef cnp.ndarray[int64_t, ndim=1] counts = np.zeros(size + 1, dtype=np.int64)
+    cdef int64_t* bins = <int64_t*>counts.data
+    with nogil:
+        for i in range(n):
+            x = values[i]
+            if x != x:                       # NaN: past every grid point
+                bins[size] += 1
+                continue
+            g = guess[i]
+            # (NaN and out-of-range guesses are clamped; the check decides)
+            if not g >= 0.0:
+                bin_index = 0
+            elif g >= <double>size:
+                bin_index = size
+            else:
+                bin_index = <Py_ssize_t>g
+            if (bin_index == 0 or grid[bin_index - 1] <= x) and \
+                    (bin_index == size or x < grid[bin_index]):
+                bins[bin_index] += 1
+                continue
+            low, high = 0, size              # first grid point above x
+            while low < high:
+                middle = (low + high) // 2
+                if grid[middle] <= x:
+                    low = middle + 1
+                else:
+                    high = middle
+            bins[low] += 1
+        for i in range(1, size + 1):
+            bins[i] += bins[i - 1]
+    return counts[:size]

@@ -30,7 +30,7 @@ import numpy as np
 from .._validation import UNIT_OPEN, Interval, check_param, check_values, warn_user
 from ._calibration import check_eps
 from ._discrete import discrete_geometric, laplace_rate
-from ._integer_noise import first_crossing
+from ._integer_noise import counts_below, first_crossing
 from ._warnings import PrivacyUtilityWarning
 
 _LARGEST = np.finfo(float).max
@@ -92,30 +92,15 @@ def _counts_below(values, grid, position):
     points at or below ``x``, so ``x < t_i`` exactly when that number is at most
     ``i``; NaN bins past the end, as a sort would put it. ``position`` maps
     values to their approximate bins in closed form (the grid's own formula, see
-    :func:`_geometric_position`): each guess is checked against the grid and the
+    :func:`_geometric_position`): each guess is checked against the grid and a
     binary search places the values it missed, so the counts are exact whatever
-    the guess, and a good guess saves the search (three times faster than
-    sorting on a million values).
+    the guess, and a good guess saves the search; the check, the search and the
+    count are one compiled pass
+    (:func:`~sklearn_dppca.privacy._integer_noise.counts_below`).
     """
-    bins = _checked_bins(values, grid, position(values))
-    return np.cumsum(np.bincount(bins, minlength=grid.size + 1))[:grid.size]
-
-
-def _checked_bins(values, grid, guess):
-    """``searchsorted(grid, values, "right")`` from approximate bins ``guess``:
-    each guessed bin ``b`` is kept where ``grid[b-1] <= x < grid[b]`` (the ends
-    open), and the binary search places the rest (NaN, or a guess off by one or
-    more: a few values at the grid points)."""
-    size = grid.size
-    # fmax/fmin send NaN to 0; the truncation then floors the non-negative guesses
-    bins = np.fmin(np.fmax(guess, 0.0), float(size)).astype(np.intp)
-    below = np.concatenate([[-np.inf], grid])
-    above = np.concatenate([grid, [np.inf]])
-    placed = (below[bins] <= values) & (values < above[bins])
-    unplaced = ~placed
-    if np.any(unplaced):
-        bins[unplaced] = np.searchsorted(grid, values[unplaced], side="right")
-    return bins
+    values = np.ascontiguousarray(values, dtype=np.float64).ravel()
+    guess = np.ascontiguousarray(position(values), dtype=np.float64)
+    return counts_below(values, guess, np.ascontiguousarray(grid, dtype=np.float64))
 
 
 def geometric_counts(values, lower, beta, max_steps):
