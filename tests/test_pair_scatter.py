@@ -815,3 +815,16 @@ def test_ring_clipped_sum_refuses_out_of_range_indices(offsets, half, floor, mes
     with pytest.raises(ValueError, match=message):
         _kendall_kernel.ring_clipped_sum(np.arange(5.0), np.array(offsets, dtype=np.intp),
                                          half, floor)
+
+
+def test_column_max_abs_is_numpys_with_nan_kept():
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((1001, 7)) * 10.0**rng.uniform(-300, 300, 7)
+    np.testing.assert_array_equal(_kendall_kernel.column_max_abs(X), np.abs(X).max(axis=0))
+    X[500, 2], X[0, 4], X[3, 5] = np.nan, np.nan, -np.inf
+    X[900, 4] = 1e308         # a larger value after the NaN keeps the NaN
+    got = _kendall_kernel.column_max_abs(X)
+    assert np.isnan(got[2]) and np.isnan(got[4]) and got[5] == np.inf
+    np.testing.assert_array_equal(got[[0, 1, 3, 6]], np.abs(X).max(axis=0)[[0, 1, 3, 6]])
+    np.testing.assert_array_equal(_kendall_kernel.column_max_abs(np.empty((0, 3))),
+                                  np.zeros(3))

@@ -44,7 +44,7 @@ import zlib
 import numpy as np
 
 from .._kendall import _pair_design, _pair_sum, random_pairs
-from .._kendall_kernel import ring_clipped_sum
+from .._kendall_kernel import column_max_abs, ring_clipped_sum
 from .._validation import MAX_ABS_VALUE
 from ..privacy._histograms import histogram_counts
 from ..privacy._means import clipped_pair_mean
@@ -328,9 +328,8 @@ def block_check(block):
     block = np.asarray(block)
     if block.shape[0] == 0:
         return True, np.zeros(block.shape[1])
-    # one pass: a column's largest |x| is finite exactly when all of it is (NaN
-    # and inf carry through the maximum)
-    with np.errstate(invalid="ignore", over="ignore"):
-        largest = np.max(np.abs(block), axis=0).astype(np.float64)
+    # one compiled pass: a column's largest |x| is finite exactly when all of
+    # it is (NaN and inf carry through)
+    largest = column_max_abs(np.ascontiguousarray(block, dtype=np.float64))
     finite = bool(np.all(np.isfinite(largest)))
     return finite, (largest if finite else np.zeros(block.shape[1]))
