@@ -717,6 +717,33 @@ def column_max_abs(const double[:, ::1] X):
     return out
 
 
+def matched_squared_distances(const double[:, ::1] X, const Py_ssize_t[::1] first,
+                              const Py_ssize_t[::1] second):
+    """``|x_first[i] - x_second[i]|^2`` for every pair ``i`` of a matching, in
+    one pass over the pairs (the differences are not kept: the total
+    variance's clip search reads only their squared norms). Every index must
+    lie in ``[0, n)``; rows finite (as a fit's are: within ``2**500``, so no
+    square overflows)."""
+    cdef Py_ssize_t n = X.shape[0], p = X.shape[1], count = first.shape[0], i, j
+    cdef Py_ssize_t a, b
+    cdef double total, difference
+    if second.shape[0] != count:
+        raise ValueError("first and second must have the same length.")
+    for i in range(count):
+        if not (0 <= first[i] < n and 0 <= second[i] < n):
+            raise ValueError(f"pair indices must lie in [0, {n}).")
+    cdef double[::1] out = np.empty(count)
+    with nogil:
+        for i in range(count):
+            a, b = first[i], second[i]
+            total = 0.0
+            for j in range(p):
+                difference = X[a, j] - X[b, j]
+                total += difference * difference
+            out[i] = total
+    return np.asarray(out)
+
+
 def _unit_buffer(p):
     p = max(p, 1)
     return np.empty(max(16, UNIT_BUFFER_BYTES // (8 * p)) * p)

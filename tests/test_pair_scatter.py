@@ -828,3 +828,19 @@ def test_column_max_abs_is_numpys_with_nan_kept():
     np.testing.assert_array_equal(got[[0, 1, 3, 6]], np.abs(X).max(axis=0)[[0, 1, 3, 6]])
     np.testing.assert_array_equal(_kendall_kernel.column_max_abs(np.empty((0, 3))),
                                   np.zeros(3))
+
+
+def test_matched_squared_distances_are_the_pairs_squared_norms():
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((501, 9)) * 10.0**rng.uniform(-100, 100, 9)
+    first, second = rng.permutation(501)[:250], rng.permutation(501)[:250]
+    got = _kendall_kernel.matched_squared_distances(X, first.astype(np.intp),
+                                                    second.astype(np.intp))
+    direct = np.array([math.fsum((X[a] - X[b])**2) for a, b in zip(first, second)])
+    np.testing.assert_allclose(got, direct, rtol=12 * 2.0**-53, atol=0)
+    with pytest.raises(ValueError, match="pair indices"):
+        _kendall_kernel.matched_squared_distances(X, np.array([501], dtype=np.intp),
+                                                  np.array([0], dtype=np.intp))
+    with pytest.raises(ValueError, match="same length"):
+        _kendall_kernel.matched_squared_distances(X, np.array([1, 2], dtype=np.intp),
+                                                  np.array([0], dtype=np.intp))

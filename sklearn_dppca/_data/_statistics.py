@@ -44,7 +44,7 @@ import zlib
 import numpy as np
 
 from .._kendall import _pair_design, _pair_sum, random_pairs
-from .._kendall_kernel import column_max_abs, ring_clipped_sum
+from .._kendall_kernel import column_max_abs, matched_squared_distances, ring_clipped_sum
 from .._validation import MAX_ABS_VALUE
 from ..privacy._histograms import histogram_counts
 from ..privacy._means import clipped_pair_mean
@@ -185,11 +185,15 @@ def _matched_differences(X, root, name, index):
 
 def block_matching_counts(X, root, name, index, factor):
     """Counts below the scale-free grid of ``factor ||x_a - x_b||^2`` over a random
-    matching of this block's rows, and the number of pairs."""
-    differences, half = _matched_differences(X, root, name, index)
+    matching of this block's rows, and the number of pairs (the squared norms
+    in one compiled pass, no differences kept)."""
+    first, second = random_pairs(X.shape[0], _block_generator(root, name, index))
+    squares = matched_squared_distances(
+        np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(first, np.intp),
+        np.ascontiguousarray(second, np.intp))
     with np.errstate(over="ignore"):
-        values = np.einsum("ij,ij->i", differences, differences) * factor
-    return scale_free_counts(values), half
+        values = squares * factor
+    return scale_free_counts(values), first.size
 
 
 def block_column_matching_counts(X, root, name, index):
