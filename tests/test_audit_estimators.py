@@ -85,6 +85,7 @@ from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, spherical_kendall
 from sklearn_dppca._algorithms import _directions
 from sklearn_dppca._algorithms._directions import _kendall_sensitivity
 from ._kendall_support import pair_scatter as _pair_scatter
+from sklearn_dppca._algorithms._variances import _TAIL_WEIGHT as _VARIANCES_TAIL_WEIGHT
 from sklearn_dppca._algorithms._variances import _norm_clipped_scatter
 from sklearn_dppca.privacy import _budget, _calibration, _mechanisms
 from sklearn_dppca.privacy import clopper_pearson, empirical_eps_lower_bound, gdp_delta
@@ -713,11 +714,14 @@ def _composed_llr(fitted, X_a, X_b, claim, kendall):
 
 
 def _variance_reach(fitted, X_a, X_b):
-    """``||f(D) - f(D')||`` of the variances over the scree's stated sensitivity."""
+    """``||f(D) - f(D')||`` of the variances over their part of the scree's stated
+    sensitivity: the release carries the tail shares too, scaled to
+    ``_TAIL_WEIGHT`` of the variances' sensitivity, so the ledger's is
+    ``hypot(1, _TAIL_WEIGHT)`` times the variances' own."""
     shift = _variance_centre(X_a, fitted.components_) - _variance_centre(
         X_b, fitted.components_)
-    return np.linalg.norm(shift) / _ledger(fitted)["scree/variances/statistic"][
-        "sensitivity"]
+    stated = _ledger(fitted)["scree/variances/statistic"]["sensitivity"]
+    return np.linalg.norm(shift) / (stated / math.hypot(1.0, _VARIANCES_TAIL_WEIGHT))
 
 
 def _paired_composed_runs(n_pairs, X_a, X_b, claim):
