@@ -35,6 +35,7 @@ from ._spread import spread_level
 from ._scree_settings import BASE_LEVEL, BOX_MEAN_SHARE
 from ..privacy._quantiles import rank_slack, search_informative
 from .._bunch import Bunch
+from .._validation import check_bounds
 from .._data._statistics import KENDALL_MATRIX, RADIUS, SPREAD_BOUNDS, TOTAL_BOUND, TWO_SIDED
 
 #: The largest noise sd, relative to the statistic's public scale, of an
@@ -325,7 +326,7 @@ def plan_settings(params, n, p, k, *, scree_params=None, scree_method=None,
     total = scree_params.get("quantile_level") if scree_method == "clipped" else None
     bounded = params.get("bounds") is not None
     return {"n": int(n), "p": int(p), "k": int(k), "noise": params["noise"],
-            "bounded": bounded, "box_widths": _box_widths(params.get("bounds")),
+            "bounded": bounded, "box_widths": _box_widths(params.get("bounds"), p),
             "scaled": bool(params.get("scale")),
             "scree_needs_scale": bool(params.get("scale")) and not bounded
             and params.get("scree_waits_for_scale", True),
@@ -360,19 +361,17 @@ def _spreads_needed(full, allocate_at, settings, eps):
     return max(needed) if needed else math.nan
 
 
-def _box_widths(bounds):
+def _box_widths(bounds, n_features):
     """The widths ``high - low`` of declared ``bounds`` (pairs, or a dict of
-    them by column name), in no particular order: what the plan reads of the
-    box (public); None without bounds or when they are not pairs of numbers
-    (the fit's own check refuses those: :func:`~sklearn_dppca._validation.check_bounds`)."""
+    them by column name: its names stand in for the columns', as in
+    :meth:`~sklearn_dppca.DPPCA.plan`), read by the fit's own check
+    (:func:`~sklearn_dppca._validation.check_bounds`, which the plan has run
+    before); None without bounds. Public: the declared box."""
     if bounds is None:
         return None
-    pairs = list(bounds.values()) if isinstance(bounds, dict) else list(bounds)
-    try:
-        widths = np.array([float(high) - float(low) for low, high in pairs])
-    except (TypeError, ValueError):
-        return None
-    return widths if widths.size and np.all(np.isfinite(widths)) else None
+    names = [str(name) for name in bounds] if isinstance(bounds, dict) else None
+    low, high = check_bounds(bounds, n_features, names)
+    return high - low
 
 
 def _data_noise_sd(leaf, settings):
