@@ -9,13 +9,16 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from ._algorithms._directions import release_directions
-from ._algorithms._plan import bought_parts, first_pass_requests, plan_frame, plan_table
+from ._algorithms._plan import bought_parts, first_pass_requests, plan_frame, plan_table, \
+    total_bound_ahead
 from ._algorithms._loading_noise import loading_noise_scale
 from ._algorithms._projection import back_project, project, scale_origins, \
     whitening_scale
 from ._algorithms._scree import (
     feature_variances,
     release_scree,
+    release_total_bound,
+    total_bound_first,
     reordered_scree,
     scree_in_scale,
     scree_values,
@@ -193,14 +196,21 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         spec = self._public_plan(params, rows.shape[0], rows.shape[1],
                                  self._feature_names(), rows.sizes, ledger)
         targets = self._targets(params, y, rows)
-        rows.plan_passes(first_pass_requests(spec.plan, params["radial"]), pairs=spec.pairs,
-                         progress=progress.pairs)
+        rows.plan_passes(first_pass_requests(spec.plan, params["radial"],
+                                             self._total_first(spec, params)),
+                         pairs=spec.pairs, progress=progress.pairs)
         self._charge(spec.plan, params, rows.shape[0])
         self._plan_rows, self._kept_parts = spec.rows, spec.kept
         self._release(rows, spec, params, rng, ledger, targets)
         self.pairs_ = spec.pairs
         self._set_privacy(ledger, params, spec.plan)
         return self
+
+    def _total_first(self, spec, params):
+        """Whether the fit releases its scree's total clip bound before the
+        directions' pass (:func:`~._algorithms._scree.total_bound_first`): no
+        scree here."""
+        return False
 
     def _pass_progress(self, params):
         """Progress reporters of the passes: ``blocks`` (per block of a pass) and
@@ -236,6 +246,8 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         spec = self._spec(params, n_samples, n_features, names, ledger)
         spec.plan, spec.rows, spec.kept = self._bought(spec.parts, spec.grant,
                                                        spec.settings)
+        if self._total_first(spec, params):
+            spec.rows = total_bound_ahead(spec.rows)
         _check_leaves(spec.plan)
         if params["noise"] == "classical":
             _check_classical(
@@ -476,15 +488,35 @@ def _check_covariance_radial(params):
 class _VarianceMixin:
     """Stores the scree of a fit and whitens with it (DPScree and DPPCA)."""
 
+    def _total_first(self, spec, params):
+        """Whether the scree's total clip bound is released before the
+        directions' pass, so that the total rides on it
+        (:func:`~sklearn_dppca._algorithms._scree.total_bound_first`; the
+        spec's ``scree_params`` and ``pairs``, the directions' design)."""
+        return total_bound_first(params["scree_method"], spec.scree_params, spec.plan,
+                                 spec.pairs)
+
+    def _total_bound_first(self, X, spec, params, rng, ledger):
+        """The scree's total clip bound released now, before the directions'
+        pass, where :meth:`_total_first` says so
+        (:func:`~sklearn_dppca._algorithms._scree.release_total_bound`); else None."""
+        if not self._total_first(spec, params):
+            return None
+        return release_total_bound(X, method=params["scree_method"],
+                                   params=spec.scree_params,
+                                   budget=spec.plan.part("scree"), pairs=spec.pairs,
+                                   rng=rng, ledger=ledger)
+
     def _fit_scree(self, X, *, method, params, budget, noise, pairs, monotone, rng,
-                   ledger, kendall=None):
+                   ledger, kendall=None, total_bound=None):
         """Release the scree along ``components_`` and store it (see
         :func:`~sklearn_dppca._algorithms._scree.release_scree`)."""
         released = None
         if budget is not None or method == "matrix":    # (else the plan did not buy it)
             released = release_scree(X, self.components_, method=method, params=params,
                                      budget=budget, noise=noise, pairs=pairs, rng=rng,
-                                     ledger=ledger, kendall=kendall)
+                                     ledger=ledger, kendall=kendall,
+                                     total_bound=total_bound)
         released = scree_in_scale(released, self.components_.shape[0],
                                   self._columns_in_own_units(), self._feature_names())
         order = variance_order(released, monotone, bounded=X.widths() is not None)

@@ -66,6 +66,18 @@ sum is multiplied by ``4 p * 2**(2 e) / floor``, computed from mantissas and
 exponents. A scaled floor that underflows is below ``2**-1022``, while every pair the
 Gram path keeps has ``D2 >= 2**-900``: it changes none of their weights, and the
 exact path never sees the scaled value.
+
+A clipped total rides on the design path (``trace_floor = F > 0``): the pass also
+sums ``min(D2 / F, 1)`` over its pairs, the scree's total variance clipped at
+``F / 2`` in units of its bound, so that the total needs no pass of its own (it
+needs only the trace of its clipped scatter). The Gram path adds ``min(D2, F)``
+in the prescaled units for the pairs it keeps (a few vector operations per pair,
+from the squared distances it has computed for the weights) and divides by the
+scaled ``F`` once per task; the exact path adds each of its pairs' ratio through
+``ldexp``, as for the floor. A scaled ``F`` at or below ``2**-900`` clips every
+kept pair (each then adds 1); one that overflows clips none, and their ratios,
+below ``2**-1000`` each, add 0. The kept pairs' ratios carry the relative error of
+their ``D2`` (a few times ``16 eps``).
 """
 
 import functools
@@ -336,15 +348,16 @@ def spherical_kendall(X, *, n_jobs=None, pairs="all", random_state=None,
     >>> int(np.argmax(np.diag(K_64)))
     0
     """
-    total, n_terms, _ = _pair_sum(X, 0.0, pairs, random_state, n_jobs, progress)
+    total, n_terms, *_ = _pair_sum(X, 0.0, pairs, random_state, n_jobs, progress)
     return total / n_terms
 
 
-def _pair_sum(X, floor, pairs, random_state, n_jobs, progress):
+def _pair_sum(X, floor, pairs, random_state, n_jobs, progress, trace_floor=0.0):
     """Validate, draw the design if any, and sum the floored terms.
 
-    Returns the sum, the number of pairs and the number of coincident pairs
-    (zero terms).
+    Returns the sum, the number of pairs, the number of coincident pairs (zero
+    terms) and, for a design, the clipped total riding on its pairs at
+    ``trace_floor`` (:func:`_design_sum`; None for all pairs).
     """
     check_n_jobs(n_jobs)
     pairs = check_pairs(pairs)
@@ -354,9 +367,9 @@ def _pair_sum(X, floor, pairs, random_state, n_jobs, progress):
     pairs = design_pairs(pairs, (n_samples,))
     m = None if pairs == "all" else pairs
     if m is None or m >= n_samples - 1:
-        return _all_pairs_sum(X, floor, n_jobs, progress)
+        return _all_pairs_sum(X, floor, n_jobs, progress) + (None,)
     design = _pair_design(n_samples, m, check_generator(random_state))
-    return _design_sum(X, design, floor, n_jobs, progress)
+    return _design_sum(X, design, floor, n_jobs, progress, trace_floor)
 
 
 def _all_pairs_sum(X, floor, n_jobs, progress):
@@ -441,9 +454,10 @@ def _all_pairs_task(X_blocks, X_scaled, centres, block_starts, runs,
                                  floor_mantissa, floor_exponent, scaled_floor)
 
 
-def _design_sum(X, design, floor, n_jobs, progress):
-    """Sum of the floored terms over the design pairs, their number, and the
-    coincident pairs.
+def _design_sum(X, design, floor, n_jobs, progress, trace_floor=0.0):
+    """Sum of the floored terms over the design pairs, their number, the
+    coincident pairs, and the clipped total riding on the same pairs: the sum of
+    ``min(||d||^2 / trace_floor, 1)`` (:func:`~._kendall_kernel.design_partial`).
 
     Each task prescales the rows it reads by its own power of two (no pass over the
     whole of ``X`` here), so the tasks take the floor as it is.
@@ -451,6 +465,7 @@ def _design_sum(X, design, floor, n_jobs, progress):
     n_samples = X.shape[0]
     X = np.ascontiguousarray(X, dtype=np.float64)
     floor_mantissa, floor_exponent = math.frexp(floor)
+    trace_mantissa, trace_exponent = math.frexp(trace_floor)
     centre = _ring_centre(X, design.order)
     n_tasks = max(1, min(_MAX_TASKS, n_samples // _DESIGN_CHUNK))
     edges = np.linspace(0, n_samples, n_tasks + 1).astype(np.intp)
@@ -459,7 +474,7 @@ def _design_sum(X, design, floor, n_jobs, progress):
         _design_task,
         [
             (X, design.order, design.offsets, half, start, stop, centre,
-             floor_mantissa, floor_exponent)
+             floor_mantissa, floor_exponent, trace_mantissa, trace_exponent)
             for start, stop in zip(edges[:-1], edges[1:])
         ],
         n_jobs,
@@ -468,15 +483,18 @@ def _design_sum(X, design, floor, n_jobs, progress):
          + (max(0, min(int(stop), half) - int(start)) if half else 0)
          for start, stop in zip(edges[:-1], edges[1:])],
     )
-    return _with_count(results, n_samples * design.n_partners // 2)
+    return _with_count([result[:2] for result in results],
+                       n_samples * design.n_partners // 2) \
+        + (math.fsum(share for _, _, share in results),)
 
 
 def _design_task(X, order, offsets, half_offset, start, stop, centre, floor_mantissa,
-                 floor_exponent):
+                 floor_exponent, trace_mantissa, trace_exponent):
     """One parallel task: the partial sum over the pairs owned by ring positions
     ``start <= t < stop`` (module level, so that joblib can pickle it)."""
     return design_partial(X, order, offsets, int(half_offset), int(start), int(stop),
-                          centre, floor_mantissa, floor_exponent)
+                          centre, floor_mantissa, floor_exponent, trace_mantissa,
+                          trace_exponent)
 
 
 def _ring_centre(X, order):

@@ -63,6 +63,9 @@ from scipy.linalg.cython_blas cimport dgemm, dsyrk
 # passes (order, offsets, start, stop) before the first call.
 cdef extern from "dppca_kernel.h":
     ctypedef Py_ssize_t dppca_index
+    ctypedef struct dppca_trace:
+        double floor
+        double sum
     int DPPCA_LANES
     int DPPCA_WINDOW_PASS
     int DPPCA_ROUTE_AUTO
@@ -87,7 +90,8 @@ cdef extern from "dppca_kernel.h":
                             double weight_floor, double* weight_sums, double* sums,
                             Py_ssize_t sums_ld, double* products,
                             Py_ssize_t products_ld, double* partner_lanes,
-                            double* cells, Py_ssize_t* exact_pairs) noexcept nogil
+                            double* cells, Py_ssize_t* exact_pairs,
+                            dppca_trace* trace) noexcept nogil
     void dppca_band_dots(const double* owners, const double* partners,
                          Py_ssize_t ld, Py_ssize_t p, Py_ssize_t n_lanes,
                          const Py_ssize_t* offsets, Py_ssize_t n_offsets,
@@ -103,8 +107,8 @@ cdef extern from "dppca_kernel.h":
                                   const double* partner_norms, double relative_floor,
                                   double absolute_floor, double weight_floor,
                                   double* weights, Py_ssize_t weights_ld,
-                                  double* owner_sums,
-                                  double* partner_sums) noexcept nogil
+                                  double* owner_sums, double* partner_sums,
+                                  dppca_trace* trace) noexcept nogil
     void dppca_scaled_rows(const double* rows, Py_ssize_t rows_ld, const double* sums,
                            const double* gathered, Py_ssize_t ld, Py_ssize_t p,
                            Py_ssize_t n_lanes, double* products,
@@ -215,6 +219,11 @@ cdef struct ExactPairs:
     # (floor_mantissa == 0: no floor).
     double floor_mantissa
     int floor_exponent
+    # The riding clipped total's floor F (as the floor) and these pairs' sum of
+    # min(|d|^2 / F, 1).
+    double trace_mantissa
+    int trace_exponent
+    double trace_share
 
 
 cdef struct Workspace:
@@ -314,6 +323,11 @@ cdef void _add_exact_pair(ExactPairs* exact, const double* x_i, const double* x_
     if squared_norm == 0.0:
         exact.n_coincident += 1
         return
+    if exact.trace_mantissa > 0.0:
+        exact.trace_share += min(1.0, ldexp(squared_norm / exact.trace_mantissa,
+                                            2 * scale_exponent - exact.trace_exponent))
+    else:
+        exact.trace_share += 1.0
     inverse_norm = 1.0 / sqrt(squared_norm)
     if exact.floor_mantissa > 0.0:
         ratio = ldexp(squared_norm / exact.floor_mantissa,
@@ -622,6 +636,9 @@ cdef ExactPairs _exact_pairs(double[::1] units, double[::1] acc, double[::1] dif
     exact.n_coincident = 0
     exact.floor_mantissa = floor_mantissa
     exact.floor_exponent = floor_exponent
+    exact.trace_mantissa = 0.0
+    exact.trace_exponent = 0
+    exact.trace_share = 0.0
     return exact
 
 
@@ -892,6 +909,8 @@ cdef struct DesignBlock:
     # the position is the partner (added into weight_sums once final).
     double* partner_lanes
     Py_ssize_t* exact_pairs
+    # The clipped total riding on the pass (its floor in the prescaled units).
+    dppca_trace trace
 
 
 cdef inline Py_ssize_t _lanes(Py_ssize_t count) noexcept nogil:
@@ -920,7 +939,7 @@ cdef void _band_weights(DesignBlock* block, ExactPairs* exact, const double* X,
     if dppca_band_weights(block.dots, b, count, steps, n_steps, block.norms + local,
                           partner_norms + local, relative_floor, absolute_floor,
                           weight_floor, block.weights, b, block.weight_sums + local,
-                          partner_sums + local) == 0:
+                          partner_sums + local, &block.trace) == 0:
         return
     for j in range(n_steps):
         weights = block.weights + j * b
@@ -1003,7 +1022,7 @@ cdef void _design_block(DesignBlock* block, ExactPairs* exact, const double* X,
                                weight_floor, block.weight_sums + local,
                                block.gathered, b, queue_slot, PRODUCTS_LD,
                                block.partner_lanes + 8 * local, block.cells,
-                               block.exact_pairs)
+                               block.exact_pairs, &block.trace)
         for q in range(n_exact):
             ring_owner = order[t0 + block.exact_pairs[2 * q]]
             ring_partner = order[(t0 + block.exact_pairs[2 * q]
@@ -1108,9 +1127,11 @@ cdef bint _consecutive_from_one(const Py_ssize_t[::1] offsets) noexcept nogil:
 def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
                    const Py_ssize_t[::1] offsets, Py_ssize_t half_offset,
                    Py_ssize_t start, Py_ssize_t stop, const double[::1] centre,
-                   double floor_mantissa=0.0, int floor_exponent=0):
+                   double floor_mantissa=0.0, int floor_exponent=0,
+                   double trace_mantissa=0.0, int trace_exponent=0):
     """Unnormalised sum of d d^T / max(|d|^2, floor) over the design pairs owned by
-    some ring positions, through the weighted Laplacian of the design.
+    some ring positions, through the weighted Laplacian of the design; and, riding
+    on the same pairs, the parts of the clipped sum of min(|d|^2, trace floor).
 
     Ring position ``t`` in ``[start, stop)`` owns the pairs ``(t, t + o mod n)`` for
     each ``o`` in ``offsets`` and, when ``half_offset > 0`` and ``t < half_offset``,
@@ -1145,11 +1166,18 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
     floor_mantissa, floor_exponent : float, int
         The floor, ``floor_mantissa * 2**floor_exponent`` (``math.frexp``; a zero
         mantissa: no floor).
+    trace_mantissa, trace_exponent : float, int
+        The trace floor ``F``, as the floor (a zero mantissa: ``F = 0``).
 
     Returns
     -------
     total, n_coincident
         As for :func:`all_pairs_partial`.
+    share : float
+        The sum of ``min(|d|^2 / F, 1)`` over the pairs (a coincident pair adds
+        0): ``F / 2`` times it is the sum of ``min(|d|^2 / 2, F / 2)``, the trace
+        of the pair scatter clipped in norm at ``sqrt(F)``. ``F = 0``: the number
+        of pairs that do not coincide.
     """
     cdef Py_ssize_t n = X.shape[0], p = X.shape[1], b = DESIGN_BLOCK
     cdef Py_ssize_t n_offsets = offsets.shape[0], j
@@ -1160,14 +1188,15 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
     cdef double absolute_floor = GRAM_ABSOLUTE_FLOOR
     cdef double largest
     cdef TaskScale scale
-    if not (floor_mantissa == 0.0 or 0.5 <= floor_mantissa < 1.0):
-        raise ValueError(f"floor_mantissa must be 0 or lie in [0.5, 1), got "
-                         f"{floor_mantissa!r}.")
+    for name, mantissa in (("floor_mantissa", floor_mantissa),
+                           ("trace_mantissa", trace_mantissa)):
+        if not (mantissa == 0.0 or 0.5 <= mantissa < 1.0):
+            raise ValueError(f"{name} must be 0 or lie in [0.5, 1), got {mantissa!r}.")
     if centre.shape[0] != p:
         raise ValueError(f"centre must have {p} entries, got {centre.shape[0]}.")
     _check_design(n, order, offsets, half_offset, start, stop, whole_order=False)
     if stop == start or p == 0:
-        return np.zeros((p, p)), 0
+        return np.zeros((p, p)), 0, 0.0
     for j in range(n_offsets):
         reach = max(reach, offsets[j])
     width = _lanes((stop - start) + reach + DESIGN_LANE_PAD)
@@ -1221,6 +1250,7 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
     block.products = &products[0]
     block.n_queued = 0
     block.acc = &acc[0]
+    block.trace.sum = 0.0
 
     with nogil:
         largest = max(dppca_local_rows(&X[0, 0], &order[0], n, p, start, width,
@@ -1241,6 +1271,11 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
                               block.half_norms)
     exact = _exact_pairs(units, acc_exact, diff, p, scale.floor_mantissa,
                          scale.floor_exponent)
+    exact.trace_mantissa = trace_mantissa
+    exact.trace_exponent = trace_exponent
+    # (0 or inf where F leaves the range of the prescaled units: every pair is
+    # then at or above it, or below it, as in the units of X)
+    block.trace.floor = ldexp(trace_mantissa, trace_exponent - 2 * scale.exponent)
     with nogil:
         for block_index in range((stop - start + b - 1) // b):
             t0 = start + block_index * b
@@ -1270,7 +1305,19 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
         total += _symmetric_from_upper(acc_exact, p)
     if scale.factor != 1.0:
         total *= scale.factor
-    return total, exact.n_coincident
+    return total, exact.n_coincident, exact.trace_share + _kept_share(
+        block.trace, (stop - start) * n_offsets + half_count - exact.n_units
+        - exact.n_coincident)
+
+
+cdef double _kept_share(dppca_trace trace, Py_ssize_t n_kept):
+    """The kept pairs' sum of min(D2 / F, 1) from their sum of min(D2, F) in the
+    prescaled units. A kept pair has D2 >= 2**-900 there, so a floor at or below
+    that clips every one of them (a floor that underflowed to 0 too); one that
+    overflowed to inf clips none, and their shares, below 2**-1000 each, are 0."""
+    if trace.floor <= GRAM_ABSOLUTE_FLOOR:
+        return <double>n_kept
+    return trace.sum / trace.floor
 
 
 def _design_partial_direct(const double[:, ::1] X_ring, const Py_ssize_t[::1] order,

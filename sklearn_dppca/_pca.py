@@ -483,6 +483,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         X = self._scale_columns(X, plan, params, rng, ledger)
         if "scale" in plan:
             self._progress("spreads released", start)
+        total_bound = self._total_bound_first(X, spec, params, rng, ledger)
         released = self._release_directions(
             X, plan.node("loading"), params, rng, ledger, pairs=params["pairs"],
             progress=PairProgress("Kendall matrix") if params["verbose"] else None)
@@ -504,7 +505,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
                         rng=rng, ledger=ledger,
                         kendall=Bunch(matrix=released.kendall_matrix,
                                       noise_scale=released.noise_scale,
-                                      radius=released.radius))
+                                      radius=released.radius),
+                        total_bound=total_bound)
         self._progress("variances released", start)
         if with_scores and not np.array_equal(before[list(axes)],
                                               self.components_[list(axes)]):

@@ -450,12 +450,14 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         fit.check = scree_classical_check(params["scree_method"], fit.method_params,
                                           n_samples)
         fit.pairs = fit.directions_pairs
+        fit.scree_params = fit.method_params    # (the name DPPCA's spec uses)
         return fit
 
     def _release(self, X, spec, params, rng, ledger, targets):
         """The spreads, the directions and the scree, after the charge."""
         plan, method = spec.plan, params["scree_method"]
         X = self._scaled(X, spec.reused, plan, params, rng, ledger)
+        total_bound = self._total_bound_first(X, spec, params, rng, ledger)
         kendall = self._kendall_release(X, plan, params, rng, ledger,
                                         spec.directions_pairs)
         directions = kendall.eigenvectors if spec.given is None else spec.given
@@ -468,7 +470,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
                         noise=params["noise"],
                         pairs=spec.directions_pairs,
                         monotone=params["monotone"], rng=rng, ledger=ledger,
-                        kendall=kendall)
+                        kendall=kendall, total_bound=total_bound)
         if spec.threshold is not None:
             self._keep_for_ratio(spec.threshold)
         self.nonprivate_ = (nonprivate_reference(X.array(), self.components_)

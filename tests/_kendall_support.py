@@ -173,5 +173,5 @@ def pair_scatter(X, *, floor, pairs="all", random_state=None, n_jobs=None,
 
     """
     floor = check_param(floor, [NON_NEGATIVE], "floor")
-    total, n_terms, _ = _pair_sum(X, floor, pairs, random_state, n_jobs, progress)
+    total, n_terms, *_ = _pair_sum(X, floor, pairs, random_state, n_jobs, progress)
     return total / n_terms

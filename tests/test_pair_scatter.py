@@ -430,6 +430,28 @@ def test_directions_pairs_m_sensitivity_at_the_estimator(m):
 
 
 # ------------------------------------- the m-partner kernel: Laplacian + exact path
+def fsum_clipped_shares(X, floor, pairs):
+    """Slowest reference of the total riding on a design pass: the correctly
+    rounded sum of ``min(||d||^2 / floor, 1)`` over the pairs, each ratio from
+    the exact difference divided by its largest coordinate."""
+    X = np.asarray(X, dtype=np.float64)
+    shares = []
+    with np.errstate(over="ignore", under="ignore"):
+        for i, j in pairs:
+            d, scale = X[i] - X[j], 1.0
+            if not np.all(np.isfinite(d)):
+                d, scale = 0.5 * X[i] - 0.5 * X[j], 2.0
+            largest = np.max(np.abs(d))
+            if largest == 0:
+                continue
+            e = d / largest
+            # ||d||^2 / floor = (e . e) (largest * scale)^2 / floor, in steps that
+            # neither overflow nor underflow where the ratio is near 1
+            ratio = float(e @ e) * ((largest * scale) / math.sqrt(floor)) ** 2
+            shares.append(min(ratio, 1.0))
+    return math.fsum(shares)
+
+
 def fsum_design_scatter(X, floor, pairs):
     """Slowest reference: every entry of ``sum_pairs d d^T / max(||d||^2, floor)`` as
     one correctly rounded sum (``math.fsum``) of the per-pair terms, each term from
@@ -492,12 +514,19 @@ def test_pairs_m_kernel_matches_fsum_reference(kind, n, p, m):
     rng = np.random.default_rng(n * 100 + p + m)
     X = _hard_design_data(kind, n, p, rng)
     design = _pair_design(n, m, np.random.default_rng(3))
-    for floor in (0.0, typical_squared_distance(X)):
+    typical = typical_squared_distance(X)
+    for floor in (0.0, typical):
         expected, n_coincident = fsum_design_scatter(X, floor, design.pairs())
-        total, n_terms, coincident = _kendall._design_sum(X, design, floor, None, None)
-        assert n_terms == len(design.pairs())
-        assert coincident == n_coincident
-        assert_relative(total, expected, tol=1e-14)
+        # the clipped total riding on the pass, at floors below, at and above
+        # the typical squared distance
+        for trace_floor in (typical / 100, typical, min(typical * 100, 1e300)):
+            total, n_terms, coincident, share = _kendall._design_sum(
+                X, design, floor, None, None, trace_floor)
+            assert n_terms == len(design.pairs())
+            assert coincident == n_coincident
+            assert_relative(total, expected, tol=1e-14)
+            assert share == pytest.approx(
+                fsum_clipped_shares(X, trace_floor, design.pairs()), rel=1e-13)
 
 
 def _laplacian_only(monkeypatch):
@@ -544,7 +573,7 @@ def test_pairs_m_kernel_matches_the_direct_loop_kernel(n, m):
         direct, n_coincident = _design_partial_direct(
             np.ascontiguousarray(X[design.order]), design.order, design.offsets,
             design.half_offset, 0, n, mantissa, exponent)
-        total, _, coincident = _kendall._design_sum(X, design, floor, 2, None)
+        total, _, coincident, _ = _kendall._design_sum(X, design, floor, 2, None)
         assert_relative(total, direct, tol=1e-14)
         assert coincident == n_coincident
 
@@ -571,7 +600,7 @@ def test_pairs_m_window_and_band_loops_agree_with_the_direct_loop(m):
         total = np.zeros((p, p))
         n_coincident = 0
         for start, stop in ((0, 1000), (1000, 2997), (2997, n)):
-            part, count = design_partial(X, design.order, offsets, 0, start, stop,
+            part, count, _ = design_partial(X, design.order, offsets, 0, start, stop,
                                          centre)
             total += part
             n_coincident += count
@@ -640,13 +669,22 @@ def test_pairs_m_each_route_agrees_with_the_direct_loop(route, m, kernel_route):
     X[ring[10:60]] = X[ring[13:63]] + 1e-7
     X[ring[1995:2000]] = X[ring[2:7]]
     kernel_route(route)
-    for floor in (0.0, 1.0):
+    pairs = design.pairs()
+    with np.errstate(under="ignore"):
+        squared = np.sum((X[pairs[:, 0]] - X[pairs[:, 1]]) ** 2, axis=1)
+    typical = float(np.median(squared))
+    for floor, trace_floor in ((0.0, typical), (1.0, typical / 100)):
         direct, n_direct = _design_partial_direct(
             np.ascontiguousarray(X[ring]), ring, design.offsets, design.half_offset,
             0, n, *math.frexp(floor))
-        total, _, n_coincident = _kendall._design_sum(X, design, floor, 1, None)
+        total, _, n_coincident, share = _kendall._design_sum(X, design, floor, 1, None,
+                                                             trace_floor)
         assert_relative(total, direct, tol=1e-14)
         assert n_coincident == n_direct > 0
+        # the clipped total riding on the pass, the same on every route (the
+        # plain loops add 64,000 terms in one running sum: n eps at worst)
+        assert share == pytest.approx(
+            math.fsum(np.minimum(squared / trace_floor, 1.0)), rel=1e-11)
     assert _kendall_kernel.current_route() == route
 
 
@@ -766,7 +804,7 @@ def test_design_kernel_checks_the_ring_entries_it_reads(m):
     design = _pair_design(n, m, np.random.default_rng(1))
     centre = np.zeros(p)
     start, stop = 100, 150
-    reference, _ = design_partial(X, design.order, design.offsets, design.half_offset,
+    reference, *_ = design_partial(X, design.order, design.offsets, design.half_offset,
                                   start, stop, centre)
     read = [stop + m // 2 - 1] + ([start + n // 2] if m % 2 else [])
     for position in read:
@@ -777,7 +815,7 @@ def test_design_kernel_checks_the_ring_entries_it_reads(m):
                            centre)
     order = design.order.copy()
     order[start - 1] = n      # before the task's window: never read
-    total, _ = design_partial(X, order, design.offsets, design.half_offset, start,
+    total, *_ = design_partial(X, order, design.offsets, design.half_offset, start,
                               stop, centre)
     np.testing.assert_array_equal(total, reference)
 

@@ -757,14 +757,15 @@ def test_the_deprecated_method_names_still_work_with_a_future_warning():
         DPScree(method_params={"bogus": 1}).fit(X)
 
 
-@pytest.mark.parametrize("weight, printed_off", [(None, 0), (0.25, 5)])
+@pytest.mark.parametrize("weight, fewest_off, most_off", [(None, 0, 1), (0.25, 5, 30)])
 def test_the_tail_count_flags_adults_clipped_capital_gain_at_eps_half(
-        monkeypatch, weight, printed_off):
+        monkeypatch, weight, fewest_off, most_off):
     # raw adult without bounds at eps 0.5 (ten seeds): the searched bound clips
     # capital gain's top-coded tail, keeping 0.11 to 0.14 of its variance. The
-    # tail count, at half the statistic's sensitivity, flags it in every fit (no
-    # printed variance is off); at a quarter (the earlier weight, a broken
-    # variant here) five fits printed it as estimable
+    # tail count, at half the statistic's sensitivity, flags it in all but a
+    # few fits in a hundred (a noisy count: 1 to 3 of 40 fits printed it, with
+    # the draws in one order or another, at most one of these ten); at a
+    # quarter (the earlier weight, a broken variant here) five to seven of ten
     import sklearn_dppca._algorithms._variances as variances
     from sklearn_dppca.datasets import load_adult
     if weight is not None:
@@ -779,4 +780,50 @@ def test_the_tail_count_flags_adults_clipped_capital_gain_at_eps_half(
             for u, value in zip(fit.components_, fit.explained_variance_):
                 off += bool(np.isfinite(value)
                             and not 0.5 <= value / (u @ covariance @ u) <= 2)
-    assert off == printed_off
+    assert fewest_off <= off <= most_off
+
+
+# ------------------------------------- the total riding on the directions' pass
+
+def _total_passes(monkeypatch, estimator, X):
+    """The fit's ledger steps, and how many passes of its own the total took."""
+    import sklearn_dppca._algorithms._variances as variances
+    from sklearn_dppca._data._statistics import TOTAL_SCATTER
+
+    own = []
+    original = variances._norm_clipped_scatter
+
+    def spy(X, bound, pairs, name):
+        own.append(name == TOTAL_SCATTER)
+        return original(X, bound, pairs, name)
+
+    monkeypatch.setattr(variances, "_norm_clipped_scatter", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = estimator.fit(X)
+    steps = [entry["step"] for entry in fitted.privacy_ledger_]
+    return steps, sum(own), fitted
+
+
+@pytest.mark.parametrize("Estimator", [DPPCA, DPScree])
+def test_the_total_rides_on_the_kendall_pass(monkeypatch, Estimator):
+    # the total's clip bound is released first, and the Kendall matrix's pass
+    # sums the clipped total too: no pass of the total's own, the plan's order
+    X = np.random.default_rng(0).standard_normal((3000, 6)) * np.arange(6, 0, -1)
+    estimator = Estimator(2, eps=2.0, random_state=0)
+    steps, own, fitted = _total_passes(monkeypatch, estimator, X)
+    assert steps[:2] == ["scree/total variance/clip bound", "loading"] and own == 0
+    assert list(estimator.plan(*X.shape).step[:2]) == steps[:2]
+    # the total it releases is the table's (its noise about 1%)
+    assert fitted.total_variance_ == pytest.approx(np.trace(np.cov(X.T)), rel=0.05)
+
+
+@pytest.mark.parametrize("params", [{"pairs": "all"}, {"scree_method": "kendall"}])
+def test_the_total_takes_its_own_pass_where_it_cannot_ride(monkeypatch, params):
+    # all pairs (the all-pairs kernel carries no total), or the Kendall scree
+    # (its total's pass is shared with the score frame's first counts): the
+    # order and the passes of before
+    X = np.random.default_rng(0).standard_normal((600, 4)) * np.arange(4, 0, -1)
+    steps, own, _ = _total_passes(monkeypatch, DPPCA(2, eps=2.0, random_state=0,
+                                                     **params), X)
+    assert steps[0] == "loading" and own == 1

@@ -267,7 +267,10 @@ def test_adult_scaled_gives_a_positive_scree_in_scaled_units_only():
         seen.add(bool(released.all()))
         if released.all():
             assert np.all(pca.explained_variance_ > 0)
-            assert 0 < pca.explained_variance_ratio_.sum() < 1
+            # (the PVE, or none where the total's search overshot: its level is
+            # high for its budget, and an overshot bound's noise hides the total)
+            assert 0 < pca.explained_variance_ratio_.sum() < 1 \
+                or np.isnan(pca.total_variance_)
         else:
             # capital_loss in dollars beside four scaled columns: mixed units
             assert np.all(np.isnan(pca.explained_variance_))

@@ -460,7 +460,21 @@ def plan_table(full, kept, allocate_at, settings, eps):
     return rows
 
 
-def first_pass_requests(plan, radial):
+def total_bound_ahead(rows):
+    """The plan's rows with the total variance's clip-bound search moved before
+    the directions' steps: the order of a fit that releases it first, so that
+    the total rides on the Kendall matrix's pass
+    (:func:`~._scree.total_bound_first`)."""
+    step = "scree/total variance/clip bound"
+    moved = [row for row in rows if row["step"] == step]
+    rest = [row for row in rows if row["step"] != step]
+    first = next((index for index, row in enumerate(rest)
+                  if row["step"] == "loading" or row["step"].startswith("loading/")),
+                 len(rest))
+    return rest[:first] + moved + rest[first:]
+
+
+def first_pass_requests(plan, radial, total_first=False):
     """What the rows compute ahead, before any release: the statistics of
     ``plan`` (a BudgetPlan) that need no release first, by the view they read.
 
@@ -470,11 +484,14 @@ def first_pass_requests(plan, radial):
     matching), ``rows`` (what the rows the directions read compute: the Kendall
     sum, the radius's and the total variance's matchings) and ``scores`` (what
     the score axes' view computes: the frame's first counts); each a list of
-    statistic names of :mod:`~sklearn_dppca._data._statistics`.
+    statistic names of :mod:`~sklearn_dppca._data._statistics`. With
+    ``total_first`` (the total's clip bound is released before the directions,
+    :func:`~._scree.total_bound_first`) the Kendall sum waits for it: the
+    total rides on its pass.
     """
     paths = plan.allocations
     rows = []
-    if "loading" in paths and radial == "spherical":
+    if "loading" in paths and radial == "spherical" and not total_first:
         rows.append(KENDALL_MATRIX)
     if "loading/radius" in paths:
         rows.append(RADIUS)

@@ -14,6 +14,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from .._bunch import Bunch
+from .._data._statistics import KENDALL_MATRIX
 
 from ..privacy import PrivacyUtilityWarning
 from .._validation import warn_user, printable
@@ -67,8 +68,61 @@ def check_matrix_scree(method, radial):
                          f"this fit or reused), got {given} directions.")
 
 
+def total_bound_first(method, params, plan, pairs):
+    """Whether a fit's scree searches the total variance's clip bound before the
+    directions' pass (:func:`release_total_bound`), from public inputs only:
+    the directions are released over an ``m``-partner design (``pairs``), the
+    plan buys the bound's search, and the scree ``method`` (with its
+    ``params``) may search it: not the box's moments (``C="box"``) nor
+    ``"matrix"``. (``bound="box-own"`` searches it first as ``"own"`` does,
+    so that a box the search beats leaves the fit as it is without bounds,
+    draw for draw: where the box wins, that bound goes unused.) Not
+    ``"kendall"`` either: its scree reads nothing else of the rows, and its
+    total's own pass is shared with the score frame's first counts (which
+    wait for the directions), so riding would add a pass over the data, not
+    save one (a Dask fit's cost)."""
+    if pairs == "all" or "loading" not in plan \
+            or "scree/total variance/clip bound" not in plan:
+        return False
+    if method in ("matrix", "kendall"):
+        return False
+    return not (method == "clipped" and params.get("C") == "box")
+
+
+def release_total_bound(X, *, method, params, budget, pairs, rng, ledger):
+    """Release the total variance's clip bound ``C`` now, before the directions'
+    pass, and let the total ride on that pass.
+
+    The scree reads the total as ``mean min(||x_a - x_b||^2 / 2, C)`` over an
+    ``m``-partner design: the Kendall matrix's pass reads every pair's squared
+    distance anyway, so with ``C`` released first it sums these terms too
+    (:meth:`~sklearn_dppca._data._rows.Rows.ride_on_pair_sum`), and the total
+    needs no pass of its own. Same search, level and budget as the scree's own
+    (:func:`_total_level`), only earlier: the ledger lists it before the
+    directions. ``budget``: the scree's part. Returns ``C`` (for
+    :func:`release_scree`'s ``total_bound``).
+    """
+    bound = total_clip_bound(X, budget.part("total variance"), rng, ledger, pairs=pairs,
+                             quantile_level=_total_level(method, params, budget,
+                                                         X.shape[0]))
+    if math.isfinite(2.0 * bound) and bound > 0:
+        X.ride_on_pair_sum(KENDALL_MATRIX, 2.0 * bound)
+    return bound
+
+
+def _total_level(method, params, budget, n_samples):
+    """The level of the total's clip-bound search: the variances' for
+    ``"clipped"``; as high as its budget allows for ``"kendall"`` (its clipping
+    bias is not cancelled by a ratio, :func:`_elliptical_scree`); the default
+    for the one-dimensional estimators."""
+    if method == "kendall":
+        return max(spread_level(n_samples // 2, budget["total variance/clip bound"].eps),
+                   0.5)
+    return params["quantile_level"] if method == "clipped" else None
+
+
 def release_scree(X, components, *, method, params, budget, noise, pairs, rng, ledger,
-                  kendall=None):
+                  kendall=None, total_bound=None):
     """Variances along the rows of ``components`` and the total variance.
 
     ``budget``: the scree's part (:func:`~._scree_settings.scree_parts`; None for
@@ -77,14 +131,16 @@ def release_scree(X, components, *, method, params, budget, noise, pairs, rng, l
     clipped second moment, so the PVE is not biased by clipping).
     ``method="kendall"`` and ``"matrix"`` need ``kendall``, a Bunch with the
     released Kendall ``matrix`` (whose eigenvectors are ``components``), its
-    ``noise_scale`` and ``radius``.
+    ``noise_scale`` and ``radius``. ``total_bound``: the total's clip bound
+    where :func:`release_total_bound` released it before the directions (its
+    search is then not run again).
 
     Returns a Bunch with ``raw`` and ``noise_scale`` (per component), ``bounds``
     (the clip bounds, or None), ``total`` and ``total_noise``, all finite.
     """
     released = _release_scree(X, components, method=method, params=params,
                               budget=budget, noise=noise, pairs=pairs, rng=rng,
-                              ledger=ledger, kendall=kendall)
+                              ledger=ledger, kendall=kendall, total_bound=total_bound)
     # Released values are finite but for an overflow (a clip bound near the top
     # of the float range times a large noise, a radius past sqrt(max float)
     # squared): clamp them (post-processing), so that nothing after the charge
@@ -97,24 +153,25 @@ def release_scree(X, components, *, method, params, budget, noise, pairs, rng, l
 
 
 def _release_scree(X, components, *, method, params, budget, noise, pairs, rng, ledger,
-                   kendall=None):
+                   kendall=None, total_bound=None):
     """:func:`release_scree` before its values are clamped to finite ones."""
     if method == "kendall":
         return _elliptical_scree(X, components, budget, kendall, noise=noise, pairs=pairs,
-                                 rng=rng, ledger=ledger)
+                                 rng=rng, ledger=ledger, total_bound=total_bound)
     if method == "matrix":
         return _matrix_scree(components, kendall)
     if method == "clipped" and params.get("C") == "box":
         released = _box_scree(X, components, budget, noise, rng, ledger)
     elif method == "clipped" and params.get("bound") == "box":
         released = _box_or_search_scree(X, components, params, budget, noise, pairs, rng,
-                                        ledger)
+                                        ledger, total_bound)
     elif method == "clipped" and params.get("bound") == "box-own":
         released = _box_or_own_scree(X, components, params, budget, noise, pairs, rng,
-                                     ledger)
+                                     ledger, total_bound)
     else:
         released = _searched_scree(*_clipped_scree(
-            X, components, method, params, budget, noise, pairs, rng, ledger, kendall))
+            X, components, method, params, budget, noise, pairs, rng, ledger, kendall,
+            total_bound))
     if method == "clipped" and params.get("elliptical") == "auto" \
             and kendall is not None and kendall.radius is None:
         raw, noise_scale, total, total_noise = _combine_elliptical(
@@ -228,7 +285,8 @@ def _box_mean_in_two(X, leaf, box_for, noise, rng, ledger, tail=None, mixed=Fals
     return combine_means(first, rest), None, verdict
 
 
-def _box_or_search_scree(X, components, params, budget, noise, pairs, rng, ledger):
+def _box_or_search_scree(X, components, params, budget, noise, pairs, rng, ledger,
+                         total_bound=None):
     """``bound="box"``: the total's clip bound is searched first; then the form
     with the less noise releases the total and the variances: the box's moments
     about its private mean (:func:`_box_moments_scree`), or the pair statistics
@@ -242,8 +300,9 @@ def _box_or_search_scree(X, components, params, budget, noise, pairs, rng, ledge
     the search's form runs, the mean's unspent part joining the variances'.
     Returns the scree's Bunch, the bounds None for the box's form."""
     total_part = budget.part("total variance")
-    bound = total_clip_bound(X, total_part, rng, ledger, pairs=pairs,
-                             quantile_level=params["quantile_level"])
+    bound = total_bound if total_bound is not None else total_clip_bound(
+        X, total_part, rng, ledger, pairs=pairs,
+        quantile_level=_total_level("clipped", params, budget, X.shape[0]))
     n_samples = X.shape[0]
     box_leaf = _joined(budget["variances/statistic"], total_part["statistic"])
     units = tuple(unit_sd(leaf, noise) for leaf in (budget["mean"], box_leaf,
@@ -270,7 +329,8 @@ def _box_or_search_scree(X, components, params, budget, noise, pairs, rng, ledge
                            total, _widened_total_noise(total, total_noise, bound))
 
 
-def _box_or_own_scree(X, components, params, budget, noise, pairs, rng, ledger):
+def _box_or_own_scree(X, components, params, budget, noise, pairs, rng, ledger,
+                      total_bound=None):
     """``bound="box-own"``: the variances' clip bound(s) are searched first (one
     in norm or one per component, as ``bound="own"`` clips); then each variance
     takes the form that suits it: the box's moments about its private mean
@@ -288,7 +348,8 @@ def _box_or_own_scree(X, components, params, budget, noise, pairs, rng, ledger):
     search's value by more than its noise (:func:`~._variances.tail_moved`: a
     heavy tail, such as adult's top-coded capital gains, which a box clips
     nowhere). The box for every variance: its moments give the variances and
-    the total (the total's search is not run, its eps left unspent). For some
+    the total (the total's bound, released before the directions, goes
+    unused: :func:`total_bound_first`). For some
     (:func:`_mixed_scree`): those from the box, the others clipped, the total
     the box's. For none: the pair statistics at the released bounds, the
     mean's unspent part joined, then the total's search and statistic.
@@ -339,7 +400,8 @@ def _box_or_own_scree(X, components, params, budget, noise, pairs, rng, ledger):
     raw, noise_scale, bounds = _searched_variances(X, components, bounds, params, leaf,
                                                    noise, rng, ledger)
     total, total_noise, _ = _total_variance(X, budget, noise, pairs,
-                                            params["quantile_level"], rng, ledger)
+                                            params["quantile_level"], rng, ledger,
+                                            total_bound)
     return _searched_scree(raw, noise_scale, bounds, total, total_noise)
 
 
@@ -442,16 +504,16 @@ def _joined(leaf, other):
 
 
 def _clipped_scree(X, components, method, params, budget, noise, pairs, rng, ledger,
-                   kendall):
+                   kendall, total_bound=None):
     """The variances along the directions and the total variance from clipped
     pair statistics (clip bounds searched or given) or the one-dimensional
     estimators; the noise sd of a release at its clip bound raised to it.
     Returns ``(raw, noise_scale, bounds, total, total_noise)``."""
-    level = params["quantile_level"] if method == "clipped" else None
+    level = _total_level(method, params, budget, X.shape[0])
     if method == "clipped" and params.get("bound") == "total":
         # the total first: the variances clip at its released bound (public now)
         total, total_noise, total_bound = _total_variance(X, budget, noise, pairs,
-                                                          level, rng, ledger)
+                                                          level, rng, ledger, total_bound)
         params = dict(params, C=total_bound)
     scales = _scales(params, kendall, components.shape[0])
     raw, noise_scale, bounds = private_variances(
@@ -459,7 +521,7 @@ def _clipped_scree(X, components, method, params, budget, noise, pairs, rng, led
         noise=noise, rng=rng, ledger=ledger, scales=scales)
     if not (method == "clipped" and params.get("bound") == "total"):
         total, total_noise, _ = _total_variance(X, budget, noise, pairs, level, rng,
-                                                ledger)
+                                                ledger, total_bound)
     return (raw, _widened_variance_noise(raw, noise_scale, bounds, scales), bounds, total,
             total_noise)
 
@@ -593,12 +655,12 @@ def _component_names(n_components):
     return [f"PC{l + 1}" for l in range(n_components)]
 
 
-def _total_variance(X, budget, noise, pairs, level, rng, ledger):
+def _total_variance(X, budget, noise, pairs, level, rng, ledger, bound=None):
     """The private total variance, its noise sd (raised if at its bound) and its
-    released clip bound."""
+    released clip bound (searched here, or ``bound`` if released earlier)."""
     total, total_noise, total_bound = private_total_variance(
         X, budget.part("total variance"), noise, rng, ledger, pairs=pairs,
-        quantile_level=level)
+        quantile_level=level, bound=bound)
     return total, _widened_total_noise(total, total_noise, total_bound), total_bound
 
 
@@ -615,7 +677,8 @@ def _widened_total_noise(total, total_noise, bound):
                                    (np.array([total]), np.array([bound])))[0])
 
 
-def _elliptical_scree(X, components, budget, kendall, *, noise, pairs, rng, ledger):
+def _elliptical_scree(X, components, budget, kendall, *, noise, pairs, rng, ledger,
+                      total_bound=None):
     """``method="kendall"``: the total variance is the only release; the
     variances are ``total * ratios`` with the ratios read off the released
     Kendall eigenvalues under an elliptical model
@@ -623,9 +686,9 @@ def _elliptical_scree(X, components, budget, kendall, *, noise, pairs, rng, ledg
     is as high as its search's budget allows (:func:`~._spread.spread_level`):
     its clipping bias is not cancelled by a ratio here.
     """
-    level = spread_level(X.shape[0] // 2, budget["total variance/clip bound"].eps)
-    total, total_noise, _ = _total_variance(X, budget, noise, pairs, max(level, 0.5), rng,
-                                         ledger)
+    total, total_noise, _ = _total_variance(
+        X, budget, noise, pairs, _total_level("kendall", None, budget, X.shape[0]), rng,
+        ledger, total_bound)
     raw, noise_scale = elliptical_variances(kendall.matrix, kendall.noise_scale, total,
                                             total_noise, components.shape[0], rng)
     return Bunch(raw=raw, noise_scale=noise_scale, bounds=None, total=total,

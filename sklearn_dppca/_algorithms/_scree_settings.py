@@ -449,8 +449,9 @@ def _box_or_own_parts(params, n_components):
     (:func:`box_variances_are_quieter`): where it wins, the mean is not
     released, its budget goes back to the variances, and the scree is the fit
     without bounds, draw for draw; where the box wins, the mean, the variances
-    and the total are the box's moments, and the total's search is not run (its
-    eps is left unspent). Flat, in the order the leaves run in both forms."""
+    and the total are the box's moments, and the total's bound (searched before
+    the directions, as ``"own"`` searches it) goes unused. Flat, in the order
+    the leaves run in both forms."""
     variances = _variance_parts("clipped", params, n_components)
     share = 1.0 - TOTAL_SHARE
     statistic = share * variances.pop("statistic")[0]

@@ -18,6 +18,7 @@ from ._scree_settings import (
     check_public_clip,
 )
 from .._data._statistics import (
+    KENDALL_MATRIX,
     SCREE_BOUND,
     SCREE_COMPONENT_SCATTER,
     SCREE_COMPONENT_BOUNDS,
@@ -228,7 +229,7 @@ def _share_at_or_above(counts, n_values, threshold):
 
 
 def private_total_variance(X, budget, noise, rng, ledger, *, pairs="all",
-                           quantile_level=None):
+                           quantile_level=None, bound=None):
     """The private total variance ``E ||x_a - x_b||^2 / 2`` (the trace of the covariance).
 
     The pair differences are clipped in norm to ``sqrt(2 C)`` with ``C`` a private
@@ -240,11 +241,13 @@ def private_total_variance(X, budget, noise, rng, ledger, *, pairs="all",
     replaced. With declared ``bounds`` (a clipped view of the rows, widths
     ``w``) every ``||d||^2 / 2`` is at most ``sum_j w_j^2 / 2``
     (:func:`box_norm_bound`), which caps the searched ``C``. ``budget``:
-    the part of :data:`TOTAL_PARAMS`'s tree. Returns ``(total, noise_scale,
-    bound)``; ``total`` may be negative.
+    the part of :data:`TOTAL_PARAMS`'s tree. ``bound``: ``C`` as
+    :func:`total_clip_bound` released it earlier (the search is then not run
+    again). Returns ``(total, noise_scale, bound)``; ``total`` may be negative.
     """
-    bound = total_clip_bound(X, budget, rng, ledger, pairs=pairs,
-                             quantile_level=quantile_level)
+    if bound is None:
+        bound = total_clip_bound(X, budget, rng, ledger, pairs=pairs,
+                                 quantile_level=quantile_level)
     total, noise_scale = total_at_bound(X, bound, budget["statistic"], noise, rng, ledger,
                                         pairs=pairs)
     return total, noise_scale, bound
@@ -266,15 +269,34 @@ def total_clip_bound(X, budget, rng, ledger, *, pairs="all", quantile_level=None
 def total_at_bound(X, bound, leaf, noise, rng, ledger, *, pairs="all"):
     """The total variance's U-statistic clipped at the public ``bound``, released
     with its tail count on the Gaussian ``leaf`` (sensitivity ``2 bound / n``).
-    Returns ``(total, noise_scale)``."""
-    scatter = _norm_clipped_scatter(X, bound, pairs, TOTAL_SCATTER)
+    Returns ``(total, noise_scale)``.
+
+    Where the bound was released before the directions' pass and the total rode
+    on it (:func:`~._scree.release_total_bound`), the U-statistic is read off
+    that pass, over the Kendall matrix's design: any ``m``-partner design gives
+    the same sensitivity, and the pass computes only the trace. Otherwise it
+    takes a pass of its own, over a design of its own.
+    """
+    total = _clipped_total(X, bound, pairs)
     counts, n_values = X.matching_counts(TOTAL_BOUND, 0.5)
     tail = Bunch(shares=np.array([_share_at_or_above(counts, n_values, _TAIL * bound)]),
                  sensitivity=1.0 / n_values, losses=np.array([(_TAIL - 1.0) * bound]))
     total, noise_scale = _release_with_tail(
-        float(np.trace(scatter)), 2 * bound / X.shape[0], tail, leaf, noise, rng,
-        ledger, ["the data"], "total variance", _TOTAL_TAIL_WEIGHT)
+        total, 2 * bound / X.shape[0], tail, leaf, noise, rng, ledger, ["the data"],
+        "total variance", _TOTAL_TAIL_WEIGHT)
     return float(total[0]), float(noise_scale[0])
+
+
+def _clipped_total(X, bound, pairs):
+    """``mean min(||x_a - x_b||^2 / 2, bound)`` over the pairs: read off the
+    Kendall matrix's pass where it rode on it, else the trace of the pair
+    scatter clipped at ``bound`` over a design of its own."""
+    ridden = X.ridden_mean(KENDALL_MATRIX, 2.0 * bound) if math.isfinite(2.0 * bound) \
+        else None
+    if ridden is not None:
+        # min(D2 / 2, C) = C min(D2 / (2 C), 1)
+        return bound * ridden
+    return float(np.trace(_norm_clipped_scatter(X, bound, pairs, TOTAL_SCATTER)))
 
 
 def _clipped_variances(X, components, params, budget, noise, rng, ledger, scales=None):

@@ -105,6 +105,8 @@ class _Passes:
         self.max_abs_checks = []   # what: checks waiting for the first pass
         self.plan = None       # (requests, settings) from plan_passes
         self.views = {}        # (block index, view key) -> a narrow view's rows
+        self.riders = {}       # (view key, pair sum name) -> its riding trace floor
+        self.ridden = {}       # (view key, name, trace floor) -> (share sum, terms)
 
 
 class Rows:
@@ -271,10 +273,15 @@ class Rows:
     def _ahead(self, name, function, block_args):
         """Compute ``function`` over the blocks in the next pass, kept under
         ``name`` (and this view) until :meth:`_take` asks for it."""
-        key = (self._view_key(), name)
-        if key in self.passes.ready or any(p[0] == key for p in self.passes.pending):
+        if self._asked(name):
             return
-        self.passes.pending.append((key, self.view, function, list(block_args)))
+        self.passes.pending.append(((self._view_key(), name), self.view, function,
+                                    list(block_args)))
+
+    def _asked(self, name):
+        """Whether ``name`` (of this view) is computed, or waits for the next pass."""
+        key = (self._view_key(), name)
+        return key in self.passes.ready or any(p[0] == key for p in self.passes.pending)
 
     def _take(self, name, function, block_args):
         """The per-block results of ``name``: computed ahead or earlier (the pass
@@ -369,19 +376,42 @@ class Rows:
         self._ahead((name, float(floor), pairs), stats.block_pair_sum,
                     self._pair_args(floor, pairs, name, progress))
 
-    def _pair_args(self, floor, pairs, name, progress=None):
+    def _pair_args(self, floor, pairs, name, progress=None, trace_floor=0.0):
         n_jobs, progress = (None, None) if self.is_dask else (self.n_jobs, progress)
-        return [(pairs,) + seeded + (float(floor), n_jobs, progress)
+        return [(pairs,) + seeded + (float(floor), n_jobs, progress, trace_floor)
                 for seeded in self._seeded(name)]
+
+    def ride_on_pair_sum(self, name, trace_floor):
+        """Let the pair sum ``name`` of this view, when its pass runs after this
+        call, also sum ``min(||x_a - x_b||^2 / trace_floor, 1)`` over its pairs
+        (a public, positive, finite floor): a clipped total that then needs no
+        pass of its own (:meth:`ridden_mean`)."""
+        self.passes.riders[(self._view_key(), name)] = float(trace_floor)
 
     def pair_sum(self, floor, pairs, name, progress=None):
         """The floored pair sum over all pairs (``pairs="all"``, one block) or
         ``m``-partner designs within the blocks, and its number of terms (a
-        coincident pair is a zero term)."""
-        results = self._take((name, float(floor), pairs), stats.block_pair_sum,
-                             self._pair_args(floor, pairs, name, progress))
-        return (np.sum([partial for partial, _ in results], axis=0),
-                sum(terms for _, terms in results))
+        coincident pair is a zero term). A total riding on it
+        (:meth:`ride_on_pair_sum`) is kept for :meth:`ridden_mean`."""
+        trace_floor = self.passes.riders.get((self._view_key(), name), 0.0)
+        key = (name, float(floor), pairs)
+        # (a sum asked ahead, or read before, ran without the ride)
+        rides = trace_floor > 0 and not self._asked(key)
+        results = self._take(key, stats.block_pair_sum,
+                             self._pair_args(floor, pairs, name, progress, trace_floor))
+        n_terms = sum(terms for _, terms, _ in results)
+        if rides and all(share is not None for _, _, share in results):
+            self.passes.ridden[(self._view_key(), name, trace_floor)] = (
+                math.fsum(share for _, _, share in results), n_terms)
+        return np.sum([partial for partial, _, _ in results], axis=0), n_terms
+
+    def ridden_mean(self, name, trace_floor):
+        """The mean of ``min(||x_a - x_b||^2 / trace_floor, 1)`` over the pairs of
+        the pair sum ``name``, where it rode on that sum's pass
+        (:meth:`ride_on_pair_sum`); None where it did not (the sum ran before
+        the ride was asked, or over all pairs)."""
+        ridden = self.passes.ridden.get((self._view_key(), name, float(trace_floor)))
+        return None if ridden is None else ridden[0] / ridden[1]
 
     def pair_mean(self, floor, pairs, name, progress=None):
         """:meth:`pair_sum` divided by its number of terms."""

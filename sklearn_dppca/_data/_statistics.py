@@ -167,12 +167,17 @@ def view_box(view):
     return low.copy(), high.copy()
 
 
-def block_pair_sum(X, pairs, root, name, index, floor, n_jobs=None, progress=None):
+def block_pair_sum(X, pairs, root, name, index, floor, n_jobs=None, progress=None,
+                   trace_floor=0.0):
     """The floored pair sum over all pairs (``pairs="all"``) or an ``m``-partner
-    design of this block's rows, and its number of terms."""
-    total, n_terms, _ = _pair_sum(X, floor, pairs, _block_generator(root, name, index),
-                                  n_jobs, progress)
-    return total, n_terms
+    design of this block's rows, its number of terms and, for a design, the
+    clipped total riding on its pairs at ``trace_floor`` (the sum of
+    ``min(||d||^2 / trace_floor, 1)``, :func:`~sklearn_dppca._kendall._design_sum`;
+    None for all pairs)."""
+    total, n_terms, _, ride = _pair_sum(X, floor, pairs,
+                                        _block_generator(root, name, index), n_jobs,
+                                        progress, trace_floor)
+    return total, n_terms, ride
 
 
 def _matched_differences(X, root, name, index):

@@ -46,7 +46,7 @@ typedef void (*dppca_gather_fn)(const double*, dppca_index, dppca_index, dppca_i
 typedef dppca_index (*dppca_weights_fn)(
     const double*, dppca_index, dppca_index, const dppca_index*, dppca_index,
     const double*, const double*, double, double, double, double*, dppca_index,
-    double*, double*);
+    double*, double*, dppca_trace*);
 typedef void (*dppca_scaled_fn)(const double*, dppca_index, const double*,
                                 const double*, dppca_index, dppca_index, dppca_index,
                                 double*, dppca_index);
@@ -175,10 +175,11 @@ ATTR static dppca_index NAME##_weights( \
         const double* owner_norms, const double* partner_norms, \
         double relative_floor, double absolute_floor, double weight_floor, \
         double* weights, dppca_index weights_ld, double* owner_sums, \
-        double* partner_sums) { \
+        double* partner_sums, dppca_trace* trace) { \
     dppca_index i, j, lane, n_exact = 0; \
     VEC relative = relative_floor - (VEC){0}, absolute = absolute_floor - (VEC){0}; \
     VEC floor = weight_floor - (VEC){0}, one = 1.0 - (VEC){0}; \
+    VEC trace_floor = trace->floor - (VEC){0}, riding = {0}; \
     MASK index, counts = {0}; \
     for (lane = 0; lane < L; lane++) index[lane] = lane; \
     dppca_index n_lanes = (count + DPPCA_LANES - 1) / DPPCA_LANES * DPPCA_LANES; \
@@ -196,6 +197,9 @@ ATTR static dppca_index NAME##_weights( \
             threshold = relative * both + absolute; \
             keep = (squared >= threshold) & valid; \
             counts += valid & ~keep; \
+            below = squared < trace_floor; \
+            riding += (VEC)((((MASK)squared & below) \
+                              | ((MASK)trace_floor & ~below)) & keep); \
             below = squared < floor; \
             squared = (VEC)(((MASK)squared & ~below) | ((MASK)floor & below)); \
             weight = (VEC)((MASK)(one / squared) & keep); \
@@ -204,7 +208,10 @@ ATTR static dppca_index NAME##_weights( \
         } \
         DPPCA_STORE(owner_sums + i, sum); \
     } \
-    for (lane = 0; lane < L; lane++) n_exact -= counts[lane]; \
+    for (lane = 0; lane < L; lane++) { \
+        n_exact -= counts[lane]; \
+        trace->sum += riding[lane]; \
+    } \
     for (j = 0; j < n_offsets; j++) { \
         const double* weight_row = weights + j * weights_ld; \
         double* partner_row = partner_sums + offsets[j]; \
@@ -221,7 +228,7 @@ static dppca_index dppca_plain_weights(
         const double* owner_norms, const double* partner_norms,
         double relative_floor, double absolute_floor, double weight_floor,
         double* weights, dppca_index weights_ld, double* owner_sums,
-        double* partner_sums) {
+        double* partner_sums, dppca_trace* trace) {
     dppca_index i, j, n_exact = 0;
     dppca_index n_lanes = (count + DPPCA_LANES - 1) / DPPCA_LANES * DPPCA_LANES;
     for (j = 0; j < n_offsets; j++)
@@ -230,6 +237,7 @@ static dppca_index dppca_plain_weights(
             double squared = both - 2.0 * dots[j * dots_ld + i], weight = 0.0;
             if (squared >= relative_floor * both + absolute_floor) {
                 weight = 1.0 / (squared < weight_floor ? weight_floor : squared);
+                trace->sum += squared < trace->floor ? squared : trace->floor;
             } else {
                 n_exact++;
             }
@@ -298,12 +306,15 @@ DPPCA_AVX512 static dppca_index dppca_avx512_window(
         dppca_index h, const double* norms, double relative_floor,
         double absolute_floor, double weight_floor, double* weight_sums,
         double* sums, dppca_index sums_ld, double* products, dppca_index products_ld,
-        double* partner_lanes, double* cells, dppca_index* exact_pairs) {
+        double* partner_lanes, double* cells, dppca_index* exact_pairs,
+        dppca_trace* trace) {
     dppca_index i, k, u, pass, lane, n_exact = 0;
     dppca_index n_passes = (h + 7 + DPPCA_WINDOW_PASS - 1) / DPPCA_WINDOW_PASS;
     dppca_v8 relative = relative_floor - (dppca_v8){0};
     dppca_v8 absolute = absolute_floor - (dppca_v8){0};
     dppca_v8 floor = weight_floor - (dppca_v8){0}, one = 1.0 - (dppca_v8){0};
+    __m512d trace_floor = _mm512_set1_pd(trace->floor);
+    dppca_v8 riding = {0};
     dppca_m8 index = {0, 1, 2, 3, 4, 5, 6, 7};
     for (i = 0; i < count; i += 8) {
         dppca_v8 own, owned = {0}, complete;
@@ -332,6 +343,8 @@ DPPCA_AVX512 static dppca_index dppca_avx512_window(
                 dppca_v8 threshold = relative * both + absolute, weight;
                 dppca_m8 keep = (squared >= threshold) & band;
                 dppca_m8 below = squared < floor, lost = band & ~keep;
+                riding += (dppca_v8)((dppca_m8)_mm512_min_pd((__m512d)squared,
+                                                             trace_floor) & keep);
                 squared = (dppca_v8)(((dppca_m8)squared & ~below)
                                      | ((dppca_m8)floor & below));
                 weight = (dppca_v8)((dppca_m8)(one / squared) & keep);
@@ -401,6 +414,7 @@ DPPCA_AVX512 static dppca_index dppca_avx512_window(
             }
         }
     }
+    for (lane = 0; lane < 8; lane++) trace->sum += riding[lane];
     return n_exact;
 }
 #endif
@@ -677,12 +691,13 @@ dppca_index dppca_band_weights(const double* dots, dppca_index dots_ld,
                                const double* partner_norms, double relative_floor,
                                double absolute_floor, double weight_floor,
                                double* weights, dppca_index weights_ld,
-                               double* owner_sums, double* partner_sums) {
+                               double* owner_sums, double* partner_sums,
+                               dppca_trace* trace) {
     dppca_ensure_route();
     return dppca_route.weights(dots, dots_ld, count, offsets, n_offsets, owner_norms,
                                partner_norms, relative_floor, absolute_floor,
                                weight_floor, weights, weights_ld, owner_sums,
-                               partner_sums);
+                               partner_sums, trace);
 }
 
 void dppca_scaled_rows(const double* rows, dppca_index rows_ld, const double* sums,
@@ -716,18 +731,20 @@ dppca_index dppca_window(const double* rows, dppca_index ld, dppca_index p,
                          double weight_floor, double* weight_sums, double* sums,
                          dppca_index sums_ld, double* products,
                          dppca_index products_ld, double* partner_lanes,
-                         double* cells, dppca_index* exact_pairs) {
+                         double* cells, dppca_index* exact_pairs,
+                         dppca_trace* trace) {
 #if defined(DPPCA_X86)
     if (dppca_current_route() == DPPCA_ROUTE_AVX512)
         return dppca_avx512_window(rows, ld, p, count, h, norms, relative_floor,
                                    absolute_floor, weight_floor, weight_sums, sums,
                                    sums_ld, products, products_ld, partner_lanes,
-                                   cells, exact_pairs);
+                                   cells, exact_pairs, trace);
 #else
     (void)rows; (void)ld; (void)p; (void)count; (void)h; (void)norms;
     (void)relative_floor; (void)absolute_floor; (void)weight_floor;
     (void)weight_sums; (void)sums; (void)sums_ld; (void)products;
     (void)products_ld; (void)partner_lanes; (void)cells; (void)exact_pairs;
+    (void)trace;
 #endif
     return 0;
 }

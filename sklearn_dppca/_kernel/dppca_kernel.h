@@ -64,19 +64,29 @@ void dppca_band_gather(const double* partners, dppca_index ld, dppca_index p,
                        dppca_index n_lanes, const dppca_index* offsets,
                        dppca_index n_offsets, const double* weights,
                        dppca_index weights_ld, double* sums, dppca_index sums_ld);
+/* A clipped total riding on the design path's weights: sum += min(D2, floor)
+   over the pairs the Gram path keeps (D2 and floor in the task's prescaled
+   units; the exact path's pairs are added by the caller). */
+typedef struct {
+    double floor;
+    double sum;
+} dppca_trace;
+
 /* Weights of the pairs (owner i, partner i + offsets[j]), i < count, from their
    band dot products: w = 1 / max(D2, weight_floor) for D2 = |a|^2 + |b|^2 - 2 a.b,
    or 0 when D2 < relative_floor S + absolute_floor (S = |a|^2 + |b|^2: the pair
    goes to the exact path). Adds the weights to owner_sums[i] and
-   partner_sums[i + offsets[j]]; returns the number of pairs left to the exact
-   path. The weights of the lanes in [count, n_lanes) are 0 or untouched. */
+   partner_sums[i + offsets[j]], and the kept pairs to trace; returns the number
+   of pairs left to the exact path. The weights of the lanes in [count, n_lanes)
+   are 0 or untouched. */
 dppca_index dppca_band_weights(const double* dots, dppca_index dots_ld,
                                dppca_index count, const dppca_index* offsets,
                                dppca_index n_offsets, const double* owner_norms,
                                const double* partner_norms, double relative_floor,
                                double absolute_floor, double weight_floor,
                                double* weights, dppca_index weights_ld,
-                               double* owner_sums, double* partner_sums);
+                               double* owner_sums, double* partner_sums,
+                               dppca_trace* trace);
 /* products[k products_ld + i] = sums[i] rows[k rows_ld + i]
                                  (- 2 gathered[k ld + i] when gathered is not NULL),
    i < n_lanes. */
@@ -104,7 +114,8 @@ dppca_index dppca_window(const double* rows, dppca_index ld, dppca_index p,
                          double weight_floor, double* weight_sums, double* sums,
                          dppca_index sums_ld, double* products,
                          dppca_index products_ld, double* partner_lanes,
-                         double* cells, dppca_index* exact_pairs);
+                         double* cells, dppca_index* exact_pairs,
+                         dppca_trace* trace);
 
 /* max |x| over size doubles (0 for none). */
 double dppca_max_abs(const double* x, dppca_index size);
