@@ -194,6 +194,18 @@ def _text(driver, element_id):
         "return el ? el.textContent : '';", element_id)
 
 
+def _click(driver, element_id):
+    """Click ``element_id`` as a user does once it can be clicked: a click that
+    another element intercepts (text that the server is redrawing beside it
+    shifts the layout for a moment, as on a loaded machine) is tried again, not
+    failed. An intercepted click reaches nothing, so none is sent twice."""
+    def clicked(d):
+        d.find_element(By.ID, element_id).click()
+        return True
+    WebDriverWait(driver, ACTION_TIMEOUT, ignored_exceptions=(
+        ElementClickInterceptedException, StaleElementReferenceException)).until(clicked)
+
+
 def _click_and_settle(driver, element_id):
     """Click a button and wait until the server has gone busy and idle again, that
     is, has finished what the click started."""
@@ -201,7 +213,7 @@ def _click_and_settle(driver, element_id):
     button = driver.find_element(By.ID, element_id)
     # (in sight first, at the bottom: the sidebar's top, the meter and Fit, stays)
     driver.execute_script("arguments[0].scrollIntoView({block: 'end'});", button)
-    button.click()
+    _click(driver, element_id)
     _until(driver, lambda d: d.execute_script("return window.idleCount;") > idle,
            f"the server to finish the {element_id} click")
 
@@ -424,7 +436,7 @@ def explorer(csv, browser):
         for name, value in FIRST_FIT.items():
             _type(browser, name, value)
         assert _in_sight(browser, "#fit")
-        browser.find_element(By.ID, "fit").click()
+        _click(browser, "fit")
         _until(browser, lambda d: _meter(d) != before, "the fit to spend")
         _until(browser, lambda d: _picture_source(d, "scree"), "the fit's scree picture")
         _screenshot(browser, "fit-scree")
@@ -644,7 +656,7 @@ def test_the_downloaded_release_loads(explorer, browser, downloads):
     # while Shiny disables it starts nothing, and CI waited its whole timeout)
     _until(browser, lambda d: _download_ready(d, "download_release"),
            "the release's download link")
-    browser.find_element(By.ID, "download_release").click()
+    _click(browser, "download_release")
     path = _until(browser, lambda d: next(
         (p for p in downloads.glob("*.json")), None), "the release's download")
     released = load_release(path)
@@ -682,7 +694,7 @@ def test_a_fit_beyond_what_is_left_is_refused(explorer, browser, csv):
     # the whole budget again: more than is left however the fits compose
     _type(browser, "eps", BUDGET[0])
     _type(browser, "delta", BUDGET[1])
-    browser.find_element(By.ID, "fit").click()
+    _click(browser, "fit")
     _until(browser, lambda d: "refused" in _text(d, "message").lower(),
            "the refusal")
     _screenshot(browser, "refused")
@@ -705,7 +717,7 @@ def test_two_sessions_meters_agree(explorer, browser, csv):
         assert _meter(browser) == spent
         for name, value in SECOND_FIT.items():
             _type(browser, name, value)
-        browser.find_element(By.ID, "fit").click()
+        _click(browser, "fit")
         _until(browser, lambda d: _meter(d) != spent, "the second tab's fit to spend")
         second = _meter(browser)
         explorer["charges"] += 1
@@ -754,7 +766,7 @@ def test_an_upload_named_by_its_custodian_keeps_its_budget(explorer, browser, cs
     _until(browser, lambda d: _meter(d)[0] == 0, "a budget of its own for the name")
     assert _meter(browser)[1:] == original[1:]
     _type(browser, "eps", SECOND_FIT["eps"])
-    browser.find_element(By.ID, "fit").click()
+    _click(browser, "fit")
     _until(browser, lambda d: _meter(d)[0] > 0, "the named data set's fit to spend")
     spent = _meter(browser)
     _load_upload(browser, copies[1], "school marks 2026")
@@ -830,7 +842,7 @@ def test_a_served_explorer_is_its_custodians(browser, tmp_path_factory):
         before = _meter(browser)
         assert before[0] == 0
         _type(browser, "eps", SECOND_FIT["eps"])
-        browser.find_element(By.ID, "fit").click()
+        _click(browser, "fit")
         _until(browser, lambda d: _meter(d)[0] > 0, "the served fit to spend")
         spent = _meter(browser)
     finally:
