@@ -68,6 +68,7 @@ cdef extern from "dppca_kernel.h":
         double sum
     int DPPCA_LANES
     int DPPCA_WINDOW_PASS
+    int DPPCA_NARROW
     int DPPCA_ROUTE_AUTO
     int DPPCA_ROUTE_AVX512
     int DPPCA_ROUTE_AVX2
@@ -109,6 +110,11 @@ cdef extern from "dppca_kernel.h":
                                   double* weights, Py_ssize_t weights_ld,
                                   double* owner_sums, double* partner_sums,
                                   dppca_trace* trace) noexcept nogil
+    Py_ssize_t dppca_narrow(const double* owners, const double* partners,
+                            Py_ssize_t ld, Py_ssize_t p, Py_ssize_t count,
+                            const Py_ssize_t* offsets, Py_ssize_t n_offsets,
+                            double weight_floor, double tiny, double* sums,
+                            dppca_trace* trace, Py_ssize_t* exact_pairs) noexcept nogil
     void dppca_scaled_rows(const double* rows, Py_ssize_t rows_ld, const double* sums,
                            const double* gathered, Py_ssize_t ld, Py_ssize_t p,
                            Py_ssize_t n_lanes, double* products,
@@ -193,6 +199,12 @@ GRAM_ABSOLUTE_FLOOR = 2.0 ** -900
 # largest coordinate.
 cdef double SAFE_SQUARED_LOW = 2.0 ** -960
 cdef double SAFE_SQUARED_HIGH = 2.0 ** 1000
+
+# The narrow loop sends a pair to the exact path below this squared distance in
+# the prescaled units (coincident pairs, and squares near the subnormal range):
+# the default GRAM_ABSOLUTE_FLOOR, so a riding total's floor at or below it clips
+# every kept pair on either path (_kept_share).
+cdef double NARROW_TINY = 2.0 ** -900
 
 # Unit vectors buffered before each DSYRK: about 256 KiB.
 UNIT_BUFFER_BYTES = 262144
@@ -1225,8 +1237,12 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
     cdef Py_ssize_t[::1] exact_pairs = np.empty(2 * DESIGN_BLOCK * DESIGN_OFFSET_CHUNK,
                                                 dtype=np.intp)
     cdef DesignBlock block
+    # rows of a few coordinates: their pairs straight from the differences
+    cdef bint narrow = p <= DPPCA_NARROW
+    cdef double[::1] narrow_sums = np.zeros(p * (p + 1) // 2 if narrow else 1)
     # the window loop and the hand-written accumulation: the AVX-512 route only
-    block.window = (dppca_current_lanes() == 8 and 0 < n_offsets <= DESIGN_OFFSET_CHUNK
+    block.window = (not narrow and dppca_current_lanes() == 8
+                    and 0 < n_offsets <= DESIGN_OFFSET_CHUNK
                     and _consecutive_from_one(offsets))
     block.hand = dppca_current_lanes() == 8
     cdef double[::1] cells_acc = np.empty(dppca_cells_size(p) if block.hand else 1)
@@ -1261,8 +1277,10 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
                 &X[0, 0], &order[0], n, p, start + half_offset,
                 half_count + DESIGN_LANE_PAD, width, block.half_rows))
         scale = _task_scale(largest, p, floor_mantissa, floor_exponent)
+        # (narrow rows are not centred: their pairs' differences are taken
+        # directly, exact to one rounding wherever the rows lie)
         for j in range(p):
-            scaled_centre[j] = centre[j] * scale.high * scale.low
+            scaled_centre[j] = 0.0 if narrow else centre[j] * scale.high * scale.low
         dppca_finish_rows(block.rows, width, width, p, scale.high, scale.low,
                           &scaled_centre[0], block.norms)
         if half_count:
@@ -1276,6 +1294,20 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
     # (0 or inf where F leaves the range of the prescaled units: every pair is
     # then at or above it, or below it, as in the units of X)
     block.trace.floor = ldexp(trace_mantissa, trace_exponent - 2 * scale.exponent)
+    if narrow:
+        with nogil:
+            _narrow_pairs(&block, &exact, &X[0, 0], &order[0], n, start, stop,
+                          &offsets[0] if n_offsets else NULL, n_offsets, half_offset,
+                          scale.scaled_floor, &narrow_sums[0])
+            _flush_units(&exact, p)
+        total = _symmetric_from_rows(narrow_sums, p)
+        if exact.n_units:
+            total += _symmetric_from_upper(acc_exact, p)
+        if scale.factor != 1.0:
+            total *= scale.factor
+        return total, exact.n_coincident, exact.trace_share + _kept_share(
+            block.trace, (stop - start) * n_offsets + half_count - exact.n_units
+            - exact.n_coincident)
     with nogil:
         for block_index in range((stop - start + b - 1) // b):
             t0 = start + block_index * b
@@ -1308,6 +1340,55 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
     return total, exact.n_coincident, exact.trace_share + _kept_share(
         block.trace, (stop - start) * n_offsets + half_count - exact.n_units
         - exact.n_coincident)
+
+
+cdef void _narrow_pairs(DesignBlock* block, ExactPairs* exact, const double* X,
+                        const Py_ssize_t* order, Py_ssize_t n, Py_ssize_t start,
+                        Py_ssize_t stop, const Py_ssize_t* offsets,
+                        Py_ssize_t n_offsets, Py_ssize_t half_offset,
+                        double weight_floor, double* sums) noexcept nogil:
+    """The design pairs of narrow rows (:c:func:`dppca_narrow`), in blocks of
+    DESIGN_BLOCK owners and DESIGN_OFFSET_CHUNK offsets (the size of the list of
+    exact pairs); the pairs it lists (D2 below GRAM_ABSOLUTE_FLOOR in the
+    prescaled units: coincident, or at the bottom of the range) go to the exact
+    path, on the rows of X."""
+    cdef Py_ssize_t b = DESIGN_BLOCK, p = block.p, t0, count, chunk, size, q, n_exact
+    cdef Py_ssize_t local, n_half, owner, block_index, chunk_index, zero_step = 0
+    for block_index in range((stop - start + b - 1) // b):
+        t0 = start + block_index * b
+        count = min(b, stop - t0)
+        local = t0 - start
+        for chunk_index in range((n_offsets + DESIGN_OFFSET_CHUNK - 1)
+                                 // DESIGN_OFFSET_CHUNK):
+            chunk = chunk_index * DESIGN_OFFSET_CHUNK
+            size = min(DESIGN_OFFSET_CHUNK, n_offsets - chunk)
+            n_exact = dppca_narrow(block.rows + local, block.rows + local, block.width,
+                                   p, count, offsets + chunk, size, weight_floor,
+                                   NARROW_TINY, sums, &block.trace, block.exact_pairs)
+            for q in range(n_exact):
+                owner = t0 + block.exact_pairs[2 * q]
+                _add_exact_pair(exact, X + order[owner] * p, X + order[
+                    (owner + offsets[chunk + block.exact_pairs[2 * q + 1]]) % n] * p, p)
+        n_half = max(0, min(count, half_offset - t0))
+        if n_half:
+            n_exact = dppca_narrow(block.rows + local, block.half_rows + local,
+                                   block.width, p, n_half, &zero_step, 1, weight_floor,
+                                   NARROW_TINY, sums, &block.trace, block.exact_pairs)
+            for q in range(n_exact):
+                owner = t0 + block.exact_pairs[2 * q]
+                _add_exact_pair(exact, X + order[owner] * p,
+                                X + order[(owner + half_offset) % n] * p, p)
+
+
+cdef _symmetric_from_rows(double[::1] sums, Py_ssize_t p):
+    """The symmetric p x p matrix of its upper triangle listed row by row."""
+    total = np.empty((p, p))
+    cdef Py_ssize_t k, l, c = 0
+    for k in range(p):
+        for l in range(k, p):
+            total[k, l] = total[l, k] = sums[c]
+            c += 1
+    return total
 
 
 cdef double _kept_share(dppca_trace trace, Py_ssize_t n_kept):

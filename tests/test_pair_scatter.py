@@ -541,9 +541,10 @@ def test_pairs_m_exact_fallback_is_needed_and_used(monkeypatch):
     # Near-duplicate pairs far from the origin: the Gram-form distances of those
     # pairs are pure rounding, so the Laplacian sum alone is far off; the kernel's
     # exact path puts it back to the correctly rounded value. (Before the Laplacian
-    # kernel the design path had no Gram form at all, and the first check failed.)
+    # kernel the design path had no Gram form at all, and the first check failed;
+    # rows of at most DPPCA_NARROW = 4 coordinates have none either: 5 here.)
     rng = np.random.default_rng(31)
-    X = _hard_design_data("near_duplicates_far_out", 400, 4, rng)
+    X = _hard_design_data("near_duplicates_far_out", 400, 5, rng)
     design = _pair_design(400, 6, np.random.default_rng(4))
     expected, _ = fsum_design_scatter(X, 0.0, design.pairs())
     with monkeypatch.context() as patch:
@@ -653,7 +654,8 @@ def kernel_route():
 
 @pytest.mark.parametrize("route", ROUTES)
 @pytest.mark.parametrize("m", [64, 65])
-def test_pairs_m_each_route_agrees_with_the_direct_loop(route, m, kernel_route):
+@pytest.mark.parametrize("p", [11, 2])
+def test_pairs_m_each_route_agrees_with_the_direct_loop(route, m, p, kernel_route):
     # Each route of the design kernel (AVX-512 window loop and hand-written
     # accumulation; AVX2 band loops; the baseline vectors of builds without x86
     # dispatch; the plain loops of compilers without vector extensions) against the
@@ -661,7 +663,8 @@ def test_pairs_m_each_route_agrees_with_the_direct_loop(route, m, kernel_route):
     # by default, the others only when forced, so each is forced here in turn.
     from sklearn_dppca._kendall_kernel import _design_partial_direct
 
-    n, p = 2000, 11
+    # (p = 2: the narrow loop, from the pairs' differences; 11: the Gram form)
+    n = 2000
     rng = np.random.default_rng(m)
     X = rng.standard_normal((n, p)) * np.logspace(-3, 3, p) + 1e5
     design = _pair_design(n, m, np.random.default_rng(7))

@@ -50,6 +50,10 @@ typedef dppca_index (*dppca_weights_fn)(
 typedef void (*dppca_scaled_fn)(const double*, dppca_index, const double*,
                                 const double*, dppca_index, dppca_index, dppca_index,
                                 double*, dppca_index);
+typedef dppca_index (*dppca_narrow_fn)(const double*, const double*, dppca_index,
+                                       dppca_index, dppca_index, const dppca_index*,
+                                       dppca_index, double, double, double*,
+                                       dppca_trace*, dppca_index*);
 
 /* The band loops for one vector type VEC of L lanes, G offsets at a time.
 
@@ -251,11 +255,132 @@ static dppca_index dppca_plain_weights(
     return n_exact;
 }
 
+/* Narrow rows (p <= DPPCA_NARROW): the pairs (owner i, partner i + offsets[j]),
+   i < count, from their differences d = a - b, rows prescaled and not centred
+   (one rounding per coordinate, whatever the rows' distance from each other or
+   from the origin: no Gram form, no precision test). With w = 1 / max(D2,
+   weight_floor), D2 = |d|^2: sums[c] += w d_k d_l for the c-th (k <= l) of the
+   upper triangle, row by row, and trace->sum += min(D2, trace->floor); a pair
+   with D2 < tiny (coincident, or so close that its squares leave the normal
+   range) is listed in exact_pairs as (i, j) instead. Returns their number.
+   NAME##_narrow_p is the loop for one p (a constant where it is inlined, so
+   that the coordinates and the cells stay in registers). */
+#define DPPCA_NARROW_LOOP(NAME, ATTR, VEC, MASK, L) \
+ATTR DPPCA_INLINE dppca_index NAME##_narrow_p( \
+        const double* owners, const double* partners, dppca_index ld, \
+        const dppca_index p, dppca_index count, const dppca_index* offsets, \
+        dppca_index n_offsets, double weight_floor, double tiny, double* sums, \
+        dppca_trace* trace, dppca_index* exact_pairs) { \
+    dppca_index i, j, k, l, c, lane, n_exact = 0; \
+    VEC floor = weight_floor - (VEC){0}, small = tiny - (VEC){0}; \
+    VEC one = 1.0 - (VEC){0}, trace_floor = trace->floor - (VEC){0}, riding = {0}; \
+    VEC cells[DPPCA_NARROW * (DPPCA_NARROW + 1) / 2]; \
+    MASK index; \
+    for (c = 0; c < p * (p + 1) / 2; c++) cells[c] = (VEC){0}; \
+    for (lane = 0; lane < L; lane++) index[lane] = lane; \
+    for (j = 0; j < n_offsets; j++) { \
+        const double* par = partners + offsets[j]; \
+        for (i = 0; i < count; i += L) { \
+            VEC d[DPPCA_NARROW], a, b, squared = {0}, weight; \
+            MASK valid = (index + (long long)i) < (long long)count, keep, under; \
+            for (k = 0; k < p; k++) { \
+                DPPCA_LOAD(a, owners + k * ld + i); \
+                DPPCA_LOAD(b, par + k * ld + i); \
+                d[k] = a - b; \
+                squared += d[k] * d[k]; \
+            } \
+            keep = (squared >= small) & valid; \
+            under = squared < trace_floor; \
+            riding += (VEC)((((MASK)squared & under) \
+                             | ((MASK)trace_floor & ~under)) & keep); \
+            under = squared < floor; \
+            weight = (VEC)((MASK)(one / (VEC)(((MASK)squared & ~under) \
+                                              | ((MASK)floor & under))) & keep); \
+            for (c = 0, k = 0; k < p; k++) { \
+                VEC scaled = weight * d[k]; \
+                for (l = k; l < p; l++) cells[c++] += scaled * d[l]; \
+            } \
+            { \
+                MASK lost = valid & ~keep; \
+                long long flag = 0; \
+                for (lane = 0; lane < L; lane++) flag |= lost[lane]; \
+                if (flag) \
+                    for (lane = 0; lane < L; lane++) \
+                        if (lost[lane]) { \
+                            exact_pairs[2 * n_exact] = i + lane; \
+                            exact_pairs[2 * n_exact + 1] = j; \
+                            n_exact++; \
+                        } \
+            } \
+        } \
+    } \
+    for (c = 0; c < p * (p + 1) / 2; c++) \
+        for (lane = 0; lane < L; lane++) sums[c] += cells[c][lane]; \
+    for (lane = 0; lane < L; lane++) trace->sum += riding[lane]; \
+    return n_exact; \
+} \
+ATTR static dppca_index NAME##_narrow( \
+        const double* owners, const double* partners, dppca_index ld, \
+        dppca_index p, dppca_index count, const dppca_index* offsets, \
+        dppca_index n_offsets, double weight_floor, double tiny, double* sums, \
+        dppca_trace* trace, dppca_index* exact_pairs) { \
+    switch (p) { \
+    case 1: return NAME##_narrow_p(owners, partners, ld, 1, count, offsets, \
+                                   n_offsets, weight_floor, tiny, sums, trace, \
+                                   exact_pairs); \
+    case 2: return NAME##_narrow_p(owners, partners, ld, 2, count, offsets, \
+                                   n_offsets, weight_floor, tiny, sums, trace, \
+                                   exact_pairs); \
+    case 3: return NAME##_narrow_p(owners, partners, ld, 3, count, offsets, \
+                                   n_offsets, weight_floor, tiny, sums, trace, \
+                                   exact_pairs); \
+    default: return NAME##_narrow_p(owners, partners, ld, DPPCA_NARROW, count, \
+                                    offsets, n_offsets, weight_floor, tiny, sums, \
+                                    trace, exact_pairs); \
+    } \
+}
+
+/* The narrow loop without vector extensions: four running sums per cell (by
+   the owner's position modulo 4), as four lanes would keep them. */
+static dppca_index dppca_plain_narrow(
+        const double* owners, const double* partners, dppca_index ld, dppca_index p,
+        dppca_index count, const dppca_index* offsets, dppca_index n_offsets,
+        double weight_floor, double tiny, double* sums, dppca_trace* trace,
+        dppca_index* exact_pairs) {
+    dppca_index i, j, k, l, c, n_exact = 0;
+    double d[DPPCA_NARROW], riding[4] = {0.0, 0.0, 0.0, 0.0};
+    double cells[4][DPPCA_NARROW * (DPPCA_NARROW + 1) / 2];
+    memset(cells, 0, sizeof(cells));
+    for (j = 0; j < n_offsets; j++)
+        for (i = 0; i < count; i++) {
+            double squared = 0.0, weight;
+            for (k = 0; k < p; k++) {
+                d[k] = owners[k * ld + i] - partners[k * ld + i + offsets[j]];
+                squared += d[k] * d[k];
+            }
+            if (!(squared >= tiny)) {
+                exact_pairs[2 * n_exact] = i;
+                exact_pairs[2 * n_exact + 1] = j;
+                n_exact++;
+                continue;
+            }
+            riding[i & 3] += squared < trace->floor ? squared : trace->floor;
+            weight = 1.0 / (squared < weight_floor ? weight_floor : squared);
+            for (c = 0, k = 0; k < p; k++)
+                for (l = k; l < p; l++) cells[i & 3][c++] += weight * d[k] * d[l];
+        }
+    for (c = 0; c < p * (p + 1) / 2; c++)
+        sums[c] += (cells[0][c] + cells[1][c]) + (cells[2][c] + cells[3][c]);
+    trace->sum += (riding[0] + riding[1]) + (riding[2] + riding[3]);
+    return n_exact;
+}
+
 #if defined(DPPCA_VECTORS)
 typedef double dppca_v4 __attribute__((vector_size(32)));
 typedef long long dppca_m4 __attribute__((vector_size(32)));
 DPPCA_BAND_LOOPS(dppca_v4, , dppca_v4, 4, 4)
 DPPCA_WEIGHT_LOOP(dppca_v4, , dppca_v4, dppca_m4, 4)
+DPPCA_NARROW_LOOP(dppca_v4, , dppca_v4, dppca_m4, 4)
 #endif
 #if defined(DPPCA_X86)
 #include <immintrin.h>
@@ -265,8 +390,10 @@ typedef long long dppca_m8 __attribute__((vector_size(64)));
 #  define DPPCA_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma")))
 DPPCA_BAND_LOOPS(dppca_avx2, DPPCA_AVX2, dppca_v4, 4, 8)
 DPPCA_WEIGHT_LOOP(dppca_avx2, DPPCA_AVX2, dppca_v4, dppca_m4, 4)
+DPPCA_NARROW_LOOP(dppca_avx2, DPPCA_AVX2, dppca_v4, dppca_m4, 4)
 DPPCA_BAND_LOOPS(dppca_avx512, DPPCA_AVX512, dppca_v8, 8, 16)
 DPPCA_WEIGHT_LOOP(dppca_avx512, DPPCA_AVX512, dppca_v8, dppca_m8, 8)
+DPPCA_NARROW_LOOP(dppca_avx512, DPPCA_AVX512, dppca_v8, dppca_m8, 8)
 /* The pairs (t, t + o), o = 1 ... h (h <= 32), of the owners t < count in one
    pass, for AVX-512: eight owners at a time in the lanes, against the partner
    columns s = t0 + 1 ... t0 + 7 + h broadcast from memory (owner lane l meets
@@ -555,34 +682,35 @@ typedef struct {
     dppca_gather_fn gather;
     dppca_weights_fn weights;
     dppca_scaled_fn scaled;
+    dppca_narrow_fn narrow;
 } dppca_loops;
 
 static const dppca_loops dppca_plain_loops = {
     DPPCA_ROUTE_PLAIN, 1, dppca_plain_dots, dppca_plain_gather, dppca_plain_weights,
-    dppca_plain_scaled};
+    dppca_plain_scaled, dppca_plain_narrow};
 #if defined(DPPCA_VECTORS)
 static const dppca_loops dppca_portable_loops = {
     DPPCA_ROUTE_PORTABLE, 4, dppca_v4_dots, dppca_v4_gather, dppca_v4_weights,
-    dppca_v4_scaled};
+    dppca_v4_scaled, dppca_v4_narrow};
 #else
 /* without vector extensions the portable route is the plain loops */
 static const dppca_loops dppca_portable_loops = {
     DPPCA_ROUTE_PORTABLE, 1, dppca_plain_dots, dppca_plain_gather,
-    dppca_plain_weights, dppca_plain_scaled};
+    dppca_plain_weights, dppca_plain_scaled, dppca_plain_narrow};
 #endif
 #if defined(DPPCA_X86)
 static const dppca_loops dppca_avx2_loops = {
     DPPCA_ROUTE_AVX2, 4, dppca_avx2_dots, dppca_avx2_gather, dppca_avx2_weights,
-    dppca_avx2_scaled};
+    dppca_avx2_scaled, dppca_avx2_narrow};
 static const dppca_loops dppca_avx512_loops = {
     DPPCA_ROUTE_AVX512, 8, dppca_avx512_dots, dppca_avx512_gather,
-    dppca_avx512_weights, dppca_avx512_scaled};
+    dppca_avx512_weights, dppca_avx512_scaled, dppca_avx512_narrow};
 #endif
 
 /* Until dppca_set_route runs (at import), the portable route: every entry point
    is safe to call on any CPU. */
 static dppca_loops dppca_route = {
-    DPPCA_ROUTE_PORTABLE, 0, NULL, NULL, NULL, NULL};
+    DPPCA_ROUTE_PORTABLE, 0, NULL, NULL, NULL, NULL, NULL};
 static int dppca_route_ready = 0;
 static dppca_max_abs_fn dppca_max_abs_impl = dppca_rows_base_max_abs;
 static dppca_local_fn dppca_local_rows_impl = dppca_rows_base_local_rows;
@@ -698,6 +826,15 @@ dppca_index dppca_band_weights(const double* dots, dppca_index dots_ld,
                                partner_norms, relative_floor, absolute_floor,
                                weight_floor, weights, weights_ld, owner_sums,
                                partner_sums, trace);
+}
+
+dppca_index dppca_narrow(const double* owners, const double* partners, dppca_index ld,
+                         dppca_index p, dppca_index count, const dppca_index* offsets,
+                         dppca_index n_offsets, double weight_floor, double tiny,
+                         double* sums, dppca_trace* trace, dppca_index* exact_pairs) {
+    dppca_ensure_route();
+    return dppca_route.narrow(owners, partners, ld, p, count, offsets, n_offsets,
+                              weight_floor, tiny, sums, trace, exact_pairs);
 }
 
 void dppca_scaled_rows(const double* rows, dppca_index rows_ld, const double* sums,

@@ -34,6 +34,8 @@ typedef ptrdiff_t dppca_index;
 #define DPPCA_LANES 8
 /* Partner columns per pass of the AVX-512 window loop. */
 #define DPPCA_WINDOW_PASS 20
+/* The widest rows the narrow loop takes (dppca_narrow). */
+#define DPPCA_NARROW 4
 
 enum {
     DPPCA_ROUTE_AUTO = 0,
@@ -87,6 +89,17 @@ dppca_index dppca_band_weights(const double* dots, dppca_index dots_ld,
                                double* weights, dppca_index weights_ld,
                                double* owner_sums, double* partner_sums,
                                dppca_trace* trace);
+/* Rows of p <= DPPCA_NARROW coordinates: the pairs (owner i, partner
+   i + offsets[j]), i < count, from their direct differences d (rows prescaled,
+   not centred): sums[c] += d_k d_l / max(|d|^2, weight_floor) for the c-th
+   (k <= l) of the upper triangle, row by row, trace->sum += min(|d|^2,
+   trace->floor); a pair with |d|^2 < tiny goes to exact_pairs as (i, j)
+   instead. Returns their number. Reads columns up to count rounded up to
+   DPPCA_LANES, plus the largest offset. */
+dppca_index dppca_narrow(const double* owners, const double* partners, dppca_index ld,
+                         dppca_index p, dppca_index count, const dppca_index* offsets,
+                         dppca_index n_offsets, double weight_floor, double tiny,
+                         double* sums, dppca_trace* trace, dppca_index* exact_pairs);
 /* products[k products_ld + i] = sums[i] rows[k rows_ld + i]
                                  (- 2 gathered[k ld + i] when gathered is not NULL),
    i < n_lanes. */
