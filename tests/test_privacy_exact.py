@@ -210,6 +210,26 @@ def test_weighted_indices_follow_the_weights():
     assert chi2.sf(statistic, keep.sum() - 1) > ALPHA
 
 
+@pytest.mark.parametrize("n_cells", [1, 2, 7, 400, 3000])
+def test_the_bucketed_search_is_the_binary_search(n_cells):
+    # weighted_indices' cells through buckets of the picks' range, against
+    # searchsorted itself: heavy-tailed weights, empty cells (repeated cumulative
+    # values), every bucket boundary and the picks next to each cell boundary
+    from sklearn_dppca.privacy._exact import _bins_of
+
+    rng = np.random.default_rng(n_cells)
+    weights = np.abs(rng.standard_cauchy(n_cells)) * (rng.random(n_cells) < 0.7)
+    weights[rng.integers(n_cells)] = 1.0
+    cumulative = np.cumsum(np.floor(weights / weights.max() * 2.0**40).astype(np.int64))
+    top = int(cumulative[-1])
+    picks = np.concatenate([
+        rng.integers(0, top, size=20_000), [0, top - 1],
+        np.clip(np.concatenate([cumulative - 1, cumulative]), 0, top - 1),
+        np.arange(0, top, max(1, top // 16384), dtype=np.int64)[:50_000]])
+    np.testing.assert_array_equal(_bins_of(cumulative, picks),
+                                  np.searchsorted(cumulative, picks, side="right"))
+
+
 # ---------------------------------------------------- no float sampler in a fit
 
 _FLOAT_SAMPLERS = (
