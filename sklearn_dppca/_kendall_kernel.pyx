@@ -1300,14 +1300,9 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
                           &offsets[0] if n_offsets else NULL, n_offsets, half_offset,
                           scale.scaled_floor, &narrow_sums[0])
             _flush_units(&exact, p)
-        total = _symmetric_from_rows(narrow_sums, p)
-        if exact.n_units:
-            total += _symmetric_from_upper(acc_exact, p)
-        if scale.factor != 1.0:
-            total *= scale.factor
-        return total, exact.n_coincident, exact.trace_share + _kept_share(
-            block.trace, (stop - start) * n_offsets + half_count - exact.n_units
-            - exact.n_coincident)
+        return _task_result(_symmetric_from_rows(narrow_sums, p), &exact, acc_exact,
+                            scale.factor, block.trace,
+                            (stop - start) * n_offsets + half_count)
     with nogil:
         for block_index in range((stop - start + b - 1) // b):
             t0 = start + block_index * b
@@ -1333,13 +1328,22 @@ def design_partial(const double[:, ::1] X, const Py_ssize_t[::1] order,
     upper = np.asarray(acc).reshape(p, p)
     total = upper + upper.T
     total *= 0.5
+    return _task_result(total, &exact, acc_exact, scale.factor, block.trace,
+                        (stop - start) * n_offsets + half_count)
+
+
+cdef _task_result(total, ExactPairs* exact, double[::1] acc_exact, double factor,
+                  dppca_trace trace, Py_ssize_t n_pairs):
+    """A design task's ``(total, n_coincident, share)``: the sum of its kept
+    pairs ``total`` (a p x p array, added to in place) with the exact path's, times
+    the task's ``factor``; the riding total's share of its ``n_pairs`` pairs."""
+    cdef Py_ssize_t p = total.shape[0]
     if exact.n_units:
         total += _symmetric_from_upper(acc_exact, p)
-    if scale.factor != 1.0:
-        total *= scale.factor
+    if factor != 1.0:
+        total *= factor
     return total, exact.n_coincident, exact.trace_share + _kept_share(
-        block.trace, (stop - start) * n_offsets + half_count - exact.n_units
-        - exact.n_coincident)
+        trace, n_pairs - exact.n_units - exact.n_coincident)
 
 
 cdef void _narrow_pairs(DesignBlock* block, ExactPairs* exact, const double* X,
