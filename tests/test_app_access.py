@@ -226,7 +226,7 @@ def _get(url, cookie=None):
     opener = urllib.request.build_opener(_NoRedirect)
     request = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
     try:
-        with opener.open(request, timeout=10) as answer:
+        with opener.open(request, timeout=HANG_GUARD) as answer:
             return answer.status, answer.headers, answer.read().decode()
     except urllib.error.HTTPError as error:
         return error.code, error.headers, error.read().decode()
