@@ -9,8 +9,8 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from ._algorithms._directions import release_directions
-from ._algorithms._plan import bought_parts, first_pass_requests, plan_frame, plan_table, \
-    total_bound_ahead
+from ._algorithms._plan import bought_parts, first_pass_requests, in_release_order, \
+    plan_frame, plan_table
 from ._algorithms._loading_noise import loading_noise_scale
 from ._algorithms._projection import back_project, project, scale_origins, \
     whitening_scale
@@ -246,8 +246,7 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         spec = self._spec(params, n_samples, n_features, names, ledger)
         spec.plan, spec.rows, spec.kept = self._bought(spec.parts, spec.grant,
                                                        spec.settings)
-        if self._total_first(spec, params):
-            spec.rows = total_bound_ahead(spec.rows)
+        spec.rows = in_release_order(spec.rows, self._total_first(spec, params))
         _check_leaves(spec.plan)
         if params["noise"] == "classical":
             _check_classical(

@@ -38,6 +38,8 @@ def _quiet_fit(estimator, X, y=None):
 CASES = [
     (DPPCA, {}, 150), (DPPCA, {}, 600), (DPPCA, {}, 3000), (DPPCA, {"eps": 4.0}, 600),
     (DPPCA, {"scale": True}, 3000), (DPPCA, {"scree_method": "kendall"}, 800),
+    # the spreads bought: released first, whatever the budget tree's order
+    (DPPCA, {"scale": True, "eps": 4.0}, 3000),
     (DPPCA, {"histogram": "sparse", "eps": 3.0}, 2000),
     (DPPCA, {"radial": "clipped"}, 1000),
     (DPScree, {}, 300), (DPScree, {"scale": True, "eps": 2.0}, 2000),

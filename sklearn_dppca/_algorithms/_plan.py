@@ -460,18 +460,19 @@ def plan_table(full, kept, allocate_at, settings, eps):
     return rows
 
 
-def total_bound_ahead(rows):
-    """The plan's rows with the total variance's clip-bound search moved before
-    the directions' steps: the order of a fit that releases it first, so that
-    the total rides on the Kendall matrix's pass
-    (:func:`~._scree.total_bound_first`)."""
-    step = "scree/total variance/clip bound"
-    moved = [row for row in rows if row["step"] == step]
-    rest = [row for row in rows if row["step"] != step]
-    first = next((index for index, row in enumerate(rest)
-                  if row["step"] == "loading" or row["step"].startswith("loading/")),
-                 len(rest))
-    return rest[:first] + moved + rest[first:]
+def in_release_order(rows, total_first=False):
+    """The plan's rows in the order a fit releases them: the spreads first (the
+    rows are divided by them before anything else is read), then, with
+    ``total_first``, the total variance's clip-bound search (released before the
+    directions, so that the total rides on the Kendall matrix's pass,
+    :func:`~._scree.total_bound_first`), then the rest as the budget tree lists
+    them (directions, scree, score summary)."""
+    def rank(row):
+        step = row["step"]
+        if step == "scale" or step.startswith("scale/"):
+            return 0
+        return 1 if total_first and step == "scree/total variance/clip bound" else 2
+    return sorted(rows, key=rank)
 
 
 def first_pass_requests(plan, radial, total_first=False):
