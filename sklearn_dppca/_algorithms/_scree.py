@@ -399,9 +399,9 @@ def _box_or_own_scree(X, components, params, budget, noise, pairs, rng, ledger,
     leaf = part["statistic"] if unspent is None else _joined(part["statistic"], unspent)
     raw, noise_scale, bounds = _searched_variances(X, components, bounds, params, leaf,
                                                    noise, rng, ledger)
-    total, total_noise, _ = _total_variance(X, budget, noise, pairs,
-                                            params["quantile_level"], rng, ledger,
-                                            total_bound)
+    total, total_noise, _ = _total_variance(
+        X, budget, noise, pairs, _total_level("clipped", params, budget, n_samples), rng,
+        ledger, total_bound)
     return _searched_scree(raw, noise_scale, bounds, total, total_noise)
 
 
