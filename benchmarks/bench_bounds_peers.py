@@ -90,7 +90,11 @@ Block 1 (``--main``): one table per eps, rows table x box, per method
     Then a summary: per table at eps 1 and 4, whether ours' var20 and pve20
     with the tight box reach the best peer's (OpenDP, AG; those that ran), and
     whether ours with the codebook box reaches ours with none; and the share of
-    ours' finite top-3 variances that are "off" over every cell (target <= 2%).
+    ours' finite top-3 variances that are "off" over every cell (target <= 2%);
+    and, at every eps run, the cells whose median sine with a box is above the
+    one without, each with the fits whose budget bought a scree
+    (``budget_["scree"]``) with the box and without (a box that buys a scree
+    the fit without it does not takes that scree's share from the directions).
     Seeds: 20 on iris, 10 on the others.
 
 Block 2 (``--scale``): ``DPPCA(n_components=3, scale=True)`` at each eps, 10
@@ -374,6 +378,7 @@ class Cell:
     def __init__(self):
         self.var = self.pve = self.fits = self.off = self.finite = 0
         self.sins, self.errors = [], []
+        self.scree_bought = 0  # (ours only) fits whose budget bought a scree
         self.status = None  # None, or a mark for every column: "-", "t/o", "n/a"
 
     def add(self, table, variance, pve, direction):
@@ -428,6 +433,7 @@ def run_main(tables, eps_list, seeds_for, runner, timeout, budget):
                         ours.add(table, fit.explained_variance_[0],
                                  fit.explained_variance_ratio_[0], fit.components_[0])
                         ours.add_off(table, fit.explained_variance_, fit.components_)
+                        ours.scree_bought += fit.budget_["scree"][0] > 0
                     if box is None:
                         continue
                     variance, pve, direction = analyze_gauss(X, box, eps, DELTA, seed)
@@ -526,6 +532,31 @@ def print_summary(tables, eps_list, cells):
     share = f"{100 * off / finite:.1f}%" if finite else "-"
     print(f"ours, finite top-3 variances outside 0.5x..2x of the table's variance along "
           f"their direction: {off}/{finite} = {share} (target <= 2%)")
+    print_directions(tables, eps_list, cells)
+
+
+def print_directions(tables, eps_list, cells):
+    """Ours' median sine with each box against no box, at every eps run; where
+    a box's is larger, how many fits bought a scree with it and without."""
+    worse, compared = [], 0
+    for name in tables:
+        for eps in eps_list:
+            bare = cells[name, "none", eps, "ours"]
+            for box_name in ("codebook", "tight"):
+                boxed = cells[name, box_name, eps, "ours"]
+                mine, base = boxed.median_sin(), bare.median_sin()
+                if not (np.isfinite(mine) and np.isfinite(base)):
+                    continue
+                compared += 1
+                if mine > base:
+                    worse.append(f"  {name} eps {eps:g} {box_name}: {mine:.3f} against "
+                                 f"{base:.3f}; a scree bought in {boxed.scree_bought} of "
+                                 f"{boxed.fits} fits with the box, {bare.scree_bought} of "
+                                 f"{bare.fits} without")
+    print(f"ours, directions with a box no worse than without (median sine at most no "
+          f"box's): {compared - len(worse)} of {compared} cells")
+    for line in worse:
+        print(line)
 
 
 # ------------------------------------------------------------- block 2: scale
