@@ -607,6 +607,30 @@ def test_no_variance_rests_on_the_model_alone():
         assert np.all(np.abs(fit.explained_variance_[finite] / truth[finite] - 1) < 1)
 
 
+def test_no_total_rests_on_the_model_alone():
+    # adult with scale=True at eps 4: capital gain's tail past the total's
+    # clip bound moves the clipped total by far more than its noise, its tail
+    # count sees it and raises its sd to its value; the elliptical ratios (far
+    # off on a column of 92% zeros) must not stand in for it (they gave a total
+    # 0.35 of the table's at 0.0007 of it in sd, and PVEs 3 times the table's)
+    from sklearn_dppca.datasets import load_adult
+
+    X = load_adult().data.to_numpy(dtype=float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = DPPCA(n_components=2, eps=4.0, scale=True, random_state=2).fit(X)
+    covariance = np.cov(X / fit.scale_, rowvar=False)
+    truth = np.trace(covariance)
+    total, sd = fit.total_variance_, fit.total_variance_noise_scale_
+    assert np.isnan(total) or abs(total - truth) <= 4 * sd
+    along = np.einsum("lj,jk,lk->l", fit.components_, covariance, fit.components_)
+    shares = fit.explained_variance_ratio_
+    finite = np.isfinite(shares)
+    np.testing.assert_allclose(shares[finite], along[finite] / truth, rtol=0.2)
+    # the variances the clipped release measures are printed as before
+    np.testing.assert_allclose(fit.explained_variance_, along, rtol=0.1)
+
+
 def _joint_objective(theta, total, raw, ratios, sds):
     sd_total, sd_raw, sd_ratio = sds
     return (((total - theta[0]) / sd_total) ** 2 + np.sum(((raw - theta[1:]) / sd_raw) ** 2)

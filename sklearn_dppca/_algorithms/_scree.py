@@ -585,6 +585,12 @@ def _combine_elliptical(raw, noise_scale, total, total_noise, kendall, n_samples
 def _combine_in_units(raw, noise_scale, total, total_noise, kendall, n_samples, rng):
     """:func:`_combine_elliptical` on values of order at most 1; None where the
     two releases disagree or the joint fit fails."""
+    if not total > _MEASURED_SDS * total_noise:
+        # a total the release cannot tell (noise, or a clipping its tail count
+        # saw, which raised its sd to its value) is not measured by the model's
+        # ratios either: a table far from elliptical (adult with scale=True)
+        # got a model total 0.3 of the table's at 0.007 of its sd
+        return None
     elliptical = elliptical_ratios(kendall.matrix, kendall.noise_scale, total,
                                    total_noise, raw.size, rng, correct_bias=True)
     sampling = np.abs(raw) * math.sqrt(2.0 / n_samples)
