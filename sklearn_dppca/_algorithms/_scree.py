@@ -38,6 +38,7 @@ from ._variances import (
     private_variances,
     SWITCH_MARGIN,
     tail_moved,
+    total_clip_evidence,
     tail_shares,
     total_at_bound,
     total_clip_bound,
@@ -322,11 +323,15 @@ def _box_or_search_scree(X, components, params, budget, noise, pairs, rng, ledge
         _joined(budget["variances/statistic"], unspent)
     total, total_noise = total_at_bound(X, bound, total_part["statistic"], noise, rng,
                                         ledger, pairs=pairs)
+    evidence = []
     raw, noise_scale, bounds = private_variances(
         X, components, method="clipped", params=dict(params, C=bound),
-        budget={"statistic": leaf}, noise=noise, rng=rng, ledger=ledger)
+        budget={"statistic": leaf}, noise=noise, rng=rng, ledger=ledger,
+        evidence=evidence)
     return _searched_scree(raw, _widened_variance_noise(raw, noise_scale, bounds), bounds,
-                           total, _widened_total_noise(total, total_noise, bound))
+                           total, _total_noise_past_tail(
+                               total, _widened_total_noise(total, total_noise, bound),
+                               bound, evidence))
 
 
 def _box_or_own_scree(X, components, params, budget, noise, pairs, rng, ledger,
@@ -397,12 +402,14 @@ def _box_or_own_scree(X, components, params, budget, noise, pairs, rng, ledger,
             return _mixed_scree(X, mean, components, verdict, bounds, params, budget,
                                 noise, rng, ledger)
     leaf = part["statistic"] if unspent is None else _joined(part["statistic"], unspent)
+    evidence = []
     raw, noise_scale, bounds = _searched_variances(X, components, bounds, params, leaf,
-                                                   noise, rng, ledger)
-    total, total_noise, _ = _total_variance(
+                                                   noise, rng, ledger, evidence)
+    total, total_noise, total_bound = _total_variance(
         X, budget, noise, pairs, _total_level("clipped", params, budget, n_samples), rng,
         ledger, total_bound)
-    return _searched_scree(raw, noise_scale, bounds, total, total_noise)
+    return _searched_scree(raw, noise_scale, bounds, total, _total_noise_past_tail(
+        total, total_noise, total_bound, evidence))
 
 
 def _box_term_bounds(widths, components, clip):
@@ -435,14 +442,17 @@ def _tail_may_show(tail, level, search_sds, mean_leaf, noise):
     return bool(np.any(tail.losses * seen > search_sds))
 
 
-def _searched_variances(X, components, bounds, params, leaf, noise, rng, ledger):
+def _searched_variances(X, components, bounds, params, leaf, noise, rng, ledger,
+                        evidence=None):
     """The variances along ``components`` clipped at their released ``bounds``
     (public now) on the Gaussian ``leaf``, the noise sd of a value at its bound
-    raised to it. Returns ``(raw, noise sds, bounds)``."""
+    raised to it. ``evidence``: see :func:`~._variances.private_variances`.
+    Returns ``(raw, noise sds, bounds)``."""
     public = float(bounds[0]) if params["clip"] != "component" else bounds
     raw, noise_scale, bounds = private_variances(
         X, components, method="clipped", params=dict(params, C=public),
-        budget={"statistic": leaf}, noise=noise, rng=rng, ledger=ledger)
+        budget={"statistic": leaf}, noise=noise, rng=rng, ledger=ledger,
+        evidence=evidence)
     return raw, _widened_variance_noise(raw, noise_scale, bounds), bounds
 
 
@@ -516,14 +526,35 @@ def _clipped_scree(X, components, method, params, budget, noise, pairs, rng, led
                                                           level, rng, ledger, total_bound)
         params = dict(params, C=total_bound)
     scales = _scales(params, kendall, components.shape[0])
+    evidence = []
     raw, noise_scale, bounds = private_variances(
         X, components, method=method, params=params, budget=budget.part("variances"),
-        noise=noise, rng=rng, ledger=ledger, scales=scales)
+        noise=noise, rng=rng, ledger=ledger, scales=scales, evidence=evidence)
     if not (method == "clipped" and params.get("bound") == "total"):
-        total, total_noise, _ = _total_variance(X, budget, noise, pairs, level, rng,
-                                                ledger, total_bound)
+        total, total_noise, total_bound = _total_variance(X, budget, noise, pairs, level,
+                                                          rng, ledger, total_bound)
     return (raw, _widened_variance_noise(raw, noise_scale, bounds, scales), bounds, total,
-            total_noise)
+            _total_noise_past_tail(total, total_noise, total_bound, evidence))
+
+
+def _total_noise_past_tail(total, total_noise, total_bound, evidence):
+    """The total's noise sd, raised to the total where the variances' tail
+    counts prove that its clipping at ``total_bound`` lowered it by more than
+    that sd (:func:`~._variances.total_clip_evidence`; post-processing of
+    released values): a heavy tail along a direction is in the total too, which
+    its own count, at a quarter of its statistic's sensitivity, may not see
+    (adult without bounds at eps 0.5: totals 0.10 to 0.15 of the table's, 85 to
+    233 sds below it, printed in 10 fits of 21)."""
+    if total_bound is None or not total_clip_evidence(evidence, total_bound) > total_noise:
+        return total_noise
+    warn_user(
+        "The private total variance is clipped below a heavy tail that the tail "
+        "counts of the variances saw: its clipping lowered it by more than its "
+        "noise, so it (and each PVE) is not estimable. Declare bounds (the box's "
+        "moments clip nothing), or transform the column.",
+        PrivacyUtilityWarning,
+    )
+    return max(total_noise, abs(total))
 
 
 #: How many noise sds (of their difference) the clipped and the elliptical

@@ -66,7 +66,8 @@ def _norm_clip_bound(Y, params, budget, rng, ledger, name, box_bound=None):
     return bound if box_bound is None else min(bound, box_bound)
 
 
-def _norm_clipped_variances(X, components, params, budget, noise, rng, ledger):
+def _norm_clipped_variances(X, components, params, budget, noise, rng, ledger,
+                            evidence=None):
     """Variances from the projected pair differences clipped in norm to ``sqrt(2 C)``.
 
     The clipping happens in the space of the released directions: ``y = V d``
@@ -79,6 +80,7 @@ def _norm_clipped_variances(X, components, params, budget, noise, rng, ledger):
     quantile (of ``||V (x_a - x_b)||^2 / 2`` over a random matching) gives ``C``.
     Columns in large units that the directions hardly load on no longer set the
     bound (they did when the full p-dimensional difference was clipped).
+    ``evidence``: see :func:`private_variances`.
     """
     projected = X.projected(components)
     bound = float(variances_clip_bounds(X, components, params, budget, rng, ledger)[0])
@@ -86,11 +88,44 @@ def _norm_clipped_variances(X, components, params, budget, noise, rng, ledger):
     widths = X.widths()
     tail = tail_shares(projected, "norm", np.array([bound]),
                        None if widths is None else [box_norm_bound(widths, components)])
+    proven = []
     noisy, noise_scale = _release_with_tail(
         np.diag(scatter).copy(), 2 * math.sqrt(2) * bound / X.shape[0], tail,
         budget["statistic"], noise, rng, ledger,
-        _component_labels(components.shape[0]), "variance")
+        _component_labels(components.shape[0]), "variance", proven=proven)
+    _add_evidence(evidence, proven[0], bound, tail.losses)
     return noisy, noise_scale, np.array([bound])
+
+
+def _add_evidence(evidence, shares, bounds, losses):
+    """Append to ``evidence`` (a list, or None) what a clipped release's tail
+    count proved (public): per value, the share of the pairs whose term is at
+    least ``threshold`` (its lower bound), where the count looked
+    (``losses > 0``); see :func:`total_clip_evidence`."""
+    if evidence is None:
+        return
+    losses = np.asarray(losses, dtype=float)
+    looked = losses > 0
+    evidence.append(Bunch(share=np.where(looked, shares, 0.0),
+                          threshold=np.where(looked, bounds + losses, 0.0)))
+
+
+def total_clip_evidence(evidence, total_bound):
+    """A lower bound on how much clipping at ``total_bound`` lowered the total
+    variance, from the variances' tail counts (post-processing of released
+    values).
+
+    A pair's total term ``||d||^2 / 2`` is at least its term along a unit
+    direction, ``(v . d)^2 / 2``, and at least ``||V d||^2 / 2`` for orthonormal
+    rows ``V``. A share ``s`` of the pairs whose variance term is at least a
+    threshold ``t`` therefore has total terms of at least ``t``, each of which
+    the total's clipping at ``C_T`` lowered by at least ``t - C_T``: the
+    clipped total is at least ``s (t - C_T)`` below the unclipped one. Returns
+    the largest such bound over ``evidence`` (:func:`_add_evidence`), 0 when
+    none."""
+    floors = [float(np.max(np.where(item.share > 0, item.share * np.maximum(
+        item.threshold - total_bound, 0.0), 0.0), initial=0.0)) for item in evidence]
+    return max(floors, default=0.0)
 
 
 def _component_labels(n_components):
@@ -153,7 +188,13 @@ def tail_shares(projected, clip, bounds, box_bounds=None):
                  losses=np.broadcast_to(losses, (n_directions,)).copy())
 
 
-def tail_moved(seen, share_noise, losses, sds, margin=2.0):
+#: How many noise sds a released tail share is read below its value: the
+#: share of the pairs past a threshold is at least that (two sds, one-sided:
+#: 2.3% of pure-noise shares pass).
+_MARGIN = 2.0
+
+
+def tail_moved(seen, share_noise, losses, sds, margin=_MARGIN):
     """Mask of the clipped values whose clipping the released tail shares show
     moved by more than their noise sds ``sds`` (post-processing): the bias's
     lower bound, ``losses`` times the share less ``margin`` of its noise sds
@@ -176,7 +217,7 @@ SWITCH_MARGIN = 3.0
 
 
 def _release_with_tail(statistic, sensitivity, tail, leaf, noise, rng, ledger, names,
-                       what, weight=None):
+                       what, weight=None, proven=None):
     """Release a clipped statistic with its tail counts, and widen the noise sd
     of a value the clipping moved by more than it.
 
@@ -194,7 +235,11 @@ def _release_with_tail(statistic, sensitivity, tail, leaf, noise, rng, ledger, n
     tails leave the shares near 0 (a Gaussian term is above four times its
     0.97 quantile with chance 1.5e-5). The counts see a tail that holds more
     than about ``17 / (n mu)`` of the pairs (``mu`` the statistic's); a thinner
-    one goes unseen: declare bounds. Returns ``(values, noise sds)``.
+    one goes unseen: declare bounds. ``proven``: a list, or None; given, the
+    shares' lower bounds (each released share less :data:`_MARGIN` of its noise
+    sds, at least 0: the share of the pairs past each threshold, at two sds)
+    are appended to it, one per value (public). Returns ``(values, noise
+    sds)``.
     """
     statistic = np.atleast_1d(np.asarray(statistic, dtype=float))
     weight = _TAIL_WEIGHT if weight is None else weight
@@ -206,6 +251,10 @@ def _release_with_tail(statistic, sensitivity, tail, leaf, noise, rng, ledger, n
     values, seen = noisy[:statistic.size], noisy[statistic.size:] / scale
     sds = np.full(values.shape, noise_scale)
     moved = tail_moved(seen, noise_scale / scale, tail.losses, sds)
+    if proven is not None:
+        proven.append(np.broadcast_to(
+            np.maximum(seen - _MARGIN * noise_scale / scale, 0.0),
+            np.shape(tail.losses)).copy())
     if np.any(moved):
         listed = ", ".join(str(label) for label, flag in zip(names, moved) if flag)
         warn_user(
@@ -299,7 +348,8 @@ def _clipped_total(X, bound, pairs):
     return float(np.trace(_norm_clipped_scatter(X, bound, pairs, TOTAL_SCATTER)))
 
 
-def _clipped_variances(X, components, params, budget, noise, rng, ledger, scales=None):
+def _clipped_variances(X, components, params, budget, noise, rng, ledger, scales=None,
+                       evidence=None):
     """The clipped U-statistic ``U_l = mean_{i<j} min((v_l.(x_i-x_j))^2/2, C_l)``.
 
     One row touches ``n - 1`` of the ``C(n, 2)`` terms, each in ``[0, C_l]``, so
@@ -310,8 +360,10 @@ def _clipped_variances(X, components, params, budget, noise, rng, ledger, scales
         return _scaled_clipped_variances(X, components, scales, params, budget, noise,
                                          rng, ledger)
     if params["clip"] == "norm":
-        return _norm_clipped_variances(X, components, params, budget, noise, rng, ledger)
-    return _component_clipped_variances(X, components, params, budget, noise, rng, ledger)
+        return _norm_clipped_variances(X, components, params, budget, noise, rng, ledger,
+                                       evidence)
+    return _component_clipped_variances(X, components, params, budget, noise, rng, ledger,
+                                        evidence)
 
 
 def _scaled_clipped_variances(X, components, scales, params, budget, noise, rng, ledger):
@@ -340,7 +392,8 @@ def _scaled_clipped_variances(X, components, scales, params, budget, noise, rng,
     return noisy * squares, noise_scale * squares, bound * squares
 
 
-def _component_clipped_variances(X, components, params, budget, noise, rng, ledger):
+def _component_clipped_variances(X, components, params, budget, noise, rng, ledger,
+                                 evidence=None):
     """Each component clipped at its own bound ``C_l``; one Gaussian for the vector.
 
     ``params["C"]`` is ``"auto"`` (one private quantile per component of
@@ -355,7 +408,8 @@ def _component_clipped_variances(X, components, params, budget, noise, rng, ledg
     plus the computation's rounding allowance
     (:func:`~sklearn_dppca._data._statistics.clipped_sum_sensitivity`). The noise on
     ``U_l`` is then proportional to ``C_l``, so a component on a small scale is
-    not drowned by the noise of a large one.
+    not drowned by the noise of a large one. ``evidence``: see
+    :func:`private_variances`.
     """
     n_components = components.shape[0]
     projected = X.projected(components)
@@ -367,9 +421,11 @@ def _component_clipped_variances(X, components, params, budget, noise, rng, ledg
                        else box_component_bounds(widths, components))
     # (the statistic is in units of each bound: so is each component's loss)
     in_units = Bunch(tail, losses=tail.losses / np.where(bounds > 0, bounds, 1.0))
+    proven = []
     noisy, noise_scale = _release_with_tail(
         statistic, sensitivity, in_units, budget["statistic"], noise, rng, ledger,
-        _component_labels(n_components), "variance")
+        _component_labels(n_components), "variance", proven=proven)
+    _add_evidence(evidence, proven[0], bounds, tail.losses)
     return noisy * bounds, noise_scale * bounds, bounds
 
 
@@ -442,7 +498,7 @@ def _per_component_variances(estimator, X, components, params, budget, noise, rn
 
 
 def private_variances(X, components, *, method, params, budget, noise, rng, ledger,
-                      scales=None):
+                      scales=None, evidence=None):
     """Release the variances of ``X`` along the rows of ``components``.
 
     ``budget`` is the part of :func:`_variance_parts`'s tree; ``params`` has its
@@ -450,11 +506,13 @@ def private_variances(X, components, *, method, params, budget, noise, rng, ledg
     variances before post-processing, the standard deviation of the Gaussian
     noise on each, and the released clip bounds (``None`` unless
     ``method="clipped"``). ``scales``: each component's public scale, for
-    ``clip="scaled"`` (:func:`_scaled_clipped_variances`).
+    ``clip="scaled"`` (:func:`_scaled_clipped_variances`). ``evidence``: a list,
+    or None; given, the norm or per-component clipped release appends what its
+    tail count proved (:func:`total_clip_evidence` reads it).
     """
     if method == "clipped":
         return _clipped_variances(X, components, params, budget, noise, rng, ledger,
-                                  scales)
+                                  scales, evidence)
     estimator = huber_mean if method == "huber" else pmwm_mean
     return _per_component_variances(estimator, X, components, params, budget, noise,
                                     rng, ledger)
