@@ -868,6 +868,43 @@ def test_the_variances_tail_counts_flag_adults_clipped_total(monkeypatch, broken
     assert far == (2 if broken else 0)
 
 
+def test_the_totals_tail_threshold_with_a_box():
+    from sklearn_dppca._algorithms._variances import _total_tail_threshold
+
+    assert _total_tail_threshold(10.0) == 40.0
+    # halfway to the widest column's term (w = 8: 32) when nearer than 4 bounds
+    assert _total_tail_threshold(10.0, [8.0, 3.0]) == pytest.approx(21.0)
+    assert _total_tail_threshold(10.0, [12.0, 3.0]) == 40.0        # 41 is farther
+    assert _total_tail_threshold(30.0, [14.0, 5.0]) == pytest.approx(64.0)
+    # no column's term past the bound: four bounds
+    assert _total_tail_threshold(30.0, [6.0, 5.0]) == 120.0
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_the_totals_tail_count_sees_a_top_coded_column_in_a_box(monkeypatch, broken):
+    # adult with scale=True and its documented ranges at eps 2: the total's
+    # bound sits near 30 (in the spreads' units), capital gain's top-coded pairs
+    # near 100, short of four bounds: counted halfway to the widest column's
+    # term, the tail makes the clipped total (0.87 to 0.88 of the table's, 25
+    # to 32 sds below it, in these seeds) not estimable; broken: four bounds
+    import sklearn_dppca._algorithms._variances as variances
+    from sklearn_dppca.datasets import load_adult
+    if broken:
+        monkeypatch.setattr(variances, "_total_tail_threshold",
+                            lambda bound, widths=None: 4.0 * bound)
+    X = load_adult().data.to_numpy(dtype=float)
+    ranges = [(17, 90), (1, 16), (0, 99_999), (0, 4_356), (1, 99)]
+    far = 0
+    for seed in (2, 5):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = DPPCA(2, eps=2.0, scale=True, bounds=ranges, random_state=seed).fit(X)
+        truth = np.trace(np.cov(X / fit.scale_, rowvar=False))
+        total, sd = fit.total_variance_, fit.total_variance_noise_scale_
+        far += bool(np.isfinite(total) and abs(total - truth) > 4 * sd)
+    assert far == (2 if broken else 0)
+
+
 # ------------------------------------- the total riding on the directions' pass
 
 def _total_passes(monkeypatch, estimator, X):

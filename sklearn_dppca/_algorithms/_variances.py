@@ -328,12 +328,29 @@ def total_at_bound(X, bound, leaf, noise, rng, ledger, *, pairs="all"):
     """
     total = _clipped_total(X, bound, pairs)
     counts, n_values = X.matching_counts(TOTAL_BOUND, 0.5)
-    tail = Bunch(shares=np.array([_share_at_or_above(counts, n_values, _TAIL * bound)]),
-                 sensitivity=1.0 / n_values, losses=np.array([(_TAIL - 1.0) * bound]))
+    threshold = _total_tail_threshold(bound, X.widths())
+    tail = Bunch(shares=np.array([_share_at_or_above(counts, n_values, threshold)]),
+                 sensitivity=1.0 / n_values, losses=np.array([threshold - bound]))
     total, noise_scale = _release_with_tail(
         total, 2 * bound / X.shape[0], tail, leaf, noise, rng, ledger, ["the data"],
         "total variance", _TOTAL_TAIL_WEIGHT)
     return float(total[0]), float(noise_scale[0])
+
+
+def _total_tail_threshold(bound, widths=None):
+    """The total's tail count's threshold: :data:`_TAIL` bounds, or, with
+    declared bounds (``widths``, public), halfway from the bound to the widest
+    column's largest term ``max_j w_j^2 / 2`` when that is nearer. A pair
+    holding a top-coded value and a typical one has a term about that large,
+    often short of four bounds (adult with ``scale=True`` and its ranges:
+    capital gain's top-coded pairs near 100 against a bound near 30, 0.85 to
+    0.94 of the total kept, unseen)."""
+    threshold = _TAIL * bound
+    if widths is not None:
+        widest = float(np.max(np.asarray(widths, dtype=float)**2)) / 2 if len(widths) else 0.0
+        if widest > bound:
+            threshold = min(threshold, (bound + widest) / 2)
+    return threshold
 
 
 def _clipped_total(X, bound, pairs):
