@@ -33,7 +33,7 @@ import warnings
 
 from ._cli_options import Options, dppca_for, in_cli_terms
 from ._cli_parser import build_parser
-from ._requests import SCREE_PANELS, eps_preview
+from ._requests import eps_preview, scree_panel
 from ._data_sources import LARGE_N as _LARGE_N
 from ._pair_design import design_pairs
 from ._data_sources import UserError as _UserError
@@ -68,7 +68,8 @@ def _save_figure(estimator, options, out):
     _pyplot()
     from .display import plot_overview
 
-    _write_figure(plot_overview(estimator, scree_kw=SCREE_PANELS[options.scree_kind]),
+    _write_figure(plot_overview(estimator,
+                                scree_kw=scree_panel(options.scree_kind, estimator)),
                   options)
 
 

@@ -240,7 +240,7 @@ class Options:
         if self.eps_range is not None and not self.plan:
             raise _UserError("--eps-range previews the plan across eps: give --plan too "
                              "(it reads no data and spends nothing).")
-        self.scree_kind = args.scree_kind or "pve"
+        self.scree_kind = args.scree_kind or "auto"
         # DPPCA's settings the user gave, by DPPCA's names, parsed in the order of
         # the options; an option not given is left out, so that DPPCA's own
         # default holds (one place for the defaults: the estimator's signature)

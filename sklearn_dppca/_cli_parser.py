@@ -16,7 +16,7 @@ from ._budget_split import BUDGET_PARTS as _BUDGET_PARTS
 from ._budget_split import DEFAULT_SCALED_SPLIT, DEFAULT_SPLIT
 from ._data_sources import BUILTIN_DATA
 from ._pair_design import AUTO_ALL_ROWS, AUTO_MAX_PARTNERS, AUTO_PARTNERS
-from ._requests import SCREE_PANELS
+from ._requests import SCREE_KINDS
 
 #: The options that fit (or choose the data of a fit): none applies to a redraw
 #: with ``--from-json``.
@@ -215,9 +215,11 @@ def build_parser():
                         help="overview figure, .png, .pdf or .svg (default report.png; "
                              "with --plan --eps-range the preview figure, default "
                              "eps_preview.png)")
-    output.add_argument("--scree-kind", choices=tuple(SCREE_PANELS), default=None,
-                        help="the scree panel: PVE bars on one axis (pve, the "
-                             "default), the variances only, or both on two axes")
+    output.add_argument("--scree-kind", choices=SCREE_KINDS, default=None,
+                        help="the scree panel: PVE bars on one axis (pve), the "
+                             "variances only, or both on two axes; auto (the "
+                             "default): the PVE, or the variances where no PVE is "
+                             "estimable")
     output.add_argument("--dpi", default=None, metavar="DPI",
                         help="resolution of a PNG figure (default 100)")
     output.add_argument("--json", default=None, metavar="FILE",

@@ -15,7 +15,9 @@ One reading of each input for both front ends:
   :mod:`sklearn_dppca._plan_preview`), the very spend the fit charges, and how the
   plan changes with eps by :func:`eps_preview` (the same preview as the
   explorer's figure, :class:`~sklearn_dppca.display.EpsPreviewDisplay`);
-* **the scree panel** shows the PVE, the variances or both (:data:`SCREE_PANELS`);
+* **the scree panel** shows the PVE, the variances or both (:data:`_SCREE_PANELS`),
+  by default the PVE where the fit released one, else its variances
+  (:func:`scree_panel`);
 * **public bounds** are written ``0:10,-5:5`` (one range per variable, in their
   order) or ``age=17:90,hours=1:99`` (by name): :func:`parse_bounds`.
 """
@@ -24,15 +26,40 @@ import math
 
 from ._plan_preview import planned_spend, preview_across_eps
 
-__all__ = ["SCREE_PANELS", "budget_split", "eps_preview", "parse_bounds", "planned_spend",
-           "shares_note"]
+__all__ = ["SCREE_KINDS", "budget_split", "eps_preview", "parse_bounds",
+           "planned_spend", "scree_panel", "shares_note"]
 
 #: What the scree panel shows (``--scree-kind``, the explorer's "Scree shows") ->
 #: the scree's keywords (``plot_overview``'s ``scree_kw``). Its cumulative PVE line
 #: needs the PVE axis, so it is dropped with the variances alone: the view of a fit
 #: whose total was not bought (no PVE) but whose variances were.
-SCREE_PANELS = {"pve": {"kind": "pve"}, "both": {"kind": "both"},
+_SCREE_PANELS = {"pve": {"kind": "pve"}, "both": {"kind": "both"},
                 "variance": {"kind": "variance", "cumulative": False}}
+#: What a front end may ask the scree panel to show: ``"auto"`` (the default,
+#: :func:`scree_panel`) or a key of :data:`_SCREE_PANELS`.
+SCREE_KINDS = ("auto", *_SCREE_PANELS)
+
+
+def scree_panel(kind, released):
+    """The scree's keywords (``plot_overview``'s ``scree_kw``) for ``kind``, a
+    key of :data:`SCREE_KINDS`.
+
+    ``"auto"`` reads the released values only (post-processing): the PVE where
+    any is estimable, else the variances where any is (a fit whose total is not
+    estimable has no PVE, and its PVE panel would hold only "not estimable"),
+    else the PVE with its "not estimable" marks. ``released``: a fitted
+    estimator or a release read back from its file.
+    """
+    if kind != "auto":
+        return _SCREE_PANELS[kind]
+    if not _any_finite(getattr(released, "explained_variance_ratio_", ())) \
+            and _any_finite(getattr(released, "explained_variance_", ())):
+        return _SCREE_PANELS["variance"]
+    return _SCREE_PANELS["pve"]
+
+
+def _any_finite(values):
+    return any(math.isfinite(float(value)) for value in values)
 
 
 def budget_split(shares):

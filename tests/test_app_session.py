@@ -410,12 +410,15 @@ def test_the_scree_shows_the_variances_when_asked(tmp_path, data):
     explorer = Explorer(data, BUDGET, tmp_path / f"c{BUDGET_SUFFIX}")
     index = explorer.fit(FIT)
     kinds = {}
-    for kind in ("pve", "variance", "both"):
+    for kind in ("auto", "pve", "variance", "both"):
         figure, shown = draw_figure(explorer.fits[index], "scree", scree_kind=kind)
         kinds[kind] = (shown.bars_ is not None, shown.line_ is not None)
-    assert kinds == {"pve": (True, False), "variance": (False, True),
-                     "both": (True, True)}
-    with pytest.raises(ValueError, match="scree_kind must be one of pve, both, variance"):
+    # (this fit releases a PVE: "auto" shows it)
+    assert np.isfinite(explorer.fits[index].estimator.explained_variance_ratio_[0])
+    assert kinds == {"auto": (True, False), "pve": (True, False),
+                     "variance": (False, True), "both": (True, True)}
+    with pytest.raises(ValueError,
+                       match="scree_kind must be one of auto, pve, both, variance"):
         draw_figure(explorer.fits[index], "scree", scree_kind="bars")
 
 

@@ -435,6 +435,28 @@ def test_scree_kind_sets_the_scree_panel(kind, expected, default_run, tmp_path,
     assert (tmp_path / "redrawn.png").stat().st_size > 10_000
 
 
+def test_the_default_scree_panel_shows_the_variances_where_no_pve_is(tmp_path,
+                                                                     monkeypatch):
+    # the built-in data at seed 30: the total's clipping is not estimable, so
+    # no PVE is, while both variances are: "auto" draws them, not an empty panel
+    from sklearn_dppca import display
+
+    seen = []
+    draw = display.plot_overview
+
+    def recording(estimator, **kwargs):
+        seen.append((kwargs.get("scree_kw"), estimator.explained_variance_ratio_,
+                     estimator.explained_variance_))
+        return draw(estimator, **kwargs)
+
+    monkeypatch.setattr(display, "plot_overview", recording)
+    code, out, err = run_cli(["--seed", "30", "--out", "seed30.png", "--quiet"], tmp_path)
+    assert code == 0, err
+    [(scree_kw, ratios, variances)] = seen
+    assert np.all(np.isnan(ratios)) and np.all(np.isfinite(variances))
+    assert scree_kw == {"kind": "variance", "cumulative": False}
+
+
 def _write(tmp_path, name, text):
     (tmp_path / name).write_text(text, encoding="utf-8")
     return name

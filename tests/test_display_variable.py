@@ -122,6 +122,21 @@ def test_zero_private_variance_is_omitted():
     assert "1 variable(s) with zero private variance omitted" in disp.ax_.get_title()
 
 
+def test_variables_whose_variance_is_not_estimable_are_omitted_and_said():
+    V = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    lam = np.array([2.0, 1.0])
+    some = VariableDisplay(V, lam, [2.0, np.nan, 1.0], feature_names=["a", "b", "c"]).plot()
+    assert some.variables_ == ["a", "c"] and some.not_estimable_variables_ == ["b"]
+    assert "1 omitted (private variance not estimable)" in some.ax_.get_title()
+    assert some.not_estimable_text_ is None
+    # none estimable (a total that is not): the circle says so, not an empty disc
+    none = VariableDisplay(V, lam, [np.nan] * 3, feature_names=["a", "b", "c"]).plot()
+    assert none.variables_ == [] and none.arrows_ == []
+    assert "3 omitted" in none.ax_.get_title()
+    text = none.not_estimable_text_.get_text()
+    assert "correlations not estimable" in text and "of the variables" in text
+
+
 def test_nonprivate_overlay(make_fake):
     est = make_fake("dppca", p=6, k=3, nonprivate=True)
     disp = VariableDisplay.from_estimator(est)

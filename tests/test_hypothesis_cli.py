@@ -246,7 +246,7 @@ VALID = {
                        "loading=0.3, scree=0.3, score=0.3", "scree=0.1,loading=0.1"],
     "--pairs": ["all", "ALL", "2", "4", "3"],
     "--seed": ["0", "1", "12345"],
-    "--scree-kind": ["both", "pve", "variance"],
+    "--scree-kind": ["auto", "both", "pve", "variance"],
     "--synthetic-sampling": ["uniform", "center"],
 }
 # tuning values of the clipped scree (the default method); other methods refuse them

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from sklearn_dppca import DPPCA, DPScree, PrivacyAccountant
-from sklearn_dppca._requests import budget_split, planned_spend, shares_note
+from sklearn_dppca._requests import (SCREE_KINDS, _SCREE_PANELS, budget_split,
+                                     planned_spend, scree_panel, shares_note)
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
@@ -24,6 +25,26 @@ from sklearn_dppca.app._sources import BUDGET_SUFFIX  # noqa: E402
 from sklearn_dppca.datasets import make_gaussian_clusters  # noqa: E402
 
 SHARES = {"loading": 0.4, "scree": 0.2, "score": 0.2}
+
+
+def test_the_scree_panel_auto_reads_the_released_values():
+    from types import SimpleNamespace
+
+    nan = float("nan")
+
+    def released(ratios, variances):
+        return SimpleNamespace(explained_variance_ratio_=np.array(ratios),
+                               explained_variance_=np.array(variances))
+
+    assert SCREE_KINDS == ("auto", *_SCREE_PANELS)
+    assert scree_panel("auto", released([0.6, nan], [3.0, nan])) == _SCREE_PANELS["pve"]
+    # a PVE not estimable anywhere, a variance released: the variances
+    assert scree_panel("auto", released([nan, nan], [3.0, nan])) == \
+        _SCREE_PANELS["variance"]
+    # nothing released: the PVE panel's "not estimable" marks
+    assert scree_panel("auto", released([nan], [nan])) == _SCREE_PANELS["pve"]
+    for kind in _SCREE_PANELS:        # an asked kind is drawn whatever the values
+        assert scree_panel(kind, released([nan], [nan])) == _SCREE_PANELS[kind]
 
 
 def test_budget_shares_are_fractions_of_eps():

@@ -13,7 +13,7 @@ from ..display import (
     VariableDisplay,
     plot_overview,
 )
-from .._requests import SCREE_PANELS
+from .._requests import SCREE_KINDS, scree_panel
 from ..privacy import BudgetExceededError
 
 #: The pictures of a fit.
@@ -67,7 +67,7 @@ def _score_pair(fit, display, pair):
 
 
 def draw_figure(fit, display="overview", *, axes=None, score_kind="histogram",
-                scree_kind="pve", biplot_alpha=1.0, show_reference=False, figsize=None):
+                scree_kind="auto", biplot_alpha=1.0, show_reference=False, figsize=None):
     """Draw one picture of ``fit`` (a :class:`_Fit`) from released values (free).
 
     ``axes`` (0-based) applies to every two-axis picture; the score picture and
@@ -75,17 +75,18 @@ def draw_figure(fit, display="overview", *, axes=None, score_kind="histogram",
     ValueError saying which were released (the overview draws its score and
     biplot panels on the fit's axes, labelled). The non-private reference is
     drawn only with ``show_reference`` and when the fit stored it; the figure then
-    carries :data:`REFERENCE_MARK`. ``scree_kind`` (a key of
-    :data:`~sklearn_dppca._requests.SCREE_PANELS`) is what the scree shows: the
+    carries :data:`REFERENCE_MARK`. ``scree_kind`` (one of
+    :data:`~sklearn_dppca._requests.SCREE_KINDS`) is what the scree shows: the
     PVE, the variances (a fit whose total was not bought has no PVE but may have
-    variances) or both. ``figsize`` (inches) sizes the figure to the
+    variances), both, or ``"auto"``: the PVE where one is estimable, else the
+    variances (:func:`~sklearn_dppca._requests.scree_panel`). ``figsize`` (inches) sizes the figure to the
     page. Returns ``(figure, display_object)``: a matplotlib Figure (not
     registered with pyplot) and the display drawn (None for the overview).
     """
     if display not in DISPLAYS:
         raise ValueError(f"display must be one of {', '.join(DISPLAYS)}, got {display!r}.")
-    if scree_kind not in SCREE_PANELS:
-        raise ValueError(f"scree_kind must be one of {', '.join(SCREE_PANELS)}, got "
+    if scree_kind not in SCREE_KINDS:
+        raise ValueError(f"scree_kind must be one of {', '.join(SCREE_KINDS)}, got "
                          f"{scree_kind!r}.")
     if score_kind not in SCORE_KINDS:
         raise ValueError(f"score_kind must be one of {', '.join(SCORE_KINDS)}, got "
@@ -102,7 +103,7 @@ def draw_figure(fit, display="overview", *, axes=None, score_kind="histogram",
 
         figure = plot_overview(source, axes=pair, figsize=figsize or _OVERVIEW_FIGSIZE,
                                score_kw={"kind": score_kind},
-                               scree_kw=SCREE_PANELS[scree_kind],
+                               scree_kw=scree_panel(scree_kind, source),
                                biplot_kw={"alpha": alpha})
         plt.close(figure)     # served as an image: pyplot must not keep it
     else:
@@ -116,14 +117,14 @@ def draw_figure(fit, display="overview", *, axes=None, score_kind="histogram",
     return figure, shown
 
 
-def _single(source, display, pair, score_kind, alpha, figsize, scree_kind="pve"):
+def _single(source, display, pair, score_kind, alpha, figsize, scree_kind="auto"):
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=figsize, layout="constrained")
     ax = figure.add_subplot()
     if display == "scree":
         shown = ScreeDisplay.from_estimator(
-            source, ax=ax, **{"cumulative": True, **SCREE_PANELS[scree_kind]})
+            source, ax=ax, **{"cumulative": True, **scree_panel(scree_kind, source)})
     elif display == "loading":
         if pair is None:
             shown = LoadingDisplay.from_estimator(source, ax=ax, kind="heatmap")

@@ -55,9 +55,11 @@ _FIGURE_DPI = 100
 #: The titles of the pictures' tabs, one per display (in the order of DISPLAYS).
 _TAB_TITLES = {"scree": "Scree", "loading": "Loadings", "variable": "Variables",
                "score": "Scores", "biplot": "Biplot", "overview": "Overview"}
-#: The choices of "Scree shows" (keys of SCREE_PANELS): the variances too, for a
-#: fit whose total (so its PVE) was not bought.
-_SCREE_CHOICES = {"pve": "PVE", "variance": "variances", "both": "both"}
+#: The choices of "Scree shows" (SCREE_KINDS): the variances too, for a fit
+#: whose total (so its PVE) was not bought or is not estimable; "auto" picks them
+#: then, the PVE otherwise.
+_SCREE_CHOICES = {"auto": "PVE, else variances", "pve": "PVE", "variance": "variances",
+                  "both": "both"}
 #: The prefix of the ``fit_choice`` values of releases opened from a file.
 _OPENED = "opened-"
 #: Seconds between two looks at the budget file (its meter and releases).

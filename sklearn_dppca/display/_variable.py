@@ -156,7 +156,8 @@ class VariableDisplay:
         estimable): then no correlation exists, no arrow is drawn and the
         circle says so.
     not_estimable_text_ : matplotlib Text or None
-        That text.
+        That text; also where no variable's private variance is estimable
+        (the total variance is not).
     not_estimable_variables_ : list of str
         Variables whose private variance is NaN (not drawn).
     correlations_ : ndarray of shape (n_drawn, 2)
@@ -340,19 +341,24 @@ class VariableDisplay:
         if self.omitted_:
             title += (f"\n{len(self.omitted_)} variable(s) with zero private variance "
                       "omitted")
+        none_estimable = not not_estimable and len(self.not_estimable_variables_) == p
         if self.not_estimable_variables_ and not not_estimable:
-            title += (f"\n{len(self.not_estimable_variables_)} variable(s) whose "
-                      "private variance is not estimable omitted")
+            # (short: the panel's width; the overview's third column)
+            title += (f"\n{len(self.not_estimable_variables_)} omitted (private "
+                      "variance not estimable)")
         ax.set_title(title)
         settle_layout(ax)
         self.circle_ = Circle((0.0, 0.0), 1.0, fill=False, edgecolor="0.45",
                               linewidth=1.0, zorder=1)
         ax.add_patch(self.circle_)
-        if not_estimable:
+        if not_estimable or none_estimable:
+            # (every variable's variance unknown: the total is not estimable)
+            why = ("private variances of the components" if not_estimable
+                   else "private variances of the variables")
             self.not_estimable_text_ = ax.text(
-                0.0, 0.0, "correlations not estimable\n(private variances of the "
-                "components\nnot estimable at this eps and n)", ha="center",
-                va="center", fontsize="small", color="0.25", zorder=6)
+                0.0, 0.0, f"correlations not estimable\n({why}\nnot estimable at "
+                "this eps and n)", ha="center", va="center", fontsize="small",
+                color="0.25", zorder=6)
         handles = []
         if ref is not None:
             ok = np.all(np.isfinite(ref), axis=1)
