@@ -807,6 +807,22 @@ def test_the_tail_count_flags_adults_clipped_capital_gain_at_eps_half(
     assert fewest_off <= off <= most_off
 
 
+def test_a_value_raised_for_its_clipping_is_not_called_noise_alone():
+    # a sd raised to its value (at its clip bound, or past a tail its count saw)
+    # has had its own warning; "noise alone" is kept for a value its noise hides
+    from sklearn_dppca._algorithms._scree import scree_values
+    from sklearn_dppca._bunch import Bunch
+
+    released = Bunch(raw=np.array([10.0, 3.0, 1.0]), noise_scale=np.array([1.0, 3.0, 2.0]),
+                     bounds=None, total=30.0, total_noise=30.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        values = scree_values(released, monotone=False)
+    alone = [str(w.message) for w in caught if "noise alone" in str(w.message)]
+    assert len(alone) == 1 and "variance of PC3 " in alone[0]
+    assert np.isnan(values.total_variance) and np.isnan(values.explained_variance[1])
+
+
 def test_total_clip_evidence_bounds_the_totals_clipping_loss():
     # exact, over all pairs: a share s of the pairs whose term along a unit
     # direction (or in norm along orthonormal rows) is at least t has total

@@ -866,6 +866,15 @@ def reordered_scree(released, order):
                  noise_scale=np.asarray(released.noise_scale)[order], bounds=bounds)
 
 
+def _raised(values, sds):
+    """Where a noise sd was raised to its value (``max(sd, |value|)``: a value
+    at its clip bound, or one whose clipping a tail count proved larger than
+    its noise), which then is not estimable for that reason, said in its own
+    warning."""
+    values, sds = np.asarray(values, dtype=float), np.asarray(sds, dtype=float)
+    return (values != 0) & (sds == np.abs(values))
+
+
 def scree_values(released, monotone):
     """Post-process a :func:`release_scree` release (free).
 
@@ -882,10 +891,16 @@ def scree_values(released, monotone):
         missing = np.full(len(released.raw), np.nan)
         return Bunch(explained_variance=missing, explained_variance_ratio=missing.copy(),
                      total_variance=np.nan)
-    warn_noise_dominated("variance", _component_names(len(released.raw)), released.raw,
-                         released.noise_scale)
-    warn_noise_dominated("total variance", ["the data"], [released.total],
-                         [released.total_noise])
+    # (a value whose sd was raised to it, at its clip bound or past a tail its
+    # count saw, has had its warning: it is not "noise alone")
+    names = _component_names(len(released.raw))
+    own = ~_raised(released.raw, released.noise_scale)
+    warn_noise_dominated("variance", [name for name, keep in zip(names, own) if keep],
+                         np.asarray(released.raw)[own],
+                         np.asarray(released.noise_scale)[own])
+    if not _raised(released.total, released.total_noise):
+        warn_noise_dominated("total variance", ["the data"], [released.total],
+                             [released.total_noise])
     warn_imprecise("variance", _component_names(len(released.raw)), released.raw,
                    released.noise_scale)
     warn_imprecise("total variance", ["the data"], [released.total],
@@ -955,8 +970,9 @@ def feature_variances(components, explained_variance, noise_scale, total, total_
     rest_noise = math.hypot(total_noise, *noise_scale)
     noise = _column_norms(np.vstack([noise_scale[:, None] * loadings,
                                      rest_noise * rest_share]))
-    if known.any() or np.isfinite(total):
-        # (with nothing released, the scree's own warning has said why)
+    if np.isfinite(total):
+        # (without a total every implied variance is unknown, and the scree's own
+        # warnings have said why: noise, imprecision or its clipping)
         warn_noise_dominated("implied variance", feature_names, values, noise)
     return values, noise
 
