@@ -201,9 +201,16 @@ def tail_moved(seen, share_noise, losses, sds, margin=_MARGIN):
     (``share_noise``), exceeds the sd. ``seen``: one share for all the values
     (a norm bound) or one each. Two sds mark a released value not estimable;
     a choice between two forms asks for more (:data:`SWITCH_MARGIN`)."""
-    seen = np.broadcast_to(np.asarray(seen, dtype=float), np.shape(losses))
-    lost = np.asarray(losses, dtype=float) * np.maximum(seen - margin * share_noise, 0.0)
-    return lost > np.asarray(sds, dtype=float)
+    floor = _share_floor(seen, share_noise, np.shape(losses), margin)
+    return np.asarray(losses, dtype=float) * floor > np.asarray(sds, dtype=float)
+
+
+def _share_floor(seen, share_noise, shape, margin=_MARGIN):
+    """The released tail shares ``seen`` read ``margin`` of their noise sds
+    below their values, at least 0, in ``shape`` (post-processing): the share
+    of the pairs past each threshold is at least that."""
+    seen = np.broadcast_to(np.asarray(seen, dtype=float), shape)
+    return np.maximum(seen - margin * share_noise, 0.0)
 
 
 #: The noise sds a tail share must stand above zero for the scree to take the
@@ -252,9 +259,7 @@ def _release_with_tail(statistic, sensitivity, tail, leaf, noise, rng, ledger, n
     sds = np.full(values.shape, noise_scale)
     moved = tail_moved(seen, noise_scale / scale, tail.losses, sds)
     if proven is not None:
-        proven.append(np.broadcast_to(
-            np.maximum(seen - _MARGIN * noise_scale / scale, 0.0),
-            np.shape(tail.losses)).copy())
+        proven.append(_share_floor(seen, noise_scale / scale, np.shape(tail.losses)))
     if np.any(moved):
         listed = ", ".join(str(label) for label, flag in zip(names, moved) if flag)
         warn_user(
@@ -346,8 +351,8 @@ def _total_tail_threshold(bound, widths=None):
     capital gain's top-coded pairs near 100 against a bound near 30, 0.85 to
     0.94 of the total kept, unseen)."""
     threshold = _TAIL * bound
-    if widths is not None:
-        widest = float(np.max(np.asarray(widths, dtype=float)**2)) / 2 if len(widths) else 0.0
+    if widths is not None and len(widths):
+        widest = float(np.max(np.asarray(widths, dtype=float)**2)) / 2
         if widest > bound:
             threshold = min(threshold, (bound + widest) / 2)
     return threshold
