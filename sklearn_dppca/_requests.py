@@ -34,7 +34,7 @@ __all__ = ["SCREE_KINDS", "budget_split", "eps_preview", "parse_bounds",
 #: needs the PVE axis, so it is dropped with the variances alone: the view of a fit
 #: whose total was not bought (no PVE) but whose variances were.
 _SCREE_PANELS = {"pve": {"kind": "pve"}, "both": {"kind": "both"},
-                "variance": {"kind": "variance", "cumulative": False}}
+                 "variance": {"kind": "variance", "cumulative": False}}
 #: What a front end may ask the scree panel to show: ``"auto"`` (the default,
 #: :func:`scree_panel`) or a key of :data:`_SCREE_PANELS`.
 SCREE_KINDS = ("auto", *_SCREE_PANELS)

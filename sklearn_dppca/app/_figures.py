@@ -79,8 +79,8 @@ def draw_figure(fit, display="overview", *, axes=None, score_kind="histogram",
     :data:`~sklearn_dppca._requests.SCREE_KINDS`) is what the scree shows: the
     PVE, the variances (a fit whose total was not bought has no PVE but may have
     variances), both, or ``"auto"``: the PVE where one is estimable, else the
-    variances (:func:`~sklearn_dppca._requests.scree_panel`). ``figsize`` (inches) sizes the figure to the
-    page. Returns ``(figure, display_object)``: a matplotlib Figure (not
+    variances (:func:`~sklearn_dppca._requests.scree_panel`). ``figsize``
+    (inches) sizes the figure to the page. Returns ``(figure, display_object)``: a matplotlib Figure (not
     registered with pyplot) and the display drawn (None for the overview).
     """
     if display not in DISPLAYS:
