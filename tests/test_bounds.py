@@ -530,6 +530,53 @@ def test_a_heavy_tail_the_search_clips_goes_to_the_box():
         fit.summary())
 
 
+def test_the_bias_the_shares_prove_counts_against_the_search():
+    # a norm bound's one tail share, 3.2 of its noise sds above zero: below
+    # tail_moved's three-sd switch, but at two sds it proves a bias (0.003 of
+    # the pairs lost at least 9e8 each: 2.7e6) as large as the search's noise;
+    # the search's error, the two in squares (3.9e6), exceeds the box's noise
+    # (3e6), so the box takes every variance. A share of 0.006 proves 9e5: the
+    # error, 2.9e6, is under the box's top noise, so the search keeps them all
+    from sklearn_dppca._algorithms._scree import _box_verdict
+    from sklearn_dppca._bunch import Bunch
+    box_sds, search_sds = np.array([2e4, 2e4, 3e6]), np.array([2.76e6])
+    tail = Bunch(losses=np.full(3, 9e8))
+
+    def verdict(share):
+        return _box_verdict(box_sds, search_sds,
+                            Bunch(shares=np.array([share]), share_noise=0.0025), tail)
+
+    assert verdict(0.008).tolist() == [True, True, True]
+    assert verdict(0.006).tolist() == [False, False, False]
+    assert verdict(0.0).tolist() == [False, False, False]
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_adult_at_eps_1_takes_the_box_where_the_shares_prove_a_bias(monkeypatch, broken):
+    # adult with its observed ranges at eps 1, seeds 5 and 19 (of 0-29, the
+    # fits the rule changes): the search's noise sd was a little below the
+    # box's and the first tail shares stood 2 to 3 sds above zero; clipped at
+    # its norm bound, capital gain's variance then came out not estimable
+    # (its own tail count), and so did the total and every PVE. Weighing the
+    # bias the shares prove, the box takes them: PC1 is capital gain, its
+    # variance and PVE within 20% of the table's
+    import sklearn_dppca._algorithms._scree as scree
+    if broken:
+        monkeypatch.setattr(scree, "searched_error", lambda seen, noise, losses, sds:
+                            np.broadcast_to(np.asarray(sds, dtype=float), np.shape(losses)))
+    X, box = _adult_box()
+    covariance = np.cov(X.T)
+    top = np.linalg.eigvalsh(covariance)[-1] / np.trace(covariance)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fits = [DPPCA(3, eps=1.0, bounds=box, pairs=64, random_state=seed).fit(X)
+                for seed in (5, 19)]
+    printed = [_unclipped_first(abs(fit.components_[0, 2]),
+                                fit.explained_variance_ratio_[0] / top, fit, covariance)
+               for fit in fits]
+    assert printed == ([False, False] if broken else [True, True])
+
+
 @pytest.mark.parametrize("broken", ["no switch", "no box threshold"])
 def test_the_heavy_tail_rule_is_what_finds_it(monkeypatch, broken):
     # the same fits without the switch, or with the tail counted only past four

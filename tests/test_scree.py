@@ -723,10 +723,10 @@ def test_the_tail_count_widens_a_value_its_clipping_moved():
     from sklearn_dppca.privacy import PrivacyLedger
     from sklearn_dppca.privacy._accounting import Allocation
 
-    def release(shares, mu=1e3):
+    def release(shares, mu=1e3, bounded=False):
         ledger = PrivacyLedger()
         tail = Bunch(shares=np.atleast_1d(shares), sensitivity=1e-3,
-                     losses=np.full(2, 3 * 100.0))
+                     losses=np.full(2, 3 * 100.0), bounded=bounded)
         values, sds = _release_with_tail(
             np.array([10.0, 5.0]), 0.01, tail,
             Allocation("scree/variances/statistic", "gaussian", 0.0, 0.0, mu), "analytic",
@@ -745,6 +745,15 @@ def test_the_tail_count_widens_a_value_its_clipping_moved():
                                                    "a bound with a heavy tail"):
         values, sds, _ = release(0.05)
     np.testing.assert_allclose(sds, np.abs(values))
+    # the advice: declare bounds where none were, else what would let the
+    # declared box's moments take the value (not "declare bounds" again)
+    with pytest.warns(PrivacyUtilityWarning) as without:
+        release(0.05)
+    with pytest.warns(PrivacyUtilityWarning) as declared:
+        release(0.05, bounded=True)
+    assert "Declare bounds" in str(without[0].message)
+    assert "Declare bounds" not in str(declared[0].message)
+    assert "tighter box" in str(declared[0].message)
     # a share within two of its noise sds of zero is no evidence: not widened
     with warnings.catch_warnings():
         warnings.simplefilter("error")

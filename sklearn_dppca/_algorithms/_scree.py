@@ -37,6 +37,8 @@ from ._variances import (
     private_total_variance,
     private_variances,
     SWITCH_MARGIN,
+    heavy_tail_advice,
+    searched_error,
     tail_moved,
     total_clip_evidence,
     tail_shares,
@@ -331,7 +333,7 @@ def _box_or_search_scree(X, components, params, budget, noise, pairs, rng, ledge
     return _searched_scree(raw, _widened_variance_noise(raw, noise_scale, bounds), bounds,
                            total, _total_noise_past_tail(
                                total, _widened_total_noise(total, total_noise, bound),
-                               bound, evidence))
+                               bound, evidence, bounded=True))
 
 
 def _box_or_own_scree(X, components, params, budget, noise, pairs, rng, ledger,
@@ -383,13 +385,11 @@ def _box_or_own_scree(X, components, params, budget, noise, pairs, rng, ledger,
                 _joined(part["statistic"], unspent)
             search_sds = searched_variance_sds(bounds, n_components, n_samples,
                                                unit_sd(search, noise))
-            quieter = box_sds <= search_sds
-            moved = tail_moved(guess.shares, guess.share_noise, tail.losses, search_sds,
-                               SWITCH_MARGIN) if may_show else np.zeros_like(quieter)
-            # (without a heavy tail, all or none: a split leaf would give the
-            # largest variance more noise for a quieter small one)
-            return quieter | moved if np.any(moved) else np.full(quieter.shape,
-                                                                 np.all(quieter))
+            if not may_show:
+                # (all or none: a split leaf would give the largest variance
+                # more noise for a quieter small one)
+                return np.full(box_sds.shape, np.all(box_sds <= search_sds))
+            return _box_verdict(box_sds, search_sds, guess, tail)
 
         # (the tail shares ride on the mean only where they could show a tail:
         # elsewhere the first look is as it was without them)
@@ -409,7 +409,7 @@ def _box_or_own_scree(X, components, params, budget, noise, pairs, rng, ledger,
         X, budget, noise, pairs, _total_level("clipped", params, budget, n_samples), rng,
         ledger, total_bound)
     return _searched_scree(raw, noise_scale, bounds, total, _total_noise_past_tail(
-        total, total_noise, total_bound, evidence))
+        total, total_noise, total_bound, evidence, bounded=True))
 
 
 def _box_term_bounds(widths, components, clip):
@@ -418,6 +418,36 @@ def _box_term_bounds(widths, components, clip):
     if clip == "component":
         return box_component_bounds(widths, components)
     return [box_norm_bound(widths, components)]
+
+
+def _box_verdict(box_sds, search_sds, guess, tail):
+    """Per variance, whether the box's moments take it, from the tail shares
+    released with the first part of the box's mean (``guess``; public), the
+    clipped values' noise sds ``search_sds`` and the box's ``box_sds``.
+
+    The box takes a variance where its noise is at most the clipped value's
+    error (:func:`~._variances.searched_error`: the noise and the bias the
+    shares prove at two of their sds), or where the shares show the clipping
+    moved the value by more than its noise at
+    :data:`~._variances.SWITCH_MARGIN` sds (:func:`tail_moved`: a heavy tail,
+    whatever the box's noise). Where no share shows a tail, all or none.
+
+    Why the bias counts: adult with its ranges at eps 1, a norm bound that
+    left 0.7% of the pairs past halfway to the box's term bound (2.7 of the
+    shares' sds) against a box whose noise was 1.08 times the search's; the
+    search's value kept 0.69 of the capital-gain variance and its own tail
+    count then made every variance and the total not estimable. The shares
+    are read two sds down (as for a value's "not estimable"), not three as for
+    :func:`tail_moved`: a pure-noise share through here (2.3% of them) costs at
+    most the two noises' difference, which the error bounds, where a switch
+    by :func:`tail_moved` takes the box whatever its noise."""
+    quieter = box_sds <= searched_error(guess.shares, guess.share_noise, tail.losses,
+                                        search_sds)
+    moved = tail_moved(guess.shares, guess.share_noise, tail.losses, search_sds,
+                       SWITCH_MARGIN)
+    if np.any(moved):
+        return quieter | moved
+    return np.full(quieter.shape, np.all(quieter))
 
 
 def _tail_may_show(tail, level, search_sds, mean_leaf, noise):
@@ -534,10 +564,11 @@ def _clipped_scree(X, components, method, params, budget, noise, pairs, rng, led
         total, total_noise, total_bound = _total_variance(X, budget, noise, pairs, level,
                                                           rng, ledger, total_bound)
     return (raw, _widened_variance_noise(raw, noise_scale, bounds, scales), bounds, total,
-            _total_noise_past_tail(total, total_noise, total_bound, evidence))
+            _total_noise_past_tail(total, total_noise, total_bound, evidence,
+                                   bounded=X.widths() is not None))
 
 
-def _total_noise_past_tail(total, total_noise, total_bound, evidence):
+def _total_noise_past_tail(total, total_noise, total_bound, evidence, bounded):
     """The total's noise sd, raised to the total where the variances' tail
     counts prove that its clipping at ``total_bound`` lowered it by more than
     that sd (:func:`~._variances.total_clip_evidence`; post-processing of
@@ -550,8 +581,7 @@ def _total_noise_past_tail(total, total_noise, total_bound, evidence):
     warn_user(
         "The private total variance is clipped below a heavy tail that the tail "
         "counts of the variances saw: its clipping lowered it by more than its "
-        "noise, so it (and each PVE) is not estimable. Declare bounds (the box's "
-        "moments clip nothing), or transform the column.",
+        "noise, so it (and each PVE) is not estimable. " + heavy_tail_advice(bounded),
         PrivacyUtilityWarning,
     )
     return max(total_noise, abs(total))

@@ -185,6 +185,7 @@ def tail_shares(projected, clip, bounds, box_bounds=None):
                        for column, threshold in zip(counts, thresholds)])
     losses = np.where(np.isfinite(thresholds), thresholds - bounds, 0.0)
     return Bunch(shares=shares, sensitivity=math.sqrt(shares.size) / max(n_values, 1),
+                 bounded=box_bounds is not None,
                  losses=np.broadcast_to(losses, (n_directions,)).copy())
 
 
@@ -203,6 +204,15 @@ def tail_moved(seen, share_noise, losses, sds, margin=_MARGIN):
     a choice between two forms asks for more (:data:`SWITCH_MARGIN`)."""
     floor = _share_floor(seen, share_noise, np.shape(losses), margin)
     return np.asarray(losses, dtype=float) * floor > np.asarray(sds, dtype=float)
+
+
+def searched_error(seen, share_noise, losses, sds):
+    """Per clipped value, a lower bound on its error: its noise sd ``sds`` and
+    the bias the released tail shares ``seen`` prove (:func:`tail_moved`'s,
+    read :data:`_MARGIN` of their noise sds below), added in squares
+    (post-processing of released values)."""
+    floor = _share_floor(seen, share_noise, np.shape(losses))
+    return np.hypot(np.asarray(sds, dtype=float), np.asarray(losses, dtype=float) * floor)
 
 
 def _share_floor(seen, share_noise, shape, margin=_MARGIN):
@@ -266,11 +276,23 @@ def _release_with_tail(statistic, sensitivity, tail, leaf, noise, rng, ledger, n
             f"The private {what} of {listed} is clipped at a bound with a heavy tail "
             "beyond it: the clipping moved it by more than its noise (the pairs "
             f"past {_TAIL:g} bounds, or halfway to a declared box's, each lost that "
-            "less one bound), so it is not estimable. Declare bounds (the box's "
-            "moments clip nothing), or transform the column.",
+            "less one bound), so it is not estimable. " + heavy_tail_advice(tail.bounded),
             PrivacyUtilityWarning,
         )
     return values, np.where(moved, np.maximum(sds, np.abs(values)), sds)
+
+
+def heavy_tail_advice(bounded):
+    """What buys a value its tail count made not estimable (public: whether
+    bounds were declared). With a box, the fit had weighed its moments against
+    the clipped form before this count, from public noise sds and a noisier
+    first count, and kept the clipped one: repeating "declare bounds" would
+    send the user to what they did."""
+    if bounded:
+        return ("The declared box's moments were not taken for it (their noise "
+                "looked the larger before this count): a larger eps or a tighter "
+                "box lets them take it, or transform the column.")
+    return "Declare bounds (the box's moments clip nothing), or transform the column."
 
 
 def _share_at_or_above(counts, n_values, threshold):
@@ -335,7 +357,8 @@ def total_at_bound(X, bound, leaf, noise, rng, ledger, *, pairs="all"):
     counts, n_values = X.matching_counts(TOTAL_BOUND, 0.5)
     threshold = _total_tail_threshold(bound, X.widths())
     tail = Bunch(shares=np.array([_share_at_or_above(counts, n_values, threshold)]),
-                 sensitivity=1.0 / n_values, losses=np.array([threshold - bound]))
+                 sensitivity=1.0 / n_values, losses=np.array([threshold - bound]),
+                 bounded=X.widths() is not None)
     total, noise_scale = _release_with_tail(
         total, 2 * bound / X.shape[0], tail, leaf, noise, rng, ledger, ["the data"],
         "total variance", _TOTAL_TAIL_WEIGHT)
