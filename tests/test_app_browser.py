@@ -55,6 +55,7 @@ from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 from sklearn_dppca import load_release  # noqa: E402
+from sklearn_dppca._requests import scree_panel  # noqa: E402
 from sklearn_dppca.privacy import PrivacyAccountant  # noqa: E402
 from ._hang_guard import HANG_GUARD  # noqa: E402
 
@@ -611,11 +612,16 @@ def test_the_scree_shows_the_variances_for_free(explorer, browser, csv):
     charges, meter = _saved(csv).charges, _text(browser, "budget_meter")
     _show_tab(browser, "scree")
     picture = _until(browser, lambda d: _picture_source(d, "scree"), "the scree picture")
+    released = load_release(_kept(csv)[0])
+    variance = released.explained_variance_[0]
+    if scree_panel("auto", released) == scree_panel("variance", released):
+        # (the page never seeds a fit: in about 7 of 100 on this table the
+        # total is not estimable, and "auto" already shows the variances)
+        _choose(browser, "scree_kind", "pve")
+        picture = _new_picture(browser, "scree", picture, "the scree of the PVE")
     _choose(browser, "scree_kind", "variance")
     _new_picture(browser, "scree", picture, "the scree of the variances")
     _screenshot(browser, "scree-variances")
-    released = load_release(_kept(csv)[0])
-    variance = released.explained_variance_[0]
 
     def point_at_pc1(driver):
         # (as in the test above: from a corner, on every poll, found anew)

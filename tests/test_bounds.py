@@ -884,6 +884,93 @@ def test_under_basic_accounting_the_box_spends_both_statistics_leaves():
     assert "scree/total variance/statistic" not in steps(joint)
 
 
+def test_the_totals_share_rides_with_the_variances_shares_in_squares():
+    # adversarial neighbours: one row moved far out flips its pair past every
+    # threshold, in the variances' matching and in the total's; the joined
+    # shares (the total's scaled to half the variances' sensitivity) move by
+    # their stated L2 sensitivity, sqrt(1 + 1/4) times the variances', and no
+    # more: with the total's share at full weight it would move by more
+    from sklearn_dppca._algorithms._scree import _TOTAL_SHARE_WEIGHT, _with_total_share
+    from sklearn_dppca._algorithms._variances import tail_shares
+    from sklearn_dppca.privacy._accounting import Allocation
+    rng = np.random.default_rng(5)
+    n = 2000
+    X = rng.normal(size=(n, 3))
+    far = X.copy()
+    far[0] = 50.0
+    V, bounds, total_bound = np.eye(3)[:2], np.array([2.0, 2.0]), 4.0
+    budget = {name: Allocation(name, "gaussian", 0.0, 0.0, 5.0)
+              for name in ("mean", "total variance/statistic")}
+
+    def joined(data):
+        rows = Rows(data, (n,), root=7)
+        tail = tail_shares(rows.projected(V), "component", bounds)
+        return tail, _with_total_share(tail, rows, total_bound, 0.9, budget, "analytic")
+
+    (tail, near), (_, moved) = joined(X), joined(far)
+    assert "total_loss" in near and near.total_loss == pytest.approx(3 * total_bound)
+    change = np.linalg.norm(moved.shares - near.shares)
+    assert near.sensitivity == pytest.approx(math.hypot(1.0, _TOTAL_SHARE_WEIGHT)
+                                             * tail.sensitivity)
+    assert near.sensitivity * 0.999 <= change <= near.sensitivity * (1 + 1e-12)
+    # the total's entry, read back in its own units, moved by one pair of n / 2
+    assert (moved.shares[-1] - near.shares[-1]) / near.total_weight \
+        == pytest.approx(1 / (n // 2))
+    # where the total's share could not show its clipping (a level the search
+    # leaves no share past its bound at), it does not ride
+    rows = Rows(X, (n,), root=7)
+    alone = tail_shares(rows.projected(V), "component", bounds)
+    assert _with_total_share(alone, rows, total_bound, 1.0, budget, "analytic") is alone
+    assert _with_total_share(alone, rows, None, 0.9, budget, "analytic") is alone
+
+
+def test_a_total_share_that_shows_the_clipping_gives_the_box_the_total():
+    # the variances' shares show nothing, the total's (riding at half weight:
+    # its noise in its own units twice theirs) stands 8 sds above zero, and its
+    # loss times it dwarfs the total's noise sd: the box gives the total, with
+    # the variance it suits (the quieter), or every one where it suits none
+    from sklearn_dppca._algorithms._scree import _box_verdict
+    from sklearn_dppca._bunch import Bunch
+    tail = Bunch(losses=np.full(3, 1e6), total_loss=4e8, total_sd=1.5e5,
+                 total_weight=0.5)
+
+    def verdict(box_sds, total_share):
+        guess = Bunch(shares=np.array([0.0, 0.0, 0.0, total_share * 0.5]),
+                      share_noise=0.0012)
+        return _box_verdict(np.asarray(box_sds), np.array([1.0, 1.0, 1.5e6]), guess,
+                            tail).tolist()
+
+    assert verdict([2e3, 2e3, 8e5], 0.02) == [False, False, True]
+    assert verdict([2e3, 2e3, 3e6], 0.02) == [True, True, True]
+    # no total share past its noise: all or none by the noise alone
+    assert verdict([2e3, 2e3, 8e5], 0.0) == [False, False, False]
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_adult_at_eps_4_takes_the_total_from_the_box_where_its_share_shows(
+        monkeypatch, broken):
+    # adult with its observed ranges at eps 4, seeds 9 and 30 (of 0-39, the
+    # fits the total's share changes): every variance stayed searched, the
+    # total was clipped below capital gain's top-coded pairs and its own count
+    # made it, and each PVE, not estimable. The total's share, released with the
+    # first part of the box's mean, shows it: the box gives the total (and
+    # capital gain's variance), and PC1's variance and PVE are within 20%
+    import sklearn_dppca._algorithms._scree as scree
+    if broken:
+        monkeypatch.setattr(scree, "_with_total_share", lambda tail, *args: tail)
+    X, box = _adult_box()
+    covariance = np.cov(X.T)
+    top = np.linalg.eigvalsh(covariance)[-1] / np.trace(covariance)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fits = [DPPCA(3, eps=4.0, bounds=box, pairs=64, random_state=seed).fit(X)
+                for seed in (9, 30)]
+    printed = [_unclipped_first(abs(fit.components_[0, 2]),
+                                fit.explained_variance_ratio_[0] / top, fit, covariance)
+               for fit in fits]
+    assert printed == ([False, False] if broken else [True, True])
+
+
 def test_tail_shares_count_past_four_bounds_or_halfway_to_the_box():
     # against a direct count over the same matching: the share of the pair terms
     # at or above the first grid point past the threshold, four bounds, or

@@ -41,6 +41,7 @@ from ._variances import (
     searched_error,
     tail_moved,
     total_clip_evidence,
+    total_tail_share,
     tail_shares,
     total_at_bound,
     total_clip_bound,
@@ -369,9 +370,11 @@ def _box_or_own_scree(X, components, params, budget, noise, pairs, rng, ledger,
         + (_own_total_unit(budget, noise),)
     n_samples, n_components = X.shape[0], components.shape[0]
     unspent = budget["mean"]
-    tail = tail_shares(X.projected(components), params["clip"], bounds,
-                       _box_term_bounds(X.widths(), components, params["clip"]))
     level = params["quantile_level"]
+    tail = _with_total_share(
+        tail_shares(X.projected(components), params["clip"], bounds,
+                    _box_term_bounds(X.widths(), components, params["clip"])),
+        X, total_bound, level, budget, noise)
     search_sds = searched_variance_sds(bounds, n_components, n_samples, units[2])
     may_show = _tail_may_show(tail, level, search_sds, budget["mean"], noise)
     if may_show or box_variances_are_quieter(X.widths() / 2, components, bounds, units,
@@ -441,19 +444,77 @@ def _box_verdict(box_sds, search_sds, guess, tail):
     :func:`tail_moved`: a pure-noise share through here (2.3% of them) costs at
     most the two noises' difference, which the error bounds, where a switch
     by :func:`tail_moved` takes the box whatever its noise."""
-    quieter = box_sds <= searched_error(guess.shares, guess.share_noise, tail.losses,
+    shares = guess.shares[:len(guess.shares) - ("total_loss" in tail)]
+    quieter = box_sds <= searched_error(shares, guess.share_noise, tail.losses,
                                         search_sds)
-    moved = tail_moved(guess.shares, guess.share_noise, tail.losses, search_sds,
+    moved = tail_moved(shares, guess.share_noise, tail.losses, search_sds,
                        SWITCH_MARGIN)
+    if "total_loss" in tail and _total_moved(guess, tail):
+        # (the box gives the total in any split: with the variances it suits,
+        # or every one)
+        return quieter | moved if np.any(quieter | moved) else np.ones_like(quieter)
     if np.any(moved):
         return quieter | moved
     return np.full(quieter.shape, np.all(quieter))
 
 
+def _total_moved(guess, tail):
+    """Whether the total's tail share, released with the first part of the
+    box's mean (:func:`_with_total_share`), shows that the clipping at the
+    total's bound would move it by more than its noise sd, at
+    :data:`~._variances.SWITCH_MARGIN` of the share's sds (post-processing)."""
+    share = guess.shares[-1:] / tail.total_weight
+    return bool(tail_moved(share, guess.share_noise / tail.total_weight,
+                           [tail.total_loss], [tail.total_sd], SWITCH_MARGIN)[0])
+
+
+#: The total's tail share's weight in the shares released with the first part
+#: of the box's mean, against the variances' (in sensitivity): it raises their
+#: noise by ``sqrt(1 + w^2)`` (12% at a half), and its own noise is theirs over
+#: ``w``. At a half, adult's total share (1% of the pairs) stands above its
+#: switch's three sds from eps 2, and where it cannot it does not ride.
+_TOTAL_SHARE_WEIGHT = 0.5
+
+
+def _with_total_share(tail, X, total_bound, level, budget, noise):
+    """The variances' tail shares ``tail`` (:func:`~._variances.tail_shares`)
+    with the total's appended, where its clip bound was released before the
+    directions (public ``total_bound``) and its share, released with the first
+    part of the box's mean, could show the total's clipping (public: as
+    :func:`_tail_may_show` asks of the variances'); else ``tail`` as it is.
+
+    The total's share (:func:`~._variances.total_tail_share`, on the matching
+    its bound's search read) is scaled to :data:`_TOTAL_SHARE_WEIGHT` of the
+    variances' sensitivity (``total_weight``): a row is in one pair of each
+    matching, so the joined shares move by at most ``sqrt(1 + w^2)`` times
+    the variances'. With it come the least loss of each pair past its
+    threshold (``total_loss``) and the noise sd of the total's statistic at
+    its bound (``total_sd``). Where the total's share shows its clipping, the
+    box gives the total (:func:`_box_verdict`): adult with its ranges at eps
+    4 clipped the total below capital gain's top-coded pairs while every
+    variance stayed searched, and its own count then made the total and each
+    PVE not estimable."""
+    if total_bound is None:
+        return tail
+    total = total_tail_share(X, total_bound)
+    weight = _TOTAL_SHARE_WEIGHT * tail.sensitivity / total.sensitivity
+    joint = Bunch(tail, shares=np.append(tail.shares, total.shares * weight),
+                  sensitivity=math.hypot(1.0, _TOTAL_SHARE_WEIGHT) * tail.sensitivity,
+                  total_weight=weight, total_loss=float(total.losses[0]),
+                  total_sd=searched_total_sd(
+                      total_bound, X.shape[0],
+                      unit_sd(budget["total variance/statistic"], noise)))
+    # (its noise in its own units: the joined shares' over its weight)
+    share_noise = _first_share_noise(joint.sensitivity, budget["mean"], noise) / weight
+    return joint if _could_show(joint.total_loss, share_noise, level, joint.total_sd) \
+        else tail
+
+
 def _tail_may_show(tail, level, search_sds, mean_leaf, noise):
     """Whether the tail shares, released with the first part of the box's mean
     (:func:`_box_mean_in_two`), could show the clipping moving a searched
-    variance by more than its noise sd ``search_sds`` (public: the released
+    variance (or, where its share rides with them, the total: :func:`_with_total_share`)
+    by more than its noise sd ``search_sds`` (public: the released
     bounds, the search's level, ``n`` and the budget). A search stops up to
     about as far below its level as its tail
     (:func:`~._scree_settings._choose_level`), so up to about ``2 (1 -
@@ -464,12 +525,29 @@ def _tail_may_show(tail, level, search_sds, mean_leaf, noise):
     the loss per term (:func:`~._variances.tail_shares`) must exceed the sd. On
     small tables the shares' noise is larger than any such share and the box
     is not looked at for them (the fit without bounds, draw for draw)."""
+    if "total_loss" in tail:
+        return True  # (it rides only where it could show: _with_total_share)
+    return _could_show(tail.losses, _first_share_noise(tail.sensitivity, mean_leaf, noise),
+                       level, search_sds)
+
+
+def _could_show(losses, share_noise, level, sds):
+    """Whether a share a search at ``level`` may leave past its threshold,
+    ``2 (1 - level)``, less :data:`~._variances.SWITCH_MARGIN` of its noise
+    sds ``share_noise``, times the least loss per term ``losses``, exceeds a
+    noise sd in ``sds`` (public)."""
+    seen = max(2.0 * (1.0 - level) - SWITCH_MARGIN * share_noise, 0.0)
+    return bool(np.any(np.asarray(losses) * seen > np.asarray(sds)))
+
+
+def _first_share_noise(sensitivity, mean_leaf, noise):
+    """The noise sd of a tail share released with the first part of the box's
+    mean (:func:`_box_mean_in_two`; public): the shares of L2 ``sensitivity``
+    ride at ``_MEAN_TAIL_WEIGHT`` of the mean's."""
     parts = _split_leaf(mean_leaf, _FIRST_MEAN_SHARE)
     first = mean_leaf if parts is None else parts[0]
-    share_noise = math.hypot(1.0, _MEAN_TAIL_WEIGHT) / _MEAN_TAIL_WEIGHT \
-        * tail.sensitivity * unit_sd(first, noise)
-    seen = max(2.0 * (1.0 - level) - SWITCH_MARGIN * share_noise, 0.0)
-    return bool(np.any(tail.losses * seen > search_sds))
+    return math.hypot(1.0, _MEAN_TAIL_WEIGHT) / _MEAN_TAIL_WEIGHT * sensitivity \
+        * unit_sd(first, noise)
 
 
 def _searched_variances(X, components, bounds, params, leaf, noise, rng, ledger,

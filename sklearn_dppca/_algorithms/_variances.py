@@ -354,15 +354,23 @@ def total_at_bound(X, bound, leaf, noise, rng, ledger, *, pairs="all"):
     takes a pass of its own, over a design of its own.
     """
     total = _clipped_total(X, bound, pairs)
+    total, noise_scale = _release_with_tail(
+        total, 2 * bound / X.shape[0], total_tail_share(X, bound), leaf, noise, rng,
+        ledger, ["the data"], "total variance", _TOTAL_TAIL_WEIGHT)
+    return float(total[0]), float(noise_scale[0])
+
+
+def total_tail_share(X, bound):
+    """The total's tail count at its clip ``bound``, exact, before noise: the
+    share of the pairs of the bound's own matching whose ``||d||^2 / 2`` is at
+    or above :func:`_total_tail_threshold` (a row is in one pair: it moves by
+    at most ``sensitivity``) and the least each of them lost to the clipping
+    (``losses``), as :func:`tail_shares` gives the variances'."""
     counts, n_values = X.matching_counts(TOTAL_BOUND, 0.5)
     threshold = _total_tail_threshold(bound, X.widths())
-    tail = Bunch(shares=np.array([_share_at_or_above(counts, n_values, threshold)]),
+    return Bunch(shares=np.array([_share_at_or_above(counts, n_values, threshold)]),
                  sensitivity=1.0 / n_values, losses=np.array([threshold - bound]),
                  bounded=X.widths() is not None)
-    total, noise_scale = _release_with_tail(
-        total, 2 * bound / X.shape[0], tail, leaf, noise, rng, ledger, ["the data"],
-        "total variance", _TOTAL_TAIL_WEIGHT)
-    return float(total[0]), float(noise_scale[0])
 
 
 def _total_tail_threshold(bound, widths=None):
