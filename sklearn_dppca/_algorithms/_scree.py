@@ -433,7 +433,11 @@ def _box_verdict(box_sds, search_sds, guess, tail):
     shares prove at two of their sds), or where the shares show the clipping
     moved the value by more than its noise at
     :data:`~._variances.SWITCH_MARGIN` sds (:func:`tail_moved`: a heavy tail,
-    whatever the box's noise). Where no share shows a tail, all or none.
+    whatever the box's noise). Where the total's share rides with them
+    (:func:`_with_total_share`) and shows its clipping at those three sds
+    (:func:`_total_moved`), the box gives the total, which it does in any
+    split, with the variances it takes, or with every one where it takes
+    none. Where no share shows a tail, all or none.
 
     Why the bias counts: adult with its ranges at eps 1, a norm bound that
     left 0.7% of the pairs past halfway to the box's term bound (2.7 of the
@@ -513,10 +517,10 @@ def _with_total_share(tail, X, total_bound, level, budget, noise):
 def _tail_may_show(tail, level, search_sds, mean_leaf, noise):
     """Whether the tail shares, released with the first part of the box's mean
     (:func:`_box_mean_in_two`), could show the clipping moving a searched
-    variance (or, where its share rides with them, the total: :func:`_with_total_share`)
-    by more than its noise sd ``search_sds`` (public: the released
-    bounds, the search's level, ``n`` and the budget). A search stops up to
-    about as far below its level as its tail
+    variance (or the total, where its share rides with them:
+    :func:`_with_total_share`) by more than its noise sd ``search_sds`` (public:
+    the released bounds, the search's level, ``n`` and the budget). A search
+    stops up to about as far below its level as its tail
     (:func:`~._scree_settings._choose_level`), so up to about ``2 (1 -
     level)`` of the terms lie above its bound, and above
     ``_TAIL`` bounds as many where the tail is heavy (adult's capital gains at
