@@ -91,6 +91,9 @@ Block 1 (``--main``): one table per eps, rows table x box, per method
     with the tight box reach the best peer's (OpenDP, AG; those that ran), and
     whether ours with the codebook box reaches ours with none; and the share of
     ours' finite top-3 variances that are "off" over every cell (target <= 2%);
+    then, per table and box, ours' printed top-3 variances and totals more than
+    four of their stated noise sds from the table's (the clipping's bias, which
+    the stated sd does not carry);
     and, at every eps run, the cells whose median sine with a box is above 1.05
     times the one without, each with the fits whose budget bought a scree
     (``budget_["scree"]``) with the box and without (a box that buys a scree
@@ -196,6 +199,7 @@ def load_tables(names, keep_degenerate=False, adult_rows=ADULT_ROWS):
             "sigma": sigma,
             "lambda1": values[-1],
             "pve1": values[-1] / values.sum(),
+            "trace": float(np.trace(sigma)),
             "v1": vectors[:, -1],
         }
     return tables
@@ -377,6 +381,9 @@ class Cell:
 
     def __init__(self):
         self.var = self.pve = self.fits = self.off = self.finite = 0
+        # (ours only) printed values more than FAR of their own noise sds from
+        # the table's: [variances far, variances printed, totals far, totals printed]
+        self.far = [0, 0, 0, 0]
         self.sins, self.errors = [], []
         self.scree_bought = 0  # (ours only) fits whose budget bought a scree
         self.status = None  # None, or a mark for every column: "-", "t/o", "n/a"
@@ -399,6 +406,24 @@ class Cell:
             along = float(direction @ table["sigma"] @ direction)
             if not (0.5 * along <= value <= 2.0 * along):  # NaN direction: off
                 self.off += 1
+
+    def add_far(self, table, fit):
+        """Count ours' printed top-3 variances and total, and those more than
+        :data:`FAR` of their stated noise sds from the table's (the variance
+        along the released direction, the trace): a clipping bias the sd does
+        not carry shows here, not in ``off``."""
+        sds = np.broadcast_to(np.asarray(fit.noise_scale_, dtype=float),
+                              np.shape(fit.explained_variance_))
+        for value, sd, direction in zip(fit.explained_variance_[:K], sds[:K],
+                                        fit.components_):
+            if np.isfinite(value):
+                along = float(direction @ table["sigma"] @ direction)
+                self.far[0] += not abs(value - along) <= FAR * sd
+                self.far[1] += 1
+        total, sd = float(fit.total_variance_), float(fit.total_variance_noise_scale_)
+        if np.isfinite(total):
+            self.far[2] += not abs(total - table["trace"]) <= FAR * sd
+            self.far[3] += 1
 
     def median_sin(self):
         finite = [s for s in self.sins if np.isfinite(s)]
@@ -433,6 +458,7 @@ def run_main(tables, eps_list, seeds_for, runner, timeout, budget):
                         ours.add(table, fit.explained_variance_[0],
                                  fit.explained_variance_ratio_[0], fit.components_[0])
                         ours.add_off(table, fit.explained_variance_, fit.components_)
+                        ours.add_far(table, fit)
                         ours.scree_bought += fit.budget_["scree"][0] > 0
                     if box is None:
                         continue
@@ -532,7 +558,27 @@ def print_summary(tables, eps_list, cells):
     share = f"{100 * off / finite:.1f}%" if finite else "-"
     print(f"ours, finite top-3 variances outside 0.5x..2x of the table's variance along "
           f"their direction: {off}/{finite} = {share} (target <= 2%)")
+    print_far(tables, cells)
     print_directions(tables, eps_list, cells)
+
+
+#: How many of its stated noise sds a printed value may lie from the table's
+#: before ``print_far`` counts it (Gaussian noise alone: 6 in 100,000).
+FAR = 4.0
+
+
+def print_far(tables, cells):
+    """Per table and box (all eps), ours' printed top-3 variances and totals more
+    than :data:`FAR` noise sds from the table's: the clipping's bias, which the
+    stated sd does not carry, against the noise it does."""
+    print(f"ours, printed values more than {FAR:g} noise sds from the table's "
+          "(variances along their direction, totals against the trace; all eps):")
+    for name in tables:
+        for box in BOXES:
+            far = np.sum([cell.far for key, cell in cells.items()
+                          if key[:2] == (name, box) and key[3] == "ours"], axis=0)
+            print(f"  {name:<15}{box:<9} variances {far[0]}/{far[1]}, "
+                  f"totals {far[2]}/{far[3]}")
 
 
 #: A box's median sine may exceed no box's by this factor and count as no worse
