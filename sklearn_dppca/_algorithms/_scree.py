@@ -453,12 +453,13 @@ def _box_verdict(box_sds, search_sds, guess, tail):
                                         search_sds)
     moved = tail_moved(shares, guess.share_noise, tail.losses, search_sds,
                        SWITCH_MARGIN)
+    taken = quieter | moved
     if "total_loss" in tail and _total_moved(guess, tail):
         # (the box gives the total in any split: with the variances it suits,
         # or every one)
-        return quieter | moved if np.any(quieter | moved) else np.ones_like(quieter)
+        return taken if np.any(taken) else np.ones_like(taken)
     if np.any(moved):
-        return quieter | moved
+        return taken
     return np.full(quieter.shape, np.all(quieter))
 
 
