@@ -248,7 +248,12 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         Share of the private total variance, as in scikit-learn's PCA: in [0, 1],
         summing below 1 when fewer than all components are kept.
     noise_scale_ : ndarray of shape (n_components,)
-        Standard deviation of the Gaussian noise on each raw variance.
+        Standard deviation of each raw variance: its Gaussian noise and, for
+        a clipped variance, the clipping allowance added in squares (the bias
+        a Gaussian projection would have at the released clip bound, at most
+        its loss at the bound's search level; see the user guide's "Scree:
+        error bars"). Raised to the value where a clip bound or a tail count
+        made it not estimable.
     clip_bounds_ : ndarray of shape (n_components,) or None
         Released clip bounds of the scree (``scree_method="clipped"``): one in
         norm or one per component; None where the box's moments gave every

@@ -120,8 +120,9 @@ class ReleasedPCA:
         total variance (summing below 1 when fewer components than variables are
         kept).
     noise_scale_ : float, ndarray or None
-        Standard deviation(s) of the Gaussian noise of the release (of each raw
-        private variance for a scree).
+        Standard deviation(s) of the release's Gaussian noise; for a scree,
+        of each raw private variance, a clipped one's with its clipping
+        allowance (as the fit stated it).
     scale_ : ndarray of shape (n_features,) or None
         What each column was divided by when the fit scaled the columns
         (``scale=True``): its private spread, or its declared box's public unit

@@ -266,7 +266,12 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     {shared: scale_}
     {shared: scale_origin_}
     noise_scale_ : ndarray of shape (n_components,)
-        Standard deviation of the Gaussian noise on each raw variance.
+        Standard deviation of each raw variance: its Gaussian noise and, for
+        a clipped variance, the clipping allowance added in squares (the bias
+        a Gaussian projection would have at the released clip bound, at most
+        its loss at the bound's search level; see the user guide's "Scree:
+        error bars"). Raised to the value where a clip bound or a tail count
+        made it not estimable.
     clip_bounds_ : ndarray of shape (n_components,) or None
         Released clip bounds (``scree_method="clipped"``): one in norm or one
         per component; None where the box's moments gave every variance, NaN

@@ -370,10 +370,16 @@ def _budget_lines(budget):
             for part, (eps, delta) in budget.items()]
 
 
-def _noise_text(noise):
+#: What a variance's sd holds (``noise_scale_``): the noise, and for a clipped
+#: one the clipping allowance (:mod:`~sklearn_dppca._algorithms._clip_bias`).
+_VARIANCE_SD = "sd: noise and clipping"
+
+
+def _noise_text(noise, what="noise sd"):
+    """`` +- sd (what)``; a variance's sd also carries its clipping allowance."""
     if noise is None or not np.isfinite(float(noise)):
         return ""
-    return f" +- {float(noise):.3g} (noise sd)"
+    return f" +- {float(noise):.3g} ({what})"
 
 
 def _number(value, spec):
@@ -428,7 +434,8 @@ def _scree_lines(fitted):
             zip(variances, noise, fitted.explained_variance_ratio_)):
         pve = (f"{100 * ratio:.1f}%" if np.isfinite(ratio) else NOT_ESTIMABLE)
         lines.append(f"  PC{l + 1}: variance {_number(variance, '.4g')}"
-                     f"{_noise_text(sd) if np.isfinite(variance) else ''}  PVE {pve}")
+                     f"{_noise_text(sd, _VARIANCE_SD) if np.isfinite(variance) else ''}"
+                     f"  PVE {pve}")
     total = fitted.total_variance_
     lines.append(f"  Total variance {_number(total, '.4g')}"
                  f"{_noise_text(fitted.total_variance_noise_scale_) if np.isfinite(total) else ''}")

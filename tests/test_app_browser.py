@@ -596,7 +596,8 @@ def test_pointing_at_a_component_reads_its_released_values(explorer, browser, cs
     released = load_release(_kept(csv)[0])
     ratio = released.explained_variance_ratio_[1]
     if np.isfinite(ratio):
-        found = re.match(r"PC2: PVE ([0-9.]+)% \(noise sd ([0-9.e+-]+) points\)", said)
+        found = re.match(r"PC2: PVE ([0-9.]+)% \(sd of noise and clipping ([0-9.e+-]+) "
+                         r"points\)", said)
         assert found, said
         assert float(found.group(1)) == pytest.approx(100 * ratio, abs=0.05)
         sd = 100 * np.broadcast_to(released.noise_scale_, (3,))[1] \

@@ -143,7 +143,8 @@ def test_the_scree_says_each_component_over_its_column(fit):
         x = shown.ax_.transData.transform((bar.get_x() + 0.8 * bar.get_width(), 0))[0]
         for y in (0.2 * height, 0.8 * height):
             said = hover_text(targets, _at(x, y))
-            assert said.startswith(f"PC{i + 1}: PVE {100 * ratio[i]:.1f}% (noise sd "
+            assert said.startswith(f"PC{i + 1}: PVE {100 * ratio[i]:.1f}% (sd of noise and "
+                                   "clipping "
                                    f"{100 * noise[i] / release.total_variance_:.2g} "
                                    "points)"), said
 

@@ -60,7 +60,7 @@ def test_error_bars_are_two_noise_sd_in_both_units(make_fake):
     assert both.bar_errorbars_ is not None and both.line_errorbars_ is None
     for disp in (pve, var, both):
         legend = [t.get_text() for t in disp.ax_.get_legend().get_texts()]
-        assert "\u00b12 noise sd of each private variance" in legend
+        assert "\u00b12 sd of each private variance (noise and clipping)" in legend
     # the labels sit above the error bars
     tops = [label.xy[1] for label in pve.bar_labels_]
     assert np.allclose(tops, expected + 200 * sd / est.total_variance_)
@@ -259,7 +259,7 @@ def test_from_estimators_overlays_each_fit(make_fake, save_png):
     assert np.all(xs[0] < xs[1]) and np.all(xs[1] < xs[2])
     texts = [t.get_text() for t in ax.get_legend().get_texts()]
     assert texts[:3] == ["a (eps 0.25)", "b (eps 0.5)", "c (eps 0.25)"]
-    assert any("noise sd" in t for t in texts)
+    assert any("sd of each private variance" in t for t in texts)
     save_png(fig)
 
 

@@ -23,6 +23,7 @@ from ._box_moments import _TAIL_WEIGHT as _MEAN_TAIL_WEIGHT
 from ._box_moments import box_scree_sds, combine_means, complement_basis, \
     project_mean, release_box_mean, release_box_scree, release_box_total, \
     release_box_variances
+from ._clip_bias import clip_allowance_share, total_allowance_share
 from ._directions import squared_radius
 from ._kendall_spectrum import component_scales, elliptical_ratios, elliptical_variances
 from ._plan import unit_sd
@@ -176,6 +177,7 @@ def _release_scree(X, components, *, method, params, budget, noise, pairs, rng, 
         released = _searched_scree(*_clipped_scree(
             X, components, method, params, budget, noise, pairs, rng, ledger, kendall,
             total_bound))
+    clipped = released
     if method == "clipped" and params.get("elliptical") == "auto" \
             and kendall is not None and kendall.radius is None:
         raw, noise_scale, total, total_noise = _combine_elliptical(
@@ -184,7 +186,42 @@ def _release_scree(X, components, *, method, params, budget, noise, pairs, rng, 
         # (the combined values' noises are no longer the sums of one release's)
         released = Bunch(released, raw=raw, noise_scale=noise_scale, total=total,
                          total_noise=total_noise, covaried=False)
-    return released
+    if method != "clipped":
+        return released
+    # (after the combination, which weighs the values by their noise alone: the
+    # allowances are biases the Kendall ratios and the total share)
+    searched = isinstance(params.get("C"), str)
+    shares = clip_allowance_share(
+        clipped.raw, clipped.bounds, together=params.get("clip") != "component",
+        scales=_scales(params, kendall, components.shape[0]),
+        level=_bound_level(params, budget, X.shape[0]) if searched else None)
+    total_share = total_allowance_share(
+        released.total, clipped.get("total_bound"), released.raw, X.shape[1],
+        level=_total_level("clipped", params, budget, X.shape[0]))
+    return Bunch(released, noise_scale=_with_allowance(released.raw, released.noise_scale,
+                                                       shares),
+                 total_noise=float(_with_allowance(released.total, released.total_noise,
+                                                   total_share)),
+                 allowance=shares, total_allowance=total_share)
+
+
+def _bound_level(params, budget, n_samples):
+    """The level of the search that found the variances' searched clip
+    bound(s) (public): the total's where they clip at its bound. (Not the lower
+    level a search with a small budget may stop at: read there, the allowance
+    made iris's variances at eps 4 without a box not estimable in 5 fits of
+    9; see :mod:`._clip_bias`.)"""
+    if params.get("bound") in ("total", "box"):
+        return _total_level("clipped", params, budget, n_samples)
+    return params.get("quantile_level")
+
+
+def _with_allowance(raw, sds, share):
+    """The values' sds with the clipping allowance (``share`` of each value,
+    :mod:`._clip_bias`) added in squares; not where an sd was raised to its
+    value (its warning has said it is not estimable)."""
+    raw, sds = np.asarray(raw, dtype=float), np.asarray(sds, dtype=float)
+    return np.where(_raised(raw, sds), sds, np.hypot(sds, share * np.abs(raw)))
 
 
 def _box_scree(X, components, budget, noise, rng, ledger):
@@ -224,10 +261,11 @@ def _box_moments_scree(X, mean, components, budget, noise, rng, ledger):
                  total_noise=total_noise)
 
 
-def _searched_scree(raw, noise_scale, bounds, total, total_noise):
-    """The scree's Bunch of separately released variances and total."""
+def _searched_scree(raw, noise_scale, bounds, total, total_noise, total_bound=None):
+    """The scree's Bunch of separately released variances and total (clipped
+    at ``total_bound``, public)."""
     return Bunch(raw=raw, noise_scale=noise_scale, bounds=bounds, total=total,
-                 total_noise=total_noise)
+                 total_noise=total_noise, total_bound=total_bound)
 
 
 #: The share (of ``mu^2``) of the box's mean released first, to see how far the
@@ -334,7 +372,7 @@ def _box_or_search_scree(X, components, params, budget, noise, pairs, rng, ledge
     return _searched_scree(raw, _widened_variance_noise(raw, noise_scale, bounds), bounds,
                            total, _total_noise_past_tail(
                                total, _widened_total_noise(total, total_noise, bound),
-                               bound, evidence, bounded=True))
+                               bound, evidence, bounded=True), bound)
 
 
 def _box_or_own_scree(X, components, params, budget, noise, pairs, rng, ledger,
@@ -412,7 +450,7 @@ def _box_or_own_scree(X, components, params, budget, noise, pairs, rng, ledger,
         X, budget, noise, pairs, _total_level("clipped", params, budget, n_samples), rng,
         ledger, total_bound)
     return _searched_scree(raw, noise_scale, bounds, total, _total_noise_past_tail(
-        total, total_noise, total_bound, evidence, bounded=True))
+        total, total_noise, total_bound, evidence, bounded=True), total_bound)
 
 
 def _box_term_bounds(widths, components, clip):
@@ -631,7 +669,7 @@ def _clipped_scree(X, components, method, params, budget, noise, pairs, rng, led
     """The variances along the directions and the total variance from clipped
     pair statistics (clip bounds searched or given) or the one-dimensional
     estimators; the noise sd of a release at its clip bound raised to it.
-    Returns ``(raw, noise_scale, bounds, total, total_noise)``."""
+    Returns ``(raw, noise_scale, bounds, total, total_noise, total_bound)``."""
     level = _total_level(method, params, budget, X.shape[0])
     if method == "clipped" and params.get("bound") == "total":
         # the total first: the variances clip at its released bound (public now)
@@ -648,7 +686,7 @@ def _clipped_scree(X, components, method, params, budget, noise, pairs, rng, led
                                                           rng, ledger, total_bound)
     return (raw, _widened_variance_noise(raw, noise_scale, bounds, scales), bounds, total,
             _total_noise_past_tail(total, total_noise, total_bound, evidence,
-                                   bounded=X.widths() is not None))
+                                   bounded=X.widths() is not None), total_bound)
 
 
 def _total_noise_past_tail(total, total_noise, total_bound, evidence, bounded):
@@ -975,8 +1013,11 @@ def reordered_scree(released, order):
     bounds = released.bounds
     if bounds is not None and np.ndim(bounds) == 1 and len(bounds) == len(order):
         bounds = np.asarray(bounds)[order]
-    return Bunch(released, raw=np.asarray(released.raw)[order],
-                 noise_scale=np.asarray(released.noise_scale)[order], bounds=bounds)
+    reordered = Bunch(released, raw=np.asarray(released.raw)[order],
+                      noise_scale=np.asarray(released.noise_scale)[order], bounds=bounds)
+    if released.get("allowance") is not None:
+        reordered["allowance"] = np.asarray(released.allowance)[order]
+    return reordered
 
 
 def _raised(values, sds):
@@ -1024,12 +1065,39 @@ def scree_values(released, monotone):
     printed = np.where(estimable, variances, 0.0)
     ratio, total = explained_variance_ratio(printed, released.total)
     total_estimable = bool(printable(released.total, released.total_noise)) and total > 0
-    shares = estimable & total_estimable & printable(
-        ratio, _share_noise(printed, released.noise_scale, total, released.total_noise,
-                            covaried=released.get("covaried", False)))
+    shares = estimable & total_estimable & printable(ratio, _share_sd(released, printed,
+                                                                     ratio, total))
     return Bunch(explained_variance=np.where(estimable, variances, np.nan),
                  explained_variance_ratio=np.where(shares, ratio, np.nan),
                  total_variance=total if total_estimable else np.nan)
+
+
+def _share_sd(released, variances, ratio, total):
+    """Each share's sd: the noise of ``variances / total`` (:func:`_share_noise`)
+    and the clipping's, added in squares. Both are clipped: the share moves by
+    the difference of their allowances (``released.allowance`` and
+    ``total_allowance``, shares of the values; :mod:`._clip_bias`), not their
+    sum."""
+    allowance = np.broadcast_to(np.asarray(released.get("allowance", 0.0), dtype=float),
+                                np.shape(variances))
+    total_allowance = float(released.get("total_allowance", 0.0))
+    noise = _share_noise(variances, _noise_alone(released.raw, released.noise_scale,
+                                                 allowance),
+                         total, float(_noise_alone(released.total, released.total_noise,
+                                                   total_allowance)),
+                         covaried=released.get("covaried", False))
+    return np.hypot(noise, np.abs(ratio) * np.abs(allowance - total_allowance))
+
+
+def _noise_alone(values, sds, share):
+    """The noise sds of ``values`` whose sds ``sds`` carry the clipping
+    allowance ``share`` of each value (:func:`_with_allowance` undone)."""
+    values, sds = np.asarray(values, dtype=float), np.asarray(sds, dtype=float)
+    carried = np.where(_raised(values, sds), 0.0, np.asarray(share) * np.abs(values))
+    # sd sqrt(1 - (carried / sd)^2): no square of a value near the float range
+    with np.errstate(divide="ignore", invalid="ignore"):
+        part = np.where(sds > 0, carried / sds, 0.0)
+    return sds * np.sqrt(np.maximum(1.0 - np.minimum(part, 1.0) ** 2, 0.0))
 
 
 def _share_noise(variances, noise_scale, total, total_noise, covaried=False):

@@ -20,8 +20,15 @@ def _pixels(ax, points, height):
     return np.column_stack([shown[:, 0], height - shown[:, 1]])
 
 
-def _sd(value):
-    return "" if value is None or not np.isfinite(value) else f" (noise sd {value:.2g})"
+def _sd(value, what="noise sd"):
+    """`` (what value)``, or nothing where there is no sd; a variance's is
+    :data:`_VARIANCE_SD` (its clipping allowance rides in it)."""
+    return "" if value is None or not np.isfinite(value) else f" ({what} {value:.2g})"
+
+
+#: What a scree's sd holds, as the summary says it
+#: (:func:`~sklearn_dppca._summary._noise_text`).
+_VARIANCE_SD = "sd of noise and clipping"
 
 
 def _loading_words(release, j, pair):
@@ -45,15 +52,15 @@ def _scree(release, shown, height):
             # a variance may be released where its share is not (the total not
             # bought): the scree's "variances" view draws it
             texts.append(f"PC{i + 1}: PVE not estimable (the fit could not buy it)"
-                         + (f"; variance {variance[i]:.3g}{_sd(noise[i])}"
+                         + (f"; variance {variance[i]:.3g}{_sd(noise[i], _VARIANCE_SD)}"
                             if np.isfinite(variance[i]) else ""))
             continue
         # the picture's error bars: 2 sd of the variance, in PVE points
         pve_sd = 100 * noise[i] / total if total and np.isfinite(noise[i]) else None
         pve = f"PVE {100 * ratio[i]:.1f}%" + (
-            "" if pve_sd is None else f" (noise sd {pve_sd:.2g} points)")
+            "" if pve_sd is None else f" ({_VARIANCE_SD} {pve_sd:.2g} points)")
         texts.append(f"PC{i + 1}: {pve}, cumulative {100 * np.nansum(ratio[:i + 1]):.1f}%;"
-                     f" variance {variance[i]:.3g}{_sd(noise[i])}")
+                     f" variance {variance[i]:.3g}{_sd(noise[i], _VARIANCE_SD)}")
     heights = np.nan_to_num(100 * ratio)
     xy = _pixels(shown.ax_, np.column_stack([np.arange(len(ratio)), heights]), height)
     return {"kind": "columns", "x": xy[:, 0].tolist(), "texts": texts}

@@ -22,7 +22,7 @@ _SDS = 2
 _ERROR_COLOR = "0.15"
 _LONGEST_PVE_ERROR = 1e4
 _WEAK_LABEL = f"within {_SDS} noise sd of 0 (could be noise alone)"
-_ERROR_LABEL = f"\u00b1{_SDS} noise sd of each private variance"
+_ERROR_LABEL = f"\u00b1{_SDS} sd of each private variance (noise and clipping)"
 
 #: Largest PVE axis (in %) kept aligned with the variance axis (see plot).
 _MAX_ALIGNED_PVE = 1e6
@@ -37,9 +37,10 @@ class ScreeDisplay:
     the proportions of the private total variance they explain
     (``explained_variance_ratio_ = explained_variance_ / total_variance_``, as
     scikit-learn's PCA: they sum below 100% when fewer components than variables
-    are kept). Error bars show +-2 standard deviations of the noise added to each
-    raw private variance (``noise_scale_``), on the variances and, divided by the
-    total variance, on the PVE bars.
+    are kept). Error bars show +-2 standard deviations of each raw private
+    variance (``noise_scale_``: its noise and, for a clipped one, its clipping
+    allowance), on the variances and, divided by the total variance, on the PVE
+    bars.
 
     Parameters
     ----------

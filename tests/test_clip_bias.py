@@ -1,0 +1,193 @@
+"""The clipping allowance (sklearn_dppca/_algorithms/_clip_bias.py): exact
+agreement with the Gaussian integrals, its cap at the search's level, and what
+it does to a fit's stated sds."""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import integrate
+from scipy.stats import chi2
+
+from sklearn_dppca import DPPCA
+from sklearn_dppca._algorithms import _clip_bias, _scree
+from sklearn_dppca._algorithms._clip_bias import clip_allowance_share, total_allowance_share
+from sklearn_dppca._bunch import Bunch
+
+
+def _kept_by_quadrature(c):
+    """``E[min(Z^2, c)]`` for a standard normal ``Z``, by quadrature (the slow
+    reference: no sample, no closed form)."""
+    density = lambda z: np.exp(-z * z / 2) / np.sqrt(2 * np.pi)  # noqa: E731
+    inside, _ = integrate.quad(lambda z: z * z * density(z), -np.sqrt(c), np.sqrt(c))
+    outside, _ = integrate.quad(density, np.sqrt(c), np.inf)
+    return inside + 2 * c * outside
+
+
+@pytest.mark.parametrize("level", [0.8, 0.9, 0.97, 0.99, 0.999])
+@pytest.mark.parametrize("variance", [1e-6, 1.0, 3e7])
+def test_one_coordinate_matches_the_gaussian_integral(level, variance):
+    # a Gaussian coordinate clipped at its own level quantile: the released
+    # value is what it keeps; the allowance is what it lost, over that value
+    bound = variance * chi2.ppf(level, 1)
+    kept = variance * _kept_by_quadrature(chi2.ppf(level, 1))
+    share = clip_allowance_share([kept], [bound], together=False)
+    # (the sample's far tail is coarse: 2% at the 99.9% level)
+    assert share[0] == pytest.approx(variance / kept - 1, rel=0.03)
+
+
+def test_norm_clipping_matches_a_monte_carlo_of_the_model():
+    # coordinates clipped together in norm at the 97% quantile of their sum,
+    # against an independent Monte Carlo of the same model (of the loss alone,
+    # which only the tail draws carry: the kept variance's own sampling error
+    # would be a tenth of the small coordinates' loss)
+    rng = np.random.default_rng(12)
+    variances = np.array([9.0, 3.0, 1.0, 0.5, 0.2])
+    squares = rng.standard_normal((1_000_000, 5)) ** 2
+    total = squares @ variances
+    bound = np.quantile(total, 0.97)
+    lost = variances * (squares * np.maximum(1 - bound / total, 0)[:, None]).mean(axis=0)
+    kept = variances - lost
+    share = clip_allowance_share(kept, [bound], together=True)
+    np.testing.assert_allclose(share, variances / kept - 1, rtol=0.1)
+    # each coordinate alone against the same bound loses less: in the norm,
+    # the sum of all of them meets it
+    alone = clip_allowance_share(kept, np.full(5, bound), together=False)
+    assert np.all(alone[1:] < share[1:])
+
+
+def test_the_level_caps_the_share():
+    # a value near its bound reads, for a Gaussian, as half its variance lost
+    # (the value's own size: not estimable); the search's level caps it at what
+    # a Gaussian loses at that quantile
+    assert clip_allowance_share([0.95], [1.0], together=True)[0] == 1.0
+    lost = 1 - _kept_by_quadrature(chi2.ppf(0.97, 1))
+    capped = clip_allowance_share([0.95], [1.0], together=True, level=0.97)[0]
+    assert capped == pytest.approx(lost / (1 - lost), rel=1e-6)
+    # far below its bound, the value keeps nearly all: the cap does not bind
+    small = clip_allowance_share([0.01], [1.0], together=True, level=0.97)[0]
+    assert 0 < small < 1e-6
+
+
+def test_nothing_clipped_or_nothing_positive_has_no_allowance():
+    assert np.all(clip_allowance_share([1.0, 2.0], None, together=True) == 0)
+    share = clip_allowance_share([-1.0, 0.0, 1.0, 1.0], [np.nan, 2.0, np.nan, 10.0],
+                                 together=False)
+    assert share[0] == share[1] == share[2] == 0 and share[3] > 0
+    # the values sum past a norm bound: no Gaussian gives them, all at the bound
+    assert np.all(clip_allowance_share([0.7, 0.5], [1.0], together=True) == 1.0)
+
+
+def test_the_sample_draws_nothing_and_is_the_same_every_time():
+    first = _clip_bias._normal_squares(5)
+    assert np.array_equal(first, _clip_bias._normal_squares(5))
+    np.testing.assert_allclose(first.mean(axis=0), 1.0, rtol=1e-12)
+    # each coordinate holds the same stratified quantiles, rearranged
+    assert np.allclose(np.sort(first, axis=0), np.sort(first[:, :1], axis=0))
+
+
+@pytest.mark.parametrize("spectrum, k", [
+    ([4.0, 1.0, 0.25], 2),
+    ([4.0, 1.0] + [0.2] * 6, 2),
+    ([1.0] * 30, 3),
+    ([10.0] + [0.1] * 60, 1),
+])
+def test_the_total_matches_a_monte_carlo_of_its_model(spectrum, k):
+    # the total clipped in norm at the 97% quantile of ||d||^2 / 2, its
+    # leading variances released in the same proportion (the shape: both are
+    # clipped) and the rest even: the model's own case
+    rng = np.random.default_rng(5)
+    spectrum = np.asarray(spectrum)
+    squares = rng.standard_normal((400_000, spectrum.size)) ** 2
+    total = squares @ spectrum
+    bound = np.quantile(total, 0.97)
+    kept = spectrum.sum() - np.maximum(total - bound, 0).mean()
+    leading = spectrum[:k] * kept / spectrum.sum()
+    share = total_allowance_share(kept, bound, leading, spectrum.size)
+    assert share == pytest.approx(spectrum.sum() / kept - 1, rel=0.1)
+
+
+def test_the_totals_share_is_capped_and_has_its_edges():
+    lost = 1 - _kept_by_quadrature(chi2.ppf(0.97, 1))
+    # one axis, its total at the 80% quantile: more than the 97% level's loss
+    bound = chi2.ppf(0.8, 1)
+    kept = _kept_by_quadrature(bound)
+    assert total_allowance_share(kept, bound, [kept], 1) > lost / (1 - lost)
+    assert total_allowance_share(kept, bound, [kept], 1, level=0.97) == pytest.approx(
+        lost / (1 - lost), rel=1e-6)
+    assert total_allowance_share(1.0, None, [0.5], 3) == 0.0
+    assert total_allowance_share(-1.0, 2.0, [0.5], 3) == 0.0
+    assert total_allowance_share(0.99, 1.0, [0.5], 3) == 1.0     # at its bound
+    assert total_allowance_share(1e-6, 1.0, [5e-7], 3) == 0.0    # far below it
+
+
+def test_a_share_moves_by_the_difference_of_the_allowances():
+    # PVE = lambda / T with both clipped: its clipping sd is the PVE times the
+    # difference of their shares, its noise from the noises alone
+    noise, total_noise = np.array([0.3, 0.2]), 0.4
+    raw, total = np.array([6.0, 2.0]), 10.0
+    allowance, total_allowance = np.array([0.05, 0.02]), 0.03
+    released = Bunch(raw=raw, noise_scale=np.hypot(noise, allowance * raw),
+                     total=total, total_noise=np.hypot(total_noise, total_allowance * total),
+                     allowance=allowance, total_allowance=total_allowance)
+    ratio = raw / total
+    expected = np.hypot(ratio * np.hypot(noise / raw, total_noise / total),
+                        ratio * np.abs(allowance - total_allowance))
+    np.testing.assert_allclose(_scree._share_sd(released, raw, ratio, total), expected,
+                               rtol=1e-12)
+
+
+def _gaussian_table():
+    rng = np.random.default_rng(3)
+    return rng.standard_normal((20_000, 10)) * np.geomspace(4, 0.5, 10)
+
+
+def _z_scores(X):
+    """Per printed variance of five fits at eps 4, its distance from the
+    table's variance along its direction in its stated sds; and the same of
+    each fit's total against the trace."""
+    covariance = np.cov(X.T)
+    scores, totals = [], []
+    for seed in range(5):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fitted = DPPCA(n_components=3, eps=4.0, random_state=seed).fit(X)
+        truth = np.einsum("ij,jk,ik->i", fitted.components_, covariance,
+                          fitted.components_)
+        printed = np.isfinite(fitted.explained_variance_)
+        scores.extend((fitted.explained_variance_[printed] - truth[printed])
+                      / fitted.noise_scale_[printed])
+        totals.append((fitted.total_variance_ - np.trace(covariance))
+                      / fitted.total_variance_noise_scale_)
+    return np.array(scores), np.array(totals)
+
+
+def test_many_rows_state_the_clipping_in_their_sds(monkeypatch):
+    # with 20,000 rows the noise is far below the clipping's bias: without the
+    # allowance the printed variances sit several of their sds below the
+    # table's (the broken variant below); with it, within about two
+    X = _gaussian_table()
+    scores, totals = _z_scores(X)
+    assert scores.size >= 12 and np.max(np.abs(scores)) < 3
+    # (the totals: their median; the pair design's own sampling error, not in
+    # the sd, put one of five at -5)
+    assert abs(np.median(totals)) < 2.5
+    monkeypatch.setattr(_scree, "clip_allowance_share",
+                        lambda raw, *args, **kwargs: np.zeros(np.shape(raw)))
+    monkeypatch.setattr(_scree, "total_allowance_share", lambda *args, **kwargs: 0.0)
+    scores, totals = _z_scores(X)
+    assert np.median(scores) < -3 and np.median(totals) < -3
+
+
+def test_the_allowance_is_post_processing(monkeypatch):
+    # the same releases, ledger and values with or without it: only the sds move
+    X = _gaussian_table()[:3000]
+    with_it = DPPCA(n_components=2, eps=2.0, random_state=0).fit(X)
+    monkeypatch.setattr(_scree, "clip_allowance_share",
+                        lambda raw, *args, **kwargs: np.zeros(np.shape(raw)))
+    without = DPPCA(n_components=2, eps=2.0, random_state=0).fit(X)
+    assert with_it.privacy_ledger_ == without.privacy_ledger_
+    np.testing.assert_array_equal(with_it.explained_variance_raw_,
+                                  without.explained_variance_raw_)
+    assert np.all(with_it.noise_scale_ >= without.noise_scale_)
+    assert np.any(with_it.noise_scale_ > without.noise_scale_)
