@@ -82,6 +82,7 @@ def clip_allowance_share(raw, bounds, *, together, scales=None, level=None):
     return share
 
 
+@functools.lru_cache(maxsize=16)
 def _level_loss(level):
     """The share of its variance a Gaussian coordinate loses when clipped at
     its ``level`` quantile: ``E[(Z^2 - c)+]``, ``c`` the chi-square(1)
@@ -100,26 +101,33 @@ def _gaussian_kept_shares(scaled):
     scaled = np.asarray(scaled, dtype=float)
     if np.sum(scaled) >= 1.0:
         return np.zeros(scaled.shape)
+    # The iterates rise to the solution (each kept share is at most 1), and
+    # one below _LEAST_KEPT ends the search (the value is then at its bound):
+    # lambda stays below scaled / _LEAST_KEPT, so only the points where that
+    # could reach the bound are ever clipped. The others keep all of theirs.
     squares = _normal_squares(scaled.size)
+    reach = squares @ (scaled / _LEAST_KEPT) > 1.0
+    candidates = squares[reach]
+    unclipped = squares[~reach].sum(axis=0)
     lam = scaled.copy()
-    kept = np.ones(scaled.shape)
     for _ in range(_MAX_ITERATIONS):
-        kept = _kept(squares, lam)
-        updated = scaled / np.maximum(kept, 1e-300)
-        if not np.all(np.isfinite(updated)) or np.any(kept < _LEAST_KEPT / 2):
+        kept = _kept(candidates, unclipped, lam)
+        if np.any(kept < _LEAST_KEPT):
             return np.zeros(scaled.shape)
-        if np.all(np.abs(updated - lam) <= _TOLERANCE * updated):
-            lam = updated
-            break
+        updated = scaled / kept
+        converged = np.all(np.abs(updated - lam) <= _TOLERANCE * updated)
         lam = updated
+        if converged:
+            break
     return scaled / lam
 
 
-def _kept(squares, lam):
-    """``E[Z_l^2 min(1, 1 / S)] `` with ``S = sum_j lam_j Z_j^2`` over the sample."""
-    total = squares @ lam
-    factor = np.minimum(1.0, 1.0 / np.maximum(total, 1e-300))
-    return (squares * factor[:, None]).mean(axis=0)
+def _kept(candidates, unclipped, lam):
+    """``E[Z_l^2 min(1, 1 / S)]`` with ``S = sum_j lam_j Z_j^2`` over the
+    sample: the ``candidates`` (rows that may reach the bound) clipped, the
+    others' sums ``unclipped`` kept whole."""
+    factor = np.minimum(1.0, 1.0 / np.maximum(candidates @ lam, 1e-300))
+    return (unclipped + factor @ candidates) / _SAMPLE_SIZE
 
 
 def total_allowance_share(total, bound, variances, n_features, *, level=None):
@@ -161,9 +169,14 @@ def _total_share(kept, leading, rest, n_rest):
     total = squares @ leading
     if n_rest > 0 and rest > 0:
         total = total + rest * chi_square
+    # (scales stay in [1, 1 / _LEAST_KEPT]: the points below the bound there
+    # are never clipped)
+    reach = total / _LEAST_KEPT > 1.0
+    candidates, unclipped = total[reach], float(total[~reach].sum())
 
     def clipped(scale):
-        return float(np.minimum(scale * total, 1.0).mean())
+        return (scale * unclipped + float(np.minimum(scale * candidates, 1.0).sum())) \
+            / _SAMPLE_SIZE
 
     if clipped(1.0) >= kept * (1 - 1e-12):
         return 0.0
