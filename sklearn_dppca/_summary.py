@@ -370,9 +370,10 @@ def _budget_lines(budget):
             for part, (eps, delta) in budget.items()]
 
 
-#: What a variance's sd holds (``noise_scale_``): the noise, and for a clipped
-#: one the clipping allowance (:mod:`~sklearn_dppca._algorithms._clip_bias`).
-_VARIANCE_SD = "sd: noise and clipping"
+#: What a variance's or the total's sd holds (``noise_scale_``,
+#: ``total_variance_noise_scale_``): the noise, and for a clipped one the
+#: clipping allowance (:mod:`~sklearn_dppca._algorithms._clip_bias`).
+_SCREE_SD = "sd: noise and clipping"
 
 
 def _noise_text(noise, what="noise sd"):
@@ -434,11 +435,12 @@ def _scree_lines(fitted):
             zip(variances, noise, fitted.explained_variance_ratio_)):
         pve = (f"{100 * ratio:.1f}%" if np.isfinite(ratio) else NOT_ESTIMABLE)
         lines.append(f"  PC{l + 1}: variance {_number(variance, '.4g')}"
-                     f"{_noise_text(sd, _VARIANCE_SD) if np.isfinite(variance) else ''}"
+                     f"{_noise_text(sd, _SCREE_SD) if np.isfinite(variance) else ''}"
                      f"  PVE {pve}")
     total = fitted.total_variance_
-    lines.append(f"  Total variance {_number(total, '.4g')}"
-                 f"{_noise_text(fitted.total_variance_noise_scale_) if np.isfinite(total) else ''}")
+    total_sd = _noise_text(fitted.total_variance_noise_scale_, _SCREE_SD) \
+        if np.isfinite(total) else ""
+    lines.append(f"  Total variance {_number(total, '.4g')}{total_sd}")
     scaling = _scaling_text(getattr(fitted, "scale_", None),
                             getattr(fitted, "scale_origin_", None), feature_names(fitted))
     if scaling is not None:

@@ -87,7 +87,7 @@ def test_the_scree_section_shows_each_variance_its_noise_and_share(fitted):
         assert lines[1 + l] == (f"  PC{l + 1}: variance {variance:.4g} +- {noise:.3g} "
                                 f"(sd: noise and clipping)  PVE {100 * ratio:.1f}%")
     assert lines[4] == (f"  Total variance {scree.total_variance_:.4g} +- "
-                        f"{scree.total_variance_noise_scale_:.3g} (noise sd)")
+                        f"{scree.total_variance_noise_scale_:.3g} (sd: noise and clipping)")
     assert "private spreads" in lines[5]
 
 
