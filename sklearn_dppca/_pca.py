@@ -263,7 +263,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         Private total variance (the trace of the covariance), raised to at least
         the sum of ``explained_variance_``.
     total_variance_noise_scale_ : float
-        Standard deviation of its noise.
+        Its standard deviation: the noise and, for a clipped total, the
+        clipping allowance (as for ``noise_scale_``).
     feature_variance_ : ndarray of shape (n_features,)
         Each column's variance in the units the components act on, implied by the
         scree and the total (free post-processing; see :class:`DPScree`).

@@ -253,7 +253,8 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         second moment released with a quarter of the scree budget), raised to at
         least the sum of ``explained_variance_``.
     total_variance_noise_scale_ : float
-        Standard deviation of its noise.
+        Its standard deviation: the noise and, for a clipped total, the
+        clipping allowance (as for ``noise_scale_``).
     feature_variance_ : ndarray of shape (n_features,)
         Each column's variance in the units the components act on (after the
         spreads with ``scale=True``, so near 1 then), implied by the scree and the
