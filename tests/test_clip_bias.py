@@ -13,6 +13,7 @@ from sklearn_dppca import DPPCA
 from sklearn_dppca._algorithms import _clip_bias, _scree
 from sklearn_dppca._algorithms._clip_bias import clip_allowance_share, total_allowance_share
 from sklearn_dppca._bunch import Bunch
+from sklearn_dppca.datasets import load_adult
 
 
 def _kept_by_quadrature(c):
@@ -64,9 +65,13 @@ def test_the_level_caps_the_share():
     lost = 1 - _kept_by_quadrature(chi2.ppf(0.97, 1))
     capped = clip_allowance_share([0.95], [1.0], together=True, level=0.97)[0]
     assert capped == pytest.approx(lost / (1 - lost), rel=1e-6)
-    # far below its bound, the value keeps nearly all: the cap does not bind
-    small = clip_allowance_share([0.01], [1.0], together=True, level=0.97)[0]
+    # far below its bound, a Gaussian keeps nearly all: the cap does not bind
+    # (read tail-weighted, a value that far below the 97% quantile of its
+    # terms has a very heavy tail: a large share)
+    small = clip_allowance_share([0.01], [1.0], together=True, level=0.97,
+                                 tail_weighted=False)[0]
     assert 0 < small < 1e-6
+    assert clip_allowance_share([0.01], [1.0], together=True, level=0.97)[0] > 0.5
 
 
 def test_nothing_clipped_or_nothing_positive_has_no_allowance():
@@ -137,6 +142,69 @@ def test_a_share_moves_by_the_difference_of_the_allowances():
                                rtol=1e-12)
 
 
+@pytest.mark.parametrize("level", [0.9, 0.97, 0.99, 0.999])
+def test_the_tail_weighted_reading_of_a_gaussian_is_the_gaussian(level):
+    # shape 2 is the Gaussian: its clipped ratio at the level reads back as
+    # the Gaussian loss there
+    bound = chi2.ppf(level, 1)
+    kept = _kept_by_quadrature(bound)
+    share = _clip_bias._tail_weighted_share(kept / bound, level)
+    assert share == pytest.approx(1 / kept - 1, rel=0.01)
+
+
+@pytest.mark.parametrize("level", [0.9, 0.97, 0.99])
+def test_the_tail_weighted_reading_of_a_laplace_matches_its_integral(level):
+    # a Laplace pair difference of unit variance (scale 1 / sqrt 2), clipped
+    # at the level quantile of y^2, by quadrature
+    scale = 1 / np.sqrt(2)
+    edge = -scale * np.log(1 - level)          # |y|'s level quantile
+    density = lambda y: np.exp(-y / scale) / scale  # noqa: E731  (of |y|)
+    inside, _ = integrate.quad(lambda y: y * y * density(y), 0, edge)
+    kept = inside + edge ** 2 * (1 - level)
+    share = _clip_bias._tail_weighted_share(kept / edge ** 2, level)
+    assert share == pytest.approx(1 / kept - 1, rel=0.02)
+
+
+def test_a_heavier_tail_reads_a_larger_loss():
+    # at one level, the less of its bound a value keeps, the heavier its tail
+    shares = [_clip_bias._tail_weighted_share(ratio, 0.97)
+              for ratio in (0.3, 0.2, 0.14, 0.1)]
+    assert np.all(np.diff(shares) > 0) and shares[0] < 0.02 < 0.4 < shares[-1]
+    # a Gaussian's ratio, read tail-weighted or not, gives the Gaussian loss;
+    # without the tail-weighted reading a light ratio is capped, never raised
+    lost = 1 - _kept_by_quadrature(chi2.ppf(0.97, 1))
+    heavy = clip_allowance_share([0.1], [1.0], together=True, level=0.97)[0]
+    capped = clip_allowance_share([0.1], [1.0], together=True, level=0.97,
+                                  tail_weighted=False)[0]
+    assert heavy > 0.4 and capped <= lost / (1 - lost) + 1e-12
+
+
+def test_a_top_coded_column_states_its_clipping(monkeypatch):
+    # adult without bounds: capital gain's top-coded tail is clipped at a
+    # searched bound; the Gaussian reading alone left printed variances 6 to
+    # 28 of their sds below the table's (5 fits, eps 4), the tail-weighted one
+    # at most 4
+    X = np.asarray(load_adult().data, dtype=float)
+    covariance = np.cov(X.T)
+
+    def scores():
+        found = []
+        for seed in range(5):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fitted = DPPCA(n_components=3, eps=4.0, random_state=seed).fit(X)
+            truth = np.einsum("ij,jk,ik->i", fitted.components_, covariance,
+                              fitted.components_)
+            printed = np.isfinite(fitted.explained_variance_)
+            found.extend((fitted.explained_variance_[printed] - truth[printed])
+                         / fitted.noise_scale_[printed])
+        return np.array(found)
+
+    assert np.all(np.abs(scores()) < 4)
+    monkeypatch.setattr(_clip_bias, "_tail_weighted_share", lambda ratio, level: 0.0)
+    assert np.sum(scores() < -4) >= 3
+
+
 def _gaussian_table():
     rng = np.random.default_rng(3)
     return rng.standard_normal((20_000, 10)) * np.geomspace(4, 0.5, 10)
@@ -191,3 +259,23 @@ def test_the_allowance_is_post_processing(monkeypatch):
                                   without.explained_variance_raw_)
     assert np.all(with_it.noise_scale_ >= without.noise_scale_)
     assert np.any(with_it.noise_scale_ > without.noise_scale_)
+
+
+@pytest.mark.parametrize("clip", ["norm", "component"])
+def test_a_bound_at_or_past_the_box_clips_nothing(clip):
+    # with declared bounds every term is at most the box's bound: a searched
+    # bound there (capped at it) clipped nothing, and carries no allowance
+    widths = np.array([2.0, 1.0, 4.0])
+    components = np.eye(3)[:2]
+    box = {"norm": np.full(2, (2.0**2 + 1.0**2) / 2),
+           "component": np.array([2.0**2 / 2, 1.0**2 / 2])}[clip]
+    params = {"clip": clip}
+    below = Bunch(bounds=box[:1] * 0.9 if clip == "norm" else box * 0.9)
+    at = Bunch(bounds=box[:1].copy() if clip == "norm" else box.copy())
+    assert not np.any(_scree._unclipped_by_box(widths, components, below, params))
+    assert np.all(_scree._unclipped_by_box(widths, components, at, params))
+    # a mixed scree: the box gave PC1 (NaN bound), the search PC2
+    mixed = Bunch(bounds=np.array([np.nan, box[1]]), covaried=np.array([True, False]))
+    if clip == "component":
+        assert list(_scree._unclipped_by_box(widths, components, mixed, params)) == [
+            False, True]

@@ -190,19 +190,61 @@ def _release_scree(X, components, *, method, params, budget, noise, pairs, rng, 
         return released
     # (after the combination, which weighs the values by their noise alone: the
     # allowances are biases the Kendall ratios and the total share)
-    searched = isinstance(params.get("C"), str)
-    shares = clip_allowance_share(
-        clipped.raw, clipped.bounds, together=params.get("clip") != "component",
-        scales=_scales(params, kendall, components.shape[0]),
-        level=_bound_level(params, budget, X.shape[0]) if searched else None)
-    total_share = total_allowance_share(
-        released.total, clipped.get("total_bound"), released.raw, X.shape[1],
-        level=_total_level("clipped", params, budget, X.shape[0]))
+    shares, total_share = _allowance_shares(X, components, params, budget, kendall,
+                                            clipped, released)
     return Bunch(released, noise_scale=_with_allowance(released.raw, released.noise_scale,
                                                        shares),
                  total_noise=float(_with_allowance(released.total, released.total_noise,
                                                    total_share)),
                  allowance=shares, total_allowance=total_share)
+
+
+def _allowance_shares(X, components, params, budget, kendall, clipped, released):
+    """The clipping allowances (:mod:`._clip_bias`) of the clipped scree's
+    variances, as released before any combination (``clipped``), and of its
+    total (``released``'s, read with the final variances), as shares of their
+    values; 0 for a value its bound clipped nowhere (a searched bound at or
+    past the declared box's). A searched bound is read at its search's level;
+    the tail-weighted reading needs the bound to be the level quantile of the
+    very terms it clips: not the variances' where they clip at the total's
+    bound. Public inputs and released values only."""
+    n_samples = X.shape[0]
+    searched = isinstance(params.get("C"), str)
+    own = params.get("bound") not in ("total", "box")
+    shares = clip_allowance_share(
+        clipped.raw, clipped.bounds, together=params.get("clip") != "component",
+        scales=_scales(params, kendall, components.shape[0]),
+        level=_bound_level(params, budget, n_samples) if searched else None,
+        tail_weighted=searched and own)
+    total_bound = clipped.get("total_bound")
+    total_share = total_allowance_share(
+        released.total, total_bound, released.raw, X.shape[1],
+        level=_total_level("clipped", params, budget, n_samples))
+    widths = X.widths()
+    if widths is None:
+        return shares, total_share
+    shares = np.where(_unclipped_by_box(widths, components, clipped, params), 0.0, shares)
+    if total_bound is not None and total_bound >= box_norm_bound(widths):
+        total_share = 0.0
+    return shares, total_share
+
+
+def _unclipped_by_box(widths, components, clipped, params):
+    """Per variance, whether its searched bound reached the declared box's
+    bound on its terms (public), so that nothing was clipped."""
+    bounds = clipped.bounds
+    if bounds is None:
+        return np.zeros(components.shape[0], dtype=bool)
+    from_box = clipped.get("covaried")
+    searched = ~np.asarray(from_box, dtype=bool) if np.ndim(from_box) == 1 \
+        else np.ones(components.shape[0], dtype=bool)
+    reach = np.full(components.shape[0], np.inf)
+    if params.get("clip") == "component":
+        reach[searched] = box_component_bounds(widths, components[searched])
+    elif params.get("clip") == "norm":
+        reach[searched] = box_norm_bound(widths, components[searched])
+    return np.broadcast_to(np.asarray(bounds, dtype=float),
+                           reach.shape) >= reach * (1 - 1e-12)
 
 
 def _bound_level(params, budget, n_samples):
