@@ -86,6 +86,22 @@ _SHARED_ATTRIBUTES = {
         came from (``scale=True``, else None).""",
 }
 
+#: Fitted attributes of the scree the two estimators that release one share
+#: (DPKendallDirections' ``noise_scale_`` is its matrix's, a float).
+_SCREE_ATTRIBUTES = {
+    'noise_scale_': """\
+    noise_scale_ : ndarray of shape (n_components,)
+        Standard deviation of each raw variance: its Gaussian noise and, for
+        a clipped variance, the clipping allowance added in squares (the loss
+        a clipped value's reading gives at its released bound; see the user
+        guide's "The clipping allowance"). Raised to the value where a clip
+        bound or a tail count made it not estimable.""",
+    'total_variance_noise_scale_': """\
+    total_variance_noise_scale_ : float
+        Its standard deviation: the noise and, for a clipped total, the
+        clipping allowance (as for ``noise_scale_``).""",
+}
+
 _PLACEHOLDER = re.compile(r"^ *\{shared: (\w+)\}$", re.MULTILINE)
 
 
@@ -93,6 +109,6 @@ def shared_parameters(cls):
     """Class decorator: each ``{shared: <name>}`` line of ``cls``'s docstring
     becomes the shared entry of ``<name>`` (a KeyError for an unknown name, when
     the class is defined)."""
-    entries = {**_SHARED, **_SHARED_ATTRIBUTES}
+    entries = {**_SHARED, **_SHARED_ATTRIBUTES, **_SCREE_ATTRIBUTES}
     cls.__doc__ = _PLACEHOLDER.sub(lambda match: entries[match.group(1)], cls.__doc__)
     return cls

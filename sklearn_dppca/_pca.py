@@ -247,13 +247,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     explained_variance_ratio_ : ndarray of shape (n_components,)
         Share of the private total variance, as in scikit-learn's PCA: in [0, 1],
         summing below 1 when fewer than all components are kept.
-    noise_scale_ : ndarray of shape (n_components,)
-        Standard deviation of each raw variance: its Gaussian noise and, for
-        a clipped variance, the clipping allowance added in squares (the bias
-        a Gaussian projection would have at the released clip bound, at most
-        its loss at the bound's search level; see the user guide's "Scree:
-        error bars"). Raised to the value where a clip bound or a tail count
-        made it not estimable.
+    {shared: noise_scale_}
     clip_bounds_ : ndarray of shape (n_components,) or None
         Released clip bounds of the scree (``scree_method="clipped"``): one in
         norm or one per component; None where the box's moments gave every
@@ -262,9 +256,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     total_variance_ : float
         Private total variance (the trace of the covariance), raised to at least
         the sum of ``explained_variance_``.
-    total_variance_noise_scale_ : float
-        Its standard deviation: the noise and, for a clipped total, the
-        clipping allowance (as for ``noise_scale_``).
+    {shared: total_variance_noise_scale_}
     feature_variance_ : ndarray of shape (n_features,)
         Each column's variance in the units the components act on, implied by the
         scree and the total (free post-processing; see :class:`DPScree`).

@@ -252,9 +252,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         Private total variance (the trace of the covariance; a clipped pairwise
         second moment released with a quarter of the scree budget), raised to at
         least the sum of ``explained_variance_``.
-    total_variance_noise_scale_ : float
-        Its standard deviation: the noise and, for a clipped total, the
-        clipping allowance (as for ``noise_scale_``).
+    {shared: total_variance_noise_scale_}
     feature_variance_ : ndarray of shape (n_features,)
         Each column's variance in the units the components act on (after the
         spreads with ``scale=True``, so near 1 then), implied by the scree and the
@@ -266,13 +264,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         Its noise sd, propagated from the scree's and the total's.
     {shared: scale_}
     {shared: scale_origin_}
-    noise_scale_ : ndarray of shape (n_components,)
-        Standard deviation of each raw variance: its Gaussian noise and, for
-        a clipped variance, the clipping allowance added in squares (the bias
-        a Gaussian projection would have at the released clip bound, at most
-        its loss at the bound's search level; see the user guide's "Scree:
-        error bars"). Raised to the value where a clip bound or a tail count
-        made it not estimable.
+    {shared: noise_scale_}
     clip_bounds_ : ndarray of shape (n_components,) or None
         Released clip bounds (``scree_method="clipped"``): one in norm or one
         per component; None where the box's moments gave every variance, NaN

@@ -6,7 +6,8 @@ from numpydoc.docscrape import ClassDoc
 
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree
 from sklearn_dppca._base import _PrivateProjection
-from sklearn_dppca._param_docs import _SHARED, _SHARED_ATTRIBUTES, shared_parameters
+from sklearn_dppca._param_docs import _SCREE_ATTRIBUTES, _SHARED, _SHARED_ATTRIBUTES, \
+    shared_parameters
 
 ESTIMATORS = (DPPCA, DPScree, DPKendallDirections)
 
@@ -46,3 +47,11 @@ def test_a_shared_attribute_reads_the_same_on_every_page(name):
     entries = [{a.name: (a.type, tuple(a.desc)) for a in ClassDoc(cls)["Attributes"]}[name]
                for cls in ESTIMATORS]
     assert entries[0] == entries[1] == entries[2]
+
+
+@pytest.mark.parametrize("name", sorted(_SCREE_ATTRIBUTES))
+def test_a_scree_attribute_reads_the_same_on_both_scree_pages(name):
+    entries = [{a.name: (a.type, tuple(a.desc)) for a in ClassDoc(cls)["Attributes"]}[name]
+               for cls in (DPPCA, DPScree)]
+    assert entries[0] == entries[1]
+    assert entries[0][1][0] == _SCREE_ATTRIBUTES[name].splitlines()[1].strip()
