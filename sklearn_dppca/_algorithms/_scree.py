@@ -914,15 +914,25 @@ def _elliptical_scree(X, components, budget, kendall, *, noise, pairs, rng, ledg
     Kendall eigenvalues under an elliptical model
     (:mod:`~sklearn_dppca._algorithms._kendall_spectrum`). The total's clip level
     is as high as its search's budget allows (:func:`~._spread.spread_level`):
-    its clipping bias is not cancelled by a ratio here.
+    its clipping bias is not cancelled by a ratio here. The total's sd carries
+    its clipping allowance (:func:`~._clip_bias.total_allowance_share`, read
+    at that level with no variance released yet), and so does each variance
+    through it, as the same share of each value: a PVE, a ratio the total's
+    clipping does not move, carries none in its sd (:func:`_share_sd`), but is
+    printed only with its variance and total (:func:`scree_values`).
     """
-    total, total_noise, _ = _total_variance(
-        X, budget, noise, pairs, _total_level("kendall", None, budget, X.shape[0]), rng,
-        ledger, total_bound)
+    level = _total_level("kendall", None, budget, X.shape[0])
+    total, total_noise, bound = _total_variance(X, budget, noise, pairs, level, rng,
+                                                ledger, total_bound)
+    widths = X.widths()
+    share = 0.0 if widths is not None and bound >= box_norm_bound(widths) else \
+        total_allowance_share(total, bound, [], X.shape[1], level=level)
+    total_noise = float(_with_allowance(total, total_noise, share))
     raw, noise_scale = elliptical_variances(kendall.matrix, kendall.noise_scale, total,
                                             total_noise, components.shape[0], rng)
     return Bunch(raw=raw, noise_scale=noise_scale, bounds=None, total=total,
-                 total_noise=total_noise)
+                 total_noise=total_noise, allowance=np.full(components.shape[0], share),
+                 total_allowance=share)
 
 
 def _matrix_scree(components, kendall):
@@ -1077,10 +1087,11 @@ def scree_values(released, monotone):
     Warns when a variance or the total is noise-dominated. Returns a Bunch with
     ``explained_variance`` (ordered and non-negative with ``monotone``),
     ``explained_variance_ratio`` and ``total_variance`` (raised to at least the
-    variances' sum). A variance or total whose release is not four noise sds
-    above zero (:func:`~sklearn_dppca._validation.printable`; the clipped
-    ones' sd is raised to the release when they sit at their bound) is not
-    estimable: NaN; so is a share whose variance or total is.
+    variances' sum). A variance or total whose release is not four sds above
+    zero (:func:`~sklearn_dppca._validation.printable`; the clipped ones' sd
+    carries their clipping allowance, and is raised to the release when they
+    sit at their bound) is not estimable: NaN; so is a share whose variance
+    or total is, or whose own sd (:func:`_share_sd`) is too large.
     Every value is NaN for a scree the plan did not buy.
     """
     if not np.all(np.isfinite(released.raw)):
