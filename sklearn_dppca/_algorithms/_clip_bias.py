@@ -52,6 +52,8 @@ _LATTICE_MULTIPLIER = 20219
 #: model is good to a few per cent, and a fit pays for every iteration).
 _MAX_ITERATIONS = 60
 _TOLERANCE = 1e-6
+#: Halvings of the total's scale bracket [1, 2]: to about 1e-6.
+_BISECTIONS = 20
 #: Where the model's kept share falls below this, the released value is too
 #: near its bound for a Gaussian to explain it (the value is then at its bound:
 #: :func:`~._scree._widen_if_clipped` raises its sd to it); the allowance is
@@ -248,9 +250,6 @@ def _total_share(kept, leading, rest, n_rest):
         low, high = (middle, high) if clipped(middle) < kept else (low, middle)
     return 0.5 * (low + high) - 1.0
 
-
-#: Halvings of the total's scale bracket [1, 2]: to about 1e-6.
-_BISECTIONS = 20
 
 
 @functools.lru_cache(maxsize=8)

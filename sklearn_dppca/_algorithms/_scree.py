@@ -216,17 +216,24 @@ def _allowance_shares(X, components, params, budget, kendall, clipped, released)
         scales=_scales(params, kendall, components.shape[0]),
         level=_bound_level(params, budget, n_samples) if searched else None,
         tail_weighted=searched and own)
-    total_bound = clipped.get("total_bound")
-    total_share = total_allowance_share(
-        released.total, total_bound, released.raw, X.shape[1],
-        level=_total_level("clipped", params, budget, n_samples))
+    total_share = _total_allowance(X, released.total, clipped.get("total_bound"),
+                                   released.raw, _total_level("clipped", params, budget,
+                                                              n_samples))
     widths = X.widths()
-    if widths is None:
-        return shares, total_share
-    shares = np.where(_unclipped_by_box(widths, components, clipped, params), 0.0, shares)
-    if total_bound is not None and total_bound >= box_norm_bound(widths):
-        total_share = 0.0
+    if widths is not None:
+        shares = np.where(_unclipped_by_box(widths, components, clipped, params), 0.0,
+                          shares)
     return shares, total_share
+
+
+def _total_allowance(X, total, bound, variances, level):
+    """The total's clipping allowance as a share of it
+    (:func:`~._clip_bias.total_allowance_share`), 0 where its bound reached the
+    declared box's bound on every term (public), so that nothing was clipped."""
+    widths = X.widths()
+    if bound is not None and widths is not None and bound >= box_norm_bound(widths):
+        return 0.0
+    return total_allowance_share(total, bound, variances, X.shape[1], level=level)
 
 
 def _unclipped_by_box(widths, components, clipped, params):
@@ -924,9 +931,7 @@ def _elliptical_scree(X, components, budget, kendall, *, noise, pairs, rng, ledg
     level = _total_level("kendall", None, budget, X.shape[0])
     total, total_noise, bound = _total_variance(X, budget, noise, pairs, level, rng,
                                                 ledger, total_bound)
-    widths = X.widths()
-    share = 0.0 if widths is not None and bound >= box_norm_bound(widths) else \
-        total_allowance_share(total, bound, [], X.shape[1], level=level)
+    share = _total_allowance(X, total, bound, [], level)
     total_noise = float(_with_allowance(total, total_noise, share))
     raw, noise_scale = elliptical_variances(kendall.matrix, kendall.noise_scale, total,
                                             total_noise, components.shape[0], rng)
