@@ -4,6 +4,8 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy.integrate import quad
+from scipy.stats import chi2, norm
 from sklearn.frozen import FrozenEstimator
 
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree, PrivacyUtilityWarning
@@ -12,6 +14,7 @@ from sklearn_dppca._algorithms._variances import post_process_variances
 from sklearn_dppca._bunch import Bunch
 from sklearn_dppca.datasets import load_adult
 from sklearn_dppca._kendall import random_pairs
+from sklearn_dppca.privacy._quantiles import rank_slack
 
 from ._kendall_support import one_block
 
@@ -127,11 +130,12 @@ def test_budget_totals_and_ledger(method):
                                                      rel=1e-3)
         # (raised to the estimate where an estimate sits at its clip bound; else
         # the noise and the clipping allowance in squares, the allowance at
-        # most what a Gaussian loses at the base level's quantile)
+        # most what a Gaussian loses at the quantile its search reached)
         sds, raw = scree.noise_scale_, scree.explained_variance_raw_
         assert np.all(sds >= entry["noise_scale"])
         assert np.all((sds == np.abs(raw)) | (
-            sds <= np.hypot(entry["noise_scale"], _BASE_LEVEL_SHARE * np.abs(raw)) * 1.000001))
+            sds <= np.hypot(entry["noise_scale"], _allowance_cap(scree) * np.abs(raw))
+            * 1.000001))
 
 
 def test_monotone_post_processing_and_pve():
@@ -716,19 +720,37 @@ def test_scaled_clipping_in_row_blocks_stays_scaled():
     _assert_noise_on_scales(scree, entry["noise_scale"] * bounds / bounds.min())
 
 
-#: What a Gaussian coordinate clipped at its 97% quantile loses, over what it
-#: keeps: the most the clipping allowance adds to a searched variance's sd, as
-#: a share of the value (``E[(Z^2 - c)+]``, ``c`` the chi-square(1) quantile).
-_BASE_LEVEL_SHARE = 0.05606
+def _gaussian_share(level):
+    """What a Gaussian coordinate clipped at its ``level`` quantile loses,
+    over what it keeps (``E[(Z^2 - c)+]``, ``c`` the chi-square(1) quantile),
+    by numerical integration."""
+    c = chi2.ppf(level, 1)
+    lost = quad(lambda z: (z * z - c) * norm.pdf(z), math.sqrt(c), np.inf)[0] * 2
+    return lost / (1 - lost)
+
+
+def test_the_gaussian_share_at_the_base_level():
+    # (the helper against the value the docs quote: 5.6% at 97%)
+    assert _gaussian_share(0.97) == pytest.approx(0.05606, rel=1e-3)
+
+
+def _allowance_cap(scree):
+    """The most the clipping allowance adds to a searched variance's sd, as a
+    share of the value: a Gaussian coordinate's loss at the level its search
+    reaches on average, half its rank slack below its level (public: the
+    search's ledger entry and ``n``)."""
+    search = [e for e in scree.privacy_ledger_ if "clip bound" in e["step"]][0]
+    slack = rank_slack(search["eps"]) / (scree.n_samples_ // 2)
+    return _gaussian_share(max(search["level"] - slack / 2, 0.5))
 
 
 def _assert_noise_on_scales(scree, noise):
     """Each variance's sd is its own scale's Gaussian noise ``noise`` with at
-    most the base level's clipping allowance added in squares (the ledger's sd
-    is the calibrated one; the release's grid moves it by a hair)."""
+    most the reached level's clipping allowance added in squares (the ledger's
+    sd is the calibrated one; the release's grid moves it by a hair)."""
     raw, sds = scree.explained_variance_raw_, scree.noise_scale_
     assert np.all(sds >= noise * (1 - 1e-3))
-    assert np.all(sds <= np.hypot(noise, _BASE_LEVEL_SHARE * np.abs(raw)) * (1 + 1e-3))
+    assert np.all(sds <= np.hypot(noise, _allowance_cap(scree) * np.abs(raw)) * (1 + 1e-3))
 
 
 def test_the_tail_count_widens_a_value_its_clipping_moved():
@@ -938,11 +960,15 @@ def test_the_totals_tail_count_sees_a_top_coded_column_in_a_box(monkeypatch, bro
     # near 100, short of four bounds: counted halfway to the widest column's
     # term, the tail makes the clipped total (0.87 to 0.88 of the table's, 25
     # to 32 sds below it, in these seeds) not estimable; broken: four bounds
+    import sklearn_dppca._algorithms._scree as scree
     import sklearn_dppca._algorithms._variances as variances
     from sklearn_dppca.datasets import load_adult
     if broken:
         monkeypatch.setattr(variances, "_total_tail_threshold",
                             lambda bound, widths=None: 4.0 * bound)
+    # (the searched form kept, as where the box's noise is the larger: here the
+    # search's typical clipping bias alone hands these fits to the box)
+    monkeypatch.setattr(scree, "typical_search_bias", lambda *args: 0.0)
     X = load_adult().data.to_numpy(dtype=float)
     ranges = [(17, 90), (1, 16), (0, 99_999), (0, 4_356), (1, 99)]
     far = 0
@@ -1000,3 +1026,19 @@ def test_the_total_takes_its_own_pass_where_it_cannot_ride(monkeypatch, params):
     steps, own, _ = _total_passes(monkeypatch, DPPCA(2, eps=2.0, random_state=0,
                                                      **params), X)
     assert steps[0] == "loading" and own == 1
+
+
+def test_each_share_reads_its_own_noise_model():
+    # one flag per share (a mixed scree): a box's variance shares the total's
+    # noise, a searched one does not; each share takes its own formula
+    from sklearn_dppca._algorithms._scree import _share_noise
+    variances, sds, total, total_sd = np.array([6.0, 2.0]), np.array([0.5, 0.3]), 10.0, 0.8
+    mixed = _share_noise(variances, sds, total, total_sd, covaried=np.array([True, False]))
+    together = _share_noise(variances, sds, total, total_sd, covaried=True)
+    apart = _share_noise(variances, sds, total, total_sd, covaried=False)
+    assert mixed[0] == together[0] and mixed[1] == apart[1]
+    # by hand: (1 - s) s_l and s times the rest of the total's noise; s times
+    # the relative noises in squares
+    assert together[0] == pytest.approx(math.hypot(0.4 * 0.5, 0.6 * math.sqrt(0.64 - 0.25))
+                                        / 10.0)
+    assert apart[1] == pytest.approx(0.2 * math.hypot(0.3 / 2.0, 0.8 / 10.0))

@@ -23,7 +23,8 @@ from ._box_moments import _TAIL_WEIGHT as _MEAN_TAIL_WEIGHT
 from ._box_moments import box_scree_sds, combine_means, complement_basis, \
     project_mean, release_box_mean, release_box_scree, release_box_total, \
     release_box_variances
-from ._clip_bias import clip_allowance_share, total_allowance_share
+from ._clip_bias import clip_allowance_share, reached_level, total_allowance_share, \
+    typical_search_bias
 from ._directions import squared_radius
 from ._kendall_spectrum import component_scales, elliptical_ratios, elliptical_variances
 from ._plan import unit_sd
@@ -179,7 +180,7 @@ def _release_scree(X, components, *, method, params, budget, noise, pairs, rng, 
             total_bound))
     clipped = released
     if method == "clipped" and params.get("elliptical") == "auto" \
-            and kendall is not None and kendall.radius is None:
+            and kendall is not None and kendall.radius is None and _combinable(released):
         raw, noise_scale, total, total_noise = _combine_elliptical(
             released.raw, released.noise_scale, released.total, released.total_noise,
             kendall, X.shape[0], rng)
@@ -199,26 +200,43 @@ def _release_scree(X, components, *, method, params, budget, noise, pairs, rng, 
                  allowance=shares, total_allowance=total_share)
 
 
+def _combinable(released):
+    """Whether the elliptical joint fit (:func:`_combine_elliptical`) may take
+    the clipped scree's ``released`` values: not the box's moments, whose
+    total holds each variance's noise (``covaried``), where the fit takes the
+    three releases' noises as independent (digits with its observed ranges
+    at eps 1, its scree the box's: 0.74 of PC1's variance, from the model at
+    a quarter of the box's sd, 5.8 sds low)."""
+    return not np.any(released.get("covaried", False))
+
+
 def _allowance_shares(X, components, params, budget, kendall, clipped, released):
     """The clipping allowances (:mod:`._clip_bias`) of the clipped scree's
     variances, as released before any combination (``clipped``), and of its
     total (``released``'s, read with the final variances), as shares of their
     values; 0 for a value its bound clipped nowhere (a searched bound at or
-    past the declared box's). A searched bound is read at its search's level;
-    the tail-weighted reading needs the bound to be the level quantile of the
-    very terms it clips: not the variances' where they clip at the total's
-    bound. Public inputs and released values only."""
+    past the declared box's). A searched bound's Gaussian reading is capped at
+    the level its search reaches on average (:func:`_bound_reached`), its
+    tail-weighted reading taken at the level the search aimed at, which needs
+    the bound to be the level quantile of the very terms it clips: not the
+    variances' where they clip at the total's bound. Public inputs and
+    released values only."""
     n_samples = X.shape[0]
-    searched = isinstance(params.get("C"), str)
+    searched = isinstance(params.get("C"), str) and params.get("C") != "box" \
+        and clipped.bounds is not None
     own = params.get("bound") not in ("total", "box")
     shares = clip_allowance_share(
         clipped.raw, clipped.bounds, together=params.get("clip") != "component",
         scales=_scales(params, kendall, components.shape[0]),
         level=_bound_level(params, budget, n_samples) if searched else None,
+        reached=_bound_reached(params, budget, n_samples) if searched else None,
         tail_weighted=searched and own)
     total_share = _total_allowance(X, released.total, clipped.get("total_bound"),
                                    released.raw, _total_level("clipped", params, budget,
-                                                              n_samples))
+                                                              n_samples),
+                                   _total_reached(params, budget, n_samples)
+                                   if clipped.get("total_bound") is not None
+                                   and isinstance(params.get("C"), str) else None)
     widths = X.widths()
     if widths is not None:
         shares = np.where(_unclipped_by_box(widths, components, clipped, params), 0.0,
@@ -226,14 +244,15 @@ def _allowance_shares(X, components, params, budget, kendall, clipped, released)
     return shares, total_share
 
 
-def _total_allowance(X, total, bound, variances, level):
+def _total_allowance(X, total, bound, variances, level, reached=None):
     """The total's clipping allowance as a share of it
     (:func:`~._clip_bias.total_allowance_share`), 0 where its bound reached the
     declared box's bound on every term (public), so that nothing was clipped."""
     widths = X.widths()
     if bound is not None and widths is not None and bound >= box_norm_bound(widths):
         return 0.0
-    return total_allowance_share(total, bound, variances, X.shape[1], level=level)
+    return total_allowance_share(total, bound, variances, X.shape[1], level=level,
+                                 reached=reached)
 
 
 def _unclipped_by_box(widths, components, clipped, params):
@@ -256,13 +275,26 @@ def _unclipped_by_box(widths, components, clipped, params):
 
 def _bound_level(params, budget, n_samples):
     """The level of the search that found the variances' searched clip
-    bound(s) (public): the total's where they clip at its bound. (Not the lower
-    level a search with a small budget may stop at: read there, the allowance
-    made iris's variances at eps 4 without a box not estimable in 5 fits of
-    9; see :mod:`._clip_bias`.)"""
+    bound(s) (public): the total's where they clip at its bound."""
     if params.get("bound") in ("total", "box"):
         return _total_level("clipped", params, budget, n_samples)
     return params.get("quantile_level")
+
+
+def _bound_reached(params, budget, n_samples):
+    """The level the search of :func:`_bound_level` reaches on average
+    (:func:`~._clip_bias.reached_level`; public)."""
+    if params.get("bound") in ("total", "box"):
+        return _total_reached(params, budget, n_samples)
+    return reached_level(params.get("quantile_level"),
+                         _search_eps(budget.part("variances"), params, None)[0],
+                         n_samples // 2)
+
+
+def _total_reached(params, budget, n_samples):
+    """The level the total's clip-bound search reaches on average (public)."""
+    return reached_level(_total_level("clipped", params, budget, n_samples),
+                         budget["total variance/clip bound"].eps, n_samples // 2)
 
 
 def _with_allowance(raw, sds, share):
@@ -387,9 +419,13 @@ def _box_or_search_scree(X, components, params, budget, noise, pairs, rng, ledge
     mean is not released and its budget joins the variances' (the releases,
     budgets and draws of ``bound="total"`` without bounds, in its order). Where
     the box wins, a first part of the mean is released and the total's noise
-    about it must still be at most the search's (:func:`_box_mean_in_two`); else
-    the search's form runs, the mean's unspent part joining the variances'.
-    Returns the scree's Bunch, the bounds None for the box's form."""
+    about it must still be at most the search's error (:func:`_box_mean_in_two`):
+    its noise and, in squares, the clipping bias its search typically leaves
+    (:func:`~._clip_bias.typical_search_bias`; the box's moments clip
+    nothing); else the search's form runs, the mean's unspent part joining the
+    variances'. (The first look weighs the noises alone: where the search wins
+    it, the fit is the one without bounds, draw for draw.) Returns the scree's
+    Bunch, the bounds None for the box's form."""
     total_part = budget.part("total variance")
     bound = total_bound if total_bound is not None else total_clip_bound(
         X, total_part, rng, ledger, pairs=pairs,
@@ -400,13 +436,16 @@ def _box_or_search_scree(X, components, params, budget, noise, pairs, rng, ledge
                                                     total_part["statistic"])) \
         + (_own_total_unit(budget, noise),)
     unspent = budget["mean"]
+    bias = typical_search_bias(bound, _total_level("clipped", params, budget, n_samples),
+                               total_part["clip bound"].eps, n_samples // 2)
     if box_is_quieter(X.widths() / 2, components, bound, units, n_samples):
         rest = complement_basis(components)
         mean, unspent, _ = _box_mean_in_two(
             X, budget["mean"],
             lambda guess, _: box_scree_sds(guess, components, rest, n_samples,
                                            units[1], units[3])[1]
-            <= searched_total_sd(bound, n_samples, units[2]), noise, rng, ledger)
+            <= math.hypot(searched_total_sd(bound, n_samples, units[2]), bias),
+            noise, rng, ledger)
         if mean is not None:
             return _box_moments_scree(X, mean, components, budget, noise, rng, ledger)
     leaf = budget["variances/statistic"] if unspent is None else \
@@ -439,7 +478,9 @@ def _box_or_own_scree(X, components, params, budget, noise, pairs, rng, ledger,
     ``bound="own"`` without bounds, in its order); then with the noise about a
     first part of the mean, released with the searched bounds' tail shares
     (:func:`_box_mean_in_two`): the box takes a variance where its noise is
-    the less, or where the tail shares show that the clipping would move the
+    less than the search's error (:func:`_box_verdict`: its noise and the
+    clipping bias the search typically leaves), or where the tail shares show
+    that the clipping would move the
     search's value by more than its noise (:func:`~._variances.tail_moved`: a
     heavy tail, such as adult's top-coded capital gains, which a box clips
     nowhere). The box for every variance: its moments give the variances and
@@ -464,6 +505,8 @@ def _box_or_own_scree(X, components, params, budget, noise, pairs, rng, ledger,
         X, total_bound, level, budget, noise)
     search_sds = searched_variance_sds(bounds, n_components, n_samples, units[2])
     may_show = _tail_may_show(tail, level, search_sds, budget["mean"], noise)
+    bias = typical_search_bias(bounds, level, _search_eps(part, params, n_components),
+                               n_samples // 2)
     if may_show or box_variances_are_quieter(X.widths() / 2, components, bounds, units,
                                              n_samples):
         rest = complement_basis(components)
@@ -478,8 +521,9 @@ def _box_or_own_scree(X, components, params, budget, noise, pairs, rng, ledger,
             if not may_show:
                 # (all or none: a split leaf would give the largest variance
                 # more noise for a quieter small one)
-                return np.full(box_sds.shape, np.all(box_sds <= search_sds))
-            return _box_verdict(box_sds, search_sds, guess, tail)
+                return np.full(box_sds.shape,
+                               np.all(box_sds <= np.hypot(search_sds, bias)))
+            return _box_verdict(box_sds, search_sds, guess, tail, bias)
 
         # (the tail shares ride on the mean only where they could show a tail:
         # elsewhere the first look is as it was without them)
@@ -510,14 +554,25 @@ def _box_term_bounds(widths, components, clip):
     return [box_norm_bound(widths, components)]
 
 
-def _box_verdict(box_sds, search_sds, guess, tail):
+def _search_eps(part, params, n_components):
+    """The budget of each search of the variances' clip bounds (the leaves of
+    :func:`~._variances.variances_clip_bounds`: one in norm, or one per
+    component; public)."""
+    if params["clip"] != "component":
+        return [part["clip bound"].eps]
+    return [part[f"clip bound PC{l + 1}"].eps for l in range(n_components or 1)]
+
+
+def _box_verdict(box_sds, search_sds, guess, tail, bias=0.0):
     """Per variance, whether the box's moments take it, from the tail shares
     released with the first part of the box's mean (``guess``; public), the
     clipped values' noise sds ``search_sds`` and the box's ``box_sds``.
 
     The box takes a variance where its noise is at most the clipped value's
     error (:func:`~._variances.searched_error`: the noise and the bias the
-    shares prove at two of their sds), or where the shares show the clipping
+    shares prove at two of their sds; and ``bias``, the clipping bias its
+    search typically leaves, :func:`~._clip_bias.typical_search_bias`, each
+    added in squares), or where the shares show the clipping
     moved the value by more than its noise at
     :data:`~._variances.SWITCH_MARGIN` sds (:func:`tail_moved`: a heavy tail,
     whatever the box's noise). Where the total's share rides with them
@@ -536,8 +591,8 @@ def _box_verdict(box_sds, search_sds, guess, tail):
     most the two noises' difference, which the error bounds, where a switch
     by :func:`tail_moved` takes the box whatever its noise."""
     shares = guess.shares[:len(guess.shares) - ("total_loss" in tail)]
-    quieter = box_sds <= searched_error(shares, guess.share_noise, tail.losses,
-                                        search_sds)
+    quieter = box_sds <= np.hypot(searched_error(shares, guess.share_noise, tail.losses,
+                                                 search_sds), bias)
     moved = tail_moved(shares, guess.share_noise, tail.losses, search_sds,
                        SWITCH_MARGIN)
     taken = quieter | moved
@@ -1161,19 +1216,19 @@ def _noise_alone(values, sds, share):
 def _share_noise(variances, noise_scale, total, total_noise, covaried=False):
     """The noise sd of each share ``lambda_l / total`` (first order): with
     independent noises ``share * sqrt((s_l / lambda_l)^2 + (s_T / total)^2)``;
-    ``covaried`` (the total the sum of ``lambda_l`` and parts of independent
-    noise, :func:`~._box_moments.release_box_scree`), ``sqrt((1 - share)^2
+    ``covaried`` (one flag, or one per share: the total the sum of
+    ``lambda_l`` and parts of independent noise,
+    :func:`~._box_moments.release_box_scree`), ``sqrt((1 - share)^2
     s_l^2 + share^2 (s_T^2 - s_l^2)) / total``: ``lambda_l``'s noise moves the
     share's top and bottom together."""
     total, total_noise = np.float64(total), np.float64(total_noise)
     noise_scale = np.asarray(noise_scale, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         share = variances / total
-        if covaried:
-            rest = np.sqrt(np.maximum(total_noise**2 - noise_scale**2, 0.0))
-            spread = np.hypot((1.0 - share) * noise_scale, share * rest) / total
-        else:
-            spread = share * np.hypot(noise_scale / variances, total_noise / total)
+        rest = np.sqrt(np.maximum(total_noise**2 - noise_scale**2, 0.0))
+        spread = np.where(covaried,
+                          np.hypot((1.0 - share) * noise_scale, share * rest) / total,
+                          share * np.hypot(noise_scale / variances, total_noise / total))
         return np.where(variances > 0, spread, np.inf)
 
 
