@@ -986,7 +986,8 @@ def _elliptical_scree(X, components, budget, kendall, *, noise, pairs, rng, ledg
     level = _total_level("kendall", None, budget, X.shape[0])
     total, total_noise, bound = _total_variance(X, budget, noise, pairs, level, rng,
                                                 ledger, total_bound)
-    share = _total_allowance(X, total, bound, [], level)
+    share = _total_allowance(X, total, bound, [], level, reached_level(
+        level, budget["total variance/clip bound"].eps, X.shape[0] // 2))
     total_noise = float(_with_allowance(total, total_noise, share))
     raw, noise_scale = elliptical_variances(kendall.matrix, kendall.noise_scale, total,
                                             total_noise, components.shape[0], rng)
