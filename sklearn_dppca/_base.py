@@ -471,6 +471,9 @@ def _settle_blocks(params, sizes):
         sizes, pairs=pairs, compute_nonprivate=params["compute_nonprivate"],
         scree_method=method, scree_params=scree_params)
     params["pairs"] = pairs
+    # (the release order follows the default's design, whatever pairs says:
+    # total_bound_first)
+    params["partner_design"] = design_pairs("auto", sizes, params["eps"]) != "all"
     if method is not None:
         params["scree_params"] = scree_params
 
@@ -491,9 +494,10 @@ class _VarianceMixin:
         """Whether the scree's total clip bound is released before the
         directions' pass, so that the total rides on it
         (:func:`~sklearn_dppca._algorithms._scree.total_bound_first`; the
-        spec's ``scree_params`` and ``pairs``, the directions' design)."""
+        spec's ``scree_params``, and whether the default design at the fit's
+        blocks is one of partners)."""
         return total_bound_first(params["scree_method"], spec.scree_params, spec.plan,
-                                 spec.pairs)
+                                 params["partner_design"])
 
     def _total_bound_first(self, X, spec, params, rng, ledger):
         """The scree's total clip bound released now, before the directions'

@@ -1028,6 +1028,35 @@ def test_the_total_takes_its_own_pass_where_it_cannot_ride(monkeypatch, params):
     assert steps[0] == "loading" and own == 1
 
 
+def test_the_release_order_is_the_default_designs_whatever_pairs_says(monkeypatch):
+    # above 2,000 rows the default takes a design of partners: all pairs
+    # release in its order there (the total's bound first, from the same draw:
+    # the same bound), the total in a pass of their own; on 600 rows, where
+    # the default is all pairs, a design of 8 partners releases in all pairs'
+    # order, its total in a pass of its own. So pairs moves the design's
+    # sampling, never the draws
+    import sklearn_dppca._algorithms._scree as scree
+    bounds = []
+    original = scree.total_clip_bound
+
+    def spy(*args, **kwargs):
+        bounds.append(original(*args, **kwargs))
+        return bounds[-1]
+
+    monkeypatch.setattr(scree, "total_clip_bound", spy)
+    X = np.random.default_rng(0).standard_normal((3000, 6)) * np.arange(6, 0, -1)
+    every, own_every, _ = _total_passes(monkeypatch, DPPCA(2, eps=2.0, pairs="all",
+                                                           random_state=0), X)
+    default, own_default, _ = _total_passes(monkeypatch, DPPCA(2, eps=2.0, random_state=0), X)
+    assert every == default and every[:2] == ["scree/total variance/clip bound", "loading"]
+    assert own_every == 1 and own_default == 0
+    assert len(bounds) == 2 and bounds[0] == bounds[1]
+    small = X[:600, :4]
+    steps, own, _ = _total_passes(monkeypatch, DPPCA(2, eps=2.0, pairs=8, random_state=0),
+                                  small)
+    assert steps[0] == "loading" and own == 1
+
+
 def test_each_share_reads_its_own_noise_model():
     # one flag per share (a mixed scree): a box's variance shares the total's
     # noise, a searched one does not; each share takes its own formula
