@@ -141,8 +141,9 @@ def typical_search_bias(bounds, level, search_eps, n_values):
     bound spread over several loses less. For weighing a searched form
     against an unbiased one (the declared box's moments), where the noise
     sds alone would take a clipped value that lies several of them low:
-    wine with its observed ranges at eps 4, bounds stopped near the 85%
-    level kept 0.62 to 0.66 of PC1's variance in 3 fits of 10.
+    wine with its observed ranges at eps 4, the search's noise below the
+    box's in 3 fits of 10, its bounds (searched over 89 pairs) kept 0.62,
+    0.66 and 0.88 of PC1's variance.
     """
     bounds = np.asarray(bounds, dtype=float)
     reached = [reached_level(level, eps, n_values) for eps in np.ravel(search_eps)]
