@@ -401,7 +401,8 @@ def _box_form_text(fitted):
         return _mixed_form_text(np.isnan(np.asarray(bounds, dtype=float)))
     searched = any(step.startswith("scree/") and "clip bound" in step for step in steps)
     why = ("chosen over the searched bounds: its noise was the less, counting the "
-           "clipping the tail counts proved, or those counts showed a heavy tail"
+           "clipping such a search typically leaves and the clipping the tail "
+           "counts proved, or those counts showed a heavy tail"
            if searched
            else "no search could be bought")
     return f"Variances and total: moments about the declared box's private mean ({why})"

@@ -592,8 +592,9 @@ def test_adult_at_eps_1_takes_the_box_where_the_shares_prove_a_bias(monkeypatch,
             warnings.simplefilter("ignore")
             fit = DPPCA(3, eps=1.0, bounds=box, pairs=64, random_state=5).fit(X)
         assert "moments about the declared box's private mean (chosen over the " \
-            "searched bounds: its noise was the less, counting the clipping the tail " \
-            "counts proved, or those counts showed a heavy tail)" in str(fit.summary())
+            "searched bounds: its noise was the less, counting the clipping such a " \
+            "search typically leaves and the clipping the tail counts proved, or " \
+            "those counts showed a heavy tail)" in str(fit.summary())
 
 
 @pytest.mark.parametrize("broken", ["no switch", "no box threshold"])
