@@ -293,8 +293,9 @@ def _bound_reached(params, budget, n_samples):
     (:func:`~._clip_bias.reached_level`; public)."""
     if params.get("bound") in ("total", "box"):
         return _total_reached(params, budget, n_samples)
+    # (a per-component search's leaves share one budget: the first's)
     return reached_level(params.get("quantile_level"),
-                         _search_eps(budget.part("variances"), params, None)[0],
+                         _search_eps(budget.part("variances"), params, 1)[0],
                          n_samples // 2)
 
 
@@ -567,7 +568,7 @@ def _search_eps(part, params, n_components):
     component; public)."""
     if params["clip"] != "component":
         return [part["clip bound"].eps]
-    return [part[f"clip bound PC{l + 1}"].eps for l in range(n_components or 1)]
+    return [part[f"clip bound PC{l + 1}"].eps for l in range(n_components)]
 
 
 def _box_verdict(box_sds, search_sds, guess, tail, bias=0.0):

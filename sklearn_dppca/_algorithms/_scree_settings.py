@@ -477,8 +477,7 @@ def _centred_guess(half_widths, n_samples, mean_unit):
                  noise_scale=np.full(half_widths.size, sd))
 
 
-def box_variances_are_quieter(half_widths, components, bounds, unit_sds, n_samples,
-                              bias=0.0):
+def box_variances_are_quieter(half_widths, components, bounds, unit_sds, n_samples):
     """Whether the box's moments give every variance along the released
     ``components`` less noise than the pair statistics clipped at the
     variances' released ``bounds`` (public: the box, the released directions
@@ -496,16 +495,12 @@ def box_variances_are_quieter(half_widths, components, bounds, unit_sds, n_sampl
     larger than this (up to four times, at an edge): the rule favours the box
     there, and the fit looks again once part of the mean is released. Directions
     that are not orthonormal get the search (the total is then not their
-    variances' sum plus a rest). ``bias``: the clipping bias the searched
-    values typically carry (:func:`~._clip_bias.typical_search_bias`; one, or
-    one per bound), added in squares to their noise: the box's moments clip
-    nothing."""
+    variances' sum plus a rest)."""
     return bool(np.all(_box_quieter_variances(half_widths, components, bounds, unit_sds,
-                                             n_samples, bias)))
+                                             n_samples)))
 
 
-def _box_quieter_variances(half_widths, components, bounds, unit_sds, n_samples,
-                           bias=0.0):
+def _box_quieter_variances(half_widths, components, bounds, unit_sds, n_samples):
     """Per variance along the released ``components``, whether the box's moments
     give it less noise than the pair statistic clipped at the released
     ``bounds``, with the mean at the box's centre (see
@@ -514,8 +509,8 @@ def _box_quieter_variances(half_widths, components, bounds, unit_sds, n_samples,
     box = _centred_box_sds(half_widths, components, unit_sds, n_samples)
     if box is None:
         return np.zeros(len(components), dtype=bool)
-    return box[0] <= np.hypot(searched_variance_sds(bounds, len(components), n_samples,
-                                                    unit_sds[2]), bias)
+    return box[0] <= searched_variance_sds(bounds, len(components), n_samples,
+                                           unit_sds[2])
 
 
 def _centred_box_sds(half_widths, components, unit_sds, n_samples):
@@ -550,7 +545,7 @@ def searched_total_sd(bound, n_samples, unit):
     return 2.0 * bound / n_samples * unit
 
 
-def box_is_quieter(half_widths, components, bound, unit_sds, n_samples, bias=0.0):
+def box_is_quieter(half_widths, components, bound, unit_sds, n_samples):
     """Whether the box's moments give the total variance less noise than the
     pair statistic clipped at the total's released ``bound`` (public: the
     declared box, the released directions and bound, the leaves' budgets and
@@ -565,13 +560,11 @@ def box_is_quieter(half_widths, components, bound, unit_sds, n_samples, bias=0.0
     :func:`~._box_moments.box_scree_sds` with the mean at the box's centre
     (:func:`_centred_guess`). A box about as wide as the data (each column
     spans its own box) wins; a codebook's box several times wider than the
-    data loses to the search, which finds the data's own scale. ``bias``: the
-    clipping bias the searched total typically carries
-    (:func:`~._clip_bias.typical_search_bias`), added in squares to its noise.
+    data loses to the search, which finds the data's own scale.
     """
     box = _centred_box_sds(half_widths, components, unit_sds, n_samples)
     return box is not None and bool(
-        box[1] <= math.hypot(searched_total_sd(bound, n_samples, unit_sds[2]), bias))
+        box[1] <= searched_total_sd(bound, n_samples, unit_sds[2]))
 
 
 #: The scree's split with declared bounds (``C="box"``): the private mean the
