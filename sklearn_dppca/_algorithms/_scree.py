@@ -231,6 +231,8 @@ def _allowance_shares(X, components, params, budget, kendall, clipped, released)
     n_samples = X.shape[0]
     searched = isinstance(params.get("C"), str) and params.get("C") != "box" \
         and clipped.bounds is not None
+    total_searched = isinstance(params.get("C"), str) \
+        and clipped.get("total_bound") is not None
     own = params.get("bound") not in ("total", "box")
     shares = clip_allowance_share(
         clipped.raw, clipped.bounds, together=params.get("clip") != "component",
@@ -242,8 +244,7 @@ def _allowance_shares(X, components, params, budget, kendall, clipped, released)
                                    released.raw, _total_level("clipped", params, budget,
                                                               n_samples),
                                    _total_reached(params, budget, n_samples)
-                                   if clipped.get("total_bound") is not None
-                                   and isinstance(params.get("C"), str) else None)
+                                   if total_searched else None)
     widths = X.widths()
     if widths is not None:
         shares = np.where(_unclipped_by_box(widths, components, clipped, params), 0.0,
@@ -444,10 +445,11 @@ def _box_or_search_scree(X, components, params, budget, noise, pairs, rng, ledge
                                                     total_part["statistic"])) \
         + (_own_total_unit(budget, noise),)
     unspent = budget["mean"]
-    bias = typical_search_bias(bound, _total_level("clipped", params, budget, n_samples),
-                               total_part["clip bound"].eps, n_samples // 2)
     if box_is_quieter(X.widths() / 2, components, bound, units, n_samples):
         rest = complement_basis(components)
+        bias = typical_search_bias(bound, _total_level("clipped", params, budget,
+                                                       n_samples),
+                                   total_part["clip bound"].eps, n_samples // 2)
         mean, unspent, _ = _box_mean_in_two(
             X, budget["mean"],
             lambda guess, _: box_scree_sds(guess, components, rest, n_samples,
@@ -513,11 +515,11 @@ def _box_or_own_scree(X, components, params, budget, noise, pairs, rng, ledger,
         X, total_bound, level, budget, noise)
     search_sds = searched_variance_sds(bounds, n_components, n_samples, units[2])
     may_show = _tail_may_show(tail, level, search_sds, budget["mean"], noise)
-    bias = typical_search_bias(bounds, level, _search_eps(part, params, n_components),
-                               n_samples // 2)
     if may_show or box_variances_are_quieter(X.widths() / 2, components, bounds, units,
                                              n_samples):
         rest = complement_basis(components)
+        bias = typical_search_bias(bounds, level, _search_eps(part, params, n_components),
+                                   n_samples // 2)
 
         def box_for(guess, unspent):
             box_sds, _ = box_scree_sds(guess, components, rest, n_samples, units[1],
