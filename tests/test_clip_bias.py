@@ -215,11 +215,12 @@ def test_the_typical_bias_is_a_gaussians_loss_at_the_reached_level(level):
     reached = _clip_bias.reached_level(level, 0.6, 300)
     c = chi2.ppf(reached, 1)
     expected = 7.0 * (1 - _kept_by_quadrature(c)) / c
-    assert _clip_bias.typical_search_bias(7.0, level, 0.6, 300) == pytest.approx(
+    assert _clip_bias.typical_search_bias(7.0, reached) == pytest.approx(
         expected, rel=1e-6)
-    # one per bound and budget: a smaller budget stops lower, loses more
-    both = _clip_bias.typical_search_bias([7.0, 7.0], level, [0.6, 0.2], 300)
-    assert both[0] == pytest.approx(expected, rel=1e-6) and both[1] > both[0]
+    # one per bound; a smaller budget stops lower, loses more
+    lower = _clip_bias.reached_level(level, 0.2, 300)
+    both = [_clip_bias.typical_search_bias([7.0, 7.0], r) for r in (reached, lower)]
+    assert both[0][0] == pytest.approx(expected, rel=1e-6) and both[1][0] > both[0][0]
 
 
 def test_a_search_stops_about_half_its_slack_below_its_level():

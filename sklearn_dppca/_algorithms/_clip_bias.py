@@ -126,36 +126,31 @@ def _with_level(gaussian, ratio, level, tail_weighted=True, reached=None):
 _MEAN_SHORTFALL = 0.5
 
 
-def typical_search_bias(bounds, level, search_eps, n_values):
+def typical_search_bias(bounds, reached):
     """Per searched clip bound, the bias clipping there typically leaves on a
-    Gaussian coordinate whose bound it is (public: the bounds, the search's
-    level, budget and ``n_values``; a model, as the allowance's readings are).
+    Gaussian coordinate whose bound it is, for a search that ``reached`` that
+    level on average (:func:`reached_level`; public: a model, as the
+    allowance's readings are).
 
-    A private search stops up to about
-    :func:`~sklearn_dppca.privacy._quantiles.rank_slack` of its ``n_values``
-    below its ``level``, half of it on average (:data:`_MEAN_SHORTFALL`); at
-    that reached level ``r`` (at least the median),
-    the bound is ``c = lambda q_r`` (``q_r`` the chi-square(1) quantile) and
-    a Gaussian coordinate loses ``lambda E[(Z^2 - q_r)+]``, that is ``c``
-    times the loss over ``q_r``. One coordinate is the worst case: a norm
-    bound spread over several loses less. For weighing a searched form
-    against an unbiased one (the declared box's moments), where the noise
-    sds alone would take a clipped value that lies several of them low:
-    wine with its observed ranges at eps 4, the search's noise below the
+    At the reached level ``r`` the bound is ``c = lambda q_r`` (``q_r`` the
+    chi-square(1) quantile) and a Gaussian coordinate loses ``lambda E[(Z^2 -
+    q_r)+]``, that is ``c`` times the loss over ``q_r``. One coordinate is the
+    worst case: a norm bound spread over several loses less. For weighing a
+    searched form against an unbiased one (the declared box's moments), where
+    the noise sds alone would take a clipped value that lies several of them
+    low: wine with its observed ranges at eps 4, the search's noise below the
     box's in 3 fits of 10, its bounds (searched over 89 pairs) kept 0.62,
     0.66 and 0.88 of PC1's variance.
     """
-    bounds = np.asarray(bounds, dtype=float)
-    reached = [reached_level(level, eps, n_values) for eps in np.ravel(search_eps)]
-    factor = np.array([_level_loss(r) / float(chi2.ppf(r, 1)) for r in reached])
-    return bounds * (factor if factor.size > 1 else float(factor[0]))
+    return np.asarray(bounds, dtype=float) * (_level_loss(reached)
+                                              / float(chi2.ppf(reached, 1)))
 
 
 def reached_level(level, search_eps, n_values):
     """The level a private search at ``level`` with ``search_eps`` over
-    ``n_values`` reaches on average (public): :data:`_MEAN_SHORTFALL` of its
-    :func:`~sklearn_dppca.privacy._quantiles.rank_slack` below, at least the
-    median."""
+    ``n_values`` reaches on average (public): it stops up to about its
+    :func:`~sklearn_dppca.privacy._quantiles.rank_slack` below its level,
+    :data:`_MEAN_SHORTFALL` of it on average; at least the median."""
     slack = rank_slack(search_eps) / max(int(n_values), 1)
     return float(max(level - _MEAN_SHORTFALL * slack, 0.5))
 

@@ -243,7 +243,7 @@ def _allowance_shares(X, components, params, budget, kendall, clipped, released)
     total_share = _total_allowance(X, released.total, clipped.get("total_bound"),
                                    released.raw, _total_level("clipped", params, budget,
                                                               n_samples),
-                                   _total_reached(params, budget, n_samples)
+                                   _total_reached("clipped", params, budget, n_samples)
                                    if total_searched else None)
     widths = X.widths()
     if widths is not None:
@@ -293,16 +293,18 @@ def _bound_reached(params, budget, n_samples):
     """The level the search of :func:`_bound_level` reaches on average
     (:func:`~._clip_bias.reached_level`; public)."""
     if params.get("bound") in ("total", "box"):
-        return _total_reached(params, budget, n_samples)
-    # (a per-component search's leaves share one budget: the first's)
-    return reached_level(params.get("quantile_level"),
-                         _search_eps(budget.part("variances"), params, 1)[0],
+        return _total_reached("clipped", params, budget, n_samples)
+    # (one norm bound's leaf, or the first of the per-component ones: they
+    # share the search's budget evenly)
+    leaf = "clip bound" if params["clip"] != "component" else "clip bound PC1"
+    return reached_level(params.get("quantile_level"), budget.part("variances")[leaf].eps,
                          n_samples // 2)
 
 
-def _total_reached(params, budget, n_samples):
-    """The level the total's clip-bound search reaches on average (public)."""
-    return reached_level(_total_level("clipped", params, budget, n_samples),
+def _total_reached(method, params, budget, n_samples):
+    """The level the total's clip-bound search at :func:`_total_level`
+    reaches on average (public)."""
+    return reached_level(_total_level(method, params, budget, n_samples),
                          budget["total variance/clip bound"].eps, n_samples // 2)
 
 
@@ -447,9 +449,8 @@ def _box_or_search_scree(X, components, params, budget, noise, pairs, rng, ledge
     unspent = budget["mean"]
     if box_is_quieter(X.widths() / 2, components, bound, units, n_samples):
         rest = complement_basis(components)
-        bias = typical_search_bias(bound, _total_level("clipped", params, budget,
-                                                       n_samples),
-                                   total_part["clip bound"].eps, n_samples // 2)
+        bias = typical_search_bias(bound, _total_reached("clipped", params, budget,
+                                                         n_samples))
         mean, unspent, _ = _box_mean_in_two(
             X, budget["mean"],
             lambda guess, _: box_scree_sds(guess, components, rest, n_samples,
@@ -518,8 +519,7 @@ def _box_or_own_scree(X, components, params, budget, noise, pairs, rng, ledger,
     if may_show or box_variances_are_quieter(X.widths() / 2, components, bounds, units,
                                              n_samples):
         rest = complement_basis(components)
-        bias = typical_search_bias(bounds, level, _search_eps(part, params, n_components),
-                                   n_samples // 2)
+        bias = typical_search_bias(bounds, _bound_reached(params, budget, n_samples))
 
         def box_for(guess, unspent):
             box_sds, _ = box_scree_sds(guess, components, rest, n_samples, units[1],
@@ -562,15 +562,6 @@ def _box_term_bounds(widths, components, clip):
     if clip == "component":
         return box_component_bounds(widths, components)
     return [box_norm_bound(widths, components)]
-
-
-def _search_eps(part, params, n_components):
-    """The budget of each search of the variances' clip bounds (the leaves of
-    :func:`~._variances.variances_clip_bounds`: one in norm, or one per
-    component; public)."""
-    if params["clip"] != "component":
-        return [part["clip bound"].eps]
-    return [part[f"clip bound PC{l + 1}"].eps for l in range(n_components)]
 
 
 def _box_verdict(box_sds, search_sds, guess, tail, bias=0.0):
@@ -996,8 +987,8 @@ def _elliptical_scree(X, components, budget, kendall, *, noise, pairs, rng, ledg
     level = _total_level("kendall", None, budget, X.shape[0])
     total, total_noise, bound = _total_variance(X, budget, noise, pairs, level, rng,
                                                 ledger, total_bound)
-    share = _total_allowance(X, total, bound, [], level, reached_level(
-        level, budget["total variance/clip bound"].eps, X.shape[0] // 2))
+    share = _total_allowance(X, total, bound, [], level,
+                             _total_reached("kendall", None, budget, X.shape[0]))
     total_noise = float(_with_allowance(total, total_noise, share))
     raw, noise_scale = elliptical_variances(kendall.matrix, kendall.noise_scale, total,
                                             total_noise, components.shape[0], rng)
