@@ -530,6 +530,8 @@ class _VarianceMixin:
         self.explained_variance_raw_ = released.raw
         self.explained_variance_ = values.explained_variance
         self.explained_variance_ratio_ = values.explained_variance_ratio
+        self.explained_variance_ratio_noise_scale_ = \
+            values.explained_variance_ratio_noise_scale
         self.total_variance_ = values.total_variance
         self.total_variance_noise_scale_ = released.total_noise
         self.noise_scale_ = released.noise_scale
@@ -561,7 +563,8 @@ class _VarianceMixin:
         k = min(k, self.n_components_)
         per_component = self.n_components_
         for name in ("components_", "explained_variance_", "explained_variance_raw_",
-                     "explained_variance_ratio_", "noise_scale_"):
+                     "explained_variance_ratio_", "explained_variance_ratio_noise_scale_",
+                     "noise_scale_"):
             setattr(self, name, getattr(self, name)[:k].copy())
         bounds = self.clip_bounds_
         if bounds is not None and np.ndim(bounds) == 1 and len(bounds) == per_component:

@@ -100,6 +100,14 @@ _SCREE_ATTRIBUTES = {
     total_variance_noise_scale_ : float
         Its standard deviation: the noise and, for a clipped total, the
         clipping allowance (as for ``noise_scale_``).""",
+    'explained_variance_ratio_noise_scale_': """\
+    explained_variance_ratio_noise_scale_ : ndarray of shape (n_components,)
+        Standard deviation of each share in ``explained_variance_ratio_``
+        (a share of 1, not percent): the noise of the variance and of the
+        total, to first order and with the covariance of one release where
+        the total holds the variance's noise, and the difference of their
+        clipping allowances (both move the same way). NaN where the share is
+        not estimable. The scree's PVE bars show +-2 of it.""",
 }
 
 _PLACEHOLDER = re.compile(r"^ *\{shared: (\w+)\}$", re.MULTILINE)

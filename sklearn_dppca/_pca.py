@@ -247,6 +247,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     explained_variance_ratio_ : ndarray of shape (n_components,)
         Share of the private total variance, as in scikit-learn's PCA: in [0, 1],
         summing below 1 when fewer than all components are kept.
+    {shared: explained_variance_ratio_noise_scale_}
     {shared: noise_scale_}
     clip_bounds_ : ndarray of shape (n_components,) or None
         Released clip bounds of the scree (``scree_method="clipped"``): one in

@@ -140,6 +140,10 @@ LAYOUT = (
            not_estimable=True),
     _array("explained_variance_ratio", (("k",),), _WITH_VARIANCES, together="scree",
            not_estimable=True),
+    # releases written before it was kept have none (and write back without it)
+    _array("explained_variance_ratio_noise_scale", (("k",),), _WITH_VARIANCES,
+           bound="non_negative", not_estimable=True, needs=("explained_variance_ratio",),
+           omit_null=True),
     # one number for the directions' matrix, one per component for a scree
     _array("noise_scale", ((), ("k",)), optional=False, bound="non_negative",
            not_estimable=True),

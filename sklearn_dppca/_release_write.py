@@ -251,7 +251,8 @@ def export_release(estimator, path=None, *, include_nonprivate=False, extra=None
     -----
     Layout (format ``"sklearn-dppca-release/1"``): ``axes`` are 0-based component
     indices; ``scale`` is null or one private spread per column;
-    ``feature_variance``, ``feature_variance_noise_scale``, ``total_variance`` and
+    ``explained_variance_ratio_noise_scale``, ``feature_variance``,
+    ``feature_variance_noise_scale``, ``total_variance`` and
     ``total_variance_noise_scale`` come with the variances of a scree (null
     otherwise), ``histogram_threshold`` and ``expected_noise_cells`` with the
     score summary; ``frame`` has ``center``, ``radius``, ``half_width`` and

@@ -119,6 +119,9 @@ class ReleasedPCA:
         Private PVE: ``explained_variance_ / total_variance_``, a share of the
         total variance (summing below 1 when fewer components than variables are
         kept).
+    explained_variance_ratio_noise_scale_ : ndarray of shape (n_components,) or None
+        Standard deviation of each share (noise and clipping; NaN where the
+        share is not estimable); None in a release written without it.
     noise_scale_ : float, ndarray or None
         Standard deviation(s) of the release's Gaussian noise; for a scree,
         of each raw private variance, a clipped one's with its clipping

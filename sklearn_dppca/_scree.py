@@ -248,6 +248,7 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     explained_variance_ratio_ : ndarray of shape (n_components,)
         Share of the private total variance, as in scikit-learn's PCA: in [0, 1],
         summing below 1 when fewer than all components are kept.
+    {shared: explained_variance_ratio_noise_scale_}
     total_variance_ : float
         Private total variance (the trace of the covariance; a clipped pairwise
         second moment released with a quarter of the scree budget), raised to at

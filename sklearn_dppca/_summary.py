@@ -383,6 +383,14 @@ def _noise_text(noise, what="noise sd"):
     return f" +- {float(noise):.3g} ({what})"
 
 
+def _share_sd_text(sd):
+    """`` +- sd%`` of a PVE (its sd in points: noise and clipping, as the
+    variance's), or nothing where no finite sd is known."""
+    if sd is None or not np.isfinite(float(sd)):
+        return ""
+    return f" +- {100 * float(sd):.2g}%"
+
+
 def _number(value, spec):
     """``value`` in ``spec``, or "not estimable" for NaN (never "nan")."""
     return format(float(value), spec) if np.isfinite(float(value)) else NOT_ESTIMABLE
@@ -432,9 +440,12 @@ def _scree_lines(fitted):
     form = _box_form_text(fitted)
     if form is not None:
         lines.append(f"  {form}")
-    for l, (variance, sd, ratio) in enumerate(
-            zip(variances, noise, fitted.explained_variance_ratio_)):
-        pve = (f"{100 * ratio:.1f}%" if np.isfinite(ratio) else NOT_ESTIMABLE)
+    ratio_noise = getattr(fitted, "explained_variance_ratio_noise_scale_", None)
+    ratio_noise = [None] * len(variances) if ratio_noise is None else ratio_noise
+    for l, (variance, sd, ratio, ratio_sd) in enumerate(
+            zip(variances, noise, fitted.explained_variance_ratio_, ratio_noise)):
+        pve = (f"{100 * ratio:.1f}%{_share_sd_text(ratio_sd)}" if np.isfinite(ratio)
+               else NOT_ESTIMABLE)
         lines.append(f"  PC{l + 1}: variance {_number(variance, '.4g')}"
                      f"{_noise_text(sd, _SCREE_SD) if np.isfinite(variance) else ''}"
                      f"  PVE {pve}")

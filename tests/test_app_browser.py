@@ -600,8 +600,8 @@ def test_pointing_at_a_component_reads_its_released_values(explorer, browser, cs
                          r"points\)", said)
         assert found, said
         assert float(found.group(1)) == pytest.approx(100 * ratio, abs=0.05)
-        sd = 100 * np.broadcast_to(released.noise_scale_, (3,))[1] \
-            / released.total_variance_
+        # the share's own sd, as its error bar draws it
+        sd = 100 * released.explained_variance_ratio_noise_scale_[1]
         assert float(found.group(2)) == pytest.approx(sd, rel=0.05)   # (2 digits)
     else:
         assert said.startswith("PC2: PVE not estimable"), said

@@ -5,6 +5,7 @@ picture draws it, and never a non-private number."""
 import io
 import re
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -13,7 +14,8 @@ matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 
 from sklearn_dppca._data_sources import TabularData  # noqa: E402
-from sklearn_dppca.app._hover import _NEAR_PIXELS, hover_targets, hover_text  # noqa: E402
+from sklearn_dppca.app._hover import (  # noqa: E402
+    _NEAR_PIXELS, _share_points, hover_targets, hover_text)
 from sklearn_dppca.app._figures import draw_figure  # noqa: E402
 from sklearn_dppca.app._session import Explorer  # noqa: E402
 from sklearn_dppca.app._sources import BUDGET_SUFFIX  # noqa: E402
@@ -137,16 +139,15 @@ def test_the_scree_says_each_component_over_its_column(fit):
     release = fit.release
     height = figure.bbox.height
     ratio = release.explained_variance_ratio_
-    noise = np.broadcast_to(release.noise_scale_, ratio.shape)
+    # each share's own sd (the total's noise too), as the error bars draw it
+    share_sd = release.explained_variance_ratio_noise_scale_
     for i, bar in enumerate(shown.bars_.patches):
         # anywhere over the bar's column, high or low
         x = shown.ax_.transData.transform((bar.get_x() + 0.8 * bar.get_width(), 0))[0]
         for y in (0.2 * height, 0.8 * height):
             said = hover_text(targets, _at(x, y))
             assert said.startswith(f"PC{i + 1}: PVE {100 * ratio[i]:.1f}% (sd of noise and "
-                                   "clipping "
-                                   f"{100 * noise[i] / release.total_variance_:.2g} "
-                                   "points)"), said
+                                   f"clipping {100 * share_sd[i]:.2g} points)"), said
 
 
 def test_the_score_picture_says_the_cell_under_the_pointer(fit):
@@ -163,3 +164,14 @@ def test_the_score_picture_says_the_cell_under_the_pointer(fit):
     assert f"all rows {histogram[ix, iy]:.3g}" in said
     for label in release.groups_:
         assert f"{label} {release.score_histograms_[label][ix, iy]:.3g}" in said
+
+
+def test_a_release_without_share_sds_reads_the_variance_sd_over_the_total():
+    """A file written before the shares' sds were kept: the hover says what
+    its error bars draw, the variance's sd over the total, in points."""
+    old = SimpleNamespace(explained_variance_ratio_noise_scale_=None)
+    assert _share_points(old, 0, 2.0, 50.0) == pytest.approx(4.0)
+    assert _share_points(old, 0, np.nan, 50.0) is None
+    new = SimpleNamespace(explained_variance_ratio_noise_scale_=np.array([0.03, np.nan]))
+    assert _share_points(new, 0, 2.0, 50.0) == pytest.approx(3.0)
+    assert _share_points(new, 1, 2.0, 50.0) is None

@@ -225,9 +225,21 @@ def test_real_estimators(real_estimators, save_png):
         assert np.allclose(est.explained_variance_ratio_,
                            est.explained_variance_ / est.total_variance_, equal_nan=True)
         assert np.allclose(disp.line_.get_ydata(), est.explained_variance_[shown])
-        assert np.allclose(_error_segments(disp.bar_errorbars_)[:, 2],
-                           100 * (est.explained_variance_ + 2 * est.noise_scale_)[shown]
-                           / est.total_variance_)
+        # the PVE's error bars are +-2 sd of each share (its total's noise too),
+        # left of the bar's centre; the variance's, +-2 of its own sd, right
+        share_sd = est.explained_variance_ratio_noise_scale_
+        assert np.array_equal(np.isfinite(share_sd), shown)
+        bars = _error_segments(disp.bar_errorbars_)
+        assert np.allclose(bars[:, 0], np.flatnonzero(shown) - 0.12)
+        assert np.allclose(bars[:, 2] - bars[:, 1], 400 * share_sd[shown])
+        line = _error_segments(disp.line_errorbars_)
+        variance_shown = np.isfinite(est.explained_variance_)
+        assert np.allclose(line[:, 0], np.flatnonzero(variance_shown) + 0.12)
+        assert np.allclose(line[:, 2] - line[:, 1],
+                           4 * est.noise_scale_[variance_shown])
+        texts = [t.get_text() for t in disp.ax_.get_legend().get_texts()]
+        assert any("sd of each private PVE" in t for t in texts)
+        assert any("sd of each private variance" in t for t in texts)
         save_png(disp.figure_, f"{key}.png")
     # the reference PVE needs the reference's total variance
     reference = real["dppca"].nonprivate_

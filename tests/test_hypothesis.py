@@ -259,7 +259,7 @@ def _all_finite(value, path="", seen=None):
 #: plan did not buy, or a value that is noise alone); never an infinity.
 _MAY_BE_NOT_ESTIMABLE = {
     "explained_variance_raw_", "explained_variance_", "explained_variance_ratio_",
-    "total_variance_", "total_variance_noise_scale_", "noise_scale_",
+    "explained_variance_ratio_noise_scale_", "total_variance_", "total_variance_noise_scale_", "noise_scale_",
     "feature_variance_", "feature_variance_noise_scale_", "scale_"}
 
 
@@ -275,6 +275,12 @@ def _check_fitted(estimator, n_components, n_features):
         # a raw release is NaN only when the plan did not buy the scree
         plan = estimator.plan_
         assert not plan.loc[plan.step.str.startswith("scree"), "released"].any()
+    ratio = attributes.get("explained_variance_ratio_")
+    if ratio is not None:
+        # a share states its sd exactly where it is estimable
+        share_sd = attributes["explained_variance_ratio_noise_scale_"]
+        assert np.array_equal(np.isfinite(ratio), np.isfinite(share_sd))
+        assert np.all(share_sd[np.isfinite(share_sd)] >= 0)
     assert estimator.components_.shape == (n_components, n_features)
     gram = estimator.components_ @ estimator.components_.T
     np.testing.assert_allclose(gram, np.eye(n_components), atol=1e-8)

@@ -52,17 +52,19 @@ GROUPS = ["G1", "G2", "G3", "G4", "G5"]
 RELEASE_KEYS = {
     "format", "software", "estimator", "n_samples", "n_features", "feature_names",
     "n_components", "components", "explained_variance", "explained_variance_raw",
-    "explained_variance_ratio", "noise_scale", "clip_bounds", "kendall_matrix",
+    "explained_variance_ratio", "explained_variance_ratio_noise_scale", "noise_scale",
+    "clip_bounds", "kendall_matrix",
     "kendall_eigenvalues", "axes", "frame", "bin_edges", "score_histogram", "groups",
     "score_histograms", "synthetic_scores", "synthetic_groups", "budget",
     "privacy_spent", "privacy_ledger", "scale", "feature_variance",
     "feature_variance_noise_scale", "total_variance", "total_variance_noise_scale",
     "histogram_threshold", "expected_noise_cells", "radius", "plan", "scale_origin",
 }
-#: keys left out of a file when null (a radius only with radial="clipped", the
-#: columns' scale origins only with scale=True)
+#: keys left out of a file when null and null in the fits below (a radius only
+#: with radial="clipped", the columns' scale origins only with scale=True)
 OMITTED_WHEN_NULL = {"radius", "scale_origin"}
-NEW_ATTRIBUTES = ("scale_", "feature_variance_", "feature_variance_noise_scale_",
+NEW_ATTRIBUTES = ("scale_", "explained_variance_ratio_noise_scale_", "feature_variance_",
+                  "feature_variance_noise_scale_",
                   "total_variance_", "total_variance_noise_scale_", "histogram_threshold_",
                   "expected_noise_cells_")
 DISPLAYS = [ScreeDisplay, LoadingDisplay, ScoreDisplay, VariableDisplay, BiplotDisplay]
@@ -489,7 +491,7 @@ def test_new_entries_round_trip(fitted, tmp_path):
         if theirs is None:
             assert mine is None, attribute
         else:
-            assert np.array_equal(mine, theirs), attribute
+            assert np.array_equal(mine, theirs, equal_nan=True), attribute
     text = str(loaded.summary())
     assert "Total variance" in text
     assert "pure-noise cells expected to pass" in text
@@ -600,9 +602,11 @@ def test_a_format_1_file_loads_as_it_always_did(name):
     # computed from the file's own values since (post-processing, not stored)
     derived = {"kendall_noise_scale_", "components_noise_scale_"}
     # entries added to the format since: absent from these files
+    added = {"_plan_rows", "scale_origin_", "explained_variance_ratio_noise_scale_"}
     assert loaded.plan_ is None and loaded.scale_origin_ is None
+    assert loaded.explained_variance_ratio_noise_scale_ is None
     assert {key: value for key, value in snapshot.items()
-            if key not in derived | {"_plan_rows", "scale_origin_"}} == expected
+            if key not in derived | added} == expected
     if loaded.kendall_matrix_ is not None and loaded.kendall_noise_scale_ is not None:
         assert loaded.components_noise_scale_.shape == loaded.components_.shape
     again = export_release(loaded, include_nonprivate=loaded.nonprivate_ is not None,

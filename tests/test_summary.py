@@ -81,11 +81,13 @@ def test_the_scree_section_shows_each_variance_its_noise_and_share(fitted):
     scree = fitted["scree"]
     lines = _section(str(scree.summary()), SCREE_HEADING)
     assert lines[0].startswith("Scree method: clipped;")
-    for l, (variance, noise, ratio) in enumerate(zip(scree.explained_variance_,
-                                                     scree.noise_scale_,
-                                                     scree.explained_variance_ratio_)):
+    for l, (variance, noise, ratio, share_sd) in enumerate(zip(
+            scree.explained_variance_, scree.noise_scale_,
+            scree.explained_variance_ratio_, scree.explained_variance_ratio_noise_scale_)):
+        # each PVE with its own sd, in points
         assert lines[1 + l] == (f"  PC{l + 1}: variance {variance:.4g} +- {noise:.3g} "
-                                f"(sd: noise and clipping)  PVE {100 * ratio:.1f}%")
+                                f"(sd: noise and clipping)  PVE {100 * ratio:.1f}% "
+                                f"+- {100 * share_sd:.2g}%")
     assert lines[4] == (f"  Total variance {scree.total_variance_:.4g} +- "
                         f"{scree.total_variance_noise_scale_:.3g} (sd: noise and clipping)")
     assert "private spreads" in lines[5]

@@ -1148,8 +1148,9 @@ def scree_values(released, monotone):
 
     Warns when a variance or the total is noise-dominated. Returns a Bunch with
     ``explained_variance`` (ordered and non-negative with ``monotone``),
-    ``explained_variance_ratio`` and ``total_variance`` (raised to at least the
-    variances' sum). A variance or total whose release is not four sds above
+    ``explained_variance_ratio``, its sd ``explained_variance_ratio_noise_scale``
+    (:func:`_share_sd`: the share's noise and clipping; NaN where the share is)
+    and ``total_variance`` (raised to at least the variances' sum). A variance or total whose release is not four sds above
     zero (:func:`~sklearn_dppca._validation.printable`; the clipped ones' sd
     carries their clipping allowance, and is raised to the release when they
     sit at their bound) is not estimable: NaN; so is a share whose variance
@@ -1159,6 +1160,7 @@ def scree_values(released, monotone):
     if not np.all(np.isfinite(released.raw)):
         missing = np.full(len(released.raw), np.nan)
         return Bunch(explained_variance=missing, explained_variance_ratio=missing.copy(),
+                     explained_variance_ratio_noise_scale=missing.copy(),
                      total_variance=np.nan)
     # (a value whose sd was raised to it, at its clip bound or past a tail its
     # count saw, has had its warning: it is not "noise alone")
@@ -1180,10 +1182,11 @@ def scree_values(released, monotone):
     printed = np.where(estimable, variances, 0.0)
     ratio, total = explained_variance_ratio(printed, released.total)
     total_estimable = bool(printable(released.total, released.total_noise)) and total > 0
-    shares = estimable & total_estimable & printable(ratio, _share_sd(released, printed,
-                                                                     ratio, total))
+    share_sd = _share_sd(released, printed, ratio, total)
+    shares = estimable & total_estimable & printable(ratio, share_sd)
     return Bunch(explained_variance=np.where(estimable, variances, np.nan),
                  explained_variance_ratio=np.where(shares, ratio, np.nan),
+                 explained_variance_ratio_noise_scale=np.where(shares, share_sd, np.nan),
                  total_variance=total if total_estimable else np.nan)
 
 

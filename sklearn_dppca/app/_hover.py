@@ -55,8 +55,9 @@ def _scree(release, shown, height):
                          + (f"; variance {variance[i]:.3g}{_sd(noise[i], _VARIANCE_SD)}"
                             if np.isfinite(variance[i]) else ""))
             continue
-        # the picture's error bars: 2 sd of the variance, in PVE points
-        pve_sd = 100 * noise[i] / total if total and np.isfinite(noise[i]) else None
+        # the picture's error bars: 2 sd of the share (in PVE points), or,
+        # for a release written without it, of the variance over the total
+        pve_sd = _share_points(release, i, noise[i], total)
         pve = f"PVE {100 * ratio[i]:.1f}%" + (
             "" if pve_sd is None else f" ({_VARIANCE_SD} {pve_sd:.2g} points)")
         texts.append(f"PC{i + 1}: {pve}, cumulative {100 * np.nansum(ratio[:i + 1]):.1f}%;"
@@ -64,6 +65,14 @@ def _scree(release, shown, height):
     heights = np.nan_to_num(100 * ratio)
     xy = _pixels(shown.ax_, np.column_stack([np.arange(len(ratio)), heights]), height)
     return {"kind": "columns", "x": xy[:, 0].tolist(), "texts": texts}
+
+
+def _share_points(release, i, variance_sd, total):
+    """The sd of PC ``i``'s PVE in points (None where none is known)."""
+    shares = getattr(release, "explained_variance_ratio_noise_scale_", None)
+    if shares is not None:
+        return 100 * float(shares[i]) if np.isfinite(shares[i]) else None
+    return 100 * variance_sd / total if total and np.isfinite(variance_sd) else None
 
 
 def _named_points(ax, points, texts, height):

@@ -23,6 +23,10 @@ _ERROR_COLOR = "0.15"
 _LONGEST_PVE_ERROR = 1e4
 _WEAK_LABEL = f"within {_SDS} noise sd of 0 (could be noise alone)"
 _ERROR_LABEL = f"\u00b1{_SDS} sd of each private variance (noise and clipping)"
+_PVE_ERROR_LABEL = f"\u00b1{_SDS} sd of each private PVE (noise and clipping)"
+#: With ``kind="both"`` and the shares' own sds, the PVE's error bars and the
+#: variances' sit this far (in components) either side of the component.
+_SIDE_BY_SIDE = 0.12
 
 #: Largest PVE axis (in %) kept aligned with the variance axis (see plot).
 _MAX_ALIGNED_PVE = 1e6
@@ -37,10 +41,11 @@ class ScreeDisplay:
     the proportions of the private total variance they explain
     (``explained_variance_ratio_ = explained_variance_ / total_variance_``, as
     scikit-learn's PCA: they sum below 100% when fewer components than variables
-    are kept). Error bars show +-2 standard deviations of each raw private
-    variance (``noise_scale_``: its noise and, for a clipped one, its clipping
-    allowance), on the variances and, divided by the total variance, on the PVE
-    bars.
+    are kept). Error bars show +-2 standard deviations: of each raw private
+    variance on the variances (``noise_scale_``: its noise and, for a clipped
+    one, its clipping allowance), and of each share on the PVE bars
+    (``explained_variance_ratio_noise_scale_``, which also holds the total's
+    noise; without it, the variance's sd divided by the total variance).
 
     Parameters
     ----------
@@ -54,6 +59,11 @@ class ScreeDisplay:
     total_variance : float, default=None
         Private total variance; converts ``noise_scale`` to PVE units. Default
         ``sum(explained_variance) / sum(explained_variance_ratio)``.
+    ratio_noise_scale : array-like of shape (n_components,), default=None
+        Standard deviation of each private share (of 1, not percent; NaN where
+        the share is not estimable), for the PVE bars' error bars; None reads
+        them off ``noise_scale`` divided by the total variance, which leaves
+        out the total's own noise.
     component_names : list of str, default=None
         Tick labels; default ``"DP PC1", "DP PC2", ...``.
     nonprivate_variance : array-like of shape (n_components,), default=None
@@ -68,11 +78,14 @@ class ScreeDisplay:
     bar_labels_ : list of matplotlib Text
         Percentages written on the bars (at most 12 components).
     bar_errorbars_ : matplotlib ErrorbarContainer or None
-        +-2 noise sd on the PVE bars (with ``noise_scale``).
+        +-2 sd on the PVE bars (with ``ratio_noise_scale`` or ``noise_scale``).
     line_ : matplotlib Line2D or None
         The private variances (``kind`` "both" or "variance").
     line_errorbars_ : matplotlib ErrorbarContainer or None
-        +-2 noise sd on the variances (with ``noise_scale``).
+        +-2 sd on the variances (with ``noise_scale``). With ``kind="both"``
+        they are drawn only beside the PVE's own (``ratio_noise_scale``), to
+        the right of each bar's centre, the PVE's to its left; without it the
+        PVE's error bars, the variance's sd over the total, stand for both.
     not_estimable_ : ndarray of bool of shape (n_components,)
         Components whose variance or PVE is NaN (the fit could not estimate
         it): they get no bar and no point, only the text "... not estimable"
@@ -105,7 +118,10 @@ class ScreeDisplay:
     >>> import matplotlib.pyplot as plt
     >>> from sklearn_dppca.display import ScreeDisplay
     >>> disp = ScreeDisplay([4.0, 2.0, 1.0], [0.4, 0.2, 0.1], noise_scale=0.3,
-    ...                     total_variance=10.0).plot()
+    ...                     total_variance=10.0,
+    ...                     ratio_noise_scale=[0.04, 0.03, 0.03]).plot()
+    >>> disp.bar_errorbars_ is not None
+    True
     >>> plt.close("all")
     """
 
@@ -116,6 +132,7 @@ class ScreeDisplay:
         *,
         noise_scale=None,
         total_variance=None,
+        ratio_noise_scale=None,
         component_names=None,
         nonprivate_variance=None,
         nonprivate_ratio=None,
@@ -124,6 +141,7 @@ class ScreeDisplay:
         self.explained_variance_ratio = explained_variance_ratio
         self.noise_scale = noise_scale
         self.total_variance = total_variance
+        self.ratio_noise_scale = ratio_noise_scale
         self.component_names = component_names
         self.nonprivate_variance = nonprivate_variance
         self.nonprivate_ratio = nonprivate_ratio
@@ -177,6 +195,20 @@ class ScreeDisplay:
             else as_vector(self.nonprivate_ratio, "nonprivate_ratio", k)
         )
         return variance, ratio, noise, total, names, np_var, np_ratio
+
+    def _pve_errors(self, noise, total, k):
+        """+-2 sd of each PVE in points: the shares' own sds
+        (``ratio_noise_scale``), else the variances' ``noise`` over the
+        ``total``; None where neither is given (capped: beyond 100 points they
+        run off the axis anyway, and may overflow)."""
+        if self.ratio_noise_scale is not None:
+            shares = as_vector(self.ratio_noise_scale, "ratio_noise_scale", k,
+                               nonnegative=True, allow_nan=True)
+            return np.minimum(100 * _SDS * shares, _LONGEST_PVE_ERROR)
+        if noise is None or total is None or not total > 0:
+            return None
+        with np.errstate(all="ignore"):
+            return np.minimum(100 * _SDS * noise / total, _LONGEST_PVE_ERROR)
 
     def plot(
         self,
@@ -246,13 +278,13 @@ class ScreeDisplay:
         variance, ratio, noise, total, names, np_var, np_ratio = self._validate()
         if not show_nonprivate:
             np_var = np_ratio = None
-        # +-2 noise sd, in variance units and in PVE points
+        # +-2 sd, in variance units and in PVE points
         spread = None if noise is None else _SDS * noise
-        pve_spread = None
-        if spread is not None and total is not None and total > 0:
-            with np.errstate(all="ignore"):
-                # beyond 100 points they run off the axis anyway (and may overflow)
-                pve_spread = np.minimum(100 * spread / total, _LONGEST_PVE_ERROR)
+        pve_spread = self._pve_errors(noise, total, len(variance))
+        # the shares' own sds differ from the variances': both are drawn, side
+        # by side, where the variance line runs through the bar tops
+        apart = (_SIDE_BY_SIDE if kind == "both" and self.ratio_noise_scale is not None
+                 and spread is not None else 0.0)
 
         ax, fig = new_axes(ax)
         x = np.arange(len(variance))
@@ -291,12 +323,12 @@ class ScreeDisplay:
             self.nonprivate_lines_.append(line)
             handles.append(line)
 
-        def error_bars(axis, values, errors):
+        def error_bars(axis, values, errors, label, offset=0.0, color=_ERROR_COLOR):
             keep = np.isfinite(values) & np.isfinite(errors)
             values, errors = values[keep], errors[keep]
-            container = axis.errorbar(x[keep], values, yerr=errors, fmt="none",
-                                      ecolor=_ERROR_COLOR, elinewidth=1.1, capsize=3,
-                                      zorder=5, label=_ERROR_LABEL)
+            container = axis.errorbar(x[keep] + offset, values, yerr=errors, fmt="none",
+                                      ecolor=color, elinewidth=1.1, capsize=3,
+                                      zorder=5, label=label)
             if keep.any():
                 handles.append(container)
             return container
@@ -323,7 +355,10 @@ class ScreeDisplay:
                 handles.append(Patch(facecolor=patch.get_facecolor(), hatch="////",
                                      edgecolor="white", label=_WEAK_LABEL))
             if pve_spread is not None:
-                self.bar_errorbars_ = error_bars(ax, 100 * ratio, pve_spread)
+                self.bar_errorbars_ = error_bars(
+                    ax, 100 * ratio, pve_spread,
+                    _PVE_ERROR_LABEL if self.ratio_noise_scale is not None
+                    else _ERROR_LABEL, offset=-apart)
             if len(x) <= 12:
                 labels = [f"{100 * r:.1f}%" for r in ratio[pve_ok]]
                 if kind == "both":
@@ -381,9 +416,12 @@ class ScreeDisplay:
                     markeredgecolor=self.line_.get_color(), zorder=4,
                     label=_WEAK_LABEL)[0]
                 handles.append(self.noise_dominated_markers_)
-            if spread is not None and self.bar_errorbars_ is None:
-                # with kind="both" the PVE error bars are these, in PVE units
-                self.line_errorbars_ = error_bars(vax, variance, spread)
+            if spread is not None and (self.bar_errorbars_ is None or apart):
+                # with kind="both" and no sds of their own, the PVE error bars
+                # are these, in PVE units
+                self.line_errorbars_ = error_bars(
+                    vax, variance, spread, _ERROR_LABEL, offset=apart,
+                    color=self.line_.get_color() if apart else _ERROR_COLOR)
             vax.set_ylabel("private variance" if var_ok.any()
                            else "private variance (not estimable)")
             if np_var is not None:
@@ -501,6 +539,8 @@ class ScreeDisplay:
             estimator.explained_variance_ratio_,
             noise_scale=getattr(estimator, "noise_scale_", None),
             total_variance=getattr(estimator, "total_variance_", None),
+            ratio_noise_scale=getattr(estimator, "explained_variance_ratio_noise_scale_",
+                                      None),
             nonprivate_variance=nonprivate_get(reference, "explained_variance"),
             nonprivate_ratio=nonprivate_ratio(reference),
         )
@@ -606,7 +646,9 @@ class ScreeDisplay:
             display = cls(estimator.explained_variance_,
                           estimator.explained_variance_ratio_,
                           noise_scale=getattr(estimator, "noise_scale_", None),
-                          total_variance=getattr(estimator, "total_variance_", None))
+                          total_variance=getattr(estimator, "total_variance_", None),
+                          ratio_noise_scale=getattr(
+                              estimator, "explained_variance_ratio_noise_scale_", None))
             offset = (i - (len(estimators) - 1) / 2) * width
             legend = _overlay_legend(label, estimator)
             reach = max(reach, display._draw_member(ax, kind, offset, width,
@@ -614,9 +656,12 @@ class ScreeDisplay:
             handles.append(display.line_ if kind == "variance" else display.bars_)
             display.ax_, display.figure_ = ax, fig
             displays.append(display)
-        if any(d.noise_scale is not None for d in displays):
+        own_shares = kind == "pve" and any(d.ratio_noise_scale is not None
+                                           for d in displays)
+        if own_shares or any(d.noise_scale is not None for d in displays):
             handles.append(Line2D([], [], color=_ERROR_COLOR, marker="|",
-                                  linestyle="none", markersize=10, label=_ERROR_LABEL))
+                                  linestyle="none", markersize=10,
+                                  label=_PVE_ERROR_LABEL if own_shares else _ERROR_LABEL))
         if any(np.any(d.noise_dominated_) for d in displays):
             weak = (Line2D([], [], color=_ERROR_COLOR, marker="o", linestyle="none",
                            markerfacecolor="white", label=_WEAK_LABEL)
@@ -650,10 +695,9 @@ class ScreeDisplay:
 
         variance, ratio, noise, total, _, _, _ = self._validate()
         spread = None if noise is None else _SDS * noise
-        values, unit = (variance, 1.0) if kind == "variance" else (100 * ratio, None)
-        if unit is None:
-            unit = 100 / total if total is not None and total > 0 else None
-        errors = None if spread is None or unit is None else spread * unit
+        values = variance if kind == "variance" else 100 * ratio
+        errors = spread if kind == "variance" else self._pve_errors(noise, total,
+                                                                     len(variance))
         x = np.arange(len(variance)) + offset
         ok = np.isfinite(values)       # NaN: not estimable, not drawn
         with np.errstate(invalid="ignore"):
