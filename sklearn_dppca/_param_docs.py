@@ -94,12 +94,15 @@ _SCREE_ATTRIBUTES = {
         Standard deviation of each raw variance: its Gaussian noise and, for
         a clipped variance, the clipping allowance added in squares (the loss
         a clipped value's reading gives at its released bound; see the user
-        guide's "The clipping allowance"). Raised to the value where a clip
-        bound or a tail count made it not estimable.""",
+        guide's "The clipping allowance"). A clipped value is read at the
+        middle of the losses its allowance gives (moved up by half of it),
+        and its sd keeps the whole allowance. Raised to the value where a
+        clip bound or a tail count made it not estimable.""",
     'total_variance_noise_scale_': """\
     total_variance_noise_scale_ : float
         Its standard deviation: the noise and, for a clipped total, the
-        clipping allowance (as for ``noise_scale_``).""",
+        clipping allowance (as for ``noise_scale_``; the total is read at
+        the middle of its losses too).""",
     'explained_variance_ratio_noise_scale_': """\
     explained_variance_ratio_noise_scale_ : ndarray of shape (n_components,)
         Standard deviation of each share in ``explained_variance_ratio_``

@@ -114,7 +114,8 @@ class ReleasedPCA:
     explained_variance_ : ndarray of shape (n_components,) or None
         Private variances (post-processed).
     explained_variance_raw_ : ndarray of shape (n_components,) or None
-        Private variances as released.
+        Private variances as released (a clipped one read at the middle of
+        the losses its allowance gives).
     explained_variance_ratio_ : ndarray of shape (n_components,) or None
         Private PVE: ``explained_variance_ / total_variance_``, a share of the
         total variance (summing below 1 when fewer components than variables are

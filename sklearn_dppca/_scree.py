@@ -244,7 +244,9 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         Private variances after post-processing.
     explained_variance_raw_ : ndarray of shape (n_components,)
         Private variances as released (may be negative or unordered), after
-        the clipped scree's elliptical combination where it applies.
+        the clipped scree's elliptical combination where it applies and read
+        at the middle of the losses their clipping allowance gives (a
+        clipped value moved up by half of it; see ``noise_scale_``).
     explained_variance_ratio_ : ndarray of shape (n_components,)
         Share of the private total variance, as in scikit-learn's PCA: in [0, 1],
         summing below 1 when fewer than all components are kept.

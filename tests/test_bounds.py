@@ -1051,7 +1051,9 @@ def test_the_box_weighs_the_clipping_a_search_typically_leaves(monkeypatch, brok
     found = _wine_pc1((4, 6, 8))
     if broken:
         assert not any(box for box, _, _ in found)
-        assert sum(ratio < 0.7 for _, ratio, _ in found) == 2
+        # (read at the middle of the losses their allowances give: 0.66 and
+        # 0.72 of the table's, 2.5 and 2.1 sds low)
+        assert sum(ratio < 0.75 and z < -2 for _, ratio, z in found) == 2
     else:
         assert all(box and abs(z) < 2 for box, _, z in found)
 

@@ -317,17 +317,35 @@ def test_many_rows_state_the_clipping_in_their_sds(monkeypatch):
 
 
 def test_the_allowance_is_post_processing(monkeypatch):
-    # the same releases, ledger and values with or without it: only the sds move
+    # the same releases and ledger with or without it: each value moves up by
+    # half the loss its sd now carries whole (read at the middle of the losses
+    # clipping allows, _at_midpoint)
     X = _gaussian_table()[:3000]
     with_it = DPPCA(n_components=2, eps=2.0, random_state=0).fit(X)
     monkeypatch.setattr(_scree, "clip_allowance_share",
                         lambda raw, *args, **kwargs: np.zeros(np.shape(raw)))
     without = DPPCA(n_components=2, eps=2.0, random_state=0).fit(X)
     assert with_it.privacy_ledger_ == without.privacy_ledger_
-    np.testing.assert_array_equal(with_it.explained_variance_raw_,
-                                  without.explained_variance_raw_)
-    assert np.all(with_it.noise_scale_ >= without.noise_scale_)
-    assert np.any(with_it.noise_scale_ > without.noise_scale_)
+    loss = np.sqrt(with_it.noise_scale_**2 - without.noise_scale_**2)
+    assert np.all(loss > 0)
+    np.testing.assert_allclose(with_it.explained_variance_raw_,
+                               without.explained_variance_raw_ + loss / 2, rtol=1e-12)
+
+
+def test_a_value_is_read_at_the_middle_of_its_losses():
+    # raw 10 with an allowance of 0.2 of it: the unclipped value lies in
+    # [10, 12] by the readings; read at 11, its sd holds the whole loss 2; a
+    # value the model could not explain (share 1), whose sd was raised to it or
+    # that is not positive stays where it is, with its whole allowance
+    values, sds, carried = _scree._at_midpoint([10.0, 10.0, 10.0, -1.0],
+                                               [1.0, 10.0, 1.0, 2.0],
+                                               [0.2, 0.2, 1.0, 0.2])
+    np.testing.assert_allclose(values, [11.0, 10.0, 10.0, -1.0])
+    np.testing.assert_allclose(sds, [np.hypot(1.0, 2.0), 10.0, np.hypot(1.0, 10.0),
+                                     np.hypot(2.0, 0.2)])
+    np.testing.assert_allclose(carried, [2.0 / 11.0, 0.2, 1.0, 0.2])
+    # the share's sd undoes exactly what was carried
+    np.testing.assert_allclose(_scree._noise_alone(values, sds, carried)[0], 1.0)
 
 
 @pytest.mark.parametrize("clip", ["norm", "component"])

@@ -7,7 +7,9 @@ clipped scree searches (97% and above) a Gaussian coordinate keeps about 95%
 of its variance, and with many rows the noise is far smaller than that: a
 Gaussian table of 20,000 rows at eps 4 printed its variances about five noise
 sds below the table's. The allowance is added in squares to the value's noise
-sd (:func:`~._scree._with_allowance`), so the printed interval carries it. It
+sd (:func:`~._scree._with_allowance`), so the printed interval carries it, and
+the value is read at the middle of the losses it allows
+(:func:`~._scree._at_midpoint`: moved up by half of it). It
 is the larger of two readings of the released value and its bound, both
 models: a tail lighter than both lost less, a heavier one more; the tail
 counts (:func:`~._variances.tail_shares`) see the heaviest, and declared
