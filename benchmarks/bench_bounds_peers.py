@@ -91,9 +91,10 @@ Block 1 (``--main``): one table per eps, rows table x box, per method
     with the tight box reach the best peer's (OpenDP, AG; those that ran), and
     whether ours with the codebook box reaches ours with none; and the share of
     ours' finite top-3 variances that are "off" over every cell (target <= 2%);
-    then, per table and box, ours' printed top-3 variances and totals more than
-    four of their stated noise sds from the table's (the clipping's bias, which
-    the stated sd does not carry);
+    then, per table and box, ours' printed top-3 variances, totals and PVEs
+    more than four of their stated sds from the table's (the clipping's bias,
+    which the stated sd does not carry; a PVE in its own sd,
+    ``explained_variance_ratio_noise_scale_``);
     and, at every eps run, the cells whose median sine with a box is above 1.05
     times the one without, each with the fits whose budget bought a scree
     (``budget_["scree"]``) with the box and without (a box that buys a scree
@@ -382,8 +383,9 @@ class Cell:
     def __init__(self):
         self.var = self.pve = self.fits = self.off = self.finite = 0
         # (ours only) printed values more than FAR of their own noise sds from
-        # the table's: [variances far, variances printed, totals far, totals printed]
-        self.far = [0, 0, 0, 0]
+        # the table's: [variances far, variances printed, totals far, totals
+        # printed, PVEs far, PVEs printed]
+        self.far = [0, 0, 0, 0, 0, 0]
         self.sins, self.errors = [], []
         self.scree_bought = 0  # (ours only) fits whose budget bought a scree
         self.status = None  # None, or a mark for every column: "-", "t/o", "n/a"
@@ -424,6 +426,16 @@ class Cell:
         if np.isfinite(total):
             self.far[2] += not abs(total - table["trace"]) <= FAR * sd
             self.far[3] += 1
+        # each PVE against the table's share along its direction, in its own sd
+        share_sds = getattr(fit, "explained_variance_ratio_noise_scale_", None)
+        if share_sds is None:
+            return
+        for ratio, sd, direction in zip(fit.explained_variance_ratio_[:K], share_sds[:K],
+                                        fit.components_):
+            if np.isfinite(ratio):
+                share = float(direction @ table["sigma"] @ direction) / table["trace"]
+                self.far[4] += not abs(ratio - share) <= FAR * sd
+                self.far[5] += 1
 
     def median_sin(self):
         finite = [s for s in self.sins if np.isfinite(s)]
@@ -572,13 +584,15 @@ def print_far(tables, cells):
     than :data:`FAR` noise sds from the table's: the clipping's bias, which the
     stated sd does not carry, against the noise it does."""
     print(f"ours, printed values more than {FAR:g} noise sds from the table's "
-          "(variances along their direction, totals against the trace; all eps):")
+          "(variances along their direction, totals against the trace, PVEs "
+          "against the share along their direction, each in its own stated sd; "
+          "all eps):")
     for name in tables:
         for box in BOXES:
             far = np.sum([cell.far for key, cell in cells.items()
                           if key[:2] == (name, box) and key[3] == "ours"], axis=0)
             print(f"  {name:<15}{box:<9} variances {far[0]}/{far[1]}, "
-                  f"totals {far[2]}/{far[3]}")
+                  f"totals {far[2]}/{far[3]}, PVEs {far[4]}/{far[5]}")
 
 
 #: A box's median sine may exceed no box's by this factor and count as no worse

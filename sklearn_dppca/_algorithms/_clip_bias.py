@@ -219,6 +219,27 @@ def _tail_weighted_share(ratio, level):
     return float(np.interp(ratio, ratios, shares))
 
 
+def heavier_than_modelled(raw, bounds, *, together, level):
+    """Per released variance, whether its tail-weighted reading at ``level``
+    (:func:`clip_allowance_share`'s) found it past the family's heaviest
+    shape: what the clipped value keeps of its bound is less than the
+    heaviest modelled tail keeps, so that reading's loss is a floor, not a
+    bound. Public inputs and released values only."""
+    raw = np.asarray(raw, dtype=float)
+    beyond = np.zeros(raw.shape, dtype=bool)
+    if bounds is None or level is None:
+        return beyond
+    bounds = np.broadcast_to(np.asarray(bounds, dtype=float), raw.shape)
+    usable = (raw > 0) & np.isfinite(raw) & (bounds > 0) & np.isfinite(bounds)
+    heaviest = _shape_table(float(level))[0][0]
+    groups = [np.flatnonzero(usable)] if together else \
+        [np.array([l]) for l in np.flatnonzero(usable)]
+    for group in groups:
+        if group.size:
+            beyond[group] = float(np.sum(raw[group] / bounds[group])) < heaviest
+    return beyond
+
+
 @functools.lru_cache(maxsize=32)
 def _shape_table(level):
     """Per shape ``beta`` (:data:`_SHAPES`), for a pair difference ``y`` of
