@@ -227,9 +227,12 @@ def _allowance_shares(X, components, params, budget, kendall, clipped, released)
     the level its search reaches on average (:func:`_bound_reached`), its
     tail-weighted reading taken at the level the search aimed at, which needs
     the bound to be the level quantile of the very terms it clips: not the
-    variances' where they clip at the total's bound. Public inputs and
-    released values only."""
-    n_samples = X.shape[0]
+    variances' where they clip at the total's bound. Also, per variance,
+    whether that tail-weighted reading found a tail heavier than it models
+    (:func:`~._clip_bias.heavier_than_modelled`; fits without declared
+    bounds, whose tail counts send such a tail to the box's moments). Public
+    inputs and released values only."""
+    n_samples, widths = X.shape[0], X.widths()
     searched = isinstance(params.get("C"), str) and params.get("C") != "box" \
         and clipped.bounds is not None
     total_searched = isinstance(params.get("C"), str) \
@@ -242,19 +245,17 @@ def _allowance_shares(X, components, params, budget, kendall, clipped, released)
         scales=_scales(params, kendall, components.shape[0]), level=level,
         reached=_bound_reached(params, budget, n_samples) if searched else None,
         tail_weighted=searched and own)
-    # (with declared bounds the tail counts send such a tail to the box's moments)
     beyond = heavier_than_modelled(
         clipped.raw, clipped.bounds, together=together,
-        level=level if searched and own and X.widths() is None else None)
-    total_level = _total_level("clipped", params, budget, n_samples)
+        level=level if searched and own and widths is None else None)
     total_share = _total_allowance(X, released.total, clipped.get("total_bound"),
-                                   released.raw, total_level,
+                                   released.raw, _total_level("clipped", params, budget,
+                                                              n_samples),
                                    _total_reached("clipped", params, budget, n_samples)
                                    if total_searched else None)
-    widths = X.widths()
     if widths is not None:
-        unclipped = _unclipped_by_box(widths, components, clipped, params)
-        shares, beyond = np.where(unclipped, 0.0, shares), beyond & ~unclipped
+        shares = np.where(_unclipped_by_box(widths, components, clipped, params), 0.0,
+                          shares)
     return shares, total_share, beyond
 
 
@@ -1185,7 +1186,8 @@ def scree_values(released, monotone):
     ``explained_variance`` (ordered and non-negative with ``monotone``),
     ``explained_variance_ratio``, its sd ``explained_variance_ratio_noise_scale``
     (:func:`_share_sd`: the share's noise and clipping; NaN where the share is)
-    and ``total_variance`` (raised to at least the variances' sum). A variance or total whose release is not four sds above
+    and ``total_variance`` (raised to at least the variances' sum). A variance
+    or total whose release is not four sds above
     zero (:func:`~sklearn_dppca._validation.printable`; the clipped ones' sd
     carries their clipping allowance, and is raised to the release when they
     sit at their bound) is not estimable: NaN; so is a share whose variance
