@@ -228,10 +228,10 @@ def _allowance_shares(X, components, params, budget, kendall, clipped, released)
     tail-weighted reading taken at the level the search aimed at, which needs
     the bound to be the level quantile of the very terms it clips: not the
     variances' where they clip at the total's bound. Also, per variance,
-    whether that tail-weighted reading found a tail heavier than it models
-    (:func:`~._clip_bias.heavier_than_modelled`; fits without declared
-    bounds, whose tail counts send such a tail to the box's moments). Public
-    inputs and released values only."""
+    whether its tail-weighted reading or the total's found a tail heavier
+    than it models (:func:`~._clip_bias.heavier_than_modelled`; fits without
+    declared bounds, whose tail counts send such a tail to the box's
+    moments). Public inputs and released values only."""
     n_samples, widths = X.shape[0], X.widths()
     searched = isinstance(params.get("C"), str) and params.get("C") != "box" \
         and clipped.bounds is not None
@@ -253,6 +253,10 @@ def _allowance_shares(X, components, params, budget, kendall, clipped, released)
                                                               n_samples),
                                    _total_reached("clipped", params, budget, n_samples)
                                    if total_searched else None)
+    if widths is None and total_share > 0:
+        beyond = beyond | bool(heavier_than_modelled(
+            [released.total], clipped.get("total_bound"), together=True,
+            level=_total_level("clipped", params, budget, n_samples))[0])
     if widths is not None:
         shares = np.where(_unclipped_by_box(widths, components, clipped, params), 0.0,
                           shares)
@@ -1232,9 +1236,10 @@ def _share_sd(released, variances, ratio, total):
     and the clipping's, added in squares. Both are clipped: the share moves by
     the difference of their allowances (``released.allowance`` and
     ``total_allowance``, shares of the values; :mod:`._clip_bias`), not their
-    sum; but for a variance whose reading found a tail past the family's
-    heaviest (``heavier_than_modelled``, fits without declared bounds: its
-    allowance is a floor), by both in squares: adult's capital gain at eps 4
+    sum; but where the variance's reading or the total's found a tail past
+    the family's heaviest (``heavier_than_modelled``, fits without declared
+    bounds: that allowance is a floor), by both in squares: adult's capital
+    gain at eps 4
     lost 35% and 48% of its variance in two fits of ten, both readings sat at
     that floor, and PC1's PVE printed 0.54 and 0.46 of 0.996 with an sd of
     0.02."""
