@@ -46,6 +46,19 @@ dppca.fit(X, y)
 print("privacy spent:", dppca.privacy_spent_)
 
 # %%
+# Each share with its own uncertainty
+# -----------------------------------
+# ``explained_variance_ratio_noise_scale_`` is the standard deviation of each
+# private PVE: the noise of its variance and of the total, and their clipping.
+# The scree's PVE bars draw +-2 of it. A share the fit could not estimate at
+# this eps and n is NaN, and is said so.
+for l, (share, sd) in enumerate(zip(dppca.explained_variance_ratio_,
+                                    dppca.explained_variance_ratio_noise_scale_)):
+    said = f"{100 * share:.1f}% +- {100 * sd:.1f}%" if np.isfinite(share) \
+        else "not estimable"
+    print(f"PC{l + 1}: PVE {said}")
+
+# %%
 # Private (colour) next to the non-private reference (grey)
 # ----------------------------------------------------------
 fig, axs = plt.subplots(2, 3, figsize=(16, 10), layout="constrained")
