@@ -321,3 +321,16 @@ def test_a_total_variance_near_the_float_limit_draws(make_fake):
     est.explained_variance_ratio_ = est.explained_variance_ / est.total_variance_
     display = ScreeDisplay.from_estimator(est, kind="both")
     assert np.all(np.isfinite(display.variance_ax_.get_ylim()))
+
+
+def test_overlaid_pve_bars_carry_each_shares_own_sd(real_estimators):
+    fits = [real_estimators["scree"], real_estimators["dppca"]]
+    displays = ScreeDisplay.from_estimators(fits, labels=["scree", "pca"], kind="pve")
+    for fit, display in zip(fits, displays):
+        shown = np.isfinite(fit.explained_variance_ratio_)
+        bars = _error_segments(display.bar_errorbars_)
+        # +-2 sd of each share, in points, on the bars the fit drew
+        np.testing.assert_allclose(bars[:, 2] - bars[:, 1],
+                                   400 * fit.explained_variance_ratio_noise_scale_[shown])
+    texts = [t.get_text() for t in displays[0].ax_.get_legend().get_texts()]
+    assert any("sd of each private PVE" in t for t in texts)
