@@ -165,6 +165,11 @@ def test_bad_values():
         LoadingDisplay(_orthonormal(2, 4), nonprivate_components=np.eye(2)).plot()
     with pytest.raises(ValueError, match="axes"):
         LoadingDisplay(_orthonormal(1, 4)).plot()
+    # not numbers: one error naming the argument, not numpy's
+    with pytest.raises(ValueError, match="^components must hold numbers"):
+        LoadingDisplay([["a", "b"], ["c", "d"]]).plot()
+    with pytest.raises(ValueError, match="^components_noise_scale must hold numbers"):
+        LoadingDisplay(_orthonormal(2, 4), components_noise_scale="x").plot()
     # one component: the heatmap still works
     LoadingDisplay(_orthonormal(1, 4)).plot(kind="heatmap")
 

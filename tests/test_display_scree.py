@@ -193,6 +193,18 @@ def test_bad_plot_arguments(kwargs, error, match):
         (([2.0, 1.0], [0.5, 0.5]), {"noise_scale": -1.0}, "noise_scale"),
         (([2.0, 1.0], [0.5, 0.5]), {"total_variance": -1.0}, "total_variance"),
         (([2.0, 1.0], [0.5, 0.5]), {"total_variance": np.inf}, "total_variance"),
+        (([2.0, 1.0], [0.5, 0.5]), {"ratio_noise_scale": [0.1]}, "ratio_noise_scale"),
+        (([2.0, 1.0], [0.5, 0.5]), {"ratio_noise_scale": [-0.1, 0.1]},
+         "ratio_noise_scale"),
+        (([2.0, 1.0], [0.5, 0.5]), {"ratio_noise_scale": [np.inf, 0.1]},
+         "ratio_noise_scale"),
+        # not numbers: one error naming the argument
+        (("ab", [0.5, 0.5]), {}, "explained_variance must hold numbers"),
+        (([2.0, 1.0], [0.5, 0.5]), {"noise_scale": "x"}, "noise_scale must hold numbers"),
+        (([2.0, 1.0], [0.5, 0.5]), {"total_variance": "x"},
+         "total_variance must hold numbers"),
+        (([2.0, 1.0], [0.5, 0.5]), {"ratio_noise_scale": ["x", 0.1]},
+         "ratio_noise_scale must hold numbers"),
     ],
 )
 def test_bad_values(args, kwargs, match):

@@ -51,9 +51,18 @@ def check_component_indices(components, n_components, name="components"):
     return indices
 
 
+def as_floats(values, name):
+    """``values`` as a float array, or a ValueError naming ``name`` (never its
+    values) where they are not numbers."""
+    try:
+        return np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must hold numbers.") from None
+
+
 def as_components(components, name="components"):
     """A finite, non-empty 2-D float array (directions, one per row)."""
-    components = np.asarray(components, dtype=float)
+    components = as_floats(components, name)
     if components.ndim != 2 or components.size == 0:
         raise ValueError(
             f"{name} must be a 2-D array of shape (n_components, n_features), got "
@@ -69,7 +78,7 @@ def as_components_noise(noise, components, name="components_noise_scale"):
     None); NaN (unknown) is kept, negative or infinite entries are refused."""
     if noise is None:
         return None
-    noise = np.asarray(noise, dtype=float)
+    noise = as_floats(noise, name)
     if noise.shape != components.shape:
         raise ValueError(f"{name} has shape {noise.shape}; components has shape "
                          f"{components.shape}.")
@@ -104,7 +113,7 @@ def as_vector(values, name, length=None, nonnegative=False, allow_nan=False):
     With ``allow_nan``, NaN entries (a quantity the fit could not estimate) are
     kept; infinity is refused either way.
     """
-    values = np.asarray(values, dtype=float)
+    values = as_floats(values, name)
     if values.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {values.shape}.")
     if length is not None and values.shape[0] != length:

@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from .._validation import check_bool, check_choice
-from ._check import as_vector, check_style
+from ._check import as_floats, as_vector, check_style
 from ._drawing import add_legend
 from ._estimator_access import (
     check_estimator_for,
@@ -165,7 +165,7 @@ class ScreeDisplay:
                 )
         noise = None
         if self.noise_scale is not None:
-            noise = np.asarray(self.noise_scale, dtype=float)
+            noise = as_floats(self.noise_scale, "noise_scale")
             if noise.ndim == 0:
                 noise = np.full(k, float(noise))
             noise = as_vector(noise, "noise_scale", k, nonnegative=True,
@@ -173,7 +173,7 @@ class ScreeDisplay:
         total = None
         if self.total_variance is not None:
             total = float(as_vector(
-                np.atleast_1d(np.asarray(self.total_variance, dtype=float)),
+                np.atleast_1d(as_floats(self.total_variance, "total_variance")),
                 "total_variance", 1, nonnegative=True, allow_nan=True)[0])
             if math.isnan(total):      # not estimable: no PVE units
                 total = None
