@@ -93,21 +93,25 @@ def clip_allowance_share(raw, bounds, *, together, scales=None, level=None,
     share = np.zeros(raw.shape)
     if bounds is None:
         return share
-    together = together or scales is not None
-    bounds = np.broadcast_to(np.asarray(bounds, dtype=float), raw.shape)
-    usable = (raw > 0) & np.isfinite(raw) & (bounds > 0) & np.isfinite(bounds)
-    groups = [np.flatnonzero(usable)] if together else \
-        [np.array([l]) for l in np.flatnonzero(usable)]
-    for group in groups:
-        if group.size:
-            scaled = raw[group] / bounds[group]
-            kept = _gaussian_kept_shares(scaled)
-            share[group] = np.where(kept >= _LEAST_KEPT, 1.0 / np.maximum(kept, 1e-300)
-                                    - 1.0, 1.0)
-            if level is not None:
-                share[group] = _with_level(share[group], float(np.sum(scaled)), level,
-                                           tail_weighted, reached)
+    for group, scaled in _clipped_groups(raw, bounds, together or scales is not None):
+        kept = _gaussian_kept_shares(scaled)
+        share[group] = np.where(kept >= _LEAST_KEPT, 1.0 / np.maximum(kept, 1e-300)
+                                - 1.0, 1.0)
+        if level is not None:
+            share[group] = _with_level(share[group], float(np.sum(scaled)), level,
+                                       tail_weighted, reached)
     return share
+
+
+def _clipped_groups(raw, bounds, together):
+    """The groups of released values clipped together (every usable value,
+    clipped in norm, or each alone), as their indices and each value over its
+    bound; usable: the value and its bound positive and finite."""
+    bounds = np.broadcast_to(np.asarray(bounds, dtype=float), raw.shape)
+    usable = np.flatnonzero((raw > 0) & np.isfinite(raw) & (bounds > 0)
+                            & np.isfinite(bounds))
+    groups = [usable] if together else [usable[i:i + 1] for i in range(usable.size)]
+    return [(group, raw[group] / bounds[group]) for group in groups if group.size]
 
 
 def _with_level(gaussian, ratio, level, tail_weighted=True, reached=None):
@@ -229,14 +233,9 @@ def heavier_than_modelled(raw, bounds, *, together, level):
     beyond = np.zeros(raw.shape, dtype=bool)
     if bounds is None or level is None:
         return beyond
-    bounds = np.broadcast_to(np.asarray(bounds, dtype=float), raw.shape)
-    usable = (raw > 0) & np.isfinite(raw) & (bounds > 0) & np.isfinite(bounds)
     heaviest = _shape_table(float(level))[0][0]
-    groups = [np.flatnonzero(usable)] if together else \
-        [np.array([l]) for l in np.flatnonzero(usable)]
-    for group in groups:
-        if group.size:
-            beyond[group] = float(np.sum(raw[group] / bounds[group])) < heaviest
+    for group, scaled in _clipped_groups(raw, bounds, together):
+        beyond[group] = float(np.sum(scaled)) < heaviest
     return beyond
 
 
@@ -318,7 +317,6 @@ def _total_share(kept, leading, rest, n_rest):
         middle = 0.5 * (low + high)
         low, high = (middle, high) if clipped(middle) < kept else (low, middle)
     return 0.5 * (low + high) - 1.0
-
 
 
 @functools.lru_cache(maxsize=8)

@@ -248,15 +248,15 @@ def _allowance_shares(X, components, params, budget, kendall, clipped, released)
     beyond = heavier_than_modelled(
         clipped.raw, clipped.bounds, together=together,
         level=level if searched and own and widths is None else None)
+    total_level = _total_level("clipped", params, budget, n_samples)
     total_share = _total_allowance(X, released.total, clipped.get("total_bound"),
-                                   released.raw, _total_level("clipped", params, budget,
-                                                              n_samples),
+                                   released.raw, total_level,
                                    _total_reached("clipped", params, budget, n_samples)
                                    if total_searched else None)
     if widths is None and total_share > 0:
         beyond = beyond | bool(heavier_than_modelled(
             [released.total], clipped.get("total_bound"), together=True,
-            level=_total_level("clipped", params, budget, n_samples))[0])
+            level=total_level)[0])
     if widths is not None:
         shares = np.where(_unclipped_by_box(widths, components, clipped, params), 0.0,
                           shares)
