@@ -113,11 +113,17 @@ Block 3 (``--plan``): per table at eps 1 and 4, whether ``DPPCA(n_components=3,
     eps, bounds=tight).plan(n, p)`` differs from the same with the codebook box
     (``DataFrame.equals``).
 
+Block 4 (``--covariance``, not in the default run): the median PC1 direction
+    error ``sin`` of ``DPPCA(n_components=3, eps, bounds=box,
+    radial="covariance")`` per table, box (tight, codebook) and eps, on the
+    seeds of block 1: the noisy covariance about the box's private mean,
+    beside OpenDP's and AG's ``sin`` in block 1 (its own noisy covariances).
+
 Run: ``python benchmarks/bench_bounds_peers.py`` (all three blocks; about
 eight minutes on one core, half of it OpenDP's, most of that its stopped fits;
 the elapsed time is printed at the end). ``--quick``: 3 seeds; ``--seeds N``: N
 seeds on every table and in block 2; ``--tables iris,wine`` and ``--eps 1,4``
-to subset; ``--main``, ``--scale``, ``--plan`` to run only those blocks;
+to subset; ``--main``, ``--scale``, ``--plan``, ``--covariance`` to run only those blocks;
 ``--no-opendp`` to leave OpenDP out; ``--opendp-timeout`` and
 ``--opendp-budget`` as above.
 """
@@ -692,6 +698,27 @@ def run_plan(tables, eps_list):
             print(f"{name:<15}{eps:>4g}  {'no' if plans[0].equals(plans[1]) else 'yes'}")
 
 
+# -------------------------------------------------------- block 4: covariance
+
+
+def run_covariance(tables, eps_list, seeds_for):
+    print(f"\nBlock 4: median PC1 sin of DPPCA(n_components={K}, radial='covariance') "
+          "with each box")
+    boxes = ("tight", "codebook")
+    print(f"{'table':<15}{'eps':>4}" + "".join(f"{name:>10}" for name in boxes))
+    for name, table in tables.items():
+        top = np.linalg.eigh(table["sigma"])[1][:, -1]
+        for eps in eps_list:
+            cells = []
+            for box_name in boxes:
+                sines = [_sin(fit_ours(table["X"], table["boxes"][box_name], eps, seed,
+                                      table["extra"], radial="covariance").components_[0],
+                              top)
+                         for seed in range(seeds_for(name))]
+                cells.append(f"{np.median(sines):>10.3f}")
+            print(f"{name:<15}{eps:>4g}" + "".join(cells))
+
+
 # ---------------------------------------------------------------------- main
 
 
@@ -707,6 +734,8 @@ def main():
     parser.add_argument("--main", action="store_true", help="run block 1")
     parser.add_argument("--scale", action="store_true", help="run block 2")
     parser.add_argument("--plan", action="store_true", help="run block 3")
+    parser.add_argument("--covariance", action="store_true",
+                        help="run block 4 (radial='covariance'; not in the default run)")
     parser.add_argument("--no-opendp", action="store_true", help="leave OpenDP out")
     parser.add_argument("--opendp-nominal", action="store_true",
                         help="give OpenDP's PCA epsilon = eps as written (its loss per "
@@ -736,7 +765,8 @@ def main():
     def seeds_for(name):
         return fixed if fixed is not None else (20 if name == "iris" else 10)
 
-    blocks = {block for block in ("main", "scale", "plan") if getattr(args, block)}
+    blocks = {block for block in ("main", "scale", "plan", "covariance")
+              if getattr(args, block)}
     blocks = blocks or {"main", "scale", "plan"}
     tables = load_tables(names, keep_degenerate=args.keep_degenerate,
                          adult_rows=args.adult_rows)
@@ -766,6 +796,8 @@ def main():
         run_scale(tables, eps_list, fixed if fixed is not None else 10)
     if "plan" in blocks:
         run_plan(tables, eps_list)
+    if "covariance" in blocks:
+        run_covariance(tables, eps_list, seeds_for)
     print(f"\nElapsed: {time.perf_counter() - start:.0f} s")
 
 

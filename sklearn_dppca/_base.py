@@ -479,11 +479,12 @@ def _settle_blocks(params, sizes):
 
 
 def _check_covariance_radial(params):
-    """``radial="covariance"`` needs declared ``bounds`` (the box's diagonal is its
-    radius): a ValueError naming ``radial`` otherwise, before any charge."""
+    """``radial="covariance"`` needs declared ``bounds`` (the box bounds every
+    row's distance from its private mean): a ValueError naming ``radial``
+    otherwise, before any charge."""
     if params["radial"] == "covariance" and params["bounds"] is None:
-        raise ValueError("radial='covariance' reads the covariance at the radius of "
-                         "the declared box: it needs bounds (one public (low, high) "
+        raise ValueError("radial='covariance' reads the covariance about the declared "
+                         "box's private mean: it needs bounds (one public (low, high) "
                          "range per column).")
 
 

@@ -68,12 +68,13 @@ class DPKendallDirections(_PrivateProjection):
     radial : {"spherical", "clipped", "covariance"}, default="spherical"
         The pair terms: unit directions (the spherical Kendall matrix),
         differences clipped in norm at ``radius`` (see above), or, with
-        ``bounds``, the noisy covariance: the clipped matrix at the radius
-        ``D = sqrt(sum_j w_j^2)`` of the declared box (its diagonal, so no pair is
-        clipped and ``radius`` is not used), the U-statistic covariance times
-        ``2 / D^2`` with the same sensitivity (Dwork, Talwar, Thakurta & Zhang
-        2014, "Analyze Gauss", on pair differences). A ValueError without
-        ``bounds``. See the user guide, "Which PCA?".
+        ``bounds``, the noisy covariance about the box's private mean (Dwork,
+        Talwar, Thakurta & Zhang 2014, "Analyze Gauss"): the mean is released
+        first (a part of the budget, ``loading/mean``), then ``mean z z^T``
+        with ``z = (x - m) / R``, ``R`` the farthest any point of the box lies
+        from that mean (public once the mean is), with Frobenius sensitivity
+        ``sqrt(2) / n`` (``loading/statistic``; ``radius`` is not used). A
+        ValueError without ``bounds``. See the user guide, "Which PCA?".
     {shared: radius}
     {shared: radius_level}
     scale : bool, default=False
@@ -124,7 +125,8 @@ class DPKendallDirections(_PrivateProjection):
     {shared: scale_origin_}
     radius_ : float or None
         The clip radius of ``radial="clipped"`` (private or public) or
-        ``"covariance"`` (the declared box's diagonal), else None.
+        ``"covariance"`` (the farthest any point of the declared box lies from
+        its private mean: the matrix is in units of its square), else None.
     n_components_ : int
         Number of directions kept.
     n_samples_ : int
@@ -165,13 +167,15 @@ class DPKendallDirections(_PrivateProjection):
     (500, 2)
 
     Public ranges of the columns (from a codebook, not from the data) allow the
-    noisy covariance, whose radius is the box's diagonal:
+    noisy covariance about the box's private mean, whose radius is the
+    farthest any point of the box lies from that mean (at least half the
+    box's diagonal):
 
     >>> box = [(-20.0, 20.0), (-8.0, 8.0), (-4.0, 4.0)]
     >>> cov = DPKendallDirections(n_components=1, radial="covariance", bounds=box,
     ...                           random_state=0).fit(X)
-    >>> round(cov.radius_, 2)   # sqrt(40**2 + 16**2 + 8**2)
-    43.82
+    >>> bool(cov.radius_ >= (20**2 + 8**2 + 4**2) ** 0.5)
+    True
     """
 
     _parameter_constraints = {

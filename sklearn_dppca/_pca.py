@@ -271,7 +271,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         The scree method that released the variances.
     radius_ : float or None
         The clip radius of ``radial="clipped"`` (private or public) or
-        ``"covariance"`` (the declared box's diagonal), else None.
+        ``"covariance"`` (the farthest any point of the declared box lies from
+        its private mean: the matrix is in units of its square), else None.
     kendall_matrix_ : ndarray of shape (n_features, n_features)
         The released noisy Kendall matrix.
     kendall_noise_scale_ : float
@@ -356,15 +357,16 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
     Public ranges of the columns (from a codebook, not from the data) replace
     the frame's searches; with ``C="box"`` the scree's too (moments about the
     box's private mean; the variances and the rest, the total less them, in one
-    release on the budgets of both), and they allow the noisy covariance. The
-    score summary is bought only where the fit without bounds buys it (here
-    not: its budget goes to the directions and the scree):
+    release on the budgets of both), and they allow the noisy covariance
+    (about the box's private mean: the loading's two steps). The score summary
+    is bought only where the fit without bounds buys it (here not: its budget
+    goes to the directions and the scree):
 
     >>> box = [(-30.0, 30.0)] * X.shape[1]
     >>> bounded = DPPCA(eps=1.0, bounds=box, radial="covariance",
     ...                 scree_params={"C": "box"}, random_state=0).fit(X)
     >>> [entry["step"] for entry in bounded.privacy_ledger_]
-    ['loading', 'scree/mean', 'scree/variances/statistic', 'gaussian block']
+    ['loading/mean', 'loading/statistic', 'scree/mean', 'scree/variances/statistic', 'gaussian block']
     """
 
     _parameter_constraints = {

@@ -286,7 +286,9 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         perturbation theory on the released Kendall matrix (post-processing),
         capped at 1 where eigenvalues nearly tie; None without a released matrix.
     radius_ : float or None
-        The clip radius of directions with ``radial="clipped"``, else None.
+        The clip radius of directions with ``radial="clipped"``, or with
+        ``"covariance"`` the farthest any point of the declared box lies from its
+        private mean, else None.
     n_components_ : int
         Number of components kept.
     n_samples_ : int
@@ -581,6 +583,8 @@ class DPScree(_VarianceMixin, _PrivateProjection):
         if self.directions is None:
             return params["radial"]
         if reused is not None:
+            if getattr(reused, "radial", None) == "covariance":
+                return "covariance"
             return "clipped" if getattr(reused, "radius_", None) else "spherical"
         return None
 

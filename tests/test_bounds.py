@@ -711,10 +711,23 @@ def test_covariance_directions_and_their_scree():
               accountant=accountant).fit(X)
     with pytest.raises(ValueError, match="biased up by its noise"):
         DPScree(bounds=BOX, radial="covariance", scree_method="matrix").fit(X)
+    # nor reused ones: a reused estimator's radial is read, not its radius_
+    from sklearn.frozen import FrozenEstimator
+
+    directions = DPKendallDirections(bounds=BOX, radial="covariance", eps=50.0,
+                                     random_state=0).fit(X)
+    with pytest.raises(ValueError, match="biased up by its noise"):
+        DPScree(directions=FrozenEstimator(directions), scree_method="matrix",
+                accountant=accountant).fit(X)
     assert accountant.spent() == (0.0, 0.0)
     fitted = DPPCA(bounds=BOX, radial="covariance", eps=50.0, random_state=0).fit(X)
-    assert fitted.radius_ == pytest.approx(_box_diagonal(WIDTHS))
-    assert steps(fitted)[0] == "loading" and "scree/variances/statistic" in steps(fitted)
+    # the scatter about the box's private mean, in units of the farthest any
+    # point of the box lies from it: at least half the diagonal, at most the
+    # diagonal (the mean is in the box here, at this budget)
+    assert _box_diagonal(WIDTHS) / 2 <= fitted.radius_ <= _box_diagonal(WIDTHS)
+    assert steps(fitted)[:2] == ["loading/mean", "loading/statistic"]
+    assert "scree/variances/statistic" in steps(fitted)
+    assert list(fitted.plan_.step[:2]) == ["loading/mean", "loading/statistic"]
     from sklearn.decomposition import PCA
 
     reference = PCA(2).fit(X)

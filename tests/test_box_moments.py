@@ -2,7 +2,8 @@
 (``sklearn_dppca._algorithms._box_moments``): each release moves by at most its
 ledger's sensitivity when one row moves to any corner of the box (or far outside
 it), every term is within its bound, the sums agree with a direct loop, and the
-released variances are unbiased for the table's.
+released variances (and the covariance of ``radial="covariance"``) are unbiased
+for the table's.
 """
 
 import itertools
@@ -20,6 +21,7 @@ from sklearn_dppca._algorithms._box_moments import (
     combine_means,
     complement_basis,
     project_mean,
+    release_box_covariance,
     release_box_mean,
     release_box_scree,
     release_box_total,
@@ -376,3 +378,90 @@ def test_the_complement_is_orthonormal_and_orthogonal_to_the_directions():
     assert complement_basis(2.0 * V) is None
     assert complement_basis(np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]]) / [[1], [2**0.5]]) \
         is None
+
+
+# ------------------------------------------------ the covariance about the mean
+
+
+def _covariance(Y, mean=MEAN, seed=5):
+    """The released covariance of ``Y`` about ``mean`` with a fixed noise draw, the
+    mean's noise correction put back (the data's part, in units of ``R^2``), and
+    the ledger's sensitivity (with its rounding to the grid)."""
+    released, sensitivity = _released(
+        lambda rng, ledger: release_box_covariance(_rows(Y), mean, _leaf("statistic"),
+                                                   "analytic", "tight", rng, ledger),
+        seed)
+    corrected = np.diag(mean.noise_scale**2) / released.radius**2
+    return released.matrix + corrected, sensitivity, released.radius
+
+
+def _farthest_corner(mean):
+    return np.where(mean.mean > CENTRE, LOW, HIGH)
+
+
+def test_the_covariance_moves_by_its_sensitivity_at_the_corners():
+    X = _data()
+    X[0] = _farthest_corner(MEAN)     # its term has norm 1 in the unit R
+    base, sensitivity, radius = _covariance(X)
+    assert radius == pytest.approx(np.linalg.norm(X[0] - MEAN.mean))
+    assert sensitivity == pytest.approx(np.sqrt(2) / len(X), rel=1e-4)   # + rounding
+    at_mean = X.copy()
+    at_mean[0] = MEAN.mean            # its term is 0
+    gaps = [np.linalg.norm(_covariance(Y)[0] - base)
+            for Y in [at_mean] + list(_neighbours(X))]
+    assert max(gaps) <= sensitivity
+    # (the farthest corner to the mean moves it by 1 / n, 1 / sqrt(2) of the bound,
+    # which two orthogonal terms of norm 1 would reach: this box has no such corners)
+    assert max(gaps) > 0.7 * sensitivity
+
+
+def test_every_covariance_term_is_within_its_unit_and_the_half_diagonal_is_not_one():
+    # each corner alone: the trace of its scatter is its term's squared norm, at
+    # most 1 in the unit R; the box's half diagonal (the bound about the centre)
+    # is exceeded by the corner farthest from the mean (a broken unit)
+    radius = _covariance(_data())[2]
+    half_diagonal = np.linalg.norm(WIDTHS / 2)
+    corners = [np.where(signs, HIGH, LOW) for signs in itertools.product([0, 1], repeat=3)]
+    norms = [np.trace(_rows(corner[None, :]).centred_scatter(MEAN.mean, radius))
+             for corner in corners]
+    assert max(norms) <= 1.0 and max(norms) == pytest.approx(1.0)
+    broken = [np.trace(_rows(corner[None, :]).centred_scatter(MEAN.mean, half_diagonal))
+              for corner in corners]
+    assert max(broken) > 1.2
+
+
+def test_the_scatter_agrees_with_a_direct_loop_in_blocks():
+    X = _data(23) * 1.5 - 7      # some rows outside the box: clipped
+    rows = _rows(X, blocks=(10, 13))
+    centre, unit = np.array([0.5, -1.0, 3.0]), 7.0
+    expected = np.zeros((3, 3))
+    for row in np.clip(X, LOW, HIGH):
+        for i in range(3):
+            for j in range(3):
+                expected[i, j] += (row[i] - centre[i]) * (row[j] - centre[j]) / unit**2
+    np.testing.assert_allclose(rows.centred_scatter(centre, unit), expected, rtol=1e-13)
+    np.testing.assert_array_equal(rows.centred_scatter(centre, unit),
+                                  _rows(X, blocks=(10, 13)).centred_scatter(centre, unit))
+
+
+def test_the_released_covariance_is_unbiased_for_the_table():
+    # many draws of a noisy mean and of the scatter about it: R^2 times the
+    # released matrix averages to the table's covariance (ddof=0), because the
+    # mean's noise variance is taken off; without that, the diagonal would be
+    # high by it, many standard errors here
+    X = _data(200, seed=1)
+    truth = np.cov(X.T, bias=True)
+    draws, mean_noise = [], None
+    for seed in range(400):
+        rng = np.random.default_rng(seed)
+        ledger = PrivacyLedger()
+        mean = release_box_mean(_rows(X), _leaf("mean", 0.25), "analytic", rng, ledger,
+                                common_unit=True)
+        released = release_box_covariance(_rows(X), mean, _leaf("statistic", 4.0),
+                                          "analytic", "tight", rng, ledger)
+        draws.append(released.matrix * released.radius**2)
+        mean_noise = mean.noise_scale**2
+    draws = np.array(draws)
+    errors = draws.std(axis=0) / np.sqrt(len(draws))
+    np.testing.assert_array_less(np.abs(draws.mean(axis=0) - truth), 4 * errors)
+    assert np.all(mean_noise > 6 * np.diag(errors))

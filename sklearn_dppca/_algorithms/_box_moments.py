@@ -48,8 +48,8 @@ import math
 import numpy as np
 
 from .._bunch import Bunch
-from .._data._statistics import centred_moment_sensitivity
-from ..privacy import gaussian_mechanism
+from .._data._statistics import centred_moment_sensitivity, centred_scatter_sensitivity
+from ..privacy import gaussian_mechanism, symmetric_matrix_gaussian
 
 #: A bound's relative allowance for the roundings of ``h + |c - m|`` and of the
 #: rows' shifts: no computed term may exceed its bound.
@@ -141,6 +141,36 @@ def project_mean(mean, matrix):
                  noise_scale=np.sqrt((matrix**2) @ mean.noise_scale**2),
                  centre=matrix @ mean.centre, half=np.abs(matrix) @ mean.half,
                  joint=_largest_square(matrix) * _farthest(mean))
+
+
+def release_box_covariance(X, mean, leaf, noise, rule, rng, ledger):
+    """The noisy covariance of ``radial="covariance"``: the one-sample scatter of
+    the view ``X`` about its released box ``mean`` (common unit), plus symmetric
+    Gaussian noise on the ``leaf``.
+
+    Every row of the box lies within ``R`` of the mean (:func:`_farthest`), so
+    the terms ``z z^T`` of ``z = (y - m) / R`` have ``||z|| <= 1`` and the
+    matrix ``mean z z^T`` moves by at most ``sqrt(2) / n`` in Frobenius norm
+    (:func:`~sklearn_dppca._data._statistics.centred_scatter_sensitivity`,
+    ``rule`` the estimator's ``sensitivity``): half the pair form's
+    ``2 sqrt(2) / n`` on a scale that, with the mean near the box's centre, is
+    a quarter of the pair form's ``D^2`` (Dwork, Talwar, Thakurta & Zhang's
+    "Analyze Gauss" about a private mean). The mean's noise ``e`` adds ``e
+    e^T`` to the scatter about it; its expectation, the mean's noise variance
+    per column over ``R^2``, is taken off the diagonal (post-processing; the
+    common unit makes it the same on every column, so the eigenvectors do not
+    move). Returns a Bunch: ``matrix`` (released, symmetric, in units of
+    ``R^2``), its diagonal ``noise_scale`` and the ``radius`` ``R``.
+    """
+    n_samples, n_features = X.shape
+    radius = math.sqrt(_farthest(mean))
+    unit = radius if radius > 0 else 1.0
+    scatter = X.centred_scatter(mean.mean, unit) / n_samples
+    noisy, noise_scale = symmetric_matrix_gaussian(
+        scatter, centred_scatter_sensitivity(n_samples, n_features, rule), rng=rng,
+        noise=noise, ledger=ledger, **leaf.mechanism_budget())
+    noisy = noisy - np.diag(mean.noise_scale**2) / unit**2
+    return Bunch(matrix=noisy, noise_scale=noise_scale, radius=radius)
 
 
 def _farthest(mean):

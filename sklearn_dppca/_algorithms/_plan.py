@@ -77,8 +77,10 @@ def _relative_noise(kind, leaf, settings):
     if kind == "kendall":
         per_term = 2.0 if settings["sensitivity"] == "standard" else math.sqrt(2.0)
         # a symmetric Gaussian matrix with off-diagonal sd s has operator norm
-        # about 2 s sqrt(p); the diagonal sd is sqrt(2) s
-        return 2.0 * per_term / n * sd * math.sqrt(2.0 * p)
+        # about 2 s sqrt(p); the diagonal sd is sqrt(2) s. A pair sum's row
+        # moves n - 1 of its terms, the one-sample covariance's one term
+        pairs = 1.0 if settings.get("radial") == "covariance" else 2.0
+        return pairs * per_term / n * sd * math.sqrt(2.0 * p)
     if kind == "mean":
         # the box's mean, per column in units of its width (_box_moments)
         return math.sqrt(p) / n * sd
@@ -127,7 +129,9 @@ def _step_kind(path):
     parts = path.split("/")
     top, last = parts[0], parts[-1]
     if top == "loading":
-        return ("search", "radius") if last == "radius" else ("gaussian", "kendall")
+        if last == "radius":
+            return "search", "radius"
+        return "gaussian", "mean" if last == "mean" else "kendall"
     if last in ("mean", "clipped share"):
         return "gaussian", last
     if top == "scale":
@@ -326,6 +330,7 @@ def plan_settings(params, n, p, k, *, scree_params=None, scree_method=None,
     total = scree_params.get("quantile_level") if scree_method == "clipped" else None
     bounded = params.get("bounds") is not None
     return {"n": int(n), "p": int(p), "k": int(k), "noise": params["noise"],
+            "radial": params.get("radial"),
             "bounded": bounded, "box_widths": _box_widths(params.get("bounds"), p),
             "scaled": bool(params.get("scale")),
             "scree_needs_scale": bool(params.get("scale")) and not bounded

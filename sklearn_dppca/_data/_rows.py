@@ -490,6 +490,14 @@ class Rows:
                                  stats.block_centred_sums,
                                  [(centre,)] * self.n_blocks), axis=0)
 
+    def centred_scatter(self, centre, unit):
+        """The sum over the rows of this view of ``z z^T``, ``z = (y - c) / u``,
+        about the public ``centre`` in the public ``unit``: shape (p, p)."""
+        centre = np.asarray(centre, dtype=np.float64)
+        return np.sum(self._take(("centred scatter", centre.tobytes(), float(unit)),
+                                 stats.block_centred_scatter,
+                                 [(centre, float(unit))] * self.n_blocks), axis=0)
+
     def two_sided_quantile(self, column, q, eps, rng, *, ledger, step, warn):
         """:func:`~sklearn_dppca.privacy.quantile` of one column (every column's
         counts come from one pass)."""

@@ -21,6 +21,11 @@ row counts (score frame)  counts below a public grid of one      1 per count: th
                           value per row; counts added            exponential search
 histogram counts          exact cell counts; added               1 per cell (one row moves
                                                                  one count), discrete noise
+centred scatter           sum of ``z z^T`` over the rows,        Frobenius ``sqrt(2) / n``,
+(radial covariance)       ``z = (x - m) / R`` about the          symmetric Gaussian
+                          released mean ``m``, ``R`` the
+                          farthest the box lies from it;
+                          sums added
 ========================  ====================================  ==========================
 
 The norm-clipped scatter of the scree is a floored pair sum of the rows
@@ -267,6 +272,14 @@ def block_centred_sums(X, centre):
         return np.stack([shifted.sum(axis=0), (shifted * shifted).sum(axis=0)])
 
 
+def block_centred_scatter(X, centre, unit):
+    """The sum over this block's rows of ``z z^T``, ``z = (x - c) / u``, about a
+    public centre in a public unit (shape (p, p)): the one-sample scatter of
+    ``radial="covariance"`` (:func:`centred_scatter_sensitivity`)."""
+    shifted = (X - centre) / unit
+    return shifted.T @ shifted
+
+
 #: Roundings of a one-sample moment as computed, beyond one per row of the naive
 #: sum: the shift, the square, the expansion about another centre, the divisions.
 _MOMENT_ROUNDINGS = 16
@@ -342,3 +355,19 @@ def block_check(block):
     largest = column_max_abs(np.ascontiguousarray(block, dtype=np.float64))
     finite = bool(np.all(np.isfinite(largest)))
     return finite, (largest if finite else np.zeros(block.shape[1]))
+
+
+def centred_scatter_sensitivity(n_samples, n_features, rule):
+    """Frobenius sensitivity of the mean of ``z z^T`` over the rows, ``||z|| <= 1``
+    (:func:`block_centred_scatter` in a unit that bounds every row's distance
+    from the centre), as computed.
+
+    Replacing one row replaces one term ``a a^T`` by ``b b^T``:
+    ``||a a^T - b b^T||_F^2 = ||a||^4 + ||b||^4 - 2 (a . b)^2 <= 2``, so the mean
+    moves by at most ``sqrt(2) / n`` (``rule="tight"``; ``"standard"`` takes the
+    triangle inequality's ``2 / n``). Each of the ``p^2`` entries is a mean of
+    terms in ``[-1, 1]``, within the rounding allowance of
+    :func:`centred_moment_sensitivity`.
+    """
+    per_term = 2.0 if rule == "standard" else math.sqrt(2.0)
+    return centred_moment_sensitivity(n_samples, n_features**2, per_term)
