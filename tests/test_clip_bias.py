@@ -460,3 +460,45 @@ def test_a_total_past_the_heaviest_tail_keeps_the_shares_clipping():
     ratio, sd = fitted.explained_variance_ratio_, fitted.explained_variance_ratio_noise_scale_
     printed = np.isfinite(ratio)
     assert np.all(np.abs(ratio[printed] - shares[printed]) <= 4 * sd[printed])
+
+
+@pytest.mark.parametrize("level", [0.9, 0.97, 0.99])
+def test_the_spectrum_loss_of_one_axis_is_the_gaussian_integral(level):
+    # one axis clipped at its level quantile: a Gaussian coordinate's loss over
+    # what it keeps, by quadrature
+    c = chi2.ppf(level, 1)
+    loss = _clip_bias._spectrum_loss(np.array([2.5]), 0.0, 0, level)
+    assert loss == pytest.approx(1 / _kept_by_quadrature(c) - 1, rel=0.03)
+
+
+@pytest.mark.parametrize("degrees, tolerance", [(2, 0.03), (12, 0.06)])
+def test_the_spectrum_loss_of_equal_axes_is_the_chi_square_integral(degrees, tolerance):
+    # T = chi2_d / d clipped at its 0.97 quantile c: E[T; T < c] is the
+    # chi-square on d + 2 degrees at c d, so E[min(T, c)] has a closed form
+    # (the sample's chi-square is Wilson and Hilferty's from three degrees)
+    level = 0.97
+    c = chi2.ppf(level, degrees) / degrees
+    kept = chi2.cdf(c * degrees, degrees + 2) + c * (1 - level)
+    loss = _clip_bias._spectrum_loss(np.array([]), 4.0, degrees, level)
+    assert loss == pytest.approx(1 / kept - 1, rel=tolerance)
+    # spread over many axes, the norm's tail is lighter: less is lost
+    assert loss < _clip_bias._spectrum_loss(np.array([4.0]), 0.0, 0, level)
+
+
+def test_a_total_loses_at_least_its_spectrum_clipped_at_the_reached_level():
+    # a total well below its bound reads as one that lost little; the bound
+    # was the reached level's quantile of the terms, so the model spectrum's
+    # loss there is the least it states (12 of 48 totals of
+    # bench_clip_allowance.py were more than two sds off without it, 2 with)
+    variances, level, reached = np.array([3.0, 1.0]), 0.97, 0.9
+    total, bound = 5.0, 20.0
+    leading = variances / bound
+    reading = float(_clip_bias._with_level(
+        _clip_bias._total_share(total / bound, leading, (total - 4.0) / bound, 3),
+        total / bound, level, reached=reached))
+    floor = _clip_bias._spectrum_loss(leading, (total - 4.0) / bound, 3, reached)
+    assert reading < floor
+    share = total_allowance_share(total, bound, variances, 5, level=level, reached=reached)
+    assert share == pytest.approx(floor)
+    # a public bound (no search, no level): the reading alone
+    assert total_allowance_share(total, bound, variances, 5) < floor
