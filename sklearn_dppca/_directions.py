@@ -110,7 +110,8 @@ class DPKendallDirections(_PrivateProjection):
     components_ : ndarray of shape (n_components, n_features)
         Private directions (orthonormal rows), largest absolute loading positive.
     kendall_matrix_ : ndarray of shape (n_features, n_features)
-        The released noisy Kendall matrix.
+        The released noisy Kendall matrix (with ``radial="covariance"``, the
+        covariance about the box's private mean over ``radius_**2``).
     kendall_eigenvalues_ : ndarray of shape (n_features,)
         Its eigenvalues, descending.
     noise_scale_ : float

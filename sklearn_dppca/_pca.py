@@ -274,7 +274,8 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
         ``"covariance"`` (the farthest any point of the declared box lies from
         its private mean: the matrix is in units of its square), else None.
     kendall_matrix_ : ndarray of shape (n_features, n_features)
-        The released noisy Kendall matrix.
+        The released noisy Kendall matrix (with ``radial="covariance"``, the
+        covariance about the box's private mean over ``radius_**2``).
     kendall_noise_scale_ : float
         Noise sd of its diagonal (off-diagonal: divided by sqrt(2)).
     components_noise_scale_ : ndarray of shape (n_components, n_features) or None
