@@ -305,10 +305,7 @@ def _spectrum_loss(leading, rest, n_rest, level):
     any common scale) when its pair terms are clipped in norm at their
     ``level`` quantile: ``E[T] / E[min(T, c)] - 1``, ``c`` the quantile of
     ``T`` over the fixed sample (:func:`_total_sample`)."""
-    squares, chi_square = _total_sample(leading.size, max(n_rest, 0))
-    terms = squares @ leading
-    if n_rest > 0 and rest > 0:
-        terms = terms + rest * chi_square
+    terms = _spectrum_terms(leading, rest, n_rest)
     kept = float(np.minimum(terms, np.quantile(terms, level)).mean())
     return float(terms.mean()) / kept - 1.0 if kept > 0 else 1.0
 
@@ -318,10 +315,7 @@ def _total_share(kept, leading, rest, n_rest):
     then 1), the spectrum's shape ``leading`` and ``rest`` over ``n_rest``
     axes (summing to ``kept``): ``a - 1`` for the ``a`` at which the shape
     scaled by ``a`` keeps ``kept`` when clipped at 1."""
-    squares, chi_square = _total_sample(leading.size, max(n_rest, 0))
-    total = squares @ leading
-    if n_rest > 0 and rest > 0:
-        total = total + rest * chi_square
+    total = _spectrum_terms(leading, rest, n_rest)
     # (scales stay in [1, 1 / _LEAST_KEPT]: the points below the bound there
     # are never clipped)
     reach = total / _LEAST_KEPT > 1.0
@@ -340,6 +334,17 @@ def _total_share(kept, leading, rest, n_rest):
         middle = 0.5 * (low + high)
         low, high = (middle, high) if clipped(middle) < kept else (low, middle)
     return 0.5 * (low + high) - 1.0
+
+
+def _spectrum_terms(leading, rest, n_rest):
+    """The total's pair terms over the fixed sample (:func:`_total_sample`)
+    for the spectrum ``leading`` and ``rest`` spread over ``n_rest`` equal
+    axes."""
+    squares, chi_square = _total_sample(leading.size, max(n_rest, 0))
+    terms = squares @ leading
+    if n_rest > 0 and rest > 0:
+        terms = terms + rest * chi_square
+    return terms
 
 
 @functools.lru_cache(maxsize=8)
