@@ -418,6 +418,13 @@ def test_a_tighter_box_shows_less_noise_in_the_data_units():
     assert ratio["scree/total variance/statistic"] == pytest.approx(4.0, rel=1e-12)
     assert ratio["scree/mean"] == pytest.approx(2.0, rel=1e-12)
     assert math.isnan(plans[0].loc["loading", "data_noise_sd"])
+    # radial="covariance": the directions' mean and covariance are box forms
+    covariance = [DPPCA(eps=4.0, radial="covariance", bounds=_box(centre, half * factor))
+                  .plan(600, 6).set_index("step")["data_noise_sd"] for factor in (1.0, 2.0)]
+    assert covariance[1]["loading/mean"] / covariance[0]["loading/mean"] == \
+        pytest.approx(2.0, rel=1e-12)
+    assert covariance[1]["loading/statistic"] / covariance[0]["loading/statistic"] == \
+        pytest.approx(4.0, rel=1e-12)
     # no box: no data units; scale=True: the scree's units are the spreads'
     assert DPPCA(eps=4.0).plan(600, 6)["data_noise_sd"].isna().all()
     scaled = DPPCA(eps=4.0, scale=True, bounds=_box(centre, half)).plan(3000, 6)

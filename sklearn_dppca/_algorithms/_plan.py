@@ -393,13 +393,18 @@ def _data_noise_sd(leaf, settings):
     width and for the scree's (the box diagonal's common unit) every column's.
     So a tighter box shows, before any data are read, how much less noise it
     buys; whether that noise is small against a variance depends on the data's
-    spread, which the plan cannot read. NaN without bounds, for a step with no
-    box form, and for the scree of ``scale=True`` (its units are the released
+    spread, which the plan cannot read. With ``radial="covariance"`` the
+    directions' steps are box forms too: their mean like the scree's, their
+    covariance's noise (its operator norm, :func:`_relative_noise`) times the
+    half diagonal squared. NaN without bounds, for a step with no box form,
+    and for the scree of ``scale=True`` (its units are the released
     spreads')."""
     widths = settings.get("box_widths")
     kind, detail = _step_kind(leaf.path)
     part = _part_of(leaf.path)
-    if widths is None or kind != "gaussian" or part not in ("scale", "scree"):
+    covariance = part == "loading" and settings.get("radial") == "covariance"
+    if widths is None or kind != "gaussian" or not (part in ("scale", "scree")
+                                                    or covariance):
         return math.nan
     if part == "scree" and (settings["scaled"] or not (
             settings["scree_box"] or settings["scree_box_or_search"])):
@@ -414,6 +419,7 @@ def _data_noise_sd(leaf, settings):
     if part == "scale":
         return _relative_noise("box spreads", leaf, dict(settings, box=True)) \
             * float(np.max(widths / 2.0))**2
+    # (the covariance's: its noise's operator norm, in units of R^2)
     return _relative_noise(detail, leaf, dict(settings, box=True)) \
         * float(np.sum((widths / 2.0)**2))
 
