@@ -164,7 +164,7 @@ def release_box_covariance(X, mean, leaf, noise, rule, rng, ledger):
     """
     n_samples, n_features = X.shape
     radius = math.sqrt(_farthest(mean))
-    unit = radius if radius > 0 else 1.0
+    unit = float(_units(np.asarray(radius)))
     scatter = X.centred_scatter(mean.mean, unit) / n_samples
     noisy, noise_scale = symmetric_matrix_gaussian(
         scatter, centred_scatter_sensitivity(n_samples, n_features, rule), rng=rng,
