@@ -251,6 +251,7 @@ class Options:
             "axes": (args.axes, _parse_axes),
             "bins": (args.bins, _parse_bins),
             "histogram": (args.histogram, str),
+            "radial": (args.radial, str),
             "scree_method": (args.scree_method, str),
             "scree_params": (args.scree_params, _parse_scree_params),
             "monotone": (args.monotone, bool),

@@ -21,12 +21,14 @@ from ._requests import SCREE_KINDS
 #: The options that fit (or choose the data of a fit): none applies to a redraw
 #: with ``--from-json``.
 FIT_OPTIONS = ("data", "columns", "eps", "delta", "components", "scale", "axes", "bins",
-               "histogram", "scree_method", "scree_params", "monotone",
+               "histogram", "radial", "scree_method", "scree_params", "monotone",
                "synthetic_sampling", "group", "groups", "budget_split", "pairs",
                "noise", "accounting", "seed", "nonprivate_reference", "bounds",
                "budget_file", "budget", "data_name", "custodian", "start_over")
 #: DPPCA's scree methods (its ``scree_method``; tests/test_cli.py keeps them equal).
 _SCREE_METHODS = ("clipped", "huber", "pmwm", "kendall", "matrix")
+#: DPPCA's directions' statistics (its ``radial``; tests/test_cli.py keeps them equal).
+_RADIALS = ("spherical", "clipped", "covariance")
 
 
 def _prog():
@@ -57,6 +59,7 @@ _DPPCA_DEFAULTS = {
     "noise": ("noise", str), "components": ("n_components", str),
     "axes": ("axes", _axes_text), "bins": ("bins", str), "histogram": ("histogram", str),
     "scree_method": ("scree_method", str), "pairs": ("pairs", str),
+    "radial": ("radial", str),
     "monotone": ("monotone", lambda on: "on" if on else "off"),
     "synthetic_sampling": ("synthetic_sampling", str),
 }
@@ -192,6 +195,11 @@ def build_parser():
                             "the public number of rows and groups, 8 to 20)")
     model.add_argument("--histogram", choices=("additive", "sparse"), default=None,
                        help="score histogram mechanism (default {dppca})")
+    model.add_argument("--radial", choices=_RADIALS, default=None,
+                       help="the directions' statistic (default {dppca}): the "
+                            "spherical Kendall matrix (scale-free), the Kendall matrix "
+                            "clipped at a private radius, or the covariance about the "
+                            "declared box's private mean (needs --bounds)")
     model.add_argument("--scree-method", choices=_SCREE_METHODS,
                        default=None, help="private variance method (default {dppca})")
     model.add_argument("--scree-params", default=None, metavar="KEY=VALUE,...",

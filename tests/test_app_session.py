@@ -383,6 +383,15 @@ def test_declared_bounds_reach_the_fit_and_its_plan(tmp_path, data):
     explorer.plan({**FIT, "bounds": ranges})
     index = explorer.fit({**FIT, "bounds": ranges})
     assert explorer.fits[index].estimator.bounds == boxed
+    # the covariance about the box's private mean: with the box, and refused
+    # before any charge without it
+    index = explorer.fit({**FIT, "bounds": ranges, "radial": "covariance"})
+    fitted = explorer.fits[index].estimator
+    assert fitted.radial == "covariance" and fitted.bounds == boxed
+    spent = explorer.accountant.spent()
+    with pytest.raises(ValueError, match="bounds"):
+        explorer.fit({**FIT, "radial": "covariance"})
+    assert explorer.accountant.spent() == spent
 
 
 def test_the_plan_previews_the_fit_across_eps_for_free(tmp_path, data):

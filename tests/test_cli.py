@@ -376,6 +376,30 @@ def test_scree_methods_are_dppcas():
     assert _SCREE_METHODS == SCREE_METHODS
 
 
+def test_radials_are_dppcas():
+    from sklearn_dppca._base import _RADIAL_FUNCTIONS
+    from sklearn_dppca._cli_parser import _RADIALS
+
+    assert _RADIALS == _RADIAL_FUNCTIONS
+
+
+def test_radial_covariance_reads_the_declared_box(small_csv, tmp_path):
+    # the directions are the covariance about the box's private mean: the
+    # release says so, its ledger has the mean's step and the plan the same
+    code, out, err = run_cli([small_csv, "--columns", "a,b", "--seed", "0", "--radial",
+                              "covariance", "--bounds", "a=-5:5,b=0:20", "--quiet"],
+                             tmp_path)
+    assert code == 0, err
+    released = read_json(tmp_path / "released.json")
+    assert released["estimator"]["params"]["radial"] == "covariance"
+    steps = [entry["step"] for entry in released["privacy_ledger"]]
+    assert "loading/mean" in steps and "loading/statistic" in steps
+    code, plan, err = run_cli([small_csv, "--columns", "a,b", "--radial", "covariance",
+                               "--bounds", "a=-5:5,b=0:20", "--plan"], tmp_path)
+    assert code == 0, err
+    assert "loading/mean" in plan
+
+
 def test_scree_params_values_are_typed_per_key():
     from sklearn_dppca._cli_options import _parse_scree_params
 
@@ -487,6 +511,7 @@ ERRORS = [
                               "number in (0, 1)"),
     (["--components", "x"], "--components must be a number"),
     (["--scree-method", "matrix"], "needs radial='clipped'"),
+    (["--radial", "covariance"], "it needs --bounds"),
     (["--scree-params", "nope=1"], "--scree-params has unknown names ['nope']"),
     (["--scree-params", "quantile_level=2"], "--scree-params['quantile_level']"),
     (["--scree-params", "quantile_level"], "--scree-params must look like"),
@@ -618,6 +643,8 @@ def test_errors_never_echo_data(case, tmp_path):
 
 def test_usage_errors_and_help(tmp_path):
     code, _, err = run_cli(["--histogram", "bogus"], tmp_path)
+    assert code == 2 and "usage:" in err and "invalid choice" in err
+    code, _, err = run_cli(["--radial", "bogus"], tmp_path)
     assert code == 2 and "usage:" in err and "invalid choice" in err
     code, out, _ = run_cli(["--help"], tmp_path)
     assert code == 0 and "--from-json" in out and "--nonprivate-reference" in out
