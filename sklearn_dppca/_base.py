@@ -2,6 +2,8 @@
 the releases of the spreads and the directions, the summary."""
 
 import collections
+import functools
+import math
 import threading
 
 import numpy as np
@@ -9,7 +11,8 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from ._algorithms._directions import release_directions
-from ._algorithms._plan import bought_parts, first_pass_requests, in_release_order, \
+from ._algorithms._plan import OPTIONAL_PARTS, bought_parts, first_pass_requests, \
+    in_release_order, share_needed, split_text, suggested_split, \
     plan_frame, plan_table
 from ._algorithms._loading_noise import loading_noise_scale
 from ._algorithms._projection import back_project, project, scale_origins, \
@@ -273,7 +276,7 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
                 PrivacyRiskWarning,
             )
 
-    def plan(self, n_samples, n_features):
+    def plan(self, n_samples, n_features, *, splits=False):
         """What a fit on ``n_samples`` rows and ``n_features`` columns would buy.
 
         Decided from public inputs only (``n``, ``p``, the budget and the
@@ -297,6 +300,13 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             The number of rows of the data the fit would read (public).
         n_features : int
             The number of columns (public).
+        splits : bool, default=False
+            Also say, for each optional part the plan does not buy (the
+            spreads, the scree, the score summary; not a part held back for
+            declared bounds), the top-level split that would buy it at this
+            eps, the other parts scaled down in proportion: what a custodian
+            who cannot raise eps can do instead, at the other parts' cost.
+            Each try is a plan of its own, so this takes longer.
 
         Returns
         -------
@@ -310,6 +320,13 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             elsewhere), ``released`` (run by the fit) and
             ``eps_needed`` (the total ``eps`` at which the step would become
             informative, the split kept; NaN when it is, inf beyond ``1e6``).
+            With ``splits``, also ``share_needed`` (the part's share of
+            ``budget_split`` at which the same fit would buy it at this eps,
+            to 0.01, rounded up; NaN for a step that is run or held back, inf
+            where not even 0.95 of the split's total would) and
+            ``split_needed`` (that split as ``--budget-split`` spells it,
+            ``"loading=0.29,scree=0.42,score=0.29"``, the other parts rounded
+            down; empty where there is none).
 
         Raises
         ------
@@ -334,10 +351,51 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         # (they are matched against X's own at fit)
         names = [str(name) for name in bounds] if isinstance(bounds, dict) \
             and len(bounds) == n_features else default_feature_names(n_features)
-        spec = self._public_plan(params, n_samples, n_features, names,
-                                 block_sizes(n_samples, params["row_blocks"]),
+        sizes = block_sizes(n_samples, params["row_blocks"])
+        spec = self._public_plan(params, n_samples, n_features, names, sizes,
                                  PrivacyLedger())
-        return plan_frame(spec.rows)
+        frame = plan_frame(spec.rows)
+        if splits:
+            needed = self._shares_needed(params, spec, n_samples, n_features, names,
+                                         sizes)
+            parts = [str(step).split("/")[0] if not released else None
+                     for step, released in zip(frame["step"], frame["released"])]
+            frame["share_needed"] = [needed.get(part, math.nan) for part in parts]
+            frame["split_needed"] = [split_text(suggested_split(
+                params["split"], part, needed[part])) if math.isfinite(
+                    needed.get(part, math.nan)) else "" for part in parts]
+        return frame
+
+    def _shares_needed(self, params, spec, n_samples, n_features, names, sizes):
+        """Per optional part of the top-level split that the plan ``spec`` does
+        not buy (nor holds back for declared bounds), the share of the grant at
+        which it would be bought at the same eps
+        (:func:`~sklearn_dppca._algorithms._plan.share_needed`; public: the
+        plan of the same fit with that split). Empty for estimators without a
+        split."""
+        split = params.get("split")
+        if not split:
+            return {}
+        held = spec.get("settings", {}).get("held back", {})
+        needed = {}
+        for part in OPTIONAL_PARTS:
+            if split.get(part, 0.0) > 0 and part in spec.parts \
+                    and part not in spec.kept and part not in held:
+                needed[part] = share_needed(split, part, functools.partial(
+                    self._buys, part, n_samples, n_features, names, sizes))
+        return needed
+
+    def _buys(self, part, n_samples, n_features, names, sizes, split):
+        """Whether the plan of this fit with the top-level ``split`` buys
+        ``part`` (False where those settings would be refused)."""
+        trial = self._validated_params()
+        trial["split"] = split
+        try:
+            spec = self._public_plan(trial, n_samples, n_features, names, sizes,
+                                     PrivacyLedger())
+        except (ValueError, TypeError):
+            return False
+        return part in spec.kept
 
     def _validated_params(self):
         return validate_params(self)

@@ -274,7 +274,8 @@ def _plan(options, out):
     else:
         n_samples, n_features = csv_shape(options.csv, options.columns, options.group)
         source = repr(options.csv)
-    plan = _checked_plan(estimator, n_samples, n_features, "cannot plan the fit: ")
+    plan = _checked_plan(estimator, n_samples, n_features, "cannot plan the fit: ",
+                         splits=True)
     eps = estimator.get_params()["eps"]
     print(f"Plan of DPPCA on {source}: {n_samples} rows x {n_features} variables, "
           f"eps = {eps:g} (no cell read, nothing spent):", file=out)
@@ -298,11 +299,12 @@ def _plan(options, out):
     return 0
 
 
-def _checked_plan(estimator, n_samples, n_features, prefix):
-    """The estimator's plan on ``n_samples`` x ``n_features``: one ``error:`` line
-    (after ``prefix``) where the fit would refuse its options before any charge."""
+def _checked_plan(estimator, n_samples, n_features, prefix, splits=False):
+    """The estimator's plan on ``n_samples`` x ``n_features`` (with ``splits``,
+    the split that would buy each part it does not): one ``error:`` line (after
+    ``prefix``) where the fit would refuse its options before any charge."""
     try:
-        return estimator.plan(n_samples, n_features)
+        return estimator.plan(n_samples, n_features, splits=splits)
     except (ValueError, TypeError) as error:
         raise _UserError(f"{prefix}{in_cli_terms(error)}") from None
 

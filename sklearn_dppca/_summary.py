@@ -584,15 +584,35 @@ def plan_text(plan, eps, n_samples):
         lines.append(_IN_UNITS)
     missing = _not_estimable(plan)
     if missing:
-        listed = ", ".join(f"{_PART_WORDS.get(part, part)} (needs eps about {needed:.3g})"
-                           if needed < float("inf") else
-                           f"{_PART_WORDS.get(part, part)} (not at any eps up to 1e6)"
+        splits = _splits_needed(plan)
+        listed = ", ".join(_part_needs(part, needed, splits.get(part))
                            for part, needed in missing.items())
         lines.append(f"Not estimable at eps = {eps:g} with n = {n_samples}: {listed}.")
     else:
         lines.append(f"Every part is bought at eps = {eps:g} with n = {n_samples}.")
     lines.append(_BOUGHT_IS_NO_PROMISE)
     return "\n".join(lines)
+
+
+def _splits_needed(plan):
+    """Per part, the split that would buy it at the plan's eps, as text (the
+    ``split_needed`` column of ``plan(n, p, splits=True)``; none without it)."""
+    if "split_needed" not in plan:
+        return {}
+    return {str(step).split("/")[0]: str(text)
+            for step, text in zip(plan["step"], plan["split_needed"]) if text}
+
+
+def _part_needs(part, eps_needed, split=None):
+    """``"variances and PVE (needs eps about 1.5, or at this eps the split
+    loading=0.29,scree=0.42,score=0.29)"``: what would buy a part of a plan
+    (``split``: the top-level split that would at this eps, as text, or
+    None)."""
+    needs = f"needs eps about {eps_needed:.3g}" if eps_needed < float("inf") else \
+        "not at any eps up to 1e6"
+    if split:
+        needs += f", or at this eps the split {split}"
+    return f"{_PART_WORDS.get(part, part)} ({needs})"
 
 
 def _number_or_blank(value):

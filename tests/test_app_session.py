@@ -679,6 +679,14 @@ def test_the_plan_of_the_next_fit_spends_nothing(tmp_path, data):
     text = explorer.plan(FIT)
     assert "Every part is bought at eps = 1 with n = 5000." in text
     assert "still shown \"not estimable\"" in text
+    # where eps cannot buy a part, the split that would at this eps, as the
+    # command line's plan names it (5000 x 10 in five groups at eps 0.7: the
+    # score summary)
+    text = explorer.plan({**FIT, "eps": 0.7})
+    plan = explorer._unfitted({**FIT, "eps": 0.7})[0].plan(5000, 10, splits=True)
+    split = plan.loc[plan.step == "score/histogram", "split_needed"].item()
+    assert split and "score summary (needs eps about " in text
+    assert f"or at this eps the split {split})" in text
     assert explorer.accountant.spent() == (0.0, 0.0) and not explorer.fits
 
 

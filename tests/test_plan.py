@@ -196,6 +196,12 @@ def test_the_command_line_prints_the_plan_without_reading_a_cell(tmp_path, capsy
     out = capsys.readouterr().out
     assert "150 rows x 3 variables" in out and "no cell read" in out
     assert "Not estimable at eps = 1 with n = 150" in out
+    # at eps 2 the split that buys the scree, as the estimator's plan names it
+    assert main([str(path), "--plan", "--eps", "2"]) == 0
+    out = capsys.readouterr().out
+    plan = DPPCA(eps=2.0).plan(150, 3, splits=True)
+    split = plan.loc[plan.step.str.startswith("scree"), "split_needed"].iloc[0]
+    assert split and f"or at this eps the split {split})" in out
     assert not any(tmp_path.glob("*.png")) and not any(tmp_path.glob("*.json"))
 
 
@@ -473,3 +479,90 @@ def test_a_budget_tree_is_allocated_once_per_grant():
     for extra in range(_KEPT_PLANS + 10):
         _allocated(tree, 1.0 + extra, 1e-5, "gdp")
     assert len(_PLANS) == _KEPT_PLANS
+
+
+def test_share_needed_is_the_least_share_that_buys_the_part():
+    from sklearn_dppca._algorithms._plan import share_needed, suggested_split
+
+    split = {"loading": 0.35, "scree": 0.3, "score": 0.35}
+    asked = []
+
+    def buys(trial):
+        asked.append(trial)
+        assert 0.98 <= math.fsum(trial.values()) <= 1.0
+        # the others keep their proportion, rounded down to what a user types
+        assert trial["loading"] == trial["score"] == math.floor(
+            (1 - trial["scree"]) / 2 * 100 + 1e-9) / 100
+        return trial["scree"] >= 0.537
+    share = share_needed(split, "scree", buys)
+    assert share == 0.54 and len(asked) <= 8
+    # typed as a user would: the part at its share, the others rounded down
+    assert suggested_split(split, "scree", share) == {"loading": 0.23, "scree": 0.54,
+                                                       "score": 0.23}
+    # none up to 0.95 of the total, or no other part to take it from: inf
+    assert share_needed(split, "scree", lambda trial: False) == math.inf
+    assert share_needed({"loading": 0.0, "scree": 0.5}, "scree", buys) == math.inf
+    # a split whose total is below 1 keeps its total
+    partial = {"loading": 0.3, "scree": 0.2, "score": 0.3}
+    assert share_needed(partial, "scree", lambda trial: 0.78 <= math.fsum(
+        trial.values()) <= 0.8 and trial["scree"] >= 0.4) == 0.4
+
+
+@pytest.mark.parametrize("params, n, p, part", [
+    ({"bounds": [(4.3, 7.9), (2.0, 4.4), (1.0, 6.9), (0.1, 2.5)]}, 150, 4, "scree"),
+    ({"eps": 1.0}, 300, 6, "scree"),
+    ({"eps": 2.0}, 150, 4, "scree"),
+])
+def test_the_split_the_plan_names_buys_the_part_and_a_smaller_share_does_not(
+        params, n, p, part):
+    # exact agreement with the plan itself: the split it names buys the part,
+    # and a share 0.01 below it (the others in proportion) does not
+    from sklearn_dppca._algorithms._plan import suggested_split
+
+    estimator = DPPCA(n_components=3, **params)
+    plan = estimator.plan(n, p, splits=True)
+    rows = plan[plan.step.str.startswith(part + "/") | (plan.step == part)]
+    share, text = rows.share_needed.iloc[0], rows.split_needed.iloc[0]
+    assert math.isfinite(share) and (rows.share_needed == share).all()
+    named = dict((name, float(value)) for name, value in
+                 (item.split("=") for item in text.split(",")))
+    assert named[part] == pytest.approx(share)
+    bought = estimator.set_params(budget_split=named).plan(n, p)
+    assert bought[bought.step.str.startswith(part)].released.all()
+    split = dict(DPPCA(**params)._validated_params()["split"])
+    below = estimator.set_params(budget_split=suggested_split(split, part, share - 0.01))
+    plan_below = below.plan(n, p)
+    assert not plan_below[plan_below.step.str.startswith(part)].released.any()
+    # the rows the plan runs say nothing, and the plan without splits is the one
+    # a fit follows, unchanged
+    released = plan[plan.released]
+    assert released.share_needed.isna().all() and (released.split_needed == "").all()
+    plain = DPPCA(n_components=3, **params).plan(n, p)
+    assert plain.equals(plan.drop(columns=["share_needed", "split_needed"]))
+
+
+def test_a_part_held_back_for_bounds_or_out_of_reach_names_no_split():
+    # iris's shape with its observed ranges at eps 1: the score summary is held
+    # back (the same fit without bounds does not buy it): no split is offered;
+    # wine's shape: no share of the grant buys its scree at eps 1
+    iris = DPPCA(n_components=3, bounds=[(4.3, 7.9), (2.0, 4.4), (1.0, 6.9),
+                                         (0.1, 2.5)]).plan(150, 4, splits=True)
+    score = iris[iris.step.str.startswith("score")]
+    assert score.share_needed.isna().all() and (score.split_needed == "").all()
+    wine = DPPCA(n_components=3, bounds=[(0.0, 1.0)] * 13).plan(178, 13, splits=True)
+    scree = wine[wine.step.str.startswith("scree")]
+    assert np.isinf(scree.share_needed).all() and (scree.split_needed == "").all()
+
+
+def test_the_plans_text_names_the_split_beside_the_eps():
+    from sklearn_dppca._summary import plan_text
+
+    estimator = DPPCA(n_components=3, bounds=[(4.3, 7.9), (2.0, 4.4), (1.0, 6.9),
+                                              (0.1, 2.5)])
+    plan = estimator.plan(150, 4, splits=True)
+    split = plan.loc[plan.step == "scree/mean", "split_needed"].item()
+    text = plan_text(plan, 1.0, 150)
+    assert f"variances and PVE (needs eps about 1.5, or at this eps the split {split})" \
+        in text
+    # without splits (a fitted plan_, a release): the eps alone
+    assert "or at this eps" not in plan_text(estimator.plan(150, 4), 1.0, 150)

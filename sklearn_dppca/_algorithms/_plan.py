@@ -57,7 +57,7 @@ _SPREAD_LEVEL_MIN = 0.85
 #: A frame search may stop this share of its rows early (its rank slack).
 _FRAME_SLACK = 0.25
 #: Parts a fit can leave out; the directions are always released.
-_OPTIONAL_PARTS = ("scale", "scree", "score")
+OPTIONAL_PARTS = ("scale", "scree", "score")
 
 
 def unit_sd(leaf, noise):
@@ -200,7 +200,7 @@ def _shortfalls(plan, settings):
     shortfalls = {}
     for path, leaf in plan.allocations.items():
         part = _part_of(path)
-        if part not in _OPTIONAL_PARTS or _informative(leaf, settings)[0]:
+        if part not in OPTIONAL_PARTS or _informative(leaf, settings)[0]:
             continue
         factor = _growth_needed(leaf, settings)
         shortfalls[part] = max(shortfalls.get(part, 0.0), factor)
@@ -261,6 +261,62 @@ def bought_parts(parts, allocate, settings):
             worst = "scree"
         dropped.add(worst)
 
+
+
+#: The largest share of the grant a part's budget may take in
+#: :func:`share_needed`: the directions keep at least the rest.
+_LARGEST_SHARE = 0.95
+#: The resolution of :func:`share_needed`, in shares of the grant.
+_SHARE_STEP = 0.01
+
+
+def _with_share(split, part, share):
+    """The top-level ``split`` with ``part`` at ``share`` and the other parts
+    scaled to the rest of the same total, in proportion (public)."""
+    total = math.fsum(split.values())
+    others = math.fsum(value for name, value in split.items() if name != part)
+    return {name: share if name == part else value * (total - share) / others
+            for name, value in split.items()}
+
+
+def split_text(split):
+    """A top-level split as ``--budget-split`` spells it:
+    ``"loading=0.29,scree=0.42,score=0.29"``."""
+    return ",".join(f"{name}={share:g}" for name, share in split.items())
+
+
+def suggested_split(split, part, share):
+    """:func:`_with_share` as a user would type it: two decimals, the other
+    parts rounded down (the total stays within the grant)."""
+    return {name: round(value if name == part else math.floor(
+        value / _SHARE_STEP + 1e-9) * _SHARE_STEP, 2)
+        for name, value in _with_share(split, part, share).items()}
+
+
+def share_needed(split, part, buys):
+    """The smallest share of the grant, on a grid of :data:`_SHARE_STEP`, at
+    which ``part`` would be bought at the same eps, the other parts scaled to
+    the rest in proportion and rounded down (:func:`suggested_split`: the split
+    tried is the one a user would type); ``buys(split)`` says whether the plan
+    of a fit with that top-level split buys ``part``. Inf where not even
+    :data:`_LARGEST_SHARE` of the split's total does, or where the other parts
+    have no share to give. What a custodian who cannot raise eps can do
+    instead, at the other parts' cost (public: the plan's own rules; the
+    search assumes a larger share never loses the part)."""
+    total = math.fsum(split.values())
+    others = total - split.get(part, 0.0)
+    low = math.floor(split.get(part, 0.0) / _SHARE_STEP + 1e-9)
+    high = math.floor(_LARGEST_SHARE * total / _SHARE_STEP + 1e-9)
+
+    def bought(step):
+        return buys(suggested_split(split, part, step * _SHARE_STEP))
+
+    if others <= 0 or high <= low or not bought(high):
+        return math.inf
+    while high - low > 1:          # (low does not buy, high does)
+        middle = (low + high) // 2
+        low, high = (low, middle) if bought(middle) else (middle, high)
+    return round(high * _SHARE_STEP, 2)
 
 #: The largest growth of a leaf the plan's bisection tries (finite and far
 #: beyond any grant that means anything).

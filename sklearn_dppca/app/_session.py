@@ -365,7 +365,7 @@ class Explorer:
         """
         estimator, kwargs = self._unfitted(params)
         n_samples, n_features = self.data.X.shape
-        plan = estimator.plan(n_samples, n_features)
+        plan = estimator.plan(n_samples, n_features, splits=True)
         note = shares_note(kwargs["budget_split"])
         return "\n".join([plan_text(plan, kwargs["eps"], n_samples)]
                          + ([note] if note else [])
