@@ -43,6 +43,15 @@ plan = DPPCA(n_components=3, eps=1.0, bounds=codebook).plan(n_samples, n_feature
 print(plan.dropna(subset=["data_noise_sd"])[["step", "mu", "data_noise_sd"]])
 
 # %%
+# A smaller study of the same columns, 300 rows at ``eps = 0.5``, would buy no
+# scree: the plan names the eps that would, and, with ``splits=True``, the
+# ``budget_split`` that would at this eps (the directions then get less).
+small = DPPCA(n_components=3, eps=0.5, bounds=codebook).plan(300, n_features,
+                                                              splits=True)
+scree = small[small.step.str.startswith("scree")]
+print(scree[["step", "released", "eps_needed", "split_needed"]])
+
+# %%
 # The same budget, without and with the codebook
 # ----------------------------------------------
 fits = {
