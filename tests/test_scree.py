@@ -963,7 +963,8 @@ def test_variances_above_the_total_make_adults_total_not_estimable(monkeypatch, 
     from sklearn_dppca.datasets import load_adult
     if broken:
         monkeypatch.setattr(scree, "_total_noise_below_variances",
-                            lambda clipped, total, total_noise, bounded: total_noise)
+                            lambda clipped, components, total, total_noise, bounded:
+                            total_noise)
     X = load_adult().data.to_numpy(dtype=float)
     truth = np.trace(np.cov(X.T))
     with warnings.catch_warnings(record=True) as caught:
@@ -983,20 +984,26 @@ def test_the_total_below_its_variances_rule():
     from sklearn_dppca._bunch import Bunch
 
     clipped = Bunch(raw=np.array([6.0, 2.0]), noise_scale=np.array([0.3, 0.4]))
+    V = np.eye(3)[:2]
     spread = np.sqrt(0.3**2 + 0.4**2 + 0.5**2)
     # the sum, 8, exceeds the total by 2 sds of the difference plus its sd or not
     edge = 8.0 - 2.0 * spread - 0.5
     with pytest.warns(PrivacyUtilityWarning, match="below the sum of the private"):
-        assert _total_noise_below_variances(clipped, edge - 1e-9, 0.5, False) \
+        assert _total_noise_below_variances(clipped, V, edge - 1e-9, 0.5, False) \
             == pytest.approx(edge - 1e-9)
-    assert _total_noise_below_variances(clipped, edge + 1e-9, 0.5, False) == 0.5
+    assert _total_noise_below_variances(clipped, V, edge + 1e-9, 0.5, False) == 0.5
+    # rows a little longer than unit (public directions, within rounding): the
+    # sum over the Gram matrix's norm, so the same total is not flagged
+    longer = V * np.sqrt(1.0 + 1e-6)
+    assert _total_noise_below_variances(clipped, longer, edge - 1e-9, 0.5, False) \
+        == 0.5
     # the box's one release (its total is their sum plus the rest), an sd
     # already raised, a value not finite: left alone
-    assert _total_noise_below_variances(Bunch(clipped, covaried=True), 1.0, 0.5,
+    assert _total_noise_below_variances(Bunch(clipped, covaried=True), V, 1.0, 0.5,
                                         True) == 0.5
-    assert _total_noise_below_variances(clipped, 1.0, 1.0, False) == 1.0
+    assert _total_noise_below_variances(clipped, V, 1.0, 1.0, False) == 1.0
     assert _total_noise_below_variances(Bunch(clipped, raw=np.array([np.nan, 2.0])),
-                                        1.0, 0.5, False) == 0.5
+                                        V, 1.0, 0.5, False) == 0.5
 
 def test_the_totals_tail_threshold_with_a_box():
     from sklearn_dppca._algorithms._variances import _total_tail_threshold

@@ -203,7 +203,7 @@ def _release_scree(X, components, *, method, params, budget, noise, pairs, rng, 
     raw, noise_scale, carried = _at_midpoint(released.raw, released.noise_scale, shares)
     total, total_noise, total_carried = _at_midpoint(released.total, released.total_noise,
                                                      total_share)
-    total_noise = _total_noise_below_variances(clipped, total, total_noise,
+    total_noise = _total_noise_below_variances(clipped, components, total, total_noise,
                                                bounded=X.widths() is not None)
     return Bunch(released, raw=raw, noise_scale=noise_scale, total=float(total),
                  total_noise=float(total_noise), allowance=carried,
@@ -860,15 +860,17 @@ def _total_noise_past_tail(total, total_noise, total_bound, evidence, bounded):
 _BELOW_MARGIN = 2.0
 
 
-def _total_noise_below_variances(clipped, total, total_noise, bounded):
+def _total_noise_below_variances(clipped, components, total, total_noise, bounded):
     """The printed total's sd, raised to the total where the variances along
     the directions, as released (``clipped``, before any combination), prove
     that its clipping lowered it by more than that sd (post-processing of
     released values).
 
     The variances along orthonormal directions sum to at most the table's
-    total, and clipping only lowers a value, so the released variances' sum is
-    a noisy lower bound on the total: where it exceeds ``total`` (read at the
+    total (along rows ``V`` whose Gram matrix is within rounding of the
+    identity, public ones, at most ``||V V^T||`` times it: the sum is divided
+    by that), and clipping only lowers a value, so the released variances' sum
+    is a noisy lower bound on the total: where it exceeds ``total`` (read at the
     middle of its allowance) by more than :data:`_BELOW_MARGIN` sds of their
     difference plus the total's ``total_noise`` (which carries the
     allowance), the total lies further below the table's than its interval
@@ -887,8 +889,10 @@ def _total_noise_below_variances(clipped, total, total_noise, bounded):
     if not 0 < unit < math.inf:
         return total_noise
     spread = math.hypot(*(sds / unit), total_noise / unit)
-    if not math.fsum(raw / unit) - total / unit - _BELOW_MARGIN * spread \
-            > total_noise / unit:
+    components = np.asarray(components, dtype=float)
+    gram = float(np.linalg.norm(components @ components.T, 2))
+    if not math.fsum(raw / unit) / max(gram, 1.0) - total / unit \
+            - _BELOW_MARGIN * spread > total_noise / unit:
         return total_noise
     warn_user(
         "The private total variance is below the sum of the private variances "
