@@ -322,7 +322,7 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             informative, the split kept; NaN when it is, inf beyond ``1e6``).
             With ``splits``, also ``share_needed`` (the part's share of
             ``budget_split`` at which the same fit would buy it at this eps,
-            to 0.01, rounded up; NaN for a step that is run or held back, inf
+            on a grid of 0.01; NaN for a step that is run or held back, inf
             where not even 0.95 of the split's total would) and
             ``split_needed`` (that split as ``--budget-split`` spells it,
             ``"loading=0.29,scree=0.42,score=0.29"``, the other parts rounded

@@ -262,7 +262,6 @@ def bought_parts(parts, allocate, settings):
         dropped.add(worst)
 
 
-
 #: The largest share of the grant a part's budget may take in
 #: :func:`share_needed`: the directions keep at least the rest.
 _LARGEST_SHARE = 0.95
@@ -317,6 +316,7 @@ def share_needed(split, part, buys):
         middle = (low + high) // 2
         low, high = (low, middle) if bought(middle) else (middle, high)
     return round(high * _SHARE_STEP, 2)
+
 
 #: The largest growth of a leaf the plan's bisection tries (finite and far
 #: beyond any grant that means anything).
