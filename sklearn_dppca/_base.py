@@ -68,7 +68,7 @@ from .privacy._warnings import PrivacyRiskWarning, warn_risky_delta
 #: :func:`~sklearn_dppca._algorithms._directions._kendall_sensitivity`).
 _SENSITIVITY_RULES = ("standard", "tight")
 #: The pair terms of the directions' matrix (see DPKendallDirections).
-_RADIAL_FUNCTIONS = ("spherical", "clipped", "covariance")
+RADIAL_FUNCTIONS = ("spherical", "clipped", "covariance")
 
 
 class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -87,7 +87,7 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         "sensitivity": [Options(*_SENSITIVITY_RULES)],
         "accounting": [Options(*ACCOUNTING_METHODS)],
         "accountant": [None, Instance(PrivacyAccountant, "a PrivacyAccountant")],
-        "radial": [Options(*_RADIAL_FUNCTIONS)],
+        "radial": [Options(*RADIAL_FUNCTIONS)],
         "radius": ["auto", POSITIVE],
         "radius_level": ["auto", UNIT_OPEN],
         "scale": [Boolean()],

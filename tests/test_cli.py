@@ -377,10 +377,10 @@ def test_scree_methods_are_dppcas():
 
 
 def test_radials_are_dppcas():
-    from sklearn_dppca._base import _RADIAL_FUNCTIONS
+    from sklearn_dppca._base import RADIAL_FUNCTIONS
     from sklearn_dppca._cli_parser import _RADIALS
 
-    assert _RADIALS == _RADIAL_FUNCTIONS
+    assert _RADIALS == RADIAL_FUNCTIONS
 
 
 def test_radial_covariance_reads_the_declared_box(small_csv, tmp_path):

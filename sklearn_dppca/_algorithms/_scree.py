@@ -853,7 +853,6 @@ def _total_noise_past_tail(total, total_noise, total_bound, evidence, bounded):
     return max(total_noise, abs(total))
 
 
-
 #: How many sds of their difference the variances' sum must exceed the total
 #: by, beyond the total's own sd, for the total to be not estimable: two, as
 #: the tail counts' proof (:data:`~._variances._MARGIN`).

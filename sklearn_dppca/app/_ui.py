@@ -16,6 +16,7 @@ import os
 import tempfile
 import time
 
+from .._base import RADIAL_FUNCTIONS
 from .._data_sources import UserError
 from ..privacy import BudgetExceededError
 from ._hover import hover_text, hover_targets
@@ -193,8 +194,7 @@ def _fit_panel(budget, reference=False):
         ui.input_numeric("split_scale", "scale (with 'scale' only)", default["split_scale"],
                          min=0, step=0.05),
         ui.input_checkbox("scale", "scale (private column spreads)", default["scale"]),
-        ui.input_select("radial", "Directions",
-                        ["spherical", "clipped", "covariance"],
+        ui.input_select("radial", "Directions", list(RADIAL_FUNCTIONS),
                         selected=default["radial"]),
         ui.input_select("accounting", "Accounting", ["gdp", "basic"],
                         selected=default["accounting"]),
