@@ -31,6 +31,8 @@ _OPTION_SPELLING = {
     "accounting='basic'": "--accounting basic",
     "accounting='gdp'": "--accounting gdp",
     "scale=True": "--scale",
+    "radial='clipped'": "--radial clipped",
+    "radial='covariance'": "--radial covariance",
     "n_components": "--components",
     "budget_split": "--budget-split",
     "random_state": "--seed",

@@ -510,8 +510,11 @@ ERRORS = [
     (["--components", "1.5"], "--components must be None or an int >= 1 or a finite "
                               "number in (0, 1)"),
     (["--components", "x"], "--components must be a number"),
-    (["--scree-method", "matrix"], "needs radial='clipped'"),
-    (["--radial", "covariance"], "it needs --bounds"),
+    (["--scree-method", "matrix"], "needs --radial clipped directions"),
+    (["--radial", "covariance"], "--radial covariance reads the covariance about the "
+                                 "declared box's private mean: it needs --bounds"),
+    (["@small", "--columns", "a,b", "--radial", "covariance", "--scree-method",
+      "matrix", "--bounds", "0:1,0:1"], "cannot read --radial covariance"),
     (["--scree-params", "nope=1"], "--scree-params has unknown names ['nope']"),
     (["--scree-params", "quantile_level=2"], "--scree-params['quantile_level']"),
     (["--scree-params", "quantile_level"], "--scree-params must look like"),
