@@ -200,7 +200,8 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
                                  self._feature_names(), rows.sizes, ledger)
         targets = self._targets(params, y, rows)
         rows.plan_passes(first_pass_requests(spec.plan, params["radial"],
-                                             self._total_first(spec, params)),
+                                             self._total_first(spec, params),
+                                             divided=params.get("scale", False)),
                          pairs=spec.pairs, progress=progress.pairs)
         self._charge(spec.plan, params, rows.shape[0])
         self._plan_rows, self._kept_parts = spec.rows, spec.kept

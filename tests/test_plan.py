@@ -399,10 +399,41 @@ def test_every_statistic_needing_no_release_rides_on_the_first_passes(monkeypatc
 def test_a_step_the_requests_miss_is_caught(monkeypatch):
     # (as a renamed step would be: its statistic then takes a pass of its own)
     monkeypatch.setattr("sklearn_dppca._base.first_pass_requests",
-                        lambda plan, radial, total_first: Bunch(
+                        lambda plan, radial, total_first, divided=False: Bunch(
                             scaled="scale" in plan, raw=[], rows=[], scores=[]))
     assert set(_computed_late(monkeypatch, _AHEAD_FITS["pca-scale-clipped"])) == \
         {RADIUS, SPREAD_BOUNDS, TOTAL_BOUND, TWO_SIDED}
+
+
+@pytest.mark.parametrize("bounds", [None, [(-40.0, 40.0)] * 5])
+@pytest.mark.parametrize("broken", [False, True])
+def test_a_scaled_fit_whose_spreads_are_not_bought_sums_its_pairs_once(
+        monkeypatch, bounds, broken):
+    # scale=True on 150 rows at eps 1: the plan buys no spreads, and the rows
+    # are divided by the box's units or by 1; the Kendall sum is computed once,
+    # on the divided view the directions read (broken: the first pass asked
+    # for it on the raw rows too, as before, and threw it away)
+    import sklearn_dppca._algorithms._plan as plan_module
+
+    if broken:
+        original = plan_module.first_pass_requests
+        monkeypatch.setattr("sklearn_dppca._base.first_pass_requests",
+                            lambda plan, radial, total_first, divided=False:
+                            original(plan, radial, total_first))
+    sums = []
+    original_ahead = Rows._pair_sum_ahead
+
+    def spy(self, floor, pairs, name, progress=None):
+        if name == KENDALL_MATRIX and floor == 0.0:
+            sums.append(self._view_key())
+        return original_ahead(self, floor, pairs, name, progress)
+
+    monkeypatch.setattr(Rows, "_pair_sum_ahead", spy)
+    X = np.random.default_rng(0).normal(size=(150, 5)) * [4.0, 3.0, 2.0, 1.0, 0.5]
+    fit = _quiet_fit(DPPCA(eps=1.0, scale=True, bounds=bounds, random_state=0), X)
+    assert "scale" not in {step.split("/")[0] for step in
+                           fit.plan_.loc[fit.plan_.released, "step"]}
+    assert len(set(sums)) == (2 if broken else 1)
 
 
 # ----------------------------------------------------- the box's data-unit noise

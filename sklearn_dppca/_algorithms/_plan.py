@@ -542,14 +542,18 @@ def in_release_order(rows, total_first=False):
     return sorted(rows, key=rank)
 
 
-def first_pass_requests(plan, radial, total_first=False):
+def first_pass_requests(plan, radial, total_first=False, divided=False):
     """What the rows compute ahead, before any release: the statistics of
     ``plan`` (a BudgetPlan) that need no release first, by the view they read.
 
     Declared here, beside the steps' names, so that the rows never read a step's
-    name. Returns a Bunch: ``scaled`` (the fit divides its rows by released
-    spreads), ``raw`` (what the raw rows of a scaled fit compute: the spreads'
-    matching), ``rows`` (what the rows the directions read compute: the Kendall
+    name. Returns a Bunch: ``scaled`` (the fit divides its rows, ``divided``:
+    by released spreads, or, where the plan bought none, by its box's units or
+    by 1; the rows the directions read are then that divided view, and the raw
+    rows compute only the spreads' own statistics: else a Kendall sum of the
+    raw rows would be computed and thrown away), ``raw`` (what the raw rows of a
+    scaled fit compute: the spreads' matching), ``rows`` (what the rows the
+    directions read compute: the Kendall
     sum, the radius's and the total variance's matchings) and ``scores`` (what
     the score axes' view computes: the frame's first counts); each a list of
     statistic names of :mod:`~sklearn_dppca._data._statistics`. With
@@ -567,5 +571,5 @@ def first_pass_requests(plan, radial, total_first=False):
         rows.append(TOTAL_BOUND)
     raw = [SPREAD_BOUNDS] if any(path.startswith("scale/clip bound")
                                  for path in paths) else []
-    return Bunch(scaled="scale" in plan, raw=raw, rows=rows,
+    return Bunch(scaled=bool(divided) or "scale" in plan, raw=raw, rows=rows,
                  scores=[TWO_SIDED] if "score/frame" in plan else [])
