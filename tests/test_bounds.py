@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from sklearn_dppca import DPKendallDirections, DPPCA, DPScree
-from sklearn_dppca._algorithms._directions import _box_diagonal
+from sklearn_dppca._algorithms._box_moments import box_diagonal
 from sklearn_dppca._algorithms._scores import _box_frame
 from sklearn_dppca._algorithms._scree_settings import (
     box_component_bounds,
@@ -183,7 +183,7 @@ def test_box_bounds_are_the_largest_terms():
     total = np.sum(differences**2, axis=1) / 2
     assert total.max() == pytest.approx(box_norm_bound(WIDTHS))
     assert box_norm_bound(WIDTHS, V) <= box_norm_bound(WIDTHS)
-    assert _box_diagonal(WIDTHS) == pytest.approx(math.sqrt(np.sum(WIDTHS**2)))
+    assert box_diagonal(WIDTHS) == pytest.approx(math.sqrt(np.sum(WIDTHS**2)))
 
 
 def test_spreads_statistic_moves_by_its_sensitivity_at_corners():
@@ -301,7 +301,7 @@ def test_scree_norm_and_total_move_by_their_sensitivities_at_corners(k):
 def test_covariance_matrix_moves_by_its_sensitivity_at_corners():
     X = _data()
     n = len(X)
-    diagonal = _box_diagonal(WIDTHS)
+    diagonal = box_diagonal(WIDTHS)
 
     def matrix(Y):
         return _rows(Y).pair_mean(diagonal**2, "all", "kendall matrix")
@@ -727,7 +727,7 @@ def test_covariance_directions_and_their_scree():
     # the scatter about the box's private mean, in units of the farthest any
     # point of the box lies from it: at least half the diagonal, at most the
     # diagonal (the mean is in the box here, at this budget)
-    assert _box_diagonal(WIDTHS) / 2 <= fitted.radius_ <= _box_diagonal(WIDTHS)
+    assert box_diagonal(WIDTHS) / 2 <= fitted.radius_ <= box_diagonal(WIDTHS)
     assert steps(fitted)[:2] == ["loading/mean", "loading/statistic"]
     assert "scree/variances/statistic" in steps(fitted)
     assert list(fitted.plan_.step[:2]) == ["loading/mean", "loading/statistic"]

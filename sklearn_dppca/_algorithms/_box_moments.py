@@ -63,8 +63,11 @@ def _units(values):
 
 
 def box_diagonal(widths):
-    """The length of the box's diagonal, ``sqrt(sum_j w_j^2)``: the common unit
-    of the scree's mean (public: the declared box)."""
+    """The length of the box's diagonal, ``sqrt(sum_j w_j^2)`` (public: the
+    declared box): no two rows of the box are farther apart. The common unit of
+    the scree's mean, and the largest useful radius of ``radial="clipped"``.
+    (Widths are at most ``2**501``, twice the data domain: the squares' sum
+    stays finite below about four million columns.)"""
     return float(np.sqrt(np.sum(np.asarray(widths, dtype=float)**2)))
 
 

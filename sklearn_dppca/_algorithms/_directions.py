@@ -10,7 +10,7 @@ from .._bunch import Bunch
 from .._data._statistics import KENDALL_MATRIX, RADIUS
 from .._validation import warn_user
 from ..privacy import PrivacyUtilityWarning, symmetric_matrix_gaussian
-from ._box_moments import release_box_covariance, release_box_mean
+from ._box_moments import box_diagonal, release_box_covariance, release_box_mean
 
 #: Share of the loading part spent on the private radius (``radial="clipped"``).
 _RADIUS_SHARE = 0.2
@@ -98,7 +98,7 @@ def _private_clipped_kendall(X, *, budget, radius, radius_level, noise, sensitiv
         if widths is not None:
             # declared bounds: no pair is farther apart than the box's diagonal, so
             # a larger radius only shrinks every term (post-processing)
-            radius = min(radius, _box_diagonal(widths))
+            radius = min(radius, box_diagonal(widths))
     matrix = X.pair_mean(squared_radius(radius), pairs, KENDALL_MATRIX, progress)
     released = _released_eigen(matrix, X.shape[0], statistic, noise, sensitivity, rng,
                                ledger)
@@ -146,14 +146,6 @@ def _warn_if_radius_collapsed(released):
             "about 0. Give the directions more eps, or use more rows.",
             PrivacyUtilityWarning,
         )
-
-
-def _box_diagonal(widths):
-    """``D = sqrt(sum_j w_j^2)``, the diagonal of a box of widths ``w`` (public):
-    no two rows of the box are farther apart."""
-    widths = np.asarray(widths, dtype=float)
-    largest = float(np.max(widths))
-    return largest * math.sqrt(float(np.sum((widths / largest) ** 2)))
 
 
 def release_directions(X, *, radial, radius, radius_level, budget, noise, sensitivity,
