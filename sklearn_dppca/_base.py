@@ -3,7 +3,6 @@ the releases of the spreads and the directions, the summary."""
 
 import collections
 import functools
-import math
 import threading
 
 import numpy as np
@@ -12,8 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._algorithms._directions import release_directions
 from ._algorithms._plan import OPTIONAL_PARTS, bought_parts, first_pass_requests, \
-    in_release_order, share_needed, split_text, suggested_split, \
-    plan_frame, plan_table
+    in_release_order, plan_frame, plan_table, share_needed, with_splits
 from ._algorithms._loading_noise import loading_noise_scale
 from ._algorithms._projection import back_project, project, scale_origins, \
     whitening_scale
@@ -204,7 +202,11 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
                                              divided=params.get("scale", False)),
                          pairs=spec.pairs, progress=progress.pairs)
         self._charge(spec.plan, params, rows.shape[0])
-        self._plan_rows, self._kept_parts = spec.rows, spec.kept
+        # (the plan with the split that would buy each part it did not: the
+        # summary says it beside the eps; public, as the plan is)
+        self._plan_rows = self._with_splits(params, spec, *rows.shape,
+                                            self._feature_names(), rows.sizes)
+        self._kept_parts = spec.kept
         self._release(rows, spec, params, rng, ledger, targets)
         self.pairs_ = spec.pairs
         self._set_privacy(ledger, params, spec.plan)
@@ -355,17 +357,14 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         sizes = block_sizes(n_samples, params["row_blocks"])
         spec = self._public_plan(params, n_samples, n_features, names, sizes,
                                  PrivacyLedger())
-        frame = plan_frame(spec.rows)
-        if splits:
-            needed = self._shares_needed(params, spec, n_samples, n_features, names,
-                                         sizes)
-            parts = [str(step).split("/")[0] if not released else None
-                     for step, released in zip(frame["step"], frame["released"])]
-            frame["share_needed"] = [needed.get(part, math.nan) for part in parts]
-            frame["split_needed"] = [split_text(suggested_split(
-                params["split"], part, needed[part])) if math.isfinite(
-                    needed.get(part, math.nan)) else "" for part in parts]
-        return frame
+        return plan_frame(self._with_splits(params, spec, n_samples, n_features,
+                                            names, sizes) if splits else spec.rows)
+
+    def _with_splits(self, params, spec, n_samples, n_features, names, sizes):
+        """The rows of the plan ``spec`` with the split that would buy each part
+        it does not (:func:`~sklearn_dppca._algorithms._plan.with_splits`)."""
+        return with_splits(spec.rows, params.get("split"), self._shares_needed(
+            params, spec, n_samples, n_features, names, sizes))
 
     def _shares_needed(self, params, spec, n_samples, n_features, names, sizes):
         """Per optional part of the top-level split that the plan ``spec`` does

@@ -14,6 +14,13 @@ DEFAULT_SCALED_SPLIT = {"loading": 0.3, "scree": 0.25, "scale": 0.2, "score": 0.
 BUDGET_PARTS = ("loading", "scree", "scale", "score")
 
 
+def split_text(split):
+    """A split as ``--budget-split`` spells it,
+    ``"loading=0.29,scree=0.42,score=0.29"`` (a part without a share is left
+    out: a missing part gets 0)."""
+    return ",".join(f"{part}={share:g}" for part, share in split.items() if share)
+
+
 def check_budget_split(budget_split, scale=False):
     """Fractions of ``loading``, ``scree``, ``scale`` and ``score``; missing parts get 0.
 

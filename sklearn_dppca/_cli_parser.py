@@ -13,7 +13,7 @@ import sys
 #: The parts of ``--budget-split`` (those of ``DPPCA(budget_split=...)``); ``scale``
 #: is spent only with ``--scale``.
 from ._budget_split import BUDGET_PARTS as _BUDGET_PARTS
-from ._budget_split import DEFAULT_SCALED_SPLIT, DEFAULT_SPLIT
+from ._budget_split import DEFAULT_SCALED_SPLIT, DEFAULT_SPLIT, split_text
 from ._data_sources import BUILTIN_DATA
 from ._pair_design import AUTO_ALL_ROWS, AUTO_MAX_PARTNERS, AUTO_PARTNERS
 from ._requests import SCREE_KINDS
@@ -38,14 +38,10 @@ def _prog():
     return argv0
 
 
-def _split_text(split):
-    return ",".join(f"{part}={share:g}" for part, share in split.items() if share)
-
-
 def _default_splits():
     """DPPCA's default budget splits, as --budget-split would spell them."""
-    text = _split_text(DEFAULT_SPLIT)
-    return f"{text}, with --scale {_split_text(DEFAULT_SCALED_SPLIT)}"
+    text = split_text(DEFAULT_SPLIT)
+    return f"{text}, with --scale {split_text(DEFAULT_SCALED_SPLIT)}"
 
 
 def _axes_text(axes):

@@ -145,7 +145,8 @@ class DPKendallDirections(_PrivateProjection):
     plan_ : pandas.DataFrame
         The plan the fit followed, decided before any data were read: one row
         per mechanism step with its budget, its predicted noise, whether it was
-        run (``released``) and the eps it would need (see :meth:`plan`).
+        run (``released``), the eps it would need and the split that would buy
+        its part at this eps (see :meth:`plan`, here with ``splits=True``).
     nonprivate_ : Bunch or None
         Ordinary PCA (``components``, ``explained_variance``,
         ``explained_variance_ratio``, ``scores``) when ``compute_nonprivate=True``.

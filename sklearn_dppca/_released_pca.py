@@ -190,8 +190,9 @@ class ReleasedPCA:
     privacy_ledger_ : list of dict
         One entry per mechanism call of the fit.
     plan_ : pandas.DataFrame or None
-        The fit's budget plan (what it bought, and the eps each part it could not
-        buy needs); None in a file written before plans were released.
+        The fit's budget plan (what it bought, and the eps and the split each
+        part it could not buy needs); None in a file written before plans were
+        released (a file written before the splits has no split columns).
     nonprivate_ : Bunch or None
         Only when the file holds the ``"nonprivate_reference_NOT_PRIVATE"`` key.
         NOT private.

@@ -306,7 +306,8 @@ class DPScree(_VarianceMixin, _PrivateProjection):
     plan_ : pandas.DataFrame
         The plan the fit followed, decided before any data were read: one row
         per mechanism step with its budget, its predicted noise, whether it was
-        run (``released``) and the eps it would need (see :meth:`plan`).
+        run (``released``), the eps it would need and the split that would buy
+        its part at this eps (see :meth:`plan`, here with ``splits=True``).
     nonprivate_ : Bunch or None
         The ordinary PCA of the data, aligned to ``components_`` (``components``,
         ``explained_variance``, ``explained_variance_ratio``, ``total_variance``,

@@ -310,25 +310,36 @@ def _parts(fitted):
     return released, missing
 
 
+def _unbought_rows(fitted, part, column):
+    """The ``column`` of the ``plan_`` rows of ``part``'s steps that the fit did
+    not run (empty without a plan or that column)."""
+    plan = getattr(fitted, "plan_", None)
+    if plan is None or column not in plan:
+        return []
+    prefixes = _PART_STEPS.get(part.split(" of ")[0], ())
+    return [value for step, was_released, value in zip(
+                plan["step"], plan["released"], plan[column])
+            if not bool(was_released)
+            and any(str(step) == p or str(step).startswith(p + "/") for p in prefixes)]
+
+
 def _eps_needed(fitted, part):
     """The total eps at which the steps of ``part`` would become informative,
     from ``plan_`` (its ``released`` and ``eps_needed`` columns); None without
     a plan or a finite figure."""
-    plan = getattr(fitted, "plan_", None)
-    if plan is None:
-        return None
-    prefixes = _PART_STEPS.get(part.split(" of ")[0], ())
-    needed = []
     try:
-        rows = zip(plan["step"], plan["released"], plan["eps_needed"])
-        for step, was_released, eps in rows:
-            step = str(step)
-            if any(step == p or step.startswith(p + "/") for p in prefixes) and not bool(
-                    was_released) and eps is not None and np.isfinite(float(eps)):
-                needed.append(float(eps))
-    except (KeyError, TypeError, ValueError):
+        needed = [float(eps) for eps in _unbought_rows(fitted, part, "eps_needed")
+                  if eps is not None and np.isfinite(float(eps))]
+    except (TypeError, ValueError):
         return None
     return max(needed) if needed else None
+
+
+def _split_needed(fitted, part):
+    """The split that would buy ``part`` at the fit's eps (``plan_``'s
+    ``split_needed``, as ``--budget-split`` spells it), or None."""
+    splits = [str(text) for text in _unbought_rows(fitted, part, "split_needed") if text]
+    return splits[0] if splits else None
 
 
 def released_line(fitted):
@@ -349,14 +360,26 @@ def released_line(fitted):
     line = "Released: " + (", ".join(released) if released else "nothing")
     if missing:
         eps = float(fitted.privacy_spent_[0])
-        texts = []
-        for part in missing:
-            needed = _eps_needed(fitted, part)
-            texts.append(part if needed is None else f"{part} (needs eps about "
-                                                      f"{needed:.2g})")
         line += (f"; {NOT_ESTIMABLE} at eps = {eps:g} with n = {fitted.n_samples_}: "
-                 + ", ".join(texts))
+                 + ", ".join(_missing_texts(fitted, missing)))
     return line
+
+
+def _missing_texts(fitted, missing):
+    """``["variances and PVE (needs eps about 1.5, or at this eps the split
+    ...)", "score summary"]``: the parts not released, each with what its plan
+    says would buy it; neighbours that the same would buy (the variances and
+    the PVE of an unbought scree) are named together."""
+    texts, needs = [], []
+    for part in missing:
+        needed = _eps_needed(fitted, part)
+        need = None if needed is None else _needs_text(needed, _split_needed(fitted, part))
+        if needs and need is not None and need == needs[-1]:
+            texts[-1] += f" and {part}"
+        else:
+            texts.append(part)
+            needs.append(need)
+    return [text if need is None else f"{text} ({need})" for text, need in zip(texts, needs)]
 
 
 def _params(fitted):
@@ -608,11 +631,14 @@ def _part_needs(part, eps_needed, split=None):
     loading=0.29,scree=0.42,score=0.29)"``: what would buy a part of a plan
     (``split``: the top-level split that would at this eps, as text, or
     None)."""
-    needs = f"needs eps about {eps_needed:.3g}" if eps_needed < float("inf") else \
+    return f"{_PART_WORDS.get(part, part)} ({_needs_text(eps_needed, split)})"
+
+
+def _needs_text(eps_needed, split=None):
+    """``"needs eps about 1.5, or at this eps the split loading=0.29,..."``."""
+    needs = f"needs eps about {eps_needed:.2g}" if eps_needed < float("inf") else \
         "not at any eps up to 1e6"
-    if split:
-        needs += f", or at this eps the split {split}"
-    return f"{_PART_WORDS.get(part, part)} ({needs})"
+    return needs + (f", or at this eps the split {split}" if split else "")
 
 
 def _number_or_blank(value):

@@ -672,7 +672,7 @@ def test_the_kendall_scree_takes_bounds():
     X = _data(400)
     fitted = DPPCA(2, scree_method="kendall", bounds=BOX, random_state=0).fit(X)
     assert fitted.plan_.equals(
-        DPPCA(2, scree_method="kendall", bounds=BOX, random_state=0).plan(400, 3))
+        DPPCA(2, scree_method="kendall", bounds=BOX, random_state=0).plan(400, 3, splits=True))
     assert fitted.explained_variance_.shape == (2,)
 
 

@@ -803,7 +803,8 @@ def test_scale_with_bounds_says_which_columns_took_the_box_unit(small_csv, tmp_p
     # release say "not estimable", with the eps the plan names for the spreads
     assert plain["explained_variance"] == ["not estimable"] * 2
     assert "scale=True: the columns' spreads are not estimable" in err
-    assert re.search(r"not estimable at eps = 1 with n = 80: variances \(needs eps "
+    assert re.search(r"not estimable at eps = 1 with n = 80: variances and PVE "
+                     r"\(needs eps "
                      r"about [0-9.]+\)", out)
     assert not any(entry["step"].startswith("scree") for entry in plain["privacy_ledger"])
     # with bounds the scree does not wait for spreads: every column has a unit

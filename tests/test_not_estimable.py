@@ -244,8 +244,8 @@ def test_the_summary_says_what_was_not_estimable(make_fake):
     first = text.splitlines()[0]
     assert first.startswith("Released: directions")
     # (the plan says what each part would need)
-    assert re.search(r"not estimable at eps = 1 with n = 150: variances \(needs eps "
-                     r"about [\d.]+\), PVE \(needs eps about [\d.]+\), score summary "
+    assert re.search(r"not estimable at eps = 1 with n = 150: variances and PVE "
+                     r"\(needs eps about [\d.]+\), score summary "
                      r"\(needs eps about [\d.]+\)$", first), first
     assert not re.search(r"\bnan\b", text)
     assert "PVE not estimable" in text and "Total variance not estimable" in text
@@ -266,7 +266,7 @@ def test_the_summary_reads_the_plan(make_fake):
         "mu": [np.nan] * 3, "noise_sd": [0.1] * 3, "released": [True, False, False],
         "eps_needed": [np.nan, 3.2, 12.0]})
     first = str(summarize(est)).splitlines()[0]
-    assert "variances (needs eps about 3.2)" in first
+    assert "variances and PVE (needs eps about 3.2)" in first
     assert "score summary (needs eps about 12)" in first
 
 

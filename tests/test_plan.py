@@ -58,9 +58,10 @@ CASES = [
 def test_the_fit_follows_the_plan_made_before_any_data(Estimator, params, n):
     X = _data(n)
     estimator = Estimator(random_state=0, **params)
-    plan = estimator.plan(*X.shape)
+    plan = estimator.plan(*X.shape, splits=True)
     fitted = _quiet_fit(estimator, X)
-    # the same plan, before and after the data
+    # the same plan, before and after the data (with the splits that would buy
+    # what it does not: the summary names them)
     assert fitted.plan_.equals(plan)
     # the ledger holds exactly the released steps, in the plan's order (the score
     # histogram may be skipped, unspent, on a frame its released values refuse)
@@ -513,7 +514,7 @@ def test_a_budget_tree_is_allocated_once_per_grant():
 
 
 def test_share_needed_is_the_least_share_that_buys_the_part():
-    from sklearn_dppca._algorithms._plan import share_needed, suggested_split
+    from sklearn_dppca._algorithms._plan import share_needed, _suggested_split
 
     split = {"loading": 0.35, "scree": 0.3, "score": 0.35}
     asked = []
@@ -528,7 +529,7 @@ def test_share_needed_is_the_least_share_that_buys_the_part():
     share = share_needed(split, "scree", buys)
     assert share == 0.54 and len(asked) <= 8
     # typed as a user would: the part at its share, the others rounded down
-    assert suggested_split(split, "scree", share) == {"loading": 0.23, "scree": 0.54,
+    assert _suggested_split(split, "scree", share) == {"loading": 0.23, "scree": 0.54,
                                                        "score": 0.23}
     # none up to 0.95 of the total, or no other part to take it from: inf
     assert share_needed(split, "scree", lambda trial: False) == math.inf
@@ -548,7 +549,7 @@ def test_the_split_the_plan_names_buys_the_part_and_a_smaller_share_does_not(
         params, n, p, part):
     # exact agreement with the plan itself: the split it names buys the part,
     # and a share 0.01 below it (the others in proportion) does not
-    from sklearn_dppca._algorithms._plan import suggested_split
+    from sklearn_dppca._algorithms._plan import _suggested_split
 
     estimator = DPPCA(n_components=3, **params)
     plan = estimator.plan(n, p, splits=True)
@@ -561,11 +562,11 @@ def test_the_split_the_plan_names_buys_the_part_and_a_smaller_share_does_not(
     bought = estimator.set_params(budget_split=named).plan(n, p)
     assert bought[bought.step.str.startswith(part)].released.all()
     split = dict(DPPCA(**params)._validated_params()["split"])
-    below = estimator.set_params(budget_split=suggested_split(split, part, share - 0.01))
+    below = estimator.set_params(budget_split=_suggested_split(split, part, share - 0.01))
     plan_below = below.plan(n, p)
     assert not plan_below[plan_below.step.str.startswith(part)].released.any()
-    # the rows the plan runs say nothing, and the plan without splits is the one
-    # a fit follows, unchanged
+    # the rows the plan runs say nothing, and the plan without splits is the
+    # same plan, its two columns aside
     released = plan[plan.released]
     assert released.share_needed.isna().all() and (released.split_needed == "").all()
     plain = DPPCA(n_components=3, **params).plan(n, p)
@@ -595,5 +596,5 @@ def test_the_plans_text_names_the_split_beside_the_eps():
     text = plan_text(plan, 1.0, 150)
     assert f"variances and PVE (needs eps about 1.5, or at this eps the split {split})" \
         in text
-    # without splits (a fitted plan_, a release): the eps alone
+    # without splits: the eps alone
     assert "or at this eps" not in plan_text(estimator.plan(150, 4), 1.0, 150)

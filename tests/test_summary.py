@@ -209,3 +209,32 @@ def test_the_overview_words_count_what_divided_the_columns():
         ", 1 of 3 divided by a private spread, 1 by the box's unit"
     # a release written before the origins: NaN kept its unit
     assert words(np.full(2, np.nan)) == ", not scaled (spreads not estimable)"
+
+
+def test_the_first_line_names_the_split_that_would_buy_what_was_not_bought():
+    # iris with its observed ranges at eps 1: the scree is not bought at the
+    # default split, and the first line says the eps it needs and the split that
+    # buys it at this eps, once for the variances and the PVE; the release says
+    # the same, and a fit with that split runs the scree
+    from sklearn.datasets import load_iris
+
+    X = load_iris().data
+    box = [(float(low), float(high)) for low, high in zip(X.min(axis=0), X.max(axis=0))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = DPPCA(eps=1.0, bounds=box, random_state=0).fit(X)
+    first = str(est.summary()).splitlines()[0]
+    found = re.search(r"variances and PVE \(needs eps about [\d.]+, or at this eps "
+                      r"the split ([a-z=0-9.,]+)\), score summary \(needs eps about "
+                      r"[\d.]+\)$", first)
+    assert found, first
+    assert first.count("split") == 1
+    loaded = load_release(export_release(est, allow_seeded=True))
+    assert str(loaded.summary()).splitlines()[0] == first
+    split = {name: float(share) for name, share in
+             (item.split("=") for item in found.group(1).split(","))}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bought = DPPCA(eps=1.0, bounds=box, budget_split=split, random_state=0).fit(X)
+    assert any(entry["step"].startswith("scree/") for entry in bought.privacy_ledger_)
+    assert "variances and PVE (needs" not in str(bought.summary()).splitlines()[0]

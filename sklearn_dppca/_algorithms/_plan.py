@@ -34,6 +34,7 @@ from ._directions import _RADIUS_SHARE, _auto_radius_level
 from ._spread import spread_level
 from ._scree_settings import BASE_LEVEL, BOX_MEAN_SHARE
 from ..privacy._quantiles import rank_slack, search_informative
+from .._budget_split import split_text
 from .._bunch import Bunch
 from .._validation import check_bounds
 from .._data._statistics import KENDALL_MATRIX, RADIUS, SPREAD_BOUNDS, TOTAL_BOUND, TWO_SIDED
@@ -278,13 +279,7 @@ def _with_share(split, part, share):
             for name, value in split.items()}
 
 
-def split_text(split):
-    """A top-level split as ``--budget-split`` spells it:
-    ``"loading=0.29,scree=0.42,score=0.29"``."""
-    return ",".join(f"{name}={share:g}" for name, share in split.items())
-
-
-def suggested_split(split, part, share):
+def _suggested_split(split, part, share):
     """:func:`_with_share` as a user would type it: two decimals, the other
     parts rounded down (the total stays within the grant)."""
     return {name: round(value if name == part else math.floor(
@@ -295,7 +290,7 @@ def suggested_split(split, part, share):
 def share_needed(split, part, buys):
     """The smallest share of the grant, on a grid of :data:`_SHARE_STEP`, at
     which ``part`` would be bought at the same eps, the other parts scaled to
-    the rest in proportion and rounded down (:func:`suggested_split`: the split
+    the rest in proportion and rounded down (:func:`_suggested_split`: the split
     tried is the one a user would type); ``buys(split)`` says whether the plan
     of a fit with that top-level split buys ``part``. Inf where not even
     :data:`_LARGEST_SHARE` of the split's total does, or where the other parts
@@ -308,7 +303,7 @@ def share_needed(split, part, buys):
     high = math.floor(_LARGEST_SHARE * total / _SHARE_STEP + 1e-9)
 
     def bought(step):
-        return buys(suggested_split(split, part, step * _SHARE_STEP))
+        return buys(_suggested_split(split, part, step * _SHARE_STEP))
 
     if others <= 0 or high <= low or not bought(high):
         return math.inf
@@ -482,13 +477,34 @@ def _data_noise_sd(leaf, settings):
 
 _COLUMNS = ["step", "mechanism", "eps", "delta", "mu", "noise_sd", "data_noise_sd",
             "released", "eps_needed"]
+#: The columns :func:`with_splits` adds (a plan with splits, a fit's plan).
+_SPLIT_COLUMNS = ["share_needed", "split_needed"]
 
 
 def plan_frame(rows):
-    """The plan's rows (:func:`plan_table`) as a pandas DataFrame."""
+    """The plan's rows (:func:`plan_table`, or :func:`with_splits` of them) as a
+    pandas DataFrame (rows without splits: a release written before them)."""
     import pandas as pd    # a dependency, imported when a plan is shown
 
-    return pd.DataFrame(rows, columns=_COLUMNS)
+    split = bool(rows) and _SPLIT_COLUMNS[-1] in rows[0]
+    return pd.DataFrame(rows, columns=_COLUMNS + (_SPLIT_COLUMNS if split else []))
+
+
+def with_splits(rows, split, needed):
+    """The plan's rows with ``share_needed`` and ``split_needed``: for each step
+    of an optional part the plan does not buy, ``needed[part]`` (the part's
+    share at which it would be bought at this eps, :func:`share_needed`; NaN
+    where the part is run or was not searched) and the top-level ``split``
+    with that share as a user types it (:func:`_suggested_split`; empty where
+    the share is not finite)."""
+    def part_of(row):
+        return None if row["released"] else str(row["step"]).split("/")[0]
+
+    shares = [needed.get(part_of(row), math.nan) for row in rows]
+    return [{**row, "share_needed": share,
+             "split_needed": split_text(_suggested_split(split, part_of(row), share))
+             if math.isfinite(share) else ""}
+            for row, share in zip(rows, shares)]
 
 
 def plan_table(full, kept, allocate_at, settings, eps):
