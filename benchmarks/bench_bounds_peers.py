@@ -390,8 +390,9 @@ class Cell:
         self.var = self.pve = self.fits = self.off = self.finite = 0
         # (ours only) printed values more than FAR of their own noise sds from
         # the table's: [variances far, variances printed, totals far, totals
-        # printed, PVEs far, PVEs printed]
-        self.far = [0, 0, 0, 0, 0, 0]
+        # printed, PVEs far, PVEs printed, variances more than COVER sds below,
+        # variances more than COVER sds above]
+        self.far = [0, 0, 0, 0, 0, 0, 0, 0]
         self.sins, self.errors = [], []
         self.scree_bought = 0  # (ours only) fits whose budget bought a scree
         self.status = None  # None, or a mark for every column: "-", "t/o", "n/a"
@@ -428,6 +429,8 @@ class Cell:
                 along = float(direction @ table["sigma"] @ direction)
                 self.far[0] += not abs(value - along) <= FAR * sd
                 self.far[1] += 1
+                self.far[6] += bool(value < along - COVER * sd)
+                self.far[7] += bool(value > along + COVER * sd)
         total, sd = float(fit.total_variance_), float(fit.total_variance_noise_scale_)
         if np.isfinite(total):
             self.far[2] += not abs(total - table["trace"]) <= FAR * sd
@@ -583,6 +586,10 @@ def print_summary(tables, eps_list, cells):
 #: How many of its stated noise sds a printed value may lie from the table's
 #: before ``print_far`` counts it (Gaussian noise alone: 6 in 100,000).
 FAR = 4.0
+#: Printed variances more than this many stated sds below or above the
+#: table's: an interval of two sds that held would leave about 2.3% out on
+#: each side; a bias its sd does not carry shows as one side's excess.
+COVER = 2.0
 
 
 def print_far(tables, cells):
@@ -592,13 +599,14 @@ def print_far(tables, cells):
     print(f"ours, printed values more than {FAR:g} noise sds from the table's "
           "(variances along their direction, totals against the trace, PVEs "
           "against the share along their direction, each in its own stated sd; "
-          "all eps):")
+          f"all eps), and variances more than {COVER:g} sds below or above it:")
     for name in tables:
         for box in BOXES:
             far = np.sum([cell.far for key, cell in cells.items()
                           if key[:2] == (name, box) and key[3] == "ours"], axis=0)
             print(f"  {name:<15}{box:<9} variances {far[0]}/{far[1]}, "
-                  f"totals {far[2]}/{far[3]}, PVEs {far[4]}/{far[5]}")
+                  f"totals {far[2]}/{far[3]}, PVEs {far[4]}/{far[5]}; "
+                  f"{COVER:g} sds: {far[6]} below, {far[7]} above")
 
 
 #: A box's median sine may exceed no box's by this factor and count as no worse
