@@ -228,7 +228,8 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         the charge; None for an estimator that ignores ``y``."""
         return None
 
-    def _public_plan(self, params, n_samples, n_features, names, sizes, ledger):
+    def _public_plan(self, params, n_samples, n_features, names, sizes, ledger,
+                     table=True):
         """Every refusal the public inputs decide, then the plan: a fit on
         ``n_samples`` x ``n_features`` (column ``names``, row blocks ``sizes``)
         raises here exactly when :meth:`plan` raises, and nothing it refuses is
@@ -238,7 +239,8 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
 
         Returns the estimator's spec (:meth:`_spec`) with ``plan`` (the
         :class:`~sklearn_dppca.privacy.BudgetPlan` of the parts bought), ``rows``
-        (the plan's rows) and ``kept`` (the budget tree run).
+        (the plan's rows; None without ``table``, for a caller that reads only
+        what is bought) and ``kept`` (the budget tree run).
         """
         _settle_blocks(params, sizes)
         _check_covariance_radial(params)
@@ -251,8 +253,9 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
                              "them exactly).")
         spec = self._spec(params, n_samples, n_features, names, ledger)
         spec.plan, spec.rows, spec.kept = self._bought(spec.parts, spec.grant,
-                                                       spec.settings)
-        spec.rows = in_release_order(spec.rows, self._total_first(spec, params))
+                                                       spec.settings, table=table)
+        if table:
+            spec.rows = in_release_order(spec.rows, self._total_first(spec, params))
         _check_leaves(spec.plan)
         if params["noise"] == "classical":
             _check_classical(
@@ -392,7 +395,7 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         trial["split"] = split
         try:
             spec = self._public_plan(trial, n_samples, n_features, names, sizes,
-                                     PrivacyLedger())
+                                     PrivacyLedger(), table=False)
         except (ValueError, TypeError):
             return False
         return part in spec.kept
@@ -400,16 +403,18 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
     def _validated_params(self):
         return validate_params(self)
 
-    def _bought(self, parts, params, settings):
+    def _bought(self, parts, params, settings, table=True, part=None):
         """The plan of the parts a fit can buy (the others' budget goes to them),
-        the plan's rows (:func:`~sklearn_dppca._algorithms._plan.plan_table`) and
-        the budget tree of the parts kept."""
+        the plan's rows (:func:`~sklearn_dppca._algorithms._plan.plan_table`,
+        of ``part``'s steps only where given; None without ``table``: each
+        step it does not buy searches its eps) and the budget tree of the parts
+        kept."""
         allocate = _allocator(params)
         _check_leaves(allocate(parts))     # before any calibration divides by them
         kept, _ = bought_parts(parts, allocate, settings)
         plan = allocate(kept)
         rows = plan_table(allocate(parts), plan, lambda eps: allocate(parts, eps),
-                          settings, params["eps"])
+                          settings, params["eps"], part) if table else None
         return plan, rows, kept
 
     def _scree_choice(self, variants, planned, grant):

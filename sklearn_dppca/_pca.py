@@ -624,7 +624,7 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
                          radial="spherical" if params["radial"] == "covariance"
                          else params["radial"])
         fit = self._prepare(unbounded, n_samples, n_features, names, n_groups)
-        _, rows, kept = self._bought(fit.parts, unbounded, fit.settings)
+        _, rows, kept = self._bought(fit.parts, unbounded, fit.settings, part="score")
         if "score" in kept:
             return {}
         return {"score": max(row["eps_needed"] for row in rows

@@ -115,7 +115,7 @@ def _every_part_run(monkeypatch):
                         lambda parts, allocate, settings: (parts, set()))
     # (and the plan's table, thousands of times: its eps figures are not audited)
     monkeypatch.setattr("sklearn_dppca._base.plan_table",
-                        lambda full, kept, allocate_at, settings, eps: [])
+                        lambda full, kept, allocate_at, settings, eps, part=None: [])
 
 
 @pytest.fixture

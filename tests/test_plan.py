@@ -598,3 +598,22 @@ def test_the_plans_text_names_the_split_beside_the_eps():
         in text
     # without splits: the eps alone
     assert "or at this eps" not in plan_text(estimator.plan(150, 4), 1.0, 150)
+
+
+def test_a_table_of_one_part_is_that_parts_rows_of_the_whole_table():
+    # (the held-back summary's eps and the split search read only what they
+    # need: the same rows, exactly, and nothing of the other parts)
+    estimator = DPPCA(n_components=3, eps=1.0)
+    from sklearn_dppca._data._rows import block_sizes
+    from sklearn_dppca.privacy import PrivacyLedger
+
+    spec = estimator._public_plan(estimator._validated_params(), 150, 4,
+                                  ["a", "b", "c", "d"], block_sizes(150, None),
+                                  PrivacyLedger())
+    _, whole, kept = estimator._bought(spec.parts, spec.grant, spec.settings)
+    assert "score" not in kept and "scree" not in kept
+    for part in ("loading", "scree", "score"):
+        _, rows, _ = estimator._bought(spec.parts, spec.grant, spec.settings, part=part)
+        assert rows == [row for row in whole if row["step"].split("/")[0] == part]
+        assert rows
+    assert estimator._bought(spec.parts, spec.grant, spec.settings, table=False)[1] is None

@@ -507,10 +507,12 @@ def with_splits(rows, split, needed):
             for row, share in zip(rows, shares)]
 
 
-def plan_table(full, kept, allocate_at, settings, eps):
+def plan_table(full, kept, allocate_at, settings, eps, part=None):
     """The plan as rows: one per step of the full tree, in its order.
 
-    ``full``: the BudgetPlan of the whole tree; ``kept``: that of the parts run.
+    ``full``: the BudgetPlan of the whole tree; ``kept``: that of the parts run;
+    ``part``: only that part's steps (None: every step; each unreleased step
+    searches the eps it would need, the table's cost).
     Returns a list of dicts with ``step``, ``mechanism``, ``eps``, ``delta``,
     ``mu``, ``noise_sd`` (relative to the public scale, NaN where none),
     ``data_noise_sd`` (in the data's units where a declared box sets them:
@@ -519,6 +521,8 @@ def plan_table(full, kept, allocate_at, settings, eps):
     allocate_at = functools.lru_cache(maxsize=None)(allocate_at)   # steps share grants
     rows = []
     for path, leaf in full.allocations.items():
+        if part is not None and _part_of(path) != part:
+            continue
         released = path in kept.allocations
         used = kept.allocations[path] if released else leaf
         ok, relative = _informative(used, settings)
