@@ -538,8 +538,9 @@ class DPPCA(_VarianceMixin, _PrivateProjection):
             self._progress("score summary released", start)
         elif spec.with_scores:
             warn_user(
-                "The score summary is not estimable with this budget and these rows "
-                "(see plan_): it is not run, and its budget went to the other parts.",
+                "The score summary is not estimable with this budget and these rows: "
+                "it is not run, and its budget went to the other parts (plan_ and the "
+                "summary say what would buy it).",
                 PrivacyUtilityWarning,
             )
         elif n_components < 2:

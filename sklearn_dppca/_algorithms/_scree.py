@@ -1147,8 +1147,8 @@ def scree_in_scale(released, n_components, own_units, feature_names):
         else:
             warn_user(
                 "The variances, PVE and total are not estimable with this budget and "
-                "these rows (see plan_): the scree is not run, and its budget went "
-                "to the other parts.",
+                "these rows: the scree is not run, and its budget went to the other "
+                "parts (plan_ and the summary say what would buy it).",
                 PrivacyUtilityWarning,
             )
         return _not_estimable_scree(n_components)
