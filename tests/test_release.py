@@ -841,6 +841,28 @@ def test_the_plan_round_trips_and_the_loaded_release_says_what_it_could_not_buy(
     assert "needs eps about" in first
 
 
+def test_a_release_written_before_the_plans_splits_reads_as_before():
+    # a plan without share_needed and split_needed (releases before 0.1's
+    # splits): the same plan, those columns aside, and the eps each part needs
+    X = load_iris().data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = DPPCA(bounds=[(4.3, 7.9), (2.0, 4.4), (1.0, 6.9), (0.1, 2.5)],
+                       random_state=0).fit(X)
+    release = export_release(fitted, allow_seeded=True)
+    assert any(row["split_needed"] for row in release["plan"])
+    release["plan"] = [{key: value for key, value in row.items()
+                        if key not in ("share_needed", "split_needed")}
+                       for row in release["plan"]]
+    loaded = load_release(release)
+    pd.testing.assert_frame_equal(
+        loaded.plan_, fitted.plan_.drop(columns=["share_needed", "split_needed"]))
+    first, theirs = (str(item.summary()).splitlines()[0] for item in (loaded, fitted))
+    assert "or at this eps the split" in theirs
+    assert first == re.sub(r", or at this eps the split [^)]*", "", theirs)
+    assert "variances and PVE (needs eps about" in first
+
+
 @pytest.mark.parametrize("broken", [
     lambda rows: rows + ["a step"],
     lambda rows: [dict(rows[0], extra=1)] + rows[1:],
