@@ -196,17 +196,18 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         ledger = PrivacyLedger()
         spec = self._public_plan(params, rows.shape[0], rows.shape[1],
                                  self._feature_names(), rows.sizes, ledger)
+        # (the plan with the split that would buy each part it does not, which
+        # the summary names beside the eps: public, as the plan is, and made
+        # before the charge, after which nothing may fail)
+        plan_rows = self._with_splits(params, spec, *rows.shape, self._feature_names(),
+                                      rows.sizes)
         targets = self._targets(params, y, rows)
         rows.plan_passes(first_pass_requests(spec.plan, params["radial"],
                                              self._total_first(spec, params),
                                              divided=params.get("scale", False)),
                          pairs=spec.pairs, progress=progress.pairs)
         self._charge(spec.plan, params, rows.shape[0])
-        # (the plan with the split that would buy each part it did not: the
-        # summary says it beside the eps; public, as the plan is)
-        self._plan_rows = self._with_splits(params, spec, *rows.shape,
-                                            self._feature_names(), rows.sizes)
-        self._kept_parts = spec.kept
+        self._plan_rows, self._kept_parts = plan_rows, spec.kept
         self._release(rows, spec, params, rng, ledger, targets)
         self.pairs_ = spec.pairs
         self._set_privacy(ledger, params, spec.plan)

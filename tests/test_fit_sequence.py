@@ -151,6 +151,19 @@ def test_releases_follow_the_charge(cls, monkeypatch):
     assert accountant.charges == []
 
 
+def test_the_plans_splits_are_made_before_the_charge(monkeypatch):
+    # the splits that plan_ names are public and searched before the charge:
+    # a failure there charges nothing (after the charge nothing may fail)
+    def failing(*args, **kwargs):
+        raise RuntimeError("the split search failed")
+
+    monkeypatch.setattr(DPPCA, "_shares_needed", failing)
+    accountant = PrivacyAccountant(10.0, 1e-3)
+    with pytest.raises(RuntimeError, match="the split search failed"):
+        DPPCA(eps=1.0, accountant=accountant, random_state=0).fit(_data({})[0])
+    assert accountant.charges == []
+
+
 @pytest.mark.parametrize("cls", [DPPCA, DPScree, DPKendallDirections])
 def test_plan_reads_no_state_and_leaves_none(cls):
     estimator = cls(eps=2.0)
