@@ -349,6 +349,13 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         True
         >>> bool(plan.loc[plan.step.str.startswith("scree"), "released"].any())
         False
+
+        Where eps cannot grow, the split can: the share that buys the scree
+        of 300 rows x 6 columns at this eps, the others scaled down.
+
+        >>> plan = DPPCA(eps=1.0).plan(300, 6, splits=True)
+        >>> plan.loc[plan.step == "scree/variances/statistic", "split_needed"].item()
+        'loading=0.29,scree=0.42,score=0.29'
         """
         params = self._validated_params()
         n_samples = check_param(n_samples, [Interval("int", 2, None)], "n_samples")
