@@ -547,6 +547,24 @@ def test_every_tab_is_drawn_at_full_width_for_free(explorer, browser, csv):
     assert _saved(csv).charges == charges
 
 
+def test_the_summary_wraps_a_line_wider_than_its_tab(explorer, browser):
+    """The summary's first line (what was released, the eps and the split that
+    would buy the rest) can be wider than the tab: it wraps, so the tab never
+    scrolls sideways. Lengthened here in the page, as a long plan makes it, and
+    put back."""
+    _show_tab(browser, "summary")
+    _until(browser, lambda d: "Released:" in _text(d, "summary"), "the summary")
+    _screenshot(browser, "tab-summary")
+    widths = browser.execute_script(
+        "const pre = document.getElementById('summary');"
+        "const kept = pre.textContent;"
+        "pre.textContent = 'Released: ' + 'directions '.repeat(60) + '\\n' + kept;"
+        "const widths = [pre.scrollWidth, pre.clientWidth];"
+        "pre.textContent = kept;"
+        "return widths;")
+    assert widths[1] > 0 and widths[0] <= widths[1]
+
+
 def test_the_axes_are_honoured_and_stale_notes_cleared(explorer, browser, csv):
     charges = _saved(csv).charges
     _show_tab(browser, "variable")

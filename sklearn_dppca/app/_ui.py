@@ -93,6 +93,9 @@ html, .bslib-sidebar-layout > .main { scrollbar-gutter: stable; }
 #message { font-size: 0.85rem; height: 2.6em; overflow-y: auto; }
 .dppca-view .form-group { margin-bottom: 0.3rem; }
 .dppca-overview { overflow-x: auto; }
+/* the summary's first line (what was released, what would buy the rest)
+   wraps at the tab's width: read at a glance, not scrolled sideways */
+#summary { white-space: pre-wrap; }
 .dppca-reference-off { font-size: 0.8rem; color: #6c757d; padding-top: 1.9rem; }
 """
 
