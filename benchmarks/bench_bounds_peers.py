@@ -119,13 +119,26 @@ Block 4 (``--covariance``, not in the default run): the median PC1 direction
     seeds of block 1: the noisy covariance about the box's private mean,
     beside OpenDP's and AG's ``sin`` in block 1 (its own noisy covariances).
 
+Block 5 (``--frontier``, not in the default run): per table and eps, with the
+    observed ranges, what each share of the grant on the scree buys.
+    ``DPPCA(n_components=3, budget_split=...)`` on the seeds of block 1, the
+    score summary keeping its default share (given back to the other two in
+    proportion where the plan does not buy it) and the scree taking ``s`` of
+    the rest (0.3, 0.6, 0.8, 0.95; "plan" is the default split, ``s = 0.46``).
+    Per share: var20 and pve20 as in block 1, the median sine, and the median
+    of PC1's stated noise sd (``noise_scale_[0]``, printed or not) over
+    lambda_1: the precision the scree reaches at that share. Beside the
+    default row, Analyze Gauss's var20 and pve20 on the same seeds. It shows
+    whether some split would reach the peers' counts, and at what cost to the
+    directions.
+
 Run: ``python benchmarks/bench_bounds_peers.py`` (all three blocks; about
 eight minutes on one core, half of it OpenDP's, most of that its stopped fits;
 the elapsed time is printed at the end). ``--quick``: 3 seeds; ``--seeds N``: N
 seeds on every table and in block 2; ``--tables iris,wine`` and ``--eps 1,4``
-to subset; ``--main``, ``--scale``, ``--plan``, ``--covariance`` to run only those blocks;
-``--no-opendp`` to leave OpenDP out; ``--opendp-timeout`` and
-``--opendp-budget`` as above.
+to subset; ``--main``, ``--scale``, ``--plan``, ``--covariance`` and
+``--frontier`` to run only those blocks; ``--no-opendp`` to leave OpenDP out;
+``--opendp-timeout`` and ``--opendp-budget`` as above.
 """
 
 import argparse
@@ -727,6 +740,65 @@ def run_covariance(tables, eps_list, seeds_for):
             print(f"{name:<15}{eps:>4g}" + "".join(cells))
 
 
+# ---------------------------------------------------------- block 5: frontier
+
+#: The scree's shares of the grant block 5 tries (the rest to the directions;
+#: None: the default split, the plan deciding).
+FRONTIER_SHARES = (None, 0.3, 0.6, 0.8, 0.95)
+#: DPPCA's default split (``budget_split=None``, ``scale=False``).
+DEFAULT_SPLIT = {"loading": 0.35, "scree": 0.3, "score": 0.35}
+
+
+def _stated_share(fit, truth):
+    """PC1's stated noise sd over the table's lambda_1 (NaN where none)."""
+    sds = np.broadcast_to(np.asarray(fit.noise_scale_, dtype=float),
+                          np.shape(fit.explained_variance_))
+    return float(sds[0]) / truth
+
+
+def _frontier_split(share):
+    """The default split with ``share`` of the directions' and the scree's
+    part on the scree (the score summary keeps its share; where the plan does
+    not buy it, that share goes to the other two in proportion, as by default)."""
+    both = DEFAULT_SPLIT["loading"] + DEFAULT_SPLIT["scree"]
+    return {"loading": both * (1 - share), "scree": both * share,
+            "score": DEFAULT_SPLIT["score"]}
+
+
+def run_frontier(tables, eps_list, seeds_for):
+    """What each share of the grant on the scree buys with the tight box: the
+    variances' counts against the directions' sine, and PC1's stated noise sd
+    against lambda_1 (the box's moments' precision at that share, printed or
+    not), beside Analyze Gauss's counts on the same seeds."""
+    print("\nBlock 5: the scree's share of the grant with the tight box "
+          f"(DPPCA(n_components={K}); s: the scree's share of the directions' and the "
+          "scree's part, the score summary keeping its share; 'plan': the default split, "
+          f"s = {DEFAULT_SPLIT['scree'] / (DEFAULT_SPLIT['loading'] + DEFAULT_SPLIT['scree']):.2f})")
+    print(f"{'table':<15}{'eps':>4}{'share':>7}{'var20':>8}{'pve20':>8}{'sin':>8}"
+          f"{'sd/lam1':>9}   AG var20 pve20")
+    for name, table in tables.items():
+        X, box, seeds = table["X"], table["boxes"]["tight"], seeds_for(name)
+        for eps in eps_list:
+            peer = [analyze_gauss(X, box, eps, DELTA, seed) for seed in range(seeds)]
+            peer_text = (f"{sum(_within(v, table['lambda1']) for v, _, _ in peer):>5}"
+                         f"{sum(_within(r, table['pve1']) for _, r, _ in peer):>6}")
+            for share in FRONTIER_SHARES:
+                split = None if share is None else _frontier_split(share)
+                fits = [fit_ours(X, box, eps, seed, table["extra"], budget_split=split)
+                        for seed in range(seeds)]
+                var = sum(_within(f.explained_variance_[0], table["lambda1"])
+                          for f in fits)
+                pve = sum(_within(f.explained_variance_ratio_[0], table["pve1"])
+                          for f in fits)
+                sine = np.median([_sin(f.components_[0], table["v1"]) for f in fits])
+                stated = np.nanmedian([_stated_share(f, table["lambda1"]) for f in fits]
+                                      or [np.nan])
+                label = "plan" if share is None else f"{share:g}"
+                print(f"{name:<15}{eps:>4g}{label:>7}{var:>5}/{seeds:<2}{pve:>5}/{seeds:<2}"
+                      f"{sine:>8.3f}{stated:>9.2f}   "
+                      + (peer_text if share is None else ""))
+
+
 # ---------------------------------------------------------------------- main
 
 
@@ -744,6 +816,9 @@ def main():
     parser.add_argument("--plan", action="store_true", help="run block 3")
     parser.add_argument("--covariance", action="store_true",
                         help="run block 4 (radial='covariance'; not in the default run)")
+    parser.add_argument("--frontier", action="store_true",
+                        help="run block 5 (the scree's share with the tight box; not in "
+                             "the default run)")
     parser.add_argument("--no-opendp", action="store_true", help="leave OpenDP out")
     parser.add_argument("--opendp-nominal", action="store_true",
                         help="give OpenDP's PCA epsilon = eps as written (its loss per "
@@ -773,7 +848,7 @@ def main():
     def seeds_for(name):
         return fixed if fixed is not None else (20 if name == "iris" else 10)
 
-    blocks = {block for block in ("main", "scale", "plan", "covariance")
+    blocks = {block for block in ("main", "scale", "plan", "covariance", "frontier")
               if getattr(args, block)}
     blocks = blocks or {"main", "scale", "plan"}
     tables = load_tables(names, keep_degenerate=args.keep_degenerate,
@@ -806,6 +881,8 @@ def main():
         run_plan(tables, eps_list)
     if "covariance" in blocks:
         run_covariance(tables, eps_list, seeds_for)
+    if "frontier" in blocks:
+        run_frontier(tables, eps_list, seeds_for)
     print(f"\nElapsed: {time.perf_counter() - start:.0f} s")
 
 
