@@ -11,7 +11,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._algorithms._directions import release_directions
 from ._algorithms._plan import OPTIONAL_PARTS, bought_parts, first_pass_requests, \
-    in_release_order, plan_frame, plan_table, share_needed, with_splits
+    directions_informative, in_release_order, plan_frame, plan_table, share_needed, \
+    with_splits
 from ._algorithms._loading_noise import loading_noise_scale
 from ._algorithms._projection import back_project, project, scale_origins, \
     whitening_scale
@@ -313,7 +314,9 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             declared bounds), the top-level split that would buy it at this
             eps, the other parts scaled down in proportion: what a custodian
             who cannot raise eps can do instead, at the other parts' cost.
-            Each try is a plan of its own, so this takes longer.
+            A split is named only where it keeps what the fit buys: its other
+            parts, and directions the plan's rule finds informative. Each try
+            is a plan of its own, so this takes longer.
 
         Returns
         -------
@@ -330,7 +333,8 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             With ``splits``, also ``share_needed`` (the part's share of
             ``budget_split`` at which the same fit would buy it at this eps,
             on a grid of 0.01; NaN for a step that is run or held back, inf
-            where not even 0.95 of the split's total would) and
+            where not even 0.95 of the split's total would, or where that
+            split would lose another part or leave the directions to noise) and
             ``split_needed`` (that split as ``--budget-split`` spells it,
             ``"loading=0.29,scree=0.42,score=0.29"``, the other parts rounded
             down; empty where there is none).
@@ -388,25 +392,47 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         if not split:
             return {}
         held = spec.get("settings", {}).get("held back", {})
+        shape = (n_samples, n_features, names, sizes)
+        # what the fit buys now, which a split named must not lose
+        now = (frozenset(part for part in OPTIONAL_PARTS if part in spec.kept),
+               directions_informative(spec.plan, spec.settings))
         needed = {}
         for part in OPTIONAL_PARTS:
             if split.get(part, 0.0) > 0 and part in spec.parts \
                     and part not in spec.kept and part not in held:
-                needed[part] = share_needed(split, part, functools.partial(
-                    self._buys, part, n_samples, n_features, names, sizes))
+                needed[part] = share_needed(
+                    split, part, functools.partial(self._buys, part, shape),
+                    functools.partial(self._keeps, now, shape))
         return needed
 
-    def _buys(self, part, n_samples, n_features, names, sizes, split):
-        """Whether the plan of this fit with the top-level ``split`` buys
-        ``part`` (False where those settings would be refused)."""
+    def _trial_plan(self, shape, split):
+        """The plan of this fit with the top-level ``split`` on ``shape``
+        (rows, columns, names, blocks), without its rows; None where those
+        settings would be refused."""
         trial = self._validated_params()
         trial["split"] = split
         try:
-            spec = self._public_plan(trial, n_samples, n_features, names, sizes,
-                                     PrivacyLedger(), table=False)
+            return self._public_plan(trial, *shape, PrivacyLedger(), table=False)
         except (ValueError, TypeError):
-            return False
-        return part in spec.kept
+            return None
+
+    def _buys(self, part, shape, split):
+        """Whether the plan of this fit with the top-level ``split`` buys
+        ``part`` (False where those settings would be refused)."""
+        spec = self._trial_plan(shape, split)
+        return spec is not None and part in spec.kept
+
+    def _keeps(self, now, shape, split):
+        """Whether the plan with the top-level ``split`` still buys what the
+        fit buys now (``now``: its optional parts, and whether its directions
+        are informative): a split named to buy one part must not take
+        another, nor leave the directions to noise (wine's shape at eps 4
+        bought its score summary with 0.95 of the grant, its scree lost and
+        its directions at 0.02)."""
+        spec = self._trial_plan(shape, split)
+        parts, informative = now
+        return spec is not None and all(part in spec.kept for part in parts) and (
+            not informative or directions_informative(spec.plan, spec.settings))
 
     def _validated_params(self):
         return validate_params(self)

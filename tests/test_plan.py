@@ -534,6 +534,13 @@ def test_share_needed_is_the_least_share_that_buys_the_part():
     # none up to 0.95 of the total, or no other part to take it from: inf
     assert share_needed(split, "scree", lambda trial: False) == math.inf
     assert share_needed({"loading": 0.0, "scree": 0.5}, "scree", buys) == math.inf
+    # a split that loses what the fit buys now is not named: checked once, at
+    # the least share that buys the part (a larger one gives the others less)
+    kept = []
+    assert share_needed(split, "scree", buys,
+                        lambda trial: kept.append(trial) or False) == math.inf
+    assert kept == [_suggested_split(split, "scree", 0.54)]
+    assert share_needed(split, "scree", buys, lambda trial: True) == 0.54
     # a split whose total is below 1 keeps its total
     partial = {"loading": 0.3, "scree": 0.2, "score": 0.3}
     assert share_needed(partial, "scree", lambda trial: 0.78 <= math.fsum(
@@ -584,6 +591,50 @@ def test_a_part_held_back_for_bounds_or_out_of_reach_names_no_split():
     wine = DPPCA(n_components=3, bounds=[(0.0, 1.0)] * 13).plan(178, 13, splits=True)
     scree = wine[wine.step.str.startswith("scree")]
     assert np.isinf(scree.share_needed).all() and (scree.split_needed == "").all()
+
+
+def _least_split_that_buys(params, n, p, part):
+    """The least share's split that buys ``part``, searched without asking
+    whether it keeps what the fit buys now (through the public plan)."""
+    from sklearn_dppca._algorithms._plan import share_needed, _suggested_split
+
+    def buys(trial):
+        plan = DPPCA(n_components=3, budget_split=trial, **params).plan(n, p)
+        return bool(plan[plan.step.str.startswith(part)].released.all())
+
+    split = dict(DPPCA(**params)._validated_params()["split"])
+    share = share_needed(split, part, buys)
+    assert math.isfinite(share)
+    return _suggested_split(split, part, share)
+
+
+def test_a_split_that_loses_what_the_fit_buys_is_not_named():
+    # wine's shape at eps 4 buys its scree; its score summary is bought only
+    # with 0.95 of the grant, where the scree is lost: no split is named
+    params = {"eps": 4.0}
+    plan = DPPCA(n_components=3, **params).plan(178, 13, splits=True)
+    assert plan[plan.step.str.startswith("scree")].released.all()
+    score = plan[plan.step.str.startswith("score")]
+    assert np.isinf(score.share_needed).all() and (score.split_needed == "").all()
+    least = _least_split_that_buys(params, 178, 13, "score")
+    trial = DPPCA(n_components=3, budget_split=least, **params).plan(178, 13)
+    assert not trial[trial.step.str.startswith("scree")].released.any()
+
+
+def test_a_split_that_leaves_the_directions_to_noise_is_not_named():
+    # 150 rows x 30 columns at eps 2: the scree's least split would push the
+    # Kendall matrix's predicted noise past the plan's limit for directions
+    from sklearn_dppca._algorithms._plan import _RELATIVE_NOISE
+
+    params = {"eps": 2.0}
+    plan = DPPCA(n_components=3, **params).plan(150, 30, splits=True)
+    limit = _RELATIVE_NOISE["kendall"]
+    assert plan.loc[plan.step == "loading", "noise_sd"].item() <= limit
+    scree = plan[plan.step.str.startswith("scree")]
+    assert np.isinf(scree.share_needed).all() and (scree.split_needed == "").all()
+    least = _least_split_that_buys(params, 150, 30, "scree")
+    trial = DPPCA(n_components=3, budget_split=least, **params).plan(150, 30)
+    assert trial.loc[trial.step == "loading", "noise_sd"].item() > limit
 
 
 def test_the_plans_text_names_the_split_beside_the_eps():

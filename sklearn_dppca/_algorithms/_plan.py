@@ -287,16 +287,18 @@ def _suggested_split(split, part, share):
         for name, value in _with_share(split, part, share).items()}
 
 
-def share_needed(split, part, buys):
+def share_needed(split, part, buys, keeps=None):
     """The smallest share of the grant, on a grid of :data:`_SHARE_STEP`, at
     which ``part`` would be bought at the same eps, the other parts scaled to
     the rest in proportion and rounded down (:func:`_suggested_split`: the split
     tried is the one a user would type); ``buys(split)`` says whether the plan
     of a fit with that top-level split buys ``part``. Inf where not even
     :data:`_LARGEST_SHARE` of the split's total does, or where the other parts
-    have no share to give. What a custodian who cannot raise eps can do
-    instead, at the other parts' cost (public: the plan's own rules; the
-    search assumes a larger share never loses the part)."""
+    have no share to give, or where ``keeps(split)`` (given) says the split
+    found loses what the fit buys now: a larger share would give the others
+    still less. What a custodian who cannot raise eps can do instead, at the
+    other parts' cost (public: the plan's own rules; the search assumes a
+    larger share never loses the part)."""
     total = math.fsum(split.values())
     others = total - split.get(part, 0.0)
     low = math.floor(split.get(part, 0.0) / _SHARE_STEP + 1e-9)
@@ -310,7 +312,18 @@ def share_needed(split, part, buys):
     while high - low > 1:          # (low does not buy, high does)
         middle = (low + high) // 2
         low, high = (low, middle) if bought(middle) else (middle, high)
+    if keeps is not None and not keeps(_suggested_split(split, part,
+                                                        high * _SHARE_STEP)):
+        return math.inf
     return round(high * _SHARE_STEP, 2)
+
+
+def directions_informative(plan, settings):
+    """Whether every step of the directions in ``plan`` (a BudgetPlan) would
+    be informative by the plan's rules (public): a split that starves them
+    buys nothing worth naming."""
+    return all(_informative(leaf, settings)[0] for path, leaf in plan.allocations.items()
+               if _part_of(path) == "loading")
 
 
 #: The largest growth of a leaf the plan's bisection tries (finite and far
