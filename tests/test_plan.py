@@ -593,6 +593,22 @@ def test_a_part_held_back_for_bounds_or_out_of_reach_names_no_split():
     assert np.isinf(scree.share_needed).all() and (scree.split_needed == "").all()
 
 
+@pytest.mark.parametrize("params, n, p", [
+    ({"bounds": [(4.3, 7.9), (2.0, 4.4), (1.0, 6.9), (0.1, 2.5)]}, 150, 4),
+    ({}, 150, 4),
+    ({"scale": True}, 500, 10),
+])
+@pytest.mark.parametrize("eps", [0.5, 1.0, 2.0])
+def test_a_step_never_needs_the_eps_it_has(params, n, p, eps):
+    # eps_needed is an eps that buys the step, to two significant figures: a
+    # step not bought at eps never needs "about" eps or less (iris's shape with
+    # its observed ranges at eps 1: the total's statistic needs 1.02, which
+    # rounded to the nearest read "1")
+    plan = DPPCA(n_components=3, eps=eps, **params).plan(n, p)
+    needed = plan.eps_needed[np.isfinite(plan.eps_needed)]
+    assert (needed > eps).all()
+
+
 def _least_split_that_buys(params, n, p, part):
     """The least share's split that buys ``part``, searched without asking
     whether it keeps what the fit buys now (through the public plan)."""

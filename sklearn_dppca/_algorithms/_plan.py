@@ -351,7 +351,7 @@ def _eps_needed(path, allocate_at, settings, eps, most=1e6):
     if growth >= ceiling:
         return math.inf
     if leaf.mu is None:
-        return _about(eps * growth)
+        return _about(eps * growth, eps)
 
     def ok(total):
         return _informative(allocate_at(total).allocations[path], settings)[0]
@@ -364,12 +364,16 @@ def _eps_needed(path, allocate_at, settings, eps, most=1e6):
     while high / low > 1.05:       # "about": two significant figures
         middle = math.sqrt(low * high)
         low, high = (low, middle) if ok(middle) else (middle, high)
-    return _about(high)
+    return _about(high, eps)
 
 
-def _about(value):
-    """``value`` to two significant figures."""
-    return float(np.round(value, 1 - int(math.floor(math.log10(value)))))
+def _about(value, above):
+    """``value`` to two significant figures, rounded up where rounding to the
+    nearest would not exceed ``above`` (the grant that does not buy the
+    step): a plan at eps 1 never says a step needs "about 1"."""
+    digits = 1 - int(math.floor(math.log10(value)))
+    nearest = float(np.round(value, digits))
+    return nearest if nearest > above else math.ceil(value * 10.0**digits) / 10.0**digits
 
 
 _MECHANISMS = {"gaussian": "gaussian", "pure": "quantile search", "basic": "basic"}
