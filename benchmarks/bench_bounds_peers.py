@@ -121,7 +121,7 @@ Block 4 (``--covariance``, not in the default run): the median PC1 direction
 
 Block 5 (``--frontier``, not in the default run): per table and eps, with the
     observed ranges, what each share of the grant on the scree buys.
-    ``DPPCA(n_components=3, budget_split=...)`` on the seeds of block 1, the
+    ``DPPCA(n_components=3, budget_split=...)`` on block 1's random seeds, the
     score summary keeping its default share (given back to the other two in
     proportion where the plan does not buy it) and the scree taking ``s`` of
     the rest (0.3, 0.6, 0.8, 0.95; "plan" is the default split, ``s = 0.46``).
