@@ -636,8 +636,9 @@ def _part_needs(part, eps_needed, split=None):
 
 def _needs_text(eps_needed, split=None):
     """``"needs eps about 1.5, or at this eps the split loading=0.29,..."``."""
-    needs = f"needs eps about {eps_needed:.2g}" if eps_needed < float("inf") else \
-        "not at any eps up to 1e6"
+    # (two significant figures, written out: 190, not 1.9e+02)
+    needs = f"needs eps about {float(f'{eps_needed:.2g}'):g}" \
+        if eps_needed < float("inf") else "not at any eps up to 1e6"
     return needs + (f", or at this eps the split {split}" if split else "")
 
 

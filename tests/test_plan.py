@@ -667,6 +667,19 @@ def test_the_plans_text_names_the_split_beside_the_eps():
     assert "or at this eps" not in plan_text(estimator.plan(150, 4), 1.0, 150)
 
 
+def test_the_plans_text_writes_a_large_eps_out():
+    # 12 rows at eps 1: the score summary needs eps about 190, written so, as
+    # the plan's own column holds it (not "1.9e+02")
+    from sklearn_dppca._summary import plan_text
+
+    plan = DPPCA(n_components=2, eps=1.0).plan(12, 4)
+    largest = plan.eps_needed.max()
+    assert 100 <= largest < 1000
+    text = plan_text(plan, 1.0, 12)
+    assert f"score summary (needs eps about {largest:.0f})" in text
+    assert "e+" not in text
+
+
 def test_a_table_of_one_part_is_that_parts_rows_of_the_whole_table():
     # (the held-back summary's eps and the split search read only what they
     # need: the same rows, exactly, and nothing of the other parts)
