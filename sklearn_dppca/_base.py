@@ -70,6 +70,26 @@ _SENSITIVITY_RULES = ("standard", "tight")
 RADIAL_FUNCTIONS = ("spherical", "clipped", "covariance")
 
 
+def _buys(trial, part, split):
+    """Whether the plan of the top-level ``split`` (``trial`` of its items:
+    the plan, or None where its settings are refused) buys ``part``."""
+    spec = trial(tuple(split.items()))
+    return spec is not None and part in spec.kept
+
+
+def _keeps(trial, now, split):
+    """Whether the plan of the top-level ``split`` still buys what the fit
+    buys now (``now``: its optional parts, and whether its directions are
+    informative): a split named to buy one part must not take another, nor
+    leave the directions to noise (wine's shape at eps 4 bought its score
+    summary with 0.95 of the grant, its scree lost and its directions at
+    0.02)."""
+    spec = trial(tuple(split.items()))
+    parts, informative = now
+    return spec is not None and all(part in spec.kept for part in parts) and (
+        not informative or directions_informative(spec.plan, spec.settings))
+
+
 class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Base class: ``transform`` projects on ``components_``.
 
@@ -392,8 +412,10 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         if not split:
             return {}
         held = spec.get("settings", {}).get("held back", {})
-        shape = (n_samples, n_features, names, sizes)
-        # what the fit buys now, which a split named must not lose
+        # (each split tried is planned once: the least share's is asked again
+        # whether it keeps what the fit buys now)
+        trial = functools.lru_cache(maxsize=None)(functools.partial(
+            self._trial_plan, (n_samples, n_features, names, sizes)))
         now = (frozenset(part for part in OPTIONAL_PARTS if part in spec.kept),
                directions_informative(spec.plan, spec.settings))
         needed = {}
@@ -401,38 +423,20 @@ class _PrivateProjection(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             if split.get(part, 0.0) > 0 and part in spec.parts \
                     and part not in spec.kept and part not in held:
                 needed[part] = share_needed(
-                    split, part, functools.partial(self._buys, part, shape),
-                    functools.partial(self._keeps, now, shape))
+                    split, part, functools.partial(_buys, trial, part),
+                    functools.partial(_keeps, trial, now))
         return needed
 
-    def _trial_plan(self, shape, split):
-        """The plan of this fit with the top-level ``split`` on ``shape``
-        (rows, columns, names, blocks), without its rows; None where those
-        settings would be refused."""
+    def _trial_plan(self, shape, split_items):
+        """The plan of this fit with the top-level split ``split_items`` (its
+        ``(part, share)`` pairs) on ``shape`` (rows, columns, names, blocks),
+        without its rows; None where those settings would be refused."""
         trial = self._validated_params()
-        trial["split"] = split
+        trial["split"] = dict(split_items)
         try:
             return self._public_plan(trial, *shape, PrivacyLedger(), table=False)
         except (ValueError, TypeError):
             return None
-
-    def _buys(self, part, shape, split):
-        """Whether the plan of this fit with the top-level ``split`` buys
-        ``part`` (False where those settings would be refused)."""
-        spec = self._trial_plan(shape, split)
-        return spec is not None and part in spec.kept
-
-    def _keeps(self, now, shape, split):
-        """Whether the plan with the top-level ``split`` still buys what the
-        fit buys now (``now``: its optional parts, and whether its directions
-        are informative): a split named to buy one part must not take
-        another, nor leave the directions to noise (wine's shape at eps 4
-        bought its score summary with 0.95 of the grant, its scree lost and
-        its directions at 0.02)."""
-        spec = self._trial_plan(shape, split)
-        parts, informative = now
-        return spec is not None and all(part in spec.kept for part in parts) and (
-            not informative or directions_informative(spec.plan, spec.settings))
 
     def _validated_params(self):
         return validate_params(self)
